@@ -1,0 +1,46 @@
+# bext front door.  Everything goes through CMake; these targets only pick
+# the build tree and make sure the Debian packages are there first.
+#
+#   make         build everything into build/ (programs in build/bin/)
+#   make demo    build, then compile the samples and show bext at work
+#   make test    ASan+UBSan build in build/asan, whole suite through ctest
+#   make bench   optimized benchmarks vs libtorch / OpenBLAS / plain C
+#   make deps    install missing Debian packages (idempotent)
+
+BUILD   ?= build
+ASAN    ?= build/asan
+GEN     ?= Ninja
+JOBS    ?= $(shell nproc)
+
+.PHONY: all deps deps-bench build demo test bench clean
+
+all: build
+
+deps:
+	@sh tools/deps.sh core
+
+deps-bench:
+	@sh tools/deps.sh bench
+
+build: deps
+	@cmake -S . -B $(BUILD) -G $(GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS)
+
+demo: build
+	@sh tools/demo.sh $(BUILD)
+
+# The whole suite runs in a sanitizer build (clang: it also carries the
+# libFuzzer target).  ctest's summary line is the last thing printed.
+test: deps
+	@cmake -S . -B $(ASAN) -G $(GEN) -DCMAKE_BUILD_TYPE=Debug \
+	    -DCMAKE_C_COMPILER=clang -DBEXT_SANITIZE=ON -DBEXT_FUZZ=ON >/dev/null
+	@cmake --build $(ASAN) -j $(JOBS)
+	@cd $(ASAN) && ctest --output-on-failure -j $(JOBS)
+
+bench: deps-bench
+	@cmake -S . -B $(BUILD) -G $(GEN) -DCMAKE_BUILD_TYPE=Release -DBEXT_BENCH=ON >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS)
+	@$(BUILD)/bin/bext-bench $(BUILD)/bench.json
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,32 @@
+#!/bin/sh
+# deps.sh — install the Debian packages bext needs, only those missing.
+# Usage: tools/deps.sh [core|bench|all]   (default: core)
+# Idempotent: a machine that has everything returns at once without apt.
+set -eu
+
+core="build-essential cmake ninja-build pkg-config re2c lemon clang libclang-rt-14-dev
+libcriterion-dev libedit-dev libopenblas-dev python3"
+bench="libtorch-dev"
+
+want=$core
+case "${1:-core}" in
+  core) ;;
+  bench) want="$core $bench" ;;
+  all) want="$core $bench" ;;
+  *) echo "deps.sh: unknown set '$1' (core, bench, all)" >&2; exit 2 ;;
+esac
+
+missing=""
+for p in $want; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+    missing="$missing $p"
+  fi
+done
+[ -z "$missing" ] && exit 0
+
+echo "deps: installing:$missing"
+if [ "$(id -u)" -eq 0 ]; then sudo=""; else sudo="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -q
+# shellcheck disable=SC2086
+$sudo apt-get install -y -q --no-install-recommends $missing
