@@ -5,6 +5,7 @@
 #   make demo    build, then compile the samples and show bext at work
 #   make test    ASan+UBSan build in build/asan, whole suite through ctest
 #   make bench   optimized benchmarks vs libtorch / OpenBLAS / plain C
+#   make install PREFIX=/opt/bext   bextc, libbext, headers, stdlib, CMake + pkg-config
 #   make deps    install missing Debian packages (idempotent)
 
 BUILD   ?= build
@@ -12,7 +13,7 @@ ASAN    ?= build/asan
 GEN     ?= Ninja
 JOBS    ?= $(shell nproc)
 
-.PHONY: all deps deps-bench build demo test bench clean
+.PHONY: all deps deps-bench build demo test bench install clean
 
 all: build
 
@@ -41,6 +42,10 @@ bench: deps-bench
 	@cmake -S . -B $(BUILD) -G $(GEN) -DCMAKE_BUILD_TYPE=Release -DBEXT_BENCH=ON >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
 	@$(BUILD)/bin/bext-bench $(BUILD)/bench.json
+
+PREFIX  ?= /usr/local
+install: build
+	@cmake --install $(BUILD) --prefix $(PREFIX)
 
 clean:
 	rm -rf $(BUILD)

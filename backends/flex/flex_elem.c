@@ -1,0 +1,550 @@
+/* flex_elem.c — the elementwise engine and the ops built on it: binary
+ * arithmetic (tensor and scalar forms), comparisons, bool logic, unary
+ * math, clamp/powi, mask_where/mask_fill and cast.
+ *
+ * An op is described once (inputs with broadcast strides, output, compute
+ * representation); its index space is coalesced (adjacent dims merged
+ * when every operand is contiguous across them) so the common cases — same
+ * shape contiguous, tensor op scalar, row broadcast — become one long row.
+ * Rows are processed in blocks: operands already stored in the compute
+ * representation with unit stride are read in place, others are gathered
+ * (and widened: f16/bf16 -> f32, ints -> i64) into stack buffers.  Large
+ * index spaces are split across the pool; each chunk restarts the
+ * multi-index, so threaded and serial runs compute the same values. */
+#include <math.h>
+#include <string.h>
+
+#include "flex_internal.h"
+
+struct ew {
+  int nin;
+  const char *src[3];
+  bext_dtype dt[3];
+  int rk[3];                          /* representation each input is read in */
+  int64_t st[3][BEXT_MAX_RANK];       /* broadcast strides over the out shape */
+  char *dst;
+  bext_dtype odt;
+  int rin, rout;                      /* compute / output representations */
+  int rank;
+  int64_t shape[BEXT_MAX_RANK];
+  bool stream;                        /* huge output: non-temporal stores */
+  enum bxr_opcode op;                 /* scalar forms mapped to binary ones */
+  double p0, p1;                      /* clamp bounds (float reprs) */
+  int64_t i0, i1;                     /* clamp bounds (int repr), powi exponent */
+  union { float f; double d; int64_t i; uint8_t b; } sv;  /* scalar operand */
+};
+
+/* ------------------------------------------------------------ integers */
+static inline int64_t wadd(int64_t a, int64_t b) { return (int64_t)((uint64_t)a + (uint64_t)b); }
+static inline int64_t wsub(int64_t a, int64_t b) { return (int64_t)((uint64_t)a - (uint64_t)b); }
+static inline int64_t wmul(int64_t a, int64_t b) { return (int64_t)((uint64_t)a * (uint64_t)b); }
+static inline int64_t idiv(int64_t a, int64_t b) {
+  if (b == 0) return 0;
+  if (b == -1) return wsub(0, a);       /* INT64_MIN / -1 wraps */
+  return a / b;
+}
+static inline int64_t irem(int64_t a, int64_t b) {
+  if (b == 0 || b == -1) return 0;
+  int64_t r = a % b;
+  if (r != 0 && ((r < 0) != (b < 0))) r += b;
+  return r;
+}
+static inline int64_t ipow(int64_t a, int64_t e) {
+  if (e < 0) return a == 1 ? 1 : a == -1 ? ((e & 1) ? -1 : 1) : 0;
+  int64_t r = 1;
+  while (e) {
+    if (e & 1) r = wmul(r, a);
+    a = wmul(a, a);
+    e >>= 1;
+  }
+  return r;
+}
+static inline double frem(double a, double b) {
+  double r = fmod(a, b);
+  if (r != 0 && ((r < 0) != (b < 0))) r += b;
+  return r;
+}
+static inline float fremf(float a, float b) {
+  float r = fmodf(a, b);
+  if (r != 0 && ((r < 0) != (b < 0))) r += b;
+  return r;
+}
+
+/* ------------------------------------------------------------- kernels */
+/* Each case is one tight loop over n elements of contiguous arrays. */
+#define L1(T, OT, expr) { const T *a = in[0]; OT *o = out; for (size_t i = 0; i < n; i++) { T x = a[i]; o[i] = (expr); } } break
+#define L2(T, OT, expr) { const T *a = in[0], *b = in[1]; OT *o = out; for (size_t i = 0; i < n; i++) { T x = a[i], y = b[i]; o[i] = (expr); } } break
+
+static bool is_fast_f32(const struct ew *E) {
+  if (E->rin != BXFX_R_F32 || E->nin != 2) return false;
+  switch (E->op) {
+  case BXR_OP_ADD: case BXR_OP_SUB: case BXR_OP_MUL: case BXR_OP_DIV:
+  case BXR_OP_MAX: case BXR_OP_MIN: return true;
+  default: return false;
+  }
+}
+
+static void kernel(const struct ew *E, const void *const *in, const int *bc, void *out, size_t n) {
+  const struct bxfx_kernels *K = bxfx_kern();
+  if (is_fast_f32(E)) {
+    static const int map[] = { [BXR_OP_ADD] = BXFX_BIN_add, [BXR_OP_SUB] = BXFX_BIN_sub,
+                               [BXR_OP_MUL] = BXFX_BIN_mul, [BXR_OP_DIV] = BXFX_BIN_div,
+                               [BXR_OP_MAX] = BXFX_BIN_max, [BXR_OP_MIN] = BXFX_BIN_min };
+    int mode = bc[0] ? BXFX_SV : bc[1] ? BXFX_VS : BXFX_VV;
+    (E->stream ? K->bin_nt : K->bin)[map[E->op]](in[0], in[1], out, n, mode);
+    return;
+  }
+  const float pf0 = (float)E->p0, pf1 = (float)E->p1;
+  const double pd0 = E->p0, pd1 = E->p1;
+  const int64_t pi0 = E->i0, pi1 = E->i1;
+  switch (E->rin) {
+  case BXFX_R_F32:
+    switch (E->op) {
+    case BXR_OP_REM: L2(float, float, fremf(x, y));
+    case BXR_OP_POW: L2(float, float, powf(x, y));
+    case BXR_OP_EQ: L2(float, uint8_t, x == y);
+    case BXR_OP_NE: L2(float, uint8_t, x != y);
+    case BXR_OP_GT: L2(float, uint8_t, x > y);
+    case BXR_OP_GE: L2(float, uint8_t, x >= y);
+    case BXR_OP_LT: L2(float, uint8_t, x < y);
+    case BXR_OP_LE: L2(float, uint8_t, x <= y);
+    case BXR_OP_EXP: K->un[BXFX_UN_exp](in[0], out, n); break;
+    case BXR_OP_LOG: K->un[BXFX_UN_log](in[0], out, n); break;
+    case BXR_OP_LOG1P: K->un[BXFX_UN_log1p](in[0], out, n); break;
+    case BXR_OP_SQRT: K->un[BXFX_UN_sqrt](in[0], out, n); break;
+    case BXR_OP_RSQRT: K->un[BXFX_UN_rsqrt](in[0], out, n); break;
+    case BXR_OP_SIN: K->un[BXFX_UN_sin](in[0], out, n); break;
+    case BXR_OP_COS: K->un[BXFX_UN_cos](in[0], out, n); break;
+    case BXR_OP_TANH: K->un[BXFX_UN_tanh](in[0], out, n); break;
+    case BXR_OP_ERF: K->un[BXFX_UN_erf](in[0], out, n); break;
+    case BXR_OP_SIGMOID: K->un[BXFX_UN_sigmoid](in[0], out, n); break;
+    case BXR_OP_NEG: K->un[BXFX_UN_neg](in[0], out, n); break;
+    case BXR_OP_ABS: K->un[BXFX_UN_abs](in[0], out, n); break;
+    case BXR_OP_RELU: K->un[BXFX_UN_relu](in[0], out, n); break;
+    case BXR_OP_RECIP: K->un[BXFX_UN_recip](in[0], out, n); break;
+    case BXR_OP_FLOOR: L1(float, float, floorf(x));
+    case BXR_OP_CEIL: L1(float, float, ceilf(x));
+    case BXR_OP_ROUND: L1(float, float, nearbyintf(x));
+    case BXR_OP_SIGN: L1(float, float, x > 0 ? 1.0f : x < 0 ? -1.0f : x);
+    case BXR_OP_CLAMP: L1(float, float, x < pf0 ? pf0 : x > pf1 ? pf1 : x);
+    case BXR_OP_POWI: L1(float, float, (float)pow((double)x, (double)pi0));
+    default: BXR_ASSERT(!"flex: f32 op without kernel");
+    }
+    break;
+  case BXFX_R_F64:
+    switch (E->op) {
+    case BXR_OP_ADD: L2(double, double, x + y);
+    case BXR_OP_SUB: L2(double, double, x - y);
+    case BXR_OP_MUL: L2(double, double, x * y);
+    case BXR_OP_DIV: L2(double, double, x / y);
+    case BXR_OP_REM: L2(double, double, frem(x, y));
+    case BXR_OP_POW: L2(double, double, pow(x, y));
+    case BXR_OP_MAX: L2(double, double, (x > y || x != x) ? x : y);
+    case BXR_OP_MIN: L2(double, double, (x < y || x != x) ? x : y);
+    case BXR_OP_EQ: L2(double, uint8_t, x == y);
+    case BXR_OP_NE: L2(double, uint8_t, x != y);
+    case BXR_OP_GT: L2(double, uint8_t, x > y);
+    case BXR_OP_GE: L2(double, uint8_t, x >= y);
+    case BXR_OP_LT: L2(double, uint8_t, x < y);
+    case BXR_OP_LE: L2(double, uint8_t, x <= y);
+    case BXR_OP_EXP: L1(double, double, exp(x));
+    case BXR_OP_LOG: L1(double, double, log(x));
+    case BXR_OP_LOG1P: L1(double, double, log1p(x));
+    case BXR_OP_SQRT: L1(double, double, sqrt(x));
+    case BXR_OP_RSQRT: L1(double, double, 1.0 / sqrt(x));
+    case BXR_OP_SIN: L1(double, double, sin(x));
+    case BXR_OP_COS: L1(double, double, cos(x));
+    case BXR_OP_TANH: L1(double, double, tanh(x));
+    case BXR_OP_ERF: L1(double, double, erf(x));
+    case BXR_OP_SIGMOID: L1(double, double, 1.0 / (1.0 + exp(-x)));
+    case BXR_OP_NEG: L1(double, double, -x);
+    case BXR_OP_ABS: L1(double, double, fabs(x));
+    case BXR_OP_RELU: L1(double, double, (x > 0 || x != x) ? x : 0.0);
+    case BXR_OP_RECIP: L1(double, double, 1.0 / x);
+    case BXR_OP_FLOOR: L1(double, double, floor(x));
+    case BXR_OP_CEIL: L1(double, double, ceil(x));
+    case BXR_OP_ROUND: L1(double, double, nearbyint(x));
+    case BXR_OP_SIGN: L1(double, double, x > 0 ? 1.0 : x < 0 ? -1.0 : x);
+    case BXR_OP_CLAMP: L1(double, double, x < pd0 ? pd0 : x > pd1 ? pd1 : x);
+    case BXR_OP_POWI: L1(double, double, pow(x, (double)pi0));
+    default: BXR_ASSERT(!"flex: f64 op without kernel");
+    }
+    break;
+  case BXFX_R_I64:
+    switch (E->op) {
+    case BXR_OP_ADD: L2(int64_t, int64_t, wadd(x, y));
+    case BXR_OP_SUB: L2(int64_t, int64_t, wsub(x, y));
+    case BXR_OP_MUL: L2(int64_t, int64_t, wmul(x, y));
+    case BXR_OP_DIV: L2(int64_t, int64_t, idiv(x, y));
+    case BXR_OP_REM: L2(int64_t, int64_t, irem(x, y));
+    case BXR_OP_POW: L2(int64_t, int64_t, ipow(x, y));
+    case BXR_OP_MAX: L2(int64_t, int64_t, x > y ? x : y);
+    case BXR_OP_MIN: L2(int64_t, int64_t, x < y ? x : y);
+    case BXR_OP_EQ: L2(int64_t, uint8_t, x == y);
+    case BXR_OP_NE: L2(int64_t, uint8_t, x != y);
+    case BXR_OP_GT: L2(int64_t, uint8_t, x > y);
+    case BXR_OP_GE: L2(int64_t, uint8_t, x >= y);
+    case BXR_OP_LT: L2(int64_t, uint8_t, x < y);
+    case BXR_OP_LE: L2(int64_t, uint8_t, x <= y);
+    case BXR_OP_NEG: L1(int64_t, int64_t, wsub(0, x));
+    case BXR_OP_ABS: L1(int64_t, int64_t, x < 0 ? wsub(0, x) : x);
+    case BXR_OP_RELU: L1(int64_t, int64_t, x > 0 ? x : 0);
+    case BXR_OP_SIGN: L1(int64_t, int64_t, (x > 0) - (x < 0));
+    case BXR_OP_CLAMP: L1(int64_t, int64_t, x < pi0 ? pi0 : x > pi1 ? pi1 : x);
+    default: BXR_ASSERT(!"flex: int op without kernel");
+    }
+    break;
+  default: /* u8: bool logic and bool comparisons */
+    switch (E->op) {
+    case BXR_OP_AND: L2(uint8_t, uint8_t, x & y);
+    case BXR_OP_OR: L2(uint8_t, uint8_t, x | y);
+    case BXR_OP_XOR: L2(uint8_t, uint8_t, x ^ y);
+    case BXR_OP_NOT: L1(uint8_t, uint8_t, !x);
+    case BXR_OP_EQ: L2(uint8_t, uint8_t, x == y);
+    case BXR_OP_NE: L2(uint8_t, uint8_t, x != y);
+    default: BXR_ASSERT(!"flex: bool op without kernel");
+    }
+    break;
+  }
+}
+
+/* mask_where: in[0] t, in[1] mask (u8), in[2] value; same representation
+ * for t and value, so this is a byte select. */
+static void kernel_where(const struct ew *E, const void *const *in, void *out, size_t n) {
+  size_t es = bxfx_repr_size(E->rin);
+  const char *t = in[0], *v = in[2];
+  const uint8_t *m = in[1];
+  char *o = out;
+  switch (es) {
+  case 8: { const uint64_t *a = (const void *)t, *b = (const void *)v; uint64_t *r = (void *)o;
+            for (size_t i = 0; i < n; i++) r[i] = m[i] ? b[i] : a[i]; } break;
+  case 4: { const uint32_t *a = (const void *)t, *b = (const void *)v; uint32_t *r = (void *)o;
+            for (size_t i = 0; i < n; i++) r[i] = m[i] ? b[i] : a[i]; } break;
+  default: for (size_t i = 0; i < n; i++) o[i] = m[i] ? v[i] : t[i]; break;
+  }
+}
+
+/* ---------------------------------------------------------------- engine */
+static void ew_chunk(void *ctx, size_t b, size_t e) {
+  const struct ew *E = ctx;
+  const int R = E->rank, nin = E->nin;
+  const int64_t L = E->shape[R - 1];
+  const bool fast = is_fast_f32(E);
+  size_t osz = bxfx_repr_size(E->rout), odsz = bext_dtype_size(E->odt);
+  const bool onative = bxfx_is_native(E->odt, E->rout);
+  _Alignas(32) char buf[3][BXFX_BLK * 8];
+  _Alignas(32) char obuf[BXFX_BLK * 8];
+  size_t esz[3];
+  int64_t idx[BEXT_MAX_RANK], off[3] = { 0, 0, 0 };
+  size_t rem = b;
+  for (int d = R - 1; d >= 0; d--) {
+    idx[d] = (int64_t)(rem % (size_t)E->shape[d]);
+    rem /= (size_t)E->shape[d];
+  }
+  for (int k = 0; k < nin; k++) {
+    esz[k] = bext_dtype_size(E->dt[k]);
+    for (int d = 0; d < R; d++) off[k] += idx[d] * E->st[k][d];
+  }
+  size_t lin = b;
+  while (lin < e) {
+    size_t n = (size_t)(L - idx[R - 1]);
+    if (n > e - lin) n = e - lin;
+    if (n > BXFX_BLK) n = BXFX_BLK;
+    const void *ip[3];
+    int bc[3] = { 0, 0, 0 };
+    for (int k = 0; k < nin; k++) {
+      int64_t s = E->st[k][R - 1];
+      const char *p = E->src[k] + off[k] * (int64_t)esz[k];
+      size_t rs = bxfx_repr_size(E->rk[k]);
+      if (s == 0) {
+        bxfx_load(buf[k], E->rk[k], p, E->dt[k], 0, 1);
+        /* The f32 kernels take at most one broadcast operand. */
+        if (fast && !(k == 1 && bc[0])) bc[k] = 1;
+        else /* generic kernels see full vectors */
+          for (size_t i = 1; i < n; i++) memcpy(buf[k] + i * rs, buf[k], rs);
+        ip[k] = buf[k];
+      } else if (s == 1 && bxfx_is_native(E->dt[k], E->rk[k])) {
+        ip[k] = p;
+      } else {
+        bxfx_load(buf[k], E->rk[k], p, E->dt[k], s, n);
+        ip[k] = buf[k];
+      }
+    }
+    char *dp = E->dst + lin * odsz;
+    void *op = onative ? (void *)dp : (void *)obuf;
+    if (E->op == BXR_OP_MASK_WHERE) kernel_where(E, ip, op, n);
+    else if (E->op == BXR_OP_CAST) memcpy(op, ip[0], n * osz);
+    else kernel(E, ip, bc, op, n);
+    if (!onative) bxfx_store(dp, E->odt, obuf, E->rout, n);
+    /* advance the multi-index by n (n never crosses a row end) */
+    lin += n;
+    idx[R - 1] += (int64_t)n;
+    for (int k = 0; k < nin; k++) off[k] += (int64_t)n * E->st[k][R - 1];
+    if (idx[R - 1] == L) {
+      for (int k = 0; k < nin; k++) off[k] -= L * E->st[k][R - 1];
+      idx[R - 1] = 0;
+      for (int d = R - 2; d >= 0; d--) {
+        idx[d]++;
+        for (int k = 0; k < nin; k++) off[k] += E->st[k][d];
+        if (idx[d] < E->shape[d]) break;
+        for (int k = 0; k < nin; k++) off[k] -= E->shape[d] * E->st[k][d];
+        idx[d] = 0;
+      }
+    }
+  }
+}
+
+/* Sets E's index space to out's shape with each input's broadcast strides,
+ * then drops size-1 dims and merges dims contiguous for every operand. */
+static void ew_shape(struct ew *E, int rank, const int64_t *shape) {
+  int r = 0;
+  int64_t sh[BEXT_MAX_RANK], st[3][BEXT_MAX_RANK];
+  for (int d = 0; d < rank; d++) {
+    if (shape[d] == 1) continue;
+    if (r > 0) {
+      bool merge = true;
+      for (int k = 0; k < E->nin; k++)
+        if (st[k][r - 1] != E->st[k][d] * shape[d]) merge = false;
+      if (merge) {
+        sh[r - 1] *= shape[d];
+        for (int k = 0; k < E->nin; k++) st[k][r - 1] = E->st[k][d];
+        continue;
+      }
+    }
+    sh[r] = shape[d];
+    for (int k = 0; k < E->nin; k++) st[k][r] = E->st[k][d];
+    r++;
+  }
+  if (r == 0) { /* rank 0 or all ones: one element */
+    sh[0] = 1;
+    for (int k = 0; k < E->nin; k++) st[k][0] = 0;
+    r = 1;
+  }
+  E->rank = r;
+  memcpy(E->shape, sh, sizeof(int64_t) * (size_t)r);
+  for (int k = 0; k < E->nin; k++) memcpy(E->st[k], st[k], sizeof(int64_t) * (size_t)r);
+}
+
+static void ew_input(struct ew *E, int k, const bext_tensor *t, int repr, const struct bxr_meta *out) {
+  E->src[k] = bxr_data(t);
+  E->dt[k] = t->dtype;
+  E->rk[k] = repr;
+  bool ok = bxr_broadcast_strides(t, out->rank, out->shape, E->st[k]);
+  BXR_ASSERT(ok);
+}
+
+/* A scalar operand as input k: a one-element broadcast of E->sv. */
+static void ew_scalar_input(struct ew *E, int k, int repr) {
+  static const bext_dtype native[] = { [BXFX_R_F32] = BEXT_F32, [BXFX_R_F64] = BEXT_F64,
+                                       [BXFX_R_I64] = BEXT_I64, [BXFX_R_U8] = BEXT_U8 };
+  E->src[k] = (const char *)&E->sv;
+  E->dt[k] = native[repr];
+  E->rk[k] = repr;
+  memset(E->st[k], 0, sizeof E->st[k]);
+}
+
+static size_t ew_cost(const struct ew *E) {
+  switch (E->op) {
+  case BXR_OP_EXP: case BXR_OP_LOG: case BXR_OP_LOG1P: case BXR_OP_SIN: case BXR_OP_COS:
+  case BXR_OP_TANH: case BXR_OP_ERF: case BXR_OP_SIGMOID: case BXR_OP_POW: case BXR_OP_POWI:
+  case BXR_OP_REM: return 8;
+  default: return E->rin == BXFX_R_F32 && !bxfx_is_native(E->odt, E->rout) ? 2 : 1;
+  }
+}
+
+static void ew_run(struct ew *E, bext_tensor *out) {
+  E->dst = bxr_data(out);
+  E->odt = out->dtype;
+  ew_shape(E, out->rank, out->shape);
+  size_t n = (size_t)bxr_numel(out->rank, out->shape);
+  if (n == 0) return;
+  /* Past ~32 MiB the output cannot stay cached anyway: stream it. */
+  E->stream = is_fast_f32(E) && bxfx_is_native(E->odt, E->rout) && n * sizeof(float) >= ((size_t)32 << 20);
+  bxfx_parallel_for(n, ew_cost(E), 64, ew_chunk, E);
+}
+
+bext_tensor *bxfx_output(struct bxr_op *op, int reuse_from) {
+  for (int i = 0; i < reuse_from; i++)
+    if (op->in[i] && bxr_op_can_reuse(op, i)) return bxr_op_take(op, i);
+  return bxr_op_new_output(op);
+}
+
+/* The binary opcode a scalar or comparison-with-scalar op computes. */
+static enum bxr_opcode base_op(enum bxr_opcode c) {
+  switch (c) {
+  case BXR_OP_ADD_SCALAR: return BXR_OP_ADD;
+  case BXR_OP_SUB_SCALAR: return BXR_OP_SUB;
+  case BXR_OP_MUL_SCALAR: return BXR_OP_MUL;
+  case BXR_OP_DIV_SCALAR: return BXR_OP_DIV;
+  case BXR_OP_REM_SCALAR: return BXR_OP_REM;
+  case BXR_OP_POW_SCALAR: return BXR_OP_POW;
+  case BXR_OP_MAX_SCALAR: return BXR_OP_MAX;
+  case BXR_OP_MIN_SCALAR: return BXR_OP_MIN;
+  case BXR_OP_EQ_SCALAR: return BXR_OP_EQ;
+  case BXR_OP_NE_SCALAR: return BXR_OP_NE;
+  case BXR_OP_GT_SCALAR: return BXR_OP_GT;
+  case BXR_OP_GE_SCALAR: return BXR_OP_GE;
+  case BXR_OP_LT_SCALAR: return BXR_OP_LT;
+  case BXR_OP_LE_SCALAR: return BXR_OP_LE;
+  default: return c;
+  }
+}
+
+static bool is_compare(enum bxr_opcode c) {
+  return c == BXR_OP_EQ || c == BXR_OP_NE || c == BXR_OP_GT || c == BXR_OP_GE ||
+         c == BXR_OP_LT || c == BXR_OP_LE;
+}
+
+static bool same_shape(const bext_tensor *t, const struct bxr_meta *m) {
+  if (t->rank != m->rank) return false;
+  for (int d = 0; d < t->rank; d++)
+    if (t->shape[d] != m->shape[d]) return false;
+  return true;
+}
+
+/* The small-tensor path: contiguous f32 operands of the output's shape and
+ * little enough work to stay on this thread go straight to the vector
+ * kernel, with no block setup (per-op overhead is what small ops cost). */
+static bool small_f32(struct bxr_op *op, bext_tensor **res) {
+  static const signed char bin[BXR_OP_COUNT] = {
+    [BXR_OP_ADD] = BXFX_BIN_add + 1, [BXR_OP_SUB] = BXFX_BIN_sub + 1,
+    [BXR_OP_MUL] = BXFX_BIN_mul + 1, [BXR_OP_DIV] = BXFX_BIN_div + 1,
+    [BXR_OP_MAX] = BXFX_BIN_max + 1, [BXR_OP_MIN] = BXFX_BIN_min + 1,
+  };
+  static const signed char un[BXR_OP_COUNT] = {
+    [BXR_OP_NEG] = BXFX_UN_neg + 1, [BXR_OP_ABS] = BXFX_UN_abs + 1,
+    [BXR_OP_RELU] = BXFX_UN_relu + 1, [BXR_OP_SQRT] = BXFX_UN_sqrt + 1,
+    [BXR_OP_EXP] = BXFX_UN_exp + 1, [BXR_OP_TANH] = BXFX_UN_tanh + 1,
+    [BXR_OP_SIGMOID] = BXFX_UN_sigmoid + 1, [BXR_OP_LOG] = BXFX_UN_log + 1,
+  };
+  const bext_tensor *a = op->in[0];
+  if (a->dtype != BEXT_F32 || op->out.dtype != BEXT_F32) return false;
+  int64_t n = bxr_numel(op->out.rank, op->out.shape);
+  if (n * 8 >= (int64_t)BXFX_PAR_MIN || !same_shape(a, &op->out) || !bxr_is_contiguous(a)) return false;
+  int k;
+  if (op->n_in == 2 && (k = bin[op->code]) > 0) {
+    const bext_tensor *b = op->in[1];
+    if (b->dtype != BEXT_F32 || !same_shape(b, &op->out) || !bxr_is_contiguous(b)) return false;
+    const float *pa = bxr_data(a), *pb = bxr_data(b);
+    bext_tensor *out = bxfx_output(op, 2);
+    if (out) bxfx_kern()->bin[k - 1](pa, pb, bxr_data(out), (size_t)n, BXFX_VV);
+    *res = out;
+    return true;
+  }
+  if (op->n_in == 1 && (k = un[op->code]) > 0) {
+    const float *pa = bxr_data(a);
+    bext_tensor *out = bxfx_output(op, 1);
+    if (out) bxfx_kern()->un[k - 1](pa, bxr_data(out), (size_t)n);
+    *res = out;
+    return true;
+  }
+  return false;
+}
+
+/* Every binary, scalar, comparison, logic and unary op. */
+bext_tensor *bxfx_exec_elementwise(struct bxr_op *op) {
+  bext_tensor *res;
+  if (op->in[0]->dtype == BEXT_F32 && small_f32(op, &res)) return res;
+  struct ew E;
+  memset(&E, 0, sizeof E);
+  enum bxr_opcode code = op->code;
+  E.op = base_op(code);
+  bext_dtype idt = op->in[0]->dtype;
+  E.rin = bxfx_repr_of(idt);
+  bool scalar = E.op != code;
+  if (scalar && E.rin == BXFX_R_F32) {
+    /* Computing in f32 with an f32 scalar equals the double computation
+     * rounded to f32 when the scalar is exact in f32 (add/sub/mul/div are
+     * correctly rounded either way); otherwise, and for comparisons, work
+     * in double so the scalar is not rounded first. */
+    double s = op->sc[0].f;
+    if ((double)(float)s != s || is_compare(E.op) || (s != s)) E.rin = BXFX_R_F64;
+  }
+  E.rout = is_compare(E.op) ? BXFX_R_U8 : E.rin;
+  E.nin = (op->n_in == 2 || scalar) ? 2 : 1;
+  ew_input(&E, 0, op->in[0], E.rin, &op->out);
+  if (scalar) {
+    switch (E.rin) {
+    case BXFX_R_F32: E.sv.f = (float)op->sc[0].f; break;
+    case BXFX_R_F64: E.sv.d = op->sc[0].f; break;
+    default: E.sv.i = bxr_f64_to_i64_sat(op->sc[0].f); break;
+    }
+    ew_scalar_input(&E, 1, E.rin);
+  } else if (op->n_in == 2) {
+    ew_input(&E, 1, op->in[1], E.rin, &op->out);
+  }
+  if (code == BXR_OP_CLAMP) {
+    E.p0 = op->sc[0].f; E.p1 = op->sc[1].f;
+    E.i0 = bxr_f64_to_i64_sat(op->sc[0].f); E.i1 = bxr_f64_to_i64_sat(op->sc[1].f);
+  }
+  if (code == BXR_OP_POWI) E.i0 = op->sc[0].i;
+  bext_tensor *out = bxfx_output(op, scalar ? 1 : op->n_in);
+  if (!out) return NULL;
+  ew_run(&E, out);
+  return out;
+}
+
+/* mask_where(t, mask, value) and mask_fill(t, mask, scalar). */
+bext_tensor *bxfx_exec_mask(struct bxr_op *op) {
+  struct ew E;
+  memset(&E, 0, sizeof E);
+  E.op = BXR_OP_MASK_WHERE;
+  E.nin = 3;
+  bext_dtype dt = op->out.dtype;
+  /* A byte select: read t and value natively (no widening needed). */
+  E.rin = E.rout = bxfx_repr_of(dt);
+  ew_input(&E, 0, op->in[0], E.rin, &op->out);
+  ew_input(&E, 1, op->in[1], BXFX_R_U8, &op->out);
+  if (op->code == BXR_OP_MASK_WHERE) {
+    ew_input(&E, 2, op->in[2], E.rin, &op->out);
+  } else {
+    /* The fill value stored exactly as the reference stores it. */
+    char one[8];
+    bxr_store_f64(one, dt, 0, op->sc[0].f);
+    bxfx_load(&E.sv, E.rin, one, dt, 1, 1);
+    ew_scalar_input(&E, 2, E.rin);
+  }
+  bext_tensor *out = bxfx_output(op, 1);
+  if (!out) return NULL;
+  ew_run(&E, out);
+  return out;
+}
+
+/* cast: contiguous blocks go through bxr_convert (the reference's exact
+ * conversion rules); strided inputs are gathered per block first. */
+struct cast_job {
+  const bext_tensor *t;
+  const char *src;
+  char *dst;
+  bext_dtype sdt, ddt;
+  bool contig;
+};
+
+static void cast_chunk(void *ctx, size_t b, size_t e) {
+  const struct cast_job *J = ctx;
+  size_t ss = bext_dtype_size(J->sdt), ds = bext_dtype_size(J->ddt);
+  if (J->contig) {
+    bxr_convert(J->dst + b * ds, J->ddt, J->src + b * ss, J->sdt, (int64_t)(e - b));
+    return;
+  }
+  _Alignas(8) char tmp[BXFX_BLK * 8];
+  const bext_tensor *t = J->t;
+  for (size_t i = b; i < e;) {
+    size_t n = e - i < BXFX_BLK ? e - i : BXFX_BLK;
+    for (size_t j = 0; j < n; j++)
+      memcpy(tmp + j * ss, J->src + bxr_offset_of((int64_t)(i + j), t->rank, t->shape, t->strides) * (int64_t)ss, ss);
+    bxr_convert(J->dst + i * ds, J->ddt, tmp, J->sdt, (int64_t)n);
+    i += n;
+  }
+}
+
+bext_tensor *bxfx_exec_cast(struct bxr_op *op) {
+  bext_tensor *t = op->in[0];
+  bext_tensor *out = bxfx_output(op, 1);   /* same dtype: in place is a no-op copy */
+  if (!out) return NULL;
+  if (out == t) return out;
+  struct cast_job J = { .t = t, .src = bxr_data(t), .dst = bxr_data(out), .sdt = t->dtype,
+                        .ddt = out->dtype, .contig = bxr_is_contiguous(t) };
+  bxfx_parallel_for((size_t)bxr_numel(t->rank, t->shape), J.contig ? 2 : 8, 64, cast_chunk, &J);
+  return out;
+}

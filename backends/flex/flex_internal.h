@@ -1,0 +1,61 @@
+/* flex_internal.h — what the Flex backend's modules share (prefix bxfx_).
+ *
+ * Flex is the fast eager CPU backend: zero-copy strided views for layout
+ * ops, in-place reuse of uniquely held operands, vectorized contiguous
+ * fast paths with a strided/broadcasting general path, one thread pool for
+ * large work, OpenBLAS for float matmul, f16/bf16 computed through f32, and
+ * a caching allocator for large buffers.  Modules:
+ *   flex_backend.c  the backend table (bxfx_backend) and storage hooks
+ *   flex_alloc.c    the caching allocator under storage_alloc/free
+ *   flex_elem.c     elementwise engine: binary, scalar, compare, logic,
+ *                   unary, clamp/powi, mask_where/fill, cast
+ *   flex_layout.c   creation and layout ops (views where possible)
+ *   flex_index.c    gather/scatter_add/select/select_assign
+ *   flex_reduce.c   reductions and cumsum
+ *   flex_matmul.c   batched matmul (cblas for floats)
+ *   flex_pool.c, flex_kern*.c, flex_conv.c  raw building blocks */
+#ifndef BXFX_INTERNAL_H
+#define BXFX_INTERNAL_H
+
+/* by relative path so tests can include this header without the
+ * runtime's private include directory */
+#include "../../runtime/src/backend.h"
+#include "flex_conv.h"
+#include "flex_kern.h"
+#include "flex_pool.h"
+
+#define BXFX_FUNC BXR_FUNC
+
+/* Elements per block of the strided paths (stack buffers hold a block). */
+#define BXFX_BLK 512
+
+/* Storage hooks with the caching allocator (flex_alloc.c). */
+BXFX_FUNC bool bxfx_storage_alloc(struct bxr_storage *s, size_t bytes);
+BXFX_FUNC void bxfx_storage_free(struct bxr_storage *s);
+/* Drops every cached block (returns them through the allocation hook). */
+BXFX_FUNC void bxfx_alloc_trim(void);
+/* Cache statistics for tests: blocks served from the cache so far. */
+BXFX_FUNC unsigned long bxfx_alloc_hits(void);
+
+/* Exec entries, by module. */
+BXFX_FUNC bext_tensor *bxfx_exec_elementwise(struct bxr_op *op);
+BXFX_FUNC bext_tensor *bxfx_exec_cast(struct bxr_op *op);
+BXFX_FUNC bext_tensor *bxfx_exec_mask(struct bxr_op *op);
+BXFX_FUNC bext_tensor *bxfx_exec_create(struct bxr_op *op);
+BXFX_FUNC bext_tensor *bxfx_exec_layout(struct bxr_op *op);
+BXFX_FUNC bext_tensor *bxfx_exec_index(struct bxr_op *op);
+BXFX_FUNC bext_tensor *bxfx_exec_reduce(struct bxr_op *op);
+BXFX_FUNC bext_tensor *bxfx_exec_cumsum(struct bxr_op *op);
+BXFX_FUNC bext_tensor *bxfx_exec_matmul(struct bxr_op *op);
+
+/* Copies a strided region: dst/src point at element 0 of their views,
+ * strides in elements, esize bytes per element.  Threaded when large. */
+BXFX_FUNC void bxfx_copy_strided(void *dst, const int64_t *dst_strides, const void *src,
+                                 const int64_t *src_strides, int rank, const int64_t *shape,
+                                 size_t esize);
+
+/* The output of op: input i reused in place when bxr_op_can_reuse allows
+ * (taken from the descriptor), else a fresh contiguous tensor. */
+BXFX_FUNC bext_tensor *bxfx_output(struct bxr_op *op, int reuse_from);
+
+#endif

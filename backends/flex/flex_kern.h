@@ -1,0 +1,74 @@
+/* flex_kern.h — the Flex backend's vectorized building blocks on raw
+ * contiguous arrays.
+ *
+ * The same bodies (flex_kern_body.h) are compiled twice: once for
+ * AVX2+FMA+F16C (flex_kern_avx2.c; transcendentals through glibc's libmvec
+ * 8-lane entry points) and once for the baseline ISA (flex_kern_gen.c;
+ * scalar libm).  bxfx_kern() picks one table per process from CPUID, so
+ * libbext needs no per-file compile flags and still runs on any x86-64. */
+#ifndef BXFX_KERN_H
+#define BXFX_KERN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Binary f32 kernels: o[i] = a[i] OP b[i], with mode saying which operand
+ * is a broadcast scalar (read at index 0). */
+enum { BXFX_VV = 0, BXFX_SV = 1, BXFX_VS = 2 };
+#define BXFX_BIN_LIST(X) X(add) X(sub) X(mul) X(div) X(max) X(min)
+enum {
+#define X(n) BXFX_BIN_##n,
+  BXFX_BIN_LIST(X)
+#undef X
+  BXFX_BIN_COUNT
+};
+/* Unary f32 kernels o[i] = f(a[i]); o may equal a (in place). */
+#define BXFX_UN_LIST(X) X(exp) X(log) X(log1p) X(sin) X(cos) X(tanh) X(erf) \
+  X(sigmoid) X(sqrt) X(rsqrt) X(neg) X(abs) X(relu) X(recip)
+enum {
+#define X(n) BXFX_UN_##n,
+  BXFX_UN_LIST(X)
+#undef X
+  BXFX_UN_COUNT
+};
+
+typedef void (*bxfx_bin_f32_fn)(const float *a, const float *b, float *o, size_t n, int mode);
+typedef void (*bxfx_un_f32_fn)(const float *a, float *o, size_t n);
+
+struct bxfx_kernels {
+  const char *isa;                           /* "avx2" or "generic" */
+  bxfx_bin_f32_fn bin[BXFX_BIN_COUNT];
+  /* The same with non-temporal stores, for outputs much larger than the
+   * last-level cache (fences before returning). */
+  bxfx_bin_f32_fn bin_nt[BXFX_BIN_COUNT];
+  bxfx_un_f32_fn un[BXFX_UN_COUNT];
+  /* Sum of n floats: f32 lanes within 4K-element blocks, blocks added in
+   * double (accurate enough for 16M elements, still memory-bound fast). */
+  double (*sum_f32)(const float *a, size_t n);
+  /* Conversions, round to nearest even (NaN stays NaN). */
+  void (*f16_to_f32)(const uint16_t *a, float *o, size_t n);
+  void (*f32_to_f16)(const float *a, uint16_t *o, size_t n);
+  void (*bf16_to_f32)(const uint16_t *a, float *o, size_t n);
+  void (*f32_to_bf16)(const float *a, uint16_t *o, size_t n);
+};
+
+/* The table for this CPU (chosen once, thread-safe). */
+const struct bxfx_kernels *bxfx_kern(void);
+/* Both tables, for tests that check the variants agree. */
+extern const struct bxfx_kernels bxfx_kern_avx2;
+extern const struct bxfx_kernels bxfx_kern_gen;
+
+/* Scalar conversions shared by both variants and the strided paths. */
+float bxfx_h2f(uint16_t h);
+uint16_t bxfx_f2h(float f);
+static inline float bxfx_bf2f(uint16_t h) {
+  union { uint32_t u; float f; } v = { .u = (uint32_t)h << 16 };
+  return v.f;
+}
+static inline uint16_t bxfx_f2bf(float f) {
+  union { float f; uint32_t u; } v = { .f = f };
+  if ((v.u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((v.u >> 16) | 0x40); /* quiet NaN */
+  return (uint16_t)((v.u + 0x7fffu + ((v.u >> 16) & 1u)) >> 16);
+}
+
+#endif

@@ -1,0 +1,232 @@
+/* flex_kern_body.h — kernel bodies compiled once per ISA variant.
+ *
+ * Included by flex_kern_avx2.c (under a target pragma, BXFX_MVEC defined:
+ * libmvec 8-lane transcendentals, F16C conversions) and by flex_kern_gen.c
+ * (baseline ISA, scalar libm).  SFX(name) gives each variant its own
+ * symbols; VARIANT names the exported table.  The loops are written with
+ * GCC/Clang vector extensions so that both compilers emit full-width
+ * vector code at -O2 without relying on the auto-vectorizer's cost model. */
+#include <math.h>
+#include <string.h>
+
+typedef float v8f __attribute__((vector_size(32)));
+typedef int32_t v8i __attribute__((vector_size(32)));
+
+static inline v8f SFX(ld)(const float *p) { v8f v; memcpy(&v, p, sizeof v); return v; }
+/* Helpers that take vectors are macros: a vector-typed parameter of a
+ * function makes GCC print an ABI note in the baseline-ISA variant. */
+#define BXFX_ST(p, v) do { v8f st_ = (v); memcpy((p), &st_, sizeof st_); } while (0)
+static inline v8f SFX(splat)(float x) { v8f v = { x, x, x, x, x, x, x, x }; return v; }
+static inline v8i SFX(splati)(int32_t x) { v8i v = { x, x, x, x, x, x, x, x }; return v; }
+#ifdef BXFX_AVX
+#define BXFX_VSQRT(x) ((v8f)_mm256_sqrt_ps((__m256)(x)))
+#else
+#define BXFX_VSQRT(x) ({ v8f sq_ = (x); for (int k_ = 0; k_ < 8; k_++) sq_[k_] = sqrtf(sq_[k_]); sq_; })
+#endif
+/* Lane select without the ?: operator (C has none for vectors): m is -1/0. */
+#define BXFX_SEL(m, a, b) ((v8f)((((v8i)(a)) & (m)) | (((v8i)(b)) & ~(m))))
+
+/* ---- binary ------------------------------------------------------------ */
+/* Each expression sees vectors (or scalars) x, y.  max/min propagate NaN
+ * like the reference: x > y or x is NaN picks x. */
+#define BXFX_VEXPR_add (x + y)
+#define BXFX_VEXPR_sub (x - y)
+#define BXFX_VEXPR_mul (x * y)
+#define BXFX_VEXPR_div (x / y)
+#define BXFX_VEXPR_max BXFX_SEL((x > y) | (x != x), x, y)
+#define BXFX_VEXPR_min BXFX_SEL((x < y) | (x != x), x, y)
+#define BXFX_SEXPR_add (x + y)
+#define BXFX_SEXPR_sub (x - y)
+#define BXFX_SEXPR_mul (x * y)
+#define BXFX_SEXPR_div (x / y)
+#define BXFX_SEXPR_max ((x > y || x != x) ? x : y)
+#define BXFX_SEXPR_min ((x < y || x != x) ? x : y)
+
+#define BXFX_BIN_DEF(name)                                                           \
+  static void SFX(bin_##name)(const float *a, const float *b, float *o, size_t n,   \
+                              int mode) {                                            \
+    size_t i = 0;                                                                    \
+    if (mode == BXFX_VV) {                                                           \
+      for (; i + 16 <= n; i += 16) {                                                 \
+        v8f x = SFX(ld)(a + i), y = SFX(ld)(b + i);                                  \
+        v8f x2 = SFX(ld)(a + i + 8), y2 = SFX(ld)(b + i + 8);                        \
+        BXFX_ST(o + i, BXFX_VEXPR_##name);                                           \
+        { v8f x = x2, y = y2; BXFX_ST(o + i + 8, BXFX_VEXPR_##name); }               \
+      }                                                                              \
+      for (; i + 8 <= n; i += 8) {                                                   \
+        v8f x = SFX(ld)(a + i), y = SFX(ld)(b + i);                                  \
+        BXFX_ST(o + i, BXFX_VEXPR_##name);                                           \
+      }                                                                              \
+      for (; i < n; i++) { float x = a[i], y = b[i]; o[i] = BXFX_SEXPR_##name; }     \
+    } else if (mode == BXFX_SV) {                                                    \
+      float xs = a[0];                                                               \
+      v8f x = SFX(splat)(xs);                                                        \
+      for (; i + 8 <= n; i += 8) { v8f y = SFX(ld)(b + i); BXFX_ST(o + i, BXFX_VEXPR_##name); } \
+      for (; i < n; i++) { float x = xs, y = b[i]; o[i] = BXFX_SEXPR_##name; }       \
+    } else {                                                                         \
+      float ys = b[0];                                                               \
+      v8f y = SFX(splat)(ys);                                                        \
+      for (; i + 8 <= n; i += 8) { v8f x = SFX(ld)(a + i); BXFX_ST(o + i, BXFX_VEXPR_##name); } \
+      for (; i < n; i++) { float x = a[i], y = ys; o[i] = BXFX_SEXPR_##name; }       \
+    }                                                                                \
+  }
+BXFX_BIN_LIST(BXFX_BIN_DEF)
+#undef BXFX_BIN_DEF
+
+/* Streaming variants for outputs far larger than the caches: non-temporal
+ * stores skip the read-for-ownership of every output line (a third of an
+ * add's memory traffic).  Only the AVX build has them; elsewhere the plain
+ * kernels stand in. */
+#ifdef BXFX_AVX
+#define BXFX_LDX(i) (mode == BXFX_SV ? SFX(splat)(a[0]) : SFX(ld)(a + (i)))
+#define BXFX_LDY(i) (mode == BXFX_VS ? SFX(splat)(b[0]) : SFX(ld)(b + (i)))
+#define BXFX_BIN_NT_DEF(name)                                                        \
+  static void SFX(binnt_##name)(const float *a, const float *b, float *o, size_t n, \
+                                int mode) {                                          \
+    size_t i = 0;                                                                    \
+    size_t sa = mode == BXFX_SV ? 0 : 1, sb = mode == BXFX_VS ? 0 : 1;               \
+    for (; i < n && ((uintptr_t)(o + i) & 31u); i++) {                               \
+      float x = a[i * sa], y = b[i * sb];                                            \
+      o[i] = BXFX_SEXPR_##name;                                                      \
+    }                                                                                \
+    for (; i + 8 <= n; i += 8) {                                                     \
+      v8f x = BXFX_LDX(i), y = BXFX_LDY(i);                                          \
+      _mm256_stream_ps(o + i, (__m256)(BXFX_VEXPR_##name));                          \
+    }                                                                                \
+    for (; i < n; i++) { float x = a[i * sa], y = b[i * sb]; o[i] = BXFX_SEXPR_##name; } \
+    _mm_sfence(); /* order the weakly-ordered stores before anyone reads */         \
+  }
+BXFX_BIN_LIST(BXFX_BIN_NT_DEF)
+#undef BXFX_BIN_NT_DEF
+#define BXFX_BIN_NT(n) SFX(binnt_##n)
+#else
+#define BXFX_BIN_NT(n) SFX(bin_##n)
+#endif
+
+/* ---- unary ------------------------------------------------------------- */
+/* Transcendentals: 8 lanes through libmvec when available, else libm. */
+#ifdef BXFX_MVEC
+#define BXFX_MV(fn) ((v8f)_ZGVdN8v_##fn((__m256)(x)))
+#define BXFX_UN_TR(name, fn)                                                       \
+  static void SFX(un_##name)(const float *a, float *o, size_t n) {               \
+    size_t i = 0;                                                                  \
+    for (; i + 8 <= n; i += 8) { v8f x = SFX(ld)(a + i); BXFX_ST(o + i, BXFX_MV(fn)); } \
+    if (i < n) { /* tail through the same vector routine: same rounding */       \
+      float t[8] = { 0 };                                                          \
+      memcpy(t, a + i, (n - i) * sizeof(float));                                  \
+      v8f x = SFX(ld)(t);                                                          \
+      BXFX_ST(t, BXFX_MV(fn));                                                     \
+      memcpy(o + i, t, (n - i) * sizeof(float));                                  \
+    }                                                                              \
+  }
+#else
+#define BXFX_UN_TR(name, fn)                                                       \
+  static void SFX(un_##name)(const float *a, float *o, size_t n) {               \
+    for (size_t i = 0; i < n; i++) o[i] = fn(a[i]);                               \
+  }
+#endif
+BXFX_UN_TR(exp, expf)
+BXFX_UN_TR(log, logf)
+BXFX_UN_TR(log1p, log1pf)
+BXFX_UN_TR(sin, sinf)
+BXFX_UN_TR(cos, cosf)
+BXFX_UN_TR(tanh, tanhf)
+BXFX_UN_TR(erf, erff)
+
+static void SFX(un_sigmoid)(const float *a, float *o, size_t n) {
+  /* 1 / (1 + exp(-x)): exp overflows to inf for very negative x, giving
+   * exactly 0, which is the right limit. */
+  size_t i = 0;
+  for (; i < n; i += 256) {
+    size_t m = n - i < 256 ? n - i : 256;
+    float t[256];
+    for (size_t j = 0; j < m; j++) t[j] = -a[i + j];
+    SFX(un_exp)(t, t, m);
+    for (size_t j = 0; j < m; j++) o[i + j] = 1.0f / (1.0f + t[j]);
+  }
+}
+
+#define BXFX_UN_EL(name, VEXPR, SEXPR)                                             \
+  static void SFX(un_##name)(const float *a, float *o, size_t n) {               \
+    size_t i = 0;                                                                  \
+    v8f one = SFX(splat)(1.0f), zero = SFX(splat)(0.0f);                          \
+    (void)one; (void)zero;                                                         \
+    for (; i + 8 <= n; i += 8) { v8f x = SFX(ld)(a + i); BXFX_ST(o + i, VEXPR); }  \
+    for (; i < n; i++) { float x = a[i]; o[i] = SEXPR; }                           \
+  }
+BXFX_UN_EL(sqrt, BXFX_VSQRT(x), sqrtf(x))
+BXFX_UN_EL(rsqrt, one / BXFX_VSQRT(x), 1.0f / sqrtf(x))
+BXFX_UN_EL(neg, -x, -x)
+BXFX_UN_EL(abs, (v8f)((v8i)x & SFX(splati)(0x7fffffff)), fabsf(x))
+BXFX_UN_EL(relu, BXFX_SEL((x > zero) | (x != x), x, zero), (x > 0.0f || x != x) ? x : 0.0f)
+BXFX_UN_EL(recip, one / x, 1.0f / x)
+
+/* ---- reductions -------------------------------------------------------- */
+static double SFX(sum_f32)(const float *a, size_t n) {
+  double total = 0.0;
+  for (size_t i = 0; i < n;) {
+    size_t m = n - i < 4096 ? n - i : 4096, j = 0;
+    const float *p = a + i;
+    v8f s0 = SFX(splat)(0), s1 = s0, s2 = s0, s3 = s0;
+    for (; j + 32 <= m; j += 32) {
+      s0 += SFX(ld)(p + j); s1 += SFX(ld)(p + j + 8);
+      s2 += SFX(ld)(p + j + 16); s3 += SFX(ld)(p + j + 24);
+    }
+    for (; j + 8 <= m; j += 8) s0 += SFX(ld)(p + j);
+    v8f s = (s0 + s1) + (s2 + s3);
+    float r = ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+    for (; j < m; j++) r += p[j];
+    total += r;
+    i += m;
+  }
+  return total;
+}
+
+/* ---- conversions ------------------------------------------------------- */
+static void SFX(f16_to_f32)(const uint16_t *a, float *o, size_t n) {
+  size_t i = 0;
+#ifdef BXFX_AVX
+  for (; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(o + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(a + i))));
+#endif
+  for (; i < n; i++) o[i] = bxfx_h2f(a[i]);
+}
+static void SFX(f32_to_f16)(const float *a, uint16_t *o, size_t n) {
+  size_t i = 0;
+#ifdef BXFX_AVX
+  for (; i + 8 <= n; i += 8)
+    _mm_storeu_si128((__m128i *)(o + i),
+                     _mm256_cvtps_ph(_mm256_loadu_ps(a + i), _MM_FROUND_TO_NEAREST_INT));
+#endif
+  for (; i < n; i++) o[i] = bxfx_f2h(a[i]);
+}
+static void SFX(bf16_to_f32)(const uint16_t *a, float *o, size_t n) {
+  for (size_t i = 0; i < n; i++) o[i] = bxfx_bf2f(a[i]);
+}
+static void SFX(f32_to_bf16)(const float *a, uint16_t *o, size_t n) {
+  for (size_t i = 0; i < n; i++) o[i] = bxfx_f2bf(a[i]);
+}
+
+const struct bxfx_kernels VARIANT = {
+  .isa = VARIANT_NAME,
+  .bin = {
+#define X(n) [BXFX_BIN_##n] = SFX(bin_##n),
+    BXFX_BIN_LIST(X)
+#undef X
+  },
+  .bin_nt = {
+#define X(n) [BXFX_BIN_##n] = BXFX_BIN_NT(n),
+    BXFX_BIN_LIST(X)
+#undef X
+  },
+  .un = {
+#define X(n) [BXFX_UN_##n] = SFX(un_##n),
+    BXFX_UN_LIST(X)
+#undef X
+  },
+  .sum_f32 = SFX(sum_f32),
+  .f16_to_f32 = SFX(f16_to_f32),
+  .f32_to_f16 = SFX(f32_to_f16),
+  .bf16_to_f32 = SFX(bf16_to_f32),
+  .f32_to_bf16 = SFX(f32_to_bf16),
+};

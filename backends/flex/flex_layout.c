@@ -1,0 +1,269 @@
+/* flex_layout.c — creation ops and layout ops.
+ *
+ * Layout ops return zero-copy strided views whenever the layout allows:
+ * reshape (when the strides can express the new shape), swap_dims,
+ * permute, expand (stride 0), slice and narrow.  The rest copy through
+ * bxfx_copy_strided: flip (a negative-stride read), reshape of an
+ * incompatible layout, cat, repeat_dim and slice_assign (in place into
+ * the owned tensor when it is uniquely held). */
+#include <string.h>
+
+#include "flex_internal.h"
+
+/* ------------------------------------------------------- strided copy */
+struct copy_job {
+  char *dst;
+  const char *src;
+  int rank;                         /* coalesced; the last dim is the row */
+  int64_t shape[BEXT_MAX_RANK], ds[BEXT_MAX_RANK], ss[BEXT_MAX_RANK];
+  size_t es;
+};
+
+static void copy_rows(void *ctx, size_t b, size_t e) {
+  const struct copy_job *J = ctx;
+  const int R = J->rank;
+  const int64_t L = J->shape[R - 1], dsl = J->ds[R - 1], ssl = J->ss[R - 1];
+  const int64_t es = (int64_t)J->es;
+  for (size_t row = b; row < e; row++) {
+    int64_t doff = 0, soff = 0;
+    size_t rem = row;
+    for (int d = R - 2; d >= 0; d--) {
+      int64_t i = (int64_t)(rem % (size_t)J->shape[d]);
+      rem /= (size_t)J->shape[d];
+      doff += i * J->ds[d];
+      soff += i * J->ss[d];
+    }
+    char *dp = J->dst + doff * es;
+    const char *sp = J->src + soff * es;
+    if (dsl == 1 && ssl == 1) { memcpy(dp, sp, (size_t)(L * es)); continue; }
+    switch (es) {
+    case 1: for (int64_t i = 0; i < L; i++) dp[i * dsl] = sp[i * ssl]; break;
+    case 2: for (int64_t i = 0; i < L; i++) ((uint16_t *)dp)[i * dsl] = ((const uint16_t *)sp)[i * ssl]; break;
+    case 4: for (int64_t i = 0; i < L; i++) ((uint32_t *)dp)[i * dsl] = ((const uint32_t *)sp)[i * ssl]; break;
+    default: for (int64_t i = 0; i < L; i++) ((uint64_t *)dp)[i * dsl] = ((const uint64_t *)sp)[i * ssl]; break;
+    }
+  }
+}
+
+void bxfx_copy_strided(void *dst, const int64_t *dst_strides, const void *src,
+                       const int64_t *src_strides, int rank, const int64_t *shape, size_t esize) {
+  struct copy_job J = { .dst = dst, .src = src, .es = esize };
+  int r = 0;
+  for (int d = 0; d < rank; d++) {
+    if (shape[d] == 0) return;
+    if (shape[d] == 1) continue;
+    if (r > 0 && J.ds[r - 1] == dst_strides[d] * shape[d] && J.ss[r - 1] == src_strides[d] * shape[d]) {
+      J.shape[r - 1] *= shape[d];
+      J.ds[r - 1] = dst_strides[d];
+      J.ss[r - 1] = src_strides[d];
+      continue;
+    }
+    J.shape[r] = shape[d];
+    J.ds[r] = dst_strides[d];
+    J.ss[r] = src_strides[d];
+    r++;
+  }
+  if (r == 0) { J.shape[0] = 1; J.ds[0] = J.ss[0] = 1; r = 1; }
+  J.rank = r;
+  size_t rows = 1;
+  for (int d = 0; d < r - 1; d++) rows *= (size_t)J.shape[d];
+  /* cost per row: its length (in elements), so small copies stay inline */
+  size_t per_row = (size_t)J.shape[r - 1] / 4 + 1;
+  bxfx_parallel_for(rows, per_row, 1, copy_rows, &J);
+}
+
+/* Copies t (any layout) into the contiguous buffer dst. */
+static void copy_to_contig(const bext_tensor *t, void *dst) {
+  int64_t cs[BEXT_MAX_RANK];
+  bxr_contiguous_strides(t->rank, t->shape, cs);
+  bxfx_copy_strided(dst, cs, bxr_data(t), t->strides, t->rank, t->shape, bext_dtype_size(t->dtype));
+}
+
+/* ------------------------------------------------------------ creation */
+struct fill_job {
+  char *dst;
+  size_t es;
+  char pat[8];
+  const struct bxr_op *op;
+  bext_dtype dt;
+};
+
+static void fill_chunk(void *ctx, size_t b, size_t e) {
+  const struct fill_job *J = ctx;
+  char *d = J->dst + b * J->es;
+  size_t n = e - b;
+  switch (J->es) {
+  case 1: memset(d, J->pat[0], n); break;
+  case 2: { uint16_t v; memcpy(&v, J->pat, 2); for (size_t i = 0; i < n; i++) ((uint16_t *)d)[i] = v; } break;
+  case 4: { uint32_t v; memcpy(&v, J->pat, 4); for (size_t i = 0; i < n; i++) ((uint32_t *)d)[i] = v; } break;
+  default: { uint64_t v; memcpy(&v, J->pat, 8); for (size_t i = 0; i < n; i++) ((uint64_t *)d)[i] = v; } break;
+  }
+}
+
+static void random_chunk(void *ctx, size_t b, size_t e) {
+  const struct fill_job *J = ctx;
+  const struct bxr_op *op = J->op;
+  double p0 = op->sc[0].f, p1 = op->sc[1].f;
+  uint64_t seed = op->at.seed;
+  if (op->code == BXR_OP_RANDOM_UNIFORM)
+    for (size_t i = b; i < e; i++)
+      bxr_store_f64(J->dst, J->dt, (int64_t)i, p0 + (p1 - p0) * bxr_rng_uniform(seed, i));
+  else
+    for (size_t i = b; i < e; i++)
+      bxr_store_f64(J->dst, J->dt, (int64_t)i, p0 + p1 * bxr_rng_normal(seed, i));
+}
+
+bext_tensor *bxfx_exec_create(struct bxr_op *op) {
+  bext_tensor *out = bxr_op_new_output(op);
+  if (!out) return NULL;
+  size_t n = (size_t)bxr_numel(out->rank, out->shape);
+  struct fill_job J = { .dst = bxr_data(out), .es = bext_dtype_size(out->dtype), .op = op,
+                        .dt = out->dtype };
+  switch (op->code) {
+  case BXR_OP_EMPTY:
+    /* Contents are unspecified; small ones are zeroed so results never
+     * depend on stale memory. */
+    if (n * J.es <= 65536) memset(J.dst, 0, n * J.es);
+    break;
+  case BXR_OP_ZEROS: case BXR_OP_ONES: case BXR_OP_FULL: {
+    double v = op->code == BXR_OP_ZEROS ? 0.0 : op->code == BXR_OP_ONES ? 1.0 : op->sc[0].f;
+    bxr_store_f64(J.pat, out->dtype, 0, v);
+    bxfx_parallel_for(n, 1, 64, fill_chunk, &J);
+    break;
+  }
+  case BXR_OP_ARANGE:
+    for (size_t i = 0; i < n; i++)
+      bxr_store_f64(J.dst, out->dtype, (int64_t)i, op->sc[0].f + (double)i * op->sc[2].f);
+    break;
+  default: /* RANDOM_UNIFORM, RANDOM_NORMAL: counter-based, so threads agree */
+    bxfx_parallel_for(n, 16, 64, random_chunk, &J);
+    break;
+  }
+  return out;
+}
+
+/* -------------------------------------------------------------- layout */
+
+/* Strides expressing `t` with a new shape without copying (PyTorch's
+ * computeStride): dims are grouped into chunks that are contiguous with
+ * each other, and the new dims must tile each chunk exactly. */
+static bool view_strides(const bext_tensor *t, int nr, const int64_t *ns, int64_t *out) {
+  if (bxr_numel(t->rank, t->shape) == 0 || t->rank == 0) {
+    bxr_contiguous_strides(nr, ns, out);
+    return true;
+  }
+  int vd = nr - 1;
+  int64_t base = t->strides[t->rank - 1], tnum = 1, vnum = 1;
+  for (int d = t->rank - 1; d >= 0; d--) {
+    tnum *= t->shape[d];
+    if (d == 0 || (t->shape[d - 1] != 1 && t->strides[d - 1] != tnum * base)) {
+      while (vd >= 0 && (vnum < tnum || ns[vd] == 1)) {
+        out[vd] = vnum * base;
+        vnum *= ns[vd];
+        vd--;
+      }
+      if (vnum != tnum) return false;
+      if (d > 0) {
+        base = t->strides[d - 1];
+        tnum = 1;
+        vnum = 1;
+      }
+    }
+  }
+  return vd == -1;
+}
+
+static bext_tensor *view(struct bxr_op *op, const int64_t *strides, int64_t offset) {
+  return bxr_tensor_view(op->in[0], op->out.rank, op->out.shape, strides, offset);
+}
+
+bext_tensor *bxfx_exec_layout(struct bxr_op *op) {
+  bext_tensor *t = op->in[0];
+  const struct bxr_attrs *at = &op->at;
+  int64_t st[BEXT_MAX_RANK];
+  size_t es = bext_dtype_size(op->out.dtype);
+  switch (op->code) {
+  case BXR_OP_RESHAPE: {
+    if (view_strides(t, op->out.rank, op->out.shape, st)) return view(op, st, t->offset);
+    bext_tensor *out = bxr_op_new_output(op);
+    if (out) copy_to_contig(t, bxr_data(out));
+    return out;
+  }
+  case BXR_OP_SWAP_DIMS: {
+    memcpy(st, t->strides, sizeof st);
+    st[at->dims[0]] = t->strides[at->dims[1]];
+    st[at->dims[1]] = t->strides[at->dims[0]];
+    return view(op, st, t->offset);
+  }
+  case BXR_OP_PERMUTE:
+    for (int i = 0; i < t->rank; i++) st[i] = t->strides[at->dims[i]];
+    return view(op, st, t->offset);
+  case BXR_OP_EXPAND: {
+    bool ok = bxr_broadcast_strides(t, op->out.rank, op->out.shape, st);
+    BXR_ASSERT(ok);
+    return view(op, st, t->offset);
+  }
+  case BXR_OP_SLICE: {
+    int64_t off = t->offset;
+    for (int d = 0; d < at->nranges; d++)
+      if (op->out.shape[d] > 0) off += at->start[d] * t->strides[d];
+    return view(op, t->strides, off);
+  }
+  case BXR_OP_NARROW: {
+    int64_t off = t->offset + (op->out.shape[at->dim] > 0 ? op->sc[0].i * t->strides[at->dim] : 0);
+    return view(op, t->strides, off);
+  }
+  case BXR_OP_FLIP: {
+    bext_tensor *out = bxr_op_new_output(op);
+    if (!out) return NULL;
+    if (bxr_numel(t->rank, t->shape) == 0) return out;
+    const char *src = bxr_data(t);
+    memcpy(st, t->strides, sizeof st);
+    for (int i = 0; i < at->ndims; i++) {
+      int d = at->dims[i];
+      src += (t->shape[d] - 1) * t->strides[d] * (int64_t)es;
+      st[d] = -t->strides[d];
+    }
+    int64_t cs[BEXT_MAX_RANK];
+    bxr_contiguous_strides(out->rank, out->shape, cs);
+    bxfx_copy_strided(bxr_data(out), cs, src, st, t->rank, t->shape, es);
+    return out;
+  }
+  case BXR_OP_SLICE_ASSIGN: {
+    bext_tensor *val = op->in[1];
+    bext_tensor *out = bxfx_output(op, 1);
+    if (!out) return NULL;
+    if (out != t) copy_to_contig(t, bxr_data(out));
+    char *dst = bxr_data(out);
+    for (int d = 0; d < at->nranges; d++)
+      if (val->shape[d] > 0) dst += at->start[d] * out->strides[d] * (int64_t)es;
+    bxfx_copy_strided(dst, out->strides, bxr_data(val), val->strides, val->rank, val->shape, es);
+    return out;
+  }
+  case BXR_OP_CAT: {
+    bext_tensor *out = bxr_op_new_output(op);
+    if (!out) return NULL;
+    int64_t pos = 0;
+    for (int k = 0; k < op->n_in; k++) {
+      bext_tensor *p = op->in[k];
+      char *dst = (char *)bxr_data(out) + pos * out->strides[at->dim] * (int64_t)es;
+      bxfx_copy_strided(dst, out->strides, bxr_data(p), p->strides, p->rank, p->shape, es);
+      pos += p->shape[at->dim];
+    }
+    return out;
+  }
+  case BXR_OP_REPEAT_DIM: {
+    bext_tensor *out = bxr_op_new_output(op);
+    if (!out) return NULL;
+    int64_t ext = t->shape[at->dim];
+    for (int64_t r = 0; r < op->sc[0].i; r++) {
+      char *dst = (char *)bxr_data(out) + r * ext * out->strides[at->dim] * (int64_t)es;
+      bxfx_copy_strided(dst, out->strides, bxr_data(t), t->strides, t->rank, t->shape, es);
+    }
+    return out;
+  }
+  default:
+    BXR_ASSERT(!"flex: not a layout op");
+    return NULL;
+  }
+}

@@ -1,0 +1,149 @@
+/* flex_pool.c — the Flex thread pool (see flex_pool.h for the contract).
+ *
+ * One job at a time: a caller that finds the pool busy (another user
+ * thread, or a nested call from inside a chunk) runs its range inline
+ * instead of queueing, so the pool can never deadlock and small or
+ * concurrent callers never block on it. */
+#include "flex_pool.h"
+
+#include <cblas.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#define BXFX_MAX_THREADS 64
+
+static struct {
+  pthread_once_t once;
+  pthread_mutex_t m;
+  pthread_cond_t work_cv;   /* a new generation was posted */
+  pthread_cond_t done_cv;   /* pending reached zero */
+  int nworkers;             /* threads besides the caller */
+  unsigned long gen;        /* job generation, guarded by m */
+  bxfx_task_fn fn;          /* the current job, guarded by m */
+  void *ctx;
+  size_t n, chunk;
+  int nchunks;
+  atomic_int pending;       /* chunks not yet finished by workers */
+  atomic_flag busy;         /* held by the thread that owns the pool */
+  atomic_int limit;         /* bxfx_set_num_threads */
+  atomic_ulong split;       /* jobs that went to the workers */
+} P = {
+  .once = PTHREAD_ONCE_INIT,
+  .m = PTHREAD_MUTEX_INITIALIZER,
+  .work_cv = PTHREAD_COND_INITIALIZER,
+  .done_cv = PTHREAD_COND_INITIALIZER,
+  .busy = ATOMIC_FLAG_INIT,
+};
+
+static void *worker(void *arg) {
+  int idx = (int)(size_t)arg;         /* chunk index this worker runs */
+  unsigned long seen = 0;
+  for (;;) {
+    pthread_mutex_lock(&P.m);
+    while (P.gen == seen) pthread_cond_wait(&P.work_cv, &P.m);
+    seen = P.gen;
+    bxfx_task_fn fn = P.fn;
+    void *ctx = P.ctx;
+    size_t n = P.n, chunk = P.chunk;
+    int nchunks = P.nchunks;
+    pthread_mutex_unlock(&P.m);
+    if (idx >= nchunks) continue;     /* not needed for this job */
+    size_t b = (size_t)idx * chunk, e = b + chunk < n ? b + chunk : n;
+    fn(ctx, b, e);
+    if (atomic_fetch_sub(&P.pending, 1) == 1) {
+      /* Take the lock so the caller cannot miss the wakeup between its
+       * check of `pending` and its wait. */
+      pthread_mutex_lock(&P.m);
+      pthread_cond_broadcast(&P.done_cv);
+      pthread_mutex_unlock(&P.m);
+    }
+  }
+  return NULL;
+}
+
+/* A forked child has none of the parent's workers: run everything inline
+ * there instead of waiting for threads that do not exist. */
+static void after_fork_child(void) {
+  P.nworkers = 0;
+  atomic_store(&P.limit, 1);
+}
+
+static void pool_init(void) {
+  pthread_atfork(NULL, NULL, after_fork_child);
+  long want = 0;
+  const char *env = getenv("BEXT_NUM_THREADS");
+  if (env && *env) want = strtol(env, NULL, 10);
+  if (want <= 0) want = sysconf(_SC_NPROCESSORS_ONLN);
+  if (want < 1) want = 1;
+  if (want > BXFX_MAX_THREADS) want = BXFX_MAX_THREADS;
+  int made = 0;
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  for (int i = 1; i < want; i++) {
+    pthread_t t;
+    if (pthread_create(&t, &attr, worker, (void *)(size_t)i) != 0) break;
+    made++;
+  }
+  pthread_attr_destroy(&attr);
+  P.nworkers = made;
+  atomic_store(&P.limit, made + 1);
+  openblas_set_num_threads(made + 1);
+}
+
+int bxfx_num_threads(void) {
+  pthread_once(&P.once, pool_init);
+  return atomic_load(&P.limit);
+}
+
+int bxfx_set_num_threads(int n) {
+  pthread_once(&P.once, pool_init);
+  /* (in a forked child nworkers is 0, so this stays 1) */
+  if (n <= 0 || n > P.nworkers + 1) n = P.nworkers + 1;
+  int old = atomic_exchange(&P.limit, n);
+  openblas_set_num_threads(n);
+  return old;
+}
+
+unsigned long bxfx_pool_jobs_split(void) { return atomic_load(&P.split); }
+
+void bxfx_parallel_for(size_t n, size_t cost, size_t align, bxfx_task_fn fn, void *ctx) {
+  if (n == 0) return;
+  if (align == 0) align = 1;
+  if (cost == 0) cost = 1;
+  /* Small work: no pool, no lock, no atomics beyond the once check. */
+  if (n * cost < BXFX_PAR_MIN || n <= align) { fn(ctx, 0, n); return; }
+  pthread_once(&P.once, pool_init);
+  int threads = atomic_load(&P.limit);
+  if (threads <= 1 || atomic_flag_test_and_set(&P.busy)) { fn(ctx, 0, n); return; }
+
+  size_t chunk = (n + (size_t)threads - 1) / (size_t)threads;
+  chunk = (chunk + align - 1) / align * align;
+  int nchunks = (int)((n + chunk - 1) / chunk);
+  if (nchunks <= 1) { atomic_flag_clear(&P.busy); fn(ctx, 0, n); return; }
+
+  pthread_mutex_lock(&P.m);
+  P.fn = fn; P.ctx = ctx; P.n = n; P.chunk = chunk; P.nchunks = nchunks;
+  atomic_store(&P.pending, nchunks - 1);
+  P.gen++;
+  pthread_cond_broadcast(&P.work_cv);
+  pthread_mutex_unlock(&P.m);
+  atomic_fetch_add(&P.split, 1);
+
+  fn(ctx, 0, chunk);                  /* the caller takes chunk 0 */
+
+  /* A short spin covers workers that finish about when we do; then sleep. */
+  for (int i = 0; i < 4000 && atomic_load(&P.pending) > 0; i++) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+  }
+  if (atomic_load(&P.pending) > 0) {
+    pthread_mutex_lock(&P.m);
+    while (atomic_load(&P.pending) > 0) pthread_cond_wait(&P.done_cv, &P.m);
+    pthread_mutex_unlock(&P.m);
+  }
+  atomic_flag_clear(&P.busy);
+}

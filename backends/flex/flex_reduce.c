@@ -1,0 +1,291 @@
+/* flex_reduce.c — reductions (sum mean prod max min argmax argmin any
+ * all, whole tensor or along one dim) and cumsum.
+ *
+ * The input is viewed as [outer, K, inner] with K the reduced extent (a
+ * non-contiguous input is first copied contiguous).  inner == 1 reduces
+ * contiguous rows (f32 sums through the vector kernel, the whole-tensor
+ * f32 sum split across threads with one partial per thread); inner > 1
+ * accumulates whole rows of `inner` elements, which keeps the reads
+ * sequential instead of striding by `inner`.  Floats accumulate in
+ * double, ints in wrapping i64, bools in u8; max/min let NaN win;
+ * argmax/argmin take the first occurrence of the extreme (the last NaN when
+ * there are NaNs, as the reference does). */
+#include <math.h>
+#include <string.h>
+
+#include "flex_internal.h"
+
+struct red {
+  enum bxr_opcode op;
+  const char *src;
+  bext_dtype dt;
+  char *dst;
+  bext_dtype odt;
+  int repr;                 /* accumulator representation */
+  int64_t outer, K, inner;
+  /* whole-tensor f32 sum split: one partial per piece */
+  double part[64];
+  int64_t piece;
+};
+
+static inline int64_t wadd(int64_t a, int64_t b) { return (int64_t)((uint64_t)a + (uint64_t)b); }
+static inline int64_t wmul(int64_t a, int64_t b) { return (int64_t)((uint64_t)a * (uint64_t)b); }
+
+/* Reduces n-element blocks: acc/arg over k (block of values x at step k). */
+static void combine(const struct red *R, void *accv, int64_t *arg, const void *xv, size_t n, int64_t k) {
+  switch (R->repr) {
+  case BXFX_R_F64: {
+    double *acc = accv;
+    const double *x = xv;
+    switch (R->op) {
+    case BXR_OP_SUM: case BXR_OP_MEAN: for (size_t i = 0; i < n; i++) acc[i] += x[i]; break;
+    case BXR_OP_PROD: for (size_t i = 0; i < n; i++) acc[i] *= x[i]; break;
+    case BXR_OP_MAX_REDUCE:
+      for (size_t i = 0; i < n; i++) if (x[i] > acc[i] || (x[i] != x[i] && acc[i] == acc[i])) acc[i] = x[i];
+      break;
+    case BXR_OP_MIN_REDUCE:
+      for (size_t i = 0; i < n; i++) if (x[i] < acc[i] || (x[i] != x[i] && acc[i] == acc[i])) acc[i] = x[i];
+      break;
+    /* A NaN always takes the index (so the last NaN wins), as the
+     * reference does. */
+    case BXR_OP_ARGMAX:
+      for (size_t i = 0; i < n; i++)
+        if (x[i] != x[i] || x[i] > acc[i]) { acc[i] = x[i]; arg[i] = k; }
+      break;
+    default: /* ARGMIN */
+      for (size_t i = 0; i < n; i++)
+        if (x[i] != x[i] || x[i] < acc[i]) { acc[i] = x[i]; arg[i] = k; }
+      break;
+    }
+    break;
+  }
+  case BXFX_R_I64: {
+    int64_t *acc = accv;
+    const int64_t *x = xv;
+    switch (R->op) {
+    case BXR_OP_SUM: case BXR_OP_MEAN: for (size_t i = 0; i < n; i++) acc[i] = wadd(acc[i], x[i]); break;
+    case BXR_OP_PROD: for (size_t i = 0; i < n; i++) acc[i] = wmul(acc[i], x[i]); break;
+    case BXR_OP_MAX_REDUCE: for (size_t i = 0; i < n; i++) if (x[i] > acc[i]) acc[i] = x[i]; break;
+    case BXR_OP_MIN_REDUCE: for (size_t i = 0; i < n; i++) if (x[i] < acc[i]) acc[i] = x[i]; break;
+    case BXR_OP_ARGMAX: for (size_t i = 0; i < n; i++) if (x[i] > acc[i]) { acc[i] = x[i]; arg[i] = k; } break;
+    default: for (size_t i = 0; i < n; i++) if (x[i] < acc[i]) { acc[i] = x[i]; arg[i] = k; } break;
+    }
+    break;
+  }
+  default: {
+    uint8_t *acc = accv;
+    const uint8_t *x = xv;
+    if (R->op == BXR_OP_ANY) for (size_t i = 0; i < n; i++) acc[i] |= x[i];
+    else for (size_t i = 0; i < n; i++) acc[i] &= x[i];
+    break;
+  }
+  }
+}
+
+static void init_acc(const struct red *R, void *acc, int64_t *arg, const void *first, size_t n) {
+  size_t rs = bxfx_repr_size(R->repr);
+  switch (R->op) {
+  case BXR_OP_MAX_REDUCE: case BXR_OP_MIN_REDUCE: case BXR_OP_ARGMAX: case BXR_OP_ARGMIN:
+    memcpy(acc, first, n * rs);   /* step 0 seeds the running extreme */
+    for (size_t i = 0; i < n; i++) arg[i] = 0;
+    return;
+  case BXR_OP_PROD:
+    if (R->repr == BXFX_R_F64) for (size_t i = 0; i < n; i++) ((double *)acc)[i] = 1.0;
+    else for (size_t i = 0; i < n; i++) ((int64_t *)acc)[i] = 1;
+    return;
+  case BXR_OP_ALL: memset(acc, 1, n); return;
+  default: memset(acc, 0, n * rs); return;
+  }
+}
+
+/* Writes n results (acc or arg) to output elements [pos, pos+n). */
+static void finish(const struct red *R, void *acc, const int64_t *arg, size_t n, size_t pos) {
+  char *dst = R->dst + pos * bext_dtype_size(R->odt);
+  if (R->op == BXR_OP_ARGMAX || R->op == BXR_OP_ARGMIN) {
+    bxfx_store(dst, R->odt, arg, BXFX_R_I64, n);
+    return;
+  }
+  if (R->op == BXR_OP_MEAN) {
+    if (R->repr == BXFX_R_F64) for (size_t i = 0; i < n; i++) ((double *)acc)[i] /= (double)R->K;
+    else for (size_t i = 0; i < n; i++) {
+      /* The sum wraps to the dtype first (an i32 mean of an overflowing
+       * sum divides the wrapped i32 sum), then divides truncating. */
+      int64_t s = ((int64_t *)acc)[i];
+      if (R->odt == BEXT_I32) s = (int32_t)(uint32_t)(uint64_t)s;
+      else if (R->odt == BEXT_U8) s = (uint8_t)(uint64_t)s;
+      ((int64_t *)acc)[i] = R->K == 0 ? 0 : s / R->K;
+    }
+  }
+  bxfx_store(dst, R->odt, acc, R->repr, n);
+}
+
+/* Task = (o, inner block).  Blocks of BXFX_BLK inner elements. */
+static void red_chunk(void *ctx, size_t b, size_t e) {
+  const struct red *R = ctx;
+  const size_t es = bext_dtype_size(R->dt);
+  const int64_t nblk = (R->inner + BXFX_BLK - 1) / BXFX_BLK;
+  _Alignas(32) char acc[BXFX_BLK * 8], x[BXFX_BLK * 8];
+  int64_t arg[BXFX_BLK];
+  for (size_t task = b; task < e; task++) {
+    int64_t o = (int64_t)task / nblk, i0 = ((int64_t)task % nblk) * BXFX_BLK;
+    size_t n = (size_t)(R->inner - i0 < BXFX_BLK ? R->inner - i0 : BXFX_BLK);
+    const char *base = R->src + ((o * R->K) * R->inner + i0) * (int64_t)es;
+    if (R->inner == 1) {
+      /* One contiguous row per output element: reduce it in blocks. */
+      const char *row = base;
+      if ((R->op == BXR_OP_SUM || R->op == BXR_OP_MEAN) && R->dt == BEXT_F32) {
+        double s = bxfx_kern()->sum_f32((const float *)row, (size_t)R->K);
+        memcpy(acc, &s, sizeof s);
+        finish(R, acc, arg, 1, (size_t)o);
+        continue;
+      }
+      /* reduce the row block-wise into lane 0 by treating each block as
+       * K'=block steps of width 1 */
+      bool seeded = false;
+      for (int64_t k0 = 0; k0 < R->K; k0 += BXFX_BLK) {
+        size_t m = (size_t)(R->K - k0 < BXFX_BLK ? R->K - k0 : BXFX_BLK);
+        bxfx_load(x, R->repr, row + k0 * (int64_t)es, R->dt, 1, m);
+        size_t rs = bxfx_repr_size(R->repr);
+        for (size_t j = 0; j < m; j++) {
+          if (!seeded) { init_acc(R, acc, arg, x + j * rs, 1); seeded = true;
+            if (R->op == BXR_OP_MAX_REDUCE || R->op == BXR_OP_MIN_REDUCE || R->op == BXR_OP_ARGMAX ||
+                R->op == BXR_OP_ARGMIN) continue; }
+          combine(R, acc, arg, x + j * rs, 1, k0 + (int64_t)j);
+        }
+      }
+      if (!seeded) init_acc(R, acc, arg, x, 1);  /* K == 0: identity */
+      finish(R, acc, arg, 1, (size_t)o);
+      continue;
+    }
+    if (R->K == 0) {
+      init_acc(R, acc, arg, x, n);
+    } else {
+      bxfx_load(x, R->repr, base, R->dt, 1, n);
+      init_acc(R, acc, arg, x, n);
+      bool seeded_by_first = R->op == BXR_OP_MAX_REDUCE || R->op == BXR_OP_MIN_REDUCE ||
+                             R->op == BXR_OP_ARGMAX || R->op == BXR_OP_ARGMIN;
+      if (!seeded_by_first) combine(R, acc, arg, x, n, 0);
+      for (int64_t k = 1; k < R->K; k++) {
+        bxfx_load(x, R->repr, base + k * R->inner * (int64_t)es, R->dt, 1, n);
+        combine(R, acc, arg, x, n, k);
+      }
+    }
+    finish(R, acc, arg, n, (size_t)(o * R->inner + i0));
+  }
+}
+
+/* Whole-tensor f32 sum: piece p sums elements [p*piece, (p+1)*piece). */
+static void sum_pieces(void *ctx, size_t b, size_t e) {
+  struct red *R = ctx;
+  for (size_t p = b; p < e; p++) {
+    int64_t lo = (int64_t)p * R->piece, hi = lo + R->piece < R->K ? lo + R->piece : R->K;
+    R->part[p] = hi > lo ? bxfx_kern()->sum_f32((const float *)R->src + lo, (size_t)(hi - lo)) : 0.0;
+  }
+}
+
+/* The contiguous data of in[0]: itself, or a copy in *tmp (freed by caller). */
+static const char *contig_src(const bext_tensor *t, void **tmp, size_t *tmpsize) {
+  *tmp = NULL;
+  if (bxr_is_contiguous(t)) return bxr_data(t);
+  size_t es = bext_dtype_size(t->dtype);
+  *tmpsize = (size_t)bxr_numel(t->rank, t->shape) * es;
+  *tmp = bxr_alloc(*tmpsize ? *tmpsize : 1);
+  if (!*tmp) return NULL;
+  int64_t cs[BEXT_MAX_RANK];
+  bxr_contiguous_strides(t->rank, t->shape, cs);
+  bxfx_copy_strided(*tmp, cs, bxr_data(t), t->strides, t->rank, t->shape, es);
+  return *tmp;
+}
+
+static void shape3(const bext_tensor *t, bool all, int dim, int64_t *outer, int64_t *K, int64_t *inner) {
+  if (all) { *outer = 1; *K = bxr_numel(t->rank, t->shape); *inner = 1; return; }
+  *outer = 1; *inner = 1;
+  for (int d = 0; d < dim; d++) *outer *= t->shape[d];
+  for (int d = dim + 1; d < t->rank; d++) *inner *= t->shape[d];
+  *K = t->shape[dim];
+}
+
+bext_tensor *bxfx_exec_reduce(struct bxr_op *op) {
+  const bext_tensor *t = op->in[0];
+  bext_tensor *out = bxr_op_new_output(op);
+  if (!out) return NULL;
+  size_t tmpsize = 0;
+  void *tmp;
+  const char *src = contig_src(t, &tmp, &tmpsize);
+  if (!src) { bext_release(out); return NULL; }
+  struct red RR, *R = &RR;
+  memset(R, 0, sizeof *R);
+  R->op = op->code;
+  R->src = src;
+  R->dt = t->dtype;
+  R->dst = bxr_data(out);
+  R->odt = out->dtype;
+  R->repr = t->dtype == BEXT_BOOL ? BXFX_R_U8
+          : bext_dtype_kind(t->dtype) == BEXT_KIND_FLOAT ? BXFX_R_F64 : BXFX_R_I64;
+  shape3(t, op->at.all, op->at.dim, &R->outer, &R->K, &R->inner);
+  int threads = bxfx_num_threads();
+  if (R->outer == 1 && R->inner == 1 && R->dt == BEXT_F32 && (R->op == BXR_OP_SUM || R->op == BXR_OP_MEAN) &&
+      R->K >= (int64_t)BXFX_PAR_MIN && threads > 1) {
+    int pieces = threads < 64 ? threads : 64;
+    R->piece = (R->K + pieces - 1) / pieces;
+    R->piece = (R->piece + 63) / 64 * 64;
+    pieces = (int)((R->K + R->piece - 1) / R->piece);
+    bxfx_parallel_for((size_t)pieces, (size_t)R->piece, 1, sum_pieces, R);
+    double s = 0;
+    for (int p = 0; p < pieces; p++) s += R->part[p];
+    finish(R, &s, NULL, 1, 0);
+  } else {
+    int64_t nblk = (R->inner + BXFX_BLK - 1) / BXFX_BLK;
+    size_t tasks = (size_t)(R->outer * nblk);
+    size_t cost = (size_t)(R->K * (R->inner < BXFX_BLK ? R->inner : BXFX_BLK)) + 1;
+    bxfx_parallel_for(tasks, cost, 1, red_chunk, R);
+  }
+  if (tmp) bxr_free(tmp, tmpsize ? tmpsize : 1);
+  return out;
+}
+
+/* cumsum along dim: running sums per (o, inner element), stored each step. */
+struct cum {
+  const char *src;
+  char *dst;
+  bext_dtype dt;
+  int repr;
+  int64_t outer, K, inner;
+};
+
+static void cum_chunk(void *ctx, size_t b, size_t e) {
+  const struct cum *C = ctx;
+  const size_t es = bext_dtype_size(C->dt);
+  const int64_t nblk = (C->inner + BXFX_BLK - 1) / BXFX_BLK;
+  _Alignas(32) char acc[BXFX_BLK * 8], x[BXFX_BLK * 8];
+  for (size_t task = b; task < e; task++) {
+    int64_t o = (int64_t)task / nblk, i0 = ((int64_t)task % nblk) * BXFX_BLK;
+    size_t n = (size_t)(C->inner - i0 < BXFX_BLK ? C->inner - i0 : BXFX_BLK);
+    memset(acc, 0, sizeof acc);
+    for (int64_t k = 0; k < C->K; k++) {
+      int64_t pos = (o * C->K + k) * C->inner + i0;
+      bxfx_load(x, C->repr, C->src + pos * (int64_t)es, C->dt, 1, n);
+      if (C->repr == BXFX_R_F64) for (size_t i = 0; i < n; i++) ((double *)acc)[i] += ((double *)x)[i];
+      else for (size_t i = 0; i < n; i++) ((int64_t *)acc)[i] = wadd(((int64_t *)acc)[i], ((int64_t *)x)[i]);
+      bxfx_store(C->dst + pos * (int64_t)es, C->dt, acc, C->repr, n);
+    }
+  }
+}
+
+bext_tensor *bxfx_exec_cumsum(struct bxr_op *op) {
+  const bext_tensor *t = op->in[0];
+  bext_tensor *out = bxr_op_new_output(op);
+  if (!out) return NULL;
+  size_t tmpsize = 0;
+  void *tmp;
+  const char *src = contig_src(t, &tmp, &tmpsize);
+  if (!src) { bext_release(out); return NULL; }
+  struct cum C = { .src = src, .dst = bxr_data(out), .dt = t->dtype,
+                   .repr = bext_dtype_kind(t->dtype) == BEXT_KIND_FLOAT ? BXFX_R_F64 : BXFX_R_I64 };
+  shape3(t, false, op->at.dim, &C.outer, &C.K, &C.inner);
+  int64_t nblk = (C.inner + BXFX_BLK - 1) / BXFX_BLK;
+  bxfx_parallel_for((size_t)(C.outer * nblk), (size_t)(C.K * (C.inner < BXFX_BLK ? C.inner : BXFX_BLK)) + 1, 1,
+                    cum_chunk, &C);
+  if (tmp) bxr_free(tmp, tmpsize ? tmpsize : 1);
+  return out;
+}

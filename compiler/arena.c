@@ -1,0 +1,95 @@
+/* arena.c — bump allocator for one compilation (see arena.h). */
+#include "arena.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct bxc_arena_block {
+    bxc_arena_block *next;
+    size_t size, used;
+    _Alignas(16) unsigned char data[];
+};
+
+#define BXC_ARENA_BLOCK 65536u
+
+void bxc_arena_init(bxc_arena *a) {
+    a->head = NULL;
+    a->total = 0;
+}
+
+static _Noreturn void arena_oom(size_t n) {
+    /* Out of memory: nothing sensible can be reported through diagnostics,
+     * which themselves allocate. */
+    fprintf(stderr, "bextc: out of memory (allocating %zu bytes)\n", n);
+    abort();
+}
+
+void *bxc_arena_alloc(bxc_arena *a, size_t size) {
+    size_t need = (size + 15u) & ~(size_t)15u;
+    if (need < size) arena_oom(size);
+    bxc_arena_block *b = a->head;
+    if (!b || b->size - b->used < need) {
+        size_t bsize = need > BXC_ARENA_BLOCK / 4 ? need : BXC_ARENA_BLOCK;
+        b = malloc(sizeof *b + bsize);
+        if (!b) arena_oom(size);
+        b->size = bsize;
+        b->used = 0;
+        if (bsize != BXC_ARENA_BLOCK && a->head) {
+            /* A big one-off block goes behind the current head so the
+             * head's free space stays usable. */
+            b->next = a->head->next;
+            a->head->next = b;
+        } else {
+            b->next = a->head;
+            a->head = b;
+        }
+    }
+    void *p = b->data + b->used;
+    b->used += need;
+    a->total += need;
+    memset(p, 0, size);
+    return p;
+}
+
+char *bxc_arena_strndup(bxc_arena *a, const char *s, size_t n) {
+    char *p = bxc_arena_alloc(a, n + 1);
+    if (n) memcpy(p, s, n);
+    p[n] = '\0';
+    return p;
+}
+
+char *bxc_arena_strdup(bxc_arena *a, const char *s) {
+    return bxc_arena_strndup(a, s, strlen(s));
+}
+
+char *bxc_arena_vprintf(bxc_arena *a, const char *fmt, va_list ap) {
+    va_list ap2;
+    va_copy(ap2, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap2);
+    va_end(ap2);
+    if (n < 0) n = 0;
+    char *p = bxc_arena_alloc(a, (size_t)n + 1);
+    vsnprintf(p, (size_t)n + 1, fmt, ap);
+    return p;
+}
+
+char *bxc_arena_printf(bxc_arena *a, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    char *p = bxc_arena_vprintf(a, fmt, ap);
+    va_end(ap);
+    return p;
+}
+
+void bxc_arena_free_all(bxc_arena *a) {
+    bxc_arena_block *b = a->head;
+    while (b) {
+        bxc_arena_block *n = b->next;
+        free(b);
+        b = n;
+    }
+    a->head = NULL;
+    a->total = 0;
+}

@@ -1,0 +1,470 @@
+/* check_attrs.c — attributes (language.md §1-§4): which attribute may go
+ * where, `cfg` conditions, the selector list of `#[backend_extension]`,
+ * `#[derive(ExtensionType)]` / `#[extension_type]` on types and
+ * `#[fusion(scalar)]` on types.  The parser keeps attributes as generic
+ * data; every rule about their contents lives here (and in check_sig.c
+ * for the per-method `#[fusion]` forms). */
+#include <ctype.h>
+#include <stdio.h>
+
+#include "check_internal.h"
+
+/* ---- placement ----------------------------------------------------------- */
+
+#define SITE(s) (1u << (s))
+#define ITEMS (SITE(CHK_SITE_FN) | SITE(CHK_SITE_STRUCT) | SITE(CHK_SITE_ENUM) | \
+               SITE(CHK_SITE_ALIAS) | SITE(CHK_SITE_TRAIT) | SITE(CHK_SITE_USE) | \
+               SITE(CHK_SITE_IMPL))
+#define ALL_SITES (ITEMS | SITE(CHK_SITE_METHOD) | SITE(CHK_SITE_PARAM) | \
+                   SITE(CHK_SITE_FIELD) | SITE(CHK_SITE_VARIANT))
+
+static const struct known_attr {
+    const char *name;
+    unsigned sites;
+} known_attrs[] = {
+    {"backend_extension", SITE(CHK_SITE_TRAIT)},
+    {"derive", SITE(CHK_SITE_STRUCT) | SITE(CHK_SITE_ENUM)},
+    {"extension_type", SITE(CHK_SITE_STRUCT) | SITE(CHK_SITE_ENUM) | SITE(CHK_SITE_FIELD) |
+                           SITE(CHK_SITE_PARAM)},
+    {"fusion", SITE(CHK_SITE_METHOD) | SITE(CHK_SITE_PARAM) | SITE(CHK_SITE_STRUCT) |
+                   SITE(CHK_SITE_ENUM) | SITE(CHK_SITE_ALIAS)},
+    {"backward", SITE(CHK_SITE_METHOD)},
+    {"cfg", ALL_SITES & ~SITE(CHK_SITE_PARAM)},
+    {"cube", SITE(CHK_SITE_FN) | SITE(CHK_SITE_IMPL)},
+    {"doc", ALL_SITES},
+};
+
+static const char *site_name(chk_attr_site s) {
+    switch (s) {
+    case CHK_SITE_FN: return "a function";
+    case CHK_SITE_STRUCT: return "a struct";
+    case CHK_SITE_ENUM: return "an enum";
+    case CHK_SITE_ALIAS: return "a type alias";
+    case CHK_SITE_TRAIT: return "a trait";
+    case CHK_SITE_METHOD: return "a method";
+    case CHK_SITE_PARAM: return "a parameter";
+    case CHK_SITE_FIELD: return "a field";
+    case CHK_SITE_VARIANT: return "an enum variant";
+    case CHK_SITE_USE: return "a `use`";
+    case CHK_SITE_IMPL: return "an `impl`";
+    }
+    return "this item";
+}
+
+bool chk_path_is(const bxc_path *p, const char *name) {
+    return p && p->segs.len == 1 && strcmp(p->segs.items[0].name, name) == 0;
+}
+
+bool chk_attr_is(const bxc_attr *a, const char *name) {
+    return a && chk_path_is(a->path, name);
+}
+
+bxc_attr *chk_find_attr(const bxc_attr_list *attrs, const char *name) {
+    for (uint32_t i = 0; attrs && i < attrs->len; i++)
+        if (chk_attr_is(attrs->items[i], name)) return attrs->items[i];
+    return NULL;
+}
+
+static bool eval_cfg(chk_ctx *cx, const bxc_attr_arg *arg, bool *value, bool report);
+
+/* `#[cfg(cond)]`: exactly one condition. */
+static bool cfg_attr(chk_ctx *cx, const bxc_attr *a, bool *value, bool report) {
+    if (!a->has_args || a->args.len != 1) {
+        if (report) {
+            bxc_diag *d = chk_error(cx, CHK_E_CFG, a->span,
+                                    "malformed `cfg`: expected exactly one condition");
+            chk_help(cx, d, "write `#[cfg(feature = \"name\")]`, combined with `not`, `any`, `all`");
+        }
+        return false;
+    }
+    return eval_cfg(cx, a->args.items[0], value, report);
+}
+
+void chk_attrs_placement(chk_ctx *cx, const bxc_attr_list *attrs, chk_attr_site site) {
+    for (uint32_t i = 0; attrs && i < attrs->len; i++) {
+        bxc_attr *a = attrs->items[i];
+        const char *name = a->path && a->path->segs.len ? a->path->segs.items[0].name : "?";
+        const struct known_attr *k = NULL;
+        if (a->path && a->path->segs.len == 1)
+            for (size_t j = 0; j < sizeof known_attrs / sizeof *known_attrs; j++)
+                if (strcmp(known_attrs[j].name, name) == 0) k = &known_attrs[j];
+        if (!k) {
+            const char *cands[sizeof known_attrs / sizeof *known_attrs];
+            for (size_t j = 0; j < sizeof known_attrs / sizeof *known_attrs; j++)
+                cands[j] = known_attrs[j].name;
+            bxc_diag *d = chk_error(cx, CHK_E_UNKNOWN_ATTR, a->path ? a->path->span : a->span,
+                                    "unknown attribute `%s`", name);
+            const char *near = chk_nearest(name, cands, sizeof cands / sizeof *cands);
+            if (near) chk_help(cx, d, "did you mean `#[%s]`?", near);
+            else
+                chk_help(cx, d, "attributes of `.bext` files: backend_extension, derive, "
+                                "extension_type, fusion, backward, cfg, cube, doc");
+            continue;
+        }
+        if (!(k->sites & SITE(site))) {
+            chk_error(cx, CHK_E_MISPLACED_ATTR, a->span, "`#[%s]` is not allowed on %s", name,
+                      site_name(site));
+            continue;
+        }
+        if (strcmp(name, "cfg") == 0) {
+            bool v;
+            cfg_attr(cx, a, &v, true);
+        }
+    }
+}
+
+/* ---- cfg ------------------------------------------------------------------- */
+
+static const char *arg_desc(chk_ctx *cx, const bxc_attr_arg *arg) {
+    const char *name = arg->path && arg->path->segs.len ? arg->path->segs.items[0].name : "";
+    switch (arg->kind) {
+    case BXC_ATTR_ARG_PATH: return bxc_arena_printf(cx->arena, "`%s`", name);
+    case BXC_ATTR_ARG_ASSIGN: return bxc_arena_printf(cx->arena, "`%s = ...`", name);
+    case BXC_ATTR_ARG_COLON: return bxc_arena_printf(cx->arena, "`%s: ...`", name);
+    case BXC_ATTR_ARG_CALL: return bxc_arena_printf(cx->arena, "`%s(...)`", name);
+    case BXC_ATTR_ARG_STRING: return "a string";
+    }
+    return "?";
+}
+
+static bool eval_cfg(chk_ctx *cx, const bxc_attr_arg *arg, bool *value, bool report) {
+    *value = false;
+    const char *name = arg->path && arg->path->segs.len == 1 ? arg->path->segs.items[0].name : NULL;
+    if (arg->kind == BXC_ATTR_ARG_ASSIGN && name && strcmp(name, "feature") == 0) {
+        const bxc_expr *v = arg->value;
+        if (v && v->kind == BXC_EXPR_STRING) {
+            char buf[256];
+            uint32_t n = v->string_lit.len < sizeof buf - 1 ? v->string_lit.len : sizeof buf - 1;
+            memcpy(buf, v->string_lit.value, n);
+            buf[n] = '\0';
+            *value = bxc_unit_has_feature(cx->unit, buf);
+            return true;
+        }
+        if (report) {
+            bxc_diag *d = chk_error(cx, CHK_E_CFG, v ? v->span : arg->span,
+                                    "malformed `cfg` condition: `feature` takes a string");
+            chk_help(cx, d, "write `feature = \"name\"`");
+        }
+        return false;
+    }
+    if (arg->kind == BXC_ATTR_ARG_CALL && name &&
+        (strcmp(name, "not") == 0 || strcmp(name, "any") == 0 || strcmp(name, "all") == 0)) {
+        bool is_not = name[0] == 'n', is_any = name[1] == 'n';
+        if (is_not && arg->args.len != 1) {
+            if (report) {
+                bxc_diag *d = chk_error(cx, CHK_E_CFG, arg->span,
+                                        "`not` takes exactly one condition, found %u",
+                                        arg->args.len);
+                chk_help(cx, d, "combine several with `not(any(...))` or `not(all(...))`");
+            }
+            for (uint32_t i = 0; i < arg->args.len; i++) {
+                bool v;
+                eval_cfg(cx, arg->args.items[i], &v, report);
+            }
+            return false;
+        }
+        bool ok = true, acc = !is_any;   /* any() is false, all() is true */
+        for (uint32_t i = 0; i < arg->args.len; i++) {
+            bool v;
+            ok &= eval_cfg(cx, arg->args.items[i], &v, report);
+            if (is_any) acc = acc || v;
+            else acc = acc && v;
+        }
+        *value = is_not ? !acc : acc;
+        return ok;
+    }
+    if (report) {
+        bxc_diag *d;
+        if (name && strcmp(name, "feature") == 0 && arg->kind == BXC_ATTR_ARG_PATH)
+            d = chk_error(cx, CHK_E_CFG, arg->span,
+                          "malformed `cfg` condition: `feature` needs a value");
+        else
+            d = chk_error(cx, CHK_E_CFG, arg->span,
+                          "malformed `cfg` condition: expected `feature = \"name\"`, `not(..)`, "
+                          "`any(..)` or `all(..)`, found %s", arg_desc(cx, arg));
+        chk_help(cx, d, "write `feature = \"name\"`, `not(c)`, `any(c, ...)` or `all(c, ...)`");
+    }
+    return false;
+}
+
+bool chk_cfg_condition(chk_ctx *cx, const bxc_attr_arg *arg, bool *value) {
+    return eval_cfg(cx, arg, value, true);
+}
+
+bool chk_cfg_active(chk_ctx *cx, const bxc_attr_list *attrs) {
+    for (uint32_t i = 0; attrs && i < attrs->len; i++) {
+        bxc_attr *a = attrs->items[i];
+        if (!chk_attr_is(a, "cfg")) continue;
+        bool v = true;
+        /* malformed conditions were reported by the placement check; keep
+         * checking the item so its other errors still show */
+        if (cfg_attr(cx, a, &v, false) && !v) return false;
+    }
+    return true;
+}
+
+/* ---- #[backend_extension(...)] ------------------------------------------------- */
+
+static const char *const selector_names[CHK_SEL_COUNT] = {
+    "Cube", "Flex", "NdArray", "LibTorch", "Remote", "Autodiff", "Fusion",
+};
+
+/* Cube runtimes people write by mistake, with their display names. */
+static const struct { const char *name, *display, *feature; } cube_runtimes[] = {
+    {"wgpu", "WGPU", "wgpu"}, {"vulkan", "Vulkan", "vulkan"}, {"cuda", "CUDA", "cuda"},
+    {"rocm", "ROCm", "rocm"}, {"cpu", "CPU", "cpu"}, {"hip", "HIP", "hip"},
+    {"spirv", "SPIR-V", "spirv"}, {"metal", "Metal", "metal"}, {"llvm", "LLVM", "cpu"},
+};
+
+static bool ieq(const char *a, const char *b) {
+    for (; *a && *b; a++, b++)
+        if (tolower((unsigned char)*a) != tolower((unsigned char)*b)) return false;
+    return *a == *b;
+}
+
+static int selector_index(const char *n) {
+    for (int i = 0; i < CHK_SEL_COUNT; i++)
+        if (strcmp(selector_names[i], n) == 0) return i;
+    return -1;
+}
+
+static void bad_selector(chk_ctx *cx, const char *name, bxc_span span) {
+    bxc_diag *d = chk_error(cx, CHK_E_SELECTOR, span, "`%s` is not a backend selector", name);
+    for (size_t i = 0; i < sizeof cube_runtimes / sizeof *cube_runtimes; i++)
+        if (ieq(name, cube_runtimes[i].name)) {
+            chk_help(cx, d, "%s is a Cube runtime: write `Cube` (optionally `Cube: cfg(feature = \"%s\")`)",
+                     cube_runtimes[i].display, cube_runtimes[i].feature);
+            return;
+        }
+    const char *near = chk_nearest(name, selector_names, CHK_SEL_COUNT);
+    if (near) chk_help(cx, d, "did you mean `%s`?", near);
+    else
+        chk_help(cx, d, "backend selectors are Cube, Flex, NdArray, LibTorch, Remote, Autodiff, Fusion");
+}
+
+void chk_backend_extension(chk_ctx *cx, const bxc_attr *a, chk_selectors *out) {
+    memset(out, 0, sizeof *out);
+    out->present = true;
+    out->names = "";
+    if (!a->has_args || a->args.len == 0) {
+        bxc_diag *d = chk_error(cx, CHK_E_BAD_ATTR, a->span,
+                                "`#[backend_extension]` needs a list of backend selectors");
+        chk_help(cx, d, "for example `#[backend_extension(Cube, Flex, Autodiff, Fusion)]`");
+        return;
+    }
+    bxc_span first[CHK_SEL_COUNT];
+    bool invalid = false;
+    char names[256];
+    size_t len = 0;
+    names[0] = '\0';
+    for (uint32_t i = 0; i < a->args.len; i++) {
+        bxc_attr_arg *arg = a->args.items[i];
+        if ((arg->kind != BXC_ATTR_ARG_PATH && arg->kind != BXC_ATTR_ARG_COLON) || !arg->path ||
+            arg->path->segs.len != 1) {
+            bxc_diag *d = chk_error(cx, CHK_E_SELECTOR, arg->span,
+                                    "expected a backend selector, found %s", arg_desc(cx, arg));
+            chk_help(cx, d, "write a selector, optionally gated: `Cube: cfg(feature = \"wgpu\")`");
+            invalid = true;
+            continue;
+        }
+        const char *name = arg->path->segs.items[0].name;
+        bxc_span nspan = arg->path->span;
+        if (arg->kind == BXC_ATTR_ARG_COLON) {
+            const bxc_attr_arg *c = arg->args.len == 1 ? arg->args.items[0] : NULL;
+            if (!c || c->kind != BXC_ATTR_ARG_CALL || !chk_path_is(c->path, "cfg")) {
+                bxc_diag *d = chk_error(cx, CHK_E_CFG, c ? c->span : arg->span,
+                                        "expected `cfg(...)` after `%s:`, found %s", name,
+                                        c ? arg_desc(cx, c) : "nothing");
+                chk_help(cx, d, "write `%s: cfg(feature = \"name\")`", name);
+            } else if (c->args.len != 1) {
+                bxc_diag *d = chk_error(cx, CHK_E_CFG, c->span,
+                                        "malformed `cfg`: expected exactly one condition");
+                chk_help(cx, d, "write `cfg(feature = \"name\")`, combined with `not`, `any`, `all`");
+            } else {
+                bool v;
+                chk_cfg_condition(cx, c->args.items[0], &v);
+            }
+        }
+        int k = selector_index(name);
+        if (k < 0) {
+            bad_selector(cx, name, nspan);
+            invalid = true;
+            continue;
+        }
+        if (out->listed[k]) {
+            bxc_diag *d = chk_error(cx, CHK_E_DUP_SELECTOR, nspan, "duplicate backend selector `%s`",
+                                    name);
+            chk_note(cx, d, first[k], "first listed here");
+            chk_help(cx, d, "list each selector once; gate it with one `cfg(any(...))`");
+            continue;
+        }
+        out->listed[k] = true;
+        first[k] = nspan;
+        if (k < CHK_SEL_AUTODIFF) out->nexec++;
+        if (len < sizeof names - 1) {
+            int w = snprintf(names + len, sizeof names - len, "%s%s", len ? ", " : "", name);
+            if (w > 0) len += (size_t)w;
+            if (len >= sizeof names) len = sizeof names - 1;
+        }
+    }
+    out->names = bxc_arena_strdup(cx->arena, names);
+    if (!invalid && out->nexec == 0) {
+        bxc_diag *d = chk_error(cx, CHK_E_SELECTOR, a->span,
+                                "`#[backend_extension]` names no execution backend");
+        chk_help(cx, d, "add one of Cube, Flex, NdArray, LibTorch, Remote");
+    }
+}
+
+/* ---- type attributes ---------------------------------------------------------------- */
+
+static bool derive_lists(const bxc_attr *a, const char *name) {
+    for (uint32_t i = 0; i < a->args.len; i++)
+        if (a->args.items[i]->kind == BXC_ATTR_ARG_PATH && chk_path_is(a->args.items[i]->path, name))
+            return true;
+    return false;
+}
+
+bool chk_derives_extension(const bxc_attr_list *attrs) {
+    for (uint32_t i = 0; attrs && i < attrs->len; i++)
+        if (chk_attr_is(attrs->items[i], "derive") && derive_lists(attrs->items[i], "ExtensionType"))
+            return true;
+    return false;
+}
+
+/* `#[extension_type(fusion)]` or `#[extension_type(fusion: cfg(...))]`. */
+bool chk_has_fusion_companion(const bxc_attr_list *attrs) {
+    for (uint32_t i = 0; attrs && i < attrs->len; i++) {
+        bxc_attr *a = attrs->items[i];
+        if (!chk_attr_is(a, "extension_type")) continue;
+        for (uint32_t k = 0; k < a->args.len; k++) {
+            bxc_attr_arg *arg = a->args.items[k];
+            if ((arg->kind == BXC_ATTR_ARG_PATH || arg->kind == BXC_ATTR_ARG_COLON) &&
+                chk_path_is(arg->path, "fusion"))
+                return true;
+        }
+    }
+    return false;
+}
+
+bool chk_has_fusion_scalar(const bxc_attr_list *attrs) {
+    for (uint32_t i = 0; attrs && i < attrs->len; i++) {
+        bxc_attr *a = attrs->items[i];
+        if (!chk_attr_is(a, "fusion")) continue;
+        for (uint32_t k = 0; k < a->args.len; k++)
+            if (a->args.items[k]->kind == BXC_ATTR_ARG_PATH &&
+                chk_path_is(a->args.items[k]->path, "scalar"))
+                return true;
+    }
+    return false;
+}
+
+static const char *const known_derives[] = {
+    "ExtensionType", "Clone", "Copy", "Debug", "PartialEq", "Eq", "Hash", "Default",
+};
+
+/* Does a value of this type convert to a fusion scalar? Scalars do; an
+ * enum of unit variants converts to its variant index; a struct with one
+ * scalar field converts to that field. */
+static bool converts_to_scalar(bxc_type *t) {
+    t = bxc_type_resolve(t);
+    if (bxc_type_is_scalar(t)) return true;
+    if (t->kind == BXC_TYPE_ENUM) {
+        if (t->decl->is_extension) return false;
+        for (uint32_t i = 0; i < t->decl->nvariants; i++)
+            if (t->decl->variants[i].shape != BXC_VSHAPE_UNIT) return false;
+        return t->decl->nvariants > 0;
+    }
+    if (t->kind == BXC_TYPE_STRUCT)
+        return !t->decl->is_extension && t->decl->nfields == 1 &&
+               bxc_type_is_scalar(t->decl->fields[0].type);
+    return false;
+}
+
+bool chk_type_converts_to_scalar(bxc_type *t) {
+    return converts_to_scalar(t);
+}
+
+void chk_type_attrs(chk_ctx *cx, chk_module *cm, bxc_item *it, chk_symbol *s) {
+    (void)cm;
+    bool derived = chk_derives_extension(&it->attrs);
+    for (uint32_t i = 0; i < it->attrs.len; i++) {
+        bxc_attr *a = it->attrs.items[i];
+        if (chk_attr_is(a, "derive")) {
+            if (!a->has_args || !a->args.len) {
+                chk_error(cx, CHK_E_BAD_ATTR, a->span, "`#[derive]` needs a list of traits");
+                continue;
+            }
+            for (uint32_t k = 0; k < a->args.len; k++) {
+                bxc_attr_arg *arg = a->args.items[k];
+                const char *n = arg->kind == BXC_ATTR_ARG_PATH && arg->path->segs.len == 1
+                                    ? arg->path->segs.items[0].name : NULL;
+                bool known = false;
+                for (size_t j = 0; n && j < sizeof known_derives / sizeof *known_derives; j++)
+                    known |= strcmp(n, known_derives[j]) == 0;
+                if (!known) {
+                    bxc_diag *d = chk_error(cx, CHK_E_BAD_ATTR, arg->span, "unknown derive %s",
+                                            n ? bxc_arena_printf(cx->arena, "`%s`", n)
+                                              : arg_desc(cx, arg));
+                    const char *near = n ? chk_nearest(n, known_derives, 8) : NULL;
+                    if (near) chk_help(cx, d, "did you mean `%s`?", near);
+                    else chk_help(cx, d, "`.bext` types derive `ExtensionType` (and Rust's Clone, Copy, Debug, PartialEq, Eq, Hash, Default)");
+                }
+            }
+        } else if (chk_attr_is(a, "extension_type")) {
+            if (!derived) {
+                bxc_diag *d = chk_error(cx, CHK_E_EXT_TYPE, it->name.span,
+                                        "`#[extension_type]` on `%s`, which is not an extension type",
+                                        it->name.name);
+                chk_help(cx, d, "add `#[derive(ExtensionType)]`");
+            }
+            for (uint32_t k = 0; k < a->args.len; k++) {
+                bxc_attr_arg *arg = a->args.items[k];
+                if (arg->kind == BXC_ATTR_ARG_PATH && chk_path_is(arg->path, "fusion")) continue;
+                if (arg->kind == BXC_ATTR_ARG_COLON && chk_path_is(arg->path, "fusion")) {
+                    const bxc_attr_arg *c = arg->args.len == 1 ? arg->args.items[0] : NULL;
+                    if (!c || c->kind != BXC_ATTR_ARG_CALL || !chk_path_is(c->path, "cfg") ||
+                        c->args.len != 1) {
+                        bxc_diag *d = chk_error(cx, CHK_E_CFG, c ? c->span : arg->span,
+                                                "malformed `cfg`: expected `fusion: cfg(condition)`");
+                        chk_help(cx, d, "write `fusion: cfg(feature = \"fusion\")`");
+                    } else {
+                        bool v;
+                        chk_cfg_condition(cx, c->args.items[0], &v);
+                    }
+                    continue;
+                }
+                bxc_diag *d = chk_error(cx, CHK_E_BAD_ATTR, arg->span,
+                                        "unknown `extension_type` option %s", arg_desc(cx, arg));
+                chk_help(cx, d, "write `#[extension_type(fusion)]` or `#[extension_type(fusion: cfg(...))]`");
+            }
+        } else if (chk_attr_is(a, "fusion")) {
+            bool scalar = false;
+            for (uint32_t k = 0; k < a->args.len; k++) {
+                bxc_attr_arg *arg = a->args.items[k];
+                if (arg->kind == BXC_ATTR_ARG_PATH && chk_path_is(arg->path, "scalar")) {
+                    scalar = true;
+                    continue;
+                }
+                bxc_diag *d = chk_error(cx, CHK_E_BAD_ATTR, arg->span,
+                                        "`#[fusion(...)]` on a type only takes `scalar`, found %s",
+                                        arg_desc(cx, arg));
+                if (arg->kind == BXC_ATTR_ARG_ASSIGN && chk_path_is(arg->path, "scalar"))
+                    chk_help(cx, d, "a custom encoding `scalar = expr` goes on a method argument");
+            }
+            if (!a->has_args || !a->args.len)
+                chk_error(cx, CHK_E_BAD_ATTR, a->span, "`#[fusion]` on a type needs `(scalar)`");
+            if (!scalar) continue;
+            bxc_type *t = s->type;
+            if (t && !bxc_type_is_error(t) && !converts_to_scalar(t)) {
+                bxc_diag *d = chk_error(cx, CHK_E_SCALAR_TYPE, it->name.span,
+                                        "`#[fusion(scalar)]` on `%s`, which does not convert to a scalar",
+                                        it->name.name);
+                chk_help(cx, d, "scalars are integers, f32, f64 and bool; an enum of unit variants "
+                                "or a struct with one scalar field converts too");
+            } else if (t && (t->kind == BXC_TYPE_STRUCT || t->kind == BXC_TYPE_ENUM) &&
+                       it->kind != BXC_ITEM_TYPE_ALIAS) {
+                t->decl->fusion_scalar = true;
+            }
+        }
+    }
+}

@@ -1,0 +1,263 @@
+/* check_internal.h — state and helpers shared by the checker's files.
+ *
+ *   check.c        entry point, the pass pipeline, diagnostics helpers,
+ *                  the REPL API
+ *   check_items.c  symbols, `use` imports, type expressions, structs/enums,
+ *                  aliases, metadata companions, helper fn signatures/bodies
+ *   check_attrs.c  attribute placement, `cfg` conditions, selectors of
+ *                  `#[backend_extension]`, `#[extension_type]`,
+ *                  `#[fusion(scalar)]` on types
+ *   check_sig.c    backend-extension methods: signature rules, `#[fusion]`
+ *                  forms, field expressions, `meta`, scalars, backward
+ *   check_expr.c   the metadata expression language with type inference
+ *
+ * Each check returns bool (false: it reported an error) and the callers
+ * keep going, so one run reports every error (c3c style).  Not part of any
+ * API: other areas use check.h and types.h. */
+#ifndef BXC_CHECK_INTERNAL_H
+#define BXC_CHECK_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "ast.h"
+#include "check.h"
+#include "diag.h"
+#include "module.h"
+#include "types.h"
+
+/* Diagnostic codes of the checker (diag.h reserves E03xx-E09xx, W03xx-W09xx).
+ * X(name, code) — one table, so a code is never reused. */
+#define CHK_CODES(X)                                                  \
+    X(CHK_E_UNKNOWN_TYPE, "E0301")   /* unknown type */               \
+    X(CHK_E_UNKNOWN_NAME, "E0302")   /* unknown name / function */    \
+    X(CHK_E_DUPLICATE, "E0303")      /* duplicate definition */       \
+    X(CHK_E_IMPORT, "E0304")         /* `use` names a missing item */ \
+    X(CHK_E_TYPE_ARGS, "E0305")      /* type arguments where none go */\
+    X(CHK_E_ALIAS_CYCLE, "E0306")    /* recursive type alias */       \
+    X(CHK_E_BAD_TYPE, "E0307")       /* type not in the language */   \
+    X(CHK_E_MISMATCH, "E0401")       /* expected X, found Y */        \
+    X(CHK_E_UNKNOWN_METHOD, "E0402")                                  \
+    X(CHK_E_UNKNOWN_FIELD, "E0403")                                   \
+    X(CHK_E_ARG_COUNT, "E0404")                                       \
+    X(CHK_E_NOT_MUTABLE, "E0405")                                     \
+    X(CHK_E_BAD_OPERAND, "E0406")    /* operator on the wrong type */ \
+    X(CHK_E_CLOSURE, "E0407")        /* closure outside `meta` */     \
+    X(CHK_E_BAD_EXPR, "E0408")       /* construct not allowed here */ \
+    X(CHK_E_STRUCT_LIT, "E0409")     /* missing/duplicate fields */   \
+    X(CHK_E_UNKNOWN_ATTR, "E0501")                                    \
+    X(CHK_E_MISPLACED_ATTR, "E0502")                                  \
+    X(CHK_E_BAD_ATTR, "E0503")       /* malformed attribute args */   \
+    X(CHK_E_CFG, "E0504")            /* malformed cfg */              \
+    X(CHK_E_SELECTOR, "E0505")       /* not a backend selector */     \
+    X(CHK_E_DUP_SELECTOR, "E0506")                                    \
+    X(CHK_E_EXT_TYPE, "E0507")       /* #[extension_type] misuse */   \
+    X(CHK_E_SCALAR_TYPE, "E0508")    /* #[fusion(scalar)] misuse */   \
+    X(CHK_E_RECEIVER, "E0601")                                        \
+    X(CHK_E_MUT_REF, "E0602")                                         \
+    X(CHK_E_UNIT_RETURN, "E0603")                                     \
+    X(CHK_E_NO_ROUTING, "E0604")     /* no tensor input to route on */\
+    X(CHK_E_DUP_METHOD, "E0605")                                      \
+    X(CHK_E_FUSION_FORM, "E0701")    /* zero / two forms, dtype w/o shape */ \
+    X(CHK_E_FUSION_DEFAULT, "E0702") /* default without body, id+default */ \
+    X(CHK_E_FIELD_EXPR, "E0703")     /* field expression rules */     \
+    X(CHK_E_META, "E0704")           /* meta arity / mirroring */     \
+    X(CHK_E_FUSION_SIG, "E0705")     /* requirements of §5 */         \
+    X(CHK_E_NO_METADATA, "E0706")    /* extension type without companion */ \
+    X(CHK_E_OUTPUT, "E0707")         /* outputs not allowed under Fusion */ \
+    X(CHK_E_BACKWARD, "E0708")                                        \
+    X(CHK_W_SCALAR_ALIAS, "W0301")   /* alias of a scalar not exposed */ \
+    X(CHK_W_UNUSED_ATTR, "W0302")
+
+typedef enum chk_code {
+#define CHK_X_(n, c) n,
+    CHK_CODES(CHK_X_)
+#undef CHK_X_
+    CHK_CODE_COUNT
+} chk_code;
+
+/* ---- symbols -------------------------------------------------------------- */
+
+typedef enum chk_sym_kind {
+    CHK_SYM_TYPE,     /* struct / enum (also generated companions): type */
+    CHK_SYM_ALIAS,    /* `type A = T;`: type once resolved */
+    CHK_SYM_FN,       /* helper fn: type is its FN type */
+    CHK_SYM_TRAIT,    /* backend extension trait */
+} chk_sym_kind;
+
+typedef struct chk_symbol {
+    const char *name;
+    chk_sym_kind kind;
+    bxc_item *item;              /* NULL for generated companions */
+    bxc_module *module;          /* declaring module */
+    bxc_span span;               /* the name */
+    bxc_type *type;
+    bool resolving;              /* alias: on the resolution stack */
+    bool resolved;               /* alias / fn signature done */
+    bool fusion_scalar;          /* alias marked `#[fusion(scalar)]` */
+    bool is_cube;                /* `#[cube]` kernel fn: not checked here */
+} chk_symbol;
+
+/* name -> symbol, open hashing in the arena. */
+typedef struct chk_entry {
+    const char *name;
+    chk_symbol *sym;
+    struct chk_entry *next;
+} chk_entry;
+
+#define CHK_BUCKETS 128
+typedef struct chk_table {
+    chk_entry *buckets[CHK_BUCKETS];
+    chk_symbol **order;          /* declaration order (own symbols only) */
+    uint32_t norder, caporder;
+} chk_table;
+
+typedef struct chk_module {
+    bxc_module *mod;
+    chk_table table;             /* own items, companions and imports */
+} chk_module;
+
+typedef struct chk_ctx {
+    bxc_unit *unit;
+    bxc_arena *arena;
+    bxc_diag_list *diags;
+    chk_module **mods;           /* parallel to unit->modules */
+    uint32_t nmods;
+} chk_ctx;
+
+/* The expression language is used in several places with slightly
+ * different rules. */
+typedef enum chk_mode {
+    CHK_MODE_META,    /* helper fns, field expressions, meta, REPL */
+    CHK_MODE_TENSOR,  /* default bodies and backward formulas: tensor ops */
+} chk_mode;
+
+/* Per-body state of the expression checker. */
+typedef struct chk_fn {
+    chk_ctx *cx;
+    chk_module *cm;
+    bxc_scope *scope;
+    bxc_type *ret;               /* expected by `return` (NULL: not allowed) */
+    uint32_t loop_depth;
+    chk_mode mode;
+    bool allow_closure;          /* the expression checked is a meta value */
+    const char *what;            /* "helper fn `f`", for messages */
+} chk_fn;
+
+/* ---- check.c ---------------------------------------------------------------- */
+
+bxc_diag *chk_error(chk_ctx *cx, chk_code code, bxc_span span, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+bxc_diag *chk_warning(chk_ctx *cx, chk_code code, bxc_span span, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+void chk_help(chk_ctx *cx, bxc_diag *d, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void chk_note(chk_ctx *cx, bxc_diag *d, bxc_span span, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+const char *chk_code_str(chk_code c);
+/* Type names for messages (arena strings). */
+const char *chk_tn(chk_ctx *cx, bxc_type *t);
+/* Nearest candidate by edit distance (case-insensitive), or NULL when none
+ * is close enough to be a plausible typo. */
+const char *chk_nearest(const char *word, const char *const *cands, uint32_t n);
+chk_module *chk_module_of(chk_ctx *cx, const bxc_module *m);
+
+/* ---- check_items.c ----------------------------------------------------------- */
+
+chk_symbol *chk_lookup(chk_module *cm, const char *name);
+void chk_table_put(chk_ctx *cx, chk_table *t, const char *name, chk_symbol *s);
+void chk_collect_module(chk_ctx *cx, chk_module *cm);
+void chk_resolve_imports(chk_ctx *cx, chk_module *cm);
+void chk_resolve_types(chk_ctx *cx, chk_module *cm);
+void chk_check_fns(chk_ctx *cx, chk_module *cm);
+/* One item typed at the REPL: collected, resolved and checked at once. */
+void chk_add_item(chk_ctx *cx, chk_module *cm, bxc_item *it);
+/* Type of a written type; generics (may be NULL) are in scope as opaque
+ * type parameters.  Reports unknown types; records ty->ty. */
+bxc_type *chk_resolve_tyexpr(chk_ctx *cx, chk_module *cm, bxc_tyexpr *ty,
+                             const bxc_generic_list *generics);
+/* The FN type of a helper fn (signature resolved on first use). */
+bxc_type *chk_fn_signature(chk_ctx *cx, chk_symbol *s);
+/* The alias symbol a written type names directly, or NULL. */
+chk_symbol *chk_alias_of(chk_module *cm, const bxc_tyexpr *ty);
+/* Symbol a single-segment or module-qualified path names (fns, types). */
+chk_symbol *chk_lookup_path(chk_ctx *cx, chk_module *cm, const bxc_path *p);
+/* Checks a helper fn body (params bound, result against the return type). */
+void chk_fn_body(chk_ctx *cx, chk_module *cm, bxc_fn *fn, bxc_type *fnty,
+                 chk_mode mode, const char *what);
+/* Candidate names of a kind for did-you-mean (arena array). */
+const char **chk_names_of(chk_ctx *cx, chk_module *cm, int kind_mask, uint32_t *n);
+
+/* ---- check_attrs.c ------------------------------------------------------------ */
+
+typedef enum chk_attr_site {
+    CHK_SITE_FN, CHK_SITE_STRUCT, CHK_SITE_ENUM, CHK_SITE_ALIAS, CHK_SITE_TRAIT,
+    CHK_SITE_METHOD, CHK_SITE_PARAM, CHK_SITE_FIELD, CHK_SITE_VARIANT,
+    CHK_SITE_USE, CHK_SITE_IMPL,
+} chk_attr_site;
+
+/* Reports unknown attributes and attributes not allowed at `site`. */
+void chk_attrs_placement(chk_ctx *cx, const bxc_attr_list *attrs, chk_attr_site site);
+bxc_attr *chk_find_attr(const bxc_attr_list *attrs, const char *name);
+bool chk_attr_is(const bxc_attr *a, const char *name);
+bool chk_path_is(const bxc_path *p, const char *name);
+/* Validates a cfg condition (the argument of `cfg(...)`); on success
+ * *value says whether it holds for the unit's features. */
+bool chk_cfg_condition(chk_ctx *cx, const bxc_attr_arg *arg, bool *value);
+/* `#[cfg(..)]` attributes of a list: all valid and all true. */
+bool chk_cfg_active(chk_ctx *cx, const bxc_attr_list *attrs);
+/* Item-level attribute rules: derive, extension_type, fusion(scalar). */
+void chk_type_attrs(chk_ctx *cx, chk_module *cm, bxc_item *it, chk_symbol *s);
+bool chk_derives_extension(const bxc_attr_list *attrs);
+bool chk_has_fusion_companion(const bxc_attr_list *attrs);
+bool chk_has_fusion_scalar(const bxc_attr_list *attrs);
+/* Scalars, unit-only enums and one-scalar-field structs. */
+bool chk_type_converts_to_scalar(bxc_type *t);
+
+/* Parsed `#[backend_extension(...)]`. */
+enum {
+    CHK_SEL_CUBE, CHK_SEL_FLEX, CHK_SEL_NDARRAY, CHK_SEL_LIBTORCH, CHK_SEL_REMOTE,
+    CHK_SEL_AUTODIFF, CHK_SEL_FUSION, CHK_SEL_COUNT
+};
+typedef struct chk_selectors {
+    bool present;                /* the attribute exists */
+    bool listed[CHK_SEL_COUNT];
+    uint32_t nexec;              /* execution backends (not Autodiff/Fusion) */
+    const char *names;           /* "Cube, Flex" for messages */
+} chk_selectors;
+void chk_backend_extension(chk_ctx *cx, const bxc_attr *a, chk_selectors *out);
+
+/* ---- check_sig.c ------------------------------------------------------------ */
+
+void chk_trait(chk_ctx *cx, chk_module *cm, bxc_item *it);
+
+/* ---- check_expr.c ----------------------------------------------------------- */
+
+void chk_fn_init(chk_fn *f, chk_ctx *cx, chk_module *cm, chk_mode mode);
+/* Types `e` against `expected` (NULL: no expectation); records and
+ * returns the type.  Reports mismatches itself when expected is given. */
+bxc_type *chk_expr(chk_fn *f, bxc_expr *e, bxc_type *expected);
+/* Unify `found` into `expected`; false (no report) when incompatible. */
+bool chk_unify(chk_ctx *cx, bxc_type *expected, bxc_type *found);
+/* Unify or report "expected X, found Y" at span. */
+bool chk_coerce(chk_fn *f, bxc_type *expected, bxc_type *found, bxc_span span);
+/* A block in a new scope / in the current scope (REPL top level). */
+bxc_type *chk_block(chk_fn *f, bxc_block *b, bxc_type *expected);
+bxc_type *chk_block_in_scope(chk_fn *f, bxc_block *b);
+/* Types a closure against known parameter types (meta values): `ret` is
+ * what `return` inside it must produce (NULL: no return allowed) and
+ * `body_expected` what its body is checked against (NULL: inferred). */
+bxc_type *chk_closure(chk_fn *f, bxc_expr *e, bxc_type *const *params, uint32_t nparams,
+                      bxc_type *ret, bxc_type *body_expected);
+/* Replaces inference variables on every recorded type under e / b. */
+void chk_zonk_expr(chk_ctx *cx, bxc_expr *e);
+void chk_zonk_block(chk_ctx *cx, bxc_block *b);
+/* Scopes. */
+bxc_scope *chk_scope_push(chk_fn *f);
+void chk_scope_pop(chk_fn *f);
+void chk_bind(chk_fn *f, const char *name, bxc_type *t, bool is_mut, bxc_span span);
+/* Binds a pattern to a type (tuple patterns destructure). */
+void chk_bind_pat(chk_fn *f, bxc_pat *p, bxc_type *t);
+
+#endif

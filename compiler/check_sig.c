@@ -1,0 +1,666 @@
+/* check_sig.c — backend-extension traits (language.md §3-§6): per method,
+ * the signature rules (no receiver, no `&mut`, an output, a tensor to
+ * route on), the default body and `#[backward]` formulas (tensor mode),
+ * the choice of exactly one `#[fusion]` form, the field expressions and
+ * `meta` callables with the bindings §5 gives them, the requirements of
+ * those forms, and the scalars exposed to fusion optimizers (§4). */
+#include <stdio.h>
+
+#include "check_internal.h"
+
+typedef enum arg_class { ARG_TENSOR, ARG_EXT, ARG_ORDINARY, ARG_BAD } arg_class;
+
+typedef struct arg_info {
+    bxc_param *p;
+    const char *name;
+    bxc_type *type;       /* as declared */
+    bxc_type *base;       /* references stripped */
+    bool borrowed;
+    arg_class cls;
+} arg_info;
+
+enum { FORM_FIELD = 1, FORM_META = 2, FORM_DEFAULT = 4 };
+
+typedef struct method {
+    chk_ctx *cx;
+    chk_module *cm;
+    bxc_fn *fn;
+    const char *name;
+    const chk_selectors *sel;
+    arg_info *args;
+    uint32_t nargs;
+    bxc_type *ret;        /* resolved output type */
+    /* #[fusion] */
+    bxc_attr_arg *dtype, *shape, *meta, *id, *deflt;
+    bxc_attr *dtype_attr, *shape_attr;
+    unsigned forms;
+    bool forms_ok;
+} method;
+
+static const char *param_name(const bxc_param *p) {
+    if (p->pat && p->pat->kind == BXC_PAT_IDENT) return p->pat->name.name;
+    return "_";
+}
+
+static int popcount(unsigned x) {
+    int n = 0;
+    for (; x; x &= x - 1) n++;
+    return n;
+}
+
+/* ---- signature ------------------------------------------------------------- */
+
+static void classify_args(method *m) {
+    chk_ctx *cx = m->cx;
+    bxc_fn *fn = m->fn;
+    m->nargs = fn->params.len;
+    m->args = bxc_arena_alloc(cx->arena, (m->nargs ? m->nargs : 1) * sizeof *m->args);
+    for (uint32_t i = 0; i < m->nargs; i++) {
+        bxc_param *p = fn->params.items[i];
+        arg_info *a = &m->args[i];
+        a->p = p;
+        a->name = param_name(p);
+        chk_attrs_placement(cx, &p->attrs, CHK_SITE_PARAM);
+        if (p->is_self) {
+            bxc_diag *d = chk_error(cx, CHK_E_RECEIVER, p->span,
+                                    "backend extension methods take no receiver (`%s`)",
+                                    p->self_ref ? (p->self_mut ? "&mut self" : "&self") : "self");
+            chk_help(cx, d, "remove it: `%s` receives its tensors as arguments", m->name);
+            a->cls = ARG_BAD;
+            a->type = a->base = bxc_type_error();
+            continue;
+        }
+        a->type = chk_resolve_tyexpr(cx, m->cm, p->type, &fn->generics);
+        bxc_type *t = bxc_type_resolve(a->type);
+        a->borrowed = t->kind == BXC_TYPE_REF;
+        a->base = bxc_type_strip_refs(t);
+        if (bxc_type_is_error(a->base)) a->cls = ARG_BAD;
+        else if (a->base->kind == BXC_TYPE_TENSOR) a->cls = ARG_TENSOR;
+        else if (bxc_type_is_extension(a->base)) a->cls = ARG_EXT;
+        else a->cls = ARG_ORDINARY;
+        if (t->kind == BXC_TYPE_REF && t->ref.is_mut) {
+            bxc_diag *d;
+            if (a->cls == ARG_TENSOR) {
+                d = chk_error(cx, CHK_E_MUT_REF, p->type->span,
+                              "`&mut` tensor `%s`: tensors are owned or borrowed with `&`", a->name);
+                chk_help(cx, d, "take it owned (`%s`) to reuse its buffer, or borrow it (`&%s`)",
+                         chk_tn(cx, a->base), chk_tn(cx, a->base));
+            } else {
+                d = chk_error(cx, CHK_E_MUT_REF, p->type->span,
+                              "`&mut` argument `%s`: extension methods take owned values or `&` borrows",
+                              a->name);
+                chk_help(cx, d, "return changed values as outputs instead");
+            }
+        }
+        bxc_attr *ext = chk_find_attr(&p->attrs, "extension_type");
+        if (ext && a->cls != ARG_BAD && a->cls != ARG_EXT) {
+            bxc_diag *d = chk_error(cx, CHK_E_EXT_TYPE, p->type->span,
+                                    "`#[extension_type]` on `%s`, which is not an extension type",
+                                    chk_tn(cx, a->base));
+            if (a->base->kind == BXC_TYPE_STRUCT || a->base->kind == BXC_TYPE_ENUM)
+                chk_help(cx, d, "derive it: `#[derive(ExtensionType)]` on `%s`", a->base->decl->name);
+        }
+    }
+}
+
+static bool has_tensor_input(const method *m, bool owned_ext_only) {
+    for (uint32_t i = 0; i < m->nargs; i++) {
+        if (m->args[i].cls == ARG_TENSOR) return true;
+        if (m->args[i].cls == ARG_EXT && (!owned_ext_only || !m->args[i].borrowed)) return true;
+    }
+    return false;
+}
+
+static bxc_type *method_fn_type(method *m) {
+    bxc_type **ps = bxc_arena_alloc(m->cx->arena, (m->nargs ? m->nargs : 1) * sizeof *ps);
+    for (uint32_t i = 0; i < m->nargs; i++) ps[i] = m->args[i].type;
+    return bxc_type_fn(m->cx->arena, ps, m->nargs, m->ret);
+}
+
+/* ---- #[fusion(...)] forms ----------------------------------------------------- */
+
+static void parse_fusion_attrs(method *m) {
+    chk_ctx *cx = m->cx;
+    bool reported_two = false;
+    m->forms_ok = true;
+    for (uint32_t i = 0; i < m->fn->attrs.len; i++) {
+        bxc_attr *a = m->fn->attrs.items[i];
+        if (!chk_attr_is(a, "fusion")) continue;
+        if (!a->has_args || !a->args.len) {
+            bxc_diag *d = chk_error(cx, CHK_E_FUSION_FORM, a->span, "`#[fusion]` needs a form");
+            chk_help(cx, d, "write `#[fusion(dtype = .., shape = ..)]`, `#[fusion(meta = ..)]` or "
+                            "`#[fusion(default)]`");
+            m->forms_ok = false;
+            continue;
+        }
+        for (uint32_t k = 0; k < a->args.len; k++) {
+            bxc_attr_arg *arg = a->args.items[k];
+            const char *key = arg->path && arg->path->segs.len == 1 ? arg->path->segs.items[0].name
+                                                                    : NULL;
+            bxc_attr_arg **slot = NULL;
+            if (arg->kind == BXC_ATTR_ARG_PATH && key && strcmp(key, "default") == 0) {
+                slot = &m->deflt;
+            } else if (arg->kind == BXC_ATTR_ARG_ASSIGN && key) {
+                if (strcmp(key, "dtype") == 0) slot = &m->dtype;
+                else if (strcmp(key, "shape") == 0) slot = &m->shape;
+                else if (strcmp(key, "meta") == 0) slot = &m->meta;
+                else if (strcmp(key, "id") == 0) slot = &m->id;
+            }
+            if (!slot) {
+                bxc_diag *d;
+                if (key && strcmp(key, "scalar") == 0) {
+                    d = chk_error(cx, CHK_E_BAD_ATTR, arg->span,
+                                  "`scalar` goes on a method argument or a type, not on a method");
+                } else {
+                    d = chk_error(cx, CHK_E_BAD_ATTR, arg->span, "unknown `fusion` key `%s`",
+                                  key ? key : "?");
+                    static const char *const keys[] = {"dtype", "shape", "meta", "default", "id"};
+                    const char *near = key ? chk_nearest(key, keys, 5) : NULL;
+                    if (near) chk_help(cx, d, "did you mean `%s`?", near);
+                    else chk_help(cx, d, "keys are `dtype`, `shape`, `meta`, `default` and `id`");
+                }
+                m->forms_ok = false;
+                continue;
+            }
+            if (*slot) {
+                bxc_diag *d = chk_error(cx, CHK_E_FUSION_FORM, arg->span, "`%s` is given twice", key);
+                chk_note(cx, d, (*slot)->span, "first given here");
+                m->forms_ok = false;
+                continue;
+            }
+            *slot = arg;
+            if (slot == &m->dtype) m->dtype_attr = a;
+            if (slot == &m->shape) m->shape_attr = a;
+        }
+        unsigned forms = (m->dtype || m->shape ? FORM_FIELD : 0) | (m->meta ? FORM_META : 0) |
+                         (m->deflt ? FORM_DEFAULT : 0);
+        if (popcount(forms) > 1 && !reported_two) {
+            bxc_diag *d = chk_error(cx, CHK_E_FUSION_FORM, a->span,
+                                    "`%s` chooses two `#[fusion]` forms", m->name);
+            chk_help(cx, d, "choose exactly one of `dtype` + `shape`, `meta` or `default`");
+            reported_two = true;
+            m->forms_ok = false;
+        }
+        m->forms = forms;
+    }
+    if (!m->forms_ok) return;
+    if (m->forms == FORM_FIELD) {
+        if (m->dtype && !m->shape) {
+            bxc_diag *d = chk_error(cx, CHK_E_FUSION_FORM, m->dtype->span,
+                                    "`dtype` without `shape`: field expressions need both");
+            chk_help(cx, d, "add `shape = ...` (a bare tensor name copies its shape)");
+            m->forms_ok = false;
+        } else if (m->shape && !m->dtype) {
+            bxc_diag *d = chk_error(cx, CHK_E_FUSION_FORM, m->shape->span,
+                                    "`shape` without `dtype`: field expressions need both");
+            chk_help(cx, d, "add `dtype = ...` (a bare tensor name copies its dtype)");
+            m->forms_ok = false;
+        }
+    }
+    if (m->forms == FORM_DEFAULT && !m->fn->body) {
+        bxc_diag *d = chk_error(cx, CHK_E_FUSION_DEFAULT, m->deflt->span,
+                                "`#[fusion(default)]` needs a default body, and `%s` has none",
+                                m->name);
+        chk_help(cx, d, "give `%s` a body, or describe its output with `dtype`/`shape` or `meta`",
+                 m->name);
+        m->forms_ok = false;
+    }
+    if (m->id) {
+        if (m->forms == FORM_DEFAULT) {
+            bxc_diag *d = chk_error(cx, CHK_E_FUSION_DEFAULT, m->id->span,
+                                    "`id` cannot be combined with `default`");
+            chk_help(cx, d, "a default body runs its own operations; it registers no custom op");
+        }
+        if (!m->id->value || m->id->value->kind != BXC_EXPR_STRING) {
+            bxc_diag *d = chk_error(cx, CHK_E_BAD_ATTR, m->id->value ? m->id->value->span : m->id->span,
+                                    "`id` takes a string");
+            chk_help(cx, d, "write `id = \"name\"`");
+        } else if (m->id->value->string_lit.len == 0) {
+            chk_error(cx, CHK_E_BAD_ATTR, m->id->value->span, "`id` must not be empty");
+        }
+    }
+}
+
+/* ---- bindings of metadata code ------------------------------------------------- */
+
+typedef enum env_kind { ENV_DTYPE, ENV_SHAPE, ENV_META } env_kind;
+
+/* The metadata view of an extension argument, or ERROR (reported by the
+ * requirements check). */
+static bxc_type *ext_metadata(bxc_type *base) {
+    base = bxc_type_resolve(base);
+    if (bxc_type_is_extension(base) && base->decl->metadata) return base->decl->metadata;
+    return bxc_type_error();
+}
+
+static bxc_type *env_type(method *m, const arg_info *a, env_kind k) {
+    bxc_arena *ar = m->cx->arena;
+    switch (a->cls) {
+    case ARG_TENSOR:
+        if (k == ENV_DTYPE) return bxc_type_dtype();
+        if (k == ENV_SHAPE) return bxc_type_ref(ar, bxc_type_shape(), false);
+        return bxc_type_ref(ar, bxc_type_spec(), false);
+    case ARG_EXT: {
+        bxc_type *md = ext_metadata(a->base);
+        return bxc_type_is_error(md) ? md : bxc_type_ref(ar, md, false);
+    }
+    case ARG_ORDINARY:
+        return a->borrowed ? a->type : bxc_type_ref(ar, a->type, false);
+    default:
+        return bxc_type_error();
+    }
+}
+
+static void bind_env(method *m, chk_fn *f, env_kind k) {
+    chk_scope_push(f);
+    for (uint32_t i = 0; i < m->nargs; i++) {
+        arg_info *a = &m->args[i];
+        if (a->p->is_self || !a->p->pat) continue;
+        chk_bind_pat(f, a->p->pat, env_type(m, a, k));
+    }
+}
+
+/* ---- field expressions ------------------------------------------------------------ */
+
+static void check_field_expr(method *m, bxc_attr_arg *arg, bool is_dtype) {
+    chk_ctx *cx = m->cx;
+    bxc_expr *e = arg->value;
+    if (!e) return;
+    if (e->kind == BXC_EXPR_CLOSURE) {
+        bxc_diag *d = chk_error(cx, CHK_E_FIELD_EXPR, e->span,
+                                "a closure is not invoked as a field expression");
+        chk_help(cx, d, "use a block: `%s = { ... }` computes the value in place",
+                 is_dtype ? "dtype" : "shape");
+        e->ty = bxc_type_error();
+        return;
+    }
+    chk_fn f;
+    chk_fn_init(&f, cx, m->cm, CHK_MODE_META);
+    f.what = is_dtype ? "a `dtype` field expression" : "a `shape` field expression";
+    bind_env(m, &f, is_dtype ? ENV_DTYPE : ENV_SHAPE);
+    bxc_type *t = chk_expr(&f, e, NULL);
+    /* a bare operand copies: `shape = lhs` reads the `&Shape` */
+    bxc_type *st = bxc_type_strip_refs(t);
+    chk_coerce(&f, is_dtype ? bxc_type_dtype() : bxc_type_shape(), st, e->span);
+    chk_zonk_expr(cx, e);
+}
+
+/* ---- meta -------------------------------------------------------------------------- */
+
+static const char *ordinary_help =
+    "put ordinary output fields in an extension struct with `#[extension_type(fusion)]`";
+
+/* The metadata `meta` must produce for an output type; reports outputs
+ * that cannot be described (at `span`). */
+static bxc_type *mirror_output(method *m, bxc_type *t, bxc_span span, bool top) {
+    chk_ctx *cx = m->cx;
+    t = bxc_type_resolve(t);
+    if (bxc_type_is_error(t)) return t;
+    if (t->kind == BXC_TYPE_TENSOR) return bxc_type_spec();
+    if (bxc_type_is_extension(t)) {
+        if (t->decl->metadata) return t->decl->metadata;
+        bxc_diag *d = chk_error(cx, CHK_E_NO_METADATA, span, "`%s` has no metadata type",
+                                t->decl->name);
+        chk_help(cx, d, "add `#[extension_type(fusion)]` to `%s`", t->decl->name);
+        return bxc_type_error();
+    }
+    if (t->kind == BXC_TYPE_TUPLE) {
+        bxc_type **el = bxc_arena_alloc(cx->arena, t->tuple.n * sizeof *el);
+        bool bad = false;
+        for (uint32_t i = 0; i < t->tuple.n; i++) {
+            bxc_type *et = bxc_type_resolve(t->tuple.elems[i]);
+            if (!bxc_type_is_error(et) && et->kind != BXC_TYPE_TENSOR && et->kind != BXC_TYPE_TUPLE &&
+                !bxc_type_is_extension(et)) {
+                bxc_diag *d = chk_error(cx, CHK_E_OUTPUT, span,
+                                        "tuple outputs may hold only tensors and extension types, "
+                                        "found `%s`", chk_tn(cx, et));
+                chk_help(cx, d, "%s", ordinary_help);
+                bad = true;
+                continue;
+            }
+            el[i] = mirror_output(m, et, span, false);
+            bad |= bxc_type_is_error(el[i]);
+        }
+        return bad ? bxc_type_error() : bxc_type_tuple(cx->arena, el, t->tuple.n);
+    }
+    bxc_diag *d;
+    if (bxc_type_is_scalar(t))
+        d = chk_error(cx, CHK_E_OUTPUT, span,
+                      "a plain scalar return is not supported under `Fusion` (`%s` returns `%s`)",
+                      m->name, chk_tn(cx, t));
+    else
+        d = chk_error(cx, CHK_E_OUTPUT, span,
+                      "`meta` cannot describe an output of type `%s`%s", chk_tn(cx, t),
+                      top ? "" : " inside a tuple");
+    chk_help(cx, d, "%s", ordinary_help);
+    return bxc_type_error();
+}
+
+static void check_meta(method *m) {
+    chk_ctx *cx = m->cx;
+    bxc_expr *e = m->meta->value;
+    if (!e) return;
+    bxc_span ret_span = m->fn->ret ? m->fn->ret->span : m->fn->name.span;
+    bxc_type *want = mirror_output(m, m->ret, ret_span, true);
+    bxc_type **ps = bxc_arena_alloc(cx->arena, (m->nargs ? m->nargs : 1) * sizeof *ps);
+    for (uint32_t i = 0; i < m->nargs; i++) ps[i] = env_type(m, &m->args[i], ENV_META);
+    bool want_ok = !bxc_type_is_error(want);
+
+    if (e->kind == BXC_EXPR_CLOSURE) {
+        uint32_t n = e->closure.params.len;
+        if (n != m->nargs) {
+            bxc_diag *d = chk_error(cx, CHK_E_META, e->span,
+                                    "the `meta` closure takes %u argument%s but `%s` has %u", n,
+                                    n == 1 ? "" : "s", m->name, m->nargs);
+            chk_help(cx, d, "a `meta` closure receives every argument, in declaration order");
+        }
+        chk_fn f;
+        chk_fn_init(&f, cx, m->cm, CHK_MODE_META);
+        f.what = "the `meta` closure";
+        chk_closure(&f, e, ps, m->nargs, want_ok ? want : bxc_type_error(), NULL);
+        bxc_type *bt = e->closure.body->ty;
+        if (want_ok && !chk_unify(cx, want, bt) && !bxc_type_is_error(bt)) {
+            bxc_span sp = e->closure.body->kind == BXC_EXPR_BLOCK && e->closure.body->block->tail
+                              ? e->closure.body->block->tail->span : e->closure.body->span;
+            bxc_diag *d = chk_error(cx, CHK_E_META, sp,
+                                    "`meta` result does not mirror the outputs: expected `%s`, found `%s`",
+                                    chk_tn(cx, want), chk_tn(cx, bt));
+            chk_help(cx, d, "`meta` returns `TensorSpec` per tensor output, tuples for tuples and "
+                            "`NameMetadata` for extension outputs");
+        }
+        chk_zonk_expr(cx, e);
+        return;
+    }
+    if (e->kind == BXC_EXPR_PATH) {
+        chk_symbol *s = chk_lookup_path(cx, m->cm, e->path);
+        if (!s || s->kind != CHK_SYM_FN) {
+            const char *name = e->path->segs.items[e->path->segs.len - 1].name;
+            bxc_diag *d = chk_error(cx, CHK_E_UNKNOWN_NAME, e->span, "unknown function `%s`", name);
+            uint32_t nc;
+            const char **cands = chk_names_of(cx, m->cm, 1 << CHK_SYM_FN, &nc);
+            const char *near = chk_nearest(name, cands, nc);
+            if (near) chk_help(cx, d, "did you mean `%s`?", near);
+            e->ty = bxc_type_error();
+            return;
+        }
+        bxc_type *ft = bxc_type_resolve(chk_fn_signature(cx, s));
+        e->ty = ft;
+        if (ft->kind != BXC_TYPE_FN) return;
+        if (ft->fn.nparams != m->nargs) {
+            bxc_diag *d = chk_error(cx, CHK_E_META, e->span,
+                                    "`%s` takes %u argument%s but `meta` passes %u (one per argument of `%s`)",
+                                    s->name, ft->fn.nparams, ft->fn.nparams == 1 ? "" : "s",
+                                    m->nargs, m->name);
+            chk_note(cx, d, s->span, "`%s` is defined here", s->name);
+        } else {
+            for (uint32_t i = 0; i < m->nargs; i++) {
+                if (chk_unify(cx, ft->fn.params[i], ps[i])) continue;
+                bxc_diag *d = chk_error(cx, CHK_E_META, e->span,
+                                        "`meta` passes `%s` for `%s`, but parameter %u of `%s` has type `%s`",
+                                        chk_tn(cx, ps[i]), m->args[i].name, i + 1, s->name,
+                                        chk_tn(cx, ft->fn.params[i]));
+                chk_note(cx, d, s->span, "`%s` is defined here", s->name);
+            }
+        }
+        if (want_ok && !chk_unify(cx, want, ft->fn.ret)) {
+            bxc_diag *d = chk_error(cx, CHK_E_META, e->span,
+                                    "`meta` result does not mirror the outputs: expected `%s`, found `%s`",
+                                    chk_tn(cx, want), chk_tn(cx, ft->fn.ret));
+            chk_note(cx, d, s->span, "`%s` is defined here", s->name);
+        }
+        return;
+    }
+    bxc_diag *d = chk_error(cx, CHK_E_META, e->span, "`meta` takes a function path or a closure");
+    chk_help(cx, d, "write `meta = helper` or `meta = |args| ...`");
+}
+
+/* ---- requirements of field expressions and meta (§5) ----------------------------------- */
+
+static void check_requirements(method *m) {
+    chk_ctx *cx = m->cx;
+    if (m->fn->generics.len) {
+        bxc_diag *d = chk_error(cx, CHK_E_FUSION_SIG, m->fn->generics.items[0]->span,
+                                "generic method `%s` cannot use field expressions or `meta`", m->name);
+        chk_help(cx, d, "use `#[fusion(default)]`, or drop `Fusion` and write the lazy implementation by hand");
+    }
+    if (!has_tensor_input(m, true)) {
+        bxc_diag *d = chk_error(cx, CHK_E_FUSION_SIG, m->fn->name.span,
+                                "`%s` has no input tensor (directly or inside an owned extension value)",
+                                m->name);
+        chk_help(cx, d, "field expressions and `meta` need one; use `#[fusion(default)]` or drop `Fusion`");
+    }
+    for (uint32_t i = 0; i < m->nargs; i++) {
+        arg_info *a = &m->args[i];
+        if (a->cls == ARG_ORDINARY && a->borrowed) {
+            bxc_diag *d = chk_error(cx, CHK_E_FUSION_SIG, a->p->type->span,
+                                    "ordinary argument `%s` must be owned under `Fusion`", a->name);
+            chk_help(cx, d, "take it by value: `%s: %s`", a->name, chk_tn(cx, a->base));
+        }
+        if (a->cls == ARG_EXT && !a->base->decl->metadata) {
+            bxc_diag *d = chk_error(cx, CHK_E_NO_METADATA, a->p->type->span,
+                                    "`%s` has no metadata type", a->base->decl->name);
+            chk_help(cx, d, "add `#[extension_type(fusion)]` to `%s`", a->base->decl->name);
+        }
+    }
+}
+
+/* ---- scalars (§4) --------------------------------------------------------------------- */
+
+static void check_scalars(method *m, bool active) {
+    chk_ctx *cx = m->cx;
+    for (uint32_t i = 0; i < m->nargs; i++) {
+        arg_info *a = &m->args[i];
+        bxc_attr *fa = chk_find_attr(&a->p->attrs, "fusion");
+        bool marked = false;
+        bxc_expr *custom = NULL;
+        if (fa) {
+            for (uint32_t k = 0; k < fa->args.len; k++) {
+                bxc_attr_arg *arg = fa->args.items[k];
+                if (chk_path_is(arg->path, "scalar") && arg->kind == BXC_ATTR_ARG_PATH) {
+                    marked = true;
+                } else if (chk_path_is(arg->path, "scalar") && arg->kind == BXC_ATTR_ARG_ASSIGN) {
+                    custom = arg->value;
+                } else {
+                    bxc_diag *d = chk_error(cx, CHK_E_BAD_ATTR, arg->span,
+                                            "`#[fusion(...)]` on an argument takes `scalar` or `scalar = expr`");
+                    chk_help(cx, d, "forms go on the method: `#[fusion(dtype = .., shape = ..)]`");
+                }
+            }
+            if (!fa->has_args || !fa->args.len)
+                chk_error(cx, CHK_E_BAD_ATTR, fa->span, "`#[fusion]` on an argument needs `(scalar)`");
+            if ((marked || custom) && (a->cls == ARG_TENSOR || a->cls == ARG_EXT)) {
+                chk_error(cx, CHK_E_SCALAR_TYPE, fa->span,
+                          "`#[fusion(scalar)]` on `%s`: only ordinary arguments are scalars", a->name);
+                continue;
+            }
+        }
+        if (a->cls != ARG_ORDINARY) continue;
+        if (marked && !chk_type_converts_to_scalar(a->base)) {
+            chk_symbol *al = chk_alias_of(m->cm, a->p->type);
+            if (!(al && al->fusion_scalar)) {
+                bxc_diag *d = chk_error(cx, CHK_E_SCALAR_TYPE, a->p->type->span,
+                                        "`#[fusion(scalar)]` on `%s`, whose type `%s` does not convert to a scalar",
+                                        a->name, chk_tn(cx, a->base));
+                chk_help(cx, d, "use `#[fusion(scalar = expr)]` with an expression producing a scalar");
+            }
+        }
+        if (custom) {
+            chk_fn f;
+            chk_fn_init(&f, cx, m->cm, CHK_MODE_META);
+            f.what = "a `scalar` encoding";
+            bind_env(m, &f, ENV_META);
+            bxc_type *t = bxc_type_strip_refs(chk_expr(&f, custom, NULL));
+            if (!bxc_type_is_error(t) && !bxc_type_is_scalar(t)) {
+                bxc_diag *d = chk_error(cx, CHK_E_SCALAR_TYPE, custom->span,
+                                        "expected a scalar, found `%s`", chk_tn(cx, t));
+                chk_help(cx, d, "the encoding must produce an integer, `f32`, `f64` or `bool`");
+            }
+            chk_zonk_expr(cx, custom);
+        }
+        if (!active || marked || custom) continue;
+        chk_symbol *al = chk_alias_of(m->cm, a->p->type);
+        if (al && !al->fusion_scalar && al->type && bxc_type_is_scalar(al->type)) {
+            bxc_diag *d = chk_warning(cx, CHK_W_SCALAR_ALIAS, a->p->type->span,
+                                      "`%s` has alias type `%s` of scalar type `%s`, which is not "
+                                      "exposed as a scalar",
+                                      a->name, al->name, chk_tn(cx, al->type));
+            chk_help(cx, d, "mark `%s` with `#[fusion(scalar)]` (or the argument) to expose it",
+                     al->name);
+        }
+    }
+}
+
+/* ---- default bodies and backward formulas ----------------------------------------------- */
+
+static void check_backward(method *m) {
+    chk_ctx *cx = m->cx;
+    for (uint32_t i = 0; i < m->fn->attrs.len; i++) {
+        bxc_attr *a = m->fn->attrs.items[i];
+        if (!chk_attr_is(a, "backward")) continue;
+        if (!a->has_args || !a->args.len) {
+            chk_error(cx, CHK_E_BACKWARD, a->span,
+                      "`#[backward]` needs a gradient per tensor argument: `#[backward(x = ...)]`");
+            continue;
+        }
+        for (uint32_t k = 0; k < a->args.len; k++) {
+            bxc_attr_arg *arg = a->args.items[k];
+            const char *key = arg->path && arg->path->segs.len == 1 ? arg->path->segs.items[0].name : NULL;
+            if (arg->kind != BXC_ATTR_ARG_ASSIGN || !key) {
+                chk_error(cx, CHK_E_BACKWARD, arg->span, "expected `argument = gradient`");
+                continue;
+            }
+            arg_info *target = NULL;
+            for (uint32_t j = 0; j < m->nargs; j++)
+                if (strcmp(m->args[j].name, key) == 0) target = &m->args[j];
+            if (!target || target->cls != ARG_TENSOR) {
+                bxc_diag *d = chk_error(cx, CHK_E_BACKWARD, arg->path->span,
+                                        "`#[backward]` names `%s`, which is not a tensor argument of `%s`",
+                                        key, m->name);
+                chk_help(cx, d, "give one gradient per tensor argument");
+            }
+            for (uint32_t j = 0; j < k; j++) {
+                bxc_attr_arg *o = a->args.items[j];
+                if (o->kind == BXC_ATTR_ARG_ASSIGN && chk_path_is(o->path, key))
+                    chk_error(cx, CHK_E_BACKWARD, arg->span, "gradient of `%s` given twice", key);
+            }
+            chk_fn f;
+            chk_fn_init(&f, cx, m->cm, CHK_MODE_TENSOR);
+            f.what = "a backward formula";
+            chk_scope_push(&f);
+            for (uint32_t j = 0; j < m->nargs; j++)
+                if (m->args[j].p->pat) chk_bind_pat(&f, m->args[j].p->pat, m->args[j].type);
+            bxc_type *rt = bxc_type_resolve(m->ret);
+            chk_bind(&f, "grad", rt->kind == BXC_TYPE_TENSOR ? rt : bxc_type_error(), false,
+                     bxc_span_none());
+            bxc_type *t = bxc_type_strip_refs(chk_expr(&f, arg->value, NULL));
+            if (target && target->cls == ARG_TENSOR)
+                chk_coerce(&f, target->base, t, arg->value->span);
+            chk_zonk_expr(cx, arg->value);
+        }
+    }
+}
+
+/* ---- one method --------------------------------------------------------------------------- */
+
+static void check_method(chk_ctx *cx, chk_module *cm, bxc_fn *fn, const chk_selectors *sel,
+                         const char *trait) {
+    method mm;
+    memset(&mm, 0, sizeof mm);
+    method *m = &mm;
+    m->cx = cx;
+    m->cm = cm;
+    m->fn = fn;
+    m->name = fn->name.name;
+    m->sel = sel;
+    classify_args(m);
+
+    m->ret = fn->ret ? chk_resolve_tyexpr(cx, cm, fn->ret, &fn->generics) : bxc_type_unit();
+    bxc_type *rt = bxc_type_resolve(m->ret);
+    if (rt->kind == BXC_TYPE_UNIT) {
+        bxc_diag *d = chk_error(cx, CHK_E_UNIT_RETURN, fn->ret ? fn->ret->span : fn->name.span,
+                                "`%s` returns nothing", m->name);
+        chk_help(cx, d, "an extension method returns a tensor, an extension value or a tuple of them");
+        m->ret = bxc_type_error();
+    }
+
+    if (sel->present && !has_tensor_input(m, false) &&
+        (sel->nexec != 1 || sel->listed[CHK_SEL_AUTODIFF])) {
+        bool any_bad = false;
+        for (uint32_t i = 0; i < m->nargs; i++) any_bad |= m->args[i].cls == ARG_BAD;
+        if (!any_bad) {
+            bxc_diag *d = chk_error(cx, CHK_E_NO_ROUTING, fn->name.span,
+                                    "`%s` has no tensor input to route on", m->name);
+            chk_help(cx, d, "`%s` lists %s; a method without tensor inputs needs exactly one "
+                            "backend selector and no `Autodiff`",
+                     trait, sel->names && *sel->names ? sel->names : "no backends");
+        }
+    }
+
+    if (fn->body) {
+        chk_fn_body(cx, cm, fn, method_fn_type(m), CHK_MODE_TENSOR,
+                    bxc_arena_printf(cx->arena, "the default body of `%s`", m->name));
+    }
+    check_backward(m);
+
+    parse_fusion_attrs(m);
+    bool fusion = sel->listed[CHK_SEL_FUSION];
+    if (fusion && m->forms == 0 && m->forms_ok) {
+        bxc_diag *d = chk_error(cx, CHK_E_FUSION_FORM, fn->name.span,
+                                "`%s` has no `#[fusion(...)]` form, but `%s` lists `Fusion`",
+                                m->name, trait);
+        chk_help(cx, d, "add `#[fusion(dtype = .., shape = ..)]`, `#[fusion(meta = ..)]` or "
+                        "`#[fusion(default)]` (with a default body)");
+    }
+    bool lazy_form = m->forms_ok && (m->forms == FORM_FIELD || m->forms == FORM_META);
+    if (lazy_form && !fusion && sel->present) {
+        bxc_diag *d = chk_warning(cx, CHK_W_UNUSED_ATTR, m->fn->name.span,
+                                  "`#[fusion]` on `%s` has no effect: `%s` does not list `Fusion`",
+                                  m->name, trait);
+        chk_help(cx, d, "add `Fusion` to `#[backend_extension(...)]`");
+    }
+    if (lazy_form && fusion) check_requirements(m);
+    if (m->forms_ok && m->forms == FORM_FIELD) {
+        bxc_type *t = bxc_type_resolve(m->ret);
+        if (!bxc_type_is_error(t) && t->kind != BXC_TYPE_TENSOR) {
+            bxc_attr *at = m->dtype_attr ? m->dtype_attr : m->shape_attr;
+            bxc_diag *d = chk_error(cx, CHK_E_FIELD_EXPR, at->span,
+                                    "field expressions describe a single tensor output, but `%s` "
+                                    "returns `%s`", m->name, chk_tn(cx, t));
+            chk_help(cx, d, "describe other outputs with `#[fusion(meta = ...)]`");
+        }
+        check_field_expr(m, m->dtype, true);
+        check_field_expr(m, m->shape, false);
+    } else if (m->forms_ok && m->forms == FORM_META) {
+        check_meta(m);
+    }
+    check_scalars(m, lazy_form && fusion);
+}
+
+void chk_trait(chk_ctx *cx, chk_module *cm, bxc_item *it) {
+    chk_selectors sel;
+    memset(&sel, 0, sizeof sel);
+    sel.names = "";
+    bxc_attr *be = chk_find_attr(&it->attrs, "backend_extension");
+    if (be) chk_backend_extension(cx, be, &sel);
+    const char *trait = it->name.name;
+    uint32_t n = it->trait.methods.len;
+    bxc_fn **seen = bxc_arena_alloc(cx->arena, (n ? n : 1) * sizeof *seen);
+    uint32_t nseen = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        bxc_fn *fn = it->trait.methods.items[i];
+        chk_attrs_placement(cx, &fn->attrs, CHK_SITE_METHOD);
+        if (!chk_cfg_active(cx, &fn->attrs)) continue;
+        bxc_fn *dup = NULL;
+        for (uint32_t k = 0; k < nseen; k++)
+            if (strcmp(seen[k]->name.name, fn->name.name) == 0) dup = seen[k];
+        if (dup) {
+            bxc_diag *d = chk_error(cx, CHK_E_DUP_METHOD, fn->name.span,
+                                    "duplicate method `%s` in `%s`", fn->name.name, trait);
+            chk_note(cx, d, dup->name.span, "first defined here");
+            chk_help(cx, d, "give it another name (methods are not overloaded)");
+            continue;
+        }
+        seen[nseen++] = fn;
+        check_method(cx, cm, fn, &sel, trait);
+    }
+}

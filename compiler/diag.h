@@ -1,0 +1,141 @@
+/* diag.h — diagnostics as data (style.md item 9).
+ *
+ * Library code never prints or exits: it appends bxc_diag records to a
+ * bounded bxc_diag_list, and a driver renders them as clang-style text
+ * (language.md §10) or JSON.
+ *
+ * Code scheme: a short stable string, a letter for the severity class and
+ * four digits for the area:
+ *   E00xx  lexical (bad bytes, literals, comments)
+ *   E01xx  syntax (parser)
+ *   E02xx  modules, files, driver
+ *   E03xx–E09xx  checker (names, types, language rules) — owned by check*.c
+ *   E10xx–E19xx  metadata interpreter / REPL evaluation
+ *   W00xx–W02xx  front-end warnings; W03xx–W09xx checker warnings
+ *   E9999  "too many errors" (the list's own entry)
+ * The front end's codes are the X-macro table below; other areas may keep
+ * their own tables and pass their codes as strings to bxc_diag_add. */
+#ifndef BXC_DIAG_H
+#define BXC_DIAG_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "arena.h"
+#include "source.h"
+
+/* X(enum name, code string, one-line description) */
+#define BXC_DIAG_CODES(X)                                                     \
+    X(BXC_E_NUL_BYTE,        "E0001", "NUL byte in source")                   \
+    X(BXC_E_BAD_UTF8,        "E0002", "invalid UTF-8")                        \
+    X(BXC_E_STRAY_CHAR,      "E0003", "character not allowed here")           \
+    X(BXC_E_UNTERM_STRING,   "E0004", "unterminated string literal")          \
+    X(BXC_E_UNTERM_COMMENT,  "E0005", "unterminated block comment")           \
+    X(BXC_E_BAD_ESCAPE,      "E0006", "unknown escape sequence")              \
+    X(BXC_E_INT_TOO_LARGE,   "E0007", "integer literal out of range")         \
+    X(BXC_E_BAD_NUMBER,      "E0008", "malformed number literal")             \
+    X(BXC_E_SYNTAX,          "E0101", "syntax error")                         \
+    X(BXC_E_TOO_DEEP,        "E0102", "nested too deeply")                    \
+    X(BXC_E_UNEXPECTED_EOF,  "E0103", "unexpected end of file")               \
+    X(BXC_E_FILE_UNREADABLE, "E0201", "cannot read file")                     \
+    X(BXC_E_MODULE_NOT_FOUND,"E0202", "module not found")                     \
+    X(BXC_E_MODULE_CYCLE,    "E0203", "module import cycle")                  \
+    X(BXC_E_BAD_USE,         "E0204", "malformed use")                        \
+    X(BXC_E_TOO_MANY,        "E9999", "too many errors")
+
+typedef enum bxc_diag_code {
+#define BXC_X_(name, code, desc) name,
+    BXC_DIAG_CODES(BXC_X_)
+#undef BXC_X_
+    BXC_DIAG_CODE_COUNT
+} bxc_diag_code;
+
+/* The code string of a front-end code ("E0101"). */
+const char *bxc_diag_code_str(bxc_diag_code c);
+const char *bxc_diag_code_desc(bxc_diag_code c);
+
+typedef enum bxc_severity {
+    BXC_SEV_ERROR,
+    BXC_SEV_WARNING,
+    BXC_SEV_NOTE,
+} bxc_severity;
+
+const char *bxc_severity_name(bxc_severity s);   /* "error", "warning", "note" */
+
+typedef struct bxc_diag_note {
+    bxc_span span;            /* may be bxc_span_none() */
+    const char *message;
+    struct bxc_diag_note *next;
+} bxc_diag_note;
+
+typedef struct bxc_diag {
+    bxc_severity severity;
+    const char *code;         /* "E0101"; never NULL */
+    bxc_span span;            /* primary location; BXC_NO_FILE if none */
+    const char *message;
+    const char *help;         /* NULL if none */
+    bxc_diag_note *notes;     /* secondary notes, in order */
+    uint32_t nnotes;
+} bxc_diag;
+
+#define BXC_DIAG_DEFAULT_LIMIT 100
+
+typedef struct bxc_diag_list {
+    bxc_arena *arena;         /* strings and records live here */
+    bxc_diag *items;
+    uint32_t count, cap;
+    uint32_t limit;           /* errors+warnings kept before "too many" */
+    uint32_t errors, warnings;
+    bool truncated;           /* the "too many errors" entry was added */
+} bxc_diag_list;
+
+void bxc_diag_list_init(bxc_diag_list *l, bxc_arena *arena);
+/* Appends a diagnostic.  Returns NULL once the limit is reached (the first
+ * refused error/warning adds the single "too many errors" entry); notes
+ * are never refused while their diagnostic exists. */
+bxc_diag *bxc_diag_add(bxc_diag_list *l, bxc_severity sev, const char *code,
+                       bxc_span span, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+bxc_diag *bxc_diag_vadd(bxc_diag_list *l, bxc_severity sev, const char *code,
+                        bxc_span span, const char *fmt, va_list ap);
+/* Shorthands with a front-end code. */
+bxc_diag *bxc_diag_error(bxc_diag_list *l, bxc_diag_code code, bxc_span span,
+                         const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+bxc_diag *bxc_diag_warning(bxc_diag_list *l, bxc_diag_code code, bxc_span span,
+                           const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* Attach help / a secondary note; both accept d == NULL (a refused diag). */
+void bxc_diag_set_help(bxc_diag_list *l, bxc_diag *d, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void bxc_diag_add_note(bxc_diag_list *l, bxc_diag *d, bxc_span span,
+                       const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static inline bool bxc_diag_has_errors(const bxc_diag_list *l) {
+    return l->errors > 0;
+}
+
+/* Renderers.  Text: language.md §10 —
+ *   file:line:col: error: message
+ *   <source line>
+ *   <spaces>^~~~
+ *   help: ...
+ * then each note the same way with "note:".  Diagnostics without a file
+ * render as "bextc: error: message".  `sources` may be NULL. */
+void bxc_diag_render_text(FILE *out, const bxc_diag_list *l,
+                          const bxc_sources *sources);
+void bxc_diag_render_one_text(FILE *out, const bxc_diag *d,
+                              const bxc_sources *sources);
+/* JSON: an array, one object per diagnostic on its own line, fields
+ *   file, line, column, end_line, end_column (end exclusive; 1-based),
+ *   severity, code, message, help (null if none), notes [{file, line,
+ *   column, end_line, end_column, message}].
+ * Location fields are null for diagnostics without a file.
+ * Returns a malloc'd string (caller frees); NULL only on OOM. */
+char *bxc_diag_render_json(const bxc_diag_list *l, const bxc_sources *sources);
+void bxc_diag_render_json_file(FILE *out, const bxc_diag_list *l,
+                               const bxc_sources *sources);
+
+#endif

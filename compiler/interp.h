@@ -1,0 +1,125 @@
+/* interp.h — the metadata interpreter (language.md §5, §7).
+ *
+ * A tree-walking evaluator of the metadata expression language over the AST:
+ * helper fns, `#[fusion(...)]` field expressions and `meta` callables, and
+ * what the REPL types.  Every runtime failure (integer overflow, division by
+ * zero, a negative value for an unsigned type, an index out of range, a
+ * `panic("...")`, the recursion limit, the loop budget, an operation on the
+ * wrong kind of value) is a located diagnostic (codes E10xx) with a note per
+ * enclosing call — never undefined behaviour, never a hang.
+ *
+ * Memory: values produced by an evaluation live in the interpreter's scratch
+ * arena, which the next public entry call empties.  Keep a value by copying
+ * it (bxv_copy) into an arena you own; bxi_env does that for bindings and
+ * compacts its arena, so a long REPL session stays bounded by what is bound.
+ *
+ * Spans: the interpreter can run code from several units (the REPL loads one
+ * unit per file).  Each unit is registered with a `file_base`; diagnostics
+ * carry span.file = file_base + the unit's own file id, so one merged source
+ * list (the REPL builds one) renders all of them.
+ */
+#ifndef BEXT_INTERP_H
+#define BEXT_INTERP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "arena.h"
+#include "ast.h"
+#include "diag.h"
+#include "module.h"
+#include "source.h"
+#include "value.h"
+
+/* Diagnostic codes of the interpreter.  ORDER: none (codes are strings). */
+#define BXI_E_OVERFLOW   "E1001"  /* integer overflow / out of the type's range */
+#define BXI_E_DIV_ZERO   "E1002"  /* division or remainder by zero */
+#define BXI_E_INDEX      "E1003"  /* index out of range */
+#define BXI_E_NEGATIVE   "E1004"  /* negative value for an unsigned type */
+#define BXI_E_RECURSION  "E1005"  /* call depth limit */
+#define BXI_E_BUDGET     "E1006"  /* loop iteration / step budget */
+#define BXI_E_PANIC      "E1007"  /* panic("...") */
+#define BXI_E_TYPE       "E1008"  /* operation on the wrong kind of value */
+#define BXI_E_NAME       "E1009"  /* unknown variable, fn, type, method */
+#define BXI_E_UNSUPPORTED "E1010" /* not evaluable here (tensor ops, ...) */
+#define BXI_E_META       "E1011"  /* :meta / #[fusion] misuse */
+#define BXI_E_ARITY      "E1012"  /* wrong number of arguments */
+
+/* Top-level bindings (REPL `let`s).  Values are deep copies owned by the env. */
+typedef struct bxi_binding {
+    const char *name;
+    bool is_mut;
+    BxvValue value;
+    size_t bytes;            /* arena bytes its copy took (compaction) */
+} bxi_binding;
+
+typedef struct bxi_env {
+    bxc_arena arena;         /* names and values; compacted when mostly dead */
+    size_t live_bytes;       /* sum of the live bindings' bytes */
+    bxi_binding *items;      /* malloc'd */
+    uint32_t len, cap;
+} bxi_env;
+
+void bxi_env_init(bxi_env *env);
+void bxi_env_free(bxi_env *env);
+/* Binds (or rebinds, shadowing) `name` to a deep copy of `v`. */
+void bxi_env_set(bxi_env *env, const char *name, bool is_mut, const BxvValue *v);
+const bxi_binding *bxi_env_get(const bxi_env *env, const char *name);
+
+typedef struct bxi_interp bxi_interp;
+
+typedef struct bxi_limits {
+    uint32_t max_call_depth;  /* nested fn / closure calls */
+    uint64_t max_steps;       /* loop iterations + calls per entry call */
+} bxi_limits;
+#define BXI_DEFAULT_CALL_DEPTH 128
+#define BXI_DEFAULT_STEPS 2000000
+
+/* `diags` receives every error (its spans are "global", see above). */
+bxi_interp *bxi_new(bxc_diag_list *diags);
+void bxi_free(bxi_interp *in);
+void bxi_set_limits(bxi_interp *in, bxi_limits limits);
+
+/* Program: where names (fns, structs, enums, traits, aliases) are found.
+ * Units are searched in registration order, every module of each; items
+ * added with bxi_add_items (REPL-typed fns) are searched first. */
+void bxi_add_unit(bxi_interp *in, const bxc_unit *unit, uint32_t file_base);
+void bxi_add_items(bxi_interp *in, const bxc_item_list *items, uint32_t file_base);
+void bxi_clear_program(bxi_interp *in);
+
+/* Evaluates `e` (whose spans belong to `file_base`), with `env`'s bindings
+ * visible (env may be NULL).  Returns false after adding a diagnostic. */
+bool bxi_eval(bxi_interp *in, const bxc_expr *e, uint32_t file_base,
+              const bxi_env *env, BxvValue *out);
+
+/* Runs REPL input: the statements and optional tail of `blk`.  On success
+ * every top-level `let` (and each mutated mutable binding) is stored into
+ * `env`; *has_value says whether a tail value was produced.  On failure the
+ * env is unchanged. */
+bool bxi_eval_repl(bxi_interp *in, const bxc_block *blk, uint32_t file_base,
+                   bxi_env *env, BxvValue *out, bool *has_value);
+
+/* Calls the helper fn `name` with `args` (which must not live in the
+ * interpreter's scratch arena).  Integer literals among the args take the
+ * parameter types. */
+bool bxi_call_fn(bxi_interp *in, const char *name, const BxvValue *args,
+                 uint32_t nargs, BxvValue *out);
+
+/* `:meta`: evaluates `Trait::method`'s #[fusion(...)] on `args`, one per
+ * parameter in declaration order: a TensorSpec for each tensor, a metadata
+ * value for each extension argument, a plain value otherwise. */
+typedef enum bxi_meta_status {
+    BXI_META_ERROR,     /* diagnostics were added */
+    BXI_META_VALUE,     /* *out is the output metadata */
+    BXI_META_DEFAULT,   /* #[fusion(default)]: see *message */
+} bxi_meta_status;
+bxi_meta_status bxi_meta(bxi_interp *in, const char *trait, const char *method,
+                         const BxvValue *args, uint32_t nargs, BxvValue *out,
+                         const char **message);
+/* The same for a REPL call expression `Trait::method(arg, ...)`: the args
+ * are evaluated with `env` visible; `span_base` applies to `call`. */
+bxi_meta_status bxi_meta_call(bxi_interp *in, const bxc_expr *call,
+                              uint32_t file_base, const bxi_env *env,
+                              BxvValue *out, const char **message);
+
+#endif

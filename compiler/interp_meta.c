@@ -1,0 +1,298 @@
+/* interp_meta.c — evaluating a trait method's `#[fusion(...)]` annotation
+ * (language.md §5) on given argument values: the REPL's `:meta` and, later,
+ * the code generator's differential test.
+ *
+ *   dtype = E, shape = E  tensor names are bound to their DType while E
+ *                         (dtype) runs and to their &Shape while E (shape)
+ *                         runs; the result is a TensorSpec.
+ *   meta = callable       a closure or fn path called with &TensorSpec per
+ *                         tensor, &NameMetadata per extension value and &T
+ *                         per ordinary argument; its result is the output.
+ *   default               the method inherits its default body: there is no
+ *                         metadata expression to evaluate. */
+#include "interp_int.h"
+
+#include <string.h>
+
+static const char *const tensor_types[] = {"FloatTensor", "IntTensor", "BoolTensor", "QuantizedTensor"};
+
+static bool is_tensor_type(const bxc_tyexpr *t)
+{
+    t = bxi_tyexpr_strip_refs(t, NULL);
+    if (!t || t->kind != BXC_TY_PATH || !t->path)
+        return false;
+    const char *n = t->path->segs.items[t->path->segs.len - 1].name;
+    for (size_t i = 0; i < sizeof tensor_types / sizeof tensor_types[0]; i++)
+        if (strcmp(n, tensor_types[i]) == 0)
+            return true;
+    return false;
+}
+
+/* The `#[fusion(...)]` attribute of a method, or NULL. */
+static const bxc_attr *fusion_attr(const bxc_fn *fn)
+{
+    for (uint32_t i = 0; i < fn->attrs.len; i++) {
+        const bxc_attr *a = fn->attrs.items[i];
+        if (a->path && a->path->segs.len == 1 && strcmp(a->path->segs.items[0].name, "fusion") == 0)
+            return a;
+    }
+    return NULL;
+}
+
+static const char *arg_name(const bxc_attr_arg *arg)
+{
+    if (!arg->path || arg->path->segs.len != 1)
+        return "";
+    return arg->path->segs.items[0].name;
+}
+
+static const bxc_attr_arg *find_arg(const bxc_attr *a, bxc_attr_arg_kind kind, const char *name)
+{
+    for (uint32_t i = 0; i < a->args.len; i++) {
+        const bxc_attr_arg *arg = a->args.items[i];
+        if (arg->kind == kind && strcmp(arg_name(arg), name) == 0)
+            return arg;
+    }
+    return NULL;
+}
+
+/* Binds every parameter for a field expression: tensors as `what` (0: their
+ * DType, 1: their &Shape), the rest borrowed. */
+static void bind_field_params(bxi_interp *in, const bxc_fn *fn, const BxvValue *args, int what)
+{
+    for (uint32_t i = 0, k = 0; i < fn->params.len; i++) {
+        const bxc_param *p = fn->params.items[i];
+        if (p->is_self)
+            continue;
+        const BxvValue *a = &args[k++];
+        if (p->pat->kind != BXC_PAT_IDENT)
+            continue;
+        BxvValue v;
+        if (is_tensor_type(p->type)) {
+            if (what == 0) {
+                v = bxv_dtype(a->u.spec.dtype);
+            } else {
+                v = (BxvValue){.kind = BXV_SHAPE};
+                v.u.shape = a->u.spec.shape;
+                v.refs = 1;
+            }
+        } else {
+            v = *a;
+            v.refs++;
+        }
+        bxi_push_var(in, p->pat->name.name, false, &v);
+    }
+}
+
+static bxi_status eval_field(bxi_interp *in, const bxc_fn *fn, const BxvValue *args, const bxc_attr_arg *arg,
+                             int what, BxvValue *out)
+{
+    const bxc_expr *e = arg->value;
+    if (e->kind == BXC_EXPR_CLOSURE) {
+        bxc_diag *d = bxi_error(in, BXI_E_META, e->span,
+                                "a closure written as a field expression is never invoked");
+        bxc_diag_set_help(in->diags, d, "write a block instead: `%s = { ... }`", what ? "shape" : "dtype");
+        return BXI_ERR;
+    }
+    uint32_t mark = in->nvars, start = in->frame_start;
+    in->frame_start = in->nvars;
+    bind_field_params(in, fn, args, what);
+    bxi_status st = bxi_eval_expr(in, e, out);
+    in->nvars = mark;
+    in->frame_start = start;
+    if (st == BXI_RET) {
+        *out = in->ret;
+        st = BXI_OK;
+    }
+    if (st != BXI_OK)
+        return BXI_ERR;
+    BxvValue v = *out;
+    v.refs = 0;   /* a bare operand copies (`shape = lhs`) */
+    if (what == 0 && v.kind != BXV_DTYPEV) {
+        bxi_error(in, BXI_E_META, e->span, "`dtype = ...` must produce a `DType`");
+        return BXI_ERR;
+    }
+    if (what == 1 && v.kind != BXV_SHAPE) {
+        bxi_error(in, BXI_E_META, e->span, "`shape = ...` must produce a `Shape`");
+        return BXI_ERR;
+    }
+    *out = v;
+    return BXI_OK;
+}
+
+/* Output metadata mirrors the outputs: specs, tuples of them, or metadata
+ * structs/enums.  Plain scalars are not metadata. */
+static bool is_metadata(const BxvValue *v)
+{
+    switch (v->kind) {
+    case BXV_SPEC:
+    case BXV_STRUCT:
+    case BXV_ENUM:
+        return true;
+    case BXV_TUPLE:
+        for (size_t i = 0; i < v->u.tuple.n; i++)
+            if (!is_metadata(&v->u.tuple.items[i]))
+                return false;
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* The core of :meta, on values already in the scratch arena; `site` (local
+ * to in->base) locates argument errors. */
+static bxi_meta_status meta_run(bxi_interp *in, const char *trait, const char *method, BxvValue *args,
+                                uint32_t nargs, bxc_span site, BxvValue *out, const char **message)
+{
+    uint32_t base;
+    const bxc_item *tr = bxi_find_item(in, trait, BXI_KIND(BXC_ITEM_TRAIT), &base);
+    if (!tr) {
+        bxi_error(in, BXI_E_NAME, site, "cannot find trait `%s`", trait);
+        return BXI_META_ERROR;
+    }
+    const bxc_fn *fn = NULL;
+    for (uint32_t i = 0; i < tr->trait.methods.len; i++)
+        if (strcmp(tr->trait.methods.items[i]->name.name, method) == 0)
+            fn = tr->trait.methods.items[i];
+    if (!fn) {
+        bxi_error(in, BXI_E_NAME, site, "trait `%s` has no method `%s`", trait, method);
+        return BXI_META_ERROR;
+    }
+    const bxc_attr *fa = fusion_attr(fn);
+    if (!fa) {
+        bxc_diag *d = bxi_error(in, BXI_E_META, site, "`%s::%s` has no #[fusion(...)] annotation", trait, method);
+        bxc_diag_set_help(in->diags, d, "only methods of traits with `Fusion` in #[backend_extension] carry output metadata");
+        return BXI_META_ERROR;
+    }
+    if (find_arg(fa, BXC_ATTR_ARG_PATH, "default")) {
+        *message = bxc_arena_printf(&in->scratch,
+                                    "`%s::%s` uses #[fusion(default)]: it inherits its default body, so its "
+                                    "output metadata comes from the tensor operations of that body (no "
+                                    "metadata expression to evaluate)",
+                                    trait, method);
+        return BXI_META_DEFAULT;
+    }
+
+    /* Check the arguments against the parameters. */
+    uint32_t nparams = 0;
+    for (uint32_t i = 0; i < fn->params.len; i++)
+        nparams += !fn->params.items[i]->is_self;
+    if (nparams != nargs) {
+        bxi_error(in, BXI_E_ARITY, site, "`%s::%s` takes %u argument%s but %u %s given", trait, method, nparams,
+                  nparams == 1 ? "" : "s", nargs, nargs == 1 ? "was" : "were");
+        return BXI_META_ERROR;
+    }
+    for (uint32_t i = 0, k = 0; i < fn->params.len; i++) {
+        const bxc_param *p = fn->params.items[i];
+        if (p->is_self)
+            continue;
+        BxvValue *a = &args[k++];
+        a->refs = 0;
+        const char *pname = p->pat->kind == BXC_PAT_IDENT ? p->pat->name.name : "_";
+        if (is_tensor_type(p->type)) {
+            if (a->kind != BXV_SPEC) {
+                bxc_diag *d = bxi_error(in, BXI_E_META, site, "argument `%s` is a tensor: pass a `TensorSpec`", pname);
+                bxc_diag_set_help(in->diags, d, "e.g. `TensorSpec::new([2, 3], DType::F32)`");
+                return BXI_META_ERROR;
+            }
+        } else {
+            /* Ordinary values: literals take the declared type (in the base
+             * of the method's declaration, where the type is written). */
+            uint32_t saved = in->base;
+            in->base = base;
+            bxi_status st = bxi_coerce(in, a, p->type, p->span);
+            in->base = saved;
+            a->refs = 0;
+            if (st != BXI_OK)
+                return BXI_META_ERROR;
+        }
+    }
+
+    uint32_t saved_base = in->base;
+    in->base = base;
+    bxi_meta_status result = BXI_META_ERROR;
+    const bxc_attr_arg *meta = find_arg(fa, BXC_ATTR_ARG_ASSIGN, "meta");
+    const bxc_attr_arg *dt = find_arg(fa, BXC_ATTR_ARG_ASSIGN, "dtype");
+    const bxc_attr_arg *sh = find_arg(fa, BXC_ATTR_ARG_ASSIGN, "shape");
+    if (meta) {
+        uint32_t mark = in->nvars, start = in->frame_start;
+        in->frame_start = in->nvars;   /* the callable sees no REPL locals */
+        BxvValue callee;
+        bxi_status st = bxi_eval_expr(in, meta->value, &callee);
+        in->frame_start = start;
+        in->nvars = mark;
+        if (st == BXI_OK) {
+            callee.refs = 0;
+            if (callee.kind != BXV_CLOSURE && callee.kind != BXV_FN) {
+                bxi_error(in, BXI_E_META, meta->value->span, "`meta = ...` must be a closure or a fn path");
+            } else {
+                /* Everything is passed by reference, in declaration order. */
+                for (uint32_t i = 0; i < nargs; i++)
+                    args[i].refs = 1;
+                st = bxi_call_value(in, &callee, args, nargs, meta->value->span, out);
+                if (st == BXI_OK) {
+                    out->refs = 0;
+                    if (!is_metadata(out)) {
+                        BxvBuf b = {0};
+                        bxv_print_type(&b, out);
+                        bxc_diag *d = bxi_error(in, BXI_E_META, meta->value->span,
+                                                "`meta` must return output metadata, found `%s`",
+                                                b.data ? b.data : "?");
+                        bxv_buf_free(&b);
+                        bxc_diag_set_help(in->diags, d,
+                                          "return a TensorSpec per tensor output, tuples of them, or a "
+                                          "NameMetadata value; put ordinary output fields in an extension struct");
+                    } else {
+                        result = BXI_META_VALUE;
+                    }
+                }
+            }
+        }
+    } else if (dt && sh) {
+        BxvValue d, s;
+        if (eval_field(in, fn, args, dt, 0, &d) == BXI_OK && eval_field(in, fn, args, sh, 1, &s) == BXI_OK) {
+            *out = bxv_spec(&in->scratch, &s.u.shape, d.u.dtype);
+            result = BXI_META_VALUE;
+        }
+    } else {
+        bxc_diag *d = bxi_error(in, BXI_E_META, fa->span,
+                                "#[fusion(...)] needs `dtype = ...` and `shape = ...`, `meta = ...`, or `default`");
+        bxc_diag_set_help(in->diags, d, "both field expressions are required together");
+    }
+    in->base = saved_base;
+    return result;
+}
+
+bxi_meta_status bxi_meta(bxi_interp *in, const char *trait, const char *method, const BxvValue *args,
+                         uint32_t nargs, BxvValue *out, const char **message)
+{
+    bxi_reset(in);
+    BxvValue *copies = bxc_arena_alloc(&in->scratch, (nargs ? nargs : 1) * sizeof *copies);
+    for (uint32_t i = 0; i < nargs; i++)
+        copies[i] = bxv_copy(&in->scratch, &args[i]);
+    return meta_run(in, trait, method, copies, nargs, bxc_span_none(), out, message);
+}
+
+bxi_meta_status bxi_meta_call(bxi_interp *in, const bxc_expr *call, uint32_t file_base, const bxi_env *env,
+                              BxvValue *out, const char **message)
+{
+    bxi_reset(in);
+    in->base = file_base;
+    bxi_push_env(in, env);
+    if (call->kind != BXC_EXPR_CALL || call->call.callee->kind != BXC_EXPR_PATH ||
+        call->call.callee->path->segs.len != 2) {
+        bxc_diag *d = bxi_error(in, BXI_E_META, call->span, "expected `Trait::method(args...)`");
+        bxc_diag_set_help(in->diags, d, "e.g. `:meta MyExtension::transpose_2d(x)` with x a TensorSpec");
+        return BXI_META_ERROR;
+    }
+    const bxc_path *p = call->call.callee->path;
+    uint32_t n = call->call.args.len;
+    BxvValue *args = bxc_arena_alloc(&in->scratch, (n ? n : 1) * sizeof *args);
+    for (uint32_t i = 0; i < n; i++) {
+        BxvValue v;
+        if (bxi_eval_expr(in, call->call.args.items[i], &v) != BXI_OK)
+            return BXI_META_ERROR;
+        args[i] = bxv_copy(&in->scratch, &v);
+    }
+    return meta_run(in, p->segs.items[0].name, p->segs.items[1].name, args, n, call->span, out, message);
+}

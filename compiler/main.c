@@ -1,0 +1,162 @@
+/* main.c — bextc, the command-line driver.
+ *
+ * The pipeline reads top to bottom in run(): load (lex + parse every
+ * module) -> optional dumps -> check -> (code emission, later) -> render
+ * diagnostics.  Exit status: 0 no errors, 1 errors in the input, 2 usage
+ * errors or an unreadable root file. */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ast.h"
+#include "check.h"
+#include "diag.h"
+#include "lex.h"
+#include "module.h"
+#include "parse.h"
+
+#ifndef BEXT_VERSION
+#define BEXT_VERSION "0.1.0"
+#endif
+
+typedef struct options {
+    const char *input;
+    bool check, dump_tokens, dump_ast, json;
+    const char *out_dir;
+} options;
+
+static void usage(FILE *out) {
+    fputs("usage: bextc FILE.bext [options]\n"
+          "\n"
+          "  --check                 run the checker (names, types, rules)\n"
+          "  -I DIR                  search DIR for `use` modules (repeatable)\n"
+          "  --feature NAME          enable a feature for cfg(feature = ...) (repeatable)\n"
+          "  --diagnostics=text|json diagnostic format on stderr (default text)\n"
+          "  --dump-tokens           print the root file's tokens\n"
+          "  --dump-ast              print the root file's syntax tree\n"
+          "  -o DIR                  emit C sources into DIR (not implemented yet)\n"
+          "  --help, --version\n"
+          "\n"
+          "exit status: 0 no errors, 1 errors in the input, 2 usage or unreadable file\n",
+          out);
+}
+
+static int usage_error(const char *fmt, const char *arg) {
+    fputs("bextc: error: ", stderr);
+    fprintf(stderr, fmt, arg);
+    fputs("\n(try `bextc --help`)\n", stderr);
+    return 2;
+}
+
+static void dump_tokens(FILE *out, const bxc_source *src) {
+    bxc_arena a;
+    bxc_arena_init(&a);
+    bxc_diag_list scratch;   /* lexical errors are reported by the parse */
+    bxc_diag_list_init(&scratch, &a);
+    bxc_lexer lx;
+    bxc_lex_init(&lx, src, &scratch);
+    for (;;) {
+        bxc_token t = bxc_lex_next(&lx);
+        uint32_t line, col;
+        bxc_source_position(src, t.span.offset, &line, &col);
+        fprintf(out, "%u:%u %s", line, col, bxc_token_name(t.kind));
+        if (t.kind != BXC_TK_EOF) {
+            fputs(" ", out);
+            const char *p = bxc_source_text(src, t.span);
+            uint32_t n = t.span.length > 60 ? 60 : t.span.length;
+            for (uint32_t i = 0; i < n; i++) {
+                unsigned char c = (unsigned char)p[i];
+                if (c == '\n') fputs("\\n", out);
+                else if (c < 0x20 || c == 0x7F) fprintf(out, "\\x%02x", c);
+                else fputc(c, out);
+            }
+            if (n < t.span.length) fputs("...", out);
+        }
+        fputc('\n', out);
+        if (t.kind == BXC_TK_EOF) break;
+    }
+    bxc_arena_free_all(&a);
+}
+
+static int run(bxc_unit *u, const options *o) {
+    bxc_load_status st = bxc_unit_load(u, o->input);
+    if (st != BXC_LOAD_UNREADABLE && u->nmodules > 0) {
+        const bxc_module *root = u->modules[0];
+        if (o->dump_tokens) dump_tokens(stdout, bxc_sources_get(&u->sources, root->file_id));
+        if (o->dump_ast) bxc_ast_dump(stdout, root->ast);
+    }
+    /* The checker runs even after syntax errors: the tree holds error
+     * placeholders, and more errors per run is the goal. */
+    if (st != BXC_LOAD_UNREADABLE && (o->check || o->out_dir))
+        bxc_check_unit(u);
+    bool code_emission_missing = false;
+    if (st != BXC_LOAD_UNREADABLE && o->out_dir && !bxc_diag_has_errors(&u->diags))
+        code_emission_missing = true;
+
+    if (o->json) bxc_diag_render_json_file(stderr, &u->diags, &u->sources);
+    else bxc_diag_render_text(stderr, &u->diags, &u->sources);
+
+    if (st == BXC_LOAD_UNREADABLE) return 2;
+    if (bxc_diag_has_errors(&u->diags)) return 1;
+    if (code_emission_missing) {
+        fputs("bextc: error: code emission is not implemented yet\n", stderr);
+        return 2;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    options o;
+    memset(&o, 0, sizeof o);
+    bxc_unit u;
+    bxc_unit_init(&u);
+    int rc = 0;
+    for (int i = 1; i < argc && rc == 0; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            usage(stdout);
+            bxc_unit_free(&u);
+            return 0;
+        } else if (strcmp(a, "--version") == 0) {
+            printf("bextc %s\n", BEXT_VERSION);
+            bxc_unit_free(&u);
+            return 0;
+        } else if (strcmp(a, "--check") == 0) {
+            o.check = true;
+        } else if (strcmp(a, "--dump-tokens") == 0) {
+            o.dump_tokens = true;
+        } else if (strcmp(a, "--dump-ast") == 0) {
+            o.dump_ast = true;
+        } else if (strcmp(a, "--diagnostics=text") == 0) {
+            o.json = false;
+        } else if (strcmp(a, "--diagnostics=json") == 0) {
+            o.json = true;
+        } else if (strncmp(a, "--diagnostics=", 14) == 0) {
+            rc = usage_error("unknown diagnostics format `%s` (expected text or json)", a + 14);
+        } else if (strcmp(a, "-I") == 0 || strcmp(a, "--feature") == 0 || strcmp(a, "-o") == 0) {
+            if (i + 1 >= argc) {
+                rc = usage_error("`%s` needs an argument", a);
+                break;
+            }
+            const char *v = argv[++i];
+            if (a[1] == 'I') bxc_unit_add_include_dir(&u, v);
+            else if (a[1] == 'o') o.out_dir = v;
+            else bxc_unit_add_feature(&u, v);
+        } else if (strncmp(a, "-I", 2) == 0) {
+            bxc_unit_add_include_dir(&u, a + 2);
+        } else if (strncmp(a, "--feature=", 10) == 0) {
+            bxc_unit_add_feature(&u, a + 10);
+        } else if (a[0] == '-' && a[1] != '\0') {
+            rc = usage_error("unknown option `%s`", a);
+        } else if (o.input) {
+            rc = usage_error("more than one input file (`%s`)", a);
+        } else {
+            o.input = a;
+        }
+    }
+    if (rc == 0 && !o.input) rc = usage_error("%s", "no input file");
+    if (rc == 0) rc = run(&u, &o);
+    bxc_unit_free(&u);
+    return rc;
+}

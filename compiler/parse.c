@@ -1,0 +1,193 @@
+/* parse.c — the parser driver: lexer -> Lemon, with the token-level rules
+ * the LALR grammar cannot express and the error messages.
+ *
+ *  - `{` after an identifier is emitted as STRUCT_LBRACE (a struct literal
+ *    or an item body), except where it closes an `if`/`while`/`for` head at
+ *    the head's own bracket depth: there it is a block (Rust's rule that
+ *    struct literals need parentheses in those heads).
+ *  - Bracket nesting deeper than BXC_MAX_NESTING stops the parse with one
+ *    "nested too deeply" error; the Lemon stack is fixed-size and its
+ *    overflow (long unbracketed chains like `- - - x`) is the same error.
+ *  - Syntax errors say "expected X, found Y", X computed from the parser
+ *    state (see bxc_lemon_accepts in parser.y). */
+#include "parse_int.h"
+
+#include <stdio.h>
+
+#include "lex.h"
+#include "parser.h"
+
+void bxc_ps_too_deep(bxc_pstate *ps, bxc_span span) {
+    if (ps->too_deep_reported) return;
+    ps->too_deep_reported = true;
+    bxc_diag *d = bxc_diag_error(ps->diags, BXC_E_TOO_DEEP, span,
+                                 "nested too deeply (limit %d)", BXC_MAX_NESTING);
+    bxc_diag_set_help(ps->diags, d, "split the expression with `let` bindings or helper fns");
+}
+
+void bxc_ps_overflow(bxc_pstate *ps) {
+    ps->overflow = true;
+    bxc_ps_too_deep(ps, ps->cur);
+}
+
+static bool has(const int *set, int n, int tok) {
+    for (int i = 0; i < n; i++)
+        if (set[i] == tok) return true;
+    return false;
+}
+
+static const int expr_starts[] = {
+    TK_INT, TK_FLOAT, TK_STRING, TK_TRUE, TK_FALSE, TK_IDENT, TK_LPAREN,
+    TK_LBRACKET, TK_MINUS, TK_BANG, TK_STAR, TK_AMP, TK_ANDAND, TK_PIPE,
+    TK_OROR, TK_IF, TK_WHILE, TK_FOR, TK_LOOP, TK_RETURN, TK_BREAK,
+    TK_CONTINUE, TK_LBRACE,
+};
+static const int operators[] = {
+    TK_PLUS, TK_MINUS, TK_STAR, TK_SLASH, TK_PERCENT, TK_ANDAND, TK_OROR,
+    TK_AMP, TK_PIPE, TK_CARET, TK_EQEQ, TK_NE, TK_LT, TK_LE, TK_GT, TK_GE,
+    TK_DOTDOT, TK_DOTDOTEQ, TK_EQ, TK_PLUSEQ, TK_MINUSEQ, TK_STAREQ,
+    TK_SLASHEQ, TK_PERCENTEQ, TK_AS, TK_DOT, TK_LBRACKET, TK_LPAREN,
+};
+static const int item_starts[] = {
+    TK_HASH, TK_PUB, TK_USE, TK_TYPE, TK_STRUCT, TK_ENUM, TK_FN, TK_TRAIT, TK_IMPL,
+};
+#define COUNT(a) (int)(sizeof a / sizeof a[0])
+
+static bool in(const int *set, int n, int tok) { return has(set, n, tok); }
+
+void bxc_ps_report(bxc_pstate *ps, int found, bxc_span span, const int *expected,
+                   int nexpected) {
+    ps->syntax_errors = true;
+    if (found == BXC_TK_EOF && ps->quiet_eof) return;
+    /* Group the raw terminal set into words a person reads. */
+    const char *names[16];
+    int nn = 0;
+    bool expr = has(expected, nexpected, TK_INT);
+    bool ops = has(expected, nexpected, TK_PLUS);
+    bool items = has(expected, nexpected, TK_FN) && has(expected, nexpected, TK_STRUCT);
+    if (items) names[nn++] = "item";
+    if (expr) names[nn++] = "expression";
+    if (ops) names[nn++] = "operator";
+    bool more = false;
+    for (int i = 0; i < nexpected; i++) {
+        int t = expected[i];
+        if (expr && in(expr_starts, COUNT(expr_starts), t)) continue;
+        if (ops && in(operators, COUNT(operators), t)) continue;
+        if (items && in(item_starts, COUNT(item_starts), t)) continue;
+        if (t == TK_STRUCT_LBRACE && has(expected, nexpected, TK_LBRACE)) continue;
+        if (t == TK_REPL_START || t == TK_LOWEST || t == TK_UNARY || t == TK_BLOCKSTMT) continue;
+        if (nn < 8) names[nn++] = bxc_token_name(t);
+        else more = true;
+    }
+
+    char exp[512];
+    size_t len = 0;
+    exp[0] = '\0';
+    for (int i = 0; i < nn; i++) {
+        const char *sep = i == 0 ? "" : (i == nn - 1 && !more) ? " or " : ", ";
+        len += (size_t)snprintf(exp + len, sizeof exp - len, "%s%s", sep, names[i]);
+        if (len >= sizeof exp) len = sizeof exp - 1;
+    }
+    if (more) snprintf(exp + len, sizeof exp - len, ", ...");
+
+    char what[160];
+    const char *text = ps->src->text + span.offset;
+    int shown = span.length > 40 ? 40 : (int)span.length;
+    switch (found) {
+    case BXC_TK_EOF: snprintf(what, sizeof what, "end of file"); break;
+    case TK_IDENT: snprintf(what, sizeof what, "identifier `%.*s`", shown, text); break;
+    case TK_INT: case TK_FLOAT:
+        snprintf(what, sizeof what, "number `%.*s`", shown, text); break;
+    case TK_STRING: snprintf(what, sizeof what, "string literal"); break;
+    default: snprintf(what, sizeof what, "%s", bxc_token_name(found)); break;
+    }
+
+    bxc_diag_code code = found == BXC_TK_EOF ? BXC_E_UNEXPECTED_EOF : BXC_E_SYNTAX;
+    bxc_diag *d;
+    if (nn == 0)
+        d = bxc_diag_error(ps->diags, code, span, "unexpected %s", what);
+    else
+        d = bxc_diag_error(ps->diags, code, span, "expected %s%s, found %s",
+                           nn > 2 ? "one of " : "", exp, what);
+    if (found == TK_STRUCT_LBRACE && expr)
+        bxc_diag_set_help(ps->diags, d, "a struct literal here needs parentheses: `(Name { ... })`");
+    else if (nn == 1 && expected[0] == TK_SEMI)
+        bxc_diag_set_help(ps->diags, d, "add `;` at the end of the previous statement");
+}
+
+bxc_file *bxc_parse(bxc_arena *arena, bxc_diag_list *diags,
+                    const bxc_source *src, bxc_parse_mode mode) {
+    bxc_pstate ps;
+    memset(&ps, 0, sizeof ps);
+    ps.arena = arena;
+    ps.diags = diags;
+    ps.src = src;
+    ps.file = bxc_arena_alloc(arena, sizeof *ps.file);
+    ps.file->file_id = src->id;
+
+    void *parser = bxc_lemonAlloc(malloc, &ps);
+    ps.snap = malloc((size_t)bxc_lemon_stack_max() * sizeof *ps.snap);
+    if (!parser || !ps.snap) {
+        fprintf(stderr, "bextc: out of memory\n");
+        abort();
+    }
+    bxc_lexer lx;
+    bxc_lex_init(&lx, src, diags);
+    if (mode == BXC_PARSE_REPL) bxc_lemon(parser, TK_REPL_START, bxc_span_make(src->id, 0, 0));
+
+    /* Bracket depth at which each open `if`/`while`/`for` head started. */
+    uint32_t heads[BXC_MAX_NESTING + 1];
+    uint32_t nheads = 0, depth = 0;
+    int prev = BXC_TK_EOF;
+    for (;;) {
+        bxc_token t = bxc_lex_next(&lx);
+        int kind = t.kind;
+        switch (kind) {
+        case TK_IF: case TK_WHILE: case TK_FOR:
+            if (nheads < BXC_MAX_NESTING + 1) heads[nheads++] = depth;
+            break;
+        case TK_LBRACE:
+            if (nheads && heads[nheads - 1] == depth) nheads--;
+            else if (prev == TK_IDENT) kind = TK_STRUCT_LBRACE;
+            depth++;
+            break;
+        case TK_LPAREN: case TK_LBRACKET:
+            depth++;
+            break;
+        case TK_RPAREN: case TK_RBRACKET: case TK_RBRACE:
+            if (depth) depth--;
+            while (nheads && heads[nheads - 1] > depth) nheads--;
+            break;
+        default:
+            break;
+        }
+        /* After a syntax error, recovery discards tokens and the bracket
+         * count no longer mirrors the parse (unclosed `(` in broken items);
+         * Lemon's fixed stack still bounds the nesting then. */
+        if (depth > BXC_MAX_NESTING && !ps.syntax_errors) {
+            bxc_ps_too_deep(&ps, t.span);
+            break;
+        }
+        ps.cur = t.span;
+        if (kind == BXC_TK_EOF) ps.quiet_eof = lx.unterminated;
+        bxc_lemon_snapshot(parser, &ps);
+        bxc_lemon(parser, kind, t.span);
+        if (ps.overflow || kind == BXC_TK_EOF) break;
+        prev = kind;
+    }
+    bxc_lemonFree(parser, free);
+    free(ps.snap);
+    if (mode == BXC_PARSE_REPL && !ps.file->repl) {
+        /* A parse that failed still hands the REPL what it understood. */
+        bxc_block *b = bxc_arena_alloc(arena, sizeof *b);
+        b->stmts = ps.repl_stmts;
+        b->span = bxc_span_make(src->id, 0, 0);
+        ps.file->repl = b;
+    }
+    return ps.file;
+}
+
+bxc_file *bxc_parse_file(bxc_arena *arena, bxc_diag_list *diags,
+                         const bxc_source *src) {
+    return bxc_parse(arena, diags, src, BXC_PARSE_FILE);
+}

@@ -1,0 +1,81 @@
+/* internal.h — runtime-wide internals of libbext shared by the runtime and
+ * every backend: the hidden-visibility marker, the allocation hook, error
+ * and panic plumbing, always-on invariant checks, dtype element helpers
+ * (f16/bf16 conversion, load/store through double or int64) and the shared
+ * counter-based random generator (so every backend draws the same numbers).
+ * Prefix: bxr_. */
+#ifndef BXR_INTERNAL_H
+#define BXR_INTERNAL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bext/bext.h"
+
+/* Internal externs are hidden from the final shared object (Lua's LUAI_FUNC). */
+#define BXR_FUNC __attribute__((visibility("hidden"))) extern
+#define BXR_DATA __attribute__((visibility("hidden"))) extern
+
+/* ------------------------------------------------------------ allocation */
+/* Every runtime/backend allocation goes through bext_set_allocator's hook.
+ * bxr_alloc returns NULL on failure AND sets the error "out of memory". */
+BXR_FUNC void *bxr_alloc(size_t n);
+BXR_FUNC void *bxr_calloc(size_t n);   /* zero-filled */
+BXR_FUNC void bxr_free(void *p, size_t n);  /* n: the size given to bxr_alloc */
+
+/* ---------------------------------------------------------------- errors */
+/* Sets this thread's error message (printf format).  Always returns false
+ * so callers can `return bxr_error(...)`. */
+BXR_FUNC bool bxr_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+BXR_FUNC bool bxr_verror(const char *fmt, va_list ap);
+/* Formats "[2,3] f32" for t into buf (NULL -> "NULL"). */
+BXR_FUNC const char *bxr_describe(const bext_tensor *t, char *buf, size_t n);
+BXR_FUNC const char *bxr_describe_shape(int rank, const int64_t *shape, char *buf, size_t n);
+
+/* Programming errors: calls the panic hook; never returns. */
+BXR_FUNC _Noreturn void bxr_panic(const char *file, int line, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Always-on invariant check with file and line (GGML_ASSERT style),
+ * independent of NDEBUG. */
+#define BXR_ASSERT(c)                                                   \
+  do {                                                                  \
+    if (__builtin_expect(!(c), 0)) bxr_panic(__FILE__, __LINE__, "assertion failed: %s", #c); \
+  } while (0)
+
+/* ---------------------------------------------------------------- dtypes */
+BXR_FUNC float bxr_f16_to_f32(uint16_t h);
+BXR_FUNC uint16_t bxr_f32_to_f16(float f);     /* round to nearest even */
+BXR_FUNC float bxr_bf16_to_f32(uint16_t h);
+BXR_FUNC uint16_t bxr_f32_to_bf16(float f);    /* round to nearest even, NaN kept */
+
+/* Element i of a contiguous array of dtype, as double / int64 (bool: 0/1). */
+BXR_FUNC double bxr_load_f64(const void *p, bext_dtype dt, int64_t i);
+BXR_FUNC int64_t bxr_load_i64(const void *p, bext_dtype dt, int64_t i);
+/* Stores v into element i.  Float targets round (f16/bf16 via f32, RNE);
+ * int targets follow bext_cast's rules (NaN->0, trunc, saturate);
+ * bool: v != 0. */
+BXR_FUNC void bxr_store_f64(void *p, bext_dtype dt, int64_t i, double v);
+/* int64 store: int targets wrap (two's complement), float targets convert,
+ * bool: v != 0. */
+BXR_FUNC void bxr_store_i64(void *p, bext_dtype dt, int64_t i, int64_t v);
+/* Converts n contiguous elements with bext_cast's semantics. */
+BXR_FUNC void bxr_convert(void *dst, bext_dtype ddt, const void *src, bext_dtype sdt, int64_t n);
+/* double -> int64 the way scalars and casts do it: NaN->0, trunc, saturate. */
+BXR_FUNC int64_t bxr_f64_to_i64_sat(double v);
+
+/* ------------------------------------------------------------------- rng */
+/* Counter-based: value i of a tensor drawn with seed depends on (seed, i)
+ * only, so a threaded backend draws the same numbers as a serial one.
+ *   u64(seed, c) = splitmix64 finalizer of (seed * 0x9E3779B97F4A7C15 + c + 1)
+ *   uniform(seed, i) = top 53 bits of u64(seed, i) / 2^53, in [0, 1)
+ *   normal(seed, i)  = Box-Muller: u1 = 1 - uniform(seed, 2i) in (0, 1],
+ *                      u2 = uniform(seed, 2i+1); sqrt(-2 ln u1) cos(2 pi u2)
+ * Element values: lo + (hi - lo) * uniform, mean + std * normal, computed
+ * in double, then stored with bxr_store_f64. */
+BXR_FUNC uint64_t bxr_rng_u64(uint64_t seed, uint64_t counter);
+BXR_FUNC double bxr_rng_uniform(uint64_t seed, uint64_t i);
+BXR_FUNC double bxr_rng_normal(uint64_t seed, uint64_t i);
+
+#endif /* BXR_INTERNAL_H */

@@ -1,0 +1,399 @@
+/* tensor.c — handle and storage lifecycle, layout helpers (contiguity,
+ * index math, broadcast, strided iteration), host data movement, and the
+ * public queries / data in-out functions. */
+#include <string.h>
+
+#include "backend.h"
+
+/* --------------------------------------------------------------- storage */
+
+void bxr_storage_retain(struct bxr_storage *s) {
+  atomic_fetch_add_explicit(&s->refcount, 1, memory_order_relaxed);
+}
+
+void bxr_storage_release(struct bxr_storage *s) {
+  if (!s) return;
+  int old = atomic_fetch_sub_explicit(&s->refcount, 1, memory_order_acq_rel);
+  BXR_ASSERT(old > 0);
+  if (old == 1) {
+    s->backend->storage_free(s);
+    bxr_free(s, sizeof *s);
+  }
+}
+
+int64_t bxr_numel(int rank, const int64_t *shape) {
+  int64_t n = 1;
+  for (int i = 0; i < rank; i++) n *= shape[i];
+  return n;
+}
+
+size_t bxr_nbytes(bext_dtype dt, int rank, const int64_t *shape) {
+  uint64_t n = bext_dtype_size(dt);
+  for (int i = 0; i < rank; i++) {
+    if (shape[i] < 0) return SIZE_MAX;
+    if (shape[i] == 0) return 0;
+    if (__builtin_mul_overflow(n, (uint64_t)shape[i], &n)) return SIZE_MAX;
+  }
+  /* keep element counts representable as int64 and allocations sane */
+  return n > ((uint64_t)1 << 48) ? SIZE_MAX : (size_t)n;
+}
+
+void bxr_contiguous_strides(int rank, const int64_t *shape, int64_t *strides) {
+  int64_t s = 1;
+  for (int i = rank - 1; i >= 0; i--) {
+    strides[i] = s;
+    s *= shape[i] > 0 ? shape[i] : 1;
+  }
+}
+
+bext_tensor *bxr_tensor_new(const struct bxr_backend *be, bext_dtype dt, int rank,
+                            const int64_t *shape) {
+  BXR_ASSERT(be && rank >= 0 && rank <= BEXT_MAX_RANK && bext_dtype_valid(dt));
+  size_t bytes = bxr_nbytes(dt, rank, shape);
+  if (bytes == SIZE_MAX) {
+    char sh[160];
+    bxr_error("tensor of shape %s %s is too large", bxr_describe_shape(rank, shape, sh, sizeof sh),
+              bext_dtype_name(dt));
+    return NULL;
+  }
+  struct bxr_storage *s = bxr_calloc(sizeof *s);
+  if (!s) return NULL;
+  atomic_init(&s->refcount, 1);
+  s->backend = be;
+  s->bytes = bytes;
+  if (!be->storage_alloc(s, bytes)) {
+    bxr_free(s, sizeof *s);
+    return NULL;
+  }
+  bext_tensor *t = bxr_calloc(sizeof *t);
+  if (!t) {
+    be->storage_free(s);
+    bxr_free(s, sizeof *s);
+    return NULL;
+  }
+  atomic_init(&t->refcount, 1);
+  t->backend = be;
+  t->dtype = dt;
+  t->rank = rank;
+  if (rank) memcpy(t->shape, shape, (size_t)rank * sizeof *shape);
+  bxr_contiguous_strides(rank, shape, t->strides);
+  t->storage = s;
+  return t;
+}
+
+bext_tensor *bxr_tensor_view(const bext_tensor *base, int rank, const int64_t *shape,
+                             const int64_t *strides, int64_t offset) {
+  BXR_ASSERT(base && rank >= 0 && rank <= BEXT_MAX_RANK);
+  bext_tensor *t = bxr_calloc(sizeof *t);
+  if (!t) return NULL;
+  atomic_init(&t->refcount, 1);
+  t->backend = base->backend;
+  t->dtype = base->dtype;
+  t->rank = rank;
+  if (rank) {
+    memcpy(t->shape, shape, (size_t)rank * sizeof *shape);
+    memcpy(t->strides, strides, (size_t)rank * sizeof *strides);
+  }
+  t->offset = offset;
+  t->storage = base->storage;
+  bxr_storage_retain(t->storage);
+  return t;
+}
+
+bext_tensor *bext_retain(bext_tensor *t) {
+  if (t) atomic_fetch_add_explicit(&t->refcount, 1, memory_order_relaxed);
+  return t;
+}
+
+void bext_release(bext_tensor *t) {
+  if (!t) return;
+  int old = atomic_fetch_sub_explicit(&t->refcount, 1, memory_order_acq_rel);
+  if (old <= 0) bxr_panic(__FILE__, __LINE__, "bext_release: handle released more often than retained");
+  if (old == 1) {
+    bxr_storage_release(t->storage);
+    bxr_free(t, sizeof *t);
+  }
+}
+
+bool bxr_is_contiguous(const bext_tensor *t) {
+  int64_t s = 1;
+  for (int i = t->rank - 1; i >= 0; i--) {
+    if (t->shape[i] == 0) return true;
+    if (t->shape[i] != 1 && t->strides[i] != s) return false;
+    s *= t->shape[i];
+  }
+  return true;
+}
+
+bool bxr_is_unique(const bext_tensor *t) {
+  return atomic_load_explicit(&t->refcount, memory_order_acquire) == 1 &&
+         atomic_load_explicit(&t->storage->refcount, memory_order_acquire) == 1;
+}
+
+void *bxr_data(const bext_tensor *t) {
+  return (char *)t->storage->data + t->offset * (int64_t)bext_dtype_size(t->dtype);
+}
+
+/* ----------------------------------------------------------- index math */
+
+int64_t bxr_offset_of(int64_t i, int rank, const int64_t *shape, const int64_t *strides) {
+  int64_t off = 0;
+  for (int d = rank - 1; d >= 0; d--) {
+    if (shape[d] == 0) return 0;
+    off += (i % shape[d]) * strides[d];
+    i /= shape[d];
+  }
+  return off;
+}
+
+bool bxr_broadcast_strides(const bext_tensor *t, int rank, const int64_t *shape, int64_t *strides) {
+  if (t->rank > rank) return false;
+  int lead = rank - t->rank;
+  for (int d = 0; d < rank; d++) {
+    if (d < lead) {
+      strides[d] = 0;
+      continue;
+    }
+    int64_t e = t->shape[d - lead];
+    if (e == shape[d]) strides[d] = e == 1 ? 0 : t->strides[d - lead];
+    else if (e == 1) strides[d] = 0;
+    else return false;
+  }
+  return true;
+}
+
+bool bxr_broadcast_shape(int ra, const int64_t *sa, int rb, const int64_t *sb, int *rank,
+                         int64_t *shape) {
+  int r = ra > rb ? ra : rb;
+  for (int d = 0; d < r; d++) {
+    int64_t a = d - (r - ra) >= 0 ? sa[d - (r - ra)] : 1;
+    int64_t b = d - (r - rb) >= 0 ? sb[d - (r - rb)] : 1;
+    if (a == b || b == 1) shape[d] = a;
+    else if (a == 1) shape[d] = b;
+    else return false;
+  }
+  *rank = r;
+  return true;
+}
+
+void bxr_iter_init(struct bxr_iter *it, int rank, const int64_t *shape, int nops, ...) {
+  BXR_ASSERT(nops >= 1 && nops <= BXR_ITER_MAX && rank >= 0 && rank <= BEXT_MAX_RANK);
+  va_list ap;
+  va_start(ap, nops);
+  it->rank = rank;
+  it->nops = nops;
+  it->numel = bxr_numel(rank, shape);
+  for (int d = 0; d < rank; d++) {
+    it->shape[d] = shape[d];
+    it->idx[d] = 0;
+  }
+  for (int k = 0; k < nops; k++) {
+    const int64_t *s = va_arg(ap, const int64_t *);
+    for (int d = 0; d < rank; d++) it->strides[k][d] = s[d];
+    it->off[k] = 0;
+  }
+  va_end(ap);
+}
+
+void bxr_iter_next(struct bxr_iter *it) {
+  for (int d = it->rank - 1; d >= 0; d--) {
+    if (++it->idx[d] < it->shape[d]) {
+      for (int k = 0; k < it->nops; k++) it->off[k] += it->strides[k][d];
+      return;
+    }
+    it->idx[d] = 0;
+    for (int k = 0; k < it->nops; k++) it->off[k] -= it->strides[k][d] * (it->shape[d] - 1);
+  }
+}
+
+/* ---------------------------------------------------- materialization */
+
+void bxr_copy_to_contiguous(const bext_tensor *t, void *dst) {
+  size_t es = bext_dtype_size(t->dtype);
+  int64_t n = bxr_numel(t->rank, t->shape);
+  if (n == 0) return;
+  const char *src = bxr_data(t);
+  if (bxr_is_contiguous(t)) {
+    memcpy(dst, src, (size_t)n * es);
+    return;
+  }
+  struct bxr_iter it;
+  bxr_iter_init(&it, t->rank, t->shape, 1, t->strides);
+  char *d = dst;
+  for (int64_t i = 0; i < n; i++) {
+    memcpy(d + (size_t)i * es, src + it.off[0] * (int64_t)es, es);
+    bxr_iter_next(&it);
+  }
+}
+
+bext_tensor *bxr_make_contiguous(bext_tensor *t) {
+  if (bxr_is_contiguous(t)) return t;
+  bext_tensor *c = bxr_tensor_new(t->backend, t->dtype, t->rank, t->shape);
+  if (c && !t->backend->copy(c, t)) {
+    bext_release(c);
+    c = NULL;
+  }
+  bext_release(t);
+  return c;
+}
+
+/* --------------------------------------------------- host data members */
+
+bool bxr_host_storage_alloc(struct bxr_storage *s, size_t bytes) {
+  s->data = bxr_alloc(bytes);
+  return s->data != NULL;
+}
+
+void bxr_host_storage_free(struct bxr_storage *s) { bxr_free(s->data, s->bytes); }
+
+bool bxr_host_from_data(bext_tensor *dst, const void *src) {
+  size_t n = (size_t)bxr_numel(dst->rank, dst->shape) * bext_dtype_size(dst->dtype);
+  if (n) memcpy(bxr_data(dst), src, n);
+  return true;
+}
+
+bool bxr_host_read(const bext_tensor *t, void *dst) {
+  bxr_copy_to_contiguous(t, dst);
+  return true;
+}
+
+bool bxr_host_copy(bext_tensor *dst, const bext_tensor *src) {
+  bxr_copy_to_contiguous(src, bxr_data(dst));
+  return true;
+}
+
+/* ------------------------------------------------------- public queries */
+
+#define NEED(t, api, ret)                                          \
+  do {                                                             \
+    if (!(t)) {                                                    \
+      bxr_error("%s: NULL tensor handle", api);                 \
+      return ret;                                                  \
+    }                                                              \
+  } while (0)
+
+int bext_rank(const bext_tensor *t) {
+  NEED(t, "bext_rank", 0);
+  return t->rank;
+}
+const int64_t *bext_shape(const bext_tensor *t) {
+  NEED(t, "bext_shape", NULL);
+  return t->shape;
+}
+const int64_t *bext_strides(const bext_tensor *t) {
+  NEED(t, "bext_strides", NULL);
+  return t->strides;
+}
+int64_t bext_dim(const bext_tensor *t, int dim) {
+  NEED(t, "bext_dim", -1);
+  int d = dim < 0 ? dim + t->rank : dim;
+  if (d < 0 || d >= t->rank) {
+    char b[200];
+    bxr_error("bext_dim: dim %d out of range for %s (rank %d)", dim, bxr_describe(t, b, sizeof b),
+              t->rank);
+    return -1;
+  }
+  return t->shape[d];
+}
+int64_t bext_numel(const bext_tensor *t) {
+  NEED(t, "bext_numel", 0);
+  return bxr_numel(t->rank, t->shape);
+}
+bext_dtype bext_dtype_of(const bext_tensor *t) {
+  NEED(t, "bext_dtype_of", BEXT_F32);
+  return t->dtype;
+}
+bool bext_is_contiguous(const bext_tensor *t) {
+  NEED(t, "bext_is_contiguous", false);
+  return bxr_is_contiguous(t);
+}
+int bext_refcount(const bext_tensor *t) {
+  NEED(t, "bext_refcount", 0);
+  return atomic_load(&t->refcount);
+}
+bool bext_device_of(const bext_tensor *t, bext_device *out) {
+  NEED(t, "bext_device_of", false);
+  if (!out) return bxr_error("bext_device_of: output pointer is NULL");
+  memset(out, 0, sizeof *out);
+  out->backend = t->backend->kind;
+  return true;
+}
+
+/* --------------------------------------------------------- data in/out */
+
+static bool check_shape(const char *api, const int64_t *shape, int rank) {
+  if (rank < 0 || rank > BEXT_MAX_RANK)
+    return bxr_error("%s: rank %d out of range (0..%d)", api, rank, BEXT_MAX_RANK);
+  if (rank > 0 && !shape) return bxr_error("%s: shape is NULL for rank %d", api, rank);
+  for (int i = 0; i < rank; i++)
+    if (shape[i] < 0) {
+      char sh[160];
+      return bxr_error("%s: negative extent in shape %s", api, bxr_describe_shape(rank, shape, sh, sizeof sh));
+    }
+  return true;
+}
+
+bext_tensor *bext_from_data(const void *data, bext_dtype dtype, const int64_t *shape, int rank,
+                            const bext_device *dev) {
+  const char *api = "bext_from_data";
+  if (!bext_dtype_valid(dtype)) return bxr_error("%s: invalid dtype %d", api, (int)dtype), NULL;
+  if (!check_shape(api, shape, rank)) return NULL;
+  const struct bxr_backend *be = bxr_backend_of_device(dev, api);
+  if (!be) return NULL;
+  bext_tensor *t = bxr_tensor_new(be, dtype, rank, shape);
+  if (!t) return NULL;
+  if (bxr_numel(rank, shape) > 0) {
+    if (!data) {
+      bext_release(t);
+      return bxr_error("%s: data is NULL for a non-empty tensor", api), NULL;
+    }
+    if (!be->from_data(t, data)) {
+      bext_release(t);
+      return NULL;
+    }
+  }
+  return t;
+}
+
+bool bext_read(const bext_tensor *t, void *out, size_t out_bytes) {
+  NEED(t, "bext_read", false);
+  size_t need = (size_t)bxr_numel(t->rank, t->shape) * bext_dtype_size(t->dtype);
+  if (need == 0) return true;
+  if (!out) return bxr_error("bext_read: output buffer is NULL");
+  if (out_bytes < need) {
+    char b[200];
+    return bxr_error("bext_read: buffer of %zu bytes too small for %s (%zu bytes)", out_bytes,
+                     bxr_describe(t, b, sizeof b), need);
+  }
+  return t->backend->read(t, out);
+}
+
+bext_tensor *bext_to_device(bext_tensor *t, const bext_device *dev) {
+  NEED(t, "bext_to_device", NULL);
+  const struct bxr_backend *be = bxr_backend_of_device(dev, "bext_to_device");
+  if (!be) {
+    bext_release(t);
+    return NULL;
+  }
+  if (be == t->backend) return t;
+  /* Through host memory: read row-major on the source backend, upload on
+   * the target.  Fine for CPU backends; GPU backends may add a direct path. */
+  size_t bytes = (size_t)bxr_numel(t->rank, t->shape) * bext_dtype_size(t->dtype);
+  bext_tensor *out = NULL;
+  void *tmp = bxr_alloc(bytes);
+  if (tmp && t->backend->read(t, tmp)) {
+    out = bxr_tensor_new(be, t->dtype, t->rank, t->shape);
+    if (out && bytes && !be->from_data(out, tmp)) {
+      bext_release(out);
+      out = NULL;
+    }
+  }
+  bxr_free(tmp, bytes);
+  bext_release(t);
+  return out;
+}
+
+bext_tensor *bext_contiguous(bext_tensor *t) {
+  NEED(t, "bext_contiguous", NULL);
+  return bxr_make_contiguous(t);
+}

@@ -1,0 +1,101 @@
+/* tensor.h — the tensor handle and its refcounted storage, plus the layout
+ * helpers every backend shares: contiguity, index math, strided iteration,
+ * broadcast strides, views and materialization.
+ *
+ * A handle is a strided view (shape, strides in elements, offset in
+ * elements) of a storage.  Views share the storage (its own refcount);
+ * a handle is "unique" — an owned operand a backend may overwrite in place —
+ * when the handle's refcount is 1 and its storage's refcount is 1. */
+#ifndef BXR_TENSOR_H
+#define BXR_TENSOR_H
+
+#include <stdatomic.h>
+
+#include "internal.h"
+
+struct bxr_backend;
+
+/* A buffer owned by one backend.  For the CPU backends (ndarray, flex) data
+ * is host memory; other backends may keep data NULL and use priv. */
+struct bxr_storage {
+  atomic_int refcount;
+  const struct bxr_backend *backend;
+  void *data;      /* host pointer (CPU backends) */
+  size_t bytes;    /* size requested at allocation */
+  void *priv;      /* backend-private (e.g. a caching allocator's block) */
+};
+
+struct bext_tensor {
+  atomic_int refcount;
+  const struct bxr_backend *backend;
+  bext_dtype dtype;
+  int rank;
+  int64_t shape[BEXT_MAX_RANK];
+  int64_t strides[BEXT_MAX_RANK];  /* in elements; 0 for expanded dims */
+  int64_t offset;                  /* in elements, into storage */
+  struct bxr_storage *storage;
+  void *autodiff;                  /* autodiff slot: NULL until autodiff exists */
+  void *priv;                      /* backend-private, NULL if unused */
+};
+
+/* ---------------------------------------------------------- construction */
+/* A new contiguous tensor with freshly allocated storage (contents
+ * undefined).  NULL + error on allocation failure or bad shape. */
+BXR_FUNC bext_tensor *bxr_tensor_new(const struct bxr_backend *be, bext_dtype dt, int rank,
+                                     const int64_t *shape);
+/* A new handle viewing base's storage (storage retained; base borrowed). */
+BXR_FUNC bext_tensor *bxr_tensor_view(const bext_tensor *base, int rank, const int64_t *shape,
+                                      const int64_t *strides, int64_t offset);
+/* Storage refcounting (bxr_storage_release frees through backend->storage_free). */
+BXR_FUNC void bxr_storage_retain(struct bxr_storage *s);
+BXR_FUNC void bxr_storage_release(struct bxr_storage *s);
+
+/* ----------------------------------------------------------------- queries */
+BXR_FUNC int64_t bxr_numel(int rank, const int64_t *shape);
+/* numel * element size, or SIZE_MAX when it overflows. */
+BXR_FUNC size_t bxr_nbytes(bext_dtype dt, int rank, const int64_t *shape);
+BXR_FUNC void bxr_contiguous_strides(int rank, const int64_t *shape, int64_t *strides);
+/* Row-major contiguous (size-1 and empty dims ignore their stride). */
+BXR_FUNC bool bxr_is_contiguous(const bext_tensor *t);
+/* Handle refcount 1 and storage refcount 1: safe to overwrite in place. */
+BXR_FUNC bool bxr_is_unique(const bext_tensor *t);
+/* Host pointer to element 0 of the view (storage data + offset). */
+BXR_FUNC void *bxr_data(const bext_tensor *t);
+
+/* ---------------------------------------------------------- index math */
+/* Storage offset (relative to the view's element 0) of the row-major linear
+ * index i of a view with this shape/strides. */
+BXR_FUNC int64_t bxr_offset_of(int64_t i, int rank, const int64_t *shape, const int64_t *strides);
+/* Strides that read t as if broadcast to (rank, shape): t's dims align on
+ * the right; stretched (size-1 or missing) dims get stride 0.  False when
+ * not broadcastable (no error set). */
+BXR_FUNC bool bxr_broadcast_strides(const bext_tensor *t, int rank, const int64_t *shape,
+                                    int64_t *strides);
+/* NumPy broadcast of two shapes; false when incompatible (no error set). */
+BXR_FUNC bool bxr_broadcast_shape(int ra, const int64_t *sa, int rb, const int64_t *sb,
+                                  int *rank, int64_t *shape);
+
+/* Strided iteration over up to 4 operands sharing one shape, row-major:
+ *   struct bxr_iter it; bxr_iter_init(&it, rank, shape, 2, strides_a, strides_b);
+ *   for (int64_t n = 0; n < it.numel; n++) { use it.off[0], it.off[1]; bxr_iter_next(&it); }
+ * off[k] is the element offset of operand k (relative to its element 0). */
+#define BXR_ITER_MAX 4
+struct bxr_iter {
+  int rank, nops;
+  int64_t numel;
+  int64_t shape[BEXT_MAX_RANK];
+  int64_t idx[BEXT_MAX_RANK];
+  int64_t strides[BXR_ITER_MAX][BEXT_MAX_RANK];
+  int64_t off[BXR_ITER_MAX];
+};
+BXR_FUNC void bxr_iter_init(struct bxr_iter *it, int rank, const int64_t *shape, int nops, ...);
+BXR_FUNC void bxr_iter_next(struct bxr_iter *it);
+
+/* ------------------------------------------------------ materialization */
+/* Copies a host tensor (any layout) into dst, row-major contiguous. */
+BXR_FUNC void bxr_copy_to_contiguous(const bext_tensor *t, void *dst);
+/* t itself when contiguous (offset may be nonzero), else a contiguous copy
+ * on the same backend.  OWNS t; NULL + error on allocation failure. */
+BXR_FUNC bext_tensor *bxr_make_contiguous(bext_tensor *t);
+
+#endif /* BXR_TENSOR_H */

@@ -1,0 +1,166 @@
+/* test_diag.c — diagnostics as data and their renderers: the §10 text
+ * format with caret, JSON fields, line/column with multi-byte UTF-8, the
+ * bounded list. */
+#include <cjson/cJSON.h>
+#include <criterion/criterion.h>
+
+#include "fe_util.h"
+
+Test(diag, text_format_matches_language_md) {
+    fe f;
+    fe_init(&f);
+    const char *src = "// x\n\n\n\n\n\n    #[backend_extension(Wgpu, Fusion)]\n";
+    bxc_source *s = bxc_sources_add_memory(&f.sources, "ext.bext", src, strlen(src));
+    uint32_t off = (uint32_t)(strstr(src, "Wgpu") - src);
+    bxc_diag *d = bxc_diag_add(&f.diags, BXC_SEV_ERROR, "E0301", bxc_span_make(s->id, off, 4),
+                               "`Wgpu` is not a backend selector");
+    bxc_diag_set_help(&f.diags, d, "WGPU is a Cube runtime: write `Cube`");
+    char *txt = fe_text(&f.diags, &f.sources);
+    cr_assert_str_eq(txt,
+                     "ext.bext:7:25: error: `Wgpu` is not a backend selector\n"
+                     "    #[backend_extension(Wgpu, Fusion)]\n"
+                     "                        ^~~~\n"
+                     "help: WGPU is a Cube runtime: write `Cube`\n");
+    free(txt);
+    fe_free(&f);
+}
+
+Test(diag, notes_and_fileless) {
+    fe f;
+    fe_init(&f);
+    bxc_source *s = bxc_sources_add_memory(&f.sources, "a.bext", "x y\n", 4);
+    bxc_diag *d = bxc_diag_error(&f.diags, BXC_E_SYNTAX, bxc_span_make(s->id, 2, 1), "bad y");
+    bxc_diag_add_note(&f.diags, d, bxc_span_make(s->id, 0, 1), "x was here");
+    bxc_diag_error(&f.diags, BXC_E_FILE_UNREADABLE, bxc_span_none(), "cannot read `q`");
+    bxc_diag_warning(&f.diags, BXC_E_SYNTAX, bxc_span_make(s->id, 0, 1), "careful");
+    cr_assert_eq(f.diags.errors, 2);
+    cr_assert_eq(f.diags.warnings, 1);
+    char *txt = fe_text(&f.diags, &f.sources);
+    cr_assert_str_eq(txt,
+                     "a.bext:1:3: error: bad y\n"
+                     "x y\n"
+                     "  ^\n"
+                     "a.bext:1:1: note: x was here\n"
+                     "x y\n"
+                     "^\n"
+                     "bextc: error: cannot read `q`\n"
+                     "a.bext:1:1: warning: careful\n"
+                     "x y\n"
+                     "^\n");
+    free(txt);
+    fe_free(&f);
+}
+
+Test(diag, utf8_columns_and_caret) {
+    fe f;
+    fe_init(&f);
+    /* "é" is 2 bytes, "😀" 4 bytes (2 UTF-16 units). */
+    const char *src = "let s = \"\xC3\xA9\xF0\x9F\x98\x80\"; bad\n";
+    bxc_source *s = bxc_sources_add_memory(&f.sources, "u.bext", src, strlen(src));
+    uint32_t off = (uint32_t)(strstr(src, "bad") - src);
+    uint32_t line, col;
+    bxc_source_position(s, off, &line, &col);
+    cr_assert_eq(line, 1);
+    cr_assert_eq(col, off + 1);                         /* byte column */
+    cr_assert_eq(bxc_source_utf16_column(s, off), 16);  /* 1 + 9 + 1 + 2 + 3 */
+    bxc_diag_error(&f.diags, BXC_E_SYNTAX, bxc_span_make(s->id, off, 3), "bad");
+    char *txt = fe_text(&f.diags, &f.sources);
+    /* One caret column per character, not per byte. */
+    const char *caret = strstr(txt, "\n              ^~~\n");   /* 14 columns */
+    cr_assert_not_null(caret, "%s", txt);
+    free(txt);
+    fe_free(&f);
+}
+
+Test(diag, json_fields) {
+    fe f;
+    fe_init(&f);
+    const char *src = "ab\n  c\xC3\xA9 d\n";
+    bxc_source *s = bxc_sources_add_memory(&f.sources, "j.bext", src, strlen(src));
+    uint32_t off = (uint32_t)(strstr(src, "d\n") - src);
+    bxc_diag *d = bxc_diag_error(&f.diags, BXC_E_SYNTAX, bxc_span_make(s->id, off, 1),
+                                 "expected `;`, found `d`");
+    bxc_diag_set_help(&f.diags, d, "add \";\"");
+    bxc_diag_error(&f.diags, BXC_E_FILE_UNREADABLE, bxc_span_none(), "no file");
+    char *js = bxc_diag_render_json(&f.diags, &f.sources);
+    cJSON *root = cJSON_Parse(js);
+    cr_assert_not_null(root, "invalid JSON: %s", js);
+    cr_assert(cJSON_IsArray(root));
+    cr_assert_eq(cJSON_GetArraySize(root), 2);
+    cJSON *o = cJSON_GetArrayItem(root, 0);
+    cr_assert_str_eq(cJSON_GetObjectItem(o, "file")->valuestring, "j.bext");
+    cr_assert_eq(cJSON_GetObjectItem(o, "line")->valueint, 2);
+    cr_assert_eq(cJSON_GetObjectItem(o, "column")->valueint, 7);   /* bytes: "  cé " */
+    cr_assert_eq(cJSON_GetObjectItem(o, "end_line")->valueint, 2);
+    cr_assert_eq(cJSON_GetObjectItem(o, "end_column")->valueint, 8);
+    cr_assert_str_eq(cJSON_GetObjectItem(o, "severity")->valuestring, "error");
+    cr_assert_str_eq(cJSON_GetObjectItem(o, "code")->valuestring, "E0101");
+    cr_assert_str_eq(cJSON_GetObjectItem(o, "message")->valuestring, "expected `;`, found `d`");
+    cr_assert_str_eq(cJSON_GetObjectItem(o, "help")->valuestring, "add \";\"");
+    cJSON *o2 = cJSON_GetArrayItem(root, 1);
+    cr_assert(cJSON_IsNull(cJSON_GetObjectItem(o2, "file")));
+    cr_assert(cJSON_IsNull(cJSON_GetObjectItem(o2, "help")));
+    cJSON_Delete(root);
+    free(js);
+    fe_free(&f);
+}
+
+Test(diag, empty_list_renders_empty_json_array) {
+    fe f;
+    fe_init(&f);
+    char *js = bxc_diag_render_json(&f.diags, &f.sources);
+    cJSON *root = cJSON_Parse(js);
+    cr_assert(cJSON_IsArray(root));
+    cr_assert_eq(cJSON_GetArraySize(root), 0);
+    cJSON_Delete(root);
+    free(js);
+    fe_free(&f);
+}
+
+Test(diag, bounded_list) {
+    fe f;
+    fe_init(&f);
+    f.diags.limit = 5;
+    for (int i = 0; i < 20; i++)
+        bxc_diag_error(&f.diags, BXC_E_SYNTAX, bxc_span_none(), "error %d", i);
+    cr_assert_eq(f.diags.count, 6);                 /* 5 + "too many errors" */
+    cr_assert(f.diags.truncated);
+    cr_assert_str_eq(f.diags.items[5].code, "E9999");
+    cr_assert(bxc_diag_has_errors(&f.diags));
+    fe_free(&f);
+}
+
+Test(diag, span_at_end_of_file_and_past_lines) {
+    fe f;
+    fe_init(&f);
+    bxc_source *s = bxc_sources_add_memory(&f.sources, "e.bext", "fn f(", 5);
+    bxc_diag_error(&f.diags, BXC_E_UNEXPECTED_EOF, bxc_span_make(s->id, 5, 0), "eof");
+    char *txt = fe_text(&f.diags, &f.sources);
+    cr_assert_str_eq(txt, "e.bext:1:6: error: eof\nfn f(\n     ^\n");
+    free(txt);
+    fe_free(&f);
+}
+
+Test(diag, long_lines_are_windowed) {
+    fe f;
+    fe_init(&f);
+    size_t n = 1 << 20;
+    char *big = malloc(n + 1);
+    memset(big, 'a', n);
+    big[n] = 0;
+    bxc_source *s = bxc_sources_add_memory(&f.sources, "l.bext", big, n);
+    bxc_diag_error(&f.diags, BXC_E_SYNTAX, bxc_span_make(s->id, (uint32_t)(n / 2), 1), "mid");
+    char *txt = fe_text(&f.diags, &f.sources);
+    cr_assert_lt(strlen(txt), 1000);
+    cr_assert_not_null(strstr(txt, "l.bext:1:524289: error: mid"));
+    free(txt);
+    free(big);
+    fe_free(&f);
+}
+
+Test(diag, codes_table) {
+    cr_assert_str_eq(bxc_diag_code_str(BXC_E_NUL_BYTE), "E0001");
+    cr_assert_str_eq(bxc_diag_code_str(BXC_E_SYNTAX), "E0101");
+    cr_assert_str_eq(bxc_diag_code_str(BXC_E_MODULE_NOT_FOUND), "E0202");
+    cr_assert_str_eq(bxc_severity_name(BXC_SEV_WARNING), "warning");
+}

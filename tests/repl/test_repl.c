@@ -1,0 +1,266 @@
+/* test_repl.c — bext-repl end to end: the binary is run with its stdin from
+ * a script (a pipe, so no prompts are printed) and stdout+stderr captured,
+ * and the transcript is compared with what language.md §7 promises: the §7
+ * session verbatim, errors with locations that keep the session alive,
+ * :type, :meta (field expressions, closures, struct outputs, default),
+ * :reload after a file change, multi-line input, :quit. */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const char *env_or_fail(const char *name)
+{
+    const char *v = getenv(name);
+    cr_assert(v && *v, "%s is not set (run through ctest)", name);
+    return v;
+}
+
+static char *read_all(FILE *f)
+{
+    char *buf = NULL;
+    size_t len = 0, cap = 0;
+    char chunk[4096];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
+        if (len + n + 1 > cap) {
+            cap = (len + n + 1) * 2;
+            buf = realloc(buf, cap);
+            cr_assert(buf);
+        }
+        memcpy(buf + len, chunk, n);
+        len += n;
+    }
+    if (!buf)
+        buf = calloc(1, 1);
+    else
+        buf[len] = 0;
+    return buf;
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return calloc(1, 1);
+    char *s = read_all(f);
+    fclose(f);
+    return s;
+}
+
+/* A fresh temporary directory (removed by the caller with rm_tree). */
+static void make_tmpdir(char dir[64])
+{
+    strcpy(dir, "/tmp/bext-repl-test-XXXXXX");
+    cr_assert(mkdtemp(dir), "mkdtemp: %s", strerror(errno));
+}
+
+static void rm_tree(const char *dir)
+{
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_expect(system(cmd) == 0);
+}
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    cr_assert(f, "cannot write %s", path);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* Runs `bext-repl ARGS` in `cwd` with `input` on stdin; returns the merged
+ * stdout+stderr transcript and stores the exit status. */
+static char *run_repl(const char *cwd, const char *args, const char *input, int *status)
+{
+    char dir[64];
+    make_tmpdir(dir);
+    char inpath[128];
+    snprintf(inpath, sizeof inpath, "%s/input.txt", dir);
+    write_file(inpath, input);
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "cd '%s' && '%s/bext-repl' %s < '%s' 2>&1", cwd, env_or_fail("BEXT_BIN_DIR"), args,
+             inpath);
+    FILE *p = popen(cmd, "r");
+    cr_assert(p, "popen failed");
+    char *out = read_all(p);
+    int st = pclose(p);
+    if (status)
+        *status = st;
+    rm_tree(dir);
+    return out;
+}
+
+static char *data_dir(void)
+{
+    static char path[1024];
+    snprintf(path, sizeof path, "%s/tests/repl/data", env_or_fail("BEXT_SOURCE_DIR"));
+    return path;
+}
+
+#define EXPECT_HAS(out, frag) cr_expect(strstr((out), (frag)) != NULL, "`%s` not in transcript:\n%s", (frag), (out))
+#define EXPECT_LACKS(out, frag) cr_expect(strstr((out), (frag)) == NULL, "`%s` unexpectedly in transcript:\n%s", (frag), (out))
+
+Test(repl, language_md_section_7_session)
+{
+    int st;
+    char *out = run_repl(data_dir(), "",
+                         ":load ext.bext\n"
+                         "let x = TensorSpec::new([2, 3], DType::F32)\n"
+                         "joined_shape(&x.shape, &[4, 3], &0)\n"
+                         ":meta MyExtension::transpose_2d(x)\n",
+                         &st);
+    cr_expect_str_eq(out, "[6, 3]\nTensorSpec { shape: [3, 2], dtype: F32 }\n");
+    cr_expect_eq(st, 0);
+    free(out);
+}
+
+Test(repl, files_on_the_command_line)
+{
+    char *out = run_repl(data_dir(), "counted.bext ext.bext",
+                         "joined_shape(&[1, 2], &[3, 4], &1)\n"
+                         "let x = TensorSpec::new([2, 3], DType::F32)\n"
+                         ":meta MyExtension::counted(x)\n",
+                         NULL);
+    cr_expect_str_eq(out, "[1, 6]\nCountedMetadata { tensor: TensorSpec { shape: [2, 3], dtype: F32 }, count: 6 }\n");
+    free(out);
+}
+
+Test(repl, errors_are_located_and_keep_the_session_alive)
+{
+    char *out = run_repl(data_dir(), "",
+                         "let s = [2, 3]\n"
+                         "s[5]\n"
+                         "1 +\n"
+                         ":bogus\n"
+                         "nope(1)\n"
+                         "let a: u8 = 255\n"
+                         "  a + 1\n"
+                         "let z: u32 = 0\n"
+                         "10 / z\n"
+                         ":load does-not-exist.bext\n"
+                         "s.len()\n",
+                         NULL);
+    EXPECT_HAS(out, "<repl>:1:1: error: index 5 is out of range for a shape of rank 2");
+    EXPECT_HAS(out, "<repl>:1:");                       /* the syntax error of `1 +` */
+    EXPECT_HAS(out, "error: unknown command `:bogus`");
+    EXPECT_HAS(out, "<repl>:1:1: error:");              /* nope(1) */
+    EXPECT_HAS(out, "nope");
+    /* The caret points at the whole operation, under the typed line. */
+    EXPECT_HAS(out, "<repl>:1:3: error: attempt to add with overflow");
+    EXPECT_HAS(out, "  a + 1\n  ^~~~~\n");
+    EXPECT_HAS(out, "<repl>:1:1: error: attempt to divide `10` by zero");
+    EXPECT_HAS(out, "does-not-exist.bext");
+    /* ... and the session went on to the last line. */
+    size_t n = strlen(out);
+    cr_expect(n >= 2 && strcmp(out + n - 2, "2\n") == 0, "last line is not `2`:\n%s", out);
+    free(out);
+}
+
+Test(repl, type_command)
+{
+    char *out = run_repl(data_dir(), "ext.bext",
+                         ":type TensorSpec::new([2], DType::F32)\n"
+                         ":type [1, 2].len()\n"
+                         "let x = TensorSpec::new([2, 3], DType::F32)\n"
+                         ":type &x.shape\n"
+                         ":type joined_shape(&x.shape, &x.shape, &1)\n"
+                         ":type DType::F16\n",
+                         NULL);
+    cr_expect_str_eq(out, "TensorSpec\nusize\n&Shape\nShape\nDType\n");
+    free(out);
+}
+
+Test(repl, meta_closures_struct_outputs_and_stdlib)
+{
+    char *out = run_repl(data_dir(), "counted.bext",
+                         "let x = TensorSpec::new([4, 5], DType::F16)\n"
+                         ":meta MyExtension::counted(x)\n"
+                         ":meta MyExtension::add_like(x, TensorSpec::new([3, 1, 5], DType::F16))\n"
+                         ":meta MyExtension::add_like(x, TensorSpec::new([3, 5], DType::F16))\n"
+                         ":meta MyExtension::counted([1])\n"
+                         ":meta MyExtension::transpose_2d(x)\n",
+                         NULL);
+    EXPECT_HAS(out, "CountedMetadata { tensor: TensorSpec { shape: [4, 5], dtype: F16 }, count: 20 }\n");
+    EXPECT_HAS(out, "TensorSpec { shape: [3, 4, 5], dtype: F16 }\n");
+    /* The incompatible broadcast fails inside std::shape, reached from the
+     * annotation: the error is located in stdlib/std/shape.bext. */
+    EXPECT_HAS(out, "std/shape.bext:");
+    EXPECT_HAS(out, "error: panic: shapes are not broadcastable");
+    EXPECT_HAS(out, "note: in this call to `broadcast`");
+    EXPECT_HAS(out, "error: argument `input` is a tensor: pass a `TensorSpec`");
+    /* The session continues after the errors. */
+    EXPECT_HAS(out, "TensorSpec { shape: [5, 4], dtype: F16 }\n");
+    free(out);
+}
+
+Test(repl, reload_after_a_file_change)
+{
+    char dir[64];
+    make_tmpdir(dir);
+    char path[128], outpath[128];
+    snprintf(path, sizeof path, "%s/v.bext", dir);
+    snprintf(outpath, sizeof outpath, "%s/out.txt", dir);
+    write_file(path, "fn version() -> u32 { 1 }\n");
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "cd '%s' && '%s/bext-repl' v.bext > out.txt 2>&1", dir, env_or_fail("BEXT_BIN_DIR"));
+    FILE *p = popen(cmd, "w");
+    cr_assert(p);
+    fputs("let kept = [7]\nversion()\n", p);
+    fflush(p);
+    /* Wait (bounded) until the first answer is out before changing the file. */
+    char *out = NULL;
+    for (int i = 0; i < 200; i++) {
+        free(out);
+        out = slurp(outpath);
+        if (strstr(out, "1\n"))
+            break;
+        usleep(50 * 1000);
+    }
+    cr_assert(strstr(out, "1\n"), "no answer before the change:\n%s", out);
+    free(out);
+    write_file(path, "fn version() -> u32 { 2 }\nfn extra() -> u32 { version() + 40 }\n");
+    fputs(":reload\nversion()\nextra()\nkept\n", p);
+    cr_expect_eq(pclose(p), 0);
+    out = slurp(outpath);
+    cr_expect_str_eq(out, "1\n2\n42\n[7]\n");
+    free(out);
+    rm_tree(dir);
+}
+
+Test(repl, multiline_input_helpers_and_quit)
+{
+    char *out = run_repl(data_dir(), "",
+                         "let y: usize = {\n"
+                         "    let z = 2;\n"
+                         "    z * 3\n"
+                         "}\n"
+                         "fn area(s: &Shape) -> usize {\n"
+                         "    s[0] * s[1]\n"
+                         "}\n"
+                         "area(&[y, 7])\n"
+                         ":quit\n"
+                         "y + 1000\n",
+                         NULL);
+    cr_expect_str_eq(out, "42\n");
+    free(out);
+}
+
+Test(repl, broken_file_is_reported_with_its_location)
+{
+    char dir[64];
+    make_tmpdir(dir);
+    char path[128];
+    snprintf(path, sizeof path, "%s/bad.bext", dir);
+    write_file(path, "fn ok() -> u32 { 1 }\nfn broken( -> u32 { 2 }\n");
+    char *out = run_repl(dir, "bad.bext", "1 + 1\n", NULL);
+    EXPECT_HAS(out, "bad.bext:2:");
+    EXPECT_HAS(out, "error:");
+    EXPECT_HAS(out, "2\n");
+    free(out);
+    rm_tree(dir);
+}

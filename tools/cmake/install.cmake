@@ -1,0 +1,46 @@
+# install.cmake — what `make install PREFIX=...` puts where, and the CMake
+# package (usable from the build tree too: find_package(bext) with
+# bext_DIR=<build>).  Included last from the top-level CMakeLists.txt.
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+set(BEXT_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/bext)
+set(_bext_targets)
+foreach(t bext bextc_exe bext-repl)
+  if(TARGET ${t})
+    list(APPEND _bext_targets ${t})
+  endif()
+endforeach()
+if(TARGET bextc_exe)
+  set_target_properties(bextc_exe PROPERTIES EXPORT_NAME bextc)
+endif()
+if(TARGET bext-repl)
+  set_target_properties(bext-repl PROPERTIES EXPORT_NAME repl)
+endif()
+
+install(TARGETS ${_bext_targets} EXPORT bextTargets
+  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+install(DIRECTORY ${CMAKE_SOURCE_DIR}/runtime/include/bext
+  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(DIRECTORY ${CMAKE_SOURCE_DIR}/stdlib/
+  DESTINATION ${CMAKE_INSTALL_DATADIR}/bext/stdlib FILES_MATCHING PATTERN "*.bext")
+
+install(EXPORT bextTargets NAMESPACE bext:: DESTINATION ${BEXT_CMAKE_DIR})
+configure_package_config_file(${CMAKE_SOURCE_DIR}/tools/cmake/bextConfig.cmake.in
+  ${CMAKE_BINARY_DIR}/cmake/bextConfig.cmake INSTALL_DESTINATION ${BEXT_CMAKE_DIR})
+write_basic_package_version_file(${CMAKE_BINARY_DIR}/cmake/bextConfigVersion.cmake
+  COMPATIBILITY SameMinorVersion)
+install(FILES ${CMAKE_BINARY_DIR}/cmake/bextConfig.cmake
+              ${CMAKE_BINARY_DIR}/cmake/bextConfigVersion.cmake
+              ${CMAKE_SOURCE_DIR}/tools/cmake/BextExtension.cmake
+  DESTINATION ${BEXT_CMAKE_DIR})
+
+# The same package straight from the build tree.
+export(EXPORT bextTargets NAMESPACE bext:: FILE ${CMAKE_BINARY_DIR}/cmake/bextTargets.cmake)
+configure_file(${CMAKE_SOURCE_DIR}/tools/cmake/BextExtension.cmake
+  ${CMAKE_BINARY_DIR}/cmake/BextExtension.cmake COPYONLY)
+
+configure_file(${CMAKE_SOURCE_DIR}/tools/pkgconfig/bext.pc.in ${CMAKE_BINARY_DIR}/bext.pc @ONLY)
+install(FILES ${CMAKE_BINARY_DIR}/bext.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -1,0 +1,27 @@
+#!/bin/sh
+# demo.sh BUILD — what `make demo` shows: bextc checking the samples, a
+# diagnostic for a broken file, metadata evaluated in the REPL, and a small
+# program on the runtime.  Stops at the first unexpected failure.
+set -eu
+B=${1:-build}
+bin=$B/bin
+here=$(cd "$(dirname "$0")/.." && pwd)
+step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+
+step "bextc --check samples/ext/ext.bext"
+"$bin/bextc" --check "$here/samples/ext/ext.bext"
+echo "ok: no errors"
+
+step "bextc --check samples/ext/bad_selector.bext (a deliberate error)"
+if "$bin/bextc" --check "$here/samples/ext/bad_selector.bext"; then
+  echo "demo: expected bextc to reject bad_selector.bext" >&2; exit 1
+fi
+
+step "bext-repl samples/ext/ext.bext < samples/ext/session.repl"
+"$bin/bext-repl" "$here/samples/ext/ext.bext" < "$here/samples/ext/session.repl"
+
+for s in "$bin"/tensor_basics; do
+  [ -x "$s" ] || continue
+  step "samples/$(basename "$s")"
+  "$s"
+done
