@@ -1071,7 +1071,7 @@ bxc_stmt *bxc_b_error_stmt(bxc_pstate *ps) {
  * when it is too tall (reported once per file). */
 static bxc_expr *fin(bxc_pstate *ps, bxc_expr *e) {
     if (bxc_ast_expr_update_depth(e) > BXC_MAX_EXPR_DEPTH) {
-        bxc_ps_too_deep(ps, e->span);
+        bxc_ps_too_deep(ps, e->span, BXC_MAX_EXPR_DEPTH);
         bxc_expr *err = bxc_ast_expr(ps->arena, BXC_EXPR_ERROR, e->span);
         return err;
     }

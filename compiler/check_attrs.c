@@ -110,6 +110,17 @@ void chk_attrs_placement(chk_ctx *cx, const bxc_attr_list *attrs, chk_attr_site 
             bool v;
             cfg_attr(cx, a, &v, true);
         }
+        /* attributes that describe one thing once */
+        if (strcmp(name, "backend_extension") == 0 || strcmp(name, "extension_type") == 0 ||
+            strcmp(name, "backward") == 0) {
+            for (uint32_t j = 0; j < i; j++)
+                if (chk_attr_is(attrs->items[j], name)) {
+                    bxc_diag *d = chk_error(cx, CHK_E_BAD_ATTR, a->span, "duplicate `#[%s]`", name);
+                    chk_note(cx, d, attrs->items[j]->span, "first given here");
+                    chk_help(cx, d, "merge them into one attribute");
+                    break;
+                }
+        }
     }
 }
 

@@ -332,6 +332,11 @@ static bxc_type *check_path(chk_fn *f, bxc_expr *e) {
             for (bxc_binding *bb = sc->first; bb && nc < 64; bb = bb->next) cands[nc++] = bb->name;
         bxc_diag *d = chk_error(cx, CHK_E_UNKNOWN_NAME, e->span, "unknown name `%s`", first);
         const char *near = chk_nearest(first, cands, nc);
+        if (!near) {
+            uint32_t nf;
+            const char **fns = chk_names_of(cx, f->cm, 1 << CHK_SYM_FN, &nf);
+            near = chk_nearest(first, fns, nf);
+        }
         if (near) chk_help(cx, d, "did you mean `%s`?", near);
         return err();
     }
@@ -380,11 +385,21 @@ static bxc_type *check_path(chk_fn *f, bxc_expr *e) {
     }
     chk_symbol *s = chk_lookup_path(cx, f->cm, p);
     if (s && s->kind == CHK_SYM_FN) return chk_fn_signature(cx, s);
+    chk_module *m = chk_path_module(cx, f->cm, p);
+    if (m && !s) {
+        uint32_t nc;
+        const char **cands = chk_names_of(cx, m, 1 << CHK_SYM_FN, &nc);
+        bxc_diag *d = chk_error(cx, CHK_E_UNKNOWN_NAME, p->segs.items[n - 1].span,
+                                "module `%s` has no item `%s`", m->mod->name, last);
+        const char *near = chk_nearest(last, cands, nc);
+        if (near) chk_help(cx, d, "did you mean `%s`?", near);
+        return err();
+    }
     chk_error(cx, CHK_E_UNKNOWN_NAME, e->span, "unknown name `%s`", path_str(cx, p));
     return err();
 }
 
-static bxc_type *check_call(chk_fn *f, bxc_expr *e, bxc_type *expected) {
+static bxc_type *check_call(chk_fn *f, bxc_expr *e) {
     chk_ctx *cx = f->cx;
     bxc_expr *callee = e->call.callee;
     bxc_expr_list *args = &e->call.args;
@@ -451,7 +466,6 @@ static bxc_type *check_call(chk_fn *f, bxc_expr *e, bxc_type *expected) {
             for (uint32_t i = 0; i < args->len; i++) chk_expr(f, args->items[i], NULL);
             return err();
         }
-        (void)expected;
     }
     bxc_type *ct = bxc_type_resolve(chk_expr(f, callee, NULL));
     if (ct->kind == BXC_TYPE_ERROR) {
@@ -546,9 +560,20 @@ static bxc_type *check_method(chk_fn *f, bxc_expr *e) {
     bxc_diag *d = chk_error(cx, CHK_E_UNKNOWN_METHOD, e->method_call.method.span,
                             "no method `%s` on `%s`", m, chk_tn(cx, t));
     const char *near = chk_nearest(m, cands, nc);
-    if (near) chk_help(cx, d, "did you mean `%s`?", near);
-    else if (t->kind == BXC_TYPE_SPEC && (strcmp(m, "shape") == 0 || strcmp(m, "dtype") == 0))
+    if (near) {
+        chk_help(cx, d, "did you mean `%s`?", near);
+    } else if (t->kind == BXC_TYPE_SPEC && (strcmp(m, "shape") == 0 || strcmp(m, "dtype") == 0)) {
         chk_help(cx, d, "`%s` is a field: write `.%s`", m, m);
+    } else if (nc > 1) {
+        char list[256];
+        size_t len = 0;
+        list[0] = '\0';
+        for (uint32_t i = 0; i < nc && len < sizeof list; i++) {
+            int w = snprintf(list + len, sizeof list - len, "%s`%s`", i ? ", " : "", cands[i]);
+            if (w > 0) len += (size_t)w;
+        }
+        chk_help(cx, d, "the methods of `%s` are %s", chk_tn(cx, t), list);
+    }
     for (uint32_t i = 0; i < args->len; i++) chk_expr(f, args->items[i], NULL);
     return err();
 }
@@ -635,10 +660,6 @@ static bxc_type *check_binary(chk_fn *f, bxc_expr *e, bxc_type *expected) {
             if ((!ok_l ? lt : rt)->kind == BXC_TYPE_SHAPE)
                 chk_help(cx, d, "index the shape (`s[i]`) or use `num_elements()`");
             return err();
-        }
-        if (op == BXC_BIN_REM && (bxc_type_is_float(lt) || bxc_type_is_float(rt)) &&
-            !(bxc_type_is_float(lt) && bxc_type_is_float(rt))) {
-            /* falls through to the mismatch below */
         }
         if (!chk_unify(cx, lt, rt)) {
             bxc_diag *d = chk_error(cx, CHK_E_MISMATCH, e->binary.rhs->span,
@@ -729,7 +750,8 @@ static bxc_type *check_unary(chk_fn *f, bxc_expr *e, bxc_type *expected) {
 
 static bxc_type *check_cast(chk_fn *f, bxc_expr *e) {
     chk_ctx *cx = f->cx;
-    bxc_type *src = bxc_type_strip_refs(chk_expr(f, e->cast.expr, NULL));
+    bxc_type *orig = chk_expr(f, e->cast.expr, NULL);
+    bxc_type *src = bxc_type_strip_refs(orig);
     bxc_type *dst = chk_resolve_tyexpr(cx, f->cm, e->cast.type, NULL);
     if (bxc_type_is_error(src) || bxc_type_is_error(dst)) return err();
     dst = bxc_type_resolve(dst);
@@ -737,8 +759,10 @@ static bxc_type *check_cast(chk_fn *f, bxc_expr *e) {
     bool src_ok = bxc_type_is_numeric(src) ||
                   (bxc_type_resolve(src)->kind == BXC_TYPE_BOOL && dst->kind == BXC_TYPE_INT);
     if (!dst_ok || !src_ok) {
-        chk_error(cx, CHK_E_BAD_OPERAND, e->span, "cannot cast `%s` as `%s`",
-                  chk_tn(cx, src), chk_tn(cx, dst));
+        bxc_diag *d = chk_error(cx, CHK_E_BAD_OPERAND, e->span, "cannot cast `%s` as `%s`",
+                                chk_tn(cx, orig), chk_tn(cx, dst));
+        if (src_ok && bxc_type_resolve(orig)->kind == BXC_TYPE_REF)
+            chk_help(cx, d, "dereference it first: `*x as %s`", chk_tn(cx, dst));
         return err();
     }
     return dst;
@@ -929,16 +953,12 @@ static bxc_type *check_stmt(chk_fn *f, bxc_stmt *s) {
             bxc_type *it = chk_expr(f, s->init, annot);
             if (!annot) t = it;
         } else if (!annot) {
-            /* `let x;` — typed by its first assignment */
-            t = bxc_type_var(cx->arena, false);
+            /* `let x;` would need inference from later assignments, which
+             * the metadata language does not need */
             bxc_diag *d = chk_error(cx, CHK_E_BAD_EXPR, s->span,
                                     "`let` without a value needs a type");
             chk_help(cx, d, "write `let x: T;` or give it a value");
             t = err();
-        }
-        if (t && bxc_type_resolve(t)->kind == BXC_TYPE_FN && s->init &&
-            s->init->kind != BXC_EXPR_CLOSURE) {
-            /* a helper fn bound to a variable is fine */
         }
         chk_bind_pat(f, s->pat, t ? t : err());
         return bxc_type_unit();
@@ -1041,7 +1061,7 @@ static bxc_type *expr_inner(chk_fn *f, bxc_expr *e, bxc_type *expected) {
         return bxc_type_unit();
     }
     case BXC_EXPR_CAST: return check_cast(f, e);
-    case BXC_EXPR_CALL: return check_call(f, e, expected);
+    case BXC_EXPR_CALL: return check_call(f, e);
     case BXC_EXPR_METHOD_CALL: return check_method(f, e);
     case BXC_EXPR_FIELD: return check_field(f, e);
     case BXC_EXPR_TUPLE_FIELD: {
@@ -1080,7 +1100,8 @@ static bxc_type *expr_inner(chk_fn *f, bxc_expr *e, bxc_type *expected) {
             bxc_diag *d = chk_error(cx, CHK_E_MISMATCH, e->for_.iter->span,
                                     "`for` iterates over a range `a..b`, found `%s`",
                                     chk_tn(cx, it));
-            if (it->kind == BXC_TYPE_SHAPE) chk_help(cx, d, "write `for i in 0..s.len()`");
+            if (bxc_type_strip_refs(it)->kind == BXC_TYPE_SHAPE)
+                chk_help(cx, d, "iterate over its indices: `for i in 0..s.len()`");
         }
         bxc_scope *saved = f->scope;
         chk_scope_push(f);
@@ -1219,7 +1240,20 @@ void chk_zonk_expr(chk_ctx *cx, bxc_expr *e) {
             chk_error(cx, CHK_E_MISMATCH, e->span, "literal `%s` does not fit in `%s`",
                       e->int_lit.text ? e->int_lit.text : "?", bxc_int_kind_name(e->ty->int_kind));
         break;
-    case BXC_EXPR_UNARY: chk_zonk_expr(cx, e->unary.operand); break;
+    case BXC_EXPR_UNARY: {
+        bxc_expr *o = e->unary.operand;
+        if (e->unary.op == BXC_UN_NEG && o && o->kind == BXC_EXPR_INT) {
+            /* `-128` is the negation of 128, which fits an i8 once negated */
+            if (o->ty) o->ty = bxc_type_zonk(cx->arena, o->ty);
+            if (o->ty && o->ty->kind == BXC_TYPE_INT && bxc_int_kind_signed(o->ty->int_kind) &&
+                o->int_lit.value > 0 && !int_fits(o->int_lit.value - 1, o->ty->int_kind))
+                chk_error(cx, CHK_E_MISMATCH, e->span, "literal `-%s` does not fit in `%s`",
+                          o->int_lit.text ? o->int_lit.text : "?", bxc_int_kind_name(o->ty->int_kind));
+            break;
+        }
+        chk_zonk_expr(cx, o);
+        break;
+    }
     case BXC_EXPR_BINARY:
         chk_zonk_expr(cx, e->binary.lhs);
         chk_zonk_expr(cx, e->binary.rhs);

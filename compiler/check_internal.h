@@ -141,7 +141,6 @@ typedef struct chk_fn {
     bxc_type *ret;               /* expected by `return` (NULL: not allowed) */
     uint32_t loop_depth;
     chk_mode mode;
-    bool allow_closure;          /* the expression checked is a meta value */
     const char *what;            /* "helper fn `f`", for messages */
 } chk_fn;
 
@@ -183,6 +182,8 @@ bxc_type *chk_fn_signature(chk_ctx *cx, chk_symbol *s);
 chk_symbol *chk_alias_of(chk_module *cm, const bxc_tyexpr *ty);
 /* Symbol a single-segment or module-qualified path names (fns, types). */
 chk_symbol *chk_lookup_path(chk_ctx *cx, chk_module *cm, const bxc_path *p);
+/* The module the qualifier of a multi-segment path names, or NULL. */
+chk_module *chk_path_module(chk_ctx *cx, chk_module *cm, const bxc_path *p);
 /* Checks a helper fn body (params bound, result against the return type). */
 void chk_fn_body(chk_ctx *cx, chk_module *cm, bxc_fn *fn, bxc_type *fnty,
                  chk_mode mode, const char *what);

@@ -256,8 +256,14 @@ void chk_resolve_imports(chk_ctx *cx, chk_module *cm) {
 
 /* `a::b::name` (or `b::name` after `use a::b;`): the symbol, or NULL. */
 chk_symbol *chk_lookup_path(chk_ctx *cx, chk_module *cm, const bxc_path *p) {
+    if (p->segs.len == 1) return chk_lookup(cm, p->segs.items[0].name);
+    chk_module *target = chk_path_module(cx, cm, p);
+    return target ? chk_lookup(target, p->segs.items[p->segs.len - 1].name) : NULL;
+}
+
+chk_module *chk_path_module(chk_ctx *cx, chk_module *cm, const bxc_path *p) {
     uint32_t n = p->segs.len;
-    if (n == 1) return chk_lookup(cm, p->segs.items[0].name);
+    if (n < 2) return NULL;
     char buf[512];
     size_t len = 0;
     for (uint32_t i = 0; i + 1 < n; i++) {
@@ -280,8 +286,7 @@ chk_symbol *chk_lookup_path(chk_ctx *cx, chk_module *cm, const bxc_path *p) {
                 m = it->use_.module;
         }
     }
-    chk_module *target = chk_module_of(cx, m);
-    return target ? chk_lookup(target, p->segs.items[n - 1].name) : NULL;
+    return chk_module_of(cx, m);
 }
 
 /* ---- type expressions ------------------------------------------------------- */

@@ -71,6 +71,7 @@ static void classify_args(method *m) {
             continue;
         }
         a->type = chk_resolve_tyexpr(cx, m->cm, p->type, &fn->generics);
+        if (p->pat) p->pat->ty = a->type;
         bxc_type *t = bxc_type_resolve(a->type);
         a->borrowed = t->kind == BXC_TYPE_REF;
         a->base = bxc_type_strip_refs(t);
@@ -211,6 +212,8 @@ static void parse_fusion_attrs(method *m) {
                                     "`id` cannot be combined with `default`");
             chk_help(cx, d, "a default body runs its own operations; it registers no custom op");
         }
+        if (m->id->value && m->id->value->kind == BXC_EXPR_STRING)
+            m->id->value->ty = bxc_type_str();
         if (!m->id->value || m->id->value->kind != BXC_EXPR_STRING) {
             bxc_diag *d = chk_error(cx, CHK_E_BAD_ATTR, m->id->value ? m->id->value->span : m->id->span,
                                     "`id` takes a string");
@@ -255,8 +258,10 @@ static void bind_env(method *m, chk_fn *f, env_kind k) {
     chk_scope_push(f);
     for (uint32_t i = 0; i < m->nargs; i++) {
         arg_info *a = &m->args[i];
-        if (a->p->is_self || !a->p->pat) continue;
-        chk_bind_pat(f, a->p->pat, env_type(m, a, k));
+        /* bound by name only: the parameter's own pattern keeps the
+         * declared type (the bindings differ per field expression) */
+        if (a->p->is_self || !a->p->pat || a->p->pat->kind != BXC_PAT_IDENT) continue;
+        chk_bind(f, a->p->pat->name.name, env_type(m, a, k), false, a->p->pat->name.span);
     }
 }
 

@@ -11,11 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
-/* C recursion guard: expression nesting is bounded by the parser per
- * function, calls by max_call_depth; this bounds their product so no input
- * can exhaust the C stack (sanitizer builds have large frames). */
-#define BXI_MAX_NEST 6000
 
 /* ---- small helpers ------------------------------------------------------ */
 
@@ -179,6 +176,14 @@ bxi_interp *bxi_new(bxc_diag_list *diags)
     bxc_arena_init(&in->scratch);
     in->lim.max_call_depth = BXI_DEFAULT_CALL_DEPTH;
     in->lim.max_steps = BXI_DEFAULT_STEPS;
+    /* Expression nesting (bounded per function by the parser) times call
+     * depth can still be deep, and sanitizer builds at -O0 use kilobytes
+     * per level: the evaluator measures its stack instead of counting. */
+    struct rlimit rl;
+    size_t stack = BXI_DEFAULT_STACK_MAX;
+    if (getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur / 2 < stack)
+        stack = rl.rlim_cur / 2;
+    in->lim.max_stack_bytes = stack;
     return in;
 }
 
@@ -193,7 +198,16 @@ void bxi_free(bxi_interp *in)
     free(in);
 }
 
-void bxi_set_limits(bxi_interp *in, bxi_limits limits) { in->lim = limits; }
+void bxi_set_limits(bxi_interp *in, bxi_limits limits)
+{
+    /* A zero field keeps the current limit. */
+    if (limits.max_call_depth)
+        in->lim.max_call_depth = limits.max_call_depth;
+    if (limits.max_steps)
+        in->lim.max_steps = limits.max_steps;
+    if (limits.max_stack_bytes)
+        in->lim.max_stack_bytes = limits.max_stack_bytes;
+}
 
 void bxi_add_items(bxi_interp *in, const bxc_item_list *items, uint32_t file_base)
 {
@@ -243,12 +257,15 @@ const bxc_item *bxi_find_item(const bxi_interp *in, const char *name, uint32_t k
 void bxi_reset(bxi_interp *in)
 {
     bxc_arena_free_all(&in->scratch);
+    /* The variable slots lived in the scratch arena. */
+    if (in->capvars)
+        memset(in->vars, 0, in->capvars * sizeof *in->vars);
     in->nvars = 0;
     in->frame_start = 0;
     in->base = 0;
     in->depth = 0;
     in->steps = 0;
-    in->nest = 0;
+    in->stack_base = (uintptr_t)__builtin_frame_address(0);
     in->ncalls = 0;
     in->budget_reported = false;
     in->ret = bxv_unit();
@@ -257,11 +274,19 @@ void bxi_reset(bxi_interp *in)
 void bxi_push_var(bxi_interp *in, const char *name, bool is_mut, const BxvValue *v)
 {
     if (in->nvars == in->capvars) {
+        uint32_t old = in->capvars;
         in->capvars = in->capvars ? in->capvars * 2 : 32;
         in->vars = xrealloc(in->vars, in->capvars * sizeof *in->vars);
+        memset(in->vars + old, 0, (in->capvars - old) * sizeof *in->vars);
     }
-    BxvValue *slot = bxc_arena_alloc(&in->scratch, sizeof *slot);
-    *slot = bxv_copy(&in->scratch, v);
+    /* A popped variable's slot is reused: nothing keeps a pointer to a slot
+     * past its scope (reads copy the value), and a loop that binds a
+     * variable per iteration then allocates nothing for it. */
+    BxvValue *slot = in->vars[in->nvars].val;
+    if (!slot)
+        slot = bxc_arena_alloc(&in->scratch, sizeof *slot);
+    BxvValue copy = bxv_copy(&in->scratch, v);
+    *slot = copy;
     in->vars[in->nvars++] = (bxi_var){name, is_mut, slot};
 }
 
@@ -1026,12 +1051,18 @@ static bxi_status eval_struct_lit(bxi_interp *in, const bxc_expr *e, BxvValue *o
                 return BXI_ERR;
             }
             decl = &var->fields;
+        } else {
+            bxi_error(in, BXI_E_NAME, path->span, "cannot find enum `%s`", type_name);
+            return BXI_ERR;
         }
     } else {
         type_name = path_last(path);
         const bxc_item *st = find_type(in, type_name, BXI_KIND(BXC_ITEM_STRUCT), &is_meta);
-        if (st)
-            decl = &st->struct_.fields;
+        if (!st) {
+            bxi_error(in, BXI_E_NAME, path->span, "cannot find struct `%s`", type_name);
+            return BXI_ERR;
+        }
+        decl = &st->struct_.fields;
     }
     /* Evaluate in the order written (side effects), store in declared order. */
     BxvValue *vals = bxc_arena_alloc(&in->scratch, (inits->len ? inits->len : 1) * sizeof *vals);
@@ -1047,7 +1078,7 @@ static bxi_status eval_struct_lit(bxi_interp *in, const bxc_expr *e, BxvValue *o
             }
         }
     }
-    uint32_t n = decl ? decl->len : inits->len;
+    uint32_t n = decl->len;
     BxvValue r = {.kind = variant ? BXV_ENUM : BXV_STRUCT};
     r.u.agg.type = type_name;
     r.u.agg.variant = variant;
@@ -1055,38 +1086,31 @@ static bxi_status eval_struct_lit(bxi_interp *in, const bxc_expr *e, BxvValue *o
     r.u.agg.n = n;
     r.u.agg.names = bxc_arena_alloc(&in->scratch, (n ? n : 1) * sizeof(char *));
     r.u.agg.fields = bxc_arena_alloc(&in->scratch, (n ? n : 1) * sizeof(BxvValue));
-    if (!decl) {
-        for (uint32_t i = 0; i < n; i++) {
-            r.u.agg.names[i] = inits->items[i]->name.name;
-            r.u.agg.fields[i] = bxv_copy(&in->scratch, &vals[i]);
+    for (uint32_t i = 0; i < inits->len; i++) {
+        bool known = false;
+        for (uint32_t k = 0; k < decl->len; k++)
+            known |= name_is(decl->items[k]->name.name, inits->items[i]->name.name);
+        if (!known) {
+            bxi_error(in, BXI_E_NAME, inits->items[i]->name.span, "`%s%s%s` has no field `%s`", type_name,
+                      variant ? "::" : "", variant ? variant : "", inits->items[i]->name.name);
+            return BXI_ERR;
         }
-    } else {
-        for (uint32_t i = 0; i < inits->len; i++) {
-            bool known = false;
-            for (uint32_t k = 0; k < decl->len; k++)
-                known |= name_is(decl->items[k]->name.name, inits->items[i]->name.name);
-            if (!known) {
-                bxi_error(in, BXI_E_NAME, inits->items[i]->name.span, "`%s%s%s` has no field `%s`", type_name,
-                          variant ? "::" : "", variant ? variant : "", inits->items[i]->name.name);
-                return BXI_ERR;
-            }
+    }
+    for (uint32_t k = 0; k < decl->len; k++) {
+        const bxc_field *f = decl->items[k];
+        r.u.agg.names[k] = f->name.name;
+        uint32_t i = 0;
+        while (i < inits->len && !name_is(inits->items[i]->name.name, f->name.name))
+            i++;
+        if (i == inits->len) {
+            bxi_error(in, BXI_E_NAME, e->span, "missing field `%s` in `%s%s%s`",
+                      f->name.name ? f->name.name : "?", type_name, variant ? "::" : "",
+                      variant ? variant : "");
+            return BXI_ERR;
         }
-        for (uint32_t k = 0; k < decl->len; k++) {
-            const bxc_field *f = decl->items[k];
-            r.u.agg.names[k] = f->name.name;
-            uint32_t i = 0;
-            while (i < inits->len && !name_is(inits->items[i]->name.name, f->name.name))
-                i++;
-            if (i == inits->len) {
-                bxi_error(in, BXI_E_NAME, e->span, "missing field `%s` in `%s%s%s`",
-                          f->name.name ? f->name.name : "?", type_name, variant ? "::" : "",
-                          variant ? variant : "");
-                return BXI_ERR;
-            }
-            if (coerce_field(in, &vals[i], f, is_meta, inits->items[i]->span) != BXI_OK)
-                return BXI_ERR;
-            r.u.agg.fields[k] = bxv_copy(&in->scratch, &vals[i]);
-        }
+        if (coerce_field(in, &vals[i], f, is_meta, inits->items[i]->span) != BXI_OK)
+            return BXI_ERR;
+        r.u.agg.fields[k] = bxv_copy(&in->scratch, &vals[i]);
     }
     *out = r;
     return BXI_OK;
@@ -1213,7 +1237,10 @@ static bxi_status method_call(bxi_interp *in, const bxc_expr *e, BxvValue *out)
 {
     const char *m = e->method_call.method.name;
     uint32_t nargs = e->method_call.args.len;
-    BxvValue *args = bxc_arena_alloc(&in->scratch, (nargs ? nargs : 1) * sizeof *args);
+    /* Builtin methods take at most two arguments and keep none of them, so
+     * a hot `while i < s.len()` allocates nothing. */
+    BxvValue small[4];
+    BxvValue *args = nargs <= 4 ? small : bxc_arena_alloc(&in->scratch, nargs * sizeof *args);
     for (uint32_t i = 0; i < nargs; i++) {
         bxi_status st = bxi_eval_expr(in, e->method_call.args.items[i], &args[i]);
         if (st != BXI_OK)
@@ -1262,16 +1289,10 @@ static bxi_status method_call(bxi_interp *in, const bxc_expr *e, BxvValue *out)
     }
     if (v.kind == BXV_SHAPE) {
         const BxvShape *s = &v.u.shape;
-        if (!strcmp(m, "len") || !strcmp(m, "num_dims") || !strcmp(m, "rank")) {
+        if (!strcmp(m, "len")) {
             if (want_args(in, e, 0))
                 return BXI_ERR;
             *out = bxv_int((__int128)s->len, BXV_USIZE);
-            return BXI_OK;
-        }
-        if (!strcmp(m, "is_empty")) {
-            if (want_args(in, e, 0))
-                return BXI_ERR;
-            *out = bxv_bool(s->len == 0);
             return BXI_OK;
         }
         if (!strcmp(m, "num_elements")) {
@@ -1304,20 +1325,6 @@ static bxi_status method_call(bxi_interp *in, const bxc_expr *e, BxvValue *out)
             *out = bxv_int(bxv_dtype_size(d), BXV_USIZE);
             return BXI_OK;
         }
-    } else if (v.kind == BXV_INT && (!strcmp(m, "min") || !strcmp(m, "max"))) {
-        if (want_args(in, e, 1))
-            return BXI_ERR;
-        BxvValue lt;
-        if (binop(in, BXC_BIN_LT, v, args[0], e->span, &lt) != BXI_OK)
-            return BXI_ERR;
-        BxvValue a = v, b = strip(args[0]);
-        /* Both now share a type: adopt the literal side. */
-        if (a.u.i.ty == BXV_ILIT)
-            a.u.i.ty = b.u.i.ty;
-        if (b.u.i.ty == BXV_ILIT)
-            b.u.i.ty = a.u.i.ty;
-        *out = (m[1] == 'i') == lt.u.b ? a : b;
-        return BXI_OK;
     }
     bxi_error(in, BXI_E_NAME, e->method_call.method.span, "no method `%s` on a value of type `%s`", m,
               type_str(in, &v));
@@ -1414,6 +1421,30 @@ static bxi_status call_expr(bxi_interp *in, const bxc_expr *e, BxvValue *out)
             *out = make_variant(in, path, var2, args, al->len);
             return BXI_OK;
         }
+        bool meta_struct;
+        const bxc_item *ts = single ? find_type(in, last, BXI_KIND(BXC_ITEM_STRUCT), &meta_struct) : NULL;
+        if (ts && ts->struct_.is_tuple && !bxi_find_item(in, last, BXI_KIND(BXC_ITEM_FN), NULL)) {
+            /* `S(a, b)` builds a tuple struct. */
+            if (ts->struct_.fields.len != al->len) {
+                bxi_error(in, BXI_E_ARITY, e->span, "`%s` has %u field%s but %u %s given", last,
+                          ts->struct_.fields.len, ts->struct_.fields.len == 1 ? "" : "s", al->len,
+                          al->len == 1 ? "was" : "were");
+                return BXI_ERR;
+            }
+            if ((st = eval_args(in, al, &args)) != BXI_OK)
+                return st;
+            BxvValue r = {.kind = BXV_STRUCT};
+            r.u.agg.type = last;
+            r.u.agg.n = al->len;
+            r.u.agg.fields = bxc_arena_alloc(&in->scratch, (al->len ? al->len : 1) * sizeof(BxvValue));
+            for (uint32_t i = 0; i < al->len; i++) {
+                if (coerce_field(in, &args[i], ts->struct_.fields.items[i], meta_struct, al->items[i]->span) != BXI_OK)
+                    return BXI_ERR;
+                r.u.agg.fields[i] = bxv_copy(&in->scratch, &args[i]);
+            }
+            *out = r;
+            return BXI_OK;
+        }
         uint32_t base;
         const bxc_item *fn = bxi_find_item(in, last, BXI_KIND(BXC_ITEM_FN), &base);
         if (fn) {
@@ -1453,6 +1484,10 @@ static bxi_status eval_path(bxi_interp *in, const bxc_expr *e, BxvValue *out)
     if (path->segs.len == 1) {
         bxi_var *v = find_var(in, last);
         if (v) {
+            /* Shallow: the value shares the variable's storage until it is
+             * stored somewhere (binding and aggregates copy).  Rust's move
+             * and borrow rules rule out mutating the variable in between
+             * (`(s, { s[0] = 9; 1 })` uses `s` after moving it). */
             *out = *v->val;
             return BXI_OK;
         }
@@ -1460,6 +1495,13 @@ static bxi_status eval_path(bxi_interp *in, const bxc_expr *e, BxvValue *out)
             BxvValue f = {.kind = BXV_FN};
             f.u.fn.name = last;
             *out = f;
+            return BXI_OK;
+        }
+        const bxc_item *us = find_type(in, last, BXI_KIND(BXC_ITEM_STRUCT), NULL);
+        if (us && us->struct_.is_unit) {
+            /* `S` names the value of a unit struct. */
+            *out = (BxvValue){.kind = BXV_STRUCT};
+            out->u.agg.type = last;
             return BXI_OK;
         }
         bxi_error(in, BXI_E_NAME, e->span, "cannot find value `%s`", last);
@@ -1743,267 +1785,418 @@ static BxvFloatType float_lit_type(const char *text)
     return BXV_FLIT;
 }
 
-static bxi_status eval_expr_inner(bxi_interp *in, const bxc_expr *e, BxvValue *out)
+/* Each expression kind is its own function so the dispatcher's frame (one
+ * per nesting level) stays small: sanitizer builds at -O0 give every local
+ * of a big switch its own slot and red zones. */
+static __attribute__((noinline)) bxi_status ev_int(bxi_interp *in, const bxc_expr *e, BxvValue *out)
+{
+    BxvIntType t;
+    if (!checked_int_type(e, &t))
+        t = int_lit_type(e->int_lit.text);
+    *out = bxv_int((__int128)e->int_lit.value, t);
+    if (t != BXV_ILIT && !bxv_int_fits(out->u.i.v, t)) {
+        bxi_error(in, BXI_E_OVERFLOW, e->span, "literal out of range for `%s`", bxv_int_type_name(t));
+        return BXI_ERR;
+    }
+    return BXI_OK;
+}
+
+static __attribute__((noinline)) bxi_status ev_float(bxi_interp *in, const bxc_expr *e, BxvValue *out)
+{
+    BxvFloatType t;
+    if (!checked_float_type(e, &t))
+        t = float_lit_type(e->float_lit.text);
+    *out = bxv_float(e->float_lit.value, t);
+    return BXI_OK;
+}
+
+static __attribute__((noinline)) bxi_status ev_string(bxi_interp *in, const bxc_expr *e, BxvValue *out)
+{
+    *out = (BxvValue){.kind = BXV_STR};
+    out->u.str.s = e->string_lit.value;
+    out->u.str.len = e->string_lit.len;
+    return BXI_OK;
+}
+
+static __attribute__((noinline)) bxi_status ev_bool(bxi_interp *in, const bxc_expr *e, BxvValue *out)
+{
+    *out = bxv_bool(e->bool_lit);
+    return BXI_OK;
+}
+
+static __attribute__((noinline)) bxi_status ev_unary(bxi_interp *in, const bxc_expr *e, BxvValue *out)
+{
+    bxi_status st;
+    BxvValue a;
+    if (e->unary.op == BXC_UN_NEG && e->unary.operand->kind == BXC_EXPR_INT) {
+        /* `-128` as an i8: negate before the range check. */
+        const bxc_expr *lit = e->unary.operand;
+        BxvIntType t;
+        if (!checked_int_type(lit, &t) && !checked_int_type(e, &t))
+            t = int_lit_type(lit->int_lit.text);
+        __int128 v = -(__int128)lit->int_lit.value;
+        if (!bxv_int_fits(v, t)) {
+            char buf[48];
+            bxi_error(in, !bxv_int_type_signed(t) ? BXI_E_NEGATIVE : BXI_E_OVERFLOW, e->span,
+                      "literal %s is out of range for `%s`", i128_str(buf, v), bxv_int_type_name(t));
+            return BXI_ERR;
+        }
+        *out = bxv_int(v, t);
+        return BXI_OK;
+    }
+    if (e->unary.op == BXC_UN_REF_MUT) {
+        bxi_error(in, BXI_E_UNSUPPORTED, e->span, "`&mut` is not part of the metadata language");
+        return BXI_ERR;
+    }
+    if ((st = bxi_eval_expr(in, e->unary.operand, &a)) != BXI_OK)
+        return st;
+    switch (e->unary.op) {
+    case BXC_UN_REF:
+        if (a.refs == 255) {
+            bxi_error(in, BXI_E_UNSUPPORTED, e->span, "too many levels of reference");
+            return BXI_ERR;
+        }
+        a.refs++;
+        *out = a;
+        return BXI_OK;
+    case BXC_UN_DEREF:
+        if (a.refs == 0) {
+            bxi_error(in, BXI_E_TYPE, e->span, "`%s` is not a reference and cannot be dereferenced",
+                      type_str(in, &a));
+            return BXI_ERR;
+        }
+        a.refs--;
+        *out = a;
+        return BXI_OK;
+    case BXC_UN_NOT:
+        a = strip(a);
+        if (a.kind == BXV_BOOL) {
+            *out = bxv_bool(!a.u.b);
+            return BXI_OK;
+        }
+        if (a.kind == BXV_INT && a.u.i.ty != BXV_ILIT) {
+            /* Bitwise not within the type's width. */
+            __int128 r = bxv_int_type_signed(a.u.i.ty) ? ~a.u.i.v : 0;
+            if (!bxv_int_type_signed(a.u.i.ty)) {
+                __int128 max = a.u.i.ty == BXV_U8 ? UINT8_MAX : a.u.i.ty == BXV_U16 ? UINT16_MAX
+                             : a.u.i.ty == BXV_U32 ? UINT32_MAX : (__int128)UINT64_MAX;
+                r = max - a.u.i.v;
+            }
+            *out = bxv_int(r, a.u.i.ty);
+            return BXI_OK;
+        }
+        bxi_error(in, BXI_E_TYPE, e->span, "cannot apply `!` to `%s`", type_str(in, &a));
+        return BXI_ERR;
+    case BXC_UN_NEG:
+        a = strip(a);
+        if (a.kind == BXV_FLOAT) {
+            *out = bxv_float(-a.u.f.v, a.u.f.ty);
+            return BXI_OK;
+        }
+        if (a.kind == BXV_INT) {
+            if (a.u.i.ty != BXV_ILIT && !bxv_int_type_signed(a.u.i.ty)) {
+                bxi_error(in, BXI_E_NEGATIVE, e->span, "cannot negate a value of unsigned type `%s`",
+                          bxv_int_type_name(a.u.i.ty));
+                return BXI_ERR;
+            }
+            if (!bxv_int_fits(-a.u.i.v, a.u.i.ty)) {
+                char buf[48];
+                bxi_error(in, BXI_E_OVERFLOW, e->span, "attempt to negate with overflow: -(%s) does not fit in `%s`",
+                          i128_str(buf, a.u.i.v), bxv_int_type_name(a.u.i.ty));
+                return BXI_ERR;
+            }
+            *out = bxv_int(-a.u.i.v, a.u.i.ty);
+            return BXI_OK;
+        }
+        bxi_error(in, BXI_E_TYPE, e->span, "cannot negate `%s`", type_str(in, &a));
+        return BXI_ERR;
+    default:
+        break;
+    }
+    return BXI_ERR;
+}
+
+static __attribute__((noinline)) bxi_status ev_binary(bxi_interp *in, const bxc_expr *e, BxvValue *out)
 {
     bxi_status st;
     BxvValue a, b;
-    switch (e->kind) {
-    case BXC_EXPR_INT: {
-        BxvIntType t;
-        if (!checked_int_type(e, &t))
-            t = int_lit_type(e->int_lit.text);
-        *out = bxv_int((__int128)e->int_lit.value, t);
-        if (t != BXV_ILIT && !bxv_int_fits(out->u.i.v, t)) {
-            bxi_error(in, BXI_E_OVERFLOW, e->span, "literal out of range for `%s`", bxv_int_type_name(t));
-            return BXI_ERR;
+    if (e->binary.op == BXC_BIN_AND || e->binary.op == BXC_BIN_OR) {
+        bool x, y;
+        if ((st = eval_cond(in, e->binary.lhs, &x)) != BXI_OK)
+            return st;
+        if (x == (e->binary.op == BXC_BIN_OR)) {
+            *out = bxv_bool(x);
+            return BXI_OK;
         }
+        if ((st = eval_cond(in, e->binary.rhs, &y)) != BXI_OK)
+            return st;
+        *out = bxv_bool(y);
         return BXI_OK;
     }
-    case BXC_EXPR_FLOAT: {
-        BxvFloatType t;
-        if (!checked_float_type(e, &t))
-            t = float_lit_type(e->float_lit.text);
-        *out = bxv_float(e->float_lit.value, t);
+    if ((st = bxi_eval_expr(in, e->binary.lhs, &a)) != BXI_OK)
+        return st;
+    if ((st = bxi_eval_expr(in, e->binary.rhs, &b)) != BXI_OK)
+        return st;
+    return binop(in, e->binary.op, a, b, e->span, out);
+}
+
+static __attribute__((noinline)) bxi_status ev_assign(bxi_interp *in, const bxc_expr *e, BxvValue *out)
+{
+    bxi_status st;
+    BxvValue a, b;
+    if ((st = bxi_eval_expr(in, e->assign.value, &b)) != BXI_OK)
+        return st;
+    place p;
+    if ((st = eval_place(in, e->assign.target, true, &p)) != BXI_OK)
+        return st;
+    if (e->assign.op != BXC_BIN_NONE) {
+        a = place_load(in, &p);
+        if (binop(in, e->assign.op, a, b, e->span, &b) != BXI_OK)
+            return BXI_ERR;
+    }
+    *out = bxv_unit();
+    return place_store(in, &p, b, e->span);
+}
+
+static __attribute__((noinline)) bxi_status ev_field(bxi_interp *in, const bxc_expr *e, BxvValue *out)
+{
+    bxi_status st;
+    BxvValue a;
+    if ((st = bxi_eval_expr(in, e->field.object, &a)) != BXI_OK)
+        return st;
+    BxvValue o = strip(a);
+    const char *f = e->field.name.name;
+    if (o.kind == BXV_SPEC && !strcmp(f, "shape")) {
+        *out = (BxvValue){.kind = BXV_SHAPE};
+        out->u.shape = o.u.spec.shape;
+        out->refs = a.refs;     /* a field of a reference is borrowed */
         return BXI_OK;
     }
+    if (o.kind == BXV_SPEC && !strcmp(f, "dtype")) {
+        *out = bxv_dtype(o.u.spec.dtype);
+        return BXI_OK;
+    }
+    if ((o.kind == BXV_STRUCT || o.kind == BXV_ENUM) && o.u.agg.names) {
+        for (size_t i = 0; i < o.u.agg.n; i++) {
+            if (name_is(o.u.agg.names[i], f)) {
+                *out = o.u.agg.fields[i];
+                if (!out->refs)
+                    out->refs = a.refs;
+                return BXI_OK;
+            }
+        }
+    }
+    bxi_error(in, BXI_E_NAME, e->field.name.span, "no field `%s` on a value of type `%s`", f, type_str(in, &o));
+    return BXI_ERR;
+}
+
+static __attribute__((noinline)) bxi_status ev_tuple_field(bxi_interp *in, const bxc_expr *e, BxvValue *out)
+{
+    bxi_status st;
+    BxvValue a;
+    if ((st = bxi_eval_expr(in, e->tuple_field.object, &a)) != BXI_OK)
+        return st;
+    BxvValue o = strip(a);
+    uint32_t k = e->tuple_field.index;
+    if (o.kind == BXV_TUPLE && k < o.u.tuple.n) {
+        *out = o.u.tuple.items[k];
+        return BXI_OK;
+    }
+    if ((o.kind == BXV_STRUCT || o.kind == BXV_ENUM) && !o.u.agg.braces && k < o.u.agg.n) {
+        *out = o.u.agg.fields[k];
+        return BXI_OK;
+    }
+    bxi_error(in, BXI_E_INDEX, e->tuple_field.index_span, "no field `%u` on a value of type `%s`", k,
+              type_str(in, &o));
+    return BXI_ERR;
+}
+
+static __attribute__((noinline)) bxi_status ev_index(bxi_interp *in, const bxc_expr *e, BxvValue *out)
+{
+    bxi_status st;
+    BxvValue a, b;
+    if ((st = bxi_eval_expr(in, e->index.object, &a)) != BXI_OK)
+        return st;
+    if ((st = bxi_eval_expr(in, e->index.index, &b)) != BXI_OK)
+        return st;
+    a = strip(a);
+    if (a.kind != BXV_SHAPE) {
+        bxi_error(in, BXI_E_TYPE, e->index.object->span, "only a `Shape` can be indexed, found `%s`",
+                  type_str(in, &a));
+        return BXI_ERR;
+    }
+    uint64_t idx;
+    if (to_index(in, b, e->index.index->span, "an index", &idx) != BXI_OK)
+        return BXI_ERR;
+    if (idx >= a.u.shape.len) {
+        bxi_error(in, BXI_E_INDEX, e->span, "index %llu is out of range for a shape of rank %zu",
+                  (unsigned long long)idx, a.u.shape.len);
+        return BXI_ERR;
+    }
+    *out = bxv_int(a.u.shape.dims[idx], BXV_USIZE);
+    return BXI_OK;
+}
+
+static __attribute__((noinline)) bxi_status ev_if(bxi_interp *in, const bxc_expr *e, BxvValue *out)
+{
+    bxi_status st;
+    bool c;
+    if ((st = eval_cond(in, e->if_.cond, &c)) != BXI_OK)
+        return st;
+    if (c)
+        return eval_block(in, e->if_.then_block, out);
+    if (e->if_.else_)
+        return bxi_eval_expr(in, e->if_.else_, out);
+    *out = bxv_unit();
+    return BXI_OK;
+}
+
+static __attribute__((noinline)) bxi_status ev_while(bxi_interp *in, const bxc_expr *e, BxvValue *out)
+{
+    bxi_status st;
+    *out = bxv_unit();
+    for (;;) {
+        bool c, stop;
+        if ((st = eval_cond(in, e->while_.cond, &c)) != BXI_OK)
+            return st;
+        if (!c)
+            return BXI_OK;
+        if ((st = eval_loop_body(in, e->while_.body, e->while_.cond->span, &stop)) != BXI_OK)
+            return st;
+        if (stop)
+            return BXI_OK;
+    }
+}
+
+static __attribute__((noinline)) bxi_status ev_loop(bxi_interp *in, const bxc_expr *e, BxvValue *out)
+{
+    bxi_status st;
+    *out = bxv_unit();
+    for (;;) {
+        bool stop;
+        if ((st = eval_loop_body(in, e->loop_.body, e->span, &stop)) != BXI_OK)
+            return st;
+        if (stop)
+            return BXI_OK;
+    }
+}
+
+static __attribute__((noinline)) bxi_status ev_return(bxi_interp *in, const bxc_expr *e, BxvValue *out)
+{
+    bxi_status st;
+    BxvValue a;
+    if (e->ret.value) {
+        if ((st = bxi_eval_expr(in, e->ret.value, &a)) != BXI_OK)
+            return st;
+        in->ret = a;
+    } else {
+        in->ret = bxv_unit();
+    }
+    return BXI_RET;
+}
+
+static __attribute__((noinline)) bxi_status ev_tuple(bxi_interp *in, const bxc_expr *e, BxvValue *out)
+{
+    bxi_status st;
+    BxvValue a;
+    uint32_t n = e->tuple.elems.len;
+    BxvValue r = {.kind = n ? BXV_TUPLE : BXV_UNIT};
+    if (n) {
+        r.u.tuple.n = n;
+        r.u.tuple.items = bxc_arena_alloc(&in->scratch, n * sizeof(BxvValue));
+        for (uint32_t i = 0; i < n; i++) {
+            if ((st = bxi_eval_expr(in, e->tuple.elems.items[i], &a)) != BXI_OK)
+                return st;
+            r.u.tuple.items[i] = bxv_copy(&in->scratch, &a);
+        }
+    }
+    *out = r;
+    return BXI_OK;
+}
+
+static __attribute__((noinline)) bxi_status ev_array(bxi_interp *in, const bxc_expr *e, BxvValue *out)
+{
+    bxi_status st;
+    BxvValue a;
+    /* `[2, 3]` is a shape literal: its elements are `usize` dims. */
+    BxvValue s = bxv_shape_new(&in->scratch, e->array.elems.len);
+    for (uint32_t i = 0; i < e->array.elems.len; i++) {
+        uint64_t d;
+        if ((st = bxi_eval_expr(in, e->array.elems.items[i], &a)) != BXI_OK)
+            return st;
+        if (to_index(in, a, e->array.elems.items[i]->span, "a shape dimension", &d) != BXI_OK)
+            return BXI_ERR;
+        bxv_shape_push(&in->scratch, &s.u.shape, d);
+    }
+    *out = s;
+    return BXI_OK;
+}
+
+static __attribute__((noinline)) bxi_status ev_closure(bxi_interp *in, const bxc_expr *e, BxvValue *out)
+{
+    /* Capture the defining frame by value (closures cannot mutate their
+     * captures: there is no `&mut`, and `move` semantics copy). */
+    bxi_capture *cap = bxc_arena_alloc(&in->scratch, sizeof *cap);
+    cap->n = in->nvars - in->frame_start;
+    cap->base = in->base;
+    cap->vars = bxc_arena_alloc(&in->scratch, (cap->n ? cap->n : 1) * sizeof *cap->vars);
+    for (uint32_t i = 0; i < cap->n; i++) {
+        const bxi_var *v = &in->vars[in->frame_start + i];
+        BxvValue *slot = bxc_arena_alloc(&in->scratch, sizeof *slot);
+        *slot = bxv_copy(&in->scratch, v->val);
+        cap->vars[i] = (bxi_var){v->name, v->is_mut, slot};
+    }
+    *out = (BxvValue){.kind = BXV_CLOSURE};
+    out->u.closure.node = e;
+    out->u.closure.env = cap;
+    return BXI_OK;
+}
+
+static __attribute__((noinline)) bxi_status ev_range(bxi_interp *in, const bxc_expr *e, BxvValue *out)
+{
+    bxi_error(in, BXI_E_UNSUPPORTED, e->span, "a range is only allowed as the iterable of `for`");
+    return BXI_ERR;
+}
+
+static bxi_status eval_expr_inner(bxi_interp *in, const bxc_expr *e, BxvValue *out)
+{
+    switch (e->kind) {
+    case BXC_EXPR_INT:
+        return ev_int(in, e, out);
+    case BXC_EXPR_FLOAT:
+        return ev_float(in, e, out);
     case BXC_EXPR_STRING:
-        *out = (BxvValue){.kind = BXV_STR};
-        out->u.str.s = e->string_lit.value;
-        out->u.str.len = e->string_lit.len;
-        return BXI_OK;
+        return ev_string(in, e, out);
     case BXC_EXPR_BOOL:
-        *out = bxv_bool(e->bool_lit);
-        return BXI_OK;
+        return ev_bool(in, e, out);
     case BXC_EXPR_PATH:
         return eval_path(in, e, out);
     case BXC_EXPR_UNARY:
-        if (e->unary.op == BXC_UN_NEG && e->unary.operand->kind == BXC_EXPR_INT) {
-            /* `-128` as an i8: negate before the range check. */
-            const bxc_expr *lit = e->unary.operand;
-            BxvIntType t;
-            if (!checked_int_type(lit, &t) && !checked_int_type(e, &t))
-                t = int_lit_type(lit->int_lit.text);
-            __int128 v = -(__int128)lit->int_lit.value;
-            if (!bxv_int_fits(v, t)) {
-                char buf[48];
-                bxi_error(in, !bxv_int_type_signed(t) ? BXI_E_NEGATIVE : BXI_E_OVERFLOW, e->span,
-                          "literal %s is out of range for `%s`", i128_str(buf, v), bxv_int_type_name(t));
-                return BXI_ERR;
-            }
-            *out = bxv_int(v, t);
-            return BXI_OK;
-        }
-        if (e->unary.op == BXC_UN_REF_MUT) {
-            bxi_error(in, BXI_E_UNSUPPORTED, e->span, "`&mut` is not part of the metadata language");
-            return BXI_ERR;
-        }
-        if ((st = bxi_eval_expr(in, e->unary.operand, &a)) != BXI_OK)
-            return st;
-        switch (e->unary.op) {
-        case BXC_UN_REF:
-            if (a.refs == 255) {
-                bxi_error(in, BXI_E_UNSUPPORTED, e->span, "too many levels of reference");
-                return BXI_ERR;
-            }
-            a.refs++;
-            *out = a;
-            return BXI_OK;
-        case BXC_UN_DEREF:
-            if (a.refs == 0) {
-                bxi_error(in, BXI_E_TYPE, e->span, "`%s` is not a reference and cannot be dereferenced",
-                          type_str(in, &a));
-                return BXI_ERR;
-            }
-            a.refs--;
-            *out = a;
-            return BXI_OK;
-        case BXC_UN_NOT:
-            a = strip(a);
-            if (a.kind == BXV_BOOL) {
-                *out = bxv_bool(!a.u.b);
-                return BXI_OK;
-            }
-            if (a.kind == BXV_INT && a.u.i.ty != BXV_ILIT) {
-                /* Bitwise not within the type's width. */
-                __int128 r = bxv_int_type_signed(a.u.i.ty) ? ~a.u.i.v : 0;
-                if (!bxv_int_type_signed(a.u.i.ty)) {
-                    __int128 max = a.u.i.ty == BXV_U8 ? UINT8_MAX : a.u.i.ty == BXV_U16 ? UINT16_MAX
-                                 : a.u.i.ty == BXV_U32 ? UINT32_MAX : (__int128)UINT64_MAX;
-                    r = max - a.u.i.v;
-                }
-                *out = bxv_int(r, a.u.i.ty);
-                return BXI_OK;
-            }
-            bxi_error(in, BXI_E_TYPE, e->span, "cannot apply `!` to `%s`", type_str(in, &a));
-            return BXI_ERR;
-        case BXC_UN_NEG:
-            a = strip(a);
-            if (a.kind == BXV_FLOAT) {
-                *out = bxv_float(-a.u.f.v, a.u.f.ty);
-                return BXI_OK;
-            }
-            if (a.kind == BXV_INT) {
-                if (a.u.i.ty != BXV_ILIT && !bxv_int_type_signed(a.u.i.ty)) {
-                    bxi_error(in, BXI_E_NEGATIVE, e->span, "cannot negate a value of unsigned type `%s`",
-                              bxv_int_type_name(a.u.i.ty));
-                    return BXI_ERR;
-                }
-                if (!bxv_int_fits(-a.u.i.v, a.u.i.ty)) {
-                    char buf[48];
-                    bxi_error(in, BXI_E_OVERFLOW, e->span, "attempt to negate with overflow: -(%s) does not fit in `%s`",
-                              i128_str(buf, a.u.i.v), bxv_int_type_name(a.u.i.ty));
-                    return BXI_ERR;
-                }
-                *out = bxv_int(-a.u.i.v, a.u.i.ty);
-                return BXI_OK;
-            }
-            bxi_error(in, BXI_E_TYPE, e->span, "cannot negate `%s`", type_str(in, &a));
-            return BXI_ERR;
-        default:
-            break;
-        }
-        return BXI_ERR;
+        return ev_unary(in, e, out);
     case BXC_EXPR_BINARY:
-        if (e->binary.op == BXC_BIN_AND || e->binary.op == BXC_BIN_OR) {
-            bool x, y;
-            if ((st = eval_cond(in, e->binary.lhs, &x)) != BXI_OK)
-                return st;
-            if (x == (e->binary.op == BXC_BIN_OR)) {
-                *out = bxv_bool(x);
-                return BXI_OK;
-            }
-            if ((st = eval_cond(in, e->binary.rhs, &y)) != BXI_OK)
-                return st;
-            *out = bxv_bool(y);
-            return BXI_OK;
-        }
-        if ((st = bxi_eval_expr(in, e->binary.lhs, &a)) != BXI_OK)
-            return st;
-        if ((st = bxi_eval_expr(in, e->binary.rhs, &b)) != BXI_OK)
-            return st;
-        return binop(in, e->binary.op, a, b, e->span, out);
-    case BXC_EXPR_ASSIGN: {
-        if ((st = bxi_eval_expr(in, e->assign.value, &b)) != BXI_OK)
-            return st;
-        place p;
-        if ((st = eval_place(in, e->assign.target, true, &p)) != BXI_OK)
-            return st;
-        if (e->assign.op != BXC_BIN_NONE) {
-            a = place_load(in, &p);
-            if (binop(in, e->assign.op, a, b, e->span, &b) != BXI_OK)
-                return BXI_ERR;
-        }
-        *out = bxv_unit();
-        return place_store(in, &p, b, e->span);
-    }
+        return ev_binary(in, e, out);
+    case BXC_EXPR_ASSIGN:
+        return ev_assign(in, e, out);
     case BXC_EXPR_CAST:
         return eval_cast(in, e, out);
     case BXC_EXPR_CALL:
         return call_expr(in, e, out);
     case BXC_EXPR_METHOD_CALL:
         return method_call(in, e, out);
-    case BXC_EXPR_FIELD: {
-        if ((st = bxi_eval_expr(in, e->field.object, &a)) != BXI_OK)
-            return st;
-        BxvValue o = strip(a);
-        const char *f = e->field.name.name;
-        if (o.kind == BXV_SPEC && !strcmp(f, "shape")) {
-            *out = (BxvValue){.kind = BXV_SHAPE};
-            out->u.shape = o.u.spec.shape;
-            out->refs = a.refs;     /* a field of a reference is borrowed */
-            return BXI_OK;
-        }
-        if (o.kind == BXV_SPEC && !strcmp(f, "dtype")) {
-            *out = bxv_dtype(o.u.spec.dtype);
-            return BXI_OK;
-        }
-        if ((o.kind == BXV_STRUCT || o.kind == BXV_ENUM) && o.u.agg.names) {
-            for (size_t i = 0; i < o.u.agg.n; i++) {
-                if (name_is(o.u.agg.names[i], f)) {
-                    *out = o.u.agg.fields[i];
-                    if (!out->refs)
-                        out->refs = a.refs;
-                    return BXI_OK;
-                }
-            }
-        }
-        bxi_error(in, BXI_E_NAME, e->field.name.span, "no field `%s` on a value of type `%s`", f, type_str(in, &o));
-        return BXI_ERR;
-    }
-    case BXC_EXPR_TUPLE_FIELD: {
-        if ((st = bxi_eval_expr(in, e->tuple_field.object, &a)) != BXI_OK)
-            return st;
-        BxvValue o = strip(a);
-        uint32_t k = e->tuple_field.index;
-        if (o.kind == BXV_TUPLE && k < o.u.tuple.n) {
-            *out = o.u.tuple.items[k];
-            return BXI_OK;
-        }
-        if ((o.kind == BXV_STRUCT || o.kind == BXV_ENUM) && !o.u.agg.braces && k < o.u.agg.n) {
-            *out = o.u.agg.fields[k];
-            return BXI_OK;
-        }
-        bxi_error(in, BXI_E_INDEX, e->tuple_field.index_span, "no field `%u` on a value of type `%s`", k,
-                  type_str(in, &o));
-        return BXI_ERR;
-    }
-    case BXC_EXPR_INDEX: {
-        if ((st = bxi_eval_expr(in, e->index.object, &a)) != BXI_OK)
-            return st;
-        if ((st = bxi_eval_expr(in, e->index.index, &b)) != BXI_OK)
-            return st;
-        a = strip(a);
-        if (a.kind != BXV_SHAPE) {
-            bxi_error(in, BXI_E_TYPE, e->index.object->span, "only a `Shape` can be indexed, found `%s`",
-                      type_str(in, &a));
-            return BXI_ERR;
-        }
-        uint64_t idx;
-        if (to_index(in, b, e->index.index->span, "an index", &idx) != BXI_OK)
-            return BXI_ERR;
-        if (idx >= a.u.shape.len) {
-            bxi_error(in, BXI_E_INDEX, e->span, "index %llu is out of range for a shape of rank %zu",
-                      (unsigned long long)idx, a.u.shape.len);
-            return BXI_ERR;
-        }
-        *out = bxv_int(a.u.shape.dims[idx], BXV_USIZE);
-        return BXI_OK;
-    }
+    case BXC_EXPR_FIELD:
+        return ev_field(in, e, out);
+    case BXC_EXPR_TUPLE_FIELD:
+        return ev_tuple_field(in, e, out);
+    case BXC_EXPR_INDEX:
+        return ev_index(in, e, out);
     case BXC_EXPR_BLOCK:
         return eval_block(in, e->block, out);
-    case BXC_EXPR_IF: {
-        bool c;
-        if ((st = eval_cond(in, e->if_.cond, &c)) != BXI_OK)
-            return st;
-        if (c)
-            return eval_block(in, e->if_.then_block, out);
-        if (e->if_.else_)
-            return bxi_eval_expr(in, e->if_.else_, out);
-        *out = bxv_unit();
-        return BXI_OK;
-    }
+    case BXC_EXPR_IF:
+        return ev_if(in, e, out);
     case BXC_EXPR_WHILE:
-        *out = bxv_unit();
-        for (;;) {
-            bool c, stop;
-            if ((st = eval_cond(in, e->while_.cond, &c)) != BXI_OK)
-                return st;
-            if (!c)
-                return BXI_OK;
-            if ((st = eval_loop_body(in, e->while_.body, e->while_.cond->span, &stop)) != BXI_OK)
-                return st;
-            if (stop)
-                return BXI_OK;
-        }
+        return ev_while(in, e, out);
     case BXC_EXPR_LOOP:
-        *out = bxv_unit();
-        for (;;) {
-            bool stop;
-            if ((st = eval_loop_body(in, e->loop_.body, e->span, &stop)) != BXI_OK)
-                return st;
-            if (stop)
-                return BXI_OK;
-        }
+        return ev_loop(in, e, out);
     case BXC_EXPR_FOR:
         return eval_for(in, e, out);
     case BXC_EXPR_BREAK:
@@ -2011,66 +2204,17 @@ static bxi_status eval_expr_inner(bxi_interp *in, const bxc_expr *e, BxvValue *o
     case BXC_EXPR_CONTINUE:
         return BXI_CONT;
     case BXC_EXPR_RETURN:
-        if (e->ret.value) {
-            if ((st = bxi_eval_expr(in, e->ret.value, &a)) != BXI_OK)
-                return st;
-            in->ret = a;
-        } else {
-            in->ret = bxv_unit();
-        }
-        return BXI_RET;
+        return ev_return(in, e, out);
     case BXC_EXPR_STRUCT:
         return eval_struct_lit(in, e, out);
-    case BXC_EXPR_TUPLE: {
-        uint32_t n = e->tuple.elems.len;
-        BxvValue r = {.kind = n ? BXV_TUPLE : BXV_UNIT};
-        if (n) {
-            r.u.tuple.n = n;
-            r.u.tuple.items = bxc_arena_alloc(&in->scratch, n * sizeof(BxvValue));
-            for (uint32_t i = 0; i < n; i++) {
-                if ((st = bxi_eval_expr(in, e->tuple.elems.items[i], &a)) != BXI_OK)
-                    return st;
-                r.u.tuple.items[i] = bxv_copy(&in->scratch, &a);
-            }
-        }
-        *out = r;
-        return BXI_OK;
-    }
-    case BXC_EXPR_ARRAY: {
-        /* `[2, 3]` is a shape literal: its elements are `usize` dims. */
-        BxvValue s = bxv_shape_new(&in->scratch, e->array.elems.len);
-        for (uint32_t i = 0; i < e->array.elems.len; i++) {
-            uint64_t d;
-            if ((st = bxi_eval_expr(in, e->array.elems.items[i], &a)) != BXI_OK)
-                return st;
-            if (to_index(in, a, e->array.elems.items[i]->span, "a shape dimension", &d) != BXI_OK)
-                return BXI_ERR;
-            bxv_shape_push(&in->scratch, &s.u.shape, d);
-        }
-        *out = s;
-        return BXI_OK;
-    }
-    case BXC_EXPR_CLOSURE: {
-        /* Capture the defining frame by value (closures cannot mutate their
-         * captures: there is no `&mut`, and `move` semantics copy). */
-        bxi_capture *cap = bxc_arena_alloc(&in->scratch, sizeof *cap);
-        cap->n = in->nvars - in->frame_start;
-        cap->base = in->base;
-        cap->vars = bxc_arena_alloc(&in->scratch, (cap->n ? cap->n : 1) * sizeof *cap->vars);
-        for (uint32_t i = 0; i < cap->n; i++) {
-            const bxi_var *v = &in->vars[in->frame_start + i];
-            BxvValue *slot = bxc_arena_alloc(&in->scratch, sizeof *slot);
-            *slot = bxv_copy(&in->scratch, v->val);
-            cap->vars[i] = (bxi_var){v->name, v->is_mut, slot};
-        }
-        *out = (BxvValue){.kind = BXV_CLOSURE};
-        out->u.closure.node = e;
-        out->u.closure.env = cap;
-        return BXI_OK;
-    }
+    case BXC_EXPR_TUPLE:
+        return ev_tuple(in, e, out);
+    case BXC_EXPR_ARRAY:
+        return ev_array(in, e, out);
+    case BXC_EXPR_CLOSURE:
+        return ev_closure(in, e, out);
     case BXC_EXPR_RANGE:
-        bxi_error(in, BXI_E_UNSUPPORTED, e->span, "a range is only allowed as the iterable of `for`");
-        return BXI_ERR;
+        return ev_range(in, e, out);
     case BXC_EXPR_ERROR:
     case BXC_EXPR_KIND_COUNT:
         break;
@@ -2081,14 +2225,15 @@ static bxi_status eval_expr_inner(bxi_interp *in, const bxc_expr *e, BxvValue *o
 
 bxi_status bxi_eval_expr(bxi_interp *in, const bxc_expr *e, BxvValue *out)
 {
-    if (in->nest >= BXI_MAX_NEST) {
-        bxi_error(in, BXI_E_RECURSION, e->span, "evaluation nested too deeply");
+    uintptr_t here = (uintptr_t)__builtin_frame_address(0);
+    if (in->stack_base > here && in->stack_base - here > in->lim.max_stack_bytes) {
+        bxc_diag *d = bxi_error(in, BXI_E_RECURSION, e->span,
+                                "evaluation nested too deeply (more than %zu KiB of stack)",
+                                in->lim.max_stack_bytes >> 10);
+        bxc_diag_set_help(in->diags, d, "split the expression with `let` bindings, or recurse less deeply");
         return BXI_ERR;
     }
-    in->nest++;
-    bxi_status st = eval_expr_inner(in, e, out);
-    in->nest--;
-    return st;
+    return eval_expr_inner(in, e, out);
 }
 
 /* ---- public entry points -------------------------------------------------- */

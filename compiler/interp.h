@@ -71,13 +71,18 @@ typedef struct bxi_interp bxi_interp;
 typedef struct bxi_limits {
     uint32_t max_call_depth;  /* nested fn / closure calls */
     uint64_t max_steps;       /* loop iterations + calls per entry call */
+    size_t max_stack_bytes;   /* C stack the evaluator may use (measured) */
 } bxi_limits;
 #define BXI_DEFAULT_CALL_DEPTH 128
 #define BXI_DEFAULT_STEPS 2000000
+/* The default stack budget is half of RLIMIT_STACK, at most this much; an
+ * embedder that evaluates on a thread with a smaller stack must lower it. */
+#define BXI_DEFAULT_STACK_MAX ((size_t)8 << 20)
 
 /* `diags` receives every error (its spans are "global", see above). */
 bxi_interp *bxi_new(bxc_diag_list *diags);
 void bxi_free(bxi_interp *in);
+/* Fields left 0 keep their current value. */
 void bxi_set_limits(bxi_interp *in, bxi_limits limits);
 
 /* Program: where names (fns, structs, enums, traits, aliases) are found.

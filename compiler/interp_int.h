@@ -57,7 +57,7 @@ struct bxi_interp {
     uint32_t base;            /* file base of the code being run */
     uint32_t depth;           /* active calls */
     uint64_t steps;
-    uint32_t nest;            /* C recursion guard */
+    uintptr_t stack_base;     /* frame address at the entry call */
     bool budget_reported;
     bxi_call_rec *calls;
     uint32_t ncalls, capcalls;

@@ -1,7 +1,7 @@
 /* main.c — bextc, the command-line driver.
  *
  * The pipeline reads top to bottom in run(): load (lex + parse every
- * module) -> optional dumps -> check -> (code emission, later) -> render
+ * module) -> optional dumps -> check -> code emission (-o) -> render
  * diagnostics.  Exit status: 0 no errors, 1 errors in the input, 2 usage
  * errors or an unreadable root file. */
 #include <stdbool.h>
@@ -12,6 +12,7 @@
 #include "ast.h"
 #include "check.h"
 #include "diag.h"
+#include "emit.h"
 #include "lex.h"
 #include "module.h"
 #include "parse.h"
@@ -22,7 +23,7 @@
 
 typedef struct options {
     const char *input;
-    bool check, dump_tokens, dump_ast, json;
+    bool check, dump_tokens, dump_ast, json, depfile;
     const char *out_dir;
 } options;
 
@@ -35,7 +36,8 @@ static void usage(FILE *out) {
           "  --diagnostics=text|json diagnostic format on stderr (default text)\n"
           "  --dump-tokens           print the root file's tokens\n"
           "  --dump-ast              print the root file's syntax tree\n"
-          "  -o DIR                  emit C sources into DIR (not implemented yet)\n"
+          "  -o DIR                  emit C sources into DIR (DIR/<stem>.h, DIR/<stem>.c)\n"
+          "  -MD                     with -o: also write the depfile DIR/<stem>.d\n"
           "  --help, --version\n"
           "\n"
           "exit status: 0 no errors, 1 errors in the input, 2 usage or unreadable file\n",
@@ -90,19 +92,18 @@ static int run(bxc_unit *u, const options *o) {
      * placeholders, and more errors per run is the goal. */
     if (st != BXC_LOAD_UNREADABLE && (o->check || o->out_dir))
         bxc_check_unit(u);
-    bool code_emission_missing = false;
-    if (st != BXC_LOAD_UNREADABLE && o->out_dir && !bxc_diag_has_errors(&u->diags))
-        code_emission_missing = true;
+    /* Code emission (compiler/emit*.c) runs only on a unit the checker
+     * accepted; it adds its own diagnostics (I/O included). */
+    if (st != BXC_LOAD_UNREADABLE && o->out_dir && !bxc_diag_has_errors(&u->diags)) {
+        bxc_emit_options eo = {.depfile = o->depfile};
+        bxc_emit_c(u, o->out_dir, &eo);
+    }
 
     if (o->json) bxc_diag_render_json_file(stderr, &u->diags, &u->sources);
     else bxc_diag_render_text(stderr, &u->diags, &u->sources);
 
     if (st == BXC_LOAD_UNREADABLE) return 2;
     if (bxc_diag_has_errors(&u->diags)) return 1;
-    if (code_emission_missing) {
-        fputs("bextc: error: code emission is not implemented yet\n", stderr);
-        return 2;
-    }
     return 0;
 }
 
@@ -126,6 +127,8 @@ int main(int argc, char **argv) {
             o.check = true;
         } else if (strcmp(a, "--dump-tokens") == 0) {
             o.dump_tokens = true;
+        } else if (strcmp(a, "-MD") == 0) {
+            o.depfile = true;
         } else if (strcmp(a, "--dump-ast") == 0) {
             o.dump_ast = true;
         } else if (strcmp(a, "--diagnostics=text") == 0) {

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "parse.h"
 
@@ -246,10 +247,33 @@ static void process(loader *L, bxc_module *m) {
     u->order[u->norder++] = m;
 }
 
+/* An installed bextc finds its stdlib relative to itself
+ * (<prefix>/bin/bextc -> <prefix>/share/bext/stdlib), so a prefix can be
+ * moved or chosen at `make install` time without rebuilding.  NULL when the
+ * executable's path is unknown or no such directory exists (e.g. when run
+ * from the build tree, where the compiled-in source path applies). */
+static const char *relocated_stdlib(bxc_arena *a) {
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) return NULL;
+    exe[n] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (!slash) return NULL;
+    *slash = '\0';
+    const char *cand = bxc_arena_printf(a, "%s/../share/bext/stdlib", exe);
+    struct stat st;
+    return stat(cand, &st) == 0 && S_ISDIR(st.st_mode) ? canonical(a, cand) : NULL;
+}
+
 static void resolve_stdlib(bxc_unit *u) {
     if (u->stdlib_dir) return;
     const char *env = getenv("BEXT_STDLIB");
-    u->stdlib_dir = bxc_arena_strdup(&u->arena, env && *env ? env : BEXT_STDLIB_DIR);
+    if (env && *env) {
+        u->stdlib_dir = bxc_arena_strdup(&u->arena, env);
+        return;
+    }
+    const char *rel = relocated_stdlib(&u->arena);
+    u->stdlib_dir = rel ? rel : bxc_arena_strdup(&u->arena, BEXT_STDLIB_DIR);
 }
 
 static bxc_load_status load_root(bxc_unit *u, const char *path, bxc_source *src) {

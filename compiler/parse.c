@@ -17,17 +17,17 @@
 #include "lex.h"
 #include "parser.h"
 
-void bxc_ps_too_deep(bxc_pstate *ps, bxc_span span) {
+void bxc_ps_too_deep(bxc_pstate *ps, bxc_span span, int limit) {
     if (ps->too_deep_reported) return;
     ps->too_deep_reported = true;
     bxc_diag *d = bxc_diag_error(ps->diags, BXC_E_TOO_DEEP, span,
-                                 "nested too deeply (limit %d)", BXC_MAX_NESTING);
+                                 "nested too deeply (limit %d)", limit);
     bxc_diag_set_help(ps->diags, d, "split the expression with `let` bindings or helper fns");
 }
 
 void bxc_ps_overflow(bxc_pstate *ps) {
     ps->overflow = true;
-    bxc_ps_too_deep(ps, ps->cur);
+    bxc_ps_too_deep(ps, ps->cur, BXC_MAX_NESTING);
 }
 
 static bool has(const int *set, int n, int tok) {
@@ -48,6 +48,7 @@ static const int operators[] = {
     TK_DOTDOT, TK_DOTDOTEQ, TK_EQ, TK_PLUSEQ, TK_MINUSEQ, TK_STAREQ,
     TK_SLASHEQ, TK_PERCENTEQ, TK_AS, TK_DOT, TK_LBRACKET, TK_LPAREN,
 };
+static const int type_starts[] = {TK_IDENT, TK_AMP, TK_ANDAND, TK_LPAREN, TK_LBRACKET};
 static const int item_starts[] = {
     TK_HASH, TK_PUB, TK_USE, TK_TYPE, TK_STRUCT, TK_ENUM, TK_FN, TK_TRAIT, TK_IMPL,
 };
@@ -65,7 +66,11 @@ void bxc_ps_report(bxc_pstate *ps, int found, bxc_span span, const int *expected
     bool expr = has(expected, nexpected, TK_INT);
     bool ops = has(expected, nexpected, TK_PLUS);
     bool items = has(expected, nexpected, TK_FN) && has(expected, nexpected, TK_STRUCT);
+    bool types = !expr;
+    for (int i = 0; i < COUNT(type_starts) && types; i++)
+        types = has(expected, nexpected, type_starts[i]);
     if (items) names[nn++] = "item";
+    if (types) names[nn++] = "type";
     if (expr) names[nn++] = "expression";
     if (ops) names[nn++] = "operator";
     bool more = false;
@@ -74,6 +79,7 @@ void bxc_ps_report(bxc_pstate *ps, int found, bxc_span span, const int *expected
         if (expr && in(expr_starts, COUNT(expr_starts), t)) continue;
         if (ops && in(operators, COUNT(operators), t)) continue;
         if (items && in(item_starts, COUNT(item_starts), t)) continue;
+        if (types && in(type_starts, COUNT(type_starts), t)) continue;
         if (t == TK_STRUCT_LBRACE && has(expected, nexpected, TK_LBRACE)) continue;
         if (t == TK_REPL_START || t == TK_LOWEST || t == TK_UNARY || t == TK_BLOCKSTMT) continue;
         if (nn < 8) names[nn++] = bxc_token_name(t);
@@ -103,6 +109,18 @@ void bxc_ps_report(bxc_pstate *ps, int found, bxc_span span, const int *expected
     }
 
     bxc_diag_code code = found == BXC_TK_EOF ? BXC_E_UNEXPECTED_EOF : BXC_E_SYNTAX;
+    /* A missing `;` at the end of a line: point just after the previous
+     * token, where the `;` belongs, rather than at the next line. */
+    bool semi_here = false;
+    if (has(expected, nexpected, TK_SEMI) && ps->prev.file != BXC_NO_FILE) {
+        uint32_t end = ps->prev.offset + ps->prev.length, l0, l1;
+        bxc_source_position(ps->src, end, &l0, NULL);
+        bxc_source_position(ps->src, span.offset, &l1, NULL);
+        if (l1 > l0) {
+            span = bxc_span_make(ps->src->id, end, 0);
+            semi_here = true;
+        }
+    }
     bxc_diag *d;
     if (nn == 0)
         d = bxc_diag_error(ps->diags, code, span, "unexpected %s", what);
@@ -111,14 +129,15 @@ void bxc_ps_report(bxc_pstate *ps, int found, bxc_span span, const int *expected
                            nn > 2 ? "one of " : "", exp, what);
     if (found == TK_STRUCT_LBRACE && expr)
         bxc_diag_set_help(ps->diags, d, "a struct literal here needs parentheses: `(Name { ... })`");
-    else if (nn == 1 && expected[0] == TK_SEMI)
-        bxc_diag_set_help(ps->diags, d, "add `;` at the end of the previous statement");
+    else if (semi_here)
+        bxc_diag_set_help(ps->diags, d, "add `;` here");
 }
 
 bxc_file *bxc_parse(bxc_arena *arena, bxc_diag_list *diags,
                     const bxc_source *src, bxc_parse_mode mode) {
     bxc_pstate ps;
     memset(&ps, 0, sizeof ps);
+    ps.prev = ps.cur = bxc_span_none();
     ps.arena = arena;
     ps.diags = diags;
     ps.src = src;
@@ -126,8 +145,7 @@ bxc_file *bxc_parse(bxc_arena *arena, bxc_diag_list *diags,
     ps.file->file_id = src->id;
 
     void *parser = bxc_lemonAlloc(malloc, &ps);
-    ps.snap = malloc((size_t)bxc_lemon_stack_max() * sizeof *ps.snap);
-    if (!parser || !ps.snap) {
+    if (!parser) {
         fprintf(stderr, "bextc: out of memory\n");
         abort();
     }
@@ -165,9 +183,10 @@ bxc_file *bxc_parse(bxc_arena *arena, bxc_diag_list *diags,
          * count no longer mirrors the parse (unclosed `(` in broken items);
          * Lemon's fixed stack still bounds the nesting then. */
         if (depth > BXC_MAX_NESTING && !ps.syntax_errors) {
-            bxc_ps_too_deep(&ps, t.span);
+            bxc_ps_too_deep(&ps, t.span, BXC_MAX_NESTING);
             break;
         }
+        ps.prev = ps.cur;
         ps.cur = t.span;
         if (kind == BXC_TK_EOF) ps.quiet_eof = lx.unterminated;
         bxc_lemon_snapshot(parser, &ps);
@@ -176,7 +195,6 @@ bxc_file *bxc_parse(bxc_arena *arena, bxc_diag_list *diags,
         prev = kind;
     }
     bxc_lemonFree(parser, free);
-    free(ps.snap);
     if (mode == BXC_PARSE_REPL && !ps.file->repl) {
         /* A parse that failed still hands the REPL what it understood. */
         bxc_block *b = bxc_arena_alloc(arena, sizeof *b);

@@ -13,6 +13,8 @@
 #include "parse.h"
 #include "source.h"
 
+#define BXC_SNAP_WINDOW 64
+
 typedef struct bxc_pstate {
     bxc_arena *arena;
     bxc_diag_list *diags;
@@ -23,8 +25,9 @@ typedef struct bxc_pstate {
     bool overflow;              /* parser stack overflowed: stop feeding */
     bool too_deep_reported;     /* one "nested too deeply" per file */
     bxc_span cur;               /* the token being fed (for overflow) */
-    unsigned short *snap;       /* parser states before the current token */
-    int nsnap;
+    bxc_span prev;              /* the token fed before it */
+    unsigned short snap[BXC_SNAP_WINDOW]; /* top parser states before the token */
+    int snap_from, nsnap;       /* snap[i] is stack entry snap_from + i; depth */
     bool syntax_errors;         /* a syntax error was reported */
     bool quiet_eof;             /* an unterminated literal already explains EOF */
 } bxc_pstate;
@@ -33,7 +36,8 @@ typedef struct bxc_pstate {
 void bxc_ps_overflow(bxc_pstate *ps);
 void bxc_ps_report(bxc_pstate *ps, int found, bxc_span span,
                    const int *expected, int nexpected);
-void bxc_ps_too_deep(bxc_pstate *ps, bxc_span span);
+/* One "nested too deeply (limit N)" per file. */
+void bxc_ps_too_deep(bxc_pstate *ps, bxc_span span, int limit);
 
 /* Lemon's generated entry points (grammar/parser.y, %name bxc_lemon). */
 void *bxc_lemonAlloc(void *(*mallocProc)(size_t), bxc_pstate *ps);

@@ -360,8 +360,16 @@ static void print_i128(BxvBuf *b, __int128 v)
     bxv_buf_append(b, out, (size_t)n);
 }
 
+static bool roundtrips(const char *txt, double v, BxvFloatType ty)
+{
+    double back = strtod(txt, NULL);
+    return ty == BXV_F32 ? (float)back == (float)v : back == v;
+}
+
 /* Rust's Debug for floats: the shortest text that reads back to the same
- * value, always with a `.0` when it would look like an integer. */
+ * value (of the value's own width); plain decimals with at least one
+ * fractional digit for 1e-4 <= |v| < 1e16 (and zero), otherwise scientific
+ * without `+` or leading zeros in the exponent: `1e20`, `1.5e-7`. */
 static void print_float(BxvBuf *b, double v, BxvFloatType ty)
 {
     if (isnan(v)) {
@@ -373,23 +381,27 @@ static void print_float(BxvBuf *b, double v, BxvFloatType ty)
         return;
     }
     char tmp[64];
-    for (int prec = 1; prec <= 17; prec++) {
-        snprintf(tmp, sizeof tmp, "%.*g", prec, v);
-        if (ty == BXV_F32 ? (float)strtod(tmp, NULL) == (float)v : strtod(tmp, NULL) == v)
-            break;
-    }
-    /* %g may choose an exponent; Rust prints plain decimals in the usual
-     * range, so fall back to %f-style text there. */
-    if (strchr(tmp, 'e') && fabs(v) >= 1e-5 && fabs(v) < 1e16) {
-        for (int prec = 0; prec <= 20; prec++) {
+    double a = fabs(v);
+    if (a == 0 || (a >= 1e-4 && a < 1e16)) {
+        for (int prec = 0; prec <= 40; prec++) {
             snprintf(tmp, sizeof tmp, "%.*f", prec, v);
-            if (ty == BXV_F32 ? (float)strtod(tmp, NULL) == (float)v : strtod(tmp, NULL) == v)
+            if (roundtrips(tmp, v, ty))
                 break;
         }
+        bxv_buf_append(b, tmp, strlen(tmp));
+        if (!strchr(tmp, '.'))
+            bxv_buf_append(b, ".0", 2);
+        return;
     }
-    bxv_buf_append(b, tmp, strlen(tmp));
-    if (!strpbrk(tmp, ".e"))
-        bxv_buf_append(b, ".0", 2);
+    for (int prec = 0; prec <= 17; prec++) {
+        snprintf(tmp, sizeof tmp, "%.*e", prec, v);
+        if (roundtrips(tmp, v, ty))
+            break;
+    }
+    char *e = strchr(tmp, 'e');
+    int exp = atoi(e + 1);
+    *e = 0;
+    bxv_buf_printf(b, "%se%d", tmp, exp);
 }
 
 static void print_shape(BxvBuf *b, const BxvShape *s)

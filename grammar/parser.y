@@ -406,29 +406,35 @@ static bool bxc_lemon_accepts(const YYACTIONTYPE *states, int nstates, int tok) 
 /* The state stack as it was before the current token: Lemon performs
  * default reductions before it detects an error, which would hide tokens
  * that were acceptable right after the previous token (`,` in a field
- * list, say).  The driver snapshots before feeding each token. */
+ * list, say).  The driver snapshots the top BXC_SNAP_WINDOW states before
+ * feeding each token (copying the whole stack per token would be quadratic
+ * on deep input).  Entries below the window are still intact at the error
+ * unless the reductions popped below it: they then leave the stack short
+ * (a reduction pushes one entry, and only a few empty rules can follow),
+ * which is detected, and the current stack is used instead. */
 static void bxc_ps_syntax_error(bxc_pstate *ps, yyParser *p, int major, bxc_span span) {
     int expected[YYNTOKEN];
     int n = 0;
-    const YYACTIONTYPE *states = ps->snap;
-    int nstates = ps->nsnap;
-    YYACTIONTYPE cur[YYSTACKDEPTH + 2];
-    if (!states || nstates <= 0) {
-        nstates = (int)(p->yytos - p->yystack) + 1;
-        for (int i = 0; i < nstates; i++) cur[i] = p->yystack[i].stateno;
-        states = cur;
+    YYACTIONTYPE states[YYSTACKDEPTH + 2];
+    int cur = (int)(p->yytos - p->yystack) + 1;
+    int nstates = cur;
+    for (int i = 0; i < cur; i++) states[i] = p->yystack[i].stateno;
+    if (ps->nsnap > 0 && (ps->snap_from == 0 || cur >= ps->snap_from + 16)) {
+        for (int i = ps->snap_from; i < ps->nsnap; i++)
+            states[i] = ps->snap[i - ps->snap_from];
+        nstates = ps->nsnap;
     }
     for (int t = 1; t < YYNTOKEN; t++)
         if (bxc_lemon_accepts(states, nstates, t)) expected[n++] = t;
     bxc_ps_report(ps, major, span, expected, n);
 }
 
-/* Copies the parser's state numbers into ps->snap (sized by
- * bxc_lemon_stack_max()). */
 void bxc_lemon_snapshot(void *parser, bxc_pstate *ps) {
     const yyParser *p = parser;
     int n = (int)(p->yytos - p->yystack) + 1;
-    for (int i = 0; i < n; i++) ps->snap[i] = p->yystack[i].stateno;
+    int from = n > BXC_SNAP_WINDOW ? n - BXC_SNAP_WINDOW : 0;
+    for (int i = from; i < n; i++) ps->snap[i - from] = p->yystack[i].stateno;
+    ps->snap_from = from;
     ps->nsnap = n;
 }
 

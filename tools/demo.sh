@@ -25,3 +25,11 @@ for s in "$bin"/tensor_basics; do
   step "samples/$(basename "$s")"
   "$s"
 done
+
+# Extensions compiled by bextc through bext_add_extension (samples/*/),
+# each run on Flex and NdArray.
+for s in transpose counted activations gated gated_full; do
+  [ -x "$bin/$s" ] || { echo "demo: $bin/$s was not built" >&2; exit 1; }
+  step "samples/$s"
+  "$bin/$s"
+done

@@ -54,11 +54,11 @@ BXR_FUNC bool bxr_host_copy(bext_tensor *dst, const bext_tensor *src);
 /* The backends this build knows.  The NdArray reference is defined in
  * backends/ndarray/; the Flex backend is defined by backends/flex/ as
  *     const struct bxr_backend bxfx_backend = { ... };
- * The device table (runtime/src/device.c) refers to bxfx_backend WEAKLY:
- * a build without backends/flex answers "backend not available in this
- * build" for "flex" (and falls back to ndarray as the default device).
- * libbext's link interface passes -u bxfx_backend so the archive member
- * that defines it is always linked in when it exists. */
+ * The device table (runtime/src/device.c) refers to it strongly when the
+ * build defines BEXT_HAVE_FLEX (runtime/CMakeLists.txt does when a flex
+ * source defines bxfx_backend), weakly otherwise: a build without
+ * backends/flex answers "backend not available in this build" for "flex"
+ * (and falls back to ndarray as the default device). */
 BXR_DATA const struct bxr_backend bxnd_backend;
 extern const struct bxr_backend bxfx_backend;
 

@@ -2,18 +2,21 @@
  * device kinds to the backends compiled into this build, and the default
  * device.
  *
- * Flex is referenced WEAKLY: backends/flex/ defines bxfx_backend; a build
- * without it still links, and "flex" then answers "backend not available
- * in this build".  Because a weak reference does not pull an archive
- * member out of a static library, libbext's link interface adds
- * -Wl,-u,bxfx_backend (runtime/CMakeLists.txt). */
+ * Flex: backends/flex/ defines bxfx_backend.  runtime/CMakeLists.txt sets
+ * BEXT_HAVE_FLEX when a flex source defines it; the reference is then
+ * strong, so the archive member is always linked in.  Without it the
+ * reference is weak: the build still links, and "flex" answers "backend
+ * not available in this build" (a weak reference alone would not pull the
+ * member out of a static library, hence the define). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "backend.h"
 
+#ifndef BEXT_HAVE_FLEX
 extern const struct bxr_backend bxfx_backend __attribute__((weak));
+#endif
 
 static const char *const kind_names[BEXT_BACKEND_COUNT] = {
     [BEXT_BACKEND_NDARRAY] = "ndarray", [BEXT_BACKEND_FLEX] = "flex",

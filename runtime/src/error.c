@@ -22,6 +22,14 @@ bool bxr_error(const char *fmt, ...) {
 }
 
 const char *bext_last_error(void) { return t_error; }
+
+bool bext_set_error(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  bxr_verror(fmt ? fmt : "(no message)", ap);
+  va_end(ap);
+  return false;
+}
 void bext_clear_error(void) { t_error[0] = 0; }
 
 const char *bxr_describe_shape(int rank, const int64_t *shape, char *buf, size_t n) {
@@ -62,13 +70,22 @@ void bext_set_panic_hook(bext_panic_fn fn, void *ud) {
   g_panic_ud = fn ? ud : NULL;
 }
 
-void bxr_panic(const char *file, int line, const char *fmt, ...) {
+static _Noreturn void vpanic(const char *file, int line, const char *fmt, va_list ap) {
   char msg[1024];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  g_panic(msg, file, line, g_panic_ud);
+  vsnprintf(msg, sizeof msg, fmt ? fmt : "(no message)", ap);
+  g_panic(msg, file ? file : "?", line, g_panic_ud);
   /* A hook that returns leaves the program in a broken state: abort. */
   abort();
+}
+
+void bxr_panic(const char *file, int line, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vpanic(file, line, fmt, ap);
+}
+
+void bext_panic(const char *file, int line, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vpanic(file, line, fmt, ap);
 }

@@ -3,7 +3,9 @@
  * inference rule computed.  Dispatch builds one, validates it with the
  * row's inference rule, and hands it to a backend's exec entry; Fusion will
  * record it, Autodiff tape it, Remote serialize it — so it holds plain data
- * only (no pointers besides the input handles). */
+ * only: besides the input handles, its only pointers are the static API
+ * name (for messages) and the backend.  op_init-style zeroing of the whole
+ * struct keeps unused fields deterministic (hashable plans). */
 #ifndef BXR_OP_H
 #define BXR_OP_H
 

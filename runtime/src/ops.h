@@ -12,6 +12,12 @@
  *   infer    the shape/dtype inference rule (op.h), run by dispatch before
  *            any backend sees the op; it also validates every argument.
  *
+ * Adding an op: a row here (BXR_OP_COUNT's _Static_assert will point at
+ * every table to update), its inference rule (infer.c, declared through the
+ * row), a public function (bext.h + api.c), kernels in backends/ndarray and
+ * backends/flex, and conformance cases (tests/conformance: make_cases and
+ * the oracle) — the matrix fails until all exist.
+ *
  * Per-op use of scalars and attributes (everything else is unused/zero):
  *   EMPTY ZEROS ONES       at.shape/at.rank, at.dtype
  *   FULL                   + sc[0].f value

@@ -293,3 +293,41 @@ Test(check, repl_items) {
     cr_assert_not_null(t, "%s", all_messages());
     cr_assert_str_eq(tn(t), "u32");
 }
+
+/* ---- types recorded on #[fusion] expressions ----------------------------------------- */
+
+static bxc_attr_arg *fusion_arg(bxc_fn *m, const char *key) {
+    for (uint32_t i = 0; i < m->attrs.len; i++) {
+        bxc_attr *a = m->attrs.items[i];
+        if (!a->path || strcmp(a->path->segs.items[0].name, "fusion") != 0) continue;
+        for (uint32_t k = 0; k < a->args.len; k++)
+            if (strcmp(a->args.items[k]->path->segs.items[0].name, key) == 0) return a->args.items[k];
+    }
+    return NULL;
+}
+
+Test(check, fusion_expressions_carry_types) {
+    cr_assert(check_text(
+        "#[backend_extension(Cube, Fusion)]\n"
+        "pub trait T: Backend {\n"
+        "    #[fusion(dtype = input, shape = { let mut s = input.clone(); s.push(*k); s })]\n"
+        "    fn grow(input: FloatTensor, k: usize) -> FloatTensor;\n"
+        "    #[fusion(meta = |x, n| (x.clone(), TensorSpec::new([*n, 2], x.dtype)))]\n"
+        "    fn split(x: FloatTensor, n: usize) -> (FloatTensor, FloatTensor);\n"
+        "}\n"), "%s", all_messages());
+    bxc_item *tr = U.modules[0]->ast->items.items[0];
+    cr_assert_eq(tr->kind, BXC_ITEM_TRAIT);
+    bxc_fn *grow = tr->trait.methods.items[0], *split = tr->trait.methods.items[1];
+    cr_assert_str_eq(tn(fusion_arg(grow, "dtype")->value->ty), "DType",
+                     "in `dtype = E` a tensor name is its DType");
+    bxc_expr *shape = fusion_arg(grow, "shape")->value;
+    cr_assert_str_eq(tn(shape->ty), "Shape");
+    bxc_stmt *let = shape->block->stmts.items[0];
+    cr_assert_str_eq(tn(let->init->method_call.receiver->ty), "&Shape",
+                     "in `shape = E` a tensor name is its &Shape");
+    bxc_expr *meta = fusion_arg(split, "meta")->value;
+    cr_assert_eq(meta->kind, BXC_EXPR_CLOSURE);
+    cr_assert_str_eq(tn(meta->ty), "fn(&TensorSpec, &usize) -> (TensorSpec, TensorSpec)");
+    bxc_expr *second = meta->closure.body->tuple.elems.items[1];
+    cr_assert_str_eq(tn(second->call.args.items[0]->array.elems.items[0]->ty), "usize");
+}

@@ -19,6 +19,11 @@ static const char *EXT =
     "    Empty,\n"
     "    Float { tensor: FloatTensor, mode: u32 },\n"
     "}\n"
+    "#[derive(ExtensionType)]\n"
+    "#[extension_type(fusion)]\n"
+    "pub struct Inner { integer: IntTensor, mask: BoolTensor }\n"
+    "struct Pair(u8, bool);\n"
+    "struct Marker;\n"
     "fn joined_shape(lhs: &Shape, rhs: &Shape, axis: &usize) -> Shape {\n"
     "    let mut shape = lhs.clone();\n"
     "    shape[*axis] += rhs[*axis];\n"
@@ -52,6 +57,10 @@ static const char *EXT =
     "    fn join(lhs: FloatTensor<Self>, rhs: FloatTensor<Self>, axis: usize) -> FloatTensor<Self>;\n"
     "    #[fusion(default)]\n"
     "    fn gelu(x: FloatTensor<Self>) -> FloatTensor<Self> { x }\n"
+    "    #[fusion(dtype = x, shape = extra.mask.shape)]\n"
+    "    fn masked(x: FloatTensor<Self>, extra: Inner) -> FloatTensor<Self>;\n"
+    "    #[fusion(meta = |x, n| TensorSpec::new([*n as usize, x.shape[0]], x.dtype))]\n"
+    "    fn repeat(x: FloatTensor<Self>, n: u32) -> FloatTensor<Self>;\n"
     "    #[fusion(dtype = x, shape = |s| s)]\n"
     "    fn bad_closure(x: FloatTensor<Self>) -> FloatTensor<Self>;\n"
     "    #[fusion(meta = |x| x.shape.len())]\n"
@@ -74,6 +83,8 @@ Test(interp, literals_and_printing)
     EXPECT_VALUE(&h, "1.5 + 2.0", "3.5");
     EXPECT_VALUE(&h, "2.0", "2.0");
     EXPECT_VALUE(&h, "0.1 + 0.2", "0.30000000000000004");
+    /* Rust's Debug switches to scientific outside 1e-4 <= |v| < 1e16. */
+    EXPECT_VALUE(&h, "(100000000000000000000.0, 0.00001, 0.0001, -0.0)", "(1e20, 1e-5, 0.0001, -0.0)");
     /* f32 rounds at every step, so 0.1 + 0.2 is exactly the f32 nearest 0.3. */
     EXPECT_VALUE(&h, "let a: f32 = 0.1; let b: f32 = 0.2; a + b", "0.3");
     EXPECT_VALUE(&h, "7 / 2", "3");
@@ -170,9 +181,9 @@ Test(interp, helper_fns)
     EXPECT_VALUE(&h, "first_big(&[1, 500, 2])", "1");
     EXPECT_VALUE(&h, "first_big(&[1, 2])", "2");
     /* The overflow happens inside `fact`: located there, with the calls. */
-    EXPECT_ERROR(&h, "fact(21)", "test.bext:18:49: error: attempt to multiply with overflow",
+    EXPECT_ERROR(&h, "fact(21)", "test.bext:23:49: error: attempt to multiply with overflow",
                  "note: in this call to `fact`", "<repl>:1:1: note: in this call to `fact`");
-    EXPECT_ERROR(&h, "joined_shape(&[1], &[2], &3)", "test.bext:15:21: error: index 3 is out of range",
+    EXPECT_ERROR(&h, "joined_shape(&[1], &[2], &3)", "test.bext:20:21: error: index 3 is out of range",
                  "<repl>:1:1: note: in this call to `joined_shape`");
     EXPECT_ERROR(&h, "fact(1, 2)", "<repl>:1:1: error: `fact` takes 1 argument but 2 were given");
     EXPECT_ERROR(&h, "fact(-1)", "error: negative value -1 cannot be a `u64`");
@@ -183,11 +194,21 @@ Test(interp, helper_fns)
 
 Test(interp, limits_stop_runaway_code)
 {
-    EXPECT_ERROR(&h, "forever(0)", "test.bext:19:29: error: recursion limit reached", "... and");
+    EXPECT_ERROR(&h, "forever(0)", "test.bext:24:29: error: recursion limit reached", "... and");
     bxi_set_limits(h.in, (bxi_limits){.max_call_depth = 64, .max_steps = 5000});
     EXPECT_ERROR(&h, "let mut i = 0; while true { i += 1; }",
                  "<repl>:1:22: error: evaluation exceeded its budget of 5000 steps");
     EXPECT_ERROR(&h, "loop { }", "<repl>:1:1: error: evaluation exceeded its budget");
+    /* The C stack is measured: a small budget stops deep nesting cleanly. */
+    bxi_set_limits(h.in, (bxi_limits){.max_stack_bytes = 32 << 10});
+    char deep[2048] = "";
+    for (int i = 0; i < 200; i++)
+        strcat(deep, "(");
+    strcat(deep, "1");
+    for (int i = 0; i < 200; i++)
+        strcat(deep, " + 1)");
+    EXPECT_ERROR(&h, deep, "error: evaluation nested too deeply (more than 32 KiB of stack)");
+    EXPECT_VALUE(&h, "(1 + 2) * 3", "9");
 }
 
 Test(interp, structs_enums_and_metadata_companions)
@@ -202,6 +223,10 @@ Test(interp, structs_enums_and_metadata_companions)
                  "<repl>:1:1: error: missing field `count`");
     EXPECT_ERROR(&h, "PacketMetadata::Float { tensor: TensorSpec::new([1], DType::F16), mode: -3 }",
                  "error: negative value -3 cannot be a `u32`");
+    EXPECT_VALUE(&h, "(Pair(7, true), Marker)", "(Pair(7, true), Marker)");
+    EXPECT_VALUE(&h, "let p = Pair(1, false); p.0 + 1", "2");
+    EXPECT_ERROR(&h, "Pair(256, true)", "<repl>:1:6: error: value 256 does not fit in `u8`");
+    EXPECT_ERROR(&h, "Nowhere { a: 1 }", "<repl>:1:1: error: cannot find struct `Nowhere`");
     EXPECT_ERROR(&h, "PacketMetadata::Round", "<repl>:1:1: error: enum `PacketMetadata` has no variant `Round`");
 }
 
@@ -217,7 +242,7 @@ Test(interp, meta_field_expressions)
     free(got);
     /* The error is in the annotation's expression, reached through the helper. */
     got = h_meta(&h, "MyExtension::join(x, x, 9)");
-    cr_expect(strstr(got, "test.bext:15:21: error: index 9 is out of range") != NULL, "%s", got);
+    cr_expect(strstr(got, "test.bext:20:21: error: index 9 is out of range") != NULL, "%s", got);
     free(got);
     got = h_meta(&h, "MyExtension::bad_closure(x)");
     cr_expect(strstr(got, "error: a closure written as a field expression is never invoked") != NULL, "%s", got);
@@ -243,6 +268,16 @@ Test(interp, meta_callables_and_default)
     free(got);
     got = h_meta(&h, "MyExtension::swap_pair(x, TensorSpec::new([1], DType::I64))");
     cr_expect_str_eq(got, "(TensorSpec { shape: [1], dtype: I64 }, TensorSpec { shape: [2, 3], dtype: F32 })");
+    free(got);
+    /* An extension argument is its metadata; ordinary ones arrive as &T. */
+    got = h_meta(&h, "MyExtension::masked(x, InnerMetadata { integer: x, mask: TensorSpec::new([7], DType::Bool) })");
+    cr_expect_str_eq(got, "TensorSpec { shape: [7], dtype: F32 }");
+    free(got);
+    got = h_meta(&h, "MyExtension::repeat(x, 4)");
+    cr_expect_str_eq(got, "TensorSpec { shape: [4, 2], dtype: F32 }");
+    free(got);
+    got = h_meta(&h, "MyExtension::repeat(x, -4)");
+    cr_expect(strstr(got, "error: negative value -4 cannot be a `u32`") != NULL, "%s", got);
     free(got);
     got = h_meta(&h, "MyExtension::gelu(x)");
     cr_expect(strstr(got, "inherits its default body") != NULL, "%s", got);
@@ -272,6 +307,40 @@ Test(interp, call_fn_entry_point)
     cr_expect(!bxi_call_fn(h.in, "no_such_fn", args, 0, &out));
     char *d = h_diags(&h);
     cr_expect(strstr(d, "cannot find function `no_such_fn`") != NULL, "%s", d);
+    free(d);
+    bxc_arena_free_all(&a);
+}
+
+Test(interp, meta_entry_point)
+{
+    /* bxi_meta, as the code generator's differential test calls it: values
+     * built in the caller's arena, not through the parser. */
+    bxc_arena a;
+    bxc_arena_init(&a);
+    BxvValue s = bxv_shape_new(&a, 2);
+    bxv_shape_push(&a, &s.u.shape, 4);
+    bxv_shape_push(&a, &s.u.shape, 9);
+    BxvValue spec = bxv_spec(&a, &s.u.shape, BXV_DT_BF16);
+    h_program(&h);
+    BxvValue out;
+    const char *msg = NULL;
+    cr_assert_eq(bxi_meta(h.in, "MyExtension", "transpose_2d", &spec, 1, &out, &msg), BXI_META_VALUE);
+    char *txt = h_value_text(&out);
+    cr_expect_str_eq(txt, "TensorSpec { shape: [9, 4], dtype: BF16 }");
+    free(txt);
+    cr_assert_eq(bxi_meta(h.in, "MyExtension", "counted", &spec, 1, &out, &msg), BXI_META_VALUE);
+    txt = h_value_text(&out);
+    cr_expect_str_eq(txt, "CountedMetadata { tensor: TensorSpec { shape: [4, 9], dtype: BF16 }, count: 36 }");
+    free(txt);
+    cr_expect_eq(bxi_meta(h.in, "MyExtension", "gelu", &spec, 1, &out, &msg), BXI_META_DEFAULT);
+    cr_expect(msg && strstr(msg, "default body"), "%s", msg ? msg : "(null)");
+    /* The caller's values are untouched (the interpreter copied them). */
+    txt = h_value_text(&spec);
+    cr_expect_str_eq(txt, "TensorSpec { shape: [4, 9], dtype: BF16 }");
+    free(txt);
+    cr_expect_eq(bxi_meta(h.in, "NoTrait", "x", &spec, 1, &out, &msg), BXI_META_ERROR);
+    char *d = h_diags(&h);
+    cr_expect(strstr(d, "error: cannot find trait `NoTrait`") != NULL, "%s", d);
     free(d);
     bxc_arena_free_all(&a);
 }

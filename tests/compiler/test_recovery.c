@@ -85,3 +85,26 @@ Test(recovery, many_errors_are_bounded) {
     free(src);
     fe_free(&f);
 }
+
+Test(recovery, missing_semicolon_points_after_previous_token) {
+    fe f;
+    fe_init(&f);
+    fe_parse(&f, "fn f() {\n    let a = 1\n    let b = 2;\n}\n");
+    cr_assert_eq(f.diags.errors, 1);
+    uint32_t line, col;
+    bxc_source_position(f.src, f.diags.items[0].span.offset, &line, &col);
+    cr_assert_eq(line, 2);
+    cr_assert_eq(col, 14);                     /* right after `1` */
+    cr_assert_str_eq(f.diags.items[0].message, "expected operator or `;`, found `let`");
+    cr_assert_str_eq(f.diags.items[0].help, "add `;` here");
+    fe_free(&f);
+}
+
+Test(recovery, expected_type) {
+    fe f;
+    fe_init(&f);
+    fe_parse(&f, "fn g() -> { }\n");
+    cr_assert_eq(f.diags.errors, 1);
+    cr_assert_str_eq(f.diags.items[0].message, "expected type, found `{`");
+    fe_free(&f);
+}

@@ -4,8 +4,8 @@
  * It walks the op table itself (runtime/src/ops.h): every op x every dtype
  * its row allows x {ndarray, flex}, in several variants per cell —
  * contiguous, broadcasting, non-contiguous inputs (transposed, sliced,
- * expanded views made by the backend under test), empty tensors, rank 0 and
- * rank 8.  Inputs are built once on NdArray and moved to the backend, so
+ * expanded views made by the backend under test), empty tensors, rank 0,
+ * rank 8, and (for some dtypes) sizes above Flex's threading threshold.  Inputs are built once on NdArray and moved to the backend, so
  * both backends see the same values.
  *   - NdArray is checked against closed-form expectations computed here, in
  *     double, by an independent naive oracle (index math on row-major data).
@@ -55,7 +55,7 @@ struct tcase {
   uint64_t seed;
 };
 
-#define MAXC 16
+#define MAXC 20
 
 static struct tin mk(bext_dtype dt, enum vk vk, enum lay lay, int rank, const int64_t *shape) {
   struct tin t;
@@ -717,6 +717,11 @@ static double scalar_for(enum bxr_opcode op, bext_dtype dt) {
   }
 }
 
+/* Variants above Flex's threading threshold (> 64K elements) run for one
+ * dtype of each storage path (f32, f16 through f32, i32/bool): enough to
+ * catch splitting bugs while keeping the ASan run short. */
+static bool large_dtype(bext_dtype dt) { return dt == BEXT_F32 || dt == BEXT_F16 || dt == BEXT_I32 || dt == BEXT_BOOL; }
+
 /* The variants of one op x dtype cell.  Returns how many (0: no case). */
 static int make_cases(enum bxr_opcode op, bext_dtype dt, struct tcase *cs) {
   int n = 0;
@@ -733,6 +738,11 @@ static int make_cases(enum bxr_opcode op, bext_dtype dt, struct tcase *cs) {
     BIN("empty", TIN(dt, va, L_CONTIG, 0, 3), TIN(dt, vb, L_CONTIG, 1, 3));
     BIN("rank0", TIN0(dt, va), TIN(dt, vb, L_CONTIG, 3, 4));
     BIN("rank8", mk(dt, va, L_CONTIG, 8, r8), mk(dt, vb, L_SLICED, 8, (const int64_t[]){2, 1, 1, 1, 1, 2, 1, 2}));
+    /* above Flex's threading threshold (~64K elements) */
+    if (large_dtype(dt)) {
+      BIN("large", TIN(dt, va, L_CONTIG, 257, 260), TIN(dt, vb, L_CONTIG, 257, 260));
+      BIN("large-bcast", TIN(dt, va, L_CONTIG, 257, 260), TIN(dt, vb, L_CONTIG, 260));
+    }
 #undef BIN
     return n;
   }
@@ -746,6 +756,7 @@ static int make_cases(enum bxr_opcode op, bext_dtype dt, struct tcase *cs) {
     UNC("empty", TIN(dt, va, L_CONTIG, 0, 3));
     UNC("rank0", TIN0(dt, va));
     UNC("rank8", mk(dt, va, L_TRANS, 8, r8));
+    if (large_dtype(dt)) UNC("large", TIN(dt, va, L_CONTIG, 257, 260));
 #undef UNC
     if (op == BXR_OP_CLAMP)
       for (int i = 0; i < n; i++) cs[i].s[0] = -1, cs[i].s[1] = bext_dtype_kind(dt) == BEXT_KIND_FLOAT ? 0.5 : 1;
@@ -765,6 +776,11 @@ static int make_cases(enum bxr_opcode op, bext_dtype dt, struct tcase *cs) {
     RC("rank8", mk(dt, va, L_CONTIG, 8, r8), false, 5, false);
     if (op == BXR_OP_SUM || op == BXR_OP_MEAN || op == BXR_OP_PROD || op == BXR_OP_ANY || op == BXR_OP_ALL)
       RC("empty-extent", TIN(dt, va, L_CONTIG, 0, 3), false, 0, false);
+    if (op != BXR_OP_PROD && large_dtype(dt)) { /* a long product only tests overflow order */
+      RC("large-all", TIN(dt, va, L_CONTIG, 257, 260), true, 0, false);
+      RC("large-dim0", TIN(dt, va, L_CONTIG, 257, 260), false, 0, false);
+      RC("large-dim1", TIN(dt, va, L_CONTIG, 257, 260), false, 1, true);
+    }
 #undef RC
     return n;
   }
@@ -933,6 +949,7 @@ static int make_cases(enum bxr_opcode op, bext_dtype dt, struct tcase *cs) {
     TWO("k=0", TIN(dt, VK_GEN, L_CONTIG, 2, 0), TIN(dt, VK_GEN, L_CONTIG, 0, 3)), cs[n++] = c;
     TWO("empty-batch", TIN(dt, VK_GEN, L_CONTIG, 0, 2, 3), TIN(dt, VK_GEN, L_CONTIG, 3, 2)), cs[n++] = c;
     TWO("rank8", mk(dt, VK_GEN, L_CONTIG, 8, (const int64_t[]){2, 1, 1, 2, 1, 1, 2, 3}), TIN(dt, VK_GEN, L_CONTIG, 3, 2)), cs[n++] = c;
+    if (large_dtype(dt)) TWO("large", TIN(dt, VK_GEN, L_CONTIG, 64, 96), TIN(dt, VK_GEN, L_TRANS, 96, 80)), cs[n++] = c;
     return n;
   case BXR_OP_CAST:
     for (int t = 0; t < BEXT_DTYPE_COUNT; t++) {
@@ -1045,7 +1062,9 @@ static int run_matrix(const bext_device *dev, bool vs_reference, const char *tit
   char details[16384];
   size_t dl = 0;
   details[0] = 0;
-  printf("\n== conformance: %s ==\n%-16s", title, "op");
+  printf("\n== conformance: %s ==\n"
+         "cells: ok = every variant passes | FAIL | n/i = not implemented | - = dtype not in the row\n%-16s",
+         title, "op");
   for (int t = 0; t < BEXT_DTYPE_COUNT; t++) printf(" %-5s", bext_dtype_name((bext_dtype)t));
   printf("\n");
   for (int o = 0; o < BXR_OP_COUNT; o++) {

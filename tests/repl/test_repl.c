@@ -173,6 +173,23 @@ Test(repl, type_command)
                          NULL);
     cr_expect_str_eq(out, "TensorSpec\nusize\n&Shape\nShape\nDType\n");
     free(out);
+    /* The checker's answer, not the interpreter's: an unconstrained literal
+     * is i64 (types.h), and a type error stops the line before it runs. */
+    out = run_repl(data_dir(), "", ":type 1 + 1\nlet a: u32 = 1; let b: usize = 2; a + b\n[1][a]\n", NULL);
+    EXPECT_HAS(out, "i64\n");
+    EXPECT_HAS(out, "<repl>:1:");
+    EXPECT_LACKS(out, "mismatched integer types: `u32` + `usize`");   /* the interpreter's wording */
+    EXPECT_LACKS(out, "index 0");
+    free(out);
+}
+
+Test(repl, ast_dump)
+{
+    char *out = run_repl(data_dir(), "", ":ast let x = 1 + 2\n", NULL);
+    EXPECT_HAS(out, "(let x\n");
+    EXPECT_HAS(out, "(binary +\n");
+    EXPECT_HAS(out, "(int 2 = 2)");
+    free(out);
 }
 
 Test(repl, meta_closures_struct_outputs_and_stdlib)

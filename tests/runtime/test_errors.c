@@ -196,6 +196,85 @@ Test(errors, programming_errors_reach_the_panic_hook) {
   bext_set_panic_hook(NULL, NULL);
 }
 
+Test(errors, extension_code_can_set_errors_and_panic) {
+  cr_expect(!bext_set_error("my_op: bad extent %d", 7));
+  cr_expect_str_eq(bext_last_error(), "my_op: bad extent 7");
+  bext_set_panic_hook(on_panic, NULL);
+  if (setjmp(jb) == 0) {
+    bext_panic("ext.c", 12, "broken %s", "invariant");
+    cr_assert_fail("no panic");
+  }
+  cr_expect_str_eq(panic_msg, "broken invariant (ext.c:12)");
+  bext_set_panic_hook(NULL, NULL);
+}
+
 Test(errors, default_panic_aborts, .signal = SIGABRT) {
   bxr_panic(__FILE__, __LINE__, "deliberate");
+}
+
+/* Every public op answers NULL operands with an error naming itself,
+ * never a crash. */
+Test(errors, every_op_rejects_null_operands) {
+  typedef bext_tensor *(*un_fn)(bext_tensor *);
+  typedef bext_tensor *(*bin_fn)(bext_tensor *, bext_tensor *);
+  typedef bext_tensor *(*sc_fn)(bext_tensor *, double);
+  typedef bext_tensor *(*dim_fn)(bext_tensor *, int, bool);
+  const struct { const char *name; un_fn f; } un[] = {
+      {"bext_not", bext_not}, {"bext_neg", bext_neg}, {"bext_abs", bext_abs}, {"bext_exp", bext_exp},
+      {"bext_log", bext_log}, {"bext_log1p", bext_log1p}, {"bext_sqrt", bext_sqrt}, {"bext_rsqrt", bext_rsqrt},
+      {"bext_sin", bext_sin}, {"bext_cos", bext_cos}, {"bext_tanh", bext_tanh}, {"bext_erf", bext_erf},
+      {"bext_sigmoid", bext_sigmoid}, {"bext_relu", bext_relu}, {"bext_recip", bext_recip},
+      {"bext_floor", bext_floor}, {"bext_ceil", bext_ceil}, {"bext_round", bext_round}, {"bext_sign", bext_sign},
+      {"bext_sum", bext_sum}, {"bext_mean", bext_mean}, {"bext_prod", bext_prod}, {"bext_max_all", bext_max_all},
+      {"bext_min_all", bext_min_all}, {"bext_argmax", bext_argmax}, {"bext_argmin", bext_argmin},
+      {"bext_any", bext_any}, {"bext_all", bext_all}, {"bext_contiguous", bext_contiguous}};
+  const struct { const char *name; bin_fn f; } bin[] = {
+      {"bext_add", bext_add}, {"bext_sub", bext_sub}, {"bext_mul", bext_mul}, {"bext_div", bext_div},
+      {"bext_rem", bext_rem}, {"bext_pow", bext_pow}, {"bext_max", bext_max}, {"bext_min", bext_min},
+      {"bext_eq", bext_eq}, {"bext_ne", bext_ne}, {"bext_gt", bext_gt}, {"bext_ge", bext_ge},
+      {"bext_lt", bext_lt}, {"bext_le", bext_le}, {"bext_and", bext_and}, {"bext_or", bext_or},
+      {"bext_xor", bext_xor}, {"bext_matmul", bext_matmul}};
+  const struct { const char *name; sc_fn f; } sc[] = {
+      {"bext_add_scalar", bext_add_scalar}, {"bext_sub_scalar", bext_sub_scalar},
+      {"bext_mul_scalar", bext_mul_scalar}, {"bext_div_scalar", bext_div_scalar},
+      {"bext_rem_scalar", bext_rem_scalar}, {"bext_pow_scalar", bext_pow_scalar},
+      {"bext_max_scalar", bext_max_scalar}, {"bext_min_scalar", bext_min_scalar},
+      {"bext_eq_scalar", bext_eq_scalar}, {"bext_ne_scalar", bext_ne_scalar}, {"bext_gt_scalar", bext_gt_scalar},
+      {"bext_ge_scalar", bext_ge_scalar}, {"bext_lt_scalar", bext_lt_scalar}, {"bext_le_scalar", bext_le_scalar}};
+  const struct { const char *name; dim_fn f; } dim[] = {
+      {"bext_sum_dim", bext_sum_dim}, {"bext_mean_dim", bext_mean_dim}, {"bext_prod_dim", bext_prod_dim},
+      {"bext_max_dim", bext_max_dim}, {"bext_min_dim", bext_min_dim}, {"bext_argmax_dim", bext_argmax_dim},
+      {"bext_argmin_dim", bext_argmin_dim}, {"bext_any_dim", bext_any_dim}, {"bext_all_dim", bext_all_dim}};
+  for (size_t i = 0; i < sizeof un / sizeof un[0]; i++) EXPECT_ERR(un[i].f(NULL), un[i].name, "NULL");
+  for (size_t i = 0; i < sizeof bin / sizeof bin[0]; i++) EXPECT_ERR(bin[i].f(NULL, NULL), bin[i].name, "NULL");
+  for (size_t i = 0; i < sizeof sc / sizeof sc[0]; i++) EXPECT_ERR(sc[i].f(NULL, 1), sc[i].name, "NULL");
+  for (size_t i = 0; i < sizeof dim / sizeof dim[0]; i++) EXPECT_ERR(dim[i].f(NULL, 0, true), dim[i].name, "NULL");
+  EXPECT_ERR(bext_reshape(NULL, (int64_t[]){1}, 1), "bext_reshape", "NULL");
+  EXPECT_ERR(bext_swap_dims(NULL, 0, 1), "bext_swap_dims", "NULL");
+  EXPECT_ERR(bext_permute(NULL, (int[]){0}, 1), "bext_permute", "NULL");
+  EXPECT_ERR(bext_expand(NULL, (int64_t[]){1}, 1), "bext_expand", "NULL");
+  EXPECT_ERR(bext_slice(NULL, NULL, NULL, 0), "bext_slice", "NULL");
+  EXPECT_ERR(bext_slice_assign(NULL, NULL, NULL, 0, NULL), "bext_slice_assign", "NULL");
+  EXPECT_ERR(bext_flip(NULL, NULL, 0), "bext_flip", "NULL");
+  EXPECT_ERR(bext_narrow(NULL, 0, 0, 0), "bext_narrow", "NULL");
+  EXPECT_ERR(bext_repeat_dim(NULL, 0, 1), "bext_repeat_dim", "NULL");
+  EXPECT_ERR(bext_gather(NULL, 0, NULL), "bext_gather", "NULL");
+  EXPECT_ERR(bext_select(NULL, 0, NULL), "bext_select", "NULL");
+  EXPECT_ERR(bext_select_assign(NULL, 0, NULL, NULL), "bext_select_assign", "NULL");
+  EXPECT_ERR(bext_mask_where(NULL, NULL, NULL), "bext_mask_where", "NULL");
+  EXPECT_ERR(bext_mask_fill(NULL, NULL, 0), "bext_mask_fill", "NULL");
+  EXPECT_ERR(bext_clamp(NULL, 0, 1), "bext_clamp", "NULL");
+  EXPECT_ERR(bext_powi(NULL, 2), "bext_powi", "NULL");
+  EXPECT_ERR(bext_cumsum(NULL, 0), "bext_cumsum", "NULL");
+  EXPECT_ERR(bext_cast(NULL, BEXT_F32), "bext_cast", "NULL");
+  /* array arguments NULL while counts say otherwise */
+  bext_device nd;
+  bext_device_parse("ndarray", &nd);
+  EXPECT_ERR(bext_permute(bext_ones((int64_t[]){2}, 1, BEXT_F32, &nd), NULL, 1), "bext_permute", "NULL");
+  EXPECT_ERR(bext_slice(bext_ones((int64_t[]){2}, 1, BEXT_F32, &nd), NULL, NULL, 1), "bext_slice", "NULL");
+  EXPECT_ERR(bext_reshape(bext_ones((int64_t[]){2}, 1, BEXT_F32, &nd), NULL, 1), "bext_reshape", "NULL");
+  cr_expect(!bext_device_available(NULL));
+  cr_expect(!bext_device_of(NULL, NULL));
+  char buf[8];
+  cr_expect_gt(bext_device_format(NULL, buf, sizeof buf), 0);
 }

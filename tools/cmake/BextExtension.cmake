@@ -1,32 +1,72 @@
 # BextExtension.cmake — bext_add_extension(<target> <file.bext>
 #     [FEATURES f...] [INCLUDE_DIRS d...])
-# Runs bextc on <file.bext> at build time (with a depfile, so an imported
-# .bext that changes triggers a rebuild under Ninja and Make), adds the
-# generated C to <target>, defines BEXT_FEATURE_<F> for each feature and
-# links libbext.  Code emission arrives with the code generator; until then
-# bextc answers -o with a clear error and the build stops there.
+#
+# Runs bextc on <file.bext> at build time and adds what it writes (the
+# dispatch code <name>.c and the header <name>.h) to <target>:
+#   - bextc's -MD depfile lists every .bext it read (imports, stdlib), so
+#     Ninja and Makefile builds rerun bextc when any of them changes;
+#   - each feature f is passed to bextc (--feature f) and defined for the
+#     target's C sources as BEXT_FEATURE_<F>=1 (upper case, C identifier),
+#     the macro the generated cfg(feature = "f") arms test;
+#   - INCLUDE_DIRS are bextc's -I search directories for `use`;
+#   - <target> gets the generated directory on its include path (so
+#     `#include "<name>.h"` works) and links bext::bext.
+#
+# The same file serves this project (bext::bextc and bext::bext are ALIAS
+# targets of bextc_exe and bext there) and an installed or build-tree
+# package (imported targets, from bextConfig.cmake).
+include_guard(GLOBAL)
+
+# Depfiles are rewritten relative to the build tree by the Ninja generator
+# and honoured by Makefile generators only under the 3.20+ behaviour;
+# recorded here so a consumer with an older cmake_minimum_required gets it.
+if(POLICY CMP0116)
+  cmake_policy(SET CMP0116 NEW)
+endif()
+
 function(bext_add_extension target file)
-  cmake_parse_arguments(ARG "" "" "FEATURES;INCLUDE_DIRS" ${ARGN})
+  cmake_parse_arguments(PARSE_ARGV 2 ARG "" "" "FEATURES;INCLUDE_DIRS")
+  if(ARG_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "bext_add_extension(${target} ${file}): unexpected "
+      "arguments `${ARG_UNPARSED_ARGUMENTS}` (expected FEATURES ... and/or INCLUDE_DIRS ...)")
+  endif()
+  if(NOT TARGET ${target})
+    message(FATAL_ERROR "bext_add_extension: `${target}` is not a target "
+      "(create it first with add_executable or add_library)")
+  endif()
+  if(NOT TARGET bext::bextc OR NOT TARGET bext::bext)
+    message(FATAL_ERROR "bext_add_extension: bext::bextc / bext::bext are not "
+      "defined (call find_package(bext) first)")
+  endif()
   get_filename_component(src ${file} ABSOLUTE)
+  if(NOT EXISTS ${src})
+    message(FATAL_ERROR "bext_add_extension(${target}): `${src}` does not exist")
+  endif()
   get_filename_component(name ${file} NAME_WE)
-  set(out ${CMAKE_CURRENT_BINARY_DIR}/bext_gen/${name})
+  # One directory per target: two targets may compile the same .bext with
+  # different features without their outputs colliding.
+  set(out ${CMAKE_CURRENT_BINARY_DIR}/bext_gen/${target})
   set(flags)
-  foreach(f ${ARG_FEATURES})
+  foreach(f IN LISTS ARG_FEATURES)
     list(APPEND flags --feature ${f})
     string(TOUPPER ${f} F)
     string(MAKE_C_IDENTIFIER ${F} F)
     target_compile_definitions(${target} PRIVATE BEXT_FEATURE_${F}=1)
   endforeach()
-  foreach(d ${ARG_INCLUDE_DIRS})
+  foreach(d IN LISTS ARG_INCLUDE_DIRS)
     get_filename_component(d ${d} ABSOLUTE)
     list(APPEND flags -I ${d})
   endforeach()
+  file(MAKE_DIRECTORY ${out})
+  # DEPENDS names the compiler target, so a rebuilt bextc regenerates (and,
+  # in-tree, bextc is built first under every generator).
   add_custom_command(
     OUTPUT ${out}/${name}.c ${out}/${name}.h
     COMMAND bext::bextc ${src} -o ${out} -MD ${flags}
     DEPENDS ${src} bext::bextc
     DEPFILE ${out}/${name}.d
-    COMMENT "bextc ${file}")
+    COMMENT "bextc ${file}"
+    VERBATIM)
   target_sources(${target} PRIVATE ${out}/${name}.c ${out}/${name}.h)
   target_include_directories(${target} PRIVATE ${out})
   target_link_libraries(${target} PRIVATE bext::bext)

@@ -6,19 +6,26 @@
  * Loads each FILE as a unit (parsed and checked; errors shown with their
  * locations), then reads lines: `let` bindings and expressions (the value is
  * printed in Rust Debug style), `fn` definitions, and the commands of :help.
- * On a terminal, lines are edited with libedit (history included) and the
- * prompt is `bext> `; from a pipe, lines are read plainly and no prompt is
+ * When stdin is a terminal, lines are edited with libedit (history kept in
+ * ~/.bext_history) and the prompt is `bext> `; from a pipe, lines are read plainly and no prompt is
  * printed, so the output holds only values and diagnostics.  Values go to
  * stdout, diagnostics to stderr (stdout is flushed first, so a pipe that
  * merges both keeps their order).  An input with an unclosed `(`, `[` or `{`
  * continues on the next line.  Errors never end the session.
  *
- * Checking: REPL input is type-checked against the first loaded file's unit
- * with bxc_check_repl_expr when the checker provides it (linked weakly, so
- * the REPL works — dynamically typed — before it exists); `:type` prints the
- * checker's type then, and the interpreter's dynamic type otherwise.  Names
- * of further files are visible to the interpreter but not to the checker:
- * to combine files, `use` them from one root file.
+ * Checking: REPL input is type-checked (bxc_check_repl_expr) against the
+ * first loaded file's unit before it runs, with the bindings' types derived
+ * from their values; `:type` prints the checker's type.  Typed input thus
+ * sees the names of the first file only (`:meta`, which the interpreter
+ * resolves, finds traits of every file): to combine files, `use` them from
+ * one root file.
+ *
+ * Memory: values of one input live in the interpreter's scratch arena and
+ * die with the input; bindings are deep copies in the env's own arena,
+ * compacted when rebinding leaves it mostly dead.  The syntax tree, checker
+ * types and source text of each input stay in the primary unit (about 2 KB
+ * per input) until :reload (or the first :load) replaces it: they are what
+ * diagnostics and fns typed at the prompt point into.
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -36,20 +43,6 @@
 #include "source.h"
 #include "types.h"
 #include "value.h"
-
-/* The checker's REPL API, linked weakly: NULL until check*.c define it. */
-#pragma weak bxc_check_repl_expr
-#pragma weak bxc_check_repl_item
-#pragma weak bxc_scope_new
-#pragma weak bxc_scope_bind
-#pragma weak bxc_check_lookup_type
-#pragma weak bxc_check_lookup_fn
-
-static bool checker_repl_available(void)
-{
-    return bxc_check_repl_expr && bxc_check_repl_item && bxc_scope_new && bxc_scope_bind &&
-           bxc_check_lookup_type && bxc_check_lookup_fn;
-}
 
 typedef struct repl {
     /* units[0] is the primary unit (the first file, or an empty unit when
@@ -344,14 +337,12 @@ static void register_items(repl *r, bxc_file *f)
     bxc_unit *u = r->units[0];
     if (!f->items.len)
         return;
-    if (checker_repl_available()) {
-        bool ok = true;
-        for (uint32_t i = 0; i < f->items.len; i++)
-            ok &= bxc_check_repl_item(u, f->items.items[i]);
-        render_unit_diags(r, u);
-        if (!ok)
-            return;
-    }
+    bool ok = true;
+    for (uint32_t i = 0; i < f->items.len; i++)
+        ok &= bxc_check_repl_item(u, f->items.items[i]);
+    render_unit_diags(r, u);
+    if (!ok)
+        return;
     r->typed = xrealloc(r->typed, (r->ntyped + 1) * sizeof *r->typed);
     r->typed[r->ntyped++] = f->items;
     rebuild_program(r);
@@ -380,13 +371,11 @@ static void eval_input(repl *r, const char *text)
     bxc_block *blk = f->repl ? without_items(u, f->repl) : NULL;
     if (!blk || (!blk->stmts.len && !blk->tail))
         return;
-    if (checker_repl_available()) {
-        bxc_type *t = bxc_check_repl_expr(u, binding_scope(r), block_expr(u, blk));
-        bool failed = !t || bxc_diag_has_errors(&u->diags);
-        render_unit_diags(r, u);
-        if (failed)
-            return;
-    }
+    bxc_type *t = bxc_check_repl_expr(u, binding_scope(r), block_expr(u, blk));
+    bool failed = !t || bxc_diag_has_errors(&u->diags);
+    render_unit_diags(r, u);
+    if (failed)
+        return;
     BxvValue v;
     bool has_value;
     if (bxi_eval_repl(r->interp, blk, 0, &r->env, &v, &has_value)) {
@@ -413,27 +402,13 @@ static void cmd_type(repl *r, const char *text)
     if (!e)
         return;
     bxc_unit *u = r->units[0];
-    if (checker_repl_available()) {
-        bxc_type *t = bxc_check_repl_expr(u, binding_scope(r), e);
-        bool failed = !t || bxc_diag_has_errors(&u->diags);
-        render_unit_diags(r, u);
-        if (!failed) {
-            printf("%s\n", bxc_type_name(&u->arena, t));
-            fflush(stdout);
-        }
-        return;
-    }
-    /* No checker REPL API: evaluate (without keeping any effect) and show
-     * the value's dynamic type. */
-    BxvValue v;
-    if (bxi_eval(r->interp, e, 0, &r->env, &v)) {
-        BxvBuf b = {0};
-        bxv_print_type(&b, &v);
-        printf("%s\n", b.data ? b.data : "");
+    bxc_type *t = bxc_check_repl_expr(u, binding_scope(r), e);
+    bool failed = !t || bxc_diag_has_errors(&u->diags);
+    render_unit_diags(r, u);
+    if (!failed) {
+        printf("%s\n", bxc_type_name(&u->arena, t));
         fflush(stdout);
-        bxv_buf_free(&b);
     }
-    render_interp_diags(r);
 }
 
 static void cmd_meta(repl *r, const char *text)
@@ -454,6 +429,16 @@ static void cmd_meta(repl *r, const char *text)
     render_interp_diags(r);
 }
 
+/* `:ast INPUT`: the syntax tree, as `bextc --dump-ast` prints it. */
+static void cmd_ast(repl *r, const char *text)
+{
+    bxc_file *f = parse_input(r, text);
+    if (!f)
+        return;
+    bxc_ast_dump(stdout, f);
+    fflush(stdout);
+}
+
 static void cmd_help(void)
 {
     puts("bext-repl: evaluate metadata expressions (language.md §7)\n"
@@ -462,6 +447,7 @@ static void cmd_help(void)
          "  fn name(...) -> T { ... }                   define a helper fn\n"
          "  :meta Trait::method(args...)                output metadata of #[fusion(...)]\n"
          "  :type EXPR                                  the type of EXPR\n"
+         "  :ast INPUT                                  the syntax tree (as bextc --dump-ast)\n"
          "  :load FILE                                  load a .bext file\n"
          "  :reload                                     re-read every loaded file\n"
          "  :help                                       this text\n"
@@ -512,11 +498,14 @@ static bool handle(repl *r, char *line)
         cmd_load(r, rest);
         return true;
     }
-    if (!strcmp(word, ":type") || !strcmp(word, ":t") || !strcmp(word, ":meta") || !strcmp(word, ":m")) {
+    if (!strcmp(word, ":type") || !strcmp(word, ":t") || !strcmp(word, ":meta") || !strcmp(word, ":m") ||
+        !strcmp(word, ":ast")) {
         /* Blank the command word so the expression keeps its columns. */
         memset(s, ' ', wl);
         if (word[1] == 't')
             cmd_type(r, line);
+        else if (word[1] == 'a')
+            cmd_ast(r, line);
         else
             cmd_meta(r, line);
         return true;
@@ -622,7 +611,7 @@ int main(int argc, char **argv)
 {
     repl r;
     memset(&r, 0, sizeof r);
-    r.interactive = isatty(0) && isatty(1);
+    r.interactive = isatty(0);
     bxc_arena_init(&r.diag_arena);
     bxc_diag_list_init(&r.diags, &r.diag_arena);
     r.interp = bxi_new(&r.diags);
@@ -656,8 +645,16 @@ int main(int argc, char **argv)
     rebuild_program(&r);
     free(files);
 
-    if (r.interactive)
+    /* History survives sessions in ~/.bext_history (terminal only). */
+    char histfile[4096] = "";
+    if (r.interactive) {
         using_history();
+        const char *home = getenv("HOME");
+        if (home && *home && (size_t)snprintf(histfile, sizeof histfile, "%s/.bext_history", home) < sizeof histfile)
+            read_history(histfile);
+        else
+            histfile[0] = 0;
+    }
     char *text;
     while ((text = read_input(&r)) != NULL) {
         bool go_on = handle(&r, text);
@@ -666,6 +663,10 @@ int main(int argc, char **argv)
             break;
     }
 
+    if (r.interactive && histfile[0]) {
+        stifle_history(1000);
+        write_history(histfile);
+    }
     free_units(&r);
     for (uint32_t i = 0; i < r.npaths; i++)
         free(r.paths[i]);

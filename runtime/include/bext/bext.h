@@ -101,7 +101,9 @@ typedef struct bext_device {
 bool bext_device_parse(const char *spec, bext_device *out);
 /* True when this build can create tensors on the device.  BORROWS. */
 bool bext_device_available(const bext_device *dev);
-/* The default device: flex (the fastest CPU path that is always there). */
+/* The default device: flex (the fastest CPU path that is always there;
+ * ndarray in a build without flex), unless bext_set_default_device chose
+ * another. */
 bext_device bext_device_default(void);
 /* Changes the process-wide default used when an op gets dev == NULL
  * (set it before starting threads: it is a plain global).  False (and an
@@ -132,6 +134,7 @@ const int64_t *bext_strides(const bext_tensor *t);
 int64_t bext_dim(const bext_tensor *t, int dim);  /* -1 + error when out of range */
 int64_t bext_numel(const bext_tensor *t);
 bext_dtype bext_dtype_of(const bext_tensor *t);
+/* The device t lives on (backend kind; target/index/address left empty). */
 bool bext_device_of(const bext_tensor *t, bext_device *out);
 bool bext_is_contiguous(const bext_tensor *t);
 /* Number of references to the handle (diagnostics and tests). */
@@ -163,7 +166,7 @@ bext_tensor *bext_full(const int64_t *shape, int rank, double value, bext_dtype 
 bext_tensor *bext_arange(double start, double end, double step, bext_dtype dtype,
                          const bext_device *dev);
 /* Seeded, float dtypes only.  Same seed -> same numbers on every backend
- * (counter-based generator, see runtime/src/rng.c). */
+ * (counter-based generator documented in runtime/src/internal.h). */
 bext_tensor *bext_random_uniform(const int64_t *shape, int rank, double lo, double hi,
                                  uint64_t seed, bext_dtype dtype, const bext_device *dev);
 bext_tensor *bext_random_normal(const int64_t *shape, int rank, double mean, double std,
@@ -319,6 +322,15 @@ void bext_clear_error(void);
  * longjmp out; if it returns, the runtime aborts.  NULL restores the default. */
 typedef void (*bext_panic_fn)(const char *msg, const char *file, int line, void *ud);
 void bext_set_panic_hook(bext_panic_fn fn, void *ud);
+
+/* For code outside the runtime that implements ops (generated dispatch
+ * entries, hand-written per-backend extension functions): set this
+ * thread's error (printf format; always returns false, so
+ * `return bext_set_error(...)` reads well), and raise a programming error
+ * through the panic hook.  Added after the first contract. */
+bool bext_set_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+__attribute__((noreturn)) void bext_panic(const char *file, int line, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* Every allocation of the runtime and its backends goes through one hook
  * (lua_Alloc style): ptr NULL -> allocate nsize bytes; nsize 0 -> free ptr;

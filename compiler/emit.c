@@ -1,0 +1,411 @@
+/* emit.c — the C code generator's driver (docs/codegen.md).
+ *
+ * bxc_emit_c() reads top to bottom: register the root module's types ->
+ * helper fns (metadata functions) -> every backend-extension trait
+ * (dispatch, default bodies, per-method metadata) -> type definitions ->
+ * assemble header and source in memory -> write both (and the depfile)
+ * through temporary files renamed into place, only if nothing failed.
+ * Also here: output buffers, the C spellings of names and types, and cfg
+ * conditions as preprocessor expressions. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "diag.h"
+#include "emit_int.h"
+
+/* ---- buffers --------------------------------------------------------------- */
+
+static void buf_reserve(bxc_emit_buf *b, size_t extra) {
+    if (b->len + extra + 1 <= b->cap) return;
+    size_t nc = b->cap ? b->cap : 1024;
+    while (nc < b->len + extra + 1) nc *= 2;
+    char *nd = realloc(b->data, nc);
+    if (!nd) {
+        fputs("bextc: out of memory\n", stderr);
+        abort();
+    }
+    b->data = nd;
+    b->cap = nc;
+}
+
+void bxc_emit_printf(bxc_emit_buf *b, const char *fmt, ...) {
+    va_list ap, ap2;
+    va_start(ap, fmt);
+    va_copy(ap2, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n > 0) {
+        buf_reserve(b, (size_t)n);
+        vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap2);
+        b->len += (size_t)n;
+    }
+    va_end(ap2);
+}
+
+void bxc_emit_puts(bxc_emit_buf *b, const char *s) {
+    size_t n = strlen(s);
+    buf_reserve(b, n);
+    memcpy(b->data + b->len, s, n + 1);
+    b->len += n;
+}
+
+void bxc_emit_append(bxc_emit_buf *b, const bxc_emit_buf *other) {
+    if (!other->len) return;
+    buf_reserve(b, other->len);
+    memcpy(b->data + b->len, other->data, other->len);
+    b->len += other->len;
+    b->data[b->len] = 0;
+}
+
+void bxc_emit_buf_free(bxc_emit_buf *b) {
+    free(b->data);
+    b->data = NULL;
+    b->len = b->cap = 0;
+}
+
+void bxc_emit_error(bxc_emit_ctx *cx, bxc_span span, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    bxc_diag_vadd(&cx->u->diags, BXC_SEV_ERROR, BXC_EMIT_E_UNSUPPORTED, span, fmt, ap);
+    va_end(ap);
+    cx->ok = false;
+}
+
+/* ---- names ------------------------------------------------------------------ */
+
+static bool is_upper(char c) { return c >= 'A' && c <= 'Z'; }
+static bool is_lower_or_digit(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
+static bool is_ident_char(char c) { return is_upper(c) || is_lower_or_digit(c) || c == '_'; }
+
+/* CamelCase -> snake_case: a `_` before an upper-case letter that follows a
+ * lower-case letter or digit, or that starts a word after an acronym
+ * (`NdArray` -> `nd_array`, `HTTPServer` -> `http_server`). */
+const char *bxc_emit_snake(bxc_arena *a, const char *s) {
+    size_t n = strlen(s);
+    char *out = bxc_arena_alloc(a, 2 * n + 1);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (is_upper(c)) {
+            bool after_word = i > 0 && is_lower_or_digit(s[i - 1]);
+            bool acronym_end = i > 0 && is_upper(s[i - 1]) && i + 1 < n && s[i + 1] >= 'a' && s[i + 1] <= 'z';
+            if ((after_word || acronym_end) && k > 0 && out[k - 1] != '_') out[k++] = '_';
+            out[k++] = (char)(c - 'A' + 'a');
+        } else {
+            out[k++] = is_ident_char(c) ? c : '_';
+        }
+    }
+    out[k] = 0;
+    return out;
+}
+
+const char *bxc_emit_upper(bxc_arena *a, const char *s) {
+    const char *sn = bxc_emit_snake(a, s);
+    char *out = bxc_arena_strdup(a, sn);
+    for (char *p = out; *p; p++)
+        if (*p >= 'a' && *p <= 'z') *p = (char)(*p - 'a' + 'A');
+    return out;
+}
+
+static const char *const c_keywords[] = {
+    "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum",
+    "extern", "float", "for", "goto", "if", "inline", "int", "long", "register", "restrict", "return",
+    "short", "signed", "sizeof", "static", "struct", "switch", "typedef", "union", "unsigned", "void",
+    "volatile", "while", "bool", "true", "false", "errno", "bext_out", "err", "assert", "NULL",
+};
+
+const char *bxc_emit_ident(bxc_arena *a, const char *name) {
+    for (size_t i = 0; i < sizeof c_keywords / sizeof *c_keywords; i++)
+        if (strcmp(c_keywords[i], name) == 0) return bxc_arena_printf(a, "%s_", name);
+    if (strncmp(name, "bext_", 5) == 0 || strncmp(name, "_", 1) == 0 || strncmp(name, "v_", 2) == 0)
+        return bxc_arena_printf(a, "u_%s", name);
+    return name;
+}
+
+const char *bxc_emit_cstring(bxc_arena *a, const char *s) {
+    size_t n = strlen(s);
+    char *out = bxc_arena_alloc(a, 4 * n + 3);
+    size_t k = 0;
+    out[k++] = '"';
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '"' || c == '\\') {
+            out[k++] = '\\';
+            out[k++] = (char)c;
+        } else if (c == '\n') {
+            out[k++] = '\\';
+            out[k++] = 'n';
+        } else if (c < 0x20 || c >= 0x7F || c == '?') {
+            /* octal escapes: also keeps `??` trigraph-like pairs and
+             * non-ASCII bytes literal-safe */
+            k += (size_t)snprintf(out + k, 5, "\\%03o", c);
+        } else {
+            out[k++] = (char)c;
+        }
+    }
+    out[k++] = '"';
+    out[k] = 0;
+    return out;
+}
+
+bool bxc_emit_path_is(const bxc_path *p, const char *name) {
+    return p && p->segs.len == 1 && strcmp(p->segs.items[0].name, name) == 0;
+}
+
+static const char *const int_kind_consts[] = {
+    "BEXT_GEN_I8", "BEXT_GEN_I16", "BEXT_GEN_I32", "BEXT_GEN_I64", "BEXT_GEN_ISIZE",
+    "BEXT_GEN_U8", "BEXT_GEN_U16", "BEXT_GEN_U32", "BEXT_GEN_U64", "BEXT_GEN_USIZE",
+};
+
+const char *bxc_emit_int_kind(bxc_int_kind k) {
+    return k < BXC_INT_KIND_COUNT ? int_kind_consts[k] : "BEXT_GEN_I64";
+}
+
+static const char *const int_ctypes[] = {
+    "int8_t", "int16_t", "int32_t", "int64_t", "ptrdiff_t",
+    "uint8_t", "uint16_t", "uint32_t", "uint64_t", "size_t",
+};
+
+const char *bxc_emit_ctype_of(bxc_emit_ctx *cx, bxc_type *t) {
+    t = bxc_type_strip_refs(bxc_type_resolve(t));
+    switch (t->kind) {
+    case BXC_TYPE_UNIT: return "void";
+    case BXC_TYPE_BOOL: return "bool";
+    case BXC_TYPE_INT: return int_ctypes[t->int_kind];
+    case BXC_TYPE_FLOAT: return t->float_kind == BXC_F32 ? "float" : "double";
+    case BXC_TYPE_SHAPE: return "bext_meta_shape";
+    case BXC_TYPE_DTYPE: return "bext_dtype";
+    case BXC_TYPE_SPEC: return "bext_meta_spec";
+    case BXC_TYPE_TENSOR: return "bext_tensor *";
+    case BXC_TYPE_STR: return "const char *";
+    case BXC_TYPE_STRUCT:
+    case BXC_TYPE_ENUM:
+    case BXC_TYPE_TUPLE: {
+        bxc_emit_ctype *ct = bxc_emit_register_type(cx, t);
+        return ct ? ct->name : "void";
+    }
+    default: return NULL;
+    }
+}
+
+/* ---- cfg conditions ------------------------------------------------------------ */
+
+static const char *feature_macro(bxc_arena *a, const char *feature) {
+    char *m = bxc_arena_printf(a, "BEXT_FEATURE_%s", feature);
+    for (char *p = m + 13; *p; p++) {
+        if (*p >= 'a' && *p <= 'z') *p = (char)(*p - 'a' + 'A');
+        else if (!is_ident_char(*p)) *p = '_';
+    }
+    return m;
+}
+
+static const char *feature_name(const bxc_attr_arg *arg) {
+    if (arg->kind != BXC_ATTR_ARG_ASSIGN || !bxc_emit_path_is(arg->path, "feature") || !arg->value ||
+        arg->value->kind != BXC_EXPR_STRING)
+        return NULL;
+    return arg->value->string_lit.value;
+}
+
+const char *bxc_emit_cfg_c(bxc_emit_ctx *cx, const bxc_attr_arg *c) {
+    bxc_arena *a = cx->a;
+    const char *f = feature_name(c);
+    if (f) return bxc_arena_printf(a, "defined(%s)", feature_macro(a, f));
+    if (c->kind == BXC_ATTR_ARG_CALL && c->path && c->path->segs.len == 1) {
+        const char *n = c->path->segs.items[0].name;
+        if (strcmp(n, "cfg") == 0 && c->args.len == 1) return bxc_emit_cfg_c(cx, c->args.items[0]);
+        if (strcmp(n, "not") == 0 && c->args.len == 1)
+            return bxc_arena_printf(a, "!(%s)", bxc_emit_cfg_c(cx, c->args.items[0]));
+        bool any = strcmp(n, "any") == 0;
+        if (any || strcmp(n, "all") == 0) {
+            if (c->args.len == 0) return any ? "0" : "1";
+            const char *s = "";
+            for (uint32_t i = 0; i < c->args.len; i++)
+                s = bxc_arena_printf(a, "%s%s(%s)", s, i ? (any ? " || " : " && ") : "",
+                                     bxc_emit_cfg_c(cx, c->args.items[i]));
+            return bxc_arena_printf(a, "(%s)", s);
+        }
+    }
+    bxc_emit_error(cx, c->span, "cannot translate this cfg condition to C");
+    return "0";
+}
+
+const char *bxc_emit_cfg_text(bxc_emit_ctx *cx, const bxc_attr_arg *c) {
+    bxc_arena *a = cx->a;
+    const char *f = feature_name(c);
+    if (f) return bxc_arena_printf(a, "feature = \"%s\"", f);
+    if (c->kind == BXC_ATTR_ARG_CALL && c->path && c->path->segs.len == 1) {
+        const char *s = "";
+        for (uint32_t i = 0; i < c->args.len; i++)
+            s = bxc_arena_printf(a, "%s%s%s", s, i ? ", " : "", bxc_emit_cfg_text(cx, c->args.items[i]));
+        return bxc_arena_printf(a, "%s(%s)", c->path->segs.items[0].name, s);
+    }
+    return "?";
+}
+
+const char *bxc_emit_cfg_attrs(bxc_emit_ctx *cx, const bxc_attr_list *attrs) {
+    const char *s = NULL;
+    for (uint32_t i = 0; i < attrs->len; i++) {
+        const bxc_attr *at = attrs->items[i];
+        if (!bxc_emit_path_is(at->path, "cfg")) continue;
+        const char *c = at->args.len == 1 ? bxc_emit_cfg_c(cx, at->args.items[0]) : "0";
+        s = s ? bxc_arena_printf(cx->a, "%s && (%s)", s, c) : bxc_arena_printf(cx->a, "(%s)", c);
+    }
+    return s;
+}
+
+/* ---- assembling and writing ------------------------------------------------------- */
+
+static const char *file_stem(bxc_arena *a, const char *path) {
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    size_t n = strlen(base);
+    if (n > 5 && strcmp(base + n - 5, ".bext") == 0) n -= 5;
+    return bxc_arena_strndup(a, base, n);
+}
+
+static const char *c_identifier(bxc_arena *a, const char *s) {
+    char *out = bxc_arena_printf(a, "%s%s", (s[0] >= '0' && s[0] <= '9') ? "x" : "", s);
+    for (char *p = out; *p; p++)
+        if (!is_ident_char(*p)) *p = '_';
+    return out;
+}
+
+static bool generate(bxc_unit *u, const char *stem, bxc_emit_buf *h, bxc_emit_buf *c) {
+    bxc_emit_ctx cx;
+    memset(&cx, 0, sizeof cx);
+    cx.u = u;
+    cx.a = &u->arena;
+    cx.ok = true;
+    cx.stem = stem;
+    cx.cstem = c_identifier(cx.a, stem);
+
+    bxc_emit_root_types(&cx);
+    bxc_emit_helpers(&cx);
+    bxc_emit_traits(&cx);
+    bxc_emit_types_finish(&cx);
+
+    const char *guard = bxc_emit_upper(cx.a, cx.cstem);
+    const char *root = u->nmodules ? u->modules[0]->path : stem;
+    const char *rootbase = strrchr(root, '/') ? strrchr(root, '/') + 1 : root;
+    bxc_emit_printf(h,
+                    "/* %s.h — generated by bextc from %s; do not edit.\n"
+                    " * Conventions: docs/codegen.md of the bext project. */\n"
+                    "#ifndef BEXT_GEN_%s_H\n#define BEXT_GEN_%s_H\n\n"
+                    "#include <stdbool.h>\n#include <stddef.h>\n#include <stdint.h>\n\n"
+                    "#include <bext/bext.h>\n#include <bext/gen.h>\n\n"
+                    "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n",
+                    stem, rootbase, guard, guard);
+    bxc_emit_append(h, &cx.types_h);
+    bxc_emit_append(h, &cx.protos_h);
+    bxc_emit_printf(h, "#ifdef __cplusplus\n}\n#endif\n\n#endif /* BEXT_GEN_%s_H */\n", guard);
+
+    bxc_emit_printf(c,
+                    "/* %s.c — generated by bextc from %s; do not edit.\n"
+                    " * Routing, default bodies and metadata functions (docs/codegen.md). */\n"
+                    "#include \"%s.h\"\n\n",
+                    stem, rootbase, stem);
+    bxc_emit_append(c, &cx.types_c);
+    bxc_emit_append(c, &cx.code_c);
+
+    bxc_emit_buf_free(&cx.types_h);
+    bxc_emit_buf_free(&cx.protos_h);
+    bxc_emit_buf_free(&cx.types_c);
+    bxc_emit_buf_free(&cx.code_c);
+    return cx.ok;
+}
+
+bool bxc_emit_c_memory(bxc_unit *u, const char *stem, const char **header, const char **source) {
+    if (!stem) stem = file_stem(&u->arena, u->nmodules ? u->modules[0]->path : "out");
+    bxc_emit_buf h = {0}, c = {0};
+    bool ok = generate(u, stem, &h, &c);
+    *header = bxc_arena_strndup(&u->arena, h.data ? h.data : "", h.len);
+    *source = bxc_arena_strndup(&u->arena, c.data ? c.data : "", c.len);
+    bxc_emit_buf_free(&h);
+    bxc_emit_buf_free(&c);
+    return ok;
+}
+
+static bool io_error(bxc_unit *u, const char *what, const char *path) {
+    bxc_diag_add(&u->diags, BXC_SEV_ERROR, BXC_EMIT_E_IO, bxc_span_none(), "cannot %s `%s`: %s", what, path,
+                 strerror(errno));
+    return false;
+}
+
+/* mkdir -p */
+static bool make_dirs(bxc_unit *u, const char *dir) {
+    char *p = bxc_arena_strdup(&u->arena, dir);
+    for (char *s = p + 1; *s; s++) {
+        if (*s != '/') continue;
+        *s = 0;
+        if (mkdir(p, 0777) != 0 && errno != EEXIST) return io_error(u, "create directory", p);
+        *s = '/';
+    }
+    if (mkdir(p, 0777) != 0 && errno != EEXIST) return io_error(u, "create directory", p);
+    return true;
+}
+
+/* Writes data to path.tmp, then renames: a reader never sees a half file. */
+static bool write_file(bxc_unit *u, const char *path, const char *data, size_t len, const char **tmp_out) {
+    const char *tmp = bxc_arena_printf(&u->arena, "%s.tmp", path);
+    *tmp_out = tmp;
+    FILE *f = fopen(tmp, "wb");
+    if (!f) return io_error(u, "write", tmp);
+    bool ok = fwrite(data, 1, len, f) == len;
+    ok = (fclose(f) == 0) && ok;
+    if (!ok) {
+        remove(tmp);
+        return io_error(u, "write", tmp);
+    }
+    return true;
+}
+
+/* A path in a Make rule: spaces, `#` and `$` escaped. */
+static void dep_path(bxc_emit_buf *b, const char *p) {
+    for (; *p; p++) {
+        if (*p == ' ' || *p == '#') bxc_emit_printf(b, "\\%c", *p);
+        else if (*p == '$') bxc_emit_puts(b, "$$");
+        else bxc_emit_printf(b, "%c", *p);
+    }
+}
+
+bool bxc_emit_c(bxc_unit *u, const char *outdir, const bxc_emit_options *opts) {
+    const char *stem = file_stem(&u->arena, u->nmodules ? u->modules[0]->path : "out");
+    bxc_emit_buf h = {0}, c = {0}, d = {0};
+    bool ok = generate(u, stem, &h, &c);
+    if (ok) ok = make_dirs(u, outdir);
+    const char *hp = bxc_arena_printf(&u->arena, "%s/%s.h", outdir, stem);
+    const char *cp = bxc_arena_printf(&u->arena, "%s/%s.c", outdir, stem);
+    const char *dp = bxc_arena_printf(&u->arena, "%s/%s.d", outdir, stem);
+    if (ok && opts && opts->depfile) {
+        dep_path(&d, cp);
+        bxc_emit_puts(&d, " ");
+        dep_path(&d, hp);
+        bxc_emit_puts(&d, ":");
+        for (uint32_t i = 0; i < u->sources.count; i++) {
+            bxc_emit_puts(&d, " \\\n  ");
+            dep_path(&d, u->sources.files[i]->path);
+        }
+        bxc_emit_puts(&d, "\n");
+    }
+    const char *th = NULL, *tc = NULL, *td = NULL;
+    if (ok) ok = write_file(u, hp, h.data, h.len, &th);
+    if (ok) ok = write_file(u, cp, c.data, c.len, &tc);
+    if (ok && opts && opts->depfile) ok = write_file(u, dp, d.data, d.len, &td);
+    if (ok) {
+        if (rename(th, hp) != 0) ok = io_error(u, "rename into", hp);
+        else if (rename(tc, cp) != 0) ok = io_error(u, "rename into", cp);
+        else if (td && rename(td, dp) != 0) ok = io_error(u, "rename into", dp);
+    } else {
+        if (th) remove(th);
+        if (tc) remove(tc);
+        if (td) remove(td);
+    }
+    bxc_emit_buf_free(&h);
+    bxc_emit_buf_free(&c);
+    bxc_emit_buf_free(&d);
+    return ok;
+}

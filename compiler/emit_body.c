@@ -1,0 +1,405 @@
+/* emit_body.c — default bodies as C over the core op API (language.md §3).
+ *
+ * A default body is an expression over tensors and scalars.  It becomes a
+ * straight-line C function: every tensor value is an owned temporary
+ * (t1, t2, ...) handed to the next op, which consumes it (the runtime's
+ * ownership rule), so the temporary is set to NULL right after the call; a
+ * use of a tensor variable or parameter takes a new reference first.  On
+ * any failing op the function jumps to `done`, where every temporary still
+ * held and every owned tensor parameter is released: no leak on any path.
+ * Scalars are plain C expressions (double for floats, int64_t for ints).
+ *
+ * Tensor-scalar arithmetic works in both orders (`0.5 * x` is
+ * bext_mul_scalar(x, 0.5); `1.0 - x` is bext_add_scalar(bext_neg(x), 1.0);
+ * `2.0 / x` is bext_mul_scalar(bext_recip(x), 2.0)), the unary functions
+ * of the core op set are calls (`erf(x)`), and ops are also methods
+ * (`x.matmul(y)`, `x.sum_dim(1)`: the reduced dim is kept, as in Burn). */
+#include <stdio.h>
+#include <string.h>
+
+#include "emit_int.h"
+
+#define MAX_VARS 128
+
+typedef struct bval {
+    bool tensor;        /* else a scalar */
+    bool is_float;      /* scalar: float-valued */
+    const char *c;      /* tensor: temp name (owned); scalar: C expression */
+} bval;
+
+typedef struct bvar {
+    const char *name;   /* source name */
+    const char *c;      /* C lvalue */
+    bool tensor;
+    bool is_float;
+} bvar;
+
+typedef struct body_ctx {
+    bxc_emit_ctx *cx;
+    bxc_emit_buf code;
+    uint32_t ntemps, nfloats, nints;
+    bvar vars[MAX_VARS];
+    uint32_t nvars;
+    bool ok;
+} body_ctx;
+
+static void berr(body_ctx *b, bxc_span span, const char *what) {
+    if (b->ok) bxc_emit_error(b->cx, span, "%s is not supported in a default body by the C generator", what);
+    b->ok = false;
+}
+
+static const char *new_temp(body_ctx *b) { return bxc_arena_printf(b->cx->a, "t%u", ++b->ntemps); }
+
+static bool ty_is_tensor(bxc_type *t) {
+    return t && bxc_type_strip_refs(bxc_type_resolve(t))->kind == BXC_TYPE_TENSOR;
+}
+static bool ty_is_float(bxc_type *t) {
+    return t && bxc_type_strip_refs(bxc_type_resolve(t))->kind == BXC_TYPE_FLOAT;
+}
+
+/* result = op(args); consumed temps set NULL; failure jumps out. */
+static bval op_call(body_ctx *b, const char *fn, const char *args, const char *consumed1, const char *consumed2) {
+    const char *t = new_temp(b);
+    bxc_emit_printf(&b->code, "  %s = %s(%s);\n", t, fn, args);
+    if (consumed1) bxc_emit_printf(&b->code, "  %s = NULL;\n", consumed1);
+    if (consumed2) bxc_emit_printf(&b->code, "  %s = NULL;\n", consumed2);
+    bxc_emit_printf(&b->code, "  if (!%s) goto done;\n", t);
+    return (bval){true, false, t};
+}
+
+static bval unary_op(body_ctx *b, const char *fn, bval x) {
+    return op_call(b, fn, x.c, x.c, NULL);
+}
+
+static bval compile(body_ctx *b, const bxc_expr *e);
+
+static const char *dbl(body_ctx *b, bval s) { return bxc_arena_printf(b->cx->a, "(double)(%s)", s.c); }
+
+static const char *binop_name(bxc_binop op) {
+    switch (op) {
+    case BXC_BIN_ADD: return "add";
+    case BXC_BIN_SUB: return "sub";
+    case BXC_BIN_MUL: return "mul";
+    case BXC_BIN_DIV: return "div";
+    case BXC_BIN_REM: return "rem";
+    case BXC_BIN_EQ: return "eq";
+    case BXC_BIN_NE: return "ne";
+    case BXC_BIN_LT: return "lt";
+    case BXC_BIN_LE: return "le";
+    case BXC_BIN_GT: return "gt";
+    case BXC_BIN_GE: return "ge";
+    case BXC_BIN_BITAND: case BXC_BIN_AND: return "and";
+    case BXC_BIN_BITOR: case BXC_BIN_OR: return "or";
+    case BXC_BIN_BITXOR: return "xor";
+    default: return NULL;
+    }
+}
+
+/* `s < t` is `t > s`: the comparison with its operands swapped. */
+static const char *flipped(const char *n) {
+    if (!strcmp(n, "lt")) return "gt";
+    if (!strcmp(n, "gt")) return "lt";
+    if (!strcmp(n, "le")) return "ge";
+    if (!strcmp(n, "ge")) return "le";
+    return n;
+}
+
+static bval tensor_binary(body_ctx *b, const char *n, bval l, bval r, bxc_span span) {
+    bxc_arena *a = b->cx->a;
+    if (l.tensor && r.tensor)
+        return op_call(b, bxc_arena_printf(a, "bext_%s", n), bxc_arena_printf(a, "%s, %s", l.c, r.c), l.c, r.c);
+    if (l.tensor) {
+        if (!strcmp(n, "and") || !strcmp(n, "or") || !strcmp(n, "xor") || !strcmp(n, "matmul")) {
+            berr(b, span, "this tensor-scalar operation");
+            return l;
+        }
+        return op_call(b, bxc_arena_printf(a, "bext_%s_scalar", n), bxc_arena_printf(a, "%s, %s", l.c, dbl(b, r)),
+                       l.c, NULL);
+    }
+    /* scalar op tensor */
+    if (!strcmp(n, "add") || !strcmp(n, "mul") || !strcmp(n, "eq") || !strcmp(n, "ne") || !strcmp(n, "max") ||
+        !strcmp(n, "min"))
+        return op_call(b, bxc_arena_printf(a, "bext_%s_scalar", n), bxc_arena_printf(a, "%s, %s", r.c, dbl(b, l)),
+                       r.c, NULL);
+    if (!strcmp(n, "lt") || !strcmp(n, "gt") || !strcmp(n, "le") || !strcmp(n, "ge"))
+        return op_call(b, bxc_arena_printf(a, "bext_%s_scalar", flipped(n)),
+                       bxc_arena_printf(a, "%s, %s", r.c, dbl(b, l)), r.c, NULL);
+    if (!strcmp(n, "sub")) {
+        bval ng = unary_op(b, "bext_neg", r);
+        return op_call(b, "bext_add_scalar", bxc_arena_printf(a, "%s, %s", ng.c, dbl(b, l)), ng.c, NULL);
+    }
+    if (!strcmp(n, "div")) {
+        bval rc = unary_op(b, "bext_recip", r);
+        return op_call(b, "bext_mul_scalar", bxc_arena_printf(a, "%s, %s", rc.c, dbl(b, l)), rc.c, NULL);
+    }
+    berr(b, span, "this scalar-tensor operation");
+    return r;
+}
+
+static bval scalar(const char *c, bool is_float) { return (bval){false, is_float, c}; }
+
+static const char *const unary_fns[] = {
+    "neg", "abs", "exp", "log", "log1p", "sqrt", "rsqrt", "sin", "cos", "tanh", "erf", "sigmoid", "relu",
+    "recip", "floor", "ceil", "round", "sign", "not", "sum", "mean", "prod", "any", "all", "argmax", "argmin",
+};
+static const char *const dim_fns[] = {
+    "sum_dim", "mean_dim", "prod_dim", "max_dim", "min_dim", "argmax_dim", "argmin_dim", "any_dim", "all_dim",
+};
+static const char *const binary_fns[] = {
+    "add", "sub", "mul", "div", "rem", "pow", "max", "min", "matmul", "eq", "ne", "lt", "le", "gt", "ge",
+    "and", "or", "xor",
+};
+
+static bool in_list(const char *const *l, size_t n, const char *s) {
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(l[i], s)) return true;
+    return false;
+}
+#define IN(list, s) in_list(list, sizeof list / sizeof *list, s)
+
+/* An op applied to a receiver tensor and argument expressions. */
+static bval apply_op(body_ctx *b, const char *m, bval recv, const bxc_expr_list *args, bxc_span span) {
+    bxc_arena *a = b->cx->a;
+    if (!recv.tensor) {
+        berr(b, span, "a tensor op on a scalar");
+        return recv;
+    }
+    if (!strcmp(m, "gelu") && args->len == 0) return op_call(b, "bext_gen_gelu", recv.c, recv.c, NULL);
+    if (!strcmp(m, "transpose") && args->len == 0)
+        return op_call(b, "bext_swap_dims", bxc_arena_printf(a, "%s, -2, -1", recv.c), recv.c, NULL);
+    if (!strcmp(m, "max") && args->len == 0) return unary_op(b, "bext_max_all", recv);
+    if (!strcmp(m, "min") && args->len == 0) return unary_op(b, "bext_min_all", recv);
+    if (IN(unary_fns, m) && args->len == 0) return unary_op(b, bxc_arena_printf(a, "bext_%s", m), recv);
+    if ((IN(dim_fns, m) || !strcmp(m, "cumsum")) && args->len == 1) {
+        bval d = compile(b, args->items[0]);
+        if (d.tensor) {
+            berr(b, args->items[0]->span, "a tensor dimension");
+            return recv;
+        }
+        const char *extra = strcmp(m, "cumsum") ? ", true" : "";
+        return op_call(b, bxc_arena_printf(a, "bext_%s", m), bxc_arena_printf(a, "%s, (int)(%s)%s", recv.c, d.c, extra),
+                       recv.c, NULL);
+    }
+    if (!strcmp(m, "swap_dims") && args->len == 2) {
+        bval d0 = compile(b, args->items[0]), d1 = compile(b, args->items[1]);
+        return op_call(b, "bext_swap_dims", bxc_arena_printf(a, "%s, (int)(%s), (int)(%s)", recv.c, d0.c, d1.c),
+                       recv.c, NULL);
+    }
+    if (!strcmp(m, "clamp") && args->len == 2) {
+        bval lo = compile(b, args->items[0]), hi = compile(b, args->items[1]);
+        return op_call(b, "bext_clamp", bxc_arena_printf(a, "%s, %s, %s", recv.c, dbl(b, lo), dbl(b, hi)), recv.c,
+                       NULL);
+    }
+    if (!strcmp(m, "powi") && args->len == 1) {
+        bval n = compile(b, args->items[0]);
+        return op_call(b, "bext_powi", bxc_arena_printf(a, "%s, (int64_t)(%s)", recv.c, n.c), recv.c, NULL);
+    }
+    if (IN(binary_fns, m) && args->len == 1) {
+        bval r = compile(b, args->items[0]);
+        if (!b->ok) return recv;
+        return tensor_binary(b, m, recv, r, span);
+    }
+    berr(b, span, bxc_arena_printf(a, "the op `%s` with %u argument(s)", m, args->len));
+    return recv;
+}
+
+static bvar *lookup(body_ctx *b, const char *name) {
+    for (uint32_t i = b->nvars; i-- > 0;)
+        if (!strcmp(b->vars[i].name, name)) return &b->vars[i];
+    return NULL;
+}
+
+static bval use_var(body_ctx *b, const bvar *v) {
+    if (!v->tensor) return scalar(v->c, v->is_float);
+    const char *t = new_temp(b);
+    bxc_emit_printf(&b->code, "  %s = bext_retain(%s);\n", t, v->c);
+    return (bval){true, false, t};
+}
+
+static bval compile_block(body_ctx *b, const bxc_block *blk) {
+    uint32_t mark = b->nvars;
+    bxc_arena *a = b->cx->a;
+    for (uint32_t i = 0; i < blk->stmts.len && b->ok; i++) {
+        const bxc_stmt *s = blk->stmts.items[i];
+        if (s->kind == BXC_STMT_EMPTY) continue;
+        if (s->kind == BXC_STMT_EXPR) {
+            bval v = compile(b, s->expr);
+            if (v.tensor) bxc_emit_printf(&b->code, "  bext_release(%s);\n  %s = NULL;\n", v.c, v.c);
+            continue;
+        }
+        if (s->kind != BXC_STMT_LET || !s->init || !s->pat || s->pat->kind != BXC_PAT_IDENT) {
+            berr(b, s->span, "this statement");
+            break;
+        }
+        bval v = compile(b, s->init);
+        if (!b->ok) break;
+        if (b->nvars == MAX_VARS) {
+            berr(b, s->span, "this many variables");
+            break;
+        }
+        bvar *nv = &b->vars[b->nvars++];
+        nv->name = s->pat->name.name;
+        nv->tensor = v.tensor;
+        nv->is_float = v.is_float;
+        if (v.tensor) {
+            nv->c = v.c;   /* the temp is the variable; released at `done` */
+        } else {
+            nv->c = bxc_arena_printf(a, v.is_float ? "f%u" : "n%u", v.is_float ? ++b->nfloats : ++b->nints);
+            bxc_emit_printf(&b->code, "  %s = %s;\n", nv->c, v.c);
+        }
+    }
+    bval r = blk->tail ? compile(b, blk->tail) : scalar("0", false);
+    b->nvars = mark;
+    return r;
+}
+
+static bval compile(body_ctx *b, const bxc_expr *e) {
+    bxc_arena *a = b->cx->a;
+    if (!b->ok) return scalar("0", false);
+    switch (e->kind) {
+    case BXC_EXPR_INT: return scalar(bxc_arena_printf(a, "%lluLL", (unsigned long long)e->int_lit.value), false);
+    case BXC_EXPR_FLOAT: {
+        /* always a C double literal: `1.0 / 2.0` must not become int division */
+        const char *t = bxc_arena_printf(a, "%.17g", e->float_lit.value);
+        if (!strpbrk(t, ".eni")) t = bxc_arena_printf(a, "%s.0", t);
+        return scalar(t, true);
+    }
+    case BXC_EXPR_BOOL: return scalar(e->bool_lit ? "1" : "0", false);
+    case BXC_EXPR_PATH: {
+        if (e->path->segs.len == 1) {
+            bvar *v = lookup(b, e->path->segs.items[0].name);
+            if (v) return use_var(b, v);
+        }
+        berr(b, e->span, "this name");
+        return scalar("0", false);
+    }
+    case BXC_EXPR_FIELD: {
+        /* a tensor field of an extension parameter: `p.values` */
+        const bxc_expr *o = e->field.object;
+        if (o->kind == BXC_EXPR_PATH && o->path->segs.len == 1 && ty_is_tensor(e->ty)) {
+            bvar *v = lookup(b, o->path->segs.items[0].name);
+            if (v && !v->tensor) {
+                bvar f = {e->field.name.name, bxc_arena_printf(a, "%s.%s", v->c, bxc_emit_ident(a, e->field.name.name)),
+                          true, false};
+                return use_var(b, &f);
+            }
+        }
+        berr(b, e->span, "this field access");
+        return scalar("0", false);
+    }
+    case BXC_EXPR_UNARY: {
+        if (e->unary.op == BXC_UN_DEREF || e->unary.op == BXC_UN_REF) return compile(b, e->unary.operand);
+        bval x = compile(b, e->unary.operand);
+        if (!b->ok) return x;
+        if (e->unary.op == BXC_UN_NEG)
+            return x.tensor ? unary_op(b, "bext_neg", x) : scalar(bxc_arena_printf(a, "(-(%s))", x.c), x.is_float);
+        if (e->unary.op == BXC_UN_NOT)
+            return x.tensor ? unary_op(b, "bext_not", x) : scalar(bxc_arena_printf(a, "(!(%s))", x.c), false);
+        berr(b, e->span, "this operator");
+        return x;
+    }
+    case BXC_EXPR_BINARY: {
+        bval l = compile(b, e->binary.lhs);
+        bval r = compile(b, e->binary.rhs);
+        if (!b->ok) return l;
+        if (!l.tensor && !r.tensor)
+            return scalar(bxc_arena_printf(a, "((%s) %s (%s))", l.c, bxc_binop_str(e->binary.op), r.c),
+                          l.is_float || r.is_float);
+        const char *n = binop_name(e->binary.op);
+        if (!n) {
+            berr(b, e->span, "this operator on tensors");
+            return l;
+        }
+        return tensor_binary(b, n, l, r, e->span);
+    }
+    case BXC_EXPR_CALL: {
+        const bxc_expr *callee = e->call.callee;
+        if (callee->kind == BXC_EXPR_PATH && callee->path->segs.len == 1 && e->call.args.len >= 1) {
+            const char *fn = callee->path->segs.items[0].name;
+            bval x = compile(b, e->call.args.items[0]);
+            if (!b->ok) return x;
+            bxc_expr_list rest = {e->call.args.items + 1, e->call.args.len - 1, e->call.args.len - 1};
+            return apply_op(b, fn, x, &rest, e->span);
+        }
+        berr(b, e->span, "this call");
+        return scalar("0", false);
+    }
+    case BXC_EXPR_METHOD_CALL: {
+        bval x = compile(b, e->method_call.receiver);
+        if (!b->ok) return x;
+        return apply_op(b, e->method_call.method.name, x, &e->method_call.args, e->span);
+    }
+    case BXC_EXPR_BLOCK: return compile_block(b, e->block);
+    case BXC_EXPR_CAST: {
+        bval x = compile(b, e->cast.expr);
+        if (x.tensor) {
+            berr(b, e->span, "`as` on a tensor");
+            return x;
+        }
+        bool f = ty_is_float(e->ty);
+        return scalar(bxc_arena_printf(a, "((%s)(%s))", f ? "double" : "int64_t", x.c), f);
+    }
+    default:
+        berr(b, e->span, bxc_arena_printf(a, "`%s`", bxc_expr_kind_name(e->kind)));
+        return scalar("0", false);
+    }
+}
+
+bool bxc_emit_default_body(bxc_emit_ctx *cx, const bxc_fn *fn, const char *name, const char *params) {
+    body_ctx b;
+    memset(&b, 0, sizeof b);
+    b.cx = cx;
+    b.ok = true;
+    bxc_arena *a = cx->a;
+    bxc_emit_buf release = {0};
+    for (uint32_t i = 0; i < fn->params.len; i++) {
+        const bxc_param *p = fn->params.items[i];
+        if (!p->pat || p->pat->kind != BXC_PAT_IDENT || !p->type || !p->type->ty) continue;
+        bxc_type *t = bxc_type_resolve(p->type->ty);
+        bool borrowed = t->kind == BXC_TYPE_REF;
+        bxc_type *inner = bxc_type_strip_refs(t);
+        const char *cn = bxc_emit_ident(a, p->pat->name.name);
+        bvar *v = &b.vars[b.nvars++];
+        v->name = p->pat->name.name;
+        v->tensor = inner->kind == BXC_TYPE_TENSOR;
+        v->is_float = inner->kind == BXC_TYPE_FLOAT;
+        v->c = (borrowed && !v->tensor) ? bxc_arena_printf(a, "(*%s)", cn) : cn;
+        if (!borrowed && bxc_emit_type_has_tensors(inner)) {
+            if (v->tensor) {
+                bxc_emit_printf(&release, "  bext_release(%s);\n", cn);
+            } else {
+                bxc_emit_ctype *ct = bxc_emit_register_type(cx, inner);
+                if (ct) bxc_emit_printf(&release, "  %s_release(&%s);\n", ct->fn_prefix, cn);
+            }
+        }
+        if (b.nvars == MAX_VARS) break;
+    }
+    bval r = compile_block(&b, fn->body);
+    if (b.ok && !r.tensor) berr(&b, fn->body->span, "a default body whose value is not a tensor");
+    bool ok = b.ok;
+    if (ok) {
+        bxc_emit_buf *c = &cx->code_c;
+        bxc_emit_printf(c, "/* The default body: serves every listed backend without an implementation. */\n"
+                           "static __attribute__((unused)) bext_tensor *%s(%s) {\n  bext_tensor *result = NULL;\n",
+                        name, params);
+        for (uint32_t i = 1; i <= b.ntemps; i++) bxc_emit_printf(c, "  bext_tensor *t%u = NULL;\n", i);
+        for (uint32_t i = 1; i <= b.nfloats; i++) bxc_emit_printf(c, "  double f%u = 0;\n", i);
+        for (uint32_t i = 1; i <= b.nints; i++) bxc_emit_printf(c, "  int64_t n%u = 0;\n", i);
+        /* unused parameters and scalars are fine in a body: keep -Wextra quiet */
+        for (uint32_t i = 1; i <= b.nfloats; i++) bxc_emit_printf(c, "  (void)f%u;\n", i);
+        for (uint32_t i = 1; i <= b.nints; i++) bxc_emit_printf(c, "  (void)n%u;\n", i);
+        for (uint32_t i = 0; i < fn->params.len; i++) {
+            const bxc_param *p = fn->params.items[i];
+            if (p->pat && p->pat->kind == BXC_PAT_IDENT)
+                bxc_emit_printf(c, "  (void)%s;\n", bxc_emit_ident(a, p->pat->name.name));
+        }
+        bxc_emit_append(c, &b.code);
+        bxc_emit_printf(c, "  result = %s;\n  %s = NULL;\n  goto done;\ndone:\n", r.c, r.c);
+        for (uint32_t i = 1; i <= b.ntemps; i++) bxc_emit_printf(c, "  bext_release(t%u);\n", i);
+        bxc_emit_append(c, &release);
+        bxc_emit_puts(c, "  return result;\n}\n\n");
+    }
+    bxc_emit_buf_free(&b.code);
+    bxc_emit_buf_free(&release);
+    return ok;
+}

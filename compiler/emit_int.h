@@ -1,0 +1,113 @@
+/* emit_int.h — state and helpers shared by the C code generator's files.
+ *
+ *   emit.c          entry point, output buffers, names, C spellings of
+ *                   types, cfg conditions, writing files and the depfile
+ *   emit_types.c    structs, enums, tuples, metadata companions and their
+ *                   release / retain functions
+ *   emit_dispatch.c dispatch entry points, routing, implementation
+ *                   prototypes, weak references for default bodies
+ *   emit_body.c     default bodies: tensor expressions over the core ops
+ *   emit_meta.c     metadata functions: helper fns, field expressions and
+ *                   `meta` callables over <bext/gen.h>
+ * Not part of any API. */
+#ifndef BXC_EMIT_INT_H
+#define BXC_EMIT_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arena.h"
+#include "ast.h"
+#include "emit.h"
+#include "module.h"
+#include "types.h"
+
+/* Diagnostic code of the generator (diag.h leaves E11xx free). */
+#define BXC_EMIT_E_UNSUPPORTED "E1101"   /* construct the generator cannot lower */
+#define BXC_EMIT_E_IO "E1102"            /* cannot write an output file */
+
+/* A growable text buffer (malloc-backed: the outputs can be large and die
+ * with the call; everything else lives in the unit's arena). */
+typedef struct bxc_emit_buf {
+    char *data;
+    size_t len, cap;
+} bxc_emit_buf;
+
+void bxc_emit_printf(bxc_emit_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void bxc_emit_puts(bxc_emit_buf *b, const char *s);
+void bxc_emit_append(bxc_emit_buf *b, const bxc_emit_buf *other);
+void bxc_emit_buf_free(bxc_emit_buf *b);
+
+/* A C type for a type of the language that needs one (struct, enum, tuple),
+ * in the order the header must declare them (dependencies first). */
+typedef struct bxc_emit_ctype {
+    bxc_type *type;
+    const char *name;          /* C name: `Inner`, `stem_tuple2_tensor_u32` */
+    const char *fn_prefix;     /* release/retain prefix: `inner`, the tuple name */
+    bool has_tensors;          /* needs release / retain */
+    const char *cond;          /* `#if` condition or NULL */
+} bxc_emit_ctype;
+
+typedef struct bxc_emit_ctx {
+    bxc_unit *u;
+    bxc_arena *a;
+    const char *stem;          /* output file stem, e.g. "my_ext" */
+    const char *cstem;         /* the same as a C identifier */
+    bxc_emit_buf types_h;      /* header: type definitions */
+    bxc_emit_buf protos_h;     /* header: prototypes */
+    bxc_emit_buf types_c;      /* source: release/retain */
+    bxc_emit_buf code_c;       /* source: functions */
+    bxc_emit_ctype *ctypes;
+    uint32_t nctypes, capctypes;
+    bool ok;
+} bxc_emit_ctx;
+
+/* Reports an error at span (code E1101) and marks the generation failed. */
+void bxc_emit_error(bxc_emit_ctx *cx, bxc_span span, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* ---- names (emit.c) ---- */
+const char *bxc_emit_snake(bxc_arena *a, const char *camel);    /* MyExtension -> my_extension */
+const char *bxc_emit_upper(bxc_arena *a, const char *camel);    /* MyExtension -> MY_EXTENSION */
+const char *bxc_emit_ident(bxc_arena *a, const char *name);     /* C keywords get a `_` suffix */
+const char *bxc_emit_cstring(bxc_arena *a, const char *s);      /* a C string literal, quoted */
+/* The C spelling of a value type (references stripped): `size_t`,
+ * `bext_tensor *`, `Inner`, `bext_shape`; registers struct / tuple types. */
+const char *bxc_emit_ctype_of(bxc_emit_ctx *cx, bxc_type *t);
+/* The integer-kind constant of gen.h: `BEXT_GEN_USIZE`. */
+const char *bxc_emit_int_kind(bxc_int_kind k);
+/* cfg conditions: the C preprocessor expression of a cfg argument
+ * (`feature = "x"`, not/any/all), and its source-like spelling. */
+const char *bxc_emit_cfg_c(bxc_emit_ctx *cx, const bxc_attr_arg *cond);
+const char *bxc_emit_cfg_text(bxc_emit_ctx *cx, const bxc_attr_arg *cond);
+/* `#[cfg(...)]` attributes of a list as one C condition, or NULL if none. */
+const char *bxc_emit_cfg_attrs(bxc_emit_ctx *cx, const bxc_attr_list *attrs);
+bool bxc_emit_path_is(const bxc_path *p, const char *name);
+
+/* ---- types (emit_types.c) ---- */
+/* Registers t (and what it contains) and returns its C type entry. */
+bxc_emit_ctype *bxc_emit_register_type(bxc_emit_ctx *cx, bxc_type *t);
+bool bxc_emit_type_has_tensors(bxc_type *t);
+/* Registers every struct / enum declared in the root module. */
+void bxc_emit_root_types(bxc_emit_ctx *cx);
+/* Writes every registered type into types_h / types_c. */
+void bxc_emit_types_finish(bxc_emit_ctx *cx);
+
+/* ---- dispatch (emit_dispatch.c) ---- */
+void bxc_emit_traits(bxc_emit_ctx *cx);
+
+/* ---- default bodies (emit_body.c) ---- */
+/* Emits `static <ret> <name>(<params>)` computing the default body of fn;
+ * `params` is the C parameter list text.  False after an error. */
+bool bxc_emit_default_body(bxc_emit_ctx *cx, const bxc_fn *fn, const char *name, const char *params);
+
+/* ---- metadata functions (emit_meta.c) ---- */
+/* Helper fns of every module. */
+void bxc_emit_helpers(bxc_emit_ctx *cx);
+/* The #[fusion(...)] field expressions / meta callable of a trait method. */
+void bxc_emit_method_meta(bxc_emit_ctx *cx, const char *prefix, const bxc_fn *fn, const char *cond);
+/* The C name of a helper fn declared in module m. */
+const char *bxc_emit_helper_name(bxc_emit_ctx *cx, const bxc_module *m, const char *fn);
+
+#endif

@@ -1,0 +1,1046 @@
+/* emit_meta.c — metadata functions as C (language.md §5, §7).
+ *
+ * Helper `fn`s of every module, the `#[fusion(dtype = .., shape = ..)]`
+ * field expressions and `#[fusion(meta = ..)]` callables of trait methods
+ * become C functions over <bext/gen.h>:
+ *
+ *     bool NAME(<params>, RET *bext_out, bext_meta_error *err);
+ *
+ * They return false with err->code / err->msg set on every failure the
+ * interpreter (compiler/interp.c) reports — checked integer arithmetic,
+ * division by zero, out-of-range indexes and casts, `panic("..")`, the
+ * step budget and the recursion limit — with the same messages, so the
+ * differential test (tests/codegen) can require identical results and
+ * identical errors.  Nothing here is undefined behaviour in C.
+ *
+ * Lowering: the language is expression-oriented and C is not, so every
+ * expression is compiled into statements that leave its value in a fresh
+ * temporary (v1, v2, ...) and the C expression naming it is returned.
+ * Evaluation order follows the interpreter: operands left to right, method
+ * arguments before the receiver, an assignment's value before its place.
+ * Values have value semantics as in the interpreter: a reference `&x` is a
+ * copy, `*x` too; `&T` parameters arrive as `const T *` and are read
+ * through. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "check.h"
+#include "diag.h"
+#include "emit_int.h"
+
+typedef struct mvar {
+    const char *name;
+    const char *c;          /* C lvalue */
+    bxc_type *type;
+} mvar;
+
+typedef struct mctx {
+    bxc_emit_ctx *cx;
+    bxc_emit_buf out;
+    int indent;
+    uint32_t ntmp;
+    mvar *vars;
+    uint32_t nvars, capvars;
+    bool ok;
+    bool has_out;           /* the function writes *bext_out */
+    uint32_t loop_depth;
+    const char *fname;      /* for messages */
+} mctx;
+
+/* ---- small helpers ------------------------------------------------------------- */
+
+static void line(mctx *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void line(mctx *m, const char *fmt, ...) {
+    for (int i = 0; i < m->indent; i++) bxc_emit_puts(&m->out, "  ");
+    va_list ap;
+    va_start(ap, fmt);
+    char *s = bxc_arena_vprintf(m->cx->a, fmt, ap);
+    va_end(ap);
+    bxc_emit_puts(&m->out, s);
+    bxc_emit_puts(&m->out, "\n");
+}
+
+static void unsupported(mctx *m, bxc_span span, const char *what) {
+    if (m->ok)
+        bxc_diag_add(&m->cx->u->diags, BXC_SEV_WARNING, "W1101", span,
+                     "%s is not supported by the C generator: the generated `%s` reports an error instead", what,
+                     m->fname);
+    m->ok = false;
+}
+
+static bxc_type *T(bxc_type *t) { return t ? bxc_type_strip_refs(bxc_type_resolve(t)) : NULL; }
+
+static const char *ctype(mctx *m, bxc_type *t) {
+    t = T(t);
+    if (!t) return NULL;
+    const char *c = bxc_emit_ctype_of(m->cx, t);
+    if (!c || t->kind == BXC_TYPE_TENSOR) return NULL;
+    return c;
+}
+
+static bool is_valued(bxc_type *t) {
+    t = T(t);
+    return t && t->kind != BXC_TYPE_UNIT && t->kind != BXC_TYPE_NEVER && t->kind != BXC_TYPE_ERROR;
+}
+
+static const char *tmp(mctx *m) { return bxc_arena_printf(m->cx->a, "v%u", ++m->ntmp); }
+
+/* `T vN = expr;` -> "vN" */
+static const char *bind_tmp(mctx *m, bxc_type *t, const char *expr) {
+    const char *ct = ctype(m, t);
+    if (!ct) {
+        m->ok = false;
+        return "0";
+    }
+    const char *v = tmp(m);
+    line(m, "BEXT_GEN_UNUSED %s %s = %s;", ct, v, expr);
+    return v;
+}
+
+static void push_var(mctx *m, const char *name, const char *c, bxc_type *t) {
+    if (m->nvars == m->capvars) {
+        uint32_t nc = m->capvars ? m->capvars * 2 : 16;
+        mvar *n = bxc_arena_alloc(m->cx->a, nc * sizeof *n);
+        if (m->nvars) memcpy(n, m->vars, m->nvars * sizeof *n);
+        m->vars = n;
+        m->capvars = nc;
+    }
+    m->vars[m->nvars++] = (mvar){name, c, t};
+}
+
+static mvar *find_var(mctx *m, const char *name) {
+    for (uint32_t i = m->nvars; i-- > 0;)
+        if (!strcmp(m->vars[i].name, name)) return &m->vars[i];
+    return NULL;
+}
+
+static const char *fail_ret(void) { return "return false;"; }
+
+static const char *int_kind_of(bxc_type *t) {
+    t = T(t);
+    return t && t->kind == BXC_TYPE_INT ? bxc_emit_int_kind(t->int_kind) : "BEXT_GEN_I64";
+}
+
+static const char *dtype_const(const char *n) {
+    static const char *const names[] = {"F32", "F64", "F16", "BF16", "I32", "I64", "U8", "Bool"};
+    static const char *const consts[] = {"BEXT_F32", "BEXT_F64", "BEXT_F16", "BEXT_BF16",
+                                         "BEXT_I32", "BEXT_I64", "BEXT_U8", "BEXT_BOOL"};
+    for (int i = 0; i < 8; i++)
+        if (!strcmp(names[i], n)) return consts[i];
+    return NULL;
+}
+
+/* The fn item named `name` anywhere in the unit (the interpreter's lookup). */
+static const bxc_item *find_fn(bxc_emit_ctx *cx, const char *name, const bxc_module **mod) {
+    for (uint32_t i = 0; i < cx->u->nmodules; i++) {
+        const bxc_file *f = cx->u->modules[i]->ast;
+        for (uint32_t k = 0; f && k < f->items.len; k++) {
+            const bxc_item *it = f->items.items[k];
+            if (it->kind == BXC_ITEM_FN && !strcmp(it->name.name, name)) {
+                if (mod) *mod = cx->u->modules[i];
+                return it;
+            }
+        }
+    }
+    return NULL;
+}
+
+const char *bxc_emit_helper_name(bxc_emit_ctx *cx, const bxc_module *mod, const char *fn) {
+    if (!mod || mod->is_root) return bxc_arena_printf(cx->a, "%s_%s", cx->cstem, fn);
+    char *mn = bxc_arena_strdup(cx->a, mod->name);
+    for (char *p = mn; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9'))) *p = '_';
+    /* `std::shape` -> `std__shape`: squeeze the doubled underscores */
+    char *w = mn;
+    for (char *r = mn; *r; r++)
+        if (!(*r == '_' && w > mn && w[-1] == '_')) *w++ = *r;
+    *w = 0;
+    return bxc_arena_printf(cx->a, "%s_%s_%s", cx->cstem, mn, fn);
+}
+
+/* ---- expressions ---------------------------------------------------------------- */
+
+static const char *mx(mctx *m, const bxc_expr *e);
+static const char *mblock(mctx *m, const bxc_block *b, bxc_type *ty);
+
+static const char *int_lit(mctx *m, bxc_type *ty, __int128 v, bxc_span span) {
+    bxc_type *t = T(ty);
+    if (!t || t->kind != BXC_TYPE_INT) {
+        if (t && t->kind == BXC_TYPE_FLOAT) return bxc_arena_printf(m->cx->a, "%lld.0", (long long)v);
+        unsupported(m, span, "an integer literal of this type");
+        return "0";
+    }
+    bool neg = v < 0;
+    unsigned long long u = neg ? (unsigned long long)(-(v + 1)) + 1ULL : (unsigned long long)v;
+    return bind_tmp(m, t, bxc_arena_printf(m->cx->a, "(%s)%s%lluULL", ctype(m, t), neg ? "-" : "", u));
+}
+
+static const char *float_lit(mctx *m, bxc_type *ty, double v) {
+    const char *s = bxc_arena_printf(m->cx->a, "%.17g", v);
+    if (!strpbrk(s, ".eni")) s = bxc_arena_printf(m->cx->a, "%s.0", s);
+    return bind_tmp(m, ty, bxc_arena_printf(m->cx->a, "(%s)%s", ctype(m, ty), s));
+}
+
+/* Checked integer op into a fresh temp of type ty. */
+static const char *iop(mctx *m, char op, bxc_type *ty, const char *a, const char *b) {
+    const char *w = tmp(m);
+    line(m, "bext_i128 %s_;", w);
+    line(m, "if (!bext_gen_iop(err, '%c', %s, (bext_i128)(%s), (bext_i128)(%s), &%s_)) %s", op, int_kind_of(ty), a, b,
+         w, fail_ret());
+    line(m, "BEXT_GEN_UNUSED %s %s = (%s)%s_;", ctype(m, ty), w, ctype(m, ty), w);
+    return w;
+}
+
+static char binop_char(bxc_binop op) {
+    switch (op) {
+    case BXC_BIN_ADD: return '+';
+    case BXC_BIN_SUB: return '-';
+    case BXC_BIN_MUL: return '*';
+    case BXC_BIN_DIV: return '/';
+    case BXC_BIN_REM: return '%';
+    case BXC_BIN_BITAND: return '&';
+    case BXC_BIN_BITOR: return '|';
+    case BXC_BIN_BITXOR: return '^';
+    default: return 0;
+    }
+}
+
+/* a OP b for values of type lt (after refs); result type rt. */
+static const char *binop_vals(mctx *m, bxc_binop op, bxc_type *lt, bxc_type *rt, const char *a, const char *b,
+                              bxc_span span) {
+    lt = T(lt);
+    bxc_arena *A = m->cx->a;
+    bool cmp = op >= BXC_BIN_EQ;
+    if (lt->kind == BXC_TYPE_INT) {
+        if (cmp)
+            return bind_tmp(m, bxc_type_bool(),
+                            bxc_arena_printf(A, "(bext_i128)(%s) %s (bext_i128)(%s)", a, bxc_binop_str(op), b));
+        char c = binop_char(op);
+        if (!c) {
+            unsupported(m, span, "this integer operator");
+            return "0";
+        }
+        return iop(m, c, rt, a, b);
+    }
+    if (lt->kind == BXC_TYPE_FLOAT) {
+        if (cmp) return bind_tmp(m, bxc_type_bool(), bxc_arena_printf(A, "(%s) %s (%s)", a, bxc_binop_str(op), b));
+        if (op == BXC_BIN_REM) return bind_tmp(m, rt, bxc_arena_printf(A, "fmod((%s), (%s))", a, b));
+        if (op >= BXC_BIN_ADD && op <= BXC_BIN_DIV)
+            return bind_tmp(m, rt, bxc_arena_printf(A, "(%s) %s (%s)", a, bxc_binop_str(op), b));
+        unsupported(m, span, "this float operator");
+        return "0";
+    }
+    if (lt->kind == BXC_TYPE_BOOL) {
+        if (op == BXC_BIN_EQ || op == BXC_BIN_NE || op == BXC_BIN_BITAND || op == BXC_BIN_BITOR ||
+            op == BXC_BIN_BITXOR)
+            return bind_tmp(m, bxc_type_bool(), bxc_arena_printf(A, "(bool)((%s) %s (%s))", a, bxc_binop_str(op), b));
+    }
+    if ((op == BXC_BIN_EQ || op == BXC_BIN_NE)) {
+        const char *neg = op == BXC_BIN_NE ? "!" : "";
+        if (lt->kind == BXC_TYPE_DTYPE)
+            return bind_tmp(m, bxc_type_bool(), bxc_arena_printf(A, "(%s) %s (%s)", a, bxc_binop_str(op), b));
+        if (lt->kind == BXC_TYPE_SHAPE)
+            return bind_tmp(m, bxc_type_bool(), bxc_arena_printf(A, "%sbext_gen_shape_eq(&%s, &%s)", neg, a, b));
+        if (lt->kind == BXC_TYPE_SPEC)
+            return bind_tmp(m, bxc_type_bool(), bxc_arena_printf(A, "%sbext_gen_spec_eq(&%s, &%s)", neg, a, b));
+    }
+    unsupported(m, span, "this operator on these operands");
+    return "0";
+}
+
+/* An lvalue for an assignment target / a mutating method's receiver.
+ * Emits the index checks. */
+static const char *place(mctx *m, const bxc_expr *e) {
+    bxc_arena *A = m->cx->a;
+    switch (e->kind) {
+    case BXC_EXPR_PATH:
+        if (e->path->segs.len == 1) {
+            mvar *v = find_var(m, e->path->segs.items[0].name);
+            if (v) return v->c;
+        }
+        break;
+    case BXC_EXPR_FIELD: {
+        const char *o = place(m, e->field.object);
+        return bxc_arena_printf(A, "%s.%s", o, bxc_emit_ident(A, e->field.name.name));
+    }
+    case BXC_EXPR_TUPLE_FIELD: {
+        const char *o = place(m, e->tuple_field.object);
+        return bxc_arena_printf(A, "%s._%u", o, e->tuple_field.index);
+    }
+    case BXC_EXPR_INDEX: {
+        const char *i = mx(m, e->index.index);
+        const char *o = place(m, e->index.object);
+        line(m, "if (!bext_gen_shape_index(err, &%s, (uint64_t)(%s))) %s", o, i, fail_ret());
+        return bxc_arena_printf(A, "%s.dims[%s]", o, i);
+    }
+    case BXC_EXPR_UNARY:
+        if (e->unary.op == BXC_UN_DEREF) return place(m, e->unary.operand);
+        break;
+    default: break;
+    }
+    unsupported(m, e->span, "this assignment target");
+    return "bext_unused_";
+}
+
+static const char *call_helper(mctx *m, const bxc_expr *e, const bxc_item *fn, const bxc_module *mod,
+                               const char **args, uint32_t nargs) {
+    bxc_arena *A = m->cx->a;
+    const bxc_fn *f = fn->fn;
+    if (f->params.len != nargs) {
+        unsupported(m, e->span, "a call with the wrong number of arguments");
+        return "0";
+    }
+    const char *al = "";
+    for (uint32_t i = 0; i < nargs; i++) {
+        const bxc_param *p = f->params.items[i];
+        bool ref = p->type && p->type->kind == BXC_TY_REF;
+        al = bxc_arena_printf(A, "%s%s%s", al, ref ? "&" : "", args[i]);
+        al = bxc_arena_printf(A, "%s, ", al);
+    }
+    const char *name = bxc_emit_helper_name(m->cx, mod, f->name.name);
+    if (!is_valued(e->ty)) {
+        line(m, "if (!%s(%serr)) %s", name, al, fail_ret());
+        return NULL;
+    }
+    const char *v = tmp(m);
+    const char *ct = ctype(m, e->ty);
+    if (!ct) {
+        m->ok = false;
+        return "0";
+    }
+    line(m, "%s %s;", ct, v);
+    line(m, "if (!%s(%s&%s, err)) %s", name, al, v, fail_ret());
+    return v;
+}
+
+static const char *enum_tag(mctx *m, bxc_type *t, const char *variant) {
+    return bxc_arena_printf(m->cx->a, "%s_%s", bxc_emit_upper(m->cx->a, T(t)->decl->name),
+                            bxc_emit_upper(m->cx->a, variant));
+}
+
+static const bxc_type_variant *find_variant(bxc_type *t, const char *name, uint32_t *index) {
+    t = T(t);
+    if (!t || t->kind != BXC_TYPE_ENUM) return NULL;
+    for (uint32_t i = 0; i < t->decl->nvariants; i++)
+        if (!strcmp(t->decl->variants[i].name, name)) {
+            if (index) *index = i;
+            return &t->decl->variants[i];
+        }
+    return NULL;
+}
+
+static const char *mcall(mctx *m, const bxc_expr *e) {
+    bxc_arena *A = m->cx->a;
+    const bxc_expr *callee = e->call.callee;
+    const bxc_expr_list *al = &e->call.args;
+    if (callee->kind != BXC_EXPR_PATH) {
+        unsupported(m, e->span, "calling a computed value");
+        return "0";
+    }
+    const bxc_path *p = callee->path;
+    const char *last = p->segs.items[p->segs.len - 1].name;
+    const char *first = p->segs.items[0].name;
+    if (p->segs.len == 1 && find_var(m, last)) {
+        unsupported(m, e->span, "calling a closure or fn value");
+        return "0";
+    }
+    /* arguments first, in order (the interpreter's eval_args) */
+    const char **args = bxc_arena_alloc(A, (al->len + 1) * sizeof *args);
+    if (!(p->segs.len == 1 && !strcmp(last, "panic")))
+        for (uint32_t i = 0; i < al->len; i++) args[i] = mx(m, al->items[i]);
+    if (p->segs.len == 2 && !strcmp(first, "Shape") && !strcmp(last, "new")) {
+        if (al->len == 0) return bind_tmp(m, bxc_type_shape(), "(bext_meta_shape){0}");
+        return bind_tmp(m, bxc_type_shape(), args[0]);
+    }
+    if (p->segs.len == 2 && !strcmp(first, "TensorSpec") && !strcmp(last, "new") && al->len == 2)
+        return bind_tmp(m, bxc_type_spec(), bxc_arena_printf(A, "(bext_meta_spec){%s, %s}", args[0], args[1]));
+    uint32_t vi;
+    const bxc_type_variant *var = p->segs.len >= 2 ? find_variant(e->ty, last, &vi) : NULL;
+    if (var) {
+        const char *inits = "";
+        for (uint32_t i = 0; i < al->len && i < var->nfields; i++)
+            inits = bxc_arena_printf(A, "%s%s._%u = %s", inits, i ? ", " : "", i, args[i]);
+        return bind_tmp(m, e->ty,
+                        bxc_arena_printf(A, "(%s){.tag = %s%s%s%s%s}", ctype(m, e->ty), enum_tag(m, e->ty, last),
+                                         al->len ? ", .as." : "", al->len ? var->name : "", al->len ? " = {" : "",
+                                         al->len ? bxc_arena_printf(A, "%s}", inits) : ""));
+    }
+    bxc_type *rt = T(e->ty);
+    if (p->segs.len == 1 && rt && rt->kind == BXC_TYPE_STRUCT && rt->decl->is_tuple_struct &&
+        !strcmp(rt->decl->name, last) && !find_fn(m->cx, last, NULL)) {
+        const char *inits = "";
+        for (uint32_t i = 0; i < al->len; i++) inits = bxc_arena_printf(A, "%s%s%s", inits, i ? ", " : "", args[i]);
+        return bind_tmp(m, e->ty, bxc_arena_printf(A, "(%s){%s}", ctype(m, e->ty), inits));
+    }
+    const bxc_module *mod = NULL;
+    const bxc_item *fn = find_fn(m->cx, last, &mod);
+    if (fn) return call_helper(m, e, fn, mod, args, al->len);
+    if (p->segs.len == 1 && !strcmp(last, "panic") && al->len == 1 && al->items[0]->kind == BXC_EXPR_STRING) {
+        line(m, "return bext_gen_panic_msg(err, \"panic\", %s);",
+             bxc_emit_cstring(A, al->items[0]->string_lit.value));
+        return NULL;
+    }
+    unsupported(m, e->span, bxc_arena_printf(A, "the call of `%s`", last));
+    return "0";
+}
+
+static bool is_shape_mutator(const char *n) {
+    return !strcmp(n, "push") || !strcmp(n, "pop") || !strcmp(n, "insert") || !strcmp(n, "remove") ||
+           !strcmp(n, "swap");
+}
+
+static const char *mmethod(mctx *m, const bxc_expr *e) {
+    bxc_arena *A = m->cx->a;
+    const char *n = e->method_call.method.name;
+    const bxc_expr_list *al = &e->method_call.args;
+    const bxc_expr *recv = e->method_call.receiver;
+    const char *args[4] = {0};
+    if (al->len > 4) {
+        unsupported(m, e->span, "a method call with this many arguments");
+        return "0";
+    }
+    for (uint32_t i = 0; i < al->len; i++) args[i] = mx(m, al->items[i]);
+    bxc_type *rty = T(recv->ty);
+    if (is_shape_mutator(n) && rty && rty->kind == BXC_TYPE_SHAPE) {
+        bool placeable = recv->kind == BXC_EXPR_PATH || recv->kind == BXC_EXPR_FIELD ||
+                         recv->kind == BXC_EXPR_TUPLE_FIELD;
+        const char *s = placeable ? place(m, recv) : mx(m, recv);
+        if (!strcmp(n, "push") && al->len == 1) {
+            line(m, "if (!bext_gen_shape_push(err, &%s, (uint64_t)(%s))) %s", s, args[0], fail_ret());
+            return NULL;
+        }
+        if (!strcmp(n, "insert") && al->len == 2) {
+            line(m, "if (!bext_gen_shape_insert(err, &%s, (uint64_t)(%s), (uint64_t)(%s))) %s", s, args[0], args[1],
+                 fail_ret());
+            return NULL;
+        }
+        if (!strcmp(n, "swap") && al->len == 2) {
+            line(m, "if (!bext_gen_shape_swap(err, &%s, (uint64_t)(%s), (uint64_t)(%s))) %s", s, args[0], args[1],
+                 fail_ret());
+            return NULL;
+        }
+        const char *v = tmp(m);
+        line(m, "uint64_t %s_;", v);
+        if (!strcmp(n, "pop") && al->len == 0)
+            line(m, "if (!bext_gen_shape_pop(err, &%s, &%s_)) %s", s, v, fail_ret());
+        else if (!strcmp(n, "remove") && al->len == 1)
+            line(m, "if (!bext_gen_shape_remove(err, &%s, (uint64_t)(%s), &%s_)) %s", s, args[0], v, fail_ret());
+        else {
+            unsupported(m, e->span, "this shape method");
+            return "0";
+        }
+        line(m, "BEXT_GEN_UNUSED size_t %s = (size_t)%s_;", v, v);
+        return v;
+    }
+    const char *r = mx(m, recv);
+    if (!strcmp(n, "clone") && al->len == 0) return bind_tmp(m, recv->ty, r);
+    if (rty && rty->kind == BXC_TYPE_SHAPE && al->len == 0) {
+        if (!strcmp(n, "len") || !strcmp(n, "num_dims") || !strcmp(n, "rank"))
+            return bind_tmp(m, e->ty, bxc_arena_printf(A, "(size_t)%s.len", r));
+        if (!strcmp(n, "is_empty")) return bind_tmp(m, e->ty, bxc_arena_printf(A, "%s.len == 0", r));
+        if (!strcmp(n, "num_elements")) {
+            const char *v = tmp(m);
+            line(m, "uint64_t %s_;", v);
+            line(m, "if (!bext_gen_shape_numel(err, &%s, &%s_)) %s", r, v, fail_ret());
+            line(m, "BEXT_GEN_UNUSED size_t %s = (size_t)%s_;", v, v);
+            return v;
+        }
+    }
+    if (rty && rty->kind == BXC_TYPE_DTYPE && al->len == 0) {
+        if (!strcmp(n, "is_float") || !strcmp(n, "is_int") || !strcmp(n, "is_bool"))
+            return bind_tmp(m, e->ty, bxc_arena_printf(A, "bext_gen_dtype_%s(%s)", n, r));
+        if (!strcmp(n, "size")) return bind_tmp(m, e->ty, bxc_arena_printf(A, "(size_t)bext_gen_dtype_size(%s)", r));
+    }
+    if (rty && rty->kind == BXC_TYPE_INT && al->len == 1 && (!strcmp(n, "min") || !strcmp(n, "max")))
+        return bind_tmp(m, e->ty,
+                        bxc_arena_printf(A, "(bext_i128)(%s) %s (bext_i128)(%s) ? (%s) : (%s)", r,
+                                         !strcmp(n, "min") ? "<" : ">", args[0], r, args[0]));
+    unsupported(m, e->span, bxc_arena_printf(A, "the method `%s`", n));
+    return "0";
+}
+
+static const char *mstruct(mctx *m, const bxc_expr *e) {
+    bxc_arena *A = m->cx->a;
+    bxc_type *t = T(e->ty);
+    const bxc_path *p = e->struct_lit.path;
+    const bxc_field_init_list *fl = &e->struct_lit.fields;
+    const char **vals = bxc_arena_alloc(A, (fl->len + 1) * sizeof *vals);
+    for (uint32_t i = 0; i < fl->len; i++) vals[i] = mx(m, fl->items[i]->value);
+    if (!t || (t->kind != BXC_TYPE_STRUCT && t->kind != BXC_TYPE_ENUM)) {
+        unsupported(m, e->span, "this struct literal");
+        return "0";
+    }
+    const char *inits = "";
+    for (uint32_t i = 0; i < fl->len; i++)
+        inits = bxc_arena_printf(A, "%s%s.%s = %s", inits, i ? ", " : "", bxc_emit_ident(A, fl->items[i]->name.name),
+                                 vals[i]);
+    if (t->kind == BXC_TYPE_STRUCT)
+        return bind_tmp(m, t, bxc_arena_printf(A, "(%s){%s}", ctype(m, t), fl->len ? inits : "0"));
+    const char *vname = p->segs.items[p->segs.len - 1].name;
+    const bxc_type_variant *var = find_variant(t, vname, NULL);
+    if (!var) {
+        unsupported(m, e->span, "this enum variant");
+        return "0";
+    }
+    return bind_tmp(m, t,
+                    bxc_arena_printf(A, "(%s){.tag = %s%s%s%s}", ctype(m, t), enum_tag(m, t, vname),
+                                     fl->len ? bxc_arena_printf(A, ", .as.%s = {", var->name) : "", inits,
+                                     fl->len ? "}" : ""));
+}
+
+static const char *mpath(mctx *m, const bxc_expr *e) {
+    bxc_arena *A = m->cx->a;
+    const bxc_path *p = e->path;
+    const char *last = p->segs.items[p->segs.len - 1].name;
+    if (p->segs.len == 1) {
+        mvar *v = find_var(m, last);
+        if (v) return bind_tmp(m, v->type, v->c);
+    }
+    if (p->segs.len == 2 && !strcmp(p->segs.items[0].name, "DType")) {
+        const char *d = dtype_const(last);
+        if (d) return bind_tmp(m, bxc_type_dtype(), d);
+    }
+    if (p->segs.len >= 2 && find_variant(e->ty, last, NULL))
+        return bind_tmp(m, e->ty, bxc_arena_printf(A, "(%s){.tag = %s}", ctype(m, e->ty), enum_tag(m, e->ty, last)));
+    unsupported(m, e->span, bxc_arena_printf(A, "the name `%s` as a value", last));
+    return "0";
+}
+
+static const char *mcast(mctx *m, const bxc_expr *e) {
+    bxc_arena *A = m->cx->a;
+    const char *v = mx(m, e->cast.expr);
+    bxc_type *from = T(e->cast.expr->ty), *to = T(e->ty);
+    if (!from || !to) {
+        m->ok = false;
+        return "0";
+    }
+    if (to->kind == BXC_TYPE_INT) {
+        const char *w = tmp(m);
+        line(m, "bext_i128 %s_;", w);
+        if (from->kind == BXC_TYPE_FLOAT)
+            line(m, "if (!bext_gen_fcast(err, %s, (double)(%s), &%s_)) %s", int_kind_of(to), v, w, fail_ret());
+        else
+            line(m, "if (!bext_gen_icast(err, %s, (bext_i128)(%s), &%s_)) %s", int_kind_of(to), v, w, fail_ret());
+        line(m, "BEXT_GEN_UNUSED %s %s = (%s)%s_;", ctype(m, to), w, ctype(m, to), w);
+        return w;
+    }
+    if (to->kind == BXC_TYPE_FLOAT && (from->kind == BXC_TYPE_INT || from->kind == BXC_TYPE_FLOAT))
+        return bind_tmp(m, to, bxc_arena_printf(A, "(%s)(%s)", ctype(m, to), v));
+    unsupported(m, e->span, "this cast");
+    return "0";
+}
+
+static const char *mif(mctx *m, const bxc_expr *e) {
+    bool valued = is_valued(e->ty);
+    const char *res = NULL;
+    if (valued) {
+        res = tmp(m);
+        line(m, "%s %s;", ctype(m, e->ty), res);
+        line(m, "memset(&%s, 0, sizeof %s);", res, res);
+    }
+    const char *c = mx(m, e->if_.cond);
+    line(m, "if (%s) {", c);
+    m->indent++;
+    const char *a = mblock(m, e->if_.then_block, e->ty);
+    if (valued && a) line(m, "%s = %s;", res, a);
+    m->indent--;
+    if (e->if_.else_) {
+        line(m, "} else {");
+        m->indent++;
+        const char *b = mx(m, e->if_.else_);
+        if (valued && b) line(m, "%s = %s;", res, b);
+        m->indent--;
+    }
+    line(m, "}");
+    return res;
+}
+
+static void mlet(mctx *m, const bxc_stmt *s);
+
+static const char *mblock(mctx *m, const bxc_block *b, bxc_type *ty) {
+    uint32_t mark = m->nvars;
+    for (uint32_t i = 0; i < b->stmts.len; i++) {
+        const bxc_stmt *s = b->stmts.items[i];
+        switch (s->kind) {
+        case BXC_STMT_LET: mlet(m, s); break;
+        case BXC_STMT_EXPR: (void)mx(m, s->expr); break;
+        case BXC_STMT_EMPTY: break;
+        default: unsupported(m, s->span, "this statement");
+        }
+    }
+    const char *r = NULL;
+    if (b->tail) r = mx(m, b->tail);
+    m->nvars = mark;
+    (void)ty;
+    return r;
+}
+
+static void bind_pat(mctx *m, const bxc_pat *p, bxc_type *t, const char *val) {
+    bxc_arena *A = m->cx->a;
+    if (p->kind == BXC_PAT_WILD) return;
+    if (p->kind == BXC_PAT_IDENT) {
+        const char *c = bxc_arena_printf(A, "l%u_%s", ++m->ntmp, p->name.name);
+        const char *ct = ctype(m, t);
+        if (!ct) {
+            m->ok = false;
+            return;
+        }
+        if (val) {
+            line(m, "BEXT_GEN_UNUSED %s %s = %s;", ct, c, val);
+        } else {
+            line(m, "BEXT_GEN_UNUSED %s %s;", ct, c);
+            line(m, "memset(&%s, 0, sizeof %s);", c, c);
+        }
+        push_var(m, p->name.name, c, T(t));
+        return;
+    }
+    if (p->kind == BXC_PAT_TUPLE && val) {
+        bxc_type *tt = T(t);
+        if (tt && tt->kind == BXC_TYPE_TUPLE && tt->tuple.n == p->elems.len) {
+            for (uint32_t i = 0; i < p->elems.len; i++)
+                bind_pat(m, p->elems.items[i], tt->tuple.elems[i], bxc_arena_printf(A, "%s._%u", val, i));
+            return;
+        }
+    }
+    unsupported(m, p->span, "this pattern");
+}
+
+static void mlet(mctx *m, const bxc_stmt *s) {
+    bxc_type *t = s->pat && s->pat->ty ? s->pat->ty : s->init ? s->init->ty : NULL;
+    if (s->type && s->type->ty) t = s->type->ty;
+    const char *v = s->init ? mx(m, s->init) : NULL;
+    if (!s->pat || !t) {
+        unsupported(m, s->span, "this `let`");
+        return;
+    }
+    bind_pat(m, s->pat, t, v);
+}
+
+static const char *mloop_body(mctx *m, const bxc_block *body) {
+    m->loop_depth++;
+    line(m, "if (!bext_gen_step(err)) %s", fail_ret());
+    mblock(m, body, NULL);
+    m->loop_depth--;
+    return NULL;
+}
+
+static const char *mx(mctx *m, const bxc_expr *e) {
+    bxc_arena *A = m->cx->a;
+    if (!e) return NULL;
+    switch (e->kind) {
+    case BXC_EXPR_INT: return int_lit(m, e->ty, (__int128)e->int_lit.value, e->span);
+    case BXC_EXPR_FLOAT: return float_lit(m, e->ty, e->float_lit.value);
+    case BXC_EXPR_BOOL: return bind_tmp(m, bxc_type_bool(), e->bool_lit ? "true" : "false");
+    case BXC_EXPR_STRING: unsupported(m, e->span, "a string outside `panic`"); return "0";
+    case BXC_EXPR_PATH: return mpath(m, e);
+    case BXC_EXPR_UNARY: {
+        const bxc_expr *o = e->unary.operand;
+        if (e->unary.op == BXC_UN_NEG && o->kind == BXC_EXPR_INT) {
+            bxc_type *t = T(e->ty);
+            __int128 v = -(__int128)o->int_lit.value;
+            if (t && t->kind == BXC_TYPE_INT) {
+                /* the interpreter negates before its range check */
+                const char *w = tmp(m);
+                line(m, "bext_i128 %s_;", w);
+                char buf[48];
+                unsigned long long mag = (unsigned long long)o->int_lit.value;
+                (void)buf;
+                line(m, "if (!bext_gen_icast(err, %s, -(bext_i128)%lluULL, &%s_)) %s", int_kind_of(t), mag, w,
+                     bxc_arena_printf(A, "return bext_gen_fail(err, %s, \"literal -%llu is out of range for `%s`\");",
+                                      bxc_int_kind_signed(t->int_kind) ? "\"E1001\"" : "\"E1004\"", mag,
+                                      bxc_int_kind_name(t->int_kind)));
+                line(m, "BEXT_GEN_UNUSED %s %s = (%s)%s_;", ctype(m, t), w, ctype(m, t), w);
+                (void)v;
+                return w;
+            }
+        }
+        if (e->unary.op == BXC_UN_REF || e->unary.op == BXC_UN_DEREF) return mx(m, o);
+        const char *v = mx(m, o);
+        bxc_type *t = T(o->ty);
+        if (!t) {
+            m->ok = false;
+            return "0";
+        }
+        if (e->unary.op == BXC_UN_NOT) {
+            if (t->kind == BXC_TYPE_BOOL) return bind_tmp(m, t, bxc_arena_printf(A, "!(%s)", v));
+            if (t->kind == BXC_TYPE_INT)
+                return bind_tmp(m, t, bxc_arena_printf(A, "(%s)bext_gen_inot(%s, (bext_i128)(%s))", ctype(m, t),
+                                                       int_kind_of(t), v));
+        }
+        if (e->unary.op == BXC_UN_NEG) {
+            if (t->kind == BXC_TYPE_FLOAT) return bind_tmp(m, t, bxc_arena_printf(A, "-(%s)", v));
+            if (t->kind == BXC_TYPE_INT) {
+                const char *w = tmp(m);
+                line(m, "bext_i128 %s_;", w);
+                line(m, "if (!bext_gen_ineg(err, %s, (bext_i128)(%s), &%s_)) %s", int_kind_of(t), v, w, fail_ret());
+                line(m, "BEXT_GEN_UNUSED %s %s = (%s)%s_;", ctype(m, t), w, ctype(m, t), w);
+                return w;
+            }
+        }
+        unsupported(m, e->span, "this unary operator");
+        return "0";
+    }
+    case BXC_EXPR_BINARY: {
+        bxc_binop op = e->binary.op;
+        if (op == BXC_BIN_AND || op == BXC_BIN_OR) {
+            const char *r = tmp(m);
+            const char *a = mx(m, e->binary.lhs);
+            line(m, "bool %s = %s;", r, a);
+            line(m, "if (%s%s) {", op == BXC_BIN_AND ? "" : "!", r);
+            m->indent++;
+            const char *b = mx(m, e->binary.rhs);
+            line(m, "%s = %s;", r, b);
+            m->indent--;
+            line(m, "}");
+            return r;
+        }
+        const char *a = mx(m, e->binary.lhs);
+        const char *b = mx(m, e->binary.rhs);
+        return binop_vals(m, op, e->binary.lhs->ty, e->ty, a, b, e->span);
+    }
+    case BXC_EXPR_ASSIGN: {
+        const char *v = mx(m, e->assign.value);
+        const char *pl = place(m, e->assign.target);
+        if (e->assign.op != BXC_BIN_NONE) {
+            bxc_type *tt = T(e->assign.target->ty);
+            if (tt && tt->kind == BXC_TYPE_SHAPE) {
+                unsupported(m, e->span, "compound assignment to a shape");
+                return NULL;
+            }
+            const char *cur = bind_tmp(m, tt, pl);
+            v = binop_vals(m, e->assign.op, tt, tt, cur, v, e->span);
+        }
+        line(m, "%s = %s;", pl, v);
+        return NULL;
+    }
+    case BXC_EXPR_CAST: return mcast(m, e);
+    case BXC_EXPR_CALL: return mcall(m, e);
+    case BXC_EXPR_METHOD_CALL: return mmethod(m, e);
+    case BXC_EXPR_FIELD: {
+        const char *o = mx(m, e->field.object);
+        return bind_tmp(m, e->ty, bxc_arena_printf(A, "%s.%s", o, bxc_emit_ident(A, e->field.name.name)));
+    }
+    case BXC_EXPR_TUPLE_FIELD: {
+        const char *o = mx(m, e->tuple_field.object);
+        return bind_tmp(m, e->ty, bxc_arena_printf(A, "%s._%u", o, e->tuple_field.index));
+    }
+    case BXC_EXPR_INDEX: {
+        const char *o = mx(m, e->index.object);
+        const char *i = mx(m, e->index.index);
+        line(m, "if (!bext_gen_shape_index(err, &%s, (uint64_t)(%s))) %s", o, i, fail_ret());
+        return bind_tmp(m, e->ty, bxc_arena_printf(A, "(size_t)%s.dims[%s]", o, i));
+    }
+    case BXC_EXPR_BLOCK: {
+        bool valued = is_valued(e->ty);
+        const char *res = NULL;
+        if (valued) {
+            res = tmp(m);
+            line(m, "%s %s;", ctype(m, e->ty), res);
+        }
+        line(m, "{");
+        m->indent++;
+        const char *v = mblock(m, e->block, e->ty);
+        if (valued && v) line(m, "%s = %s;", res, v);
+        m->indent--;
+        line(m, "}");
+        return res;
+    }
+    case BXC_EXPR_IF: return mif(m, e);
+    case BXC_EXPR_WHILE: {
+        line(m, "for (;;) {");
+        m->indent++;
+        const char *c = mx(m, e->while_.cond);
+        line(m, "if (!(%s)) break;", c);
+        mloop_body(m, e->while_.body);
+        m->indent--;
+        line(m, "}");
+        return NULL;
+    }
+    case BXC_EXPR_LOOP: {
+        line(m, "for (;;) {");
+        m->indent++;
+        mloop_body(m, e->loop_.body);
+        m->indent--;
+        line(m, "}");
+        return NULL;
+    }
+    case BXC_EXPR_FOR: {
+        const bxc_expr *it = e->for_.iter;
+        if (it->kind != BXC_EXPR_RANGE || !it->range.start || !it->range.end) {
+            unsupported(m, e->span, "this `for`");
+            return NULL;
+        }
+        const char *a = mx(m, it->range.start);
+        const char *b = mx(m, it->range.end);
+        const char *i = tmp(m);
+        bxc_type *et = T(it->range.start->ty);
+        if (!et || et->kind != BXC_TYPE_INT) et = T(it->range.end->ty);
+        line(m, "for (bext_i128 %s_ = (bext_i128)(%s); %s_ < (bext_i128)(%s)%s; %s_++) {", i, a, i, b,
+             it->range.inclusive ? " + 1" : "", i);
+        m->indent++;
+        uint32_t mark = m->nvars;
+        bind_pat(m, e->for_.pat, et, bxc_arena_printf(A, "(%s)%s_", ctype(m, et), i));
+        mloop_body(m, e->for_.body);
+        m->nvars = mark;
+        m->indent--;
+        line(m, "}");
+        return NULL;
+    }
+    case BXC_EXPR_BREAK: line(m, "break;"); return NULL;
+    case BXC_EXPR_CONTINUE: line(m, "continue;"); return NULL;
+    case BXC_EXPR_RETURN: {
+        const char *v = e->ret.value ? mx(m, e->ret.value) : NULL;
+        if (m->has_out && v) line(m, "*bext_out = %s;", v);
+        line(m, "err->depth--;");
+        line(m, "return true;");
+        return NULL;
+    }
+    case BXC_EXPR_STRUCT: return mstruct(m, e);
+    case BXC_EXPR_TUPLE: {
+        if (!e->tuple.elems.len) return NULL;
+        const char *inits = "";
+        for (uint32_t i = 0; i < e->tuple.elems.len; i++)
+            inits = bxc_arena_printf(A, "%s%s%s", inits, i ? ", " : "", mx(m, e->tuple.elems.items[i]));
+        return bind_tmp(m, e->ty, bxc_arena_printf(A, "(%s){%s}", ctype(m, e->ty), inits));
+    }
+    case BXC_EXPR_ARRAY: {
+        const char *s = tmp(m);
+        const char **vals = bxc_arena_alloc(A, (e->array.elems.len + 1) * sizeof *vals);
+        for (uint32_t i = 0; i < e->array.elems.len; i++) vals[i] = mx(m, e->array.elems.items[i]);
+        line(m, "BEXT_GEN_UNUSED bext_meta_shape %s = {0};", s);
+        for (uint32_t i = 0; i < e->array.elems.len; i++)
+            line(m, "if (!bext_gen_shape_push(err, &%s, (uint64_t)(%s))) %s", s, vals[i], fail_ret());
+        return s;
+    }
+    default:
+        unsupported(m, e->span, bxc_arena_printf(A, "`%s`", bxc_expr_kind_name(e->kind)));
+        return "0";
+    }
+}
+
+/* ---- functions ------------------------------------------------------------------ */
+
+typedef struct mparam {
+    const char *name;       /* source name */
+    const char *cname;
+    bxc_type *type;         /* value type (no refs) */
+    bool by_pointer;        /* passed as `const T *` */
+} mparam;
+
+/* Emits one metadata function.  params are bound by name; body is an
+ * expression (or block) whose value of type ret goes to *bext_out. */
+static void emit_fn(bxc_emit_ctx *cx, const char *cname, const char *what, const mparam *ps, uint32_t np,
+                    bxc_type *ret, const bxc_expr *body, const bxc_block *block, const char *cond) {
+    mctx m;
+    memset(&m, 0, sizeof m);
+    m.cx = cx;
+    m.ok = true;
+    m.indent = 1;
+    m.fname = what;
+    bxc_arena *A = cx->a;
+    const char *plist = "";
+    for (uint32_t i = 0; i < np; i++) {
+        const char *ct = ctype(&m, ps[i].type);
+        if (!ct) {
+            bxc_emit_error(cx, body ? body->span : block->span,
+                           "a metadata function parameter of this type has no C representation");
+            return;
+        }
+        plist = bxc_arena_printf(A, "%s%s%s%s%s", plist, ps[i].by_pointer ? "const " : "", ct,
+                                 ps[i].by_pointer ? " *" : " ", ps[i].cname);
+        plist = bxc_arena_printf(A, "%s, ", plist);
+        push_var(&m, ps[i].name, ps[i].by_pointer ? bxc_arena_printf(A, "(*%s)", ps[i].cname) : ps[i].cname,
+                 ps[i].type);
+    }
+    m.has_out = is_valued(ret);
+    const char *rct = m.has_out ? ctype(&m, ret) : NULL;
+    if (m.has_out && !rct) {
+        bxc_emit_error(cx, body ? body->span : block->span, "this metadata result has no C representation");
+        return;
+    }
+    const char *sig = bxc_arena_printf(A, "bool %s(%s%s%sbext_meta_error *err)", cname, plist, rct ? rct : "",
+                                       rct ? " *bext_out, " : "");
+
+    line(&m, "if (!bext_gen_enter(err, %s)) return false;", bxc_emit_cstring(A, what));
+    for (uint32_t i = 0; i < np; i++) line(&m, "(void)%s;", ps[i].cname);
+    const char *v = body ? mx(&m, body) : mblock(&m, block, ret);
+    if (m.has_out && v) line(&m, "*bext_out = %s;", v);
+    line(&m, "err->depth--;");
+    line(&m, "return true;");
+
+    if (cond) {
+        bxc_emit_printf(&cx->protos_h, "#if %s\n", cond);
+        bxc_emit_printf(&cx->code_c, "#if %s\n", cond);
+    }
+    bxc_emit_printf(&cx->protos_h, "%s;\n", sig);
+    bxc_emit_printf(&cx->code_c, "%s {\n", sig);
+    if (m.ok) {
+        bxc_emit_append(&cx->code_c, &m.out);
+    } else {
+        /* A construct the generator cannot lower (warned about): the function
+         * exists and says so at run time instead of failing the build. */
+        if (rct) bxc_emit_puts(&cx->code_c, "  (void)bext_out;\n");
+        for (uint32_t i = 0; i < np; i++) bxc_emit_printf(&cx->code_c, "  (void)%s;\n", ps[i].cname);
+        bxc_emit_printf(&cx->code_c, "  return bext_gen_fail(err, \"E1010\", \"%%s: not supported by generated code\", %s);\n",
+                        bxc_emit_cstring(A, what));
+    }
+    bxc_emit_puts(&cx->code_c, "}\n\n");
+    if (cond) {
+        bxc_emit_puts(&cx->protos_h, "#endif\n");
+        bxc_emit_puts(&cx->code_c, "#endif\n\n");
+    }
+    bxc_emit_buf_free(&m.out);
+}
+
+static bool fn_is_cube(const bxc_item *it) {
+    for (uint32_t i = 0; i < it->attrs.len; i++)
+        if (bxc_emit_path_is(it->attrs.items[i]->path, "cube")) return true;
+    return false;
+}
+
+void bxc_emit_helpers(bxc_emit_ctx *cx) {
+    bool header = false;
+    for (uint32_t k = 0; k < cx->u->norder; k++) {
+        const bxc_module *mod = cx->u->order[k];
+        const bxc_file *f = mod->ast;
+        for (uint32_t i = 0; f && i < f->items.len; i++) {
+            const bxc_item *it = f->items.items[i];
+            if (it->kind != BXC_ITEM_FN || !it->fn->body || fn_is_cube(it) || it->fn->generics.len) continue;
+            const bxc_fn *fn = it->fn;
+            mparam *ps = bxc_arena_alloc(cx->a, (fn->params.len + 1) * sizeof *ps);
+            bool ok = true;
+            for (uint32_t p = 0; p < fn->params.len; p++) {
+                const bxc_param *pp = fn->params.items[p];
+                if (!pp->pat || pp->pat->kind != BXC_PAT_IDENT || !pp->type || !pp->type->ty) {
+                    ok = false;
+                    break;
+                }
+                bxc_type *t = bxc_type_resolve(pp->type->ty);
+                ps[p].name = pp->pat->name.name;
+                ps[p].cname = bxc_emit_ident(cx->a, pp->pat->name.name);
+                ps[p].by_pointer = t->kind == BXC_TYPE_REF;
+                ps[p].type = bxc_type_strip_refs(t);
+                bxc_type_kind kd = ps[p].type->kind;
+                if (kd == BXC_TYPE_TENSOR || kd == BXC_TYPE_FN || kd == BXC_TYPE_GENERIC || kd == BXC_TYPE_ERROR)
+                    ok = false;
+            }
+            bxc_type *ret = fn->ret ? (fn->ret->ty ? fn->ret->ty : NULL) : bxc_type_unit();
+            if (!ok || !ret) continue;   /* not a metadata helper the checker typed */
+            if (!header) {
+                bxc_emit_puts(&cx->protos_h, "/* ---- metadata helper fns (docs/codegen.md) ---- */\n");
+                header = true;
+            }
+            emit_fn(cx, bxc_emit_helper_name(cx, mod, fn->name.name), fn->name.name, ps, fn->params.len, ret, NULL,
+                    fn->body, NULL);
+        }
+    }
+    if (header) bxc_emit_puts(&cx->protos_h, "\n");
+}
+
+/* ---- #[fusion(...)] of trait methods ------------------------------------------------ */
+
+static const bxc_attr_arg *fusion_arg(const bxc_fn *fn, const char *name) {
+    for (uint32_t i = 0; i < fn->attrs.len; i++) {
+        const bxc_attr *a = fn->attrs.items[i];
+        if (!bxc_emit_path_is(a->path, "fusion")) continue;
+        for (uint32_t k = 0; k < a->args.len; k++) {
+            const bxc_attr_arg *g = a->args.items[k];
+            if (g->kind == BXC_ATTR_ARG_ASSIGN && bxc_emit_path_is(g->path, name)) return g;
+        }
+    }
+    return NULL;
+}
+
+/* The metadata type of a method parameter as seen by field expressions
+ * (`spec_form` false: tensors are DType / Shape per field) or by `meta`
+ * (tensors are TensorSpec); extension values are their companions. */
+static bxc_type *meta_param_type(bxc_type *t, int form) {
+    t = T(t);
+    if (!t) return NULL;
+    if (t->kind == BXC_TYPE_TENSOR)
+        return form == 0 ? bxc_type_dtype() : form == 1 ? bxc_type_shape() : bxc_type_spec();
+    if ((t->kind == BXC_TYPE_STRUCT || t->kind == BXC_TYPE_ENUM) && t->decl->is_extension)
+        return t->decl->metadata;
+    return t;
+}
+
+void bxc_emit_method_meta(bxc_emit_ctx *cx, const char *prefix, const bxc_fn *fn, const char *cond) {
+    const bxc_attr_arg *dt = fusion_arg(fn, "dtype"), *sh = fusion_arg(fn, "shape"), *me = fusion_arg(fn, "meta");
+    if (!dt && !sh && !me) return;
+    uint32_t np = fn->params.len;
+    mparam *ps = bxc_arena_alloc(cx->a, (np + 1) * sizeof *ps);
+    bxc_type **raw = bxc_arena_alloc(cx->a, (np + 1) * sizeof *raw);
+    for (uint32_t i = 0; i < np; i++) {
+        const bxc_param *p = fn->params.items[i];
+        if (!p->pat || p->pat->kind != BXC_PAT_IDENT || !p->type || !p->type->ty) return;  /* unchecked (cfg off) */
+        raw[i] = p->type->ty;
+        ps[i].name = p->pat->name.name;
+        ps[i].cname = bxc_emit_ident(cx->a, p->pat->name.name);
+    }
+    struct { const bxc_attr_arg *arg; const char *suffix; int form; bxc_type *ret; } fields[2] = {
+        {dt, "meta_dtype", 0, bxc_type_dtype()}, {sh, "meta_shape", 1, bxc_type_shape()}};
+    for (int f = 0; f < 2; f++) {
+        if (!fields[f].arg || !fields[f].arg->value || !fields[f].arg->value->ty) continue;
+        bool bad = false;
+        for (uint32_t i = 0; i < np; i++) {
+            bxc_type *t = T(raw[i]);
+            ps[i].type = meta_param_type(t, fields[f].form);
+            /* a dtype is passed by value; everything else is borrowed */
+            ps[i].by_pointer = !(t->kind == BXC_TYPE_TENSOR && fields[f].form == 0);
+            if (!ps[i].type) bad = true;
+        }
+        if (bad) continue;
+        emit_fn(cx, bxc_arena_printf(cx->a, "%s_%s", prefix, fields[f].suffix),
+                bxc_arena_printf(cx->a, "%s %s", prefix, fields[f].arg->path->segs.items[0].name), ps, np,
+                fields[f].ret, fields[f].arg->value, NULL, cond);
+    }
+    if (me && me->value && me->value->ty) {
+        const bxc_expr *v = me->value;
+        bxc_type *ft = T(v->ty);
+        if (!ft || ft->kind != BXC_TYPE_FN) return;
+        for (uint32_t i = 0; i < np; i++) {
+            ps[i].type = meta_param_type(raw[i], 2);
+            ps[i].by_pointer = true;
+            if (!ps[i].type) return;
+        }
+        if (v->kind == BXC_EXPR_CLOSURE) {
+            /* closure parameters rename the method's */
+            mparam *cps = bxc_arena_alloc(cx->a, (np + 1) * sizeof *cps);
+            if (v->closure.params.len != np) return;
+            for (uint32_t i = 0; i < np; i++) {
+                cps[i] = ps[i];
+                const bxc_param *cp = v->closure.params.items[i];
+                if (!cp->pat || cp->pat->kind != BXC_PAT_IDENT) return;
+                cps[i].name = cp->pat->name.name;
+                cps[i].cname = bxc_emit_ident(cx->a, cp->pat->name.name);
+            }
+            emit_fn(cx, bxc_arena_printf(cx->a, "%s_meta", prefix), bxc_arena_printf(cx->a, "%s meta", prefix), cps,
+                    np, ft->fn.ret, v->closure.body, NULL, cond);
+        } else if (v->kind == BXC_EXPR_PATH) {
+            /* `meta = helper`: a call of the helper with every argument */
+            const bxc_module *mod = NULL;
+            const char *last = v->path->segs.items[v->path->segs.len - 1].name;
+            if (!find_fn(cx, last, &mod)) return;
+            const char *plist = "", *alist = "";
+            const char *rct = bxc_emit_ctype_of(cx, ft->fn.ret);
+            for (uint32_t i = 0; i < np; i++) {
+                plist = bxc_arena_printf(cx->a, "%sconst %s *%s, ", plist, bxc_emit_ctype_of(cx, ps[i].type), ps[i].cname);
+                alist = bxc_arena_printf(cx->a, "%s%s, ", alist, ps[i].cname);
+            }
+            if (cond) {
+                bxc_emit_printf(&cx->protos_h, "#if %s\n", cond);
+                bxc_emit_printf(&cx->code_c, "#if %s\n", cond);
+            }
+            const char *sig = bxc_arena_printf(cx->a, "bool %s_meta(%s%s *bext_out, bext_meta_error *err)", prefix,
+                                               plist, rct);
+            bxc_emit_printf(&cx->protos_h, "%s;\n", sig);
+            bxc_emit_printf(&cx->code_c, "%s {\n  return %s(%sbext_out, err);\n}\n\n", sig,
+                            bxc_emit_helper_name(cx, mod, last), alist);
+            if (cond) {
+                bxc_emit_puts(&cx->protos_h, "#endif\n");
+                bxc_emit_puts(&cx->code_c, "#endif\n\n");
+            }
+        }
+    }
+}

@@ -1,0 +1,293 @@
+/* emit_types.c — C types for the language's structs, enums and tuples.
+ *
+ * Every struct / enum / tuple type the generated code mentions is
+ * registered here (dependencies first, so the header declares a nested
+ * type before its container), then written out at the end: structs as C
+ * structs, enums as tagged unions (`tag` + `as.<Variant>`), tuples as
+ * structs with fields _0, _1, ...  A type that holds tensors also gets
+ * `<prefix>_release` (drops every tensor reference inside, nested values
+ * and the active variant included) and `<prefix>_retain` (a copy holding
+ * one more reference of each). */
+#include <stdio.h>
+#include <string.h>
+
+#include "check.h"
+#include "emit_int.h"
+
+#define MAX_TYPE_NESTING 64
+
+static bool has_tensors_rec(bxc_type *t, int depth) {
+    if (depth > MAX_TYPE_NESTING) return false;
+    t = bxc_type_strip_refs(bxc_type_resolve(t));
+    switch (t->kind) {
+    case BXC_TYPE_TENSOR: return true;
+    case BXC_TYPE_TUPLE:
+        for (uint32_t i = 0; i < t->tuple.n; i++)
+            if (has_tensors_rec(t->tuple.elems[i], depth + 1)) return true;
+        return false;
+    case BXC_TYPE_STRUCT:
+    case BXC_TYPE_ENUM: {
+        bxc_type_decl *d = t->decl;
+        for (uint32_t i = 0; i < d->nfields; i++)
+            if (has_tensors_rec(d->fields[i].type, depth + 1)) return true;
+        for (uint32_t v = 0; v < d->nvariants; v++)
+            for (uint32_t i = 0; i < d->variants[v].nfields; i++)
+                if (has_tensors_rec(d->variants[v].fields[i].type, depth + 1)) return true;
+        return false;
+    }
+    default: return false;
+    }
+}
+
+bool bxc_emit_type_has_tensors(bxc_type *t) { return has_tensors_rec(t, 0); }
+
+/* The spelling of a tuple element inside a tuple's C name. */
+static const char *elem_spelling(bxc_emit_ctx *cx, bxc_type *t) {
+    t = bxc_type_strip_refs(bxc_type_resolve(t));
+    switch (t->kind) {
+    case BXC_TYPE_TENSOR: return "tensor";
+    case BXC_TYPE_BOOL: return "bool";
+    case BXC_TYPE_INT: return bxc_int_kind_name(t->int_kind);
+    case BXC_TYPE_FLOAT: return bxc_float_kind_name(t->float_kind);
+    case BXC_TYPE_SHAPE: return "shape";
+    case BXC_TYPE_DTYPE: return "dtype";
+    case BXC_TYPE_SPEC: return "spec";
+    case BXC_TYPE_STRUCT:
+    case BXC_TYPE_ENUM: return t->decl->name;
+    case BXC_TYPE_TUPLE: {
+        const char *s = bxc_arena_printf(cx->a, "tuple%u", t->tuple.n);
+        for (uint32_t i = 0; i < t->tuple.n; i++)
+            s = bxc_arena_printf(cx->a, "%s_%s", s, elem_spelling(cx, t->tuple.elems[i]));
+        return s;
+    }
+    default: return "unit";
+    }
+}
+
+static bxc_emit_ctype *find(bxc_emit_ctx *cx, bxc_type *t, const char *tuple_name) {
+    for (uint32_t i = 0; i < cx->nctypes; i++) {
+        bxc_type *o = cx->ctypes[i].type;
+        if (tuple_name ? (o->kind == BXC_TYPE_TUPLE && strcmp(cx->ctypes[i].name, tuple_name) == 0)
+                       : (o->kind != BXC_TYPE_TUPLE && o->decl == t->decl))
+            return &cx->ctypes[i];
+    }
+    return NULL;
+}
+
+static int g_register_depth;
+
+bxc_emit_ctype *bxc_emit_register_type(bxc_emit_ctx *cx, bxc_type *t) {
+    t = bxc_type_strip_refs(bxc_type_resolve(t));
+    const char *tuple_name = NULL;
+    if (t->kind == BXC_TYPE_TUPLE)
+        tuple_name = bxc_arena_printf(cx->a, "%s_%s", cx->cstem, elem_spelling(cx, t));
+    else if (t->kind != BXC_TYPE_STRUCT && t->kind != BXC_TYPE_ENUM)
+        return NULL;
+    bxc_emit_ctype *found = find(cx, t, tuple_name);
+    if (found) return found;
+    if (g_register_depth > MAX_TYPE_NESTING) {
+        bxc_emit_error(cx, t->kind == BXC_TYPE_TUPLE ? bxc_span_none() : t->decl->span,
+                       "type nested too deeply (or recursive) for C");
+        return NULL;
+    }
+    /* dependencies first */
+    g_register_depth++;
+    if (t->kind == BXC_TYPE_TUPLE) {
+        for (uint32_t i = 0; i < t->tuple.n; i++) bxc_emit_register_type(cx, t->tuple.elems[i]);
+    } else {
+        bxc_type_decl *d = t->decl;
+        for (uint32_t i = 0; i < d->nfields; i++) bxc_emit_register_type(cx, d->fields[i].type);
+        for (uint32_t v = 0; v < d->nvariants; v++)
+            for (uint32_t i = 0; i < d->variants[v].nfields; i++)
+                bxc_emit_register_type(cx, d->variants[v].fields[i].type);
+    }
+    g_register_depth--;
+    found = find(cx, t, tuple_name);   /* a dependency cycle may have added it */
+    if (found) return found;
+    if (cx->nctypes == cx->capctypes) {
+        uint32_t nc = cx->capctypes ? cx->capctypes * 2 : 16;
+        bxc_emit_ctype *n = bxc_arena_alloc(cx->a, nc * sizeof *n);
+        if (cx->nctypes) memcpy(n, cx->ctypes, cx->nctypes * sizeof *n);
+        cx->ctypes = n;
+        cx->capctypes = nc;
+    }
+    bxc_emit_ctype *ct = &cx->ctypes[cx->nctypes++];
+    memset(ct, 0, sizeof *ct);
+    ct->type = t;
+    ct->name = tuple_name ? tuple_name : t->decl->name;
+    ct->fn_prefix = tuple_name ? tuple_name : bxc_emit_snake(cx->a, t->decl->name);
+    ct->has_tensors = bxc_emit_type_has_tensors(t);
+    return ct;
+}
+
+void bxc_emit_root_types(bxc_emit_ctx *cx) {
+    if (!cx->u->nmodules) return;
+    bxc_file *f = cx->u->modules[0]->ast;
+    for (uint32_t i = 0; f && i < f->items.len; i++) {
+        bxc_item *it = f->items.items[i];
+        if (it->kind != BXC_ITEM_STRUCT && it->kind != BXC_ITEM_ENUM) continue;
+        bxc_type *t = bxc_check_lookup_type(cx->u, it->name.name);
+        if (!t || (t->kind != BXC_TYPE_STRUCT && t->kind != BXC_TYPE_ENUM)) continue;
+        bxc_emit_register_type(cx, t);
+        if (t->decl->metadata) bxc_emit_register_type(cx, t->decl->metadata);
+    }
+}
+
+/* Field name in C: the declared name, or _<i> for positional fields. */
+static const char *field_cname(bxc_emit_ctx *cx, const bxc_type_field *f, uint32_t i) {
+    return f->name ? bxc_emit_ident(cx->a, f->name) : bxc_arena_printf(cx->a, "_%u", i);
+}
+
+static void emit_fields(bxc_emit_ctx *cx, bxc_emit_buf *b, const bxc_type_field *fs, uint32_t n,
+                        const char *indent) {
+    for (uint32_t i = 0; i < n; i++) {
+        const char *ct = bxc_emit_ctype_of(cx, fs[i].type);
+        if (!ct || strcmp(ct, "void") == 0) {
+            bxc_emit_error(cx, fs[i].span, "this field's type has no C representation");
+            continue;
+        }
+        size_t L = strlen(ct);
+        bxc_emit_printf(b, "%s%s%s%s;\n", indent, ct, ct[L - 1] == '*' ? "" : " ", field_cname(cx, &fs[i], i));
+    }
+}
+
+/* release / retain statements for one value `expr` (an lvalue) of type t. */
+static void release_stmt(bxc_emit_ctx *cx, bxc_emit_buf *b, bxc_type *t, const char *lv, const char *ind) {
+    t = bxc_type_strip_refs(bxc_type_resolve(t));
+    if (!bxc_emit_type_has_tensors(t)) return;
+    if (t->kind == BXC_TYPE_TENSOR) {
+        bxc_emit_printf(b, "%sbext_release(%s);\n%s%s = NULL;\n", ind, lv, ind, lv);
+        return;
+    }
+    bxc_emit_ctype *ct = bxc_emit_register_type(cx, t);
+    if (ct) bxc_emit_printf(b, "%s%s_release(&%s);\n", ind, ct->fn_prefix, lv);
+}
+
+static void retain_stmt(bxc_emit_ctx *cx, bxc_emit_buf *b, bxc_type *t, const char *dst, const char *src,
+                        const char *ind) {
+    t = bxc_type_strip_refs(bxc_type_resolve(t));
+    if (!bxc_emit_type_has_tensors(t)) return;
+    if (t->kind == BXC_TYPE_TENSOR) {
+        bxc_emit_printf(b, "%sbext_retain(%s);\n", ind, dst);
+        return;
+    }
+    bxc_emit_ctype *ct = bxc_emit_register_type(cx, t);
+    if (ct) bxc_emit_printf(b, "%s%s = %s_retain(&%s);\n", ind, dst, ct->fn_prefix, src);
+}
+
+static void emit_one(bxc_emit_ctx *cx, const bxc_emit_ctype *ct) {
+    bxc_emit_buf *h = &cx->types_h, *c = &cx->types_c;
+    /* copies: registering while emitting may move the ctypes array */
+    bxc_type *t = ct->type;
+    const char *N = ct->name, *P = ct->fn_prefix;
+    bool has_tensors = ct->has_tensors;
+    if (t->kind == BXC_TYPE_TUPLE) {
+        bxc_emit_printf(h, "/* tuple %s */\n", elem_spelling(cx, t));
+        bxc_emit_printf(h, "typedef struct %s {\n", N);
+        for (uint32_t i = 0; i < t->tuple.n; i++) {
+            const char *ft = bxc_emit_ctype_of(cx, t->tuple.elems[i]);
+            size_t L = strlen(ft);
+            bxc_emit_printf(h, "  %s%s_%u;\n", ft, ft[L - 1] == '*' ? "" : " ", i);
+        }
+        bxc_emit_printf(h, "} %s;\n", N);
+    } else if (!t->decl->is_enum) {
+        bxc_type_decl *d = t->decl;
+        if (d->metadata_of) bxc_emit_printf(h, "/* metadata companion of %s: tensors replaced by specs */\n",
+                                            d->metadata_of->decl->name);
+        bxc_emit_printf(h, "typedef struct %s {\n", N);
+        emit_fields(cx, h, d->fields, d->nfields, "  ");
+        if (!d->nfields) bxc_emit_puts(h, "  char bext_empty_;   /* C has no empty structs */\n");
+        bxc_emit_printf(h, "} %s;\n", N);
+    } else {
+        bxc_type_decl *d = t->decl;
+        const char *U = bxc_emit_upper(cx->a, N);
+        if (d->metadata_of) bxc_emit_printf(h, "/* metadata companion of %s: tensors replaced by specs */\n",
+                                            d->metadata_of->decl->name);
+        bxc_emit_printf(h, "typedef enum %sTag {\n", N);
+        for (uint32_t v = 0; v < d->nvariants; v++)
+            bxc_emit_printf(h, "  %s_%s = %u,\n", U, bxc_emit_upper(cx->a, d->variants[v].name), v);
+        bxc_emit_printf(h, "} %sTag;\n", N);
+        bool any = false;
+        for (uint32_t v = 0; v < d->nvariants; v++) any |= d->variants[v].nfields > 0;
+        bxc_emit_printf(h, "typedef struct %s {\n  %sTag tag;\n", N, N);
+        if (any) {
+            bxc_emit_puts(h, "  union {\n");
+            for (uint32_t v = 0; v < d->nvariants; v++) {
+                if (!d->variants[v].nfields) continue;
+                bxc_emit_puts(h, "    struct {\n");
+                emit_fields(cx, h, d->variants[v].fields, d->variants[v].nfields, "      ");
+                bxc_emit_printf(h, "    } %s;\n", d->variants[v].name);
+            }
+            bxc_emit_puts(h, "  } as;\n");
+        }
+        bxc_emit_printf(h, "} %s;\n", N);
+    }
+    if (!has_tensors) {
+        bxc_emit_puts(h, "\n");
+        return;
+    }
+    bxc_emit_printf(h, "/* Drops every tensor reference inside *v (nested values too); sets them NULL. */\n"
+                       "void %s_release(%s *v);\n"
+                       "/* A copy of *v holding one more reference of every tensor inside. */\n"
+                       "%s %s_retain(const %s *v);\n\n",
+                    P, N, N, P, N);
+    bxc_emit_buf rel = {0}, ret = {0};
+    if (t->kind == BXC_TYPE_TUPLE) {
+        for (uint32_t i = 0; i < t->tuple.n; i++) {
+            const char *lv = bxc_arena_printf(cx->a, "v->_%u", i);
+            release_stmt(cx, &rel, t->tuple.elems[i], lv, "  ");
+            retain_stmt(cx, &ret, t->tuple.elems[i], bxc_arena_printf(cx->a, "r._%u", i), lv, "  ");
+        }
+    } else if (!t->decl->is_enum) {
+        bxc_type_decl *d = t->decl;
+        for (uint32_t i = 0; i < d->nfields; i++) {
+            const char *fn = field_cname(cx, &d->fields[i], i);
+            const char *lv = bxc_arena_printf(cx->a, "v->%s", fn);
+            release_stmt(cx, &rel, d->fields[i].type, lv, "  ");
+            retain_stmt(cx, &ret, d->fields[i].type, bxc_arena_printf(cx->a, "r.%s", fn), lv, "  ");
+        }
+    } else {
+        bxc_type_decl *d = t->decl;
+        const char *U = bxc_emit_upper(cx->a, N);
+        bxc_emit_puts(&rel, "  switch (v->tag) {\n");
+        bxc_emit_puts(&ret, "  switch (v->tag) {\n");
+        for (uint32_t v = 0; v < d->nvariants; v++) {
+            bxc_type_variant *var = &d->variants[v];
+            bool vt = false;
+            for (uint32_t i = 0; i < var->nfields; i++) vt |= bxc_emit_type_has_tensors(var->fields[i].type);
+            if (!vt) continue;
+            const char *tag = bxc_arena_printf(cx->a, "%s_%s", U, bxc_emit_upper(cx->a, var->name));
+            bxc_emit_printf(&rel, "  case %s:\n", tag);
+            bxc_emit_printf(&ret, "  case %s:\n", tag);
+            for (uint32_t i = 0; i < var->nfields; i++) {
+                const char *fn = field_cname(cx, &var->fields[i], i);
+                const char *lv = bxc_arena_printf(cx->a, "v->as.%s.%s", var->name, fn);
+                release_stmt(cx, &rel, var->fields[i].type, lv, "    ");
+                retain_stmt(cx, &ret, var->fields[i].type,
+                            bxc_arena_printf(cx->a, "r.as.%s.%s", var->name, fn), lv, "    ");
+            }
+            bxc_emit_puts(&rel, "    break;\n");
+            bxc_emit_puts(&ret, "    break;\n");
+        }
+        bxc_emit_puts(&rel, "  default:\n    break;\n  }\n");
+        bxc_emit_puts(&ret, "  default:\n    break;\n  }\n");
+    }
+    bxc_emit_printf(c, "void %s_release(%s *v) {\n  if (!v) return;\n", P, N);
+    bxc_emit_append(c, &rel);
+    bxc_emit_printf(c, "}\n\n%s %s_retain(const %s *v) {\n  %s r = *v;\n", N, P, N, N);
+    bxc_emit_append(c, &ret);
+    bxc_emit_puts(c, "  return r;\n}\n\n");
+    bxc_emit_buf_free(&rel);
+    bxc_emit_buf_free(&ret);
+}
+
+void bxc_emit_types_finish(bxc_emit_ctx *cx) {
+    if (!cx->nctypes) return;
+    bxc_emit_puts(&cx->types_h, "/* ---- types ---- */\n\n");
+    /* Emitting may register more (nested tuples spelled late): loop on the
+     * growing list; registration order already puts dependencies first. */
+    for (uint32_t i = 0; i < cx->nctypes; i++) {
+        bxc_emit_ctype copy = cx->ctypes[i];
+        emit_one(cx, &copy);
+    }
+}

@@ -1,0 +1,406 @@
+/* gen.h — support for the C that `bextc -o` generates (docs/codegen.md).
+ *
+ * Header-only (every function is static inline), so a generated file needs
+ * nothing beyond libbext.  Three parts:
+ *   1. which backends this runtime has (BEXT_GEN_HAS_*), so arms of
+ *      backends that do not exist yet compile out;
+ *   2. routing, errors and panics for dispatch entry points;
+ *   3. the metadata value types (bext_meta_shape, bext_meta_spec) and the checked
+ *      integer arithmetic of the metadata language, with the same results
+ *      and the same error messages as bextc's interpreter (compiler/interp.c),
+ *      which a differential test (tests/codegen) keeps true.
+ * Not meant to be used by hand; names may change with the generator. */
+#ifndef BEXT_GEN_H
+#define BEXT_GEN_H
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "bext/bext.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------ 1. backends of the runtime */
+/* Flex and NdArray are always compiled in; the others arrive with their
+ * issues and then define these to 1 (in bext.h) before this point. */
+#ifndef BEXT_GEN_HAS_FLEX
+#define BEXT_GEN_HAS_FLEX 1
+#endif
+#ifndef BEXT_GEN_HAS_NDARRAY
+#define BEXT_GEN_HAS_NDARRAY 1
+#endif
+#ifndef BEXT_GEN_HAS_CUBE
+#define BEXT_GEN_HAS_CUBE 0
+#endif
+#ifndef BEXT_GEN_HAS_LIBTORCH
+#define BEXT_GEN_HAS_LIBTORCH 0
+#endif
+#ifndef BEXT_GEN_HAS_REMOTE
+#define BEXT_GEN_HAS_REMOTE 0
+#endif
+#ifndef BEXT_GEN_HAS_AUTODIFF
+#define BEXT_GEN_HAS_AUTODIFF 0
+#endif
+#ifndef BEXT_GEN_HAS_FUSION
+#define BEXT_GEN_HAS_FUSION 0
+#endif
+
+/* ------------------------------------------------- 2. dispatch support */
+/* Errors and panics go through the runtime's public API (bext.h):
+ * bext_set_error sets bext_last_error(), bext_panic calls the panic hook. */
+#define BEXT_GEN_SET_ERROR(...) ((void)bext_set_error(__VA_ARGS__))
+#define BEXT_GEN_PANIC(...) bext_panic(__FILE__, __LINE__, __VA_ARGS__)
+
+/* Spelling of a backend kind in messages ("flex", "cube", ...). */
+static inline const char *bext_gen_backend_name(int kind) {
+  switch (kind) {
+  case BEXT_BACKEND_NDARRAY: return "ndarray";
+  case BEXT_BACKEND_FLEX: return "flex";
+  case BEXT_BACKEND_CUBE: return "cube";
+  case BEXT_BACKEND_LIBTORCH: return "libtorch";
+  case BEXT_BACKEND_REMOTE: return "remote";
+  default: return "?";
+  }
+}
+
+/* Routing (language.md §3): among the n tensor slots of a call (names[i]
+ * for messages, is_float[i] from the declared kind), the first float tensor
+ * routes, else the first tensor; every tensor must be on the routing
+ * tensor's backend.  Returns the backend kind, or -1 with the error set
+ * (a NULL handle, no tensor at all, or two backends). */
+static inline int bext_gen_route(const char *what, bext_tensor *const *ts, const char *const *names,
+                                 const unsigned char *is_float, int n) {
+  int pick = -1;
+  for (int i = 0; i < n; i++) {
+    if (!ts[i]) {
+      BEXT_GEN_SET_ERROR("%s: argument `%s` is a NULL tensor", what, names[i]);
+      return -1;
+    }
+    if (pick < 0 || (is_float[i] && !is_float[pick])) pick = i;
+  }
+  if (pick < 0) {
+    BEXT_GEN_SET_ERROR("%s: no tensor among the inputs to route on", what);
+    return -1;
+  }
+  bext_device dev;
+  if (!bext_device_of(ts[pick], &dev)) return -1;
+  for (int i = 0; i < n; i++) {
+    bext_device other;
+    if (i == pick) continue;
+    if (!bext_device_of(ts[i], &other)) return -1;
+    if (other.backend != dev.backend) {
+      char a[128], b[128];
+      bext_device_format(&dev, a, sizeof a);
+      bext_device_format(&other, b, sizeof b);
+      BEXT_GEN_SET_ERROR("%s: inputs on different backends: `%s` is on %s, `%s` is on %s", what,
+                         names[pick], a, names[i], b);
+      return -1;
+    }
+  }
+  return (int)dev.backend;
+}
+
+/* gelu(x) = x * 0.5 * (1 + erf(x / sqrt(2))) over the core ops, for
+ * default bodies.  OWNS x (the runtime's convention). */
+static inline bext_tensor *bext_gen_gelu(bext_tensor *x) {
+  bext_tensor *keep = bext_retain(x);
+  bext_tensor *e = bext_mul_scalar(x, 0.70710678118654752440);
+  if (e) e = bext_erf(e);
+  if (e) e = bext_add_scalar(e, 1.0);
+  if (e) e = bext_mul_scalar(e, 0.5);
+  if (!e) {
+    bext_release(keep);
+    return NULL;
+  }
+  return bext_mul(keep, e);
+}
+
+/* --------------------------------------------------- 3. metadata values */
+#define BEXT_SHAPE_CAP 32
+
+typedef struct bext_meta_shape {
+  size_t len;
+  uint64_t dims[BEXT_SHAPE_CAP];
+} bext_meta_shape;
+
+typedef struct bext_meta_spec {
+  bext_meta_shape shape;
+  bext_dtype dtype;
+} bext_meta_spec;
+
+/* The evaluation state of one metadata call: the error (code + message, as
+ * the interpreter's diagnostics: "E1001" ...) and the interpreter's limits
+ * (steps = loop iterations + calls, and call depth).  Zero it before a call. */
+typedef struct bext_meta_error {
+  const char *code;
+  char msg[256];
+  uint64_t steps;
+  unsigned depth;
+} bext_meta_error;
+
+#define BEXT_GEN_MAX_STEPS 2000000u
+#define BEXT_GEN_MAX_DEPTH 128u
+
+__extension__ typedef __int128 bext_i128;
+
+/* Temporaries of generated metadata code may go unused. */
+#define BEXT_GEN_UNUSED __attribute__((unused))
+
+/* Integer kinds, in the order of the compiler's bxc_int_kind. */
+enum {
+  BEXT_GEN_I8, BEXT_GEN_I16, BEXT_GEN_I32, BEXT_GEN_I64, BEXT_GEN_ISIZE,
+  BEXT_GEN_U8, BEXT_GEN_U16, BEXT_GEN_U32, BEXT_GEN_U64, BEXT_GEN_USIZE
+};
+
+static inline bool bext_gen_fail(bext_meta_error *err, const char *code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static inline bool bext_gen_fail(bext_meta_error *err, const char *code, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  err->code = code;
+  vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+  va_end(ap);
+  return false;
+}
+
+static inline const char *bext_gen_int_name(int k) {
+  static const char *const names[] = {"i8", "i16", "i32", "i64", "isize",
+                                      "u8", "u16", "u32", "u64", "usize"};
+  return k >= 0 && k <= BEXT_GEN_USIZE ? names[k] : "?";
+}
+
+static inline bool bext_gen_int_signed(int k) { return k <= BEXT_GEN_ISIZE; }
+
+static inline bool bext_gen_int_fits(bext_i128 v, int k) {
+  switch (k) {
+  case BEXT_GEN_I8: return v >= INT8_MIN && v <= INT8_MAX;
+  case BEXT_GEN_I16: return v >= INT16_MIN && v <= INT16_MAX;
+  case BEXT_GEN_I32: return v >= INT32_MIN && v <= INT32_MAX;
+  case BEXT_GEN_I64:
+  case BEXT_GEN_ISIZE: return v >= INT64_MIN && v <= INT64_MAX;
+  case BEXT_GEN_U8: return v >= 0 && v <= UINT8_MAX;
+  case BEXT_GEN_U16: return v >= 0 && v <= UINT16_MAX;
+  case BEXT_GEN_U32: return v >= 0 && v <= UINT32_MAX;
+  default: return v >= 0 && v <= (bext_i128)UINT64_MAX;
+  }
+}
+
+/* Decimal spelling of a 128-bit integer into buf[48]. */
+static inline const char *bext_gen_i128_str(char *buf, bext_i128 v) {
+  char tmp[48];
+  int n = 0;
+  bool neg = v < 0;
+  __extension__ unsigned __int128 u = neg ? -(unsigned __int128)v : (unsigned __int128)v;
+  do {
+    tmp[n++] = (char)('0' + (int)(u % 10));
+    u /= 10;
+  } while (u);
+  if (neg) tmp[n++] = '-';
+  for (int i = 0; i < n; i++) buf[i] = tmp[n - 1 - i];
+  buf[n] = 0;
+  return buf;
+}
+
+/* One step of the budget: every call and every loop iteration. */
+static inline bool bext_gen_step(bext_meta_error *err) {
+  if (++err->steps <= BEXT_GEN_MAX_STEPS) return true;
+  return bext_gen_fail(err, "E1006",
+                       "evaluation exceeded its budget of %llu steps (loop iterations and calls)",
+                       (unsigned long long)BEXT_GEN_MAX_STEPS);
+}
+
+static inline bool bext_gen_enter(bext_meta_error *err, const char *name) {
+  if (!bext_gen_step(err)) return false;
+  if (err->depth >= BEXT_GEN_MAX_DEPTH)
+    return bext_gen_fail(err, "E1005", "recursion limit reached: %u nested calls (calling `%s`)",
+                         BEXT_GEN_MAX_DEPTH, name);
+  err->depth++;
+  return true;
+}
+
+/* Checked + - * / % (op is the operator character) in 128 bits, then the
+ * range of kind k: the interpreter's int_binop, message for message. */
+static inline bool bext_gen_iop(bext_meta_error *err, char op, int k, bext_i128 x, bext_i128 y,
+                                bext_i128 *out) {
+  char bx[48], by[48], br[48];
+  bext_i128 r = 0;
+  bool ovf = false;
+  const char *verb = "compute";
+  switch (op) {
+  case '+': ovf = __builtin_add_overflow(x, y, &r); verb = "add"; break;
+  case '-': ovf = __builtin_sub_overflow(x, y, &r); verb = "subtract"; break;
+  case '*': ovf = __builtin_mul_overflow(x, y, &r); verb = "multiply"; break;
+  case '/':
+  case '%':
+    if (y == 0)
+      return bext_gen_fail(err, "E1002", "attempt to %s `%s` by zero",
+                           op == '/' ? "divide" : "take the remainder of", bext_gen_i128_str(bx, x));
+    r = op == '/' ? x / y : x % y;
+    verb = op == '/' ? "divide" : "take the remainder";
+    break;
+  case '&': r = x & y; break;
+  case '|': r = x | y; break;
+  case '^': r = x ^ y; break;
+  default: return bext_gen_fail(err, "E1008", "`%c` does not apply to integers", op);
+  }
+  if (ovf || !bext_gen_int_fits(r, k)) {
+    if (ovf)
+      return bext_gen_fail(err, "E1001", "attempt to %s with overflow: `%s %c %s`", verb,
+                           bext_gen_i128_str(bx, x), op, bext_gen_i128_str(by, y));
+    if (r < 0 && !bext_gen_int_signed(k))
+      return bext_gen_fail(err, "E1001",
+                           "attempt to %s with overflow: `%s %c %s` is negative, which `%s` cannot hold",
+                           verb, bext_gen_i128_str(bx, x), op, bext_gen_i128_str(by, y),
+                           bext_gen_int_name(k));
+    return bext_gen_fail(err, "E1001", "attempt to %s with overflow: `%s %c %s` = %s does not fit in `%s`",
+                         verb, bext_gen_i128_str(bx, x), op, bext_gen_i128_str(by, y),
+                         bext_gen_i128_str(br, r), bext_gen_int_name(k));
+  }
+  *out = r;
+  return true;
+}
+
+/* `-x` for a value of kind k. */
+static inline bool bext_gen_ineg(bext_meta_error *err, int k, bext_i128 x, bext_i128 *out) {
+  char b[48];
+  if (!bext_gen_int_signed(k))
+    return bext_gen_fail(err, "E1004", "cannot negate a value of unsigned type `%s`", bext_gen_int_name(k));
+  if (!bext_gen_int_fits(-x, k))
+    return bext_gen_fail(err, "E1001", "attempt to negate with overflow: -(%s) does not fit in `%s`",
+                         bext_gen_i128_str(b, x), bext_gen_int_name(k));
+  *out = -x;
+  return true;
+}
+
+/* `x as T` for an integer (or bool) x: out of range is an error. */
+static inline bool bext_gen_icast(bext_meta_error *err, int k, bext_i128 x, bext_i128 *out) {
+  char b[48];
+  if (!bext_gen_int_fits(x, k)) {
+    if (x < 0 && !bext_gen_int_signed(k))
+      return bext_gen_fail(err, "E1004", "negative value %s cannot be cast to `%s`", bext_gen_i128_str(b, x),
+                           bext_gen_int_name(k));
+    return bext_gen_fail(err, "E1001", "value %s does not fit in `%s`", bext_gen_i128_str(b, x),
+                         bext_gen_int_name(k));
+  }
+  *out = x;
+  return true;
+}
+
+/* `f as T` for a float f. */
+static inline bool bext_gen_fcast(bext_meta_error *err, int k, double f, bext_i128 *out) {
+  double t = trunc(f);
+  if (isnan(t) || t < -1.8e19 || t > 1.9e19)
+    return bext_gen_fail(err, "E1001", "float value does not fit in `%s`", bext_gen_int_name(k));
+  return bext_gen_icast(err, k, (bext_i128)t, out);
+}
+
+/* Bitwise `!x` within the width of kind k. */
+static inline bext_i128 bext_gen_inot(int k, bext_i128 x) {
+  if (bext_gen_int_signed(k)) return ~x;
+  bext_i128 max = k == BEXT_GEN_U8 ? UINT8_MAX : k == BEXT_GEN_U16 ? UINT16_MAX
+                : k == BEXT_GEN_U32 ? UINT32_MAX : (bext_i128)UINT64_MAX;
+  return max ^ x;
+}
+
+/* ---- Shape ---- */
+static inline bool bext_gen_shape_room(bext_meta_error *err, const bext_meta_shape *s) {
+  if (s->len < BEXT_SHAPE_CAP) return true;
+  return bext_gen_fail(err, "E1003", "a shape has at most %d dimensions in generated code",
+                       BEXT_SHAPE_CAP);
+}
+
+static inline bool bext_gen_shape_index(bext_meta_error *err, const bext_meta_shape *s, uint64_t i) {
+  if (i < s->len) return true;
+  return bext_gen_fail(err, "E1003", "index %llu is out of range for a shape of rank %zu",
+                       (unsigned long long)i, s->len);
+}
+
+static inline bool bext_gen_shape_push(bext_meta_error *err, bext_meta_shape *s, uint64_t d) {
+  if (!bext_gen_shape_room(err, s)) return false;
+  s->dims[s->len++] = d;
+  return true;
+}
+
+static inline bool bext_gen_shape_pop(bext_meta_error *err, bext_meta_shape *s, uint64_t *out) {
+  if (s->len == 0) return bext_gen_fail(err, "E1003", "`pop` on an empty shape");
+  *out = s->dims[--s->len];
+  return true;
+}
+
+static inline bool bext_gen_shape_insert(bext_meta_error *err, bext_meta_shape *s, uint64_t at, uint64_t d) {
+  if (at > s->len)
+    return bext_gen_fail(err, "E1003", "insertion index %llu is out of range for a shape of rank %zu",
+                         (unsigned long long)at, s->len);
+  if (!bext_gen_shape_room(err, s)) return false;
+  memmove(&s->dims[at + 1], &s->dims[at], (s->len - at) * sizeof s->dims[0]);
+  s->dims[at] = d;
+  s->len++;
+  return true;
+}
+
+static inline bool bext_gen_shape_remove(bext_meta_error *err, bext_meta_shape *s, uint64_t at, uint64_t *out) {
+  if (at >= s->len)
+    return bext_gen_fail(err, "E1003", "removal index %llu is out of range for a shape of rank %zu",
+                         (unsigned long long)at, s->len);
+  *out = s->dims[at];
+  memmove(&s->dims[at], &s->dims[at + 1], (s->len - at - 1) * sizeof s->dims[0]);
+  s->len--;
+  return true;
+}
+
+static inline bool bext_gen_shape_swap(bext_meta_error *err, bext_meta_shape *s, uint64_t a, uint64_t b) {
+  if (!bext_gen_shape_index(err, s, a) || !bext_gen_shape_index(err, s, b)) return false;
+  uint64_t t = s->dims[a];
+  s->dims[a] = s->dims[b];
+  s->dims[b] = t;
+  return true;
+}
+
+static inline bool bext_gen_shape_numel(bext_meta_error *err, const bext_meta_shape *s, uint64_t *out) {
+  bext_i128 n = 1;
+  for (size_t i = 0; i < s->len; i++) {
+    n *= s->dims[i];
+    if (n > (bext_i128)UINT64_MAX)
+      return bext_gen_fail(err, "E1001", "the number of elements overflows `usize`");
+  }
+  *out = (uint64_t)n;
+  return true;
+}
+
+static inline bool bext_gen_shape_eq(const bext_meta_shape *a, const bext_meta_shape *b) {
+  if (a->len != b->len) return false;
+  for (size_t i = 0; i < a->len; i++)
+    if (a->dims[i] != b->dims[i]) return false;
+  return true;
+}
+
+static inline bool bext_gen_spec_eq(const bext_meta_spec *a, const bext_meta_spec *b) {
+  return a->dtype == b->dtype && bext_gen_shape_eq(&a->shape, &b->shape);
+}
+
+/* ---- DType ---- */
+static inline bool bext_gen_dtype_is_float(bext_dtype d) {
+  return d == BEXT_F32 || d == BEXT_F64 || d == BEXT_F16 || d == BEXT_BF16;
+}
+static inline bool bext_gen_dtype_is_bool(bext_dtype d) { return d == BEXT_BOOL; }
+static inline bool bext_gen_dtype_is_int(bext_dtype d) {
+  return !bext_gen_dtype_is_float(d) && !bext_gen_dtype_is_bool(d);
+}
+static inline uint64_t bext_gen_dtype_size(bext_dtype d) { return bext_dtype_size(d); }
+
+/* `panic("message")` of the metadata language. */
+static inline bool bext_gen_panic_msg(bext_meta_error *err, const char *name, const char *msg) {
+  return bext_gen_fail(err, "E1007", "%s: %s", name, msg);
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* BEXT_GEN_H */

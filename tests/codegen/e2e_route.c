@@ -1,0 +1,270 @@
+/* e2e_route.c — end-to-end tests of the generated C for ext/route.bext.
+ *
+ * bextc generates route.h / route.c at build time; this file, the user's
+ * implementations (route_impl.c) and libbext are linked into two
+ * executables: codegen_e2e_on (features `nd` and `extra` set, so the
+ * NdArray arm and the `extra` method exist) and codegen_e2e_off (neither).
+ * The suite runs under ASan + UBSan + LSan, so every owned argument the
+ * entry points consume and every value they return must be released
+ * exactly once: a leak or a double release fails the test. */
+#include <criterion/criterion.h>
+#include <setjmp.h>
+#include <string.h>
+
+#include "route.h"
+#include "route_impl.h"
+
+/* ---- helpers ---- */
+
+static bext_tensor *make(const char *dev, bext_dtype dt, const double *vals, int64_t n) {
+  bext_device d;
+  cr_assert(bext_device_parse(dev, &d));
+  int64_t shape[1] = {n};
+  if (dt == BEXT_F32) {
+    float buf[16];
+    for (int64_t i = 0; i < n; i++) buf[i] = (float)vals[i];
+    return bext_from_data(buf, dt, shape, 1, &d);
+  }
+  int64_t buf[16];
+  for (int64_t i = 0; i < n; i++) buf[i] = (int64_t)vals[i];
+  return bext_from_data(buf, BEXT_I64, shape, 1, &d);
+}
+
+static const double V3[3] = {1.0, -2.0, 0.5};
+
+static bext_tensor *f32(const char *dev) { return make(dev, BEXT_F32, V3, 3); }
+static bext_tensor *i64(const char *dev) { return make(dev, BEXT_I64, V3, 3); }
+
+static void read_f32(bext_tensor *t, float out[3]) {
+  cr_assert_not_null(t, "%s", bext_last_error());
+  cr_assert_eq(bext_numel(t), 3);
+  cr_assert(bext_read(t, out, 3 * sizeof(float)));
+}
+
+static __attribute__((unused)) const char *backend_of(const bext_tensor *t) {
+  bext_device d;
+  cr_assert(bext_device_of(t, &d));
+  return bext_gen_backend_name(d.backend);
+}
+
+/* Panic hook that records the message and jumps back into the test. */
+static jmp_buf g_jump;
+static char g_panic[1024];
+static void record_panic(const char *msg, const char *file, int line, void *ud) {
+  (void)file;
+  (void)line;
+  (void)ud;
+  snprintf(g_panic, sizeof g_panic, "%s", msg);
+  longjmp(g_jump, 1);
+}
+
+/* ---- routing ---- */
+
+Test(route, float_tensor_routes_over_an_earlier_int_tensor) {
+  bext_tensor *r = routed_pick(i64("flex"), f32("flex"));
+  cr_assert_not_null(r, "%s", bext_last_error());
+  cr_assert_str_eq(route_last_backend, "flex");
+  bext_release(r);
+  /* On different backends, the error names the routing (float) tensor first. */
+  r = routed_pick(i64("ndarray"), f32("flex"));
+  cr_assert_null(r);
+  cr_assert(strstr(bext_last_error(), "Routed::pick: inputs on different backends: `b` is on flex, `a` is on ndarray"),
+            "got: %s", bext_last_error());
+}
+
+Test(route, looks_inside_nested_extension_values) {
+  Wrapped w = {.inner = {.left = i64("ndarray"), .right = f32("flex")}, .scale = 2.0f};
+  bext_tensor *r = routed_nested(w);   /* consumes w even on failure */
+  cr_assert_null(r);
+  cr_assert(strstr(bext_last_error(), "`w.inner.right` is on flex, `w.inner.left` is on ndarray"), "got: %s",
+            bext_last_error());
+  Wrapped ok = {.inner = {.left = i64("flex"), .right = f32("flex")}, .scale = 2.0f};
+  float out[3];
+  r = routed_nested(ok);
+  read_f32(r, out);
+  cr_assert_float_eq(out[1], -4.0f, 1e-6);
+  bext_release(r);
+}
+
+Test(route, follows_the_active_enum_variant) {
+  bext_tensor *x = i64("ndarray");
+  Choice c = {.tag = CHOICE_FLOATS, .as.Floats = {.t = f32("flex"), .k = 1}};
+  cr_assert_null(routed_choose(&c, bext_retain(x)));
+  cr_assert(strstr(bext_last_error(), "`c(Floats).t` is on flex, `x` is on ndarray"), "got: %s", bext_last_error());
+  choice_release(&c);
+
+  Choice ints = {.tag = CHOICE_INTS, .as.Ints = {._0 = i64("flex")}};
+  cr_assert_null(routed_choose(&ints, bext_retain(x)));
+  cr_assert(strstr(bext_last_error(), "`c(Ints).0` is on flex, `x` is on ndarray"), "got: %s", bext_last_error());
+  choice_release(&ints);
+
+  /* No tensor in the variant: x routes. */
+  Choice none = {.tag = CHOICE_NOTHING};
+  bext_tensor *y = i64("flex");
+  bext_tensor *r = routed_choose(&none, y);
+  cr_assert_not_null(r, "%s", bext_last_error());
+  cr_assert_str_eq(route_last_backend, "flex");
+  bext_release(r);
+  bext_release(x);
+}
+
+Test(route, null_handle_is_an_error_naming_the_argument) {
+  cr_assert_null(routed_pick(i64("flex"), NULL));
+  cr_assert(strstr(bext_last_error(), "argument `b` is a NULL tensor"), "got: %s", bext_last_error());
+}
+
+/* ---- cfg-gated selector: NdArray only with feature `nd` ---- */
+
+Test(route, ndarray_arm_follows_the_feature) {
+  bext_tensor *a = i64("ndarray"), *b = f32("ndarray");
+  g_panic[0] = 0;
+  if (setjmp(g_jump) == 0) {
+    bext_set_panic_hook(record_panic, NULL);
+    bext_tensor *r = routed_pick(a, b);
+    bext_set_panic_hook(NULL, NULL);
+    (void)r;
+#if defined(BEXT_FEATURE_ND)
+    cr_assert_not_null(r, "%s", bext_last_error());
+    cr_assert_str_eq(route_last_backend, "ndarray");
+    cr_assert_str_eq(backend_of(r), "ndarray");
+    bext_release(r);
+#else
+    cr_assert_fail("routing to an NdArray arm whose condition is off returned");
+#endif
+  } else {
+    bext_set_panic_hook(NULL, NULL);
+#if defined(BEXT_FEATURE_ND)
+    cr_assert_fail("unexpected panic: %s", g_panic);
+#else
+    cr_assert_str_eq(g_panic,
+                     "Routed::pick: no implementation for backend ndarray: it is listed as "
+                     "`NdArray: cfg(feature = \"nd\")`, and that condition is off in this build "
+                     "(listed: Flex, NdArray: cfg(feature = \"nd\"))");
+#endif
+  }
+}
+
+Test(route, unlisted_backend_goes_to_the_panic_hook) {
+  bext_tensor *x = f32("ndarray");
+  g_panic[0] = 0;
+  if (setjmp(g_jump) == 0) {
+    bext_set_panic_hook(record_panic, NULL);
+    (void)flex_only_only(x);
+    bext_set_panic_hook(NULL, NULL);
+    cr_assert_fail("an unlisted backend did not panic");
+  }
+  bext_set_panic_hook(NULL, NULL);
+  /* x was consumed before the panic: LSan checks nothing leaked. */
+  cr_assert_str_eq(g_panic, "FlexOnly::only: no implementation for backend ndarray: it is not listed (listed: Flex)");
+}
+
+Test(route, cfg_on_a_method) {
+#if defined(BEXT_FEATURE_EXTRA)
+  float out[3];
+  bext_tensor *r = routed_extra(f32("flex"));
+  read_f32(r, out);
+  cr_assert_float_eq(out[0], -1.0f, 1e-6);
+  bext_release(r);
+#else
+  /* Without the feature the method does not exist; the header says so. */
+#ifdef ROUTED_EXTRA_DECLARED
+  cr_assert_fail("extra declared");
+#endif
+  cr_assert(true);
+#endif
+}
+
+/* ---- default bodies ---- */
+
+Test(defaults, gelu_has_no_implementation_anywhere) {
+  float out[3];
+  bext_tensor *r = routed_gelu(f32("flex"));
+  read_f32(r, out);
+  for (int i = 0; i < 3; i++) {
+    double x = V3[i], want = x * 0.5 * (1.0 + erf(x / 1.41421356));
+    cr_assert_float_eq(out[i], (float)want, 1e-5, "gelu(%g) = %g, want %g", x, out[i], want);
+  }
+  bext_release(r);
+}
+
+Test(defaults, user_implementation_wins_over_the_default) {
+  float out[3];
+  bext_tensor *r = routed_scaled(f32("flex"), 3.0f);
+  read_f32(r, out);
+  cr_assert_float_eq(out[0], 103.0f, 1e-5);   /* Flex implementation: +100 */
+  bext_release(r);
+#if defined(BEXT_FEATURE_ND)
+  r = routed_scaled(f32("ndarray"), 3.0f);
+  read_f32(r, out);
+  cr_assert_float_eq(out[0], 4.0f, 1e-5);     /* default body: +1 */
+  cr_assert_str_eq(backend_of(r), "ndarray");
+  bext_release(r);
+#endif
+}
+
+Test(defaults, scalar_on_either_side_and_borrowed_operand) {
+  bext_tensor *x = f32("flex");
+  bext_tensor *y = f32("flex");
+  int before = bext_refcount(x);
+  float out[3];
+  bext_tensor *r = routed_mixed(x, y);   /* x borrowed, y owned */
+  cr_assert_eq(bext_refcount(x), before, "a borrowed argument's refcount changed");
+  read_f32(r, out);
+  for (int i = 0; i < 3; i++) {
+    double v = V3[i], want = 2.0 - v / (v + 1.0) * 3.0;
+    if (v + 1.0 == 0.0) continue;
+    cr_assert_float_eq(out[i], (float)want, 1e-4, "mixed at %d: %g want %g", i, out[i], want);
+  }
+  bext_release(r);
+  bext_release(x);
+}
+
+/* ---- struct / enum / tuple values ---- */
+
+Test(values, struct_in_and_out) {
+  Wrapped w = {.inner = {.left = i64("flex"), .right = f32("flex")}, .scale = 1.5f};
+  Wrapped out;
+  cr_assert(routed_rewrap(w, &out), "%s", bext_last_error());
+  cr_assert_float_eq(out.scale, 3.0f, 1e-6);
+  Wrapped copy = wrapped_retain(&out);
+  cr_assert_eq(bext_refcount(out.inner.right), 2);
+  wrapped_release(&copy);
+  cr_assert_null(copy.inner.right);
+  wrapped_release(&out);
+}
+
+Test(values, enum_in_and_out) {
+  Choice c = {.tag = CHOICE_INTS, .as.Ints = {._0 = i64("flex")}};
+  Choice out;
+  cr_assert(routed_flip(c, &out), "%s", bext_last_error());
+  cr_assert_eq(out.tag, CHOICE_FLOATS);
+  cr_assert_eq(out.as.Floats.k, 7);
+  cr_assert_eq(bext_dtype_of(out.as.Floats.t), BEXT_F32);
+  choice_release(&out);
+  /* A failed call zeroes *bext_out and still consumes the input. */
+  Choice bad = {.tag = CHOICE_FLOATS, .as.Floats = {.t = NULL, .k = 0}};
+  cr_assert_not(routed_flip(bad, &out));
+  cr_assert_eq(out.tag, 0);
+}
+
+Test(values, tuple_output) {
+  route_tuple2_tensor_tensor out;
+  float a[3], b[3];
+  cr_assert(routed_split(f32("flex"), &out), "%s", bext_last_error());
+  read_f32(out._0, a);
+  read_f32(out._1, b);
+  cr_assert_float_eq(a[1], -2.0f, 1e-6);
+  cr_assert_float_eq(b[1], 2.0f, 1e-6);
+  route_tuple2_tensor_tensor_release(&out);
+}
+
+Test(values, borrowed_input_struct_output) {
+  bext_tensor *x = f32("flex");
+  Counted c;
+  cr_assert(routed_counted(x, &c), "%s", bext_last_error());
+  cr_assert_eq(c.count, 3);
+  cr_assert_eq(bext_refcount(x), 2);   /* ours + the struct's */
+  counted_release(&c);
+  cr_assert_eq(bext_refcount(x), 1);
+  bext_release(x);
+}

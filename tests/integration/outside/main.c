@@ -1,0 +1,52 @@
+/* main.c — the outside project's program: builds against an installed
+ * (or build-tree) bext, calls both generated entry points on Flex and
+ * NdArray, checks the values against a computation done here, and prints
+ * one line per call plus "outside: ok" (the integration test looks for
+ * exactly these lines). */
+#include <math.h>
+#include <stdio.h>
+
+#include "outside.h"
+
+static int check(const char *what, const char *dev, bext_tensor *y, const float *want, int n) {
+  float got[8];
+  if (!y || bext_numel(y) != n || !bext_read(y, got, sizeof got[0] * (size_t)n)) {
+    fprintf(stderr, "outside: %s on %s failed: %s\n", what, dev, bext_last_error());
+    bext_release(y);
+    return 1;
+  }
+  printf("%s on %s:", what, dev);
+  for (int i = 0; i < n; i++) printf(" %.3f", (double)got[i]);
+  printf("\n");
+  bext_release(y);
+  for (int i = 0; i < n; i++)
+    if (fabsf(got[i] - want[i]) > 1e-5f) {
+      fprintf(stderr, "outside: %s on %s: element %d is %f, expected %f\n", what, dev, i,
+              (double)got[i], (double)want[i]);
+      return 1;
+    }
+  return 0;
+}
+
+int main(void) {
+  const float in[4] = { -2, -0.5f, 1, 3 };
+  const Scale s = { .factor = 1.5f, .offset = -1 };
+  float aff[4], soft[4];
+  for (int i = 0; i < 4; i++) {
+    aff[i] = in[i] * s.factor + s.offset;
+    soft[i] = in[i] / (fabsf(in[i]) + 1);
+  }
+  const char *devs[2] = { "flex", "ndarray" };
+  int bad = 0;
+  for (int d = 0; d < 2; d++) {
+    bext_device dev;
+    if (!bext_device_parse(devs[d], &dev)) return 1;
+    bext_tensor *x = bext_from_data(in, BEXT_F32, (const int64_t[]){ 4 }, 1, &dev);
+    bext_tensor *x2 = bext_retain(x);
+    bad |= check("affine", devs[d], outside_affine(x, s), aff, 4);
+    bad |= check("softsign", devs[d], outside_softsign(x2), soft, 4);
+  }
+  if (bad) return 1;
+  printf("outside: ok\n");
+  return 0;
+}

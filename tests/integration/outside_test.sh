@@ -1,0 +1,118 @@
+#!/bin/sh
+# outside_test.sh — builds tests/integration/outside/ against bext the way
+# a user outside this tree would, runs it and checks what it prints; then
+# checks the depfile: a no-op rebuild must not run bextc, and a rebuild
+# after an imported module changes must.
+#
+#   outside_test.sh MODE BUILD SRC WORK CC "FLAGS"
+#     MODE   cmake-install     make install into WORK/prefix; find_package
+#                              through CMAKE_PREFIX_PATH; Ninja
+#            cmake-build-tree  find_package with bext_DIR=BUILD/cmake; Make
+#            pkgconfig         install, move the prefix elsewhere (it must
+#                              be relocatable), then pkg-config + make
+#     BUILD  the bext build tree (already built); SRC the bext source tree
+#     WORK   scratch directory (emptied first)
+#     CC, FLAGS  compiler and the sanitizer flags libbext was built with
+#                (a sanitizer build of libbext links only with them)
+set -eu
+mode=$1 build=$2 src=$3 work=$4 cc=$5 flags=${6:-}
+outside=$src/tests/integration/outside
+
+fail() { echo "outside_test[$mode]: FAIL: $*" >&2; exit 1; }
+step() { echo "-- $*"; }
+
+rm -rf "$work"
+mkdir -p "$work"
+# A private copy: the depfile check edits an imported module.
+cp -R "$outside" "$work/src"
+
+install_prefix() {
+  step "cmake --install $build --prefix $1"
+  cmake --install "$build" --prefix "$1" >"$work/install.log" 2>&1 ||
+    { cat "$work/install.log"; fail "install failed"; }
+  for f in bin/bextc lib/libbext.a include/bext/bext.h include/bext/gen.h \
+           lib/cmake/bext/bextConfig.cmake lib/cmake/bext/BextExtension.cmake \
+           lib/pkgconfig/bext.pc share/bext/stdlib/std/shape.bext; do
+    [ -f "$1/$f" ] || fail "the install lacks $f"
+  done
+}
+
+# run_checked PROGRAM: runs it and requires the lines main.c prints for a
+# correct run on both backends.
+run_checked() {
+  step "run $1"
+  "$1" >"$work/run.log" 2>&1 || { cat "$work/run.log"; fail "$1 exited with $?"; }
+  cat "$work/run.log"
+  for l in "affine on flex:" "affine on ndarray:" "softsign on flex:" "softsign on ndarray:" \
+           "outside: ok"; do
+    grep -q "^$l" "$work/run.log" || fail "output lacks \`$l\`"
+  done
+}
+
+# depfile_check BUILD-COMMAND...: a second build runs nothing of bextc; a
+# build after touching the imported module reruns bextc.
+depfile_check() {
+  step "no-op rebuild"
+  "$@" >"$work/rebuild0.log" 2>&1 || { cat "$work/rebuild0.log"; fail "rebuild failed"; }
+  if grep -q "bextc outside.bext" "$work/rebuild0.log"; then
+    cat "$work/rebuild0.log"; fail "a no-op rebuild ran bextc"
+  fi
+  step "rebuild after modules/units.bext changes"
+  sleep 1   # coarse file-system timestamps
+  echo "// edited by outside_test.sh" >>"$work/src/modules/units.bext"
+  "$@" >"$work/rebuild1.log" 2>&1 || { cat "$work/rebuild1.log"; fail "rebuild failed"; }
+  grep -q "bextc outside.bext" "$work/rebuild1.log" ||
+    { cat "$work/rebuild1.log"; fail "editing an imported module did not rerun bextc (depfile)"; }
+}
+
+cmake_outside() {   # cmake_outside GENERATOR -D...
+  gen=$1
+  shift
+  step "configure the outside project ($gen)"
+  cmake -S "$work/src" -B "$work/b" -G "$gen" -DCMAKE_C_COMPILER="$cc" \
+    -DCMAKE_C_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS="$flags" "$@" >"$work/configure.log" 2>&1 ||
+    { cat "$work/configure.log"; fail "configure failed"; }
+  step "build"
+  cmake --build "$work/b" -j2 >"$work/build.log" 2>&1 || { cat "$work/build.log"; fail "build failed"; }
+  grep -q "bextc outside.bext" "$work/build.log" || { cat "$work/build.log"; fail "the build did not run bextc"; }
+  run_checked "$work/b/outside"
+  depfile_check cmake --build "$work/b" -j2
+  run_checked "$work/b/outside"
+}
+
+case $mode in
+cmake-install)
+  install_prefix "$work/prefix"
+  # The installed bextc must find the installed stdlib by itself: a module
+  # that exists only there proves it is not using the source tree's.
+  step "installed bextc finds share/bext/stdlib"
+  printf 'pub fn probe_only_installed(s: &Shape) -> Shape { s.clone() }\n' \
+    >"$work/prefix/share/bext/stdlib/std/probe.bext"
+  printf 'use std::probe::probe_only_installed;\n' >"$work/probe.bext"
+  env -u BEXT_STDLIB "$work/prefix/bin/bextc" --check "$work/probe.bext" ||
+    fail "installed bextc did not find std::probe in its own share/bext/stdlib"
+  cmake_outside Ninja -DCMAKE_PREFIX_PATH="$work/prefix"
+  ;;
+cmake-build-tree)
+  [ -f "$build/cmake/bextConfig.cmake" ] || fail "$build/cmake/bextConfig.cmake is missing"
+  cmake_outside "Unix Makefiles" -Dbext_DIR="$build/cmake"
+  ;;
+pkgconfig)
+  install_prefix "$work/stage"
+  mv "$work/stage" "$work/moved"   # pkg-config and bextc must follow the move
+  export PKG_CONFIG_PATH="$work/moved/lib/pkgconfig"
+  bextc=$(pkg-config --variable=bextc bext)
+  [ -x "$bextc" ] || fail "pkg-config --variable=bextc gave \`$bextc\`, not an executable"
+  step "make (pkg-config) with $bextc"
+  make -C "$work/src" CC="$cc" EXTRA_CFLAGS="$flags" EXTRA_LDFLAGS="$flags" O=build \
+    >"$work/build.log" 2>&1 || { cat "$work/build.log"; fail "make failed"; }
+  grep -q "bextc outside.bext" "$work/build.log" || { cat "$work/build.log"; fail "make did not run bextc"; }
+  run_checked "$work/src/build/outside"
+  depfile_check make -C "$work/src" CC="$cc" EXTRA_CFLAGS="$flags" EXTRA_LDFLAGS="$flags" O=build
+  run_checked "$work/src/build/outside"
+  ;;
+*)
+  fail "unknown mode (expected cmake-install, cmake-build-tree or pkgconfig)"
+  ;;
+esac
+echo "outside_test[$mode]: ok"
