@@ -115,6 +115,32 @@ chk_module *chk_module_of(chk_ctx *cx, const bxc_module *m) {
 
 /* ---- the pipeline ----------------------------------------------------------- */
 
+static bool diag_before(const bxc_diag *a, const bxc_diag *b) {
+    if (a->span.file != b->span.file) {
+        if (a->span.file == BXC_NO_FILE) return true;    /* driver-level first */
+        if (b->span.file == BXC_NO_FILE) return false;
+        return a->span.file < b->span.file;
+    }
+    return a->span.offset < b->span.offset;
+}
+
+/* The passes find errors in pass order (all types, then all bodies, then
+ * all traits); readers expect them in source order.  Stable insertion
+ * sort (the list is bounded), keeping the "too many errors" entry last. */
+static void sort_diags(bxc_diag_list *l) {
+    uint32_t n = l->count;
+    if (l->truncated && n) n--;
+    for (uint32_t i = 1; i < n; i++) {
+        bxc_diag d = l->items[i];
+        uint32_t j = i;
+        while (j > 0 && diag_before(&d, &l->items[j - 1])) {
+            l->items[j] = l->items[j - 1];
+            j--;
+        }
+        l->items[j] = d;
+    }
+}
+
 static chk_ctx *ctx_new(bxc_unit *u) {
     chk_ctx *cx = bxc_arena_alloc(&u->arena, sizeof *cx);
     cx->unit = u;
@@ -156,6 +182,7 @@ bool bxc_check_unit(struct bxc_unit *u) {
                 chk_trait(cx, cms[i], it);
         }
     }
+    sort_diags(&u->diags);
     return !bxc_diag_has_errors(&u->diags);
 }
 

@@ -64,7 +64,9 @@ struct bxc_type *bxc_check_repl_block(struct bxc_unit *unit, bxc_scope *bindings
                                       bxc_block *b);
 
 /* Checks REPL-typed items (a `fn` or a type defined at the prompt) and
- * adds them to the root module's names for later lines; false on errors. */
+ * adds them to the root module's names for later lines, replacing an older
+ * item of the same name (the interpreter searches REPL items first, too);
+ * false on errors. */
 bool bxc_check_repl_item(struct bxc_unit *unit, bxc_item *item);
 
 /* ---- queries for the interpreter / code generators ----------------------- */

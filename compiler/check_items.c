@@ -130,7 +130,7 @@ static chk_attr_site site_of(const bxc_item *it) {
 }
 
 static void collect_item(chk_ctx *cx, chk_module *cm, bxc_item *it) {
-    if (it->kind == BXC_ITEM_ERROR) return;
+    if (it->kind == BXC_ITEM_ERROR || (it->kind == BXC_ITEM_FN && !it->fn)) return;
     chk_attrs_placement(cx, &it->attrs, site_of(it));
     if (it->kind == BXC_ITEM_FN && it->fn && it->fn->attrs.items != it->attrs.items)
         chk_attrs_placement(cx, &it->fn->attrs, CHK_SITE_FN);
@@ -461,6 +461,10 @@ static void resolve_fields(chk_ctx *cx, chk_module *cm, bxc_type_decl *d,
         chk_attrs_placement(cx, &f->attrs, CHK_SITE_FIELD);
         fs[i].name = f->name.name;
         fs[i].span = f->name.name ? f->name.span : f->span;
+        if (!f->type) {   /* after a syntax error: reported by the parser */
+            fs[i].type = bxc_type_error();
+            continue;
+        }
         fs[i].type = chk_resolve_tyexpr(cx, cm, f->type, g);
         bxc_attr *ext = chk_find_attr(&f->attrs, "extension_type");
         fs[i].is_ext = ext != NULL;
@@ -673,8 +677,30 @@ void chk_check_fns(chk_ctx *cx, chk_module *cm) {
     }
 }
 
+/* Removes `name` from a table (REPL redefinitions). */
+static void table_remove(chk_table *t, const char *name) {
+    for (chk_entry **pe = &t->buckets[hash_name(name)]; *pe; pe = &(*pe)->next)
+        if (strcmp((*pe)->name, name) == 0) {
+            *pe = (*pe)->next;
+            return;
+        }
+}
+
 void chk_add_item(chk_ctx *cx, chk_module *cm, bxc_item *it) {
     uint32_t first = cm->table.norder;
+    /* An item typed at the prompt replaces an older one of the same name,
+     * as the interpreter searches REPL items first. */
+    const char *name = it->kind == BXC_ITEM_FN && it->fn ? it->fn->name.name
+                       : it->kind == BXC_ITEM_USE || it->kind == BXC_ITEM_IMPL ? NULL
+                                                                              : it->name.name;
+    if (name) {
+        table_remove(&cm->table, name);
+        if (it->kind == BXC_ITEM_STRUCT || it->kind == BXC_ITEM_ENUM) {
+            char mn[256];
+            snprintf(mn, sizeof mn, "%sMetadata", name);
+            table_remove(&cm->table, mn);
+        }
+    }
     collect_item(cx, cm, it);
     for (uint32_t i = first; i < cm->table.norder; i++) {
         chk_symbol *s = cm->table.order[i];

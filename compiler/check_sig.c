@@ -70,6 +70,11 @@ static void classify_args(method *m) {
             a->type = a->base = bxc_type_error();
             continue;
         }
+        if (!p->type) {   /* after a syntax error: reported by the parser */
+            a->cls = ARG_BAD;
+            a->type = a->base = bxc_type_error();
+            continue;
+        }
         a->type = chk_resolve_tyexpr(cx, m->cm, p->type, &fn->generics);
         if (p->pat) p->pat->ty = a->type;
         bxc_type *t = bxc_type_resolve(a->type);

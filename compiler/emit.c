@@ -121,7 +121,9 @@ static const char *const c_keywords[] = {
 const char *bxc_emit_ident(bxc_arena *a, const char *name) {
     for (size_t i = 0; i < sizeof c_keywords / sizeof *c_keywords; i++)
         if (strcmp(c_keywords[i], name) == 0) return bxc_arena_printf(a, "%s_", name);
-    if (strncmp(name, "bext_", 5) == 0 || strncmp(name, "_", 1) == 0 || strncmp(name, "v_", 2) == 0)
+    /* every name the generator invents starts with `bext_`: user names
+     * never do, so they cannot collide with temporaries and labels */
+    if (strncmp(name, "bext_", 5) == 0 || strncmp(name, "_", 1) == 0)
         return bxc_arena_printf(a, "u_%s", name);
     return name;
 }

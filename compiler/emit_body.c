@@ -48,7 +48,7 @@ static void berr(body_ctx *b, bxc_span span, const char *what) {
     b->ok = false;
 }
 
-static const char *new_temp(body_ctx *b) { return bxc_arena_printf(b->cx->a, "t%u", ++b->ntemps); }
+static const char *new_temp(body_ctx *b) { return bxc_arena_printf(b->cx->a, "bext_t%u", ++b->ntemps); }
 
 static bool ty_is_tensor(bxc_type *t) {
     return t && bxc_type_strip_refs(bxc_type_resolve(t))->kind == BXC_TYPE_TENSOR;
@@ -63,7 +63,7 @@ static bval op_call(body_ctx *b, const char *fn, const char *args, const char *c
     bxc_emit_printf(&b->code, "  %s = %s(%s);\n", t, fn, args);
     if (consumed1) bxc_emit_printf(&b->code, "  %s = NULL;\n", consumed1);
     if (consumed2) bxc_emit_printf(&b->code, "  %s = NULL;\n", consumed2);
-    bxc_emit_printf(&b->code, "  if (!%s) goto done;\n", t);
+    bxc_emit_printf(&b->code, "  if (!%s) goto bext_done;\n", t);
     return (bval){true, false, t};
 }
 
@@ -244,7 +244,7 @@ static bval compile_block(body_ctx *b, const bxc_block *blk) {
         if (v.tensor) {
             nv->c = v.c;   /* the temp is the variable; released at `done` */
         } else {
-            nv->c = bxc_arena_printf(a, v.is_float ? "f%u" : "n%u", v.is_float ? ++b->nfloats : ++b->nints);
+            nv->c = bxc_arena_printf(a, v.is_float ? "bext_f%u" : "bext_n%u", v.is_float ? ++b->nfloats : ++b->nints);
             bxc_emit_printf(&b->code, "  %s = %s;\n", nv->c, v.c);
         }
     }
@@ -354,8 +354,9 @@ bool bxc_emit_default_body(bxc_emit_ctx *cx, const bxc_fn *fn, const char *name,
     bxc_emit_buf release = {0};
     for (uint32_t i = 0; i < fn->params.len; i++) {
         const bxc_param *p = fn->params.items[i];
-        if (!p->pat || p->pat->kind != BXC_PAT_IDENT || !p->type || !p->type->ty) continue;
-        bxc_type *t = bxc_type_resolve(p->type->ty);
+        bxc_type *pt = p->type ? bxc_emit_tyexpr_type(cx, p->type) : NULL;
+        if (!p->pat || p->pat->kind != BXC_PAT_IDENT || !pt) continue;
+        bxc_type *t = bxc_type_resolve(pt);
         bool borrowed = t->kind == BXC_TYPE_REF;
         bxc_type *inner = bxc_type_strip_refs(t);
         const char *cn = bxc_emit_ident(a, p->pat->name.name);
@@ -380,24 +381,24 @@ bool bxc_emit_default_body(bxc_emit_ctx *cx, const bxc_fn *fn, const char *name,
     if (ok) {
         bxc_emit_buf *c = &cx->code_c;
         bxc_emit_printf(c, "/* The default body: serves every listed backend without an implementation. */\n"
-                           "static __attribute__((unused)) bext_tensor *%s(%s) {\n  bext_tensor *result = NULL;\n",
+                           "static __attribute__((unused)) bext_tensor *%s(%s) {\n  bext_tensor *bext_result = NULL;\n",
                         name, params);
-        for (uint32_t i = 1; i <= b.ntemps; i++) bxc_emit_printf(c, "  bext_tensor *t%u = NULL;\n", i);
-        for (uint32_t i = 1; i <= b.nfloats; i++) bxc_emit_printf(c, "  double f%u = 0;\n", i);
-        for (uint32_t i = 1; i <= b.nints; i++) bxc_emit_printf(c, "  int64_t n%u = 0;\n", i);
+        for (uint32_t i = 1; i <= b.ntemps; i++) bxc_emit_printf(c, "  bext_tensor *bext_t%u = NULL;\n", i);
+        for (uint32_t i = 1; i <= b.nfloats; i++) bxc_emit_printf(c, "  double bext_f%u = 0;\n", i);
+        for (uint32_t i = 1; i <= b.nints; i++) bxc_emit_printf(c, "  int64_t bext_n%u = 0;\n", i);
         /* unused parameters and scalars are fine in a body: keep -Wextra quiet */
-        for (uint32_t i = 1; i <= b.nfloats; i++) bxc_emit_printf(c, "  (void)f%u;\n", i);
-        for (uint32_t i = 1; i <= b.nints; i++) bxc_emit_printf(c, "  (void)n%u;\n", i);
+        for (uint32_t i = 1; i <= b.nfloats; i++) bxc_emit_printf(c, "  (void)bext_f%u;\n", i);
+        for (uint32_t i = 1; i <= b.nints; i++) bxc_emit_printf(c, "  (void)bext_n%u;\n", i);
         for (uint32_t i = 0; i < fn->params.len; i++) {
             const bxc_param *p = fn->params.items[i];
             if (p->pat && p->pat->kind == BXC_PAT_IDENT)
                 bxc_emit_printf(c, "  (void)%s;\n", bxc_emit_ident(a, p->pat->name.name));
         }
         bxc_emit_append(c, &b.code);
-        bxc_emit_printf(c, "  result = %s;\n  %s = NULL;\n  goto done;\ndone:\n", r.c, r.c);
-        for (uint32_t i = 1; i <= b.ntemps; i++) bxc_emit_printf(c, "  bext_release(t%u);\n", i);
+        bxc_emit_printf(c, "  bext_result = %s;\n  %s = NULL;\n  goto bext_done;\nbext_done:\n", r.c, r.c);
+        for (uint32_t i = 1; i <= b.ntemps; i++) bxc_emit_printf(c, "  bext_release(bext_t%u);\n", i);
         bxc_emit_append(c, &release);
-        bxc_emit_puts(c, "  return result;\n}\n\n");
+        bxc_emit_puts(c, "  return bext_result;\n}\n\n");
     }
     bxc_emit_buf_free(&b.code);
     bxc_emit_buf_free(&release);

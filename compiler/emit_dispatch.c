@@ -102,17 +102,17 @@ typedef struct method_info {
  * every method it checked; a method that a `#[cfg]` switched off for the
  * features bextc was given is not checked, yet its C must still exist
  * (the build decides), so its types are read from the syntax here. */
-static bxc_type *tyexpr_type(bxc_emit_ctx *cx, const bxc_tyexpr *te) {
+bxc_type *bxc_emit_tyexpr_type(bxc_emit_ctx *cx, const bxc_tyexpr *te) {
     if (!te) return NULL;
     if (te->ty) return te->ty;
     if (te->kind == BXC_TY_REF) {
-        bxc_type *in = tyexpr_type(cx, te->inner);
+        bxc_type *in = bxc_emit_tyexpr_type(cx, te->inner);
         return in ? bxc_type_ref(cx->a, in, te->is_mut) : NULL;
     }
     if (te->kind == BXC_TY_TUPLE) {
         bxc_type **el = bxc_arena_alloc(cx->a, (te->elems.len + 1) * sizeof *el);
         for (uint32_t i = 0; i < te->elems.len; i++)
-            if (!(el[i] = tyexpr_type(cx, te->elems.items[i]))) return NULL;
+            if (!(el[i] = bxc_emit_tyexpr_type(cx, te->elems.items[i]))) return NULL;
         return bxc_type_tuple(cx->a, el, te->elems.len);
     }
     if (te->kind != BXC_TY_PATH || !te->path || !te->path->segs.len) return NULL;
@@ -140,7 +140,7 @@ static bool method_signature(bxc_emit_ctx *cx, const trait_info *ti, const bxc_f
     const char *cp = "", *ca = "";
     for (uint32_t i = 0; i < fn->params.len; i++) {
         const bxc_param *p = fn->params.items[i];
-        bxc_type *pt = p->type ? tyexpr_type(cx, p->type) : NULL;
+        bxc_type *pt = p->type ? bxc_emit_tyexpr_type(cx, p->type) : NULL;
         if (p->is_self || !pt || !p->pat || p->pat->kind != BXC_PAT_IDENT) {
             bxc_emit_error(cx, p->span, "the C generator needs a named, typed parameter here");
             return false;
@@ -163,7 +163,7 @@ static bool method_signature(bxc_emit_ctx *cx, const trait_info *ti, const bxc_f
         cp = bxc_arena_printf(cx->a, "%s%s%s", cp, i ? ", " : "", decl);
         ca = bxc_arena_printf(cx->a, "%s%s%s", ca, i ? ", " : "", pi->name);
     }
-    bxc_type *rt = fn->ret ? tyexpr_type(cx, fn->ret) : bxc_type_unit();
+    bxc_type *rt = fn->ret ? bxc_emit_tyexpr_type(cx, fn->ret) : bxc_type_unit();
     if (!rt) {
         bxc_emit_error(cx, fn->ret->span, "the C generator cannot read this output type");
         return false;
@@ -203,7 +203,7 @@ static uint32_t collect(bxc_emit_ctx *cx, bxc_emit_buf *b, bxc_type *t, const ch
     t = bxc_type_strip_refs(bxc_type_resolve(t));
     if (depth > 64 || !bxc_emit_type_has_tensors(t)) return 0;
     if (t->kind == BXC_TYPE_TENSOR) {
-        bxc_emit_printf(b, "%srt_t[rt_c] = %s;\n%srt_n[rt_c] = %s;\n%srt_f[rt_c++] = %d;\n", ind, acc, ind,
+        bxc_emit_printf(b, "%sbext_rt_t[bext_rt_c] = %s;\n%sbext_rt_n[bext_rt_c] = %s;\n%sbext_rt_f[bext_rt_c++] = %d;\n", ind, acc, ind,
                         bxc_emit_cstring(cx->a, disp), ind, t->tensor_kind == BXC_TENSOR_FLOAT);
         return 1;
     }
@@ -280,12 +280,12 @@ static const char *arm_call(bxc_emit_ctx *cx, const method_info *mi, const liste
 static void emit_arm_return(bxc_emit_ctx *cx, bxc_emit_buf *c, const method_info *mi, const listed_sel *ls,
                             bool has_default, const char *ind) {
     const char *call = arm_call(cx, mi, ls, has_default);
-    const char *ok = mi->ret_tensor ? "r_ != NULL" : "r_";
+    const char *ok = mi->ret_tensor ? "bext_r != NULL" : "bext_r";
     bxc_emit_printf(c,
-                    "%s{\n%s  %sr_ = %s;\n"
+                    "%s{\n%s  %sbext_r = %s;\n"
                     "%s  if (!(%s) && !bext_last_error()[0])\n"
                     "%s    BEXT_GEN_SET_ERROR(\"%%s (%s implementation) failed\", %s);\n"
-                    "%s  return r_;\n%s}\n",
+                    "%s  return bext_r;\n%s}\n",
                     ind, ind, mi->ret_tensor ? "bext_tensor *" : "bool ", call, ind, ok, ind, ls->info->suffix,
                     bxc_emit_cstring(cx->a, mi->what), ind, ind);
 }
@@ -361,23 +361,23 @@ static void emit_method(bxc_emit_ctx *cx, const trait_info *ti, const bxc_fn *fn
                             only->info->suffix, what_lit, listed_lit);
         }
     } else {
-        bxc_emit_printf(c, "  bext_tensor *rt_t[%u];\n  const char *rt_n[%u];\n  unsigned char rt_f[%u];\n"
-                           "  int rt_c = 0;\n  const char *why = \"is not listed\";\n",
+        bxc_emit_printf(c, "  bext_tensor *bext_rt_t[%u];\n  const char *bext_rt_n[%u];\n  unsigned char bext_rt_f[%u];\n"
+                           "  int bext_rt_c = 0;\n  const char *bext_why = \"is not listed\";\n",
                         nslots, nslots, nslots);
         bxc_emit_append(c, &coll);
-        bxc_emit_printf(c, "  int be = bext_gen_route(%s, rt_t, rt_n, rt_f, rt_c);\n  if (be < 0) goto fail;\n",
+        bxc_emit_printf(c, "  int bext_be = bext_gen_route(%s, bext_rt_t, bext_rt_n, bext_rt_f, bext_rt_c);\n  if (bext_be < 0) goto bext_fail;\n",
                         what_lit);
-        bxc_emit_puts(c, "  switch (be) {\n");
+        bxc_emit_puts(c, "  switch (bext_be) {\n");
         for (uint32_t k = 0; k < ti->nsels; k++) {
             const listed_sel *ls = &ti->sels[k];
             if (!ls->info->backend) continue;
             bxc_emit_printf(c, "  case %s:\n#if %s\n", ls->info->backend, impl_cond(cx, ls));
             emit_arm_return(cx, c, &mi, ls, has_default, "    ");
-            bxc_emit_printf(c, "#elif !%s\n    why = \"is listed, but this runtime has no such backend\";\n"
+            bxc_emit_printf(c, "#elif !%s\n    bext_why = \"is listed, but this runtime has no such backend\";\n"
                                "    break;\n",
                             ls->info->has);
             if (ls->cond_c)
-                bxc_emit_printf(c, "#else\n    why = %s;\n    break;\n",
+                bxc_emit_printf(c, "#else\n    bext_why = %s;\n    break;\n",
                                 bxc_emit_cstring(cx->a, bxc_arena_printf(cx->a,
                                                                          "is listed as `%s: %s`, and that "
                                                                          "condition is off in this build",
@@ -387,9 +387,9 @@ static void emit_method(bxc_emit_ctx *cx, const trait_info *ti, const bxc_fn *fn
         bxc_emit_puts(c, "  default:\n    break;\n  }\n");
         release_owned(cx, c, &mi, "  ");
         bxc_emit_printf(c, "  BEXT_GEN_PANIC(\"%%s: no implementation for backend %%s: it %%s (listed: %%s)\", "
-                           "%s, bext_gen_backend_name(be), why, %s);\n",
+                           "%s, bext_gen_backend_name(bext_be), bext_why, %s);\n",
                         what_lit, listed_lit);
-        bxc_emit_puts(c, "fail:\n");
+        bxc_emit_puts(c, "bext_fail:\n");
         release_owned(cx, c, &mi, "  ");
         if (!mi.ret_tensor && !mi.ret_unit) bxc_emit_puts(c, "  memset(bext_out, 0, sizeof *bext_out);\n");
         bxc_emit_printf(c, "  return %s;\n}\n", mi.ret_tensor ? "NULL" : "false");

@@ -60,6 +60,7 @@ typedef struct bxc_emit_ctx {
     bxc_emit_buf code_c;       /* source: functions */
     bxc_emit_ctype *ctypes;
     uint32_t nctypes, capctypes;
+    int register_depth;        /* nesting of bxc_emit_register_type */
     bool ok;
 } bxc_emit_ctx;
 
@@ -96,6 +97,9 @@ void bxc_emit_types_finish(bxc_emit_ctx *cx);
 
 /* ---- dispatch (emit_dispatch.c) ---- */
 void bxc_emit_traits(bxc_emit_ctx *cx);
+/* The type of a written type: the checker's, or (for a method a `#[cfg]`
+ * kept the checker from seeing) read from the syntax; NULL if unknown. */
+bxc_type *bxc_emit_tyexpr_type(bxc_emit_ctx *cx, const bxc_tyexpr *te);
 
 /* ---- default bodies (emit_body.c) ---- */
 /* Emits `static <ret> <name>(<params>)` computing the default body of fn;

@@ -84,7 +84,7 @@ static bool is_valued(bxc_type *t) {
     return t && t->kind != BXC_TYPE_UNIT && t->kind != BXC_TYPE_NEVER && t->kind != BXC_TYPE_ERROR;
 }
 
-static const char *tmp(mctx *m) { return bxc_arena_printf(m->cx->a, "v%u", ++m->ntmp); }
+static const char *tmp(mctx *m) { return bxc_arena_printf(m->cx->a, "bext_v%u", ++m->ntmp); }
 
 /* `T vN = expr;` -> "vN" */
 static const char *bind_tmp(mctx *m, bxc_type *t, const char *expr) {
@@ -580,7 +580,7 @@ static void bind_pat(mctx *m, const bxc_pat *p, bxc_type *t, const char *val) {
     bxc_arena *A = m->cx->a;
     if (p->kind == BXC_PAT_WILD) return;
     if (p->kind == BXC_PAT_IDENT) {
-        const char *c = bxc_arena_printf(A, "l%u_%s", ++m->ntmp, p->name.name);
+        const char *c = bxc_arena_printf(A, "bext_l%u_%s", ++m->ntmp, p->name.name);
         const char *ct = ctype(m, t);
         if (!ct) {
             m->ok = false;

@@ -74,8 +74,6 @@ static bxc_emit_ctype *find(bxc_emit_ctx *cx, bxc_type *t, const char *tuple_nam
     return NULL;
 }
 
-static int g_register_depth;
-
 bxc_emit_ctype *bxc_emit_register_type(bxc_emit_ctx *cx, bxc_type *t) {
     t = bxc_type_strip_refs(bxc_type_resolve(t));
     const char *tuple_name = NULL;
@@ -85,13 +83,13 @@ bxc_emit_ctype *bxc_emit_register_type(bxc_emit_ctx *cx, bxc_type *t) {
         return NULL;
     bxc_emit_ctype *found = find(cx, t, tuple_name);
     if (found) return found;
-    if (g_register_depth > MAX_TYPE_NESTING) {
+    if (cx->register_depth > MAX_TYPE_NESTING) {
         bxc_emit_error(cx, t->kind == BXC_TYPE_TUPLE ? bxc_span_none() : t->decl->span,
                        "type nested too deeply (or recursive) for C");
         return NULL;
     }
     /* dependencies first */
-    g_register_depth++;
+    cx->register_depth++;
     if (t->kind == BXC_TYPE_TUPLE) {
         for (uint32_t i = 0; i < t->tuple.n; i++) bxc_emit_register_type(cx, t->tuple.elems[i]);
     } else {
@@ -101,7 +99,7 @@ bxc_emit_ctype *bxc_emit_register_type(bxc_emit_ctx *cx, bxc_type *t) {
             for (uint32_t i = 0; i < d->variants[v].nfields; i++)
                 bxc_emit_register_type(cx, d->variants[v].fields[i].type);
     }
-    g_register_depth--;
+    cx->register_depth--;
     found = find(cx, t, tuple_name);   /* a dependency cycle may have added it */
     if (found) return found;
     if (cx->nctypes == cx->capctypes) {

@@ -17,6 +17,19 @@
  * unit per file).  Each unit is registered with a `file_base`; diagnostics
  * carry span.file = file_base + the unit's own file id, so one merged source
  * list (the REPL builds one) renders all of them.
+ *
+ * Semantics where Rust leaves a choice: integer literals take the type the
+ * checker recorded on the node, else the other operand's (Rust-style);
+ * arithmetic, indexes and `as` casts are checked (a cast that does not fit
+ * is an error, not a wrap); `Shape::pop` returns the dimension (no
+ * Option); `panic("msg")` is the builtin that rejects bad input; a helper
+ * fn's calls resolve in its own module first.  Evaluation order: operands
+ * left to right, method arguments before the receiver, an assignment's
+ * value before its place.
+ *
+ * Files: interp.c (state, program, bindings, errors), interp_ops.c
+ * (arithmetic, casts), interp_eval.c (evaluation, entry points),
+ * interp_meta.c (#[fusion(...)]), value.c (values and their printing).
  */
 #ifndef BEXT_INTERP_H
 #define BEXT_INTERP_H

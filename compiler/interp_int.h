@@ -1,8 +1,11 @@
-/* interp_int.h — internals shared by interp.c (expressions, calls,
- * environments) and interp_meta.c (`#[fusion(...)]` evaluation).  Not part
- * of the interpreter's API: see interp.h for that. */
+/* interp_int.h — internals shared by the interpreter's files: interp.c
+ * (state, program, bindings, errors), interp_ops.c (arithmetic, casts),
+ * interp_eval.c (evaluation, entry points) and interp_meta.c
+ * (`#[fusion(...)]`).  Not part of the interpreter's API: see interp.h. */
 #ifndef BEXT_INTERP_INT_H
 #define BEXT_INTERP_INT_H
+
+#include <string.h>
 
 #include "interp.h"
 
@@ -40,6 +43,7 @@ typedef struct bxi_capture {
     bxi_var *vars;
     uint32_t n;
     uint32_t base;
+    uint32_t list;           /* module whose names it sees first */
 } bxi_capture;
 
 struct bxi_interp {
@@ -55,6 +59,7 @@ struct bxi_interp {
     uint32_t nvars, capvars;
     uint32_t frame_start;
     uint32_t base;            /* file base of the code being run */
+    uint32_t cur_list;        /* its item list (names resolve there first), or BXI_NO_LIST */
     uint32_t depth;           /* active calls */
     uint64_t steps;
     uintptr_t stack_base;     /* frame address at the entry call */
@@ -63,6 +68,48 @@ struct bxi_interp {
     uint32_t ncalls, capcalls;
     BxvValue ret;
 };
+
+/* ---- helpers shared by interp*.c ---- */
+
+/* A span of the running code in the merged file numbering (interp.h). */
+static inline bxc_span bxi_global_span(const bxi_interp *in, bxc_span s)
+{
+    if (s.file != BXC_NO_FILE)
+        s.file += in->base;
+    return s;
+}
+
+void *bxi_xrealloc(void *p, size_t n);   /* aborts on OOM, as the arenas do */
+/* A value's dynamic type as text, in the scratch arena (for messages). */
+const char *bxi_type_str(bxi_interp *in, const BxvValue *v);
+
+static inline const char *bxi_i128_str(char buf[48], __int128 v)
+{
+    char tmp[48];
+    int n = 0;
+    bool neg = v < 0;
+    unsigned __int128 u = neg ? -(unsigned __int128)v : (unsigned __int128)v;
+    do {
+        tmp[n++] = (char)('0' + (int)(u % 10));
+        u /= 10;
+    } while (u);
+    if (neg)
+        tmp[n++] = '-';
+    for (int i = 0; i < n; i++)
+        buf[i] = tmp[n - 1 - i];
+    buf[n] = 0;
+    return buf;
+}
+
+/* The referent of a value (references are copies, see value.h). */
+static inline BxvValue bxi_strip(BxvValue v)
+{
+    v.refs = 0;
+    return v;
+}
+
+static inline bool bxi_name_is(const char *a, const char *b) { return a && b && strcmp(a, b) == 0; }
+static inline const char *bxi_path_last(const bxc_path *p) { return p->segs.items[p->segs.len - 1].name; }
 
 /* Errors: add a located diagnostic (span local to the running code) with
  * a note per active call, and return BXI_ERR. */
@@ -79,13 +126,31 @@ bxi_status bxi_eval_expr(bxi_interp *in, const bxc_expr *e, BxvValue *out);
 bxi_status bxi_call_value(bxi_interp *in, const BxvValue *callee, BxvValue *args,
                           uint32_t nargs, bxc_span site, BxvValue *out);
 
-/* Items */
+/* The innermost visible variable `name` of the current frame, or NULL. */
+bxi_var *bxi_find_var(bxi_interp *in, const char *name);
+
+/* Arithmetic and casts (interp_ops.c).  Operators see through references;
+ * an integer literal adopts the other operand's type. */
+bxi_status bxi_binop(bxi_interp *in, bxc_binop op, BxvValue a, BxvValue b, bxc_span span, BxvValue *out);
+bxi_status bxi_int_binop(bxi_interp *in, bxc_binop op, BxvValue a, BxvValue b, bxc_span span, BxvValue *out);
+/* Gives an integer literal the type `ty` (range-checked). */
+bxi_status bxi_int_adopt(bxi_interp *in, BxvValue *v, BxvIntType ty, bxc_span span);
+/* A non-negative `usize` (or literal) usable as an index or dimension. */
+bxi_status bxi_to_index(bxi_interp *in, BxvValue v, bxc_span span, const char *what, uint64_t *out);
+bxi_status bxi_eval_cast(bxi_interp *in, const bxc_expr *e, BxvValue *out);
+
+/* Items: the item `name` of one of the kinds, searched in the running
+ * code's own module first (so a helper calls its module's fns, whatever
+ * the root defines), then everywhere in program order.  *base and *list
+ * (either may be NULL) say where it was found. */
+#define BXI_NO_LIST UINT32_MAX
 const bxc_item *bxi_find_item(const bxi_interp *in, const char *name,
-                              uint32_t kinds_mask, uint32_t *base);
+                              uint32_t kinds_mask, uint32_t *base, uint32_t *list);
 #define BXI_KIND(k) (1u << (k))
 
 /* Types as written: integer and float targets (aliases resolved). */
 bool bxi_tyexpr_int(const bxi_interp *in, const bxc_tyexpr *t, BxvIntType *out);
+bool bxi_tyexpr_float(const bxi_interp *in, const bxc_tyexpr *t, BxvFloatType *out);
 /* Strips `&`s, returning how many. */
 const bxc_tyexpr *bxi_tyexpr_strip_refs(const bxc_tyexpr *t, unsigned *refs);
 /* Adapts an argument to a declared type: integer literals take the type,

@@ -28,6 +28,31 @@ static bool is_tensor_type(const bxc_tyexpr *t)
     return false;
 }
 
+/* The name of the extension type (#[derive(ExtensionType)]) a parameter
+ * type names, or NULL for tensors and ordinary types. */
+static const char *extension_name(const bxi_interp *in, const bxc_tyexpr *t)
+{
+    t = bxi_tyexpr_strip_refs(t, NULL);
+    if (!t || t->kind != BXC_TY_PATH || !t->path)
+        return NULL;
+    const char *n = bxi_path_last(t->path);
+    const bxc_item *it = bxi_find_item(in, n, BXI_KIND(BXC_ITEM_STRUCT) | BXI_KIND(BXC_ITEM_ENUM), NULL, NULL);
+    if (!it)
+        return NULL;
+    for (uint32_t i = 0; i < it->attrs.len; i++) {
+        const bxc_attr *a = it->attrs.items[i];
+        if (!a->path || a->path->segs.len != 1 || strcmp(a->path->segs.items[0].name, "derive") != 0)
+            continue;
+        for (uint32_t k = 0; k < a->args.len; k++) {
+            const bxc_attr_arg *arg = a->args.items[k];
+            if (arg->kind == BXC_ATTR_ARG_PATH && arg->path && arg->path->segs.len &&
+                strcmp(bxi_path_last(arg->path), "ExtensionType") == 0)
+                return n;
+        }
+    }
+    return NULL;
+}
+
 /* The `#[fusion(...)]` attribute of a method, or NULL. */
 static const bxc_attr *fusion_attr(const bxc_fn *fn)
 {
@@ -144,8 +169,8 @@ static bool is_metadata(const BxvValue *v)
 static bxi_meta_status meta_run(bxi_interp *in, const char *trait, const char *method, BxvValue *args,
                                 uint32_t nargs, bxc_span site, BxvValue *out, const char **message)
 {
-    uint32_t base;
-    const bxc_item *tr = bxi_find_item(in, trait, BXI_KIND(BXC_ITEM_TRAIT), &base);
+    uint32_t base, list;
+    const bxc_item *tr = bxi_find_item(in, trait, BXI_KIND(BXC_ITEM_TRAIT), &base, &list);
     if (!tr) {
         bxi_error(in, BXI_E_NAME, site, "cannot find trait `%s`", trait);
         return BXI_META_ERROR;
@@ -187,12 +212,24 @@ static bxi_meta_status meta_run(bxi_interp *in, const char *trait, const char *m
         if (p->is_self)
             continue;
         BxvValue *a = &args[k++];
+        const char *ext;
         a->refs = 0;
         const char *pname = p->pat->kind == BXC_PAT_IDENT ? p->pat->name.name : "_";
         if (is_tensor_type(p->type)) {
             if (a->kind != BXV_SPEC) {
                 bxc_diag *d = bxi_error(in, BXI_E_META, site, "argument `%s` is a tensor: pass a `TensorSpec`", pname);
                 bxc_diag_set_help(in->diags, d, "e.g. `TensorSpec::new([2, 3], DType::F32)`");
+                return BXI_META_ERROR;
+            }
+        } else if ((ext = extension_name(in, p->type)) != NULL) {
+            /* An extension argument is described by its metadata companion. */
+            size_t el = strlen(ext);
+            bool ok = (a->kind == BXV_STRUCT || a->kind == BXV_ENUM) && a->u.agg.type &&
+                      strncmp(a->u.agg.type, ext, el) == 0 && strcmp(a->u.agg.type + el, "Metadata") == 0;
+            if (!ok) {
+                bxc_diag *d = bxi_error(in, BXI_E_META, site,
+                                        "argument `%s` is an extension value: pass a `%sMetadata`", pname, ext);
+                bxc_diag_set_help(in->diags, d, "its tensors are TensorSpecs: `%sMetadata { ... }`", ext);
                 return BXI_META_ERROR;
             }
         } else {
@@ -208,8 +245,9 @@ static bxi_meta_status meta_run(bxi_interp *in, const char *trait, const char *m
         }
     }
 
-    uint32_t saved_base = in->base;
+    uint32_t saved_base = in->base, saved_list = in->cur_list;
     in->base = base;
+    in->cur_list = list;   /* the annotation sees its own module's names */
     bxi_meta_status result = BXI_META_ERROR;
     const bxc_attr_arg *meta = find_arg(fa, BXC_ATTR_ARG_ASSIGN, "meta");
     const bxc_attr_arg *dt = find_arg(fa, BXC_ATTR_ARG_ASSIGN, "dtype");
@@ -260,6 +298,7 @@ static bxi_meta_status meta_run(bxi_interp *in, const char *trait, const char *m
         bxc_diag_set_help(in->diags, d, "both field expressions are required together");
     }
     in->base = saved_base;
+    in->cur_list = saved_list;
     return result;
 }
 

@@ -24,6 +24,7 @@ const struct bxr_backend bxfx_backend = {
   .kind = BEXT_BACKEND_FLEX,
   .storage_alloc = bxfx_storage_alloc,
   .storage_free = bxfx_storage_free,
+  .inline_small = true,   /* host memory: small buffers ride in the tensor block */
   .from_data = bxr_host_from_data,
   .read = bxr_host_read,
   .copy = flex_copy,

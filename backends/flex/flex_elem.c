@@ -396,10 +396,7 @@ static bool is_compare(enum bxr_opcode c) {
 }
 
 static bool same_shape(const bext_tensor *t, const struct bxr_meta *m) {
-  if (t->rank != m->rank) return false;
-  for (int d = 0; d < t->rank; d++)
-    if (t->shape[d] != m->shape[d]) return false;
-  return true;
+  return bxr_same_shape(t->rank, t->shape, m->rank, m->shape);
 }
 
 /* The small-tensor path: contiguous f32 operands of the output's shape and
@@ -426,14 +423,19 @@ static bool small_f32(struct bxr_op *op, bext_tensor **res) {
     const bext_tensor *b = op->in[1];
     if (b->dtype != BEXT_F32 || !same_shape(b, &op->out) || !bxr_is_contiguous(b)) return false;
     const float *pa = bxr_data(a), *pb = bxr_data(b);
-    bext_tensor *out = bxfx_output(op, 2);
+    /* Both operands were just checked to match the output (dtype, shape,
+     * contiguity): reuse needs only uniqueness, not bxfx_output's full
+     * re-check. */
+    bext_tensor *out = bxr_is_unique(a) ? bxr_op_take(op, 0)
+                       : bxr_is_unique(b) ? bxr_op_take(op, 1)
+                                          : bxr_op_new_output(op);
     if (out) bxfx_kern()->bin[k - 1](pa, pb, bxr_data(out), (size_t)n, BXFX_VV);
     *res = out;
     return true;
   }
   if (op->n_in == 1 && (k = un[op->code]) > 0) {
     const float *pa = bxr_data(a);
-    bext_tensor *out = bxfx_output(op, 1);
+    bext_tensor *out = bxr_is_unique(a) ? bxr_op_take(op, 0) : bxr_op_new_output(op);
     if (out) bxfx_kern()->un[k - 1](pa, bxr_data(out), (size_t)n);
     *res = out;
     return true;

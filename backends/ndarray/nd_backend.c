@@ -46,6 +46,7 @@ const struct bxr_backend bxnd_backend = {
     .kind = BEXT_BACKEND_NDARRAY,
     .storage_alloc = bxr_host_storage_alloc,
     .storage_free = bxr_host_storage_free,
+    .inline_small = true,   /* host memory: small buffers ride in the tensor block */
     .from_data = bxr_host_from_data,
     .read = bxr_host_read,
     .copy = bxr_host_copy,

@@ -1,5 +1,19 @@
 /* alloc.c — the one allocation hook (lua_Alloc style) every runtime and
- * backend allocation goes through, so tests can inject failures. */
+ * backend allocation goes through, so tests can inject failures; and the
+ * per-thread cache of small runtime blocks (tensor headers, small inline
+ * buffers) layered on top of it.
+ *
+ * Why a cache: a small op allocates and frees one block per result; going
+ * to malloc for each costs more than the op itself.  Each thread keeps a
+ * short LIFO list per size class.  Blocks still come from the hook (so
+ * failure injection sees them), and every block records the hook it came
+ * from, so it goes back to that hook even after bext_set_allocator changed
+ * it or after it migrated to another thread: a block freed by thread B
+ * that thread A allocated simply joins B's list (the memory is plain hook
+ * memory, owned by whoever holds it).  Lists are bounded; a thread's list
+ * is returned to the hooks when the thread exits, and the calling thread's
+ * when bext_set_allocator is called. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,11 +35,6 @@ static void *default_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
 static bext_alloc_fn g_alloc = default_alloc;
 static void *g_alloc_ud;
 
-void bext_set_allocator(bext_alloc_fn fn, void *ud) {
-  g_alloc = fn ? fn : default_alloc;
-  g_alloc_ud = fn ? ud : NULL;
-}
-
 void *bxr_alloc(size_t n) {
   /* Zero-byte requests still get a unique non-NULL block so NULL always
    * means failure. */
@@ -42,4 +51,120 @@ void *bxr_calloc(size_t n) {
 
 void bxr_free(void *p, size_t n) {
   if (p) g_alloc(g_alloc_ud, p, n ? n : 1, 0);
+}
+
+/* ------------------------------------------------------ small-block cache */
+
+/* Every cached block starts with this prefix; the caller's pointer is just
+ * past it (16 bytes: the hook's malloc alignment is kept). */
+struct bxr_blk {
+  bext_alloc_fn fn;    /* the hook that allocated it (and must free it) */
+  void *ud;            /* that hook's user data */
+};
+_Static_assert(sizeof(struct bxr_blk) == BXR_BLOCK_PREFIX, "prefix size");
+/* While on a free list, the first word of the caller's area links it. */
+#define BLK_NEXT(b) (*(struct bxr_blk **)((b) + 1))
+
+static const size_t class_size[BXR_BLOCK_CLASSES] = { 256, 512, 1024, 2048, 4096 };
+/* Per-thread bound per class: at most ~100 KiB idle per thread. */
+static const int class_cap[BXR_BLOCK_CLASSES] = { 64, 32, 16, 8, 8 };
+
+struct tcache {
+  struct bxr_blk *head[BXR_BLOCK_CLASSES];
+  int n[BXR_BLOCK_CLASSES];
+  bool registered;     /* thread-exit destructor installed */
+  bool closed;         /* thread exiting: no more caching */
+};
+
+/* initial-exec: the library is linked at startup (static archive), so a
+ * fixed TLS offset works and avoids a __tls_get_addr call per op. */
+static _Thread_local struct tcache tc __attribute__((tls_model("initial-exec")));
+
+static pthread_key_t g_key;
+static pthread_once_t g_key_once = PTHREAD_ONCE_INIT;
+
+static void blk_release(struct bxr_blk *b, size_t size) { b->fn(b->ud, b, size, 0); }
+
+static void flush(struct tcache *c) {
+  for (int k = 0; k < BXR_BLOCK_CLASSES; k++) {
+    struct bxr_blk *b = c->head[k];
+    c->head[k] = NULL;
+    c->n[k] = 0;
+    while (b) {
+      struct bxr_blk *next = BLK_NEXT(b);
+      blk_release(b, class_size[k]);
+      b = next;
+    }
+  }
+}
+
+static void on_thread_exit(void *p) {
+  struct tcache *c = p;
+  flush(c);
+  c->closed = true;   /* releases in later TLS destructors go to the hook */
+}
+
+static void make_key(void) {
+  /* Without the key the cache still works; a thread's idle blocks would
+   * then be kept until set_allocator is called on it. */
+  if (pthread_key_create(&g_key, on_thread_exit) != 0) g_key = (pthread_key_t)-1;
+}
+
+size_t bxr_block_capacity(int cls) { return class_size[cls] - sizeof(struct bxr_blk); }
+
+void *bxr_block_alloc(int cls) {
+  struct tcache *c = &tc;
+  struct bxr_blk *b = c->head[cls];
+  /* A block from another hook (bext_set_allocator ran on another thread
+   * since it was cached) must not serve this hook's requests. */
+  if (__builtin_expect(b != NULL, 1)) {
+    if (__builtin_expect(b->fn == g_alloc && b->ud == g_alloc_ud, 1)) {
+      c->head[cls] = BLK_NEXT(b);
+      c->n[cls]--;
+      return b + 1;
+    }
+    flush(c);
+  }
+  b = g_alloc(g_alloc_ud, NULL, 0, class_size[cls]);
+  if (!b) {
+    bxr_error("out of memory (allocating %zu bytes)", class_size[cls]);
+    return NULL;
+  }
+  b->fn = g_alloc;
+  b->ud = g_alloc_ud;
+  return b + 1;
+}
+
+void bxr_block_free(void *p, int cls) {
+  if (!p) return;
+  struct bxr_blk *b = (struct bxr_blk *)p - 1;
+  struct tcache *c = &tc;
+  if (__builtin_expect(c->n[cls] >= class_cap[cls] || c->closed, 0)) {
+    blk_release(b, class_size[cls]);
+    return;
+  }
+  if (__builtin_expect(!c->registered, 0)) {
+    pthread_once(&g_key_once, make_key);
+    if (g_key != (pthread_key_t)-1) pthread_setspecific(g_key, c);
+    c->registered = true;
+  }
+  BLK_NEXT(b) = c->head[cls];
+  c->head[cls] = b;
+  c->n[cls]++;
+}
+
+void bxr_block_flush(void) { flush(&tc); }
+
+int bxr_block_cached(void) {
+  int n = 0;
+  for (int k = 0; k < BXR_BLOCK_CLASSES; k++) n += tc.n[k];
+  return n;
+}
+
+void bext_set_allocator(bext_alloc_fn fn, void *ud) {
+  /* The calling thread's idle blocks go back to the hook they came from
+   * now, so a test that counts live blocks sees them returned. */
+  flush(&tc);
+  g_alloc = fn ? fn : default_alloc;
+  g_alloc_ud = fn ? ud : NULL;
 }

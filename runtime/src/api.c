@@ -14,6 +14,29 @@ static void op_init(struct bxr_op *op, enum bxr_opcode code, const char *api) {
   op->in = op->inbuf;
 }
 
+/* op_init for the hot elementwise entries: the big attribute arrays are
+ * left alone because every count that indexes them (at.rank, at.ndims,
+ * at.nranges) is zeroed, so no reader looks at them; everything else is
+ * set as op_init sets it.  Saves clearing ~500 bytes per small op. */
+static inline void op_init_lite(struct bxr_op *op, enum bxr_opcode code, const char *api) {
+  op->code = code;
+  op->api = api;
+  op->backend = NULL;
+  op->in = op->inbuf;
+  op->inbuf[2] = NULL;
+  op->sc[0].i = op->sc[1].i = op->sc[2].i = 0;
+  op->at.rank = 0;
+  op->at.ndims = 0;
+  op->at.dim = 0;
+  op->at.keepdim = false;
+  op->at.all = false;
+  op->at.nranges = 0;
+  op->at.dtype = (bext_dtype)0;
+  op->at.seed = 0;
+  op->out.dtype = (bext_dtype)0;
+  op->out.rank = 0;
+}
+
 static bext_tensor *fail1(bext_tensor *t) {
   bext_release(t);
   return NULL;
@@ -21,7 +44,7 @@ static bext_tensor *fail1(bext_tensor *t) {
 
 static bext_tensor *un(enum bxr_opcode code, const char *api, bext_tensor *t) {
   struct bxr_op op;
-  op_init(&op, code, api);
+  op_init_lite(&op, code, api);
   op.n_in = 1;
   op.in[0] = t;
   return bxr_dispatch(&op);
@@ -29,7 +52,7 @@ static bext_tensor *un(enum bxr_opcode code, const char *api, bext_tensor *t) {
 
 static bext_tensor *bin(enum bxr_opcode code, const char *api, bext_tensor *a, bext_tensor *b) {
   struct bxr_op op;
-  op_init(&op, code, api);
+  op_init_lite(&op, code, api);
   op.n_in = 2;
   op.in[0] = a;
   op.in[1] = b;
@@ -38,7 +61,7 @@ static bext_tensor *bin(enum bxr_opcode code, const char *api, bext_tensor *a, b
 
 static bext_tensor *un_sc(enum bxr_opcode code, const char *api, bext_tensor *t, double s) {
   struct bxr_op op;
-  op_init(&op, code, api);
+  op_init_lite(&op, code, api);
   op.n_in = 1;
   op.in[0] = t;
   op.sc[0].f = s;

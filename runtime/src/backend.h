@@ -24,6 +24,11 @@ struct bxr_backend {
    * allocated (s->bytes holds the size).  Required. */
   bool (*storage_alloc)(struct bxr_storage *s, size_t bytes);
   void (*storage_free)(struct bxr_storage *s);
+  /* True when data is plain host memory the runtime may place inline in
+   * the tensor's own block for small buffers (a few KiB): storage_alloc /
+   * storage_free are then not called for it and s->inline_data is set.
+   * False (the default) for backends whose buffers are not host memory. */
+  bool inline_small;
 
   /* Data movement for tensors of this backend.  from_data fills the fresh,
    * contiguous dst from row-major host memory src; read copies t (any

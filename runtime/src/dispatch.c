@@ -44,10 +44,10 @@ bext_tensor *bxr_op_take(struct bxr_op *op, int i) {
 
 bool bxr_op_can_reuse(const struct bxr_op *op, int i) {
   const bext_tensor *t = op->in[i];
-  if (!t || t->dtype != op->out.dtype || t->rank != op->out.rank) return false;
-  for (int d = 0; d < t->rank; d++)
-    if (t->shape[d] != op->out.shape[d]) return false;
-  return bxr_is_unique(t) && bxr_is_contiguous(t);
+  if (!t || t->dtype != op->out.dtype) return false;
+  /* uniqueness first: the cheap test that fails for borrowed operands */
+  return bxr_is_unique(t) && bxr_same_shape(t->rank, t->shape, op->out.rank, op->out.shape) &&
+         bxr_is_contiguous(t);
 }
 
 bext_tensor *bxr_op_new_output(const struct bxr_op *op) {
@@ -106,7 +106,7 @@ bext_tensor *bxr_dispatch(struct bxr_op *op) {
   for (int i = 0; i < op->n_in; i++) {
     unsigned k = info->kinds[i < BXR_MAX_INPUTS ? i : BXR_MAX_INPUTS - 1];
     if (info->nin < 0) k = info->kinds[0];
-    if (!(k & (1u << bext_dtype_kind(op->in[i]->dtype)))) {
+    if (!(k & (1u << bxr_dtype_kind(op->in[i]->dtype)))) {
       bxr_op_error(op, "operand %d has dtype %s, expected %s", i + 1,
                    bext_dtype_name(op->in[i]->dtype), kinds_text(k));
       goto done;
@@ -147,7 +147,7 @@ bext_tensor *bxr_dispatch(struct bxr_op *op) {
   }
 done:
   for (int i = 0; i < op->n_in; i++) {
-    bext_release(op->in[i]);
+    if (op->in[i]) bxr_release(op->in[i]);
     op->in[i] = NULL;
   }
   return res;

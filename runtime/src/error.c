@@ -6,7 +6,9 @@
 
 #include "tensor.h"
 
-static _Thread_local char t_error[1024];
+/* initial-exec: libbext is linked at program start (static archive), so
+ * a fixed TLS offset works and dispatch's per-op clear costs no call. */
+static _Thread_local char t_error[1024] __attribute__((tls_model("initial-exec")));
 
 bool bxr_verror(const char *fmt, va_list ap) {
   vsnprintf(t_error, sizeof t_error, fmt, ap);

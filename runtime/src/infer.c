@@ -337,6 +337,15 @@ bool bxr_infer_mask_fill(struct bxr_op *op) {
 /* -------------------------------------------------------------- elementwise */
 
 bool bxr_infer_binary(struct bxr_op *op) {
+  const bext_tensor *a = op->in[0], *b = op->in[1];
+  /* Fast path, same answer: equal dtypes and shapes need no broadcasting,
+   * and the result is no larger than an operand that already exists. */
+  if (a->dtype == b->dtype && bxr_same_shape(a->rank, a->shape, b->rank, b->shape)) {
+    op->out.dtype = a->dtype;
+    op->out.rank = a->rank;
+    memcpy(op->out.shape, a->shape, (size_t)a->rank * sizeof *a->shape);
+    return true;
+  }
   if (!same_dtype(op, 0, 1) || !broadcast2(op, op->in[0], op->in[1], &op->out.rank, op->out.shape))
     return false;
   op->out.dtype = op->in[0]->dtype;

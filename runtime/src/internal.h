@@ -25,6 +25,29 @@ BXR_FUNC void *bxr_alloc(size_t n);
 BXR_FUNC void *bxr_calloc(size_t n);   /* zero-filled */
 BXR_FUNC void bxr_free(void *p, size_t n);  /* n: the size given to bxr_alloc */
 
+/* Small runtime blocks (tensor headers, small inline buffers) through a
+ * per-thread cache on top of the hook (alloc.c).  Sizes come in classes;
+ * bxr_block_class(n) is the smallest class holding n bytes, -1 when n is
+ * too large for any.  bxr_block_alloc returns NULL + "out of memory" like
+ * bxr_alloc (16-byte aligned, contents undefined); bxr_block_free takes
+ * the class the block was allocated with, from any thread. */
+#define BXR_BLOCK_CLASSES 5
+#define BXR_BLOCK_PREFIX 16      /* per-block header: the hook it came from */
+/* Classes are 256 << k bytes including the prefix. */
+static inline int bxr_block_class(size_t n) {
+  size_t total = n + BXR_BLOCK_PREFIX;
+  if (total <= 256) return 0;
+  if (total > ((size_t)256 << (BXR_BLOCK_CLASSES - 1))) return -1;
+  return 64 - __builtin_clzll((unsigned long long)(total - 1)) - 8;  /* ceil(log2) - 8 */
+}
+BXR_FUNC size_t bxr_block_capacity(int cls);   /* usable bytes of a class */
+BXR_FUNC void *bxr_block_alloc(int cls);
+BXR_FUNC void bxr_block_free(void *p, int cls);
+/* Returns the calling thread's idle blocks to their hooks (tests). */
+BXR_FUNC void bxr_block_flush(void);
+/* Idle blocks cached by the calling thread (tests). */
+BXR_FUNC int bxr_block_cached(void);
+
 /* ---------------------------------------------------------------- errors */
 /* Sets this thread's error message (printf format).  Always returns false
  * so callers can `return bxr_error(...)`. */
@@ -45,6 +68,25 @@ BXR_FUNC _Noreturn void bxr_panic(const char *file, int line, const char *fmt, .
   } while (0)
 
 /* ---------------------------------------------------------------- dtypes */
+/* Inline forms of bext_dtype_size / bext_dtype_kind for hot paths (one
+ * table load instead of a call); same answers for invalid dtypes. */
+static inline size_t bxr_dtype_size(bext_dtype dt) {
+  static const unsigned char size[BEXT_DTYPE_COUNT] = {
+#define BXR_X_(E, n, t, s, k) [BEXT_##E] = s,
+      BEXT_DTYPES(BXR_X_)
+#undef BXR_X_
+  };
+  return (unsigned)dt < BEXT_DTYPE_COUNT ? size[dt] : 0;
+}
+static inline bext_kind bxr_dtype_kind(bext_dtype dt) {
+  static const unsigned char kind[BEXT_DTYPE_COUNT] = {
+#define BXR_X_(E, n, t, s, k) [BEXT_##E] = k,
+      BEXT_DTYPES(BXR_X_)
+#undef BXR_X_
+  };
+  return (unsigned)dt < BEXT_DTYPE_COUNT ? (bext_kind)kind[dt] : BEXT_KIND_FLOAT;
+}
+
 BXR_FUNC float bxr_f16_to_f32(uint16_t h);
 BXR_FUNC uint16_t bxr_f32_to_f16(float f);     /* round to nearest even */
 BXR_FUNC float bxr_bf16_to_f32(uint16_t h);

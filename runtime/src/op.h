@@ -4,8 +4,11 @@
  * row's inference rule, and hands it to a backend's exec entry; Fusion will
  * record it, Autodiff tape it, Remote serialize it — so it holds plain data
  * only: besides the input handles, its only pointers are the static API
- * name (for messages) and the backend.  op_init-style zeroing of the whole
- * struct keeps unused fields deterministic (hashable plans). */
+ * name (for messages) and the backend.  Unused fields are deterministic
+ * (hashable plans) up to the counts: every scalar field is initialized,
+ * but array entries at or past at.rank / at.ndims / at.nranges / n_in /
+ * out.rank may be garbage (the hot elementwise entries skip clearing
+ * them), so hash and compare only the counted prefix. */
 #ifndef BXR_OP_H
 #define BXR_OP_H
 

@@ -7,18 +7,51 @@
 
 /* --------------------------------------------------------------- storage */
 
+/* The block bxr_tensor_new allocates: storage record, its first handle,
+ * then (inline_data) the buffer.  Both headers are multiples of 8 bytes
+ * and the block 16-byte aligned, so the buffer is 16-byte aligned. */
+struct bxr_tblock {
+  struct bxr_storage s;
+  bext_tensor t;
+};
+_Static_assert(sizeof(struct bxr_tblock) % 16 == 0, "inline buffers stay 16-byte aligned");
+#define TBLOCK_DATA(b) ((char *)(b) + sizeof(struct bxr_tblock))
+
 void bxr_storage_retain(struct bxr_storage *s) {
   atomic_fetch_add_explicit(&s->refcount, 1, memory_order_relaxed);
 }
 
+static void storage_destroy(struct bxr_storage *s) {
+  if (!s->inline_data) s->backend->storage_free(s);
+  bxr_block_free(s, s->cls);   /* the record starts its block */
+}
+
 void bxr_storage_release(struct bxr_storage *s) {
   if (!s) return;
+  /* Count 1 while we hold a reference: ours alone (see tensor.h). */
+  if (atomic_load_explicit(&s->refcount, memory_order_acquire) == 1) {
+    storage_destroy(s);
+    return;
+  }
   int old = atomic_fetch_sub_explicit(&s->refcount, 1, memory_order_acq_rel);
   BXR_ASSERT(old > 0);
-  if (old == 1) {
-    s->backend->storage_free(s);
-    bxr_free(s, sizeof *s);
+  if (old == 1) storage_destroy(s);
+}
+
+void bxr_tensor_destroy(bext_tensor *t) {
+  struct bxr_storage *s = t->storage;
+  if (t->embedded) {
+    /* t's memory belongs to s's block: freed with the last reference. */
+    bxr_storage_release(s);
+    return;
   }
+  int cls = t->cls;
+  bxr_storage_release(s);
+  bxr_block_free(t, cls);
+}
+
+void bxr_over_release(void) {
+  bxr_panic(__FILE__, __LINE__, "bext_release: handle released more often than retained");
 }
 
 int64_t bxr_numel(int rank, const int64_t *shape) {
@@ -28,7 +61,7 @@ int64_t bxr_numel(int rank, const int64_t *shape) {
 }
 
 size_t bxr_nbytes(bext_dtype dt, int rank, const int64_t *shape) {
-  uint64_t n = bext_dtype_size(dt);
+  uint64_t n = bxr_dtype_size(dt);
   for (int i = 0; i < rank; i++) {
     if (shape[i] < 0) return SIZE_MAX;
     if (shape[i] == 0) return 0;
@@ -46,6 +79,24 @@ void bxr_contiguous_strides(int rank, const int64_t *shape, int64_t *strides) {
   }
 }
 
+/* Fills the handle fields every constructor sets; unused dims are zeroed
+ * so handles stay deterministic (the old calloc did the same). */
+static void handle_init(bext_tensor *t, const struct bxr_backend *be, bext_dtype dt, int rank,
+                        const int64_t *shape) {
+  atomic_init(&t->refcount, 1);
+  t->backend = be;
+  t->dtype = dt;
+  t->rank = rank;
+  /* fixed trip count: unrolled, no memcpy/memset calls */
+  for (int d = 0; d < BEXT_MAX_RANK; d++) {
+    t->shape[d] = d < rank ? shape[d] : 0;
+    t->strides[d] = 0;
+  }
+  t->offset = 0;
+  t->autodiff = NULL;
+  t->priv = NULL;
+}
+
 bext_tensor *bxr_tensor_new(const struct bxr_backend *be, bext_dtype dt, int rank,
                             const int64_t *shape) {
   BXR_ASSERT(be && rank >= 0 && rank <= BEXT_MAX_RANK && bext_dtype_valid(dt));
@@ -56,26 +107,32 @@ bext_tensor *bxr_tensor_new(const struct bxr_backend *be, bext_dtype dt, int ran
               bext_dtype_name(dt));
     return NULL;
   }
-  struct bxr_storage *s = bxr_calloc(sizeof *s);
-  if (!s) return NULL;
+  /* Small host buffers ride in the block: one allocation per tensor. */
+  int cls = be->inline_small ? bxr_block_class(sizeof(struct bxr_tblock) + bytes) : -1;
+  bool inl = cls >= 0;
+  if (!inl) cls = bxr_block_class(sizeof(struct bxr_tblock));
+  struct bxr_tblock *b = bxr_block_alloc(cls);
+  if (!b) return NULL;
+  struct bxr_storage *s = &b->s;
   atomic_init(&s->refcount, 1);
+  s->cls = (signed char)cls;
+  s->inline_data = inl;
   s->backend = be;
   s->bytes = bytes;
-  if (!be->storage_alloc(s, bytes)) {
-    bxr_free(s, sizeof *s);
-    return NULL;
+  s->priv = NULL;
+  if (inl) {
+    s->data = TBLOCK_DATA(b);
+  } else {
+    s->data = NULL;
+    if (!be->storage_alloc(s, bytes)) {
+      bxr_block_free(b, cls);
+      return NULL;
+    }
   }
-  bext_tensor *t = bxr_calloc(sizeof *t);
-  if (!t) {
-    be->storage_free(s);
-    bxr_free(s, sizeof *s);
-    return NULL;
-  }
-  atomic_init(&t->refcount, 1);
-  t->backend = be;
-  t->dtype = dt;
-  t->rank = rank;
-  if (rank) memcpy(t->shape, shape, (size_t)rank * sizeof *shape);
+  bext_tensor *t = &b->t;
+  handle_init(t, be, dt, rank, shape);
+  t->embedded = true;
+  t->cls = -1;
   bxr_contiguous_strides(rank, shape, t->strides);
   t->storage = s;
   return t;
@@ -84,16 +141,13 @@ bext_tensor *bxr_tensor_new(const struct bxr_backend *be, bext_dtype dt, int ran
 bext_tensor *bxr_tensor_view(const bext_tensor *base, int rank, const int64_t *shape,
                              const int64_t *strides, int64_t offset) {
   BXR_ASSERT(base && rank >= 0 && rank <= BEXT_MAX_RANK);
-  bext_tensor *t = bxr_calloc(sizeof *t);
+  int cls = bxr_block_class(sizeof(bext_tensor));
+  bext_tensor *t = bxr_block_alloc(cls);
   if (!t) return NULL;
-  atomic_init(&t->refcount, 1);
-  t->backend = base->backend;
-  t->dtype = base->dtype;
-  t->rank = rank;
-  if (rank) {
-    memcpy(t->shape, shape, (size_t)rank * sizeof *shape);
-    memcpy(t->strides, strides, (size_t)rank * sizeof *strides);
-  }
+  handle_init(t, base->backend, base->dtype, rank, shape);
+  t->embedded = false;
+  t->cls = (signed char)cls;
+  if (rank) memcpy(t->strides, strides, (size_t)rank * sizeof *strides);
   t->offset = offset;
   t->storage = base->storage;
   bxr_storage_retain(t->storage);
@@ -106,32 +160,7 @@ bext_tensor *bext_retain(bext_tensor *t) {
 }
 
 void bext_release(bext_tensor *t) {
-  if (!t) return;
-  int old = atomic_fetch_sub_explicit(&t->refcount, 1, memory_order_acq_rel);
-  if (old <= 0) bxr_panic(__FILE__, __LINE__, "bext_release: handle released more often than retained");
-  if (old == 1) {
-    bxr_storage_release(t->storage);
-    bxr_free(t, sizeof *t);
-  }
-}
-
-bool bxr_is_contiguous(const bext_tensor *t) {
-  int64_t s = 1;
-  for (int i = t->rank - 1; i >= 0; i--) {
-    if (t->shape[i] == 0) return true;
-    if (t->shape[i] != 1 && t->strides[i] != s) return false;
-    s *= t->shape[i];
-  }
-  return true;
-}
-
-bool bxr_is_unique(const bext_tensor *t) {
-  return atomic_load_explicit(&t->refcount, memory_order_acquire) == 1 &&
-         atomic_load_explicit(&t->storage->refcount, memory_order_acquire) == 1;
-}
-
-void *bxr_data(const bext_tensor *t) {
-  return (char *)t->storage->data + t->offset * (int64_t)bext_dtype_size(t->dtype);
+  if (t) bxr_release(t);
 }
 
 /* ----------------------------------------------------------- index math */

@@ -5,7 +5,20 @@
  * A handle is a strided view (shape, strides in elements, offset in
  * elements) of a storage.  Views share the storage (its own refcount);
  * a handle is "unique" — an owned operand a backend may overwrite in place —
- * when the handle's refcount is 1 and its storage's refcount is 1. */
+ * when the handle's refcount is 1 and its storage's refcount is 1.
+ *
+ * Memory: bxr_tensor_new puts the storage record and the first handle in
+ * ONE block from the per-thread block cache (alloc.c), and, on backends
+ * with inline_small, a small buffer right after them: one allocation per
+ * small tensor.  That handle is "embedded": its memory is freed with the
+ * storage record (when the last view of the storage dies), not when the
+ * handle's own count reaches 0.  View handles are lone blocks.
+ *
+ * Refcounts are atomic (handles may be shared across threads).  Releasing
+ * a reference that is provably the last one (count 1 seen with acquire
+ * while we hold it: nobody else can retain without a reference) skips the
+ * read-modify-write; retains and shared releases use relaxed / acq_rel
+ * RMWs. */
 #ifndef BXR_TENSOR_H
 #define BXR_TENSOR_H
 
@@ -19,6 +32,8 @@ struct bxr_backend;
  * is host memory; other backends may keep data NULL and use priv. */
 struct bxr_storage {
   atomic_int refcount;
+  signed char cls;     /* block class of the block starting with this record */
+  bool inline_data;    /* data lives in that block (no storage_alloc/free) */
   const struct bxr_backend *backend;
   void *data;      /* host pointer (CPU backends) */
   size_t bytes;    /* size requested at allocation */
@@ -27,6 +42,8 @@ struct bxr_storage {
 
 struct bext_tensor {
   atomic_int refcount;
+  bool embedded;       /* lives in its storage's block (freed with it) */
+  signed char cls;     /* block class of a lone handle (embedded: unused) */
   const struct bxr_backend *backend;
   bext_dtype dtype;
   int rank;
@@ -49,6 +66,26 @@ BXR_FUNC bext_tensor *bxr_tensor_view(const bext_tensor *base, int rank, const i
 /* Storage refcounting (bxr_storage_release frees through backend->storage_free). */
 BXR_FUNC void bxr_storage_retain(struct bxr_storage *s);
 BXR_FUNC void bxr_storage_release(struct bxr_storage *s);
+/* Frees a handle whose count just reached 0 (releases its storage). */
+BXR_FUNC void bxr_tensor_destroy(bext_tensor *t);
+/* Panics: a handle released more often than retained. */
+BXR_FUNC _Noreturn void bxr_over_release(void);
+
+/* bext_release for a non-NULL handle, inlined into the runtime's hot paths. */
+static inline void bxr_release(bext_tensor *t) {
+  int rc = atomic_load_explicit(&t->refcount, memory_order_acquire);
+  if (rc == 1) {
+    /* Ours alone: no other holder can race with us, so no RMW.  The 0
+     * left behind makes a second release panic while the block is idle. */
+    atomic_store_explicit(&t->refcount, 0, memory_order_relaxed);
+    bxr_tensor_destroy(t);
+    return;
+  }
+  if (rc <= 0) bxr_over_release();
+  int old = atomic_fetch_sub_explicit(&t->refcount, 1, memory_order_acq_rel);
+  if (old == 1) bxr_tensor_destroy(t);
+  else if (old <= 0) bxr_over_release();
+}
 
 /* ----------------------------------------------------------------- queries */
 BXR_FUNC int64_t bxr_numel(int rank, const int64_t *shape);
@@ -56,11 +93,31 @@ BXR_FUNC int64_t bxr_numel(int rank, const int64_t *shape);
 BXR_FUNC size_t bxr_nbytes(bext_dtype dt, int rank, const int64_t *shape);
 BXR_FUNC void bxr_contiguous_strides(int rank, const int64_t *shape, int64_t *strides);
 /* Row-major contiguous (size-1 and empty dims ignore their stride). */
-BXR_FUNC bool bxr_is_contiguous(const bext_tensor *t);
+static inline bool bxr_is_contiguous(const bext_tensor *t) {
+  int64_t s = 1;
+  for (int i = t->rank - 1; i >= 0; i--) {
+    if (t->shape[i] == 0) return true;
+    if (t->shape[i] != 1 && t->strides[i] != s) return false;
+    s *= t->shape[i];
+  }
+  return true;
+}
 /* Handle refcount 1 and storage refcount 1: safe to overwrite in place. */
-BXR_FUNC bool bxr_is_unique(const bext_tensor *t);
+static inline bool bxr_is_unique(const bext_tensor *t) {
+  return atomic_load_explicit(&t->refcount, memory_order_acquire) == 1 &&
+         atomic_load_explicit(&t->storage->refcount, memory_order_acquire) == 1;
+}
 /* Host pointer to element 0 of the view (storage data + offset). */
-BXR_FUNC void *bxr_data(const bext_tensor *t);
+static inline void *bxr_data(const bext_tensor *t) {
+  return (char *)t->storage->data + t->offset * (int64_t)bxr_dtype_size(t->dtype);
+}
+/* Same rank and extents. */
+static inline bool bxr_same_shape(int ra, const int64_t *sa, int rb, const int64_t *sb) {
+  if (ra != rb) return false;
+  for (int d = 0; d < ra; d++)
+    if (sa[d] != sb[d]) return false;
+  return true;
+}
 
 /* ---------------------------------------------------------- index math */
 /* Storage offset (relative to the view's element 0) of the row-major linear

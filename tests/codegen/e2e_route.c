@@ -165,6 +165,10 @@ Test(route, cfg_on_a_method) {
   read_f32(r, out);
   cr_assert_float_eq(out[0], -1.0f, 1e-6);
   bext_release(r);
+  r = routed_extra_default(f32("flex"), 3.0f);   /* default body of an unchecked method */
+  read_f32(r, out);
+  cr_assert_float_eq(out[1], -7.0f, 1e-6);
+  bext_release(r);
 #else
   /* Without the feature the method does not exist; the header says so. */
 #ifdef ROUTED_EXTRA_DECLARED
@@ -217,6 +221,16 @@ Test(defaults, scalar_on_either_side_and_borrowed_operand) {
   }
   bext_release(r);
   bext_release(x);
+}
+
+Test(defaults, names_that_clash_with_c_or_generated_locals) {
+  bext_tensor *t1 = f32("flex");
+  float out[3];
+  bext_tensor *r = routed_collide(f32("flex"), 1u, 2.0f, t1, 3u);
+  read_f32(r, out);
+  for (int i = 0; i < 3; i++) cr_assert_float_eq(out[i], (float)(V3[i] * 2.0 + V3[i]), 1e-5);
+  bext_release(r);
+  bext_release(t1);
 }
 
 /* ---- struct / enum / tuple values ---- */

@@ -42,6 +42,18 @@ static inline void cg_load(bxc_unit *u, const char *rel) {
   }
 }
 
+/* Loads and checks; false (no test failure) when the file has errors. */
+static inline bool cg_try_load(bxc_unit *u, const char *rel) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s/%s", cg_src(), rel);
+  bxc_unit_init(u);
+  bxc_unit_load(u, path);
+  bxc_check_unit(u);
+  if (!bxc_diag_has_errors(&u->diags)) return true;
+  bxc_unit_free(u);
+  return false;
+}
+
 static inline char *cg_read(const char *path, size_t *len) {
   FILE *f = fopen(path, "rb");
   if (!f) return NULL;

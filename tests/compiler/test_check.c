@@ -5,6 +5,7 @@
  * are covered file by file in tests/golden/. */
 #include <criterion/criterion.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
@@ -194,18 +195,23 @@ Test(check, companion_metadata_types) {
 }
 
 Test(check, keeps_going_after_errors) {
+    /* the trait comes first in the source but is checked in the last
+     * pass: the report is still in source order */
     cr_assert_not(check_text(
+        "#[backend_extension(Wgpu)]\n"
+        "pub trait T: Backend { fn f(input: &mut FloatTensor) -> FloatTensor; }\n"
         "fn a(s: &Shape) -> usize { s.size() }\n"
         "fn b() -> Shapee { Shape::new() }\n"
-        "fn c(x: u32, y: u64) -> u64 { x + y }\n"
-        "#[backend_extension(Wgpu)]\n"
-        "pub trait T: Backend { fn f(input: &mut FloatTensor) -> FloatTensor; }\n"));
+        "fn c(x: u32, y: u64) -> u64 { x + y }\n"));
     cr_assert(has_message("no method `size` on `Shape`"), "%s", all_messages());
     cr_assert(has_message("unknown type `Shapee`"));
     cr_assert(has_message("expected `u32`, found `u64`"));
     cr_assert(has_message("`Wgpu` is not a backend selector"));
     cr_assert(has_message("`&mut` tensor `input`"));
     cr_assert_eq(U.diags.errors, 5, "%s", all_messages());
+    for (uint32_t i = 1; i < U.diags.count; i++)
+        cr_assert_leq(U.diags.items[i - 1].span.offset, U.diags.items[i].span.offset,
+                      "diagnostics are reported in source order: %s", all_messages());
 }
 
 Test(check, cfg_features_select_methods) {
@@ -330,4 +336,57 @@ Test(check, fusion_expressions_carry_types) {
     cr_assert_str_eq(tn(meta->ty), "fn(&TensorSpec, &usize) -> (TensorSpec, TensorSpec)");
     bxc_expr *second = meta->closure.body->tuple.elems.items[1];
     cr_assert_str_eq(tn(second->call.args.items[0]->array.elems.items[0]->ty), "usize");
+}
+
+Test(check, diagnostic_codes_in_checker_range) {
+    cr_assert_not(check_text(
+        "type Amount = f32;\n"
+        "fn a(s: &Shape) -> Shape { s.push(1); s.clone() }\n"
+        "#[backend_extension(Cube, Cube, Fusion)]\n"
+        "pub trait T: Backend {\n"
+        "    #[fusion(dtype = x, shape = x)]\n"
+        "    fn f(x: FloatTensor, k: Amount) -> FloatTensor;\n"
+        "}\n"));
+    cr_assert_geq(U.diags.count, 3, "%s", all_messages());
+    bool saw_warning = false;
+    for (uint32_t i = 0; i < U.diags.count; i++) {
+        const bxc_diag *d = &U.diags.items[i];
+        int n = atoi(d->code + 1);
+        cr_assert(d->code[0] == 'E' || d->code[0] == 'W', "code %s", d->code);
+        cr_assert(n >= 300 && n <= 999, "checker codes are E03xx-E09xx / W03xx-W09xx: %s (%s)",
+                  d->code, d->message);
+        cr_assert(d->span.file != BXC_NO_FILE, "every checker diagnostic is located");
+        saw_warning |= d->severity == BXC_SEV_WARNING;
+    }
+    cr_assert(saw_warning, "the alias `Amount` is not exposed as a scalar: %s", all_messages());
+}
+
+Test(check, repl_single_expression) {
+    cr_assert(check_text("fn grow(s: &Shape, k: usize) -> Shape { let mut t = s.clone(); t.push(k); t }\n"));
+    const char *text = "grow";
+    bxc_source *src = bxc_sources_add_memory(&U.sources, "<repl>", text, strlen(text));
+    bxc_file *f = bxc_parse(&U.arena, &U.diags, src, BXC_PARSE_REPL);
+    cr_assert_not_null(f->repl);
+    cr_assert_not_null(f->repl->tail);
+    bxc_type *t = bxc_check_repl_expr(&U, NULL, f->repl->tail);
+    cr_assert_not_null(t, "%s", all_messages());
+    cr_assert_str_eq(bxc_type_name(&U.arena, t), "fn(&Shape, usize) -> Shape");
+    cr_assert_eq(f->repl->tail->ty, t);
+}
+
+Test(check, repl_items_replace_older_ones) {
+    cr_assert(check_text("fn size(s: &Shape) -> usize { s.len() }\n"));
+    const char *defs[] = {"fn size(s: &Shape) -> u32 { s.len() as u32 }",
+                          "fn size(s: &Shape) -> bool { s.len() > 0 }"};
+    const char *want[] = {"u32", "bool"};
+    for (int k = 0; k < 2; k++) {
+        bxc_source *src = bxc_sources_add_memory(&U.sources, "<repl>", defs[k], strlen(defs[k]));
+        bxc_file *f = bxc_parse(&U.arena, &U.diags, src, BXC_PARSE_REPL);
+        cr_assert_eq(f->items.len, 1);
+        cr_assert(bxc_check_repl_item(&U, f->items.items[0]), "%s", all_messages());
+        bxc_scope *env = bxc_scope_new(&U.arena, NULL);
+        bxc_type *t = bxc_check_repl_block(&U, env, repl_parse("size(&[2, 3])"));
+        cr_assert_not_null(t, "%s", all_messages());
+        cr_assert_str_eq(tn(t), want[k]);
+    }
 }

@@ -273,6 +273,10 @@ Test(interp, meta_callables_and_default)
     got = h_meta(&h, "MyExtension::masked(x, InnerMetadata { integer: x, mask: TensorSpec::new([7], DType::Bool) })");
     cr_expect_str_eq(got, "TensorSpec { shape: [7], dtype: F32 }");
     free(got);
+    got = h_meta(&h, "MyExtension::masked(x, x)");
+    cr_expect(strstr(got, "<repl>:1:1: error: argument `extra` is an extension value: pass a `InnerMetadata`") != NULL,
+              "%s", got);
+    free(got);
     got = h_meta(&h, "MyExtension::repeat(x, 4)");
     cr_expect_str_eq(got, "TensorSpec { shape: [4, 2], dtype: F32 }");
     free(got);

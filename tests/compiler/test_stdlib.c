@@ -135,3 +135,19 @@ Test(stdlib_shape, conv2d_shape)
     EXPECT_PANIC("conv2d_shape(&[1, 6, 8, 8], &[7, 2, 3, 3], &[1, 1], &[0, 0], &[1, 1], 3)",
                  "conv2d output channels are not divisible", "conv2d_shape");
 }
+
+/* A helper calls its own module's fns: the root's `broadcast` does not
+ * replace the one std::shape's matmul_shape uses. */
+Test(stdlib_scoping, helpers_resolve_in_their_module)
+{
+    harness hs;
+    h_init_checked(&hs, "use std::shape::{matmul_shape};\n"
+                        "fn broadcast(a: &Shape, b: &Shape) -> Shape { [999] }\n");
+    char *got = h_eval(&hs, "matmul_shape(&[2, 2, 3], &[2, 3, 4])");
+    cr_expect_str_eq(got, "[2, 2, 4]");
+    free(got);
+    got = h_eval(&hs, "broadcast(&[1], &[1])");
+    cr_expect_str_eq(got, "[999]");
+    free(got);
+    h_fini(&hs);
+}

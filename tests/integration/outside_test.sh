@@ -10,6 +10,9 @@
 #            cmake-build-tree  find_package with bext_DIR=BUILD/cmake; Make
 #            pkgconfig         install, move the prefix elsewhere (it must
 #                              be relocatable), then pkg-config + make
+#            errors            misuse of bext_add_extension and a .bext with
+#                              an error (tests/integration/bad/): each must
+#                              fail with a message naming the problem
 #     BUILD  the bext build tree (already built); SRC the bext source tree
 #     WORK   scratch directory (emptied first)
 #     CC, FLAGS  compiler and the sanitizer flags libbext was built with
@@ -73,10 +76,10 @@ cmake_outside() {   # cmake_outside GENERATOR -D...
     -DCMAKE_C_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS="$flags" "$@" >"$work/configure.log" 2>&1 ||
     { cat "$work/configure.log"; fail "configure failed"; }
   step "build"
-  cmake --build "$work/b" -j2 >"$work/build.log" 2>&1 || { cat "$work/build.log"; fail "build failed"; }
+  cmake --build "$work/b" -j1 >"$work/build.log" 2>&1 || { cat "$work/build.log"; fail "build failed"; }
   grep -q "bextc outside.bext" "$work/build.log" || { cat "$work/build.log"; fail "the build did not run bextc"; }
   run_checked "$work/b/outside"
-  depfile_check cmake --build "$work/b" -j2
+  depfile_check cmake --build "$work/b" -j1
   run_checked "$work/b/outside"
 }
 
@@ -111,8 +114,31 @@ pkgconfig)
   depfile_check make -C "$work/src" CC="$cc" EXTRA_CFLAGS="$flags" EXTRA_LDFLAGS="$flags" O=build
   run_checked "$work/src/build/outside"
   ;;
+errors)
+  # expect_failure CASE PHASE PATTERN: configuring (PHASE configure) or
+  # building (PHASE build) the bad project fails, and says PATTERN.
+  expect_failure() {
+    rm -rf "$work/bad-$1"
+    if cmake -S "$src/tests/integration/bad" -B "$work/bad-$1" -DCMAKE_C_COMPILER="$cc" \
+         -DCMAKE_C_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS="$flags" -Dbext_DIR="$build/cmake" \
+         -DBAD_CASE="$1" >"$work/bad-$1.log" 2>&1; then
+      [ "$2" = build ] || { cat "$work/bad-$1.log"; fail "case $1: configure succeeded"; }
+      if cmake --build "$work/bad-$1" -j1 >"$work/bad-$1.log" 2>&1; then
+        cat "$work/bad-$1.log"; fail "case $1: build succeeded"
+      fi
+    else
+      [ "$2" = configure ] || { cat "$work/bad-$1.log"; fail "case $1: configure failed"; }
+    fi
+    grep -q "$3" "$work/bad-$1.log" || { cat "$work/bad-$1.log"; fail "case $1: no \`$3\` in the output"; }
+    step "case $1: fails at $2 with \`$3\`"
+  }
+  expect_failure keyword configure "unexpected arguments \`FEATUREZ;x\`"
+  expect_failure missing configure "no_such_file.bext\` does not exist"
+  expect_failure target configure "\`no_such_target\` is not a target"
+  expect_failure source build "broken.bext:4:21: error: \`Wgpu\` is not a backend selector"
+  ;;
 *)
-  fail "unknown mode (expected cmake-install, cmake-build-tree or pkgconfig)"
+  fail "unknown mode (expected cmake-install, cmake-build-tree, pkgconfig or errors)"
   ;;
 esac
 echo "outside_test[$mode]: ok"

@@ -197,6 +197,18 @@ bext_tensor *routed_mixed_flex(bext_tensor *x, bext_tensor *y);
 bext_tensor *routed_mixed_ndarray(bext_tensor *x, bext_tensor *y);
 #endif
 
+/* ---- Routed::collide ---- */
+/* Entry point: routes to the implementation of the input tensors' backend.
+ * Consumes its owned arguments; NULL + bext_last_error() on failure. */
+bext_tensor *routed_collide(bext_tensor *result, uint32_t be, float why, bext_tensor *t1, uint32_t int_);
+/* Implementations you supply — optional: the default body serves a missing one (same contract): */
+#if BEXT_GEN_HAS_FLEX
+bext_tensor *routed_collide_flex(bext_tensor *result, uint32_t be, float why, bext_tensor *t1, uint32_t int_);
+#endif
+#if BEXT_GEN_HAS_NDARRAY && (defined(BEXT_FEATURE_ND))
+bext_tensor *routed_collide_ndarray(bext_tensor *result, uint32_t be, float why, bext_tensor *t1, uint32_t int_);
+#endif
+
 /* ---- Routed::extra ---- */
 #if (defined(BEXT_FEATURE_EXTRA))
 /* Entry point: routes to the implementation of the input tensors' backend.
@@ -211,6 +223,21 @@ bext_tensor *routed_extra_ndarray(bext_tensor *x);
 #endif
 
 #endif /* Routed::extra */
+
+/* ---- Routed::extra_default ---- */
+#if (defined(BEXT_FEATURE_EXTRA))
+/* Entry point: routes to the implementation of the input tensors' backend.
+ * Consumes its owned arguments; NULL + bext_last_error() on failure. */
+bext_tensor *routed_extra_default(bext_tensor *x, float k);
+/* Implementations you supply — optional: the default body serves a missing one (same contract): */
+#if BEXT_GEN_HAS_FLEX
+bext_tensor *routed_extra_default_flex(bext_tensor *x, float k);
+#endif
+#if BEXT_GEN_HAS_NDARRAY && (defined(BEXT_FEATURE_ND))
+bext_tensor *routed_extra_default_ndarray(bext_tensor *x, float k);
+#endif
+
+#endif /* Routed::extra_default */
 
 /* ==== trait FlexOnly: #[backend_extension(Flex)] ==== */
 
