@@ -295,6 +295,44 @@ static void check_field_expr(method *m, bxc_attr_arg *arg, bool is_dtype) {
     chk_zonk_expr(cx, e);
 }
 
+/* The tensor kind a `dtype = E` field expression certainly gives, when E
+ * is a `DType::X` constant or a bare tensor argument; -1 when unknown. */
+static int dtype_category(method *m, const bxc_expr *e) {
+    if (!e || e->kind != BXC_EXPR_PATH) return -1;
+    const bxc_path *p = e->path;
+    if (p->segs.len == 2 && strcmp(p->segs.items[0].name, "DType") == 0) {
+        static const struct { const char *name; int kind; } consts[] = {
+            {"F32", BXC_TENSOR_FLOAT}, {"F64", BXC_TENSOR_FLOAT}, {"F16", BXC_TENSOR_FLOAT},
+            {"BF16", BXC_TENSOR_FLOAT}, {"I32", BXC_TENSOR_INT}, {"I64", BXC_TENSOR_INT},
+            {"U8", BXC_TENSOR_INT}, {"Bool", BXC_TENSOR_BOOL},
+        };
+        for (size_t i = 0; i < sizeof consts / sizeof *consts; i++)
+            if (strcmp(consts[i].name, p->segs.items[1].name) == 0) return consts[i].kind;
+        return -1;
+    }
+    if (p->segs.len != 1) return -1;
+    for (uint32_t i = 0; i < m->nargs; i++)
+        if (m->args[i].cls == ARG_TENSOR && strcmp(m->args[i].name, p->segs.items[0].name) == 0)
+            return (int)m->args[i].base->tensor_kind;
+    return -1;
+}
+
+/* A float dtype for an IntTensor output (and the like) is wrong for every
+ * input; debug builds would only find out at run time. */
+static void check_dtype_category(method *m) {
+    bxc_type *out = bxc_type_resolve(m->ret);
+    if (!m->dtype || bxc_type_is_error(out) || out->kind != BXC_TYPE_TENSOR ||
+        out->tensor_kind == BXC_TENSOR_QUANTIZED || bxc_type_is_error(m->dtype->value->ty))
+        return;
+    int cat = dtype_category(m, m->dtype->value);
+    if (cat < 0 || cat == BXC_TENSOR_QUANTIZED || cat == (int)out->tensor_kind) return;
+    static const char *const cat_names[] = {"a float", "an integer", "a bool", "a quantized"};
+    bxc_diag *d = chk_error(m->cx, CHK_E_FIELD_EXPR, m->dtype->value->span,
+                            "`dtype` gives %s dtype, but `%s` returns `%s`", cat_names[cat],
+                            m->name, chk_tn(m->cx, out));
+    chk_help(m->cx, d, "the output's dtype must be of its tensor kind");
+}
+
 /* ---- meta -------------------------------------------------------------------------- */
 
 static const char *ordinary_help =
@@ -640,6 +678,7 @@ static void check_method(chk_ctx *cx, chk_module *cm, bxc_fn *fn, const chk_sele
         }
         check_field_expr(m, m->dtype, true);
         check_field_expr(m, m->shape, false);
+        check_dtype_category(m);
     } else if (m->forms_ok && m->forms == FORM_META) {
         check_meta(m);
     }

@@ -273,7 +273,7 @@ static void release_owned(bxc_emit_ctx *cx, bxc_emit_buf *b, const method_info *
 static const char *arm_call(bxc_emit_ctx *cx, const method_info *mi, const listed_sel *ls, bool has_default) {
     const char *impl = bxc_arena_printf(cx->a, "%s_%s", mi->entry, ls->info->suffix);
     if (has_default)
-        return bxc_arena_printf(cx->a, "(%s ? %s : %s_default)(%s)", impl, impl, mi->entry, mi->cargs);
+        return bxc_arena_printf(cx->a, "(%s ? %s : %s_bext_default)(%s)", impl, impl, mi->entry, mi->cargs);
     return bxc_arena_printf(cx->a, "%s(%s)", impl, mi->cargs);
 }
 
@@ -330,7 +330,7 @@ static void emit_method(bxc_emit_ctx *cx, const trait_info *ti, const bxc_fn *fn
         if (!mi.ret_tensor) {
             bxc_emit_error(cx, fn->span, "the C generator supports default bodies with one tensor output only");
         } else {
-            bxc_emit_default_body(cx, fn, bxc_arena_printf(cx->a, "%s_default", mi.entry), mi.cparams);
+            bxc_emit_default_body(cx, fn, bxc_arena_printf(cx->a, "%s_bext_default", mi.entry), mi.cparams);
         }
     }
 

@@ -13,9 +13,13 @@
  * memory, owned by whoever holds it).  Lists are bounded; a thread's list
  * is returned to the hooks when the thread exits, and the calling thread's
  * when bext_set_allocator is called. */
+#include <linux/membarrier.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -167,4 +171,36 @@ void bext_set_allocator(bext_alloc_fn fn, void *ud) {
   flush(&tc);
   g_alloc = fn ? fn : default_alloc;
   g_alloc_ud = fn ? ud : NULL;
+}
+
+/* ------------------------------------------------------ thread identity */
+
+_Thread_local uint64_t bxr_tls_id __attribute__((tls_model("initial-exec")));
+int bxr_bias_on;
+static atomic_uint_fast64_t g_next_id = 2;   /* 0: none, 1: take-over mark */
+static pthread_once_t g_fence_once = PTHREAD_ONCE_INIT;
+
+static long membarrier(int cmd) { return syscall(SYS_membarrier, cmd, 0, 0); }
+
+static void fence_init(void) {
+  /* Biased counts are only sound with a working asymmetric fence. */
+  long q = membarrier(MEMBARRIER_CMD_QUERY);
+  if (q > 0 && (q & MEMBARRIER_CMD_PRIVATE_EXPEDITED) &&
+      membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0)
+    __atomic_store_n(&bxr_bias_on, 1, __ATOMIC_RELEASE);
+}
+
+uint64_t bxr_self_slow(void) {
+  pthread_once(&g_fence_once, fence_init);
+  bxr_tls_id = atomic_fetch_add_explicit(&g_next_id, 1, memory_order_relaxed);
+  return bxr_tls_id;
+}
+
+void bxr_heavy_fence(void) {
+  if (membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0) return;
+  /* Registration is per process image; a forked child may need it again. */
+  if (membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0 &&
+      membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0)
+    return;
+  bxr_panic(__FILE__, __LINE__, "membarrier failed after biased handles were created");
 }

@@ -6,9 +6,10 @@
 
 #include "tensor.h"
 
-/* initial-exec: libbext is linked at program start (static archive), so
- * a fixed TLS offset works and dispatch's per-op clear costs no call. */
-static _Thread_local char t_error[1024] __attribute__((tls_model("initial-exec")));
+/* Default TLS model (not initial-exec like the small hot per-thread
+ * words): 1 KiB would eat the static TLS surplus if libbext ever ends up
+ * in a dlopen'ed object. */
+static _Thread_local char t_error[1024];
 
 bool bxr_verror(const char *fmt, va_list ap) {
   vsnprintf(t_error, sizeof t_error, fmt, ap);

@@ -48,6 +48,24 @@ BXR_FUNC void bxr_block_flush(void);
 /* Idle blocks cached by the calling thread (tests). */
 BXR_FUNC int bxr_block_cached(void);
 
+/* --------------------------------------------------------------- threads */
+/* A small nonzero id per thread, never reused (alloc.c): the owner mark of
+ * biased handle counts (tensor.h).  bxr_tls_id is 0 until the thread first
+ * asks for it.  Ids 0 and 1 are never handed out (1 marks a take-over). */
+extern _Thread_local uint64_t bxr_tls_id
+    __attribute__((tls_model("initial-exec"), visibility("hidden")));
+BXR_FUNC uint64_t bxr_self_slow(void);
+static inline uint64_t bxr_self(void) {
+  uint64_t id = bxr_tls_id;
+  return __builtin_expect(id != 0, 1) ? id : bxr_self_slow();
+}
+/* True when handles may be biased: the process has an asymmetric fence
+ * (Linux membarrier).  Decided once, before any id is handed out. */
+BXR_DATA int bxr_bias_on;
+/* The heavy half of the asymmetric fence: every thread of the process
+ * executes a full barrier before this returns. */
+BXR_FUNC void bxr_heavy_fence(void);
+
 /* ---------------------------------------------------------------- errors */
 /* Sets this thread's error message (printf format).  Always returns false
  * so callers can `return bxr_error(...)`. */

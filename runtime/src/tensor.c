@@ -14,8 +14,9 @@ struct bxr_tblock {
   struct bxr_storage s;
   bext_tensor t;
 };
-_Static_assert(sizeof(struct bxr_tblock) % 16 == 0, "inline buffers stay 16-byte aligned");
-#define TBLOCK_DATA(b) ((char *)(b) + sizeof(struct bxr_tblock))
+/* Inline buffers start 16-byte aligned (blocks are). */
+#define TBLOCK_HDR ((sizeof(struct bxr_tblock) + 15) & ~(size_t)15)
+#define TBLOCK_DATA(b) ((char *)(b) + TBLOCK_HDR)
 
 void bxr_storage_retain(struct bxr_storage *s) {
   atomic_fetch_add_explicit(&s->refcount, 1, memory_order_relaxed);
@@ -84,6 +85,11 @@ void bxr_contiguous_strides(int rank, const int64_t *shape, int64_t *strides) {
 static void handle_init(bext_tensor *t, const struct bxr_backend *be, bext_dtype dt, int rank,
                         const int64_t *shape) {
   atomic_init(&t->refcount, 1);
+  atomic_init(&t->busy, 0);
+  /* Biased towards this thread when the process has membarrier
+   * (bxr_self decides that on a thread's first call, so ask it first). */
+  uint64_t me = bxr_self();
+  atomic_init(&t->owner, __atomic_load_n(&bxr_bias_on, __ATOMIC_ACQUIRE) ? me : 0);
   t->backend = be;
   t->dtype = dt;
   t->rank = rank;
@@ -108,9 +114,9 @@ bext_tensor *bxr_tensor_new(const struct bxr_backend *be, bext_dtype dt, int ran
     return NULL;
   }
   /* Small host buffers ride in the block: one allocation per tensor. */
-  int cls = be->inline_small ? bxr_block_class(sizeof(struct bxr_tblock) + bytes) : -1;
+  int cls = be->inline_small ? bxr_block_class(TBLOCK_HDR + bytes) : -1;
   bool inl = cls >= 0;
-  if (!inl) cls = bxr_block_class(sizeof(struct bxr_tblock));
+  if (!inl) cls = bxr_block_class(TBLOCK_HDR);
   struct bxr_tblock *b = bxr_block_alloc(cls);
   if (!b) return NULL;
   struct bxr_storage *s = &b->s;
@@ -154,8 +160,39 @@ bext_tensor *bxr_tensor_view(const bext_tensor *base, int rank, const int64_t *s
   return t;
 }
 
+static inline void spin_pause(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#else
+  atomic_signal_fence(memory_order_seq_cst);
+#endif
+}
+
+void bxr_unbias(bext_tensor *t) {
+  uint64_t o = atomic_load_explicit(&t->owner, memory_order_acquire);
+  for (;;) {
+    if (o == 0) return;
+    if (o == 1) {   /* another thread is taking it over: wait for it */
+      spin_pause();
+      o = atomic_load_explicit(&t->owner, memory_order_acquire);
+      continue;
+    }
+    /* Our own handle: only we write the count, atomics are fine too. */
+    if (o == bxr_tls_id) return;
+    if (atomic_compare_exchange_weak_explicit(&t->owner, &o, 1, memory_order_acq_rel,
+                                              memory_order_acquire)) {
+      /* After the fence the owner either sees owner == 1 on its next
+       * update, or its busy flag is visible to us: wait it out. */
+      bxr_heavy_fence();
+      while (atomic_load_explicit(&t->busy, memory_order_acquire)) spin_pause();
+      atomic_store_explicit(&t->owner, 0, memory_order_release);
+      return;
+    }
+  }
+}
+
 bext_tensor *bext_retain(bext_tensor *t) {
-  if (t) atomic_fetch_add_explicit(&t->refcount, 1, memory_order_relaxed);
+  if (t) bxr_retain(t);
   return t;
 }
 

@@ -14,11 +14,23 @@
  * storage record (when the last view of the storage dies), not when the
  * handle's own count reaches 0.  View handles are lone blocks.
  *
- * Refcounts are atomic (handles may be shared across threads).  Releasing
- * a reference that is provably the last one (count 1 seen with acquire
- * while we hold it: nobody else can retain without a reference) skips the
- * read-modify-write; retains and shared releases use relaxed / acq_rel
- * RMWs. */
+ * Handle counts are BIASED towards the creating thread (Choi et al.'s
+ * biased reference counting, in its simplest form): while t->owner is the
+ * creating thread's id, only that thread changes t->refcount, with plain
+ * load/store (a locked RMW costs more than a whole small op).  The first
+ * retain or release from any other thread "unbiases" the handle: it marks
+ * t->owner as being taken over, runs the heavy half of an asymmetric fence
+ * (membarrier) and waits until the owner is not inside a count update
+ * (t->busy), then sets t->owner to 0; from then on every thread uses
+ * atomic RMWs (relaxed retain, acq_rel release).  The owner's fast path
+ * publishes t->busy before re-checking t->owner, the light half of the
+ * fence, so either the owner sees the take-over or the taker sees busy.
+ * The count itself is always the total; only who may write it changes.
+ * Without membarrier (bxr_bias_on == 0) handles start unbiased.
+ *
+ * Releasing a reference that is provably the last one (count 1 seen with
+ * acquire while we hold it: nobody else can retain without a reference)
+ * skips the RMW; storage counts are never biased (views are rare). */
 #ifndef BXR_TENSOR_H
 #define BXR_TENSOR_H
 
@@ -44,6 +56,8 @@ struct bext_tensor {
   atomic_int refcount;
   bool embedded;       /* lives in its storage's block (freed with it) */
   signed char cls;     /* block class of a lone handle (embedded: unused) */
+  atomic_uchar busy;   /* owner inside a plain count update */
+  _Atomic uint64_t owner;  /* biased: owning thread id; 1: being taken over; 0: shared */
   const struct bxr_backend *backend;
   bext_dtype dtype;
   int rank;
@@ -71,8 +85,45 @@ BXR_FUNC void bxr_tensor_destroy(bext_tensor *t);
 /* Panics: a handle released more often than retained. */
 BXR_FUNC _Noreturn void bxr_over_release(void);
 
+/* Unbiases t (see above) unless it is shared already or ours. */
+BXR_FUNC void bxr_unbias(bext_tensor *t);
+
+/* Owner fast path: runs with busy published; false when the handle was
+ * taken over meanwhile (busy cleared again, nothing changed). */
+static inline bool bxr_owner_enter(bext_tensor *t, uint64_t me) {
+  atomic_store_explicit(&t->busy, 1, memory_order_relaxed);
+  atomic_signal_fence(memory_order_seq_cst);  /* light half of the fence */
+  if (__builtin_expect(atomic_load_explicit(&t->owner, memory_order_relaxed) == me, 1)) return true;
+  atomic_store_explicit(&t->busy, 0, memory_order_release);
+  return false;
+}
+
+/* bext_retain for a non-NULL handle. */
+static inline void bxr_retain(bext_tensor *t) {
+  uint64_t me = bxr_tls_id;
+  if (me && atomic_load_explicit(&t->owner, memory_order_relaxed) == me && bxr_owner_enter(t, me)) {
+    int rc = atomic_load_explicit(&t->refcount, memory_order_relaxed);
+    atomic_store_explicit(&t->refcount, rc + 1, memory_order_relaxed);
+    atomic_store_explicit(&t->busy, 0, memory_order_release);
+    return;
+  }
+  bxr_unbias(t);
+  atomic_fetch_add_explicit(&t->refcount, 1, memory_order_relaxed);
+}
+
 /* bext_release for a non-NULL handle, inlined into the runtime's hot paths. */
 static inline void bxr_release(bext_tensor *t) {
+  uint64_t me = bxr_tls_id;
+  if (me && atomic_load_explicit(&t->owner, memory_order_relaxed) == me && bxr_owner_enter(t, me)) {
+    int rc = atomic_load_explicit(&t->refcount, memory_order_relaxed);
+    /* release: our reads of the data happen before anyone reuses it */
+    if (rc > 0) atomic_store_explicit(&t->refcount, rc - 1, memory_order_release);
+    atomic_store_explicit(&t->busy, 0, memory_order_release);
+    if (rc == 1) bxr_tensor_destroy(t);
+    else if (rc <= 0) bxr_over_release();
+    return;
+  }
+  bxr_unbias(t);
   int rc = atomic_load_explicit(&t->refcount, memory_order_acquire);
   if (rc == 1) {
     /* Ours alone: no other holder can race with us, so no RMW.  The 0
@@ -104,6 +155,10 @@ static inline bool bxr_is_contiguous(const bext_tensor *t) {
 }
 /* Handle refcount 1 and storage refcount 1: safe to overwrite in place. */
 static inline bool bxr_is_unique(const bext_tensor *t) {
+  /* Biased towards another thread: its owner may be changing the count,
+   * so never unique from here (conservative: no in-place reuse). */
+  uint64_t o = atomic_load_explicit(&t->owner, memory_order_relaxed);
+  if (o != 0 && o != bxr_tls_id) return false;
   return atomic_load_explicit(&t->refcount, memory_order_acquire) == 1 &&
          atomic_load_explicit(&t->storage->refcount, memory_order_acquire) == 1;
 }

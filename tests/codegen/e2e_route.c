@@ -14,6 +14,45 @@
 #include "route.h"
 #include "route_impl.h"
 
+/* ---- leaks ----
+ * Criterion runs each test in a child process whose exit-time leak report
+ * does not fail the test, so every suite checks for leaks itself when the
+ * test ends (a recoverable LSan check: unreachable blocks only). */
+#if defined(__SANITIZE_ADDRESS__)
+#define CG_LSAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define CG_LSAN 1
+#endif
+#endif
+#ifdef CG_LSAN
+#include <sanitizer/lsan_interface.h>
+#endif
+
+/* The finished body's frame lies above the checker's stack pointer and LSan
+ * scans it: stale handles there would look reachable.  Zero it first. */
+static __attribute__((noinline)) void scrub_stack(void) {
+  volatile char buf[1 << 16];
+  memset((char *)buf, 0, sizeof buf);
+}
+
+static void check_leaks(void) {
+#ifdef CG_LSAN
+  scrub_stack();
+  cr_assert_eq(__lsan_do_recoverable_leak_check(), 0, "this test leaked (see the LeakSanitizer report above)");
+#endif
+}
+
+/* A test whose body runs first and whose leak check runs after the body's
+ * frame is gone (an assert in a .fini hook does not fail a test). */
+#define CG_TEST(suite, name)                   \
+  static void suite##_##name##_body(void);     \
+  Test(suite, name) {                          \
+    suite##_##name##_body();                   \
+    check_leaks();                             \
+  }                                            \
+  static void suite##_##name##_body(void)
+
 /* ---- helpers ---- */
 
 static bext_tensor *make(const char *dev, bext_dtype dt, const double *vals, int64_t n) {
@@ -60,7 +99,7 @@ static void record_panic(const char *msg, const char *file, int line, void *ud) 
 
 /* ---- routing ---- */
 
-Test(route, float_tensor_routes_over_an_earlier_int_tensor) {
+CG_TEST(route, float_tensor_routes_over_an_earlier_int_tensor) {
   bext_tensor *r = routed_pick(i64("flex"), f32("flex"));
   cr_assert_not_null(r, "%s", bext_last_error());
   cr_assert_str_eq(route_last_backend, "flex");
@@ -72,7 +111,7 @@ Test(route, float_tensor_routes_over_an_earlier_int_tensor) {
             "got: %s", bext_last_error());
 }
 
-Test(route, looks_inside_nested_extension_values) {
+CG_TEST(route, looks_inside_nested_extension_values) {
   Wrapped w = {.inner = {.left = i64("ndarray"), .right = f32("flex")}, .scale = 2.0f};
   bext_tensor *r = routed_nested(w);   /* consumes w even on failure */
   cr_assert_null(r);
@@ -86,7 +125,7 @@ Test(route, looks_inside_nested_extension_values) {
   bext_release(r);
 }
 
-Test(route, follows_the_active_enum_variant) {
+CG_TEST(route, follows_the_active_enum_variant) {
   bext_tensor *x = i64("ndarray");
   Choice c = {.tag = CHOICE_FLOATS, .as.Floats = {.t = f32("flex"), .k = 1}};
   cr_assert_null(routed_choose(&c, bext_retain(x)));
@@ -108,14 +147,14 @@ Test(route, follows_the_active_enum_variant) {
   bext_release(x);
 }
 
-Test(route, null_handle_is_an_error_naming_the_argument) {
+CG_TEST(route, null_handle_is_an_error_naming_the_argument) {
   cr_assert_null(routed_pick(i64("flex"), NULL));
   cr_assert(strstr(bext_last_error(), "argument `b` is a NULL tensor"), "got: %s", bext_last_error());
 }
 
 /* ---- cfg-gated selector: NdArray only with feature `nd` ---- */
 
-Test(route, ndarray_arm_follows_the_feature) {
+CG_TEST(route, ndarray_arm_follows_the_feature) {
   bext_tensor *a = i64("ndarray"), *b = f32("ndarray");
   g_panic[0] = 0;
   if (setjmp(g_jump) == 0) {
@@ -144,7 +183,7 @@ Test(route, ndarray_arm_follows_the_feature) {
   }
 }
 
-Test(route, unlisted_backend_goes_to_the_panic_hook) {
+CG_TEST(route, unlisted_backend_goes_to_the_panic_hook) {
   bext_tensor *x = f32("ndarray");
   g_panic[0] = 0;
   if (setjmp(g_jump) == 0) {
@@ -158,7 +197,7 @@ Test(route, unlisted_backend_goes_to_the_panic_hook) {
   cr_assert_str_eq(g_panic, "FlexOnly::only: no implementation for backend ndarray: it is not listed (listed: Flex)");
 }
 
-Test(route, cfg_on_a_method) {
+CG_TEST(route, cfg_on_a_method) {
 #if defined(BEXT_FEATURE_EXTRA)
   float out[3];
   bext_tensor *r = routed_extra(f32("flex"));
@@ -180,7 +219,7 @@ Test(route, cfg_on_a_method) {
 
 /* ---- default bodies ---- */
 
-Test(defaults, gelu_has_no_implementation_anywhere) {
+CG_TEST(defaults, gelu_has_no_implementation_anywhere) {
   float out[3];
   bext_tensor *r = routed_gelu(f32("flex"));
   read_f32(r, out);
@@ -191,7 +230,7 @@ Test(defaults, gelu_has_no_implementation_anywhere) {
   bext_release(r);
 }
 
-Test(defaults, user_implementation_wins_over_the_default) {
+CG_TEST(defaults, user_implementation_wins_over_the_default) {
   float out[3];
   bext_tensor *r = routed_scaled(f32("flex"), 3.0f);
   read_f32(r, out);
@@ -206,7 +245,7 @@ Test(defaults, user_implementation_wins_over_the_default) {
 #endif
 }
 
-Test(defaults, scalar_on_either_side_and_borrowed_operand) {
+CG_TEST(defaults, scalar_on_either_side_and_borrowed_operand) {
   bext_tensor *x = f32("flex");
   bext_tensor *y = f32("flex");
   int before = bext_refcount(x);
@@ -223,7 +262,7 @@ Test(defaults, scalar_on_either_side_and_borrowed_operand) {
   bext_release(x);
 }
 
-Test(defaults, names_that_clash_with_c_or_generated_locals) {
+CG_TEST(defaults, names_that_clash_with_c_or_generated_locals) {
   bext_tensor *t1 = f32("flex");
   float out[3];
   bext_tensor *r = routed_collide(f32("flex"), 1u, 2.0f, t1, 3u);
@@ -235,7 +274,7 @@ Test(defaults, names_that_clash_with_c_or_generated_locals) {
 
 /* ---- struct / enum / tuple values ---- */
 
-Test(values, struct_in_and_out) {
+CG_TEST(values, struct_in_and_out) {
   Wrapped w = {.inner = {.left = i64("flex"), .right = f32("flex")}, .scale = 1.5f};
   Wrapped out;
   cr_assert(routed_rewrap(w, &out), "%s", bext_last_error());
@@ -247,7 +286,7 @@ Test(values, struct_in_and_out) {
   wrapped_release(&out);
 }
 
-Test(values, enum_in_and_out) {
+CG_TEST(values, enum_in_and_out) {
   Choice c = {.tag = CHOICE_INTS, .as.Ints = {._0 = i64("flex")}};
   Choice out;
   cr_assert(routed_flip(c, &out), "%s", bext_last_error());
@@ -261,7 +300,7 @@ Test(values, enum_in_and_out) {
   cr_assert_eq(out.tag, 0);
 }
 
-Test(values, tuple_output) {
+CG_TEST(values, tuple_output) {
   route_tuple2_tensor_tensor out;
   float a[3], b[3];
   cr_assert(routed_split(f32("flex"), &out), "%s", bext_last_error());
@@ -272,7 +311,7 @@ Test(values, tuple_output) {
   route_tuple2_tensor_tensor_release(&out);
 }
 
-Test(values, borrowed_input_struct_output) {
+CG_TEST(values, borrowed_input_struct_output) {
   bext_tensor *x = f32("flex");
   Counted c;
   cr_assert(routed_counted(x, &c), "%s", bext_last_error());

@@ -18,6 +18,7 @@ static const char *EXT =
     "pub enum Packet {\n"
     "    Empty,\n"
     "    Float { tensor: FloatTensor, mode: u32 },\n"
+    "    Twin(u8, bool),\n"
     "}\n"
     "#[derive(ExtensionType)]\n"
     "#[extension_type(fusion)]\n"
@@ -181,9 +182,9 @@ Test(interp, helper_fns)
     EXPECT_VALUE(&h, "first_big(&[1, 500, 2])", "1");
     EXPECT_VALUE(&h, "first_big(&[1, 2])", "2");
     /* The overflow happens inside `fact`: located there, with the calls. */
-    EXPECT_ERROR(&h, "fact(21)", "test.bext:23:49: error: attempt to multiply with overflow",
+    EXPECT_ERROR(&h, "fact(21)", "test.bext:24:49: error: attempt to multiply with overflow",
                  "note: in this call to `fact`", "<repl>:1:1: note: in this call to `fact`");
-    EXPECT_ERROR(&h, "joined_shape(&[1], &[2], &3)", "test.bext:20:21: error: index 3 is out of range",
+    EXPECT_ERROR(&h, "joined_shape(&[1], &[2], &3)", "test.bext:21:21: error: index 3 is out of range",
                  "<repl>:1:1: note: in this call to `joined_shape`");
     EXPECT_ERROR(&h, "fact(1, 2)", "<repl>:1:1: error: `fact` takes 1 argument but 2 were given");
     EXPECT_ERROR(&h, "fact(-1)", "error: negative value -1 cannot be a `u64`");
@@ -194,7 +195,7 @@ Test(interp, helper_fns)
 
 Test(interp, limits_stop_runaway_code)
 {
-    EXPECT_ERROR(&h, "forever(0)", "test.bext:24:29: error: recursion limit reached", "... and");
+    EXPECT_ERROR(&h, "forever(0)", "test.bext:25:29: error: recursion limit reached", "... and");
     bxi_set_limits(h.in, (bxi_limits){.max_call_depth = 64, .max_steps = 5000});
     EXPECT_ERROR(&h, "let mut i = 0; while true { i += 1; }",
                  "<repl>:1:22: error: evaluation exceeded its budget of 5000 steps");
@@ -218,6 +219,9 @@ Test(interp, structs_enums_and_metadata_companions)
     EXPECT_VALUE(&h, "PacketMetadata::Float { tensor: TensorSpec::new([1], DType::F16), mode: 3 }",
                  "Float { tensor: TensorSpec { shape: [1], dtype: F16 }, mode: 3 }");
     EXPECT_VALUE(&h, "PacketMetadata::Empty", "Empty");
+    EXPECT_VALUE(&h, "(PacketMetadata::Twin(3, true), PacketMetadata::Twin(4, false).0)", "(Twin(3, true), 4)");
+    EXPECT_ERROR(&h, "PacketMetadata::Twin(3)", "<repl>:1:1: error: variant `Twin` takes 2 positional fields but 1 was given");
+    EXPECT_ERROR(&h, "PacketMetadata::Twin(300, true)", "<repl>:1:22: error: value 300 does not fit in `u8`");
     EXPECT_VALUE(&h, "let c = CountedMetadata { tensor: TensorSpec::new([2], DType::F32), count: 2 }; c.count + 1", "3");
     EXPECT_ERROR(&h, "CountedMetadata { tensor: TensorSpec::new([2], DType::F32) }",
                  "<repl>:1:1: error: missing field `count`");
@@ -242,7 +246,7 @@ Test(interp, meta_field_expressions)
     free(got);
     /* The error is in the annotation's expression, reached through the helper. */
     got = h_meta(&h, "MyExtension::join(x, x, 9)");
-    cr_expect(strstr(got, "test.bext:20:21: error: index 9 is out of range") != NULL, "%s", got);
+    cr_expect(strstr(got, "test.bext:21:21: error: index 9 is out of range") != NULL, "%s", got);
     free(got);
     got = h_meta(&h, "MyExtension::bad_closure(x)");
     cr_expect(strstr(got, "error: a closure written as a field expression is never invoked") != NULL, "%s", got);
