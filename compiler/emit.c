@@ -365,15 +365,6 @@ static bool write_file(bxc_unit *u, const char *path, const char *data, size_t l
     return true;
 }
 
-/* A path in a Make rule: spaces, `#` and `$` escaped. */
-static void dep_path(bxc_emit_buf *b, const char *p) {
-    for (; *p; p++) {
-        if (*p == ' ' || *p == '#') bxc_emit_printf(b, "\\%c", *p);
-        else if (*p == '$') bxc_emit_puts(b, "$$");
-        else bxc_emit_printf(b, "%c", *p);
-    }
-}
-
 bool bxc_emit_c(bxc_unit *u, const char *outdir, const bxc_emit_options *opts) {
     const char *stem = file_stem(&u->arena, u->nmodules ? u->modules[0]->path : "out");
     bxc_emit_buf h = {0}, c = {0}, d = {0};
@@ -382,17 +373,7 @@ bool bxc_emit_c(bxc_unit *u, const char *outdir, const bxc_emit_options *opts) {
     const char *hp = bxc_arena_printf(&u->arena, "%s/%s.h", outdir, stem);
     const char *cp = bxc_arena_printf(&u->arena, "%s/%s.c", outdir, stem);
     const char *dp = bxc_arena_printf(&u->arena, "%s/%s.d", outdir, stem);
-    if (ok && opts && opts->depfile) {
-        dep_path(&d, cp);
-        bxc_emit_puts(&d, " ");
-        dep_path(&d, hp);
-        bxc_emit_puts(&d, ":");
-        for (uint32_t i = 0; i < u->sources.count; i++) {
-            bxc_emit_puts(&d, " \\\n  ");
-            dep_path(&d, u->sources.files[i]->path);
-        }
-        bxc_emit_puts(&d, "\n");
-    }
+    if (ok && opts && opts->depfile) bxc_emit_depfile(u, cp, hp, &d);
     const char *th = NULL, *tc = NULL, *td = NULL;
     if (ok) ok = write_file(u, hp, h.data, h.len, &th);
     if (ok) ok = write_file(u, cp, c.data, c.len, &tc);

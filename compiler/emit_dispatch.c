@@ -298,10 +298,8 @@ static void emit_method(bxc_emit_ctx *cx, const trait_info *ti, const bxc_fn *fn
     bxc_emit_buf *h = &cx->protos_h, *c = &cx->code_c;
 
     /* ---- header ---- */
-    const bxc_source *src = bxc_sources_get(&cx->u->sources, fn->span.file);
     bxc_emit_printf(h, "/* ---- %s ---- */\n", mi.what);
     if (mcond) bxc_emit_printf(h, "#if %s\n", mcond);
-    (void)src;
     bxc_emit_printf(h, "/* Entry point: routes to the implementation of the input tensors' backend.\n"
                        " * Consumes its owned arguments; %s */\n",
                     mi.ret_tensor ? "NULL + bext_last_error() on failure."

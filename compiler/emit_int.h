@@ -9,6 +9,7 @@
  *   emit_body.c     default bodies: tensor expressions over the core ops
  *   emit_meta.c     metadata functions: helper fns, field expressions and
  *                   `meta` callables over <bext/gen.h>
+ *   emit_depfile.c  the depfile of -MD
  * Not part of any API. */
 #ifndef BXC_EMIT_INT_H
 #define BXC_EMIT_INT_H
@@ -105,6 +106,10 @@ bxc_type *bxc_emit_tyexpr_type(bxc_emit_ctx *cx, const bxc_tyexpr *te);
 /* Emits `static <ret> <name>(<params>)` computing the default body of fn;
  * `params` is the C parameter list text.  False after an error. */
 bool bxc_emit_default_body(bxc_emit_ctx *cx, const bxc_fn *fn, const char *name, const char *params);
+
+/* ---- depfile (emit_depfile.c) ---- */
+/* Appends `c_path h_path: <every file the unit read>` to out. */
+void bxc_emit_depfile(const bxc_unit *u, const char *c_path, const char *h_path, bxc_emit_buf *out);
 
 /* ---- metadata functions (emit_meta.c) ---- */
 /* Helper fns of every module. */

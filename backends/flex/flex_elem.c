@@ -443,10 +443,19 @@ static bool small_f32(struct bxr_op *op, bext_tensor **res) {
   return false;
 }
 
-/* Every binary, scalar, comparison, logic and unary op. */
+static bext_tensor *ew_general(struct bxr_op *op);
+
+/* Every binary, scalar, comparison, logic and unary op.  The small f32
+ * path stays in this lean frame; the general engine (a ~400-byte
+ * descriptor and its setup) is a separate, non-inlined function so small
+ * ops do not pay its prologue. */
 bext_tensor *bxfx_exec_elementwise(struct bxr_op *op) {
   bext_tensor *res;
   if (op->in[0]->dtype == BEXT_F32 && small_f32(op, &res)) return res;
+  return ew_general(op);
+}
+
+__attribute__((noinline)) static bext_tensor *ew_general(struct bxr_op *op) {
   struct ew E;
   memset(&E, 0, sizeof E);
   enum bxr_opcode code = op->code;

@@ -82,7 +82,7 @@ void bxr_contiguous_strides(int rank, const int64_t *shape, int64_t *strides) {
 
 /* Fills the handle fields every constructor sets; unused dims are zeroed
  * so handles stay deterministic (the old calloc did the same). */
-static void handle_init(bext_tensor *t, const struct bxr_backend *be, bext_dtype dt, int rank,
+static inline __attribute__((always_inline)) void handle_init(bext_tensor *t, const struct bxr_backend *be, bext_dtype dt, int rank,
                         const int64_t *shape) {
   atomic_init(&t->refcount, 1);
   atomic_init(&t->busy, 0);

@@ -124,6 +124,43 @@ Test(biased, takeover_races_owner_updates) {
   }
 }
 
+/* The take-over waits for an owner caught inside a count update: freeze
+ * the owner "mid-update" by hand (busy set, count not yet written), start a
+ * foreign retain, and check it neither finishes nor touches the count until
+ * the owner completes its update. */
+static void *retain_and_flag(void *arg) {
+  struct race *r = arg;
+  bext_retain(r->t);
+  atomic_store(&r->go, 1);
+  return NULL;
+}
+
+Test(biased, takeover_waits_for_an_owner_mid_update) {
+  struct race r = { .t = vec(0) };
+  if (!bxr_bias_on) {
+    bext_release(r.t);
+    cr_skip_test("no membarrier on this kernel: handles are never biased");
+  }
+  uint64_t me = atomic_load(&r.t->owner);
+  atomic_store(&r.t->busy, 1);          /* owner: "I'm between load and store" */
+  int rc = atomic_load(&r.t->refcount);
+  pthread_t th;
+  pthread_create(&th, NULL, retain_and_flag, &r);
+  usleep(50 * 1000);
+  cr_expect_eq(atomic_load(&r.go), 0, "the foreign retain did not wait for the owner");
+  cr_expect_eq(atomic_load(&r.t->owner), 1, "the handle is marked as being taken over");
+  cr_expect_neq(atomic_load(&r.t->owner), me);
+  atomic_store(&r.t->refcount, rc + 1);  /* owner finishes its retain */
+  atomic_store(&r.t->busy, 0);
+  pthread_join(th, NULL);
+  cr_expect_eq(atomic_load(&r.go), 1);
+  cr_expect_eq(bext_refcount(r.t), rc + 2, "both retains counted");
+  cr_expect_eq(atomic_load(&r.t->owner), 0);
+  bext_release(r.t);
+  bext_release(r.t);
+  bext_release(r.t);
+}
+
 /* An op on another thread consuming an owned (biased) operand whose count
  * is 1 there: no in-place reuse until the handle is taken over — the
  * result is fresh and correct either way. */

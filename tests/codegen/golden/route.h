@@ -197,6 +197,30 @@ bext_tensor *routed_mixed_flex(bext_tensor *x, bext_tensor *y);
 bext_tensor *routed_mixed_ndarray(bext_tensor *x, bext_tensor *y);
 #endif
 
+/* ---- Routed::unary_mix ---- */
+/* Entry point: routes to the implementation of the input tensors' backend.
+ * Consumes its owned arguments; NULL + bext_last_error() on failure. */
+bext_tensor *routed_unary_mix(bext_tensor *x);
+/* Implementations you supply — optional: the default body serves a missing one (same contract): */
+#if BEXT_GEN_HAS_FLEX
+bext_tensor *routed_unary_mix_flex(bext_tensor *x);
+#endif
+#if BEXT_GEN_HAS_NDARRAY && (defined(BEXT_FEATURE_ND))
+bext_tensor *routed_unary_mix_ndarray(bext_tensor *x);
+#endif
+
+/* ---- Routed::gram ---- */
+/* Entry point: routes to the implementation of the input tensors' backend.
+ * Consumes its owned arguments; NULL + bext_last_error() on failure. */
+bext_tensor *routed_gram(bext_tensor *a, bext_tensor *b);
+/* Implementations you supply — optional: the default body serves a missing one (same contract): */
+#if BEXT_GEN_HAS_FLEX
+bext_tensor *routed_gram_flex(bext_tensor *a, bext_tensor *b);
+#endif
+#if BEXT_GEN_HAS_NDARRAY && (defined(BEXT_FEATURE_ND))
+bext_tensor *routed_gram_ndarray(bext_tensor *a, bext_tensor *b);
+#endif
+
 /* ---- Routed::collide ---- */
 /* Entry point: routes to the implementation of the input tensors' backend.
  * Consumes its owned arguments; NULL + bext_last_error() on failure. */
