@@ -359,7 +359,7 @@ static void emit_method(bxc_emit_ctx *cx, const trait_info *ti, const bxc_fn *fn
                             only->info->suffix, what_lit, listed_lit);
         }
     } else {
-        bxc_emit_printf(c, "  bext_tensor *bext_rt_t[%u];\n  const char *bext_rt_n[%u];\n  unsigned char bext_rt_f[%u];\n"
+        bxc_emit_printf(c, "  bext_tensor *bext_rt_t[%u] = {0};\n  const char *bext_rt_n[%u] = {0};\n  unsigned char bext_rt_f[%u] = {0};\n"
                            "  int bext_rt_c = 0;\n  const char *bext_why = \"is not listed\";\n",
                         nslots, nslots, nslots);
         bxc_emit_append(c, &coll);

@@ -185,7 +185,7 @@ static const char *float_lit(mctx *m, bxc_type *ty, double v) {
 /* Checked integer op into a fresh temp of type ty. */
 static const char *iop(mctx *m, char op, bxc_type *ty, const char *a, const char *b) {
     const char *w = tmp(m);
-    line(m, "bext_i128 %s_;", w);
+    line(m, "bext_i128 %s_ = 0;", w);
     line(m, "if (!bext_gen_iop(err, '%c', %s, (bext_i128)(%s), (bext_i128)(%s), &%s_)) %s", op, int_kind_of(ty), a, b,
          w, fail_ret());
     line(m, "BEXT_GEN_UNUSED %s %s = (%s)%s_;", ctype(m, ty), w, ctype(m, ty), w);
@@ -310,6 +310,7 @@ static const char *call_helper(mctx *m, const bxc_expr *e, const bxc_item *fn, c
         return "0";
     }
     line(m, "%s %s;", ct, v);
+    line(m, "memset(&%s, 0, sizeof %s);", v, v);
     line(m, "if (!%s(%s&%s, err)) %s", name, al, v, fail_ret());
     return v;
 }
@@ -421,7 +422,7 @@ static const char *mmethod(mctx *m, const bxc_expr *e) {
             return NULL;
         }
         const char *v = tmp(m);
-        line(m, "uint64_t %s_;", v);
+        line(m, "uint64_t %s_ = 0;", v);
         if (!strcmp(n, "pop") && al->len == 0)
             line(m, "if (!bext_gen_shape_pop(err, &%s, &%s_)) %s", s, v, fail_ret());
         else if (!strcmp(n, "remove") && al->len == 1)
@@ -441,7 +442,7 @@ static const char *mmethod(mctx *m, const bxc_expr *e) {
         if (!strcmp(n, "is_empty")) return bind_tmp(m, e->ty, bxc_arena_printf(A, "%s.len == 0", r));
         if (!strcmp(n, "num_elements")) {
             const char *v = tmp(m);
-            line(m, "uint64_t %s_;", v);
+            line(m, "uint64_t %s_ = 0;", v);
             line(m, "if (!bext_gen_shape_numel(err, &%s, &%s_)) %s", r, v, fail_ret());
             line(m, "BEXT_GEN_UNUSED size_t %s = (size_t)%s_;", v, v);
             return v;
@@ -517,7 +518,7 @@ static const char *mcast(mctx *m, const bxc_expr *e) {
     }
     if (to->kind == BXC_TYPE_INT) {
         const char *w = tmp(m);
-        line(m, "bext_i128 %s_;", w);
+        line(m, "bext_i128 %s_ = 0;", w);
         if (from->kind == BXC_TYPE_FLOAT)
             line(m, "if (!bext_gen_fcast(err, %s, (double)(%s), &%s_)) %s", int_kind_of(to), v, w, fail_ret());
         else
@@ -642,7 +643,7 @@ static const char *mx(mctx *m, const bxc_expr *e) {
             if (t && t->kind == BXC_TYPE_INT) {
                 /* the interpreter negates before its range check */
                 const char *w = tmp(m);
-                line(m, "bext_i128 %s_;", w);
+                line(m, "bext_i128 %s_ = 0;", w);
                 char buf[48];
                 unsigned long long mag = (unsigned long long)o->int_lit.value;
                 (void)buf;
@@ -672,7 +673,7 @@ static const char *mx(mctx *m, const bxc_expr *e) {
             if (t->kind == BXC_TYPE_FLOAT) return bind_tmp(m, t, bxc_arena_printf(A, "-(%s)", v));
             if (t->kind == BXC_TYPE_INT) {
                 const char *w = tmp(m);
-                line(m, "bext_i128 %s_;", w);
+                line(m, "bext_i128 %s_ = 0;", w);
                 line(m, "if (!bext_gen_ineg(err, %s, (bext_i128)(%s), &%s_)) %s", int_kind_of(t), v, w, fail_ret());
                 line(m, "BEXT_GEN_UNUSED %s %s = (%s)%s_;", ctype(m, t), w, ctype(m, t), w);
                 return w;
@@ -737,6 +738,7 @@ static const char *mx(mctx *m, const bxc_expr *e) {
         if (valued) {
             res = tmp(m);
             line(m, "%s %s;", ctype(m, e->ty), res);
+            line(m, "memset(&%s, 0, sizeof %s);", res, res);
         }
         line(m, "{");
         m->indent++;

@@ -433,6 +433,24 @@ static bool small_f32(struct bxr_op *op, bext_tensor **res) {
     *res = out;
     return true;
   }
+  /* tensor op scalar: the general engine computes these in f32 with the
+   * same kernel (vector-scalar mode) exactly when the scalar is exact in
+   * f32; otherwise (and for NaN) it widens to f64, so leave those to it. */
+  static const signed char sc[BXR_OP_COUNT] = {
+    [BXR_OP_ADD_SCALAR] = BXFX_BIN_add + 1, [BXR_OP_SUB_SCALAR] = BXFX_BIN_sub + 1,
+    [BXR_OP_MUL_SCALAR] = BXFX_BIN_mul + 1, [BXR_OP_DIV_SCALAR] = BXFX_BIN_div + 1,
+    [BXR_OP_MAX_SCALAR] = BXFX_BIN_max + 1, [BXR_OP_MIN_SCALAR] = BXFX_BIN_min + 1,
+  };
+  if (op->n_in == 1 && (k = sc[op->code]) > 0) {
+    double s = op->sc[0].f;
+    float sf = (float)s;
+    if ((double)sf != s) return false;
+    const float *pa = bxr_data(a);
+    bext_tensor *out = bxr_is_unique(a) ? bxr_op_take(op, 0) : bxr_op_new_output(op);
+    if (out) bxfx_kern()->bin[k - 1](pa, &sf, bxr_data(out), (size_t)n, BXFX_VS);
+    *res = out;
+    return true;
+  }
   if (op->n_in == 1 && (k = un[op->code]) > 0) {
     const float *pa = bxr_data(a);
     bext_tensor *out = bxr_is_unique(a) ? bxr_op_take(op, 0) : bxr_op_new_output(op);

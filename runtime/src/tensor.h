@@ -107,7 +107,7 @@ static inline void bxr_retain(bext_tensor *t) {
     atomic_store_explicit(&t->busy, 0, memory_order_release);
     return;
   }
-  bxr_unbias(t);
+  if (atomic_load_explicit(&t->owner, memory_order_acquire) != 0) bxr_unbias(t);
   atomic_fetch_add_explicit(&t->refcount, 1, memory_order_relaxed);
 }
 
@@ -123,7 +123,7 @@ static inline void bxr_release(bext_tensor *t) {
     else if (rc <= 0) bxr_over_release();
     return;
   }
-  bxr_unbias(t);
+  if (atomic_load_explicit(&t->owner, memory_order_acquire) != 0) bxr_unbias(t);
   int rc = atomic_load_explicit(&t->refcount, memory_order_acquire);
   if (rc == 1) {
     /* Ours alone: no other holder can race with us, so no RMW.  The 0

@@ -200,6 +200,18 @@ CG_TEST(route, unlisted_backend_goes_to_the_panic_hook) {
   cr_assert_str_eq(g_panic, "FlexOnly::only: no implementation for backend ndarray: it is not listed (listed: Flex)");
 }
 
+CG_TEST(route, no_tensor_input_calls_the_only_selector) {
+  route_last_backend = "";
+  bext_tensor *r = flex_only_filled(4, 2.5f);
+  cr_assert_not_null(r, "%s", bext_last_error());
+  cr_assert_str_eq(route_last_backend, "flex");
+  cr_assert_eq(bext_numel(r), 4);
+  float v[4];
+  cr_assert(bext_read(r, v, sizeof v));
+  cr_assert_float_eq(v[3], 2.5f, 1e-6);
+  bext_release(r);
+}
+
 CG_TEST(route, cfg_on_a_method) {
 #if defined(BEXT_FEATURE_EXTRA)
   float out[3];

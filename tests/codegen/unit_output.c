@@ -106,7 +106,7 @@ Test(output, examples_compile_warning_free, .timeout = 240) {
            "    */parse_only/*) %s/bextc $f --check 2>/dev/null || continue;; esac; "
            "  %s/bextc $f -o $out; s=$(basename $f .bext); "
            "  for cc in gcc clang; do "
-           "    for d in '' '-DBEXT_FEATURE_NDARRAY -DBEXT_FEATURE_WGPU -DBEXT_FEATURE_NO_NDARRAY -DBEXT_FEATURE_TORCH "
+           "    for d in '' '-O2 -DBEXT_FEATURE_NDARRAY -DBEXT_FEATURE_WGPU -DBEXT_FEATURE_NO_NDARRAY -DBEXT_FEATURE_TORCH "
            "-DBEXT_FEATURE_REMOTE -DBEXT_FEATURE_FUSION -DBEXT_FEATURE_ND -DBEXT_FEATURE_EXTRA'; do "
            "      $cc -std=c11 -Wall -Wextra -Wpedantic -Werror $d -Iruntime/include -c $out/$s.c -o $out/$s.o; "
            "      n=$((n+1)); "

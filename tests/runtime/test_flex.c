@@ -191,3 +191,34 @@ Test(flex, index_errors_are_reported) {
   cr_expect_null(r);
   cr_expect(strstr(bext_last_error(), "select") != NULL, "error names the op: %s", bext_last_error());
 }
+
+/* The small-tensor scalar path computes in f32 only when the scalar is
+ * exact in f32 (as the general engine does); an inexact scalar must still
+ * be applied in double and rounded once.  Both in place (unique operand)
+ * and into a fresh output (shared operand). */
+Test(flex, small_scalar_ops_round_like_the_general_path) {
+  bext_device d = flex();
+  float x[16];
+  for (int i = 0; i < 16; i++) x[i] = 1.0f / (float)(i + 3) + (float)i * 0.37f;
+  bext_tensor *t = bext_from_data(x, BEXT_F32, (int64_t[]){16}, 1, &d);
+  cr_assert_not_null(t);
+  float v[16];
+  bext_tensor *r = bext_add_scalar(bext_retain(t), 0.5);      /* exact: f32 math */
+  cr_assert_not_null(r, "%s", bext_last_error());
+  cr_expect_neq(r, t, "shared operand: fresh output");
+  read_f32(r, v, 16);
+  for (int i = 0; i < 16; i++) cr_expect_eq(v[i], x[i] + 0.5f, "add 0.5 at %d", i);
+  bext_release(r);
+  r = bext_mul_scalar(bext_retain(t), 0.1);                   /* inexact: via double */
+  read_f32(r, v, 16);
+  for (int i = 0; i < 16; i++) cr_expect_eq(v[i], (float)((double)x[i] * 0.1), "mul 0.1 at %d", i);
+  bext_release(r);
+  r = bext_sub_scalar(t, -2.0);                               /* unique: in place */
+  cr_expect_eq(r, t, "unique operand reused");
+  read_f32(r, v, 16);
+  for (int i = 0; i < 16; i++) cr_expect_eq(v[i], x[i] + 2.0f, "sub -2 at %d", i);
+  r = bext_max_scalar(r, NAN);                                /* NaN: general path */
+  read_f32(r, v, 16);
+  for (int i = 0; i < 16; i++) cr_expect(isnan(v[i]), "max with NaN at %d", i);
+  bext_release(r);
+}

@@ -335,7 +335,13 @@ __attribute__((noreturn)) void bext_panic(const char *file, int line, const char
 /* Every allocation of the runtime and its backends goes through one hook
  * (lua_Alloc style): ptr NULL -> allocate nsize bytes; nsize 0 -> free ptr;
  * else reallocate.  Returning NULL for an allocation means "out of memory":
- * the op fails with an error, never a crash.  fn NULL restores malloc. */
+ * the op fails with an error, never a crash.  fn NULL restores malloc.
+ * Small blocks the runtime frees (tensor headers, buffers of a few KiB)
+ * idle in a bounded per-thread cache and are reused without calling the
+ * hook; each block always goes back to the hook that allocated it.
+ * bext_set_allocator first returns the calling thread's idle blocks; other
+ * threads return theirs when they exit or when they next try to reuse one
+ * after the hook changed. */
 typedef void *(*bext_alloc_fn)(void *ud, void *ptr, size_t osize, size_t nsize);
 void bext_set_allocator(bext_alloc_fn fn, void *ud);
 

@@ -274,6 +274,15 @@ bext_tensor *flex_only_only(bext_tensor *x);
 bext_tensor *flex_only_only_flex(bext_tensor *x);
 #endif
 
+/* ---- FlexOnly::filled ---- */
+/* Entry point: routes to the implementation of the input tensors' backend.
+ * Consumes its owned arguments; NULL + bext_last_error() on failure. */
+bext_tensor *flex_only_filled(size_t n, float value);
+/* Implementations you supply (same contract): */
+#if BEXT_GEN_HAS_FLEX
+bext_tensor *flex_only_filled_flex(size_t n, float value);
+#endif
+
 #ifdef __cplusplus
 }
 #endif
