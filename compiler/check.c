@@ -173,7 +173,9 @@ bool bxc_check_unit(struct bxc_unit *u) {
     for (uint32_t i = 0; i < ncms; i++) chk_collect_module(cx, cms[i]);
     for (uint32_t i = 0; i < ncms; i++) chk_resolve_imports(cx, cms[i]);
     for (uint32_t i = 0; i < ncms; i++) chk_resolve_types(cx, cms[i]);
+    for (uint32_t i = 0; i < ncms; i++) chk_impl_signatures(cx, cms[i]);
     for (uint32_t i = 0; i < ncms; i++) chk_check_fns(cx, cms[i]);
+    for (uint32_t i = 0; i < ncms; i++) chk_impl_bodies(cx, cms[i]);
     for (uint32_t i = 0; i < ncms; i++) {
         bxc_item_list *items = &cms[i]->mod->ast->items;
         for (uint32_t k = 0; k < items->len; k++) {

@@ -208,6 +208,8 @@ static bool is_builtin_type_name(const char *n) {
 /* A type named by a path used as a qualifier (`Enum::V`, `Alias::V`). */
 static bxc_type *qualifier_type(chk_fn *f, const bxc_path *p, uint32_t nseg) {
     if (nseg != 1) return NULL;
+    /* `Self::Variant`, `Self::new()` inside an impl block */
+    if (f->cx->self_type && strcmp(p->segs.items[0].name, "Self") == 0) return f->cx->self_type;
     chk_symbol *s = chk_lookup(f->cm, p->segs.items[0].name);
     if (!s) return NULL;
     if (s->kind == CHK_SYM_TYPE) return s->type;
@@ -355,6 +357,11 @@ static bxc_type *check_path(chk_fn *f, bxc_expr *e) {
     if (q) {
         q = bxc_type_resolve(q);
         if (q->kind == BXC_TYPE_ERROR) return err();
+        /* `Type::f` names an impl fn; a variant of the same name wins, as
+         * the interpreter looks variants up first */
+        chk_method *im = chk_find_method(cx, q, last);
+        if (im && !(q->kind == BXC_TYPE_ENUM && bxc_type_decl_variant(q->decl, last)))
+            return im->type;
         if (q->kind == BXC_TYPE_ENUM) {
             bxc_type_variant *v = bxc_type_decl_variant(q->decl, last);
             if (!v) {
@@ -541,6 +548,26 @@ static bxc_type *check_method(chk_fn *f, bxc_expr *e) {
         bxc_type *ps[2] = {usize_t(), usize_t()};
         return check_args(f, m, e->span, args, ps, bm->nparams, bm->ret());
     }
+    if (t->kind == BXC_TYPE_STRUCT || t->kind == BXC_TYPE_ENUM) {
+        chk_method *im = chk_find_method(cx, t, m);
+        if (im && !im->has_self) {
+            bxc_diag *d = chk_error(cx, CHK_E_UNKNOWN_METHOD, e->method_call.method.span,
+                                    "`%s::%s` is an associated function, not a method", t->decl->name, m);
+            chk_help(cx, d, "call it as `%s::%s(...)`", t->decl->name, m);
+            for (uint32_t i = 0; i < args->len; i++) chk_expr(f, args->items[i], NULL);
+            return err();
+        }
+        if (im) {
+            /* The receiver is auto-referenced / dereferenced (and copied
+             * for a by-value `self`: plain data is passed by value). */
+            bxc_type *ft = bxc_type_resolve(im->type);
+            if (ft->kind != BXC_TYPE_FN) {
+                for (uint32_t i = 0; i < args->len; i++) chk_expr(f, args->items[i], NULL);
+                return err();
+            }
+            return check_args(f, m, e->span, args, ft->fn.params + 1, ft->fn.nparams - 1, ft->fn.ret);
+        }
+    }
     if (t->kind == BXC_TYPE_TENSOR && f->mode == CHK_MODE_TENSOR) {
         for (size_t i = 0; i < sizeof tensor_unary_methods / sizeof *tensor_unary_methods; i++)
             if (strcmp(tensor_unary_methods[i], m) == 0)
@@ -557,6 +584,9 @@ static bxc_type *check_method(chk_fn *f, bxc_expr *e) {
     for (size_t i = 0; i < sizeof builtin_methods / sizeof *builtin_methods; i++)
         if (builtin_methods[i].recv == t->kind) cands[nc++] = builtin_methods[i].name;
     cands[nc++] = "clone";
+    if (t->kind == BXC_TYPE_STRUCT || t->kind == BXC_TYPE_ENUM)
+        for (chk_method *im = cx->methods; im && nc < 32; im = im->next)
+            if (im->decl == t->decl && im->has_self) cands[nc++] = im->name;
     bxc_diag *d = chk_error(cx, CHK_E_UNKNOWN_METHOD, e->method_call.method.span,
                             "no method `%s` on `%s`", m, chk_tn(cx, t));
     const char *near = chk_nearest(m, cands, nc);
@@ -780,6 +810,8 @@ static bxc_type *check_struct_lit(chk_fn *f, bxc_expr *e) {
         chk_symbol *s = chk_lookup(f->cm, p->segs.items[0].name);
         bxc_type *t = s && (s->kind == CHK_SYM_TYPE || s->kind == CHK_SYM_ALIAS)
                           ? bxc_type_resolve(s->type) : NULL;
+        if (!s && cx->self_type && strcmp(p->segs.items[0].name, "Self") == 0)
+            t = bxc_type_resolve(cx->self_type);   /* `Self { .. }` in an impl */
         if (!s && strcmp(p->segs.items[0].name, "TensorSpec") == 0) {
             static bxc_type_field spec_fields[2];
             spec_fields[0] = (bxc_type_field){"shape", bxc_type_shape(), false, {0, 0, 0}};

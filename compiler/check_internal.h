@@ -59,6 +59,7 @@
     X(CHK_E_UNIT_RETURN, "E0603")                                     \
     X(CHK_E_NO_ROUTING, "E0604")     /* no tensor input to route on */\
     X(CHK_E_DUP_METHOD, "E0605")                                      \
+    X(CHK_E_IMPL, "E0606")           /* `impl` block misuse */        \
     X(CHK_E_FUSION_FORM, "E0701")    /* zero / two forms, dtype w/o shape */ \
     X(CHK_E_FUSION_DEFAULT, "E0702") /* default without body, id+default */ \
     X(CHK_E_FIELD_EXPR, "E0703")     /* field expression rules */     \
@@ -118,12 +119,29 @@ typedef struct chk_module {
     chk_table table;             /* own items, companions and imports */
 } chk_module;
 
+/* A method or associated fn of an inherent `impl Type { ... }` block.
+ * Registered per declaration (all impls of a type share one namespace);
+ * `type` is its FN type, the receiver (`self`: Self, `&self`: &Self) first
+ * when has_self. */
+typedef struct chk_method {
+    bxc_type_decl *decl;
+    const char *name;
+    bxc_fn *fn;
+    struct chk_module *cm;       /* module of the impl block */
+    bxc_type *self_type;
+    bxc_type *type;
+    bool has_self;
+    struct chk_method *next;
+} chk_method;
+
 typedef struct chk_ctx {
     bxc_unit *unit;
     bxc_arena *arena;
     bxc_diag_list *diags;
     chk_module **mods;           /* parallel to unit->modules */
     uint32_t nmods;
+    chk_method *methods;         /* inherent impl methods, newest first */
+    bxc_type *self_type;         /* `Self` inside an impl block, else NULL */
 } chk_ctx;
 
 /* The expression language is used in several places with slightly
@@ -228,6 +246,18 @@ typedef struct chk_selectors {
     const char *names;           /* "Cube, Flex" for messages */
 } chk_selectors;
 void chk_backend_extension(chk_ctx *cx, const bxc_attr *a, chk_selectors *out);
+
+/* ---- check_impl.c ------------------------------------------------------------ */
+
+/* Inherent impl blocks of a module: self types, method signatures and
+ * duplicates (before helper fn bodies, which may call methods). */
+void chk_impl_signatures(chk_ctx *cx, chk_module *cm);
+/* Their bodies (after every signature is known). */
+void chk_impl_bodies(chk_ctx *cx, chk_module *cm);
+/* One REPL-typed impl item: both at once. */
+void chk_add_impl(chk_ctx *cx, chk_module *cm, bxc_item *it);
+/* The method or associated fn `name` of a struct/enum type, or NULL. */
+chk_method *chk_find_method(chk_ctx *cx, bxc_type *t, const char *name);
 
 /* ---- check_sig.c ------------------------------------------------------------ */
 

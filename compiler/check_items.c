@@ -336,7 +336,9 @@ static bxc_type *resolve_path_type(chk_ctx *cx, chk_module *cm, bxc_tyexpr *ty,
     if (n == 1 && generic_named(generics, name)) {
         t = bxc_type_generic(cx->arena, name);
     } else if (n == 1 && strcmp(name, "Self") == 0) {
-        t = bxc_type_generic(cx->arena, name);
+        /* inside an impl block `Self` is its type; elsewhere (trait
+         * methods' `FloatTensor<Self>`) an opaque parameter */
+        t = cx->self_type ? cx->self_type : bxc_type_generic(cx->arena, name);
     } else if (n == 1 && builtin_type(name, &t, &takes_args)) {
         /* builtin */
     } else {
@@ -715,4 +717,5 @@ void chk_add_item(chk_ctx *cx, chk_module *cm, bxc_item *it) {
         if (s->kind == CHK_SYM_FN && !s->is_cube) check_helper_fn(cx, cm, s);
     }
     if (it->kind == BXC_ITEM_TRAIT && chk_cfg_active(cx, &it->attrs)) chk_trait(cx, cm, it);
+    if (it->kind == BXC_ITEM_IMPL && chk_cfg_active(cx, &it->attrs)) chk_add_impl(cx, cm, it);
 }
