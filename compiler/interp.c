@@ -228,6 +228,54 @@ const bxc_item *bxi_find_item(const bxi_interp *in, const char *name, uint32_t k
     return NULL;
 }
 
+static const bxc_fn *method_in_list(const bxi_items_ref *ref, const char *type_name, const char *name)
+{
+    for (uint32_t i = 0; i < ref->items->len; i++) {
+        const bxc_item *it = ref->items->items[i];
+        /* Trait impls (`impl Trait for Cube`) hold kernel implementations,
+         * not metadata methods. */
+        if (it->kind != BXC_ITEM_IMPL || it->impl.trait_ty || !it->impl.self_ty)
+            continue;
+        const bxc_tyexpr *t = it->impl.self_ty;
+        if (t->kind != BXC_TY_PATH || !t->path || !bxi_name_is(bxi_path_last(t->path), type_name))
+            continue;
+        for (uint32_t k = 0; k < it->impl.methods.len; k++)
+            if (bxi_name_is(it->impl.methods.items[k]->name.name, name))
+                return it->impl.methods.items[k];
+    }
+    return NULL;
+}
+
+const bxc_fn *bxi_find_method(const bxi_interp *in, const char *type_name, const char *name,
+                              uint32_t *base, uint32_t *list)
+{
+    if (!type_name)
+        return NULL;
+    uint32_t cur = in->cur_list;
+    for (uint32_t k = 0; k <= in->nlists; k++) {
+        uint32_t l = k == 0 ? cur : k - 1;
+        if (l >= in->nlists || (k > 0 && l == cur))
+            continue;
+        const bxc_fn *fn = method_in_list(&in->lists[l], type_name, name);
+        if (fn) {
+            if (base)
+                *base = in->lists[l].base;
+            if (list)
+                *list = l;
+            return fn;
+        }
+    }
+    return NULL;
+}
+
+bool bxi_fn_has_self(const bxc_fn *fn)
+{
+    if (!fn->params.len)
+        return false;
+    const bxc_param *p = fn->params.items[0];
+    return p->is_self || (p->pat && p->pat->kind == BXC_PAT_IDENT && bxi_name_is(p->pat->name.name, "self"));
+}
+
 void bxi_reset(bxi_interp *in)
 {
     bxc_arena_free_all(&in->scratch);
@@ -238,6 +286,7 @@ void bxi_reset(bxi_interp *in)
     in->frame_start = 0;
     in->base = 0;
     in->cur_list = BXI_NO_LIST;
+    in->self_type = NULL;
     in->depth = 0;
     in->steps = 0;
     in->stack_base = (uintptr_t)__builtin_frame_address(0);

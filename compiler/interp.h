@@ -140,4 +140,30 @@ bxi_meta_status bxi_meta_call(bxi_interp *in, const bxc_expr *call,
                               uint32_t file_base, const bxi_env *env,
                               BxvValue *out, const char **message);
 
+/* `:scalars`: the scalars `Trait::method` exposes to fusion optimizers
+ * (language.md §4) for given argument values, in declaration order.
+ * Ordinary arguments of an integer type, f32, f64 or bool are INFERRED;
+ * `#[fusion(scalar)]` on the argument, its alias or its struct/enum makes
+ * it MARKED (a unit-only enum converts to its variant's index as u32, a
+ * one-field struct to that field); `#[fusion(scalar = e)]` is CUSTOM: e is
+ * evaluated with the arguments borrowed, as field expressions see them,
+ * and must produce an integer, float or bool.  Results live in the
+ * scratch arena (valid until the next entry call). */
+typedef enum bxi_scalar_kind {
+    BXI_SCALAR_INFERRED,
+    BXI_SCALAR_MARKED,
+    BXI_SCALAR_CUSTOM,
+} bxi_scalar_kind;
+typedef struct bxi_scalar {
+    const char *name;        /* the argument */
+    bxi_scalar_kind kind;
+    BxvValue value;          /* an integer, float or bool */
+} bxi_scalar;
+const char *bxi_scalar_kind_name(bxi_scalar_kind k);   /* "inferred", "marked", "custom" */
+bool bxi_scalars(bxi_interp *in, const char *trait, const char *method, const BxvValue *args,
+                 uint32_t nargs, bxi_scalar **out, uint32_t *nout);
+/* The same for a REPL call expression `Trait::method(arg, ...)`. */
+bool bxi_scalars_call(bxi_interp *in, const bxc_expr *call, uint32_t file_base, const bxi_env *env,
+                      bxi_scalar **out, uint32_t *nout);
+
 #endif

@@ -280,11 +280,12 @@ static void leave_call(bxi_interp *in)
 /* Runs a body in a fresh frame after binding the parameters. */
 typedef struct frame_save {
     uint32_t nvars, frame_start, base, list;
+    const char *self_type;
 } frame_save;
 
 static frame_save frame_push(bxi_interp *in, uint32_t base, uint32_t list)
 {
-    frame_save s = {in->nvars, in->frame_start, in->base, in->cur_list};
+    frame_save s = {in->nvars, in->frame_start, in->base, in->cur_list, in->self_type};
     in->frame_start = in->nvars;
     in->base = base;
     in->cur_list = list;
@@ -297,6 +298,13 @@ static void frame_pop(bxi_interp *in, frame_save s)
     in->frame_start = s.frame_start;
     in->base = s.base;
     in->cur_list = s.list;
+    in->self_type = s.self_type;
+}
+
+/* `Self` names the type of the running impl method. */
+static const char *self_map(const bxi_interp *in, const char *name)
+{
+    return in->self_type && bxi_name_is(name, "Self") ? in->self_type : name;
 }
 
 /* Finishes a body's status into a call result. */
@@ -314,12 +322,22 @@ static bxi_status call_result(bxi_interp *in, bxi_status st, BxvValue *out, cons
     return st;
 }
 
-static bxi_status call_fn(bxi_interp *in, const bxc_fn *fn, uint32_t fn_base, uint32_t fn_list, BxvValue *args,
-                          uint32_t nargs, bxc_span site, BxvValue *out)
+/* Calls a helper fn, or (self_type set) a fn of `impl self_type`; a method
+ * with a receiver gets it in `recv`, bound to `self` as a copy (`&self`:
+ * a reference to the copy), so a method never changes its caller's value. */
+static bxi_status call_fn_in(bxi_interp *in, const bxc_fn *fn, uint32_t fn_base, uint32_t fn_list,
+                             const char *self_type, const BxvValue *recv, BxvValue *args, uint32_t nargs,
+                             bxc_span site, BxvValue *out)
 {
+    bool has_self = self_type && bxi_fn_has_self(fn);
     uint32_t nparams = 0;
-    for (uint32_t i = 0; i < fn->params.len; i++)
+    for (uint32_t i = has_self ? 1 : 0; i < fn->params.len; i++)
         nparams += !fn->params.items[i]->is_self;
+    if (has_self && !recv) {
+        bxi_error(in, BXI_E_ARITY, site, "`%s::%s` needs a receiver: call it as `value.%s(..)`", self_type,
+                  fn->name.name, fn->name.name);
+        return BXI_ERR;
+    }
     if (nparams != nargs) {
         bxi_error(in, BXI_E_ARITY, site, "`%s` takes %u argument%s but %u %s given", fn->name.name,
                   nparams, nparams == 1 ? "" : "s", nargs, nargs == 1 ? "was" : "were");
@@ -330,7 +348,7 @@ static bxi_status call_fn(bxi_interp *in, const bxc_fn *fn, uint32_t fn_base, ui
         return BXI_ERR;
     }
     /* Coerce in the caller's span base: the argument spans are the call's. */
-    for (uint32_t i = 0, k = 0; i < fn->params.len; i++) {
+    for (uint32_t i = has_self ? 1 : 0, k = 0; i < fn->params.len; i++) {
         const bxc_param *p = fn->params.items[i];
         if (p->is_self)
             continue;
@@ -338,11 +356,25 @@ static bxi_status call_fn(bxi_interp *in, const bxc_fn *fn, uint32_t fn_base, ui
             return BXI_ERR;
         k++;
     }
-    if (enter_call(in, site, fn->name.name) != BXI_OK)
+    BxvValue self_v;
+    if (has_self) {
+        const bxc_param *p = fn->params.items[0];
+        self_v = bxi_strip(*recv);
+        if (p->is_self)
+            self_v.refs = p->self_ref ? 1 : 0;
+        else if (bxi_coerce(in, &self_v, p->type, site) != BXI_OK)
+            return BXI_ERR;
+    }
+    const char *cname = self_type ? bxc_arena_printf(&in->scratch, "%s::%s", self_type, fn->name.name)
+                                  : fn->name.name;
+    if (enter_call(in, site, cname) != BXI_OK)
         return BXI_ERR;
     frame_save fs = frame_push(in, fn_base, fn_list);
+    in->self_type = self_type;
     bxi_status st = BXI_OK;
-    for (uint32_t i = 0, k = 0; i < fn->params.len && st == BXI_OK; i++) {
+    if (has_self)
+        bxi_push_var(in, "self", false, &self_v);
+    for (uint32_t i = has_self ? 1 : 0, k = 0; i < fn->params.len && st == BXI_OK; i++) {
         const bxc_param *p = fn->params.items[i];
         if (p->is_self)
             continue;
@@ -358,6 +390,28 @@ static bxi_status call_fn(bxi_interp *in, const bxc_fn *fn, uint32_t fn_base, ui
     frame_pop(in, fs);
     leave_call(in);
     return st;
+}
+
+static bxi_status call_fn(bxi_interp *in, const bxc_fn *fn, uint32_t fn_base, uint32_t fn_list, BxvValue *args,
+                          uint32_t nargs, bxc_span site, BxvValue *out)
+{
+    return call_fn_in(in, fn, fn_base, fn_list, NULL, NULL, args, nargs, site, out);
+}
+
+/* `Type::f(args)`: an associated fn, or a method called with its receiver
+ * as the first argument (`Strategy::to_code(&s)`). */
+static bxi_status call_assoc(bxi_interp *in, const bxc_fn *fn, uint32_t base, uint32_t list, const char *type_name,
+                             BxvValue *args, uint32_t nargs, bxc_span site, BxvValue *out)
+{
+    if (bxi_fn_has_self(fn)) {
+        if (nargs == 0) {
+            bxi_error(in, BXI_E_ARITY, site, "`%s::%s` takes its receiver as the first argument", type_name,
+                      fn->name.name);
+            return BXI_ERR;
+        }
+        return call_fn_in(in, fn, base, list, type_name, &args[0], args + 1, nargs - 1, site, out);
+    }
+    return call_fn_in(in, fn, base, list, type_name, NULL, args, nargs, site, out);
 }
 
 static bxi_status call_closure(bxi_interp *in, const BxvValue *cv, BxvValue *args, uint32_t nargs,
@@ -472,7 +526,7 @@ static bxi_status eval_struct_lit(bxi_interp *in, const bxc_expr *e, BxvValue *o
     const bxc_field_list *decl = NULL;
     bool is_meta = false;
     if (path->segs.len >= 2) {
-        type_name = path->segs.items[path->segs.len - 2].name;
+        type_name = self_map(in, path->segs.items[path->segs.len - 2].name);
         variant = bxi_path_last(path);
         const bxc_item *en = find_type(in, type_name, BXI_KIND(BXC_ITEM_ENUM), &is_meta);
         if (en) {
@@ -487,7 +541,7 @@ static bxi_status eval_struct_lit(bxi_interp *in, const bxc_expr *e, BxvValue *o
             return BXI_ERR;
         }
     } else {
-        type_name = bxi_path_last(path);
+        type_name = self_map(in, bxi_path_last(path));
         const bxc_item *st = find_type(in, type_name, BXI_KIND(BXC_ITEM_STRUCT), &is_meta);
         if (!st) {
             bxi_error(in, BXI_E_NAME, path->span, "cannot find struct `%s`", type_name);
@@ -554,7 +608,7 @@ static bool enum_variant_path(bxi_interp *in, const bxc_path *path, const bxc_it
 {
     if (path->segs.len < 2)
         return false;
-    const char *type_name = path->segs.items[path->segs.len - 2].name;
+    const char *type_name = self_map(in, path->segs.items[path->segs.len - 2].name);
     *en = find_type(in, type_name, BXI_KIND(BXC_ITEM_ENUM), is_meta);
     if (!*en)
         return false;
@@ -566,7 +620,7 @@ static BxvValue make_variant(bxi_interp *in, const bxc_path *path, const bxc_var
                              BxvValue *args, uint32_t n)
 {
     BxvValue r = {.kind = BXV_ENUM};
-    r.u.agg.type = path->segs.items[path->segs.len - 2].name;
+    r.u.agg.type = self_map(in, path->segs.items[path->segs.len - 2].name);
     r.u.agg.variant = var->name.name;
     r.u.agg.n = n;
     r.u.agg.fields = bxc_arena_alloc(&in->scratch, (n ? n : 1) * sizeof(BxvValue));
@@ -664,6 +718,34 @@ static bxi_status shape_mutate(bxi_interp *in, const bxc_expr *e, BxvShape *s, B
     return BXI_OK;
 }
 
+/* `v.m(args)` on a struct or enum value: a method of its type's impl
+ * blocks (the receiver auto-dereferenced, args already evaluated). */
+static bxi_status impl_method_call(bxi_interp *in, const bxc_expr *e, const BxvValue *recv, BxvValue *args,
+                                   uint32_t nargs, BxvValue *out)
+{
+    const char *m = e->method_call.method.name;
+    BxvValue v = bxi_strip(*recv);
+    uint32_t base, list;
+    const bxc_fn *fn = bxi_find_method(in, v.u.agg.type, m, &base, &list);
+    if (!fn) {
+        bxi_error(in, BXI_E_NAME, e->method_call.method.span, "no method `%s` on a value of type `%s`", m,
+                  bxi_type_str(in, &v));
+        return BXI_ERR;
+    }
+    if (!bxi_fn_has_self(fn)) {
+        bxc_diag *d = bxi_error(in, BXI_E_NAME, e->method_call.method.span,
+                                "`%s::%s` is an associated function, not a method", v.u.agg.type, m);
+        bxc_diag_set_help(in->diags, d, "call it as `%s::%s(...)`", v.u.agg.type, m);
+        return BXI_ERR;
+    }
+    /* The args may live in the caller's small on-stack array: copy them
+     * to the scratch arena, which outlives the call. */
+    BxvValue *heap = bxc_arena_alloc(&in->scratch, (nargs ? nargs : 1) * sizeof *heap);
+    for (uint32_t i = 0; i < nargs; i++)
+        heap[i] = args[i];
+    return call_fn_in(in, fn, base, list, v.u.agg.type, &v, heap, nargs, e->span, out);
+}
+
 static bxi_status method_call(bxi_interp *in, const bxc_expr *e, BxvValue *out)
 {
     const char *m = e->method_call.method.name;
@@ -682,6 +764,7 @@ static bxi_status method_call(bxi_interp *in, const bxc_expr *e, BxvValue *out)
         bool placeable = recv->kind == BXC_EXPR_PATH || recv->kind == BXC_EXPR_FIELD ||
                          recv->kind == BXC_EXPR_TUPLE_FIELD;
         BxvShape *s = NULL;
+        const BxvValue *p_value = NULL, *tmp_value = NULL;
         if (placeable) {
             place p;
             if (eval_place(in, recv, true, &p) != BXI_OK)
@@ -690,6 +773,8 @@ static bxi_status method_call(bxi_interp *in, const bxc_expr *e, BxvValue *out)
                 s = p.shape;
             else if (p.kind == PL_VALUE && p.v->kind == BXV_SHAPE)
                 s = &p.v->u.shape;
+            else if (p.kind == PL_VALUE)
+                p_value = p.v;
         } else {
             /* A temporary: mutate a private copy. */
             BxvValue *tmp = bxc_arena_alloc(&in->scratch, sizeof *tmp);
@@ -699,8 +784,13 @@ static bxi_status method_call(bxi_interp *in, const bxc_expr *e, BxvValue *out)
             *tmp = bxv_copy(&in->scratch, tmp);
             if (tmp->kind == BXV_SHAPE)
                 s = &tmp->u.shape;
+            tmp_value = tmp;
         }
         if (!s) {
+            /* a struct/enum may have an impl method of that name */
+            const BxvValue *rv = placeable ? p_value : tmp_value;
+            if (rv && (rv->kind == BXV_STRUCT || rv->kind == BXV_ENUM))
+                return impl_method_call(in, e, rv, args, nargs, out);
             bxi_error(in, BXI_E_NAME, e->method_call.method.span, "`%s` is a method of `Shape` only", m);
             return BXI_ERR;
         }
@@ -757,6 +847,8 @@ static bxi_status method_call(bxi_interp *in, const bxc_expr *e, BxvValue *out)
             return BXI_OK;
         }
     }
+    if (v.kind == BXV_STRUCT || v.kind == BXV_ENUM)
+        return impl_method_call(in, e, &v, args, nargs, out);
     bxi_error(in, BXI_E_NAME, e->method_call.method.span, "no method `%s` on a value of type `%s`", m,
               bxi_type_str(in, &v));
     return BXI_ERR;
@@ -828,6 +920,19 @@ static bxi_status call_expr(bxi_interp *in, const bxc_expr *e, BxvValue *out)
             }
             *out = bxv_spec(&in->scratch, &s.u.shape, d.u.dtype);
             return BXI_OK;
+        }
+        if (path->segs.len >= 2) {
+            /* `Type::f(..)` / `Self::f(..)`: an impl fn, unless the enum
+             * has a variant of that name (variants come first). */
+            const char *q = self_map(in, path->segs.items[path->segs.len - 2].name);
+            uint32_t mbase, mlist;
+            const bxc_fn *mf = bxi_find_method(in, q, last, &mbase, &mlist);
+            const bxc_item *qe = mf ? find_type(in, q, BXI_KIND(BXC_ITEM_ENUM), NULL) : NULL;
+            if (mf && !(qe && find_variant(qe, last))) {
+                if ((st = eval_args(in, al, &args)) != BXI_OK)
+                    return st;
+                return call_assoc(in, mf, mbase, mlist, q, args, al->len, e->span, out);
+            }
         }
         const bxc_item *en;
         const bxc_variant *var2;

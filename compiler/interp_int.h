@@ -60,6 +60,7 @@ struct bxi_interp {
     uint32_t frame_start;
     uint32_t base;            /* file base of the code being run */
     uint32_t cur_list;        /* its item list (names resolve there first), or BXI_NO_LIST */
+    const char *self_type;    /* `Self` inside an impl method, else NULL */
     uint32_t depth;           /* active calls */
     uint64_t steps;
     uintptr_t stack_base;     /* frame address at the entry call */
@@ -147,6 +148,12 @@ bxi_status bxi_eval_cast(bxi_interp *in, const bxc_expr *e, BxvValue *out);
 const bxc_item *bxi_find_item(const bxi_interp *in, const char *name,
                               uint32_t kinds_mask, uint32_t *base, uint32_t *list);
 #define BXI_KIND(k) (1u << (k))
+/* The fn `name` of an inherent `impl Type { ... }` block for the struct or
+ * enum called `type_name` (program order, as bxi_find_item), or NULL. */
+const bxc_fn *bxi_find_method(const bxi_interp *in, const char *type_name, const char *name,
+                              uint32_t *base, uint32_t *list);
+/* Whether an impl fn takes a receiver (`self`, `&self`, `self: T`). */
+bool bxi_fn_has_self(const bxc_fn *fn);
 
 /* Types as written: integer and float targets (aliases resolved). */
 bool bxi_tyexpr_int(const bxi_interp *in, const bxc_tyexpr *t, BxvIntType *out);

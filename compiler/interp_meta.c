@@ -164,25 +164,36 @@ static bool is_metadata(const BxvValue *v)
     }
 }
 
+/* The trait method `trait::method`, or NULL after an error. */
+static const bxc_fn *trait_method(bxi_interp *in, const char *trait, const char *method, bxc_span site,
+                                  uint32_t *base, uint32_t *list)
+{
+    const bxc_item *tr = bxi_find_item(in, trait, BXI_KIND(BXC_ITEM_TRAIT), base, list);
+    if (!tr) {
+        bxi_error(in, BXI_E_NAME, site, "cannot find trait `%s`", trait);
+        return NULL;
+    }
+    const bxc_fn *fn = NULL;
+    for (uint32_t i = 0; i < tr->trait.methods.len; i++)
+        if (strcmp(tr->trait.methods.items[i]->name.name, method) == 0)
+            fn = tr->trait.methods.items[i];
+    if (!fn)
+        bxi_error(in, BXI_E_NAME, site, "trait `%s` has no method `%s`", trait, method);
+    return fn;
+}
+
+static bool check_call_args(bxi_interp *in, const char *trait, const char *method, const bxc_fn *fn,
+                            uint32_t base, BxvValue *args, uint32_t nargs, bxc_span site);
+
 /* The core of :meta, on values already in the scratch arena; `site` (local
  * to in->base) locates argument errors. */
 static bxi_meta_status meta_run(bxi_interp *in, const char *trait, const char *method, BxvValue *args,
                                 uint32_t nargs, bxc_span site, BxvValue *out, const char **message)
 {
     uint32_t base, list;
-    const bxc_item *tr = bxi_find_item(in, trait, BXI_KIND(BXC_ITEM_TRAIT), &base, &list);
-    if (!tr) {
-        bxi_error(in, BXI_E_NAME, site, "cannot find trait `%s`", trait);
+    const bxc_fn *fn = trait_method(in, trait, method, site, &base, &list);
+    if (!fn)
         return BXI_META_ERROR;
-    }
-    const bxc_fn *fn = NULL;
-    for (uint32_t i = 0; i < tr->trait.methods.len; i++)
-        if (strcmp(tr->trait.methods.items[i]->name.name, method) == 0)
-            fn = tr->trait.methods.items[i];
-    if (!fn) {
-        bxi_error(in, BXI_E_NAME, site, "trait `%s` has no method `%s`", trait, method);
-        return BXI_META_ERROR;
-    }
     const bxc_attr *fa = fusion_attr(fn);
     if (!fa) {
         bxc_diag *d = bxi_error(in, BXI_E_META, site, "`%s::%s` has no #[fusion(...)] annotation", trait, method);
@@ -198,52 +209,8 @@ static bxi_meta_status meta_run(bxi_interp *in, const char *trait, const char *m
         return BXI_META_DEFAULT;
     }
 
-    /* Check the arguments against the parameters. */
-    uint32_t nparams = 0;
-    for (uint32_t i = 0; i < fn->params.len; i++)
-        nparams += !fn->params.items[i]->is_self;
-    if (nparams != nargs) {
-        bxi_error(in, BXI_E_ARITY, site, "`%s::%s` takes %u argument%s but %u %s given", trait, method, nparams,
-                  nparams == 1 ? "" : "s", nargs, nargs == 1 ? "was" : "were");
+    if (!check_call_args(in, trait, method, fn, base, args, nargs, site))
         return BXI_META_ERROR;
-    }
-    for (uint32_t i = 0, k = 0; i < fn->params.len; i++) {
-        const bxc_param *p = fn->params.items[i];
-        if (p->is_self)
-            continue;
-        BxvValue *a = &args[k++];
-        const char *ext;
-        a->refs = 0;
-        const char *pname = p->pat->kind == BXC_PAT_IDENT ? p->pat->name.name : "_";
-        if (is_tensor_type(p->type)) {
-            if (a->kind != BXV_SPEC) {
-                bxc_diag *d = bxi_error(in, BXI_E_META, site, "argument `%s` is a tensor: pass a `TensorSpec`", pname);
-                bxc_diag_set_help(in->diags, d, "e.g. `TensorSpec::new([2, 3], DType::F32)`");
-                return BXI_META_ERROR;
-            }
-        } else if ((ext = extension_name(in, p->type)) != NULL) {
-            /* An extension argument is described by its metadata companion. */
-            size_t el = strlen(ext);
-            bool ok = (a->kind == BXV_STRUCT || a->kind == BXV_ENUM) && a->u.agg.type &&
-                      strncmp(a->u.agg.type, ext, el) == 0 && strcmp(a->u.agg.type + el, "Metadata") == 0;
-            if (!ok) {
-                bxc_diag *d = bxi_error(in, BXI_E_META, site,
-                                        "argument `%s` is an extension value: pass a `%sMetadata`", pname, ext);
-                bxc_diag_set_help(in->diags, d, "its tensors are TensorSpecs: `%sMetadata { ... }`", ext);
-                return BXI_META_ERROR;
-            }
-        } else {
-            /* Ordinary values: literals take the declared type (in the base
-             * of the method's declaration, where the type is written). */
-            uint32_t saved = in->base;
-            in->base = base;
-            bxi_status st = bxi_coerce(in, a, p->type, p->span);
-            in->base = saved;
-            a->refs = 0;
-            if (st != BXI_OK)
-                return BXI_META_ERROR;
-        }
-    }
 
     uint32_t saved_base = in->base, saved_list = in->cur_list;
     in->base = base;
@@ -302,6 +269,60 @@ static bxi_meta_status meta_run(bxi_interp *in, const char *trait, const char *m
     return result;
 }
 
+/* Checks `args` against the parameters of `fn` (one per parameter in
+ * declaration order) and gives ordinary literals their declared types. */
+static bool check_call_args(bxi_interp *in, const char *trait, const char *method, const bxc_fn *fn,
+                            uint32_t base, BxvValue *args, uint32_t nargs, bxc_span site)
+{
+    uint32_t nparams = 0;
+    for (uint32_t i = 0; i < fn->params.len; i++)
+        nparams += !fn->params.items[i]->is_self;
+    if (nparams != nargs) {
+        bxi_error(in, BXI_E_ARITY, site, "`%s::%s` takes %u argument%s but %u %s given", trait, method, nparams,
+                  nparams == 1 ? "" : "s", nargs, nargs == 1 ? "was" : "were");
+        return false;
+    }
+    for (uint32_t i = 0, k = 0; i < fn->params.len; i++) {
+        const bxc_param *p = fn->params.items[i];
+        if (p->is_self)
+            continue;
+        BxvValue *a = &args[k++];
+        const char *ext;
+        a->refs = 0;
+        const char *pname = p->pat->kind == BXC_PAT_IDENT ? p->pat->name.name : "_";
+        if (is_tensor_type(p->type)) {
+            if (a->kind != BXV_SPEC) {
+                bxc_diag *d = bxi_error(in, BXI_E_META, site, "argument `%s` is a tensor: pass a `TensorSpec`", pname);
+                bxc_diag_set_help(in->diags, d, "e.g. `TensorSpec::new([2, 3], DType::F32)`");
+                return false;
+            }
+        } else if ((ext = extension_name(in, p->type)) != NULL) {
+            /* An extension argument is described by its metadata companion. */
+            size_t el = strlen(ext);
+            bool ok = (a->kind == BXV_STRUCT || a->kind == BXV_ENUM) && a->u.agg.type &&
+                      strncmp(a->u.agg.type, ext, el) == 0 && strcmp(a->u.agg.type + el, "Metadata") == 0;
+            if (!ok) {
+                bxc_diag *d = bxi_error(in, BXI_E_META, site,
+                                        "argument `%s` is an extension value: pass a `%sMetadata`", pname, ext);
+                bxc_diag_set_help(in->diags, d, "its tensors are TensorSpecs: `%sMetadata { ... }`", ext);
+                return false;
+            }
+        } else {
+            /* Ordinary values: literals take the declared type (in the base
+             * of the method's declaration, where the type is written). */
+            uint32_t saved = in->base;
+            in->base = base;
+            bxi_status st = bxi_coerce(in, a, p->type, p->span);
+            in->base = saved;
+            a->refs = 0;
+            if (st != BXI_OK)
+                return false;
+        }
+    }
+
+    return true;
+}
+
 bxi_meta_status bxi_meta(bxi_interp *in, const char *trait, const char *method, const BxvValue *args,
                          uint32_t nargs, BxvValue *out, const char **message)
 {
@@ -334,4 +355,204 @@ bxi_meta_status bxi_meta_call(bxi_interp *in, const bxc_expr *call, uint32_t fil
         args[i] = bxv_copy(&in->scratch, &v);
     }
     return meta_run(in, p->segs.items[0].name, p->segs.items[1].name, args, n, call->span, out, message);
+}
+
+/* ---- scalars (language.md §4) ------------------------------------------- */
+
+const char *bxi_scalar_kind_name(bxi_scalar_kind k)
+{
+    switch (k) {
+    case BXI_SCALAR_INFERRED: return "inferred";
+    case BXI_SCALAR_MARKED: return "marked";
+    case BXI_SCALAR_CUSTOM: return "custom";
+    }
+    return "?";
+}
+
+/* `#[fusion(scalar)]` (PATH) or `#[fusion(scalar = e)]` (ASSIGN) in a list. */
+static const bxc_attr_arg *scalar_arg(const bxc_attr_list *attrs, bxc_attr_arg_kind kind)
+{
+    for (uint32_t i = 0; i < attrs->len; i++) {
+        const bxc_attr *a = attrs->items[i];
+        if (!a->path || a->path->segs.len != 1 || strcmp(a->path->segs.items[0].name, "fusion") != 0)
+            continue;
+        const bxc_attr_arg *arg = find_arg(a, kind, "scalar");
+        if (arg)
+            return arg;
+    }
+    return NULL;
+}
+
+/* The declared type marks the argument: an alias (followed, bounded) or a
+ * struct/enum carrying `#[fusion(scalar)]`. */
+static bool type_marked(const bxi_interp *in, const bxc_tyexpr *t)
+{
+    for (int hops = 0; t && t->kind == BXC_TY_PATH && t->path && hops < 16; hops++) {
+        const char *n = bxi_path_last(t->path);
+        const bxc_item *it = bxi_find_item(in, n,
+                                           BXI_KIND(BXC_ITEM_TYPE_ALIAS) | BXI_KIND(BXC_ITEM_STRUCT) |
+                                               BXI_KIND(BXC_ITEM_ENUM),
+                                           NULL, NULL);
+        if (!it)
+            return false;
+        if (scalar_arg(&it->attrs, BXC_ATTR_ARG_PATH))
+            return true;
+        if (it->kind != BXC_ITEM_TYPE_ALIAS)
+            return false;
+        t = it->alias.type;
+    }
+    return false;
+}
+
+/* Integers, f32, f64 and bool written as such (an alias is not inferred). */
+static bool type_inferred(const bxc_tyexpr *t)
+{
+    if (!t || t->kind != BXC_TY_PATH || !t->path || t->path->segs.len != 1)
+        return false;
+    const char *n = t->path->segs.items[0].name;
+    BxvIntType it;
+    return bxv_int_type_from_name(n, strlen(n), &it) || !strcmp(n, "f32") || !strcmp(n, "f64") ||
+           !strcmp(n, "bool");
+}
+
+static bool is_scalar_value(const BxvValue *v)
+{
+    return v->kind == BXV_INT || v->kind == BXV_FLOAT || v->kind == BXV_BOOL;
+}
+
+/* A marked value's scalar: itself, a unit-only enum's variant index, or a
+ * one-field struct's field. */
+static bool convert_marked(bxi_interp *in, BxvValue v, const char *pname, bxc_span site, BxvValue *out)
+{
+    v.refs = 0;
+    if (is_scalar_value(&v)) {
+        *out = v;
+        return true;
+    }
+    if (v.kind == BXV_ENUM && v.u.agg.n == 0) {
+        const bxc_item *en = bxi_find_item(in, v.u.agg.type, BXI_KIND(BXC_ITEM_ENUM), NULL, NULL);
+        for (uint32_t i = 0; en && i < en->enum_.variants.len; i++)
+            if (bxi_name_is(en->enum_.variants.items[i]->name.name, v.u.agg.variant)) {
+                *out = bxv_int(i, BXV_U32);
+                return true;
+            }
+    }
+    if (v.kind == BXV_STRUCT && v.u.agg.n == 1 && is_scalar_value(&v.u.agg.fields[0])) {
+        *out = v.u.agg.fields[0];
+        out->refs = 0;
+        return true;
+    }
+    bxi_error(in, BXI_E_META, site, "argument `%s` (a `%s`) does not convert to a scalar", pname,
+              bxi_type_str(in, &v));
+    return false;
+}
+
+static bool scalars_run(bxi_interp *in, const char *trait, const char *method, BxvValue *args, uint32_t nargs,
+                        bxc_span site, bxi_scalar **out, uint32_t *nout)
+{
+    *out = NULL;
+    *nout = 0;
+    uint32_t base, list;
+    const bxc_fn *fn = trait_method(in, trait, method, site, &base, &list);
+    if (!fn || !check_call_args(in, trait, method, fn, base, args, nargs, site))
+        return false;
+    bxi_scalar *res = bxc_arena_alloc(&in->scratch, (nargs ? nargs : 1) * sizeof *res);
+    uint32_t n = 0;
+    uint32_t saved_base = in->base, saved_list = in->cur_list;
+    in->base = base;
+    in->cur_list = list;   /* encodings see their own module's names */
+    bool ok = true;
+    for (uint32_t i = 0, k = 0; i < fn->params.len && ok; i++) {
+        const bxc_param *p = fn->params.items[i];
+        if (p->is_self)
+            continue;
+        const BxvValue *a = &args[k++];
+        const char *pname = p->pat && p->pat->kind == BXC_PAT_IDENT ? p->pat->name.name : "_";
+        if (is_tensor_type(p->type) || extension_name(in, p->type))
+            continue;
+        const bxc_attr_arg *custom = scalar_arg(&p->attrs, BXC_ATTR_ARG_ASSIGN);
+        if (custom && custom->value) {
+            /* Evaluated with the arguments in scope, borrowed, as a field
+             * expression sees them; before any input is consumed. */
+            uint32_t mark = in->nvars, start = in->frame_start;
+            in->frame_start = in->nvars;
+            bind_field_params(in, fn, args, 1);
+            BxvValue v;
+            bxi_status st = bxi_eval_expr(in, custom->value, &v);
+            in->nvars = mark;
+            in->frame_start = start;
+            if (st == BXI_RET) {
+                v = in->ret;
+                st = BXI_OK;
+            }
+            if (st != BXI_OK) {
+                ok = false;
+                break;
+            }
+            v.refs = 0;
+            if (!is_scalar_value(&v)) {
+                bxc_diag *d = bxi_error(in, BXI_E_META, custom->value->span,
+                                        "the scalar encoding of `%s` produced a `%s`, not a scalar", pname,
+                                        bxi_type_str(in, &v));
+                bxc_diag_set_help(in->diags, d, "it must produce an integer, `f32`, `f64` or `bool`");
+                ok = false;
+                break;
+            }
+            res[n++] = (bxi_scalar){pname, BXI_SCALAR_CUSTOM, bxv_copy(&in->scratch, &v)};
+        } else if (scalar_arg(&p->attrs, BXC_ATTR_ARG_PATH) || type_marked(in, p->type)) {
+            BxvValue v;
+            if (!convert_marked(in, *a, pname, p->span, &v)) {
+                ok = false;
+                break;
+            }
+            res[n++] = (bxi_scalar){pname, BXI_SCALAR_MARKED, bxv_copy(&in->scratch, &v)};
+        } else if (type_inferred(p->type)) {
+            BxvValue v = *a;
+            v.refs = 0;
+            res[n++] = (bxi_scalar){pname, BXI_SCALAR_INFERRED, bxv_copy(&in->scratch, &v)};
+        }
+    }
+    in->base = saved_base;
+    in->cur_list = saved_list;
+    if (!ok)
+        return false;
+    *out = res;
+    *nout = n;
+    return true;
+}
+
+bool bxi_scalars(bxi_interp *in, const char *trait, const char *method, const BxvValue *args, uint32_t nargs,
+                 bxi_scalar **out, uint32_t *nout)
+{
+    bxi_reset(in);
+    BxvValue *copies = bxc_arena_alloc(&in->scratch, (nargs ? nargs : 1) * sizeof *copies);
+    for (uint32_t i = 0; i < nargs; i++)
+        copies[i] = bxv_copy(&in->scratch, &args[i]);
+    return scalars_run(in, trait, method, copies, nargs, bxc_span_none(), out, nout);
+}
+
+bool bxi_scalars_call(bxi_interp *in, const bxc_expr *call, uint32_t file_base, const bxi_env *env,
+                      bxi_scalar **out, uint32_t *nout)
+{
+    bxi_reset(in);
+    *out = NULL;
+    *nout = 0;
+    in->base = file_base;
+    bxi_push_env(in, env);
+    if (call->kind != BXC_EXPR_CALL || call->call.callee->kind != BXC_EXPR_PATH ||
+        call->call.callee->path->segs.len != 2) {
+        bxc_diag *d = bxi_error(in, BXI_E_META, call->span, "expected `Trait::method(args...)`");
+        bxc_diag_set_help(in->diags, d, "e.g. `:scalars Ops::blend(x, Strategy::Fast)`");
+        return false;
+    }
+    const bxc_path *p = call->call.callee->path;
+    uint32_t n = call->call.args.len;
+    BxvValue *args = bxc_arena_alloc(&in->scratch, (n ? n : 1) * sizeof *args);
+    for (uint32_t i = 0; i < n; i++) {
+        BxvValue v;
+        if (bxi_eval_expr(in, call->call.args.items[i], &v) != BXI_OK)
+            return false;
+        args[i] = bxv_copy(&in->scratch, &v);
+    }
+    return scalars_run(in, p->segs.items[0].name, p->segs.items[1].name, args, n, call->span, out, nout);
 }

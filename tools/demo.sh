@@ -17,8 +17,8 @@ if "$bin/bextc" --check "$here/samples/ext/bad_selector.bext"; then
   echo "demo: expected bextc to reject bad_selector.bext" >&2; exit 1
 fi
 
-step "bext-repl samples/ext/ext.bext < samples/ext/session.repl"
-"$bin/bext-repl" "$here/samples/ext/ext.bext" < "$here/samples/ext/session.repl"
+step "bext-repl --echo samples/ext/ext.bext < samples/ext/session.repl"
+"$bin/bext-repl" --echo "$here/samples/ext/ext.bext" < "$here/samples/ext/session.repl"
 
 for s in "$bin"/tensor_basics; do
   [ -x "$s" ] || continue

@@ -66,10 +66,37 @@ struct bxr_blk {
   void *ud;            /* that hook's user data */
 };
 _Static_assert(sizeof(struct bxr_blk) == BXR_BLOCK_PREFIX, "prefix size");
-/* While on a free list, the first word of the caller's area links it. */
-#define BLK_NEXT(b) (*(struct bxr_blk **)((b) + 1))
 
 static const size_t class_size[BXR_BLOCK_CLASSES] = { 256, 512, 1024, 2048, 4096 };
+
+/* While on a free list, the LAST word of a block links it, so the caller's
+ * area (where handles keep their counts) can be poisoned for ASan: a use
+ * after release of a cached handle is reported, as it would be with
+ * malloc/free. */
+#define BLK_NEXT(b, k) (*(struct bxr_blk **)((char *)(b) + class_size[k] - sizeof(void *)))
+
+#if defined(__SANITIZE_ADDRESS__)
+#define BXR_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define BXR_ASAN 1
+#endif
+#endif
+#ifdef BXR_ASAN
+#include <sanitizer/asan_interface.h>
+#endif
+/* The caller's area of an idle block, less the link word: poisoned while
+ * the block idles, made addressable again when it leaves the cache. */
+static inline void idle_poison(struct bxr_blk *b, int k, bool on) {
+#ifdef BXR_ASAN
+  size_t n = class_size[k] - sizeof(struct bxr_blk) - sizeof(void *);
+  if (on) ASAN_POISON_MEMORY_REGION(b + 1, n);
+  else ASAN_UNPOISON_MEMORY_REGION(b + 1, n);
+#else
+  (void)b, (void)k, (void)on;
+#endif
+}
+
 /* Per-thread bound per class: at most ~100 KiB idle per thread. */
 static const int class_cap[BXR_BLOCK_CLASSES] = { 64, 32, 16, 8, 8 };
 
@@ -85,6 +112,7 @@ struct tcache {
 static _Thread_local struct tcache tc __attribute__((tls_model("initial-exec")));
 
 static pthread_key_t g_key;
+static bool g_key_ok;
 static pthread_once_t g_key_once = PTHREAD_ONCE_INIT;
 
 static void blk_release(struct bxr_blk *b, size_t size) { b->fn(b->ud, b, size, 0); }
@@ -95,7 +123,8 @@ static void flush(struct tcache *c) {
     c->head[k] = NULL;
     c->n[k] = 0;
     while (b) {
-      struct bxr_blk *next = BLK_NEXT(b);
+      struct bxr_blk *next = BLK_NEXT(b, k);
+      idle_poison(b, k, false);
       blk_release(b, class_size[k]);
       b = next;
     }
@@ -111,10 +140,8 @@ static void on_thread_exit(void *p) {
 static void make_key(void) {
   /* Without the key the cache still works; a thread's idle blocks would
    * then be kept until set_allocator is called on it. */
-  if (pthread_key_create(&g_key, on_thread_exit) != 0) g_key = (pthread_key_t)-1;
+  g_key_ok = pthread_key_create(&g_key, on_thread_exit) == 0;
 }
-
-size_t bxr_block_capacity(int cls) { return class_size[cls] - sizeof(struct bxr_blk); }
 
 void *bxr_block_alloc(int cls) {
   struct tcache *c = &tc;
@@ -123,8 +150,9 @@ void *bxr_block_alloc(int cls) {
    * since it was cached) must not serve this hook's requests. */
   if (__builtin_expect(b != NULL, 1)) {
     if (__builtin_expect(b->fn == g_alloc && b->ud == g_alloc_ud, 1)) {
-      c->head[cls] = BLK_NEXT(b);
+      c->head[cls] = BLK_NEXT(b, cls);
       c->n[cls]--;
+      idle_poison(b, cls, false);
       return b + 1;
     }
     flush(c);
@@ -149,10 +177,11 @@ void bxr_block_free(void *p, int cls) {
   }
   if (__builtin_expect(!c->registered, 0)) {
     pthread_once(&g_key_once, make_key);
-    if (g_key != (pthread_key_t)-1) pthread_setspecific(g_key, c);
+    if (g_key_ok) pthread_setspecific(g_key, c);
     c->registered = true;
   }
-  BLK_NEXT(b) = c->head[cls];
+  BLK_NEXT(b, cls) = c->head[cls];
+  idle_poison(b, cls, true);
   c->head[cls] = b;
   c->n[cls]++;
 }

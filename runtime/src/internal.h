@@ -40,7 +40,6 @@ static inline int bxr_block_class(size_t n) {
   if (total > ((size_t)256 << (BXR_BLOCK_CLASSES - 1))) return -1;
   return 64 - __builtin_clzll((unsigned long long)(total - 1)) - 8;  /* ceil(log2) - 8 */
 }
-BXR_FUNC size_t bxr_block_capacity(int cls);   /* usable bytes of a class */
 BXR_FUNC void *bxr_block_alloc(int cls);
 BXR_FUNC void bxr_block_free(void *p, int cls);
 /* Returns the calling thread's idle blocks to their hooks (tests). */

@@ -55,12 +55,6 @@ void bxr_over_release(void) {
   bxr_panic(__FILE__, __LINE__, "bext_release: handle released more often than retained");
 }
 
-int64_t bxr_numel(int rank, const int64_t *shape) {
-  int64_t n = 1;
-  for (int i = 0; i < rank; i++) n *= shape[i];
-  return n;
-}
-
 size_t bxr_nbytes(bext_dtype dt, int rank, const int64_t *shape) {
   uint64_t n = bxr_dtype_size(dt);
   for (int i = 0; i < rank; i++) {
@@ -105,7 +99,7 @@ static inline __attribute__((always_inline)) void handle_init(bext_tensor *t, co
 
 bext_tensor *bxr_tensor_new(const struct bxr_backend *be, bext_dtype dt, int rank,
                             const int64_t *shape) {
-  BXR_ASSERT(be && rank >= 0 && rank <= BEXT_MAX_RANK && bext_dtype_valid(dt));
+  BXR_ASSERT(be && rank >= 0 && rank <= BEXT_MAX_RANK && (unsigned)dt < BEXT_DTYPE_COUNT);
   size_t bytes = bxr_nbytes(dt, rank, shape);
   if (bytes == SIZE_MAX) {
     char sh[160];

@@ -139,7 +139,11 @@ static inline void bxr_release(bext_tensor *t) {
 }
 
 /* ----------------------------------------------------------------- queries */
-BXR_FUNC int64_t bxr_numel(int rank, const int64_t *shape);
+static inline int64_t bxr_numel(int rank, const int64_t *shape) {
+  int64_t n = 1;
+  for (int i = 0; i < rank; i++) n *= shape[i];
+  return n;
+}
 /* numel * element size, or SIZE_MAX when it overflows. */
 BXR_FUNC size_t bxr_nbytes(bext_dtype dt, int rank, const int64_t *shape);
 BXR_FUNC void bxr_contiguous_strides(int rank, const int64_t *shape, int64_t *strides);

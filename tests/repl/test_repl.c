@@ -119,6 +119,26 @@ Test(repl, language_md_section_7_session)
     free(out);
 }
 
+/* --echo turns a piped session into the transcript language.md §7 shows. */
+Test(repl, echo_prints_the_section_7_transcript)
+{
+    int st;
+    char *out = run_repl(data_dir(), "--echo",
+                         ":load ext.bext\n"
+                         "let x = TensorSpec::new([2, 3], DType::F32)\n"
+                         "joined_shape(&x.shape, &[4, 3], &0)\n"
+                         ":meta MyExtension::transpose_2d(x)\n",
+                         &st);
+    cr_expect_str_eq(out, "bext> :load ext.bext\n"
+                          "bext> let x = TensorSpec::new([2, 3], DType::F32)\n"
+                          "bext> joined_shape(&x.shape, &[4, 3], &0)\n"
+                          "[6, 3]\n"
+                          "bext> :meta MyExtension::transpose_2d(x)\n"
+                          "TensorSpec { shape: [3, 2], dtype: F32 }\n");
+    cr_expect_eq(st, 0);
+    free(out);
+}
+
 Test(repl, files_on_the_command_line)
 {
     char *out = run_repl(data_dir(), "counted.bext ext.bext",

@@ -244,3 +244,37 @@ Test(block_cache, over_release_of_a_cached_block_panics, .init = reset, .fini = 
   cr_expect_eq(atomic_load(&a->refcount), 0);
   bext_release(v);
 }
+
+/* Idle cached blocks are poisoned for ASan, so a use of a released handle
+ * is still reported although its memory was not given back to malloc. */
+#if defined(__SANITIZE_ADDRESS__)
+#define TBC_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TBC_ASAN 1
+#endif
+#endif
+#ifdef TBC_ASAN
+#include <sanitizer/asan_interface.h>
+#endif
+
+Test(block_cache, idle_blocks_are_poisoned_under_asan, .init = reset, .fini = restore) {
+#ifdef TBC_ASAN
+  bext_device nd = dev("ndarray");
+  bext_tensor *a = ramp(&nd, 4, 0);
+  bext_tensor *v = bext_reshape(bext_retain(a), (int64_t[]){4}, 1);  /* a lone view handle */
+  cr_assert_not_null(v);
+  cr_expect(!v->embedded);
+  bext_release(v);
+  cr_expect(__asan_address_is_poisoned(&v->refcount), "released view handle still addressable");
+  cr_expect(!__asan_address_is_poisoned(&a->refcount), "the live tensor is addressable");
+  bext_release(a);
+  cr_expect(__asan_address_is_poisoned(&a->refcount), "released tensor block still addressable");
+  bext_tensor *b = ramp(&nd, 4, 7);   /* reuses a's block: addressable again */
+  cr_expect(!__asan_address_is_poisoned(&b->refcount));
+  expect_ramp(b, 4, 7);
+  bext_release(b);
+#else
+  cr_skip_test("not an ASan build: nothing is poisoned");
+#endif
+}

@@ -66,6 +66,7 @@ typedef struct repl {
     bxi_env env;
     bxc_sources view;         /* every unit's files, concatenated (no ownership) */
     bool interactive;
+    bool echo;              /* --echo: print piped input lines after a prompt */
 } repl;
 
 static void *xmalloc(size_t n)
@@ -429,6 +430,30 @@ static void cmd_meta(repl *r, const char *text)
     render_interp_diags(r);
 }
 
+/* `:scalars Trait::method(args...)`: one line per scalar the method exposes
+ * to fusion optimizers, in declaration order: `name = value (kind)`. */
+static void cmd_scalars(repl *r, const char *text)
+{
+    bxc_file *f = parse_input(r, text);
+    bxc_expr *e = f ? single_expr(r, f, ":scalars") : NULL;
+    if (!e)
+        return;
+    bxi_scalar *sc;
+    uint32_t n;
+    if (bxi_scalars_call(r->interp, e, 0, &r->env, &sc, &n)) {
+        if (!n)
+            puts("(no scalars)");
+        for (uint32_t i = 0; i < n; i++) {
+            BxvBuf b = {0};
+            bxv_print(&b, &sc[i].value);
+            printf("%s = %s (%s)\n", sc[i].name, b.data ? b.data : "", bxi_scalar_kind_name(sc[i].kind));
+            bxv_buf_free(&b);
+        }
+        fflush(stdout);
+    }
+    render_interp_diags(r);
+}
+
 /* `:ast INPUT`: the syntax tree, as `bextc --dump-ast` prints it. */
 static void cmd_ast(repl *r, const char *text)
 {
@@ -446,6 +471,7 @@ static void cmd_help(void)
          "  EXPR                                        evaluate and print\n"
          "  fn name(...) -> T { ... }                   define a helper fn\n"
          "  :meta Trait::method(args...)                output metadata of #[fusion(...)]\n"
+         "  :scalars Trait::method(args...)             its fusion scalars (inferred/marked/custom)\n"
          "  :type EXPR                                  the type of EXPR\n"
          "  :ast INPUT                                  the syntax tree (as bextc --dump-ast)\n"
          "  :load FILE                                  load a .bext file\n"
@@ -499,13 +525,15 @@ static bool handle(repl *r, char *line)
         return true;
     }
     if (!strcmp(word, ":type") || !strcmp(word, ":t") || !strcmp(word, ":meta") || !strcmp(word, ":m") ||
-        !strcmp(word, ":ast")) {
+        !strcmp(word, ":ast") || !strcmp(word, ":scalars") || !strcmp(word, ":s")) {
         /* Blank the command word so the expression keeps its columns. */
         memset(s, ' ', wl);
         if (word[1] == 't')
             cmd_type(r, line);
         else if (word[1] == 'a')
             cmd_ast(r, line);
+        else if (word[1] == 's')
+            cmd_scalars(r, line);
         else
             cmd_meta(r, line);
         return true;
@@ -577,6 +605,11 @@ static char *read_line(repl *r, bool continuation)
     }
     while (n && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
         buf[--n] = 0;
+    /* --echo: a transcript of a piped session reads like a terminal one. */
+    if (r->echo) {
+        printf("%s%s\n", continuation ? "....> " : "bext> ", buf);
+        fflush(stdout);
+    }
     return buf;
 }
 
@@ -602,8 +635,9 @@ static char *read_input(repl *r)
 
 static void usage(FILE *out)
 {
-    fputs("usage: bext-repl [-I DIR] [--feature NAME] [FILE...]\n"
-          "Evaluates bext metadata expressions; type :help once it runs.\n",
+    fputs("usage: bext-repl [-I DIR] [--feature NAME] [--echo] [FILE...]\n"
+          "Evaluates bext metadata expressions; type :help once it runs.\n"
+          "--echo  when input is not a terminal, print each line read after a prompt\n",
           out);
 }
 
@@ -631,6 +665,8 @@ int main(int argc, char **argv)
             r.incdirs[r.nincdirs++] = argv[i] + 2;
         } else if (!strcmp(argv[i], "--feature") && i + 1 < argc) {
             r.features[r.nfeatures++] = argv[++i];
+        } else if (!strcmp(argv[i], "--echo")) {
+            r.echo = true;
         } else if (argv[i][0] == '-' && argv[i][1]) {
             fprintf(stderr, "bext-repl: unknown option `%s`\n", argv[i]);
             usage(stderr);
