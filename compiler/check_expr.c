@@ -360,8 +360,13 @@ static bxc_type *check_path(chk_fn *f, bxc_expr *e) {
         /* `Type::f` names an impl fn; a variant of the same name wins, as
          * the interpreter looks variants up first */
         chk_method *im = chk_find_method(cx, q, last);
-        if (im && !(q->kind == BXC_TYPE_ENUM && bxc_type_decl_variant(q->decl, last)))
-            return im->type;
+        if (im && !(q->kind == BXC_TYPE_ENUM && bxc_type_decl_variant(q->decl, last))) {
+            /* calls are handled in check_call; fn values are helper fns only */
+            bxc_diag *d = chk_error(cx, CHK_E_BAD_EXPR, e->span,
+                                    "`%s::%s` is an impl fn, which can only be called", q->decl->name, last);
+            chk_help(cx, d, "call it (`%s::%s(..)`), or wrap it in a helper fn", q->decl->name, last);
+            return err();
+        }
         if (q->kind == BXC_TYPE_ENUM) {
             bxc_type_variant *v = bxc_type_decl_variant(q->decl, last);
             if (!v) {
@@ -472,6 +477,25 @@ static bxc_type *check_call(chk_fn *f, bxc_expr *e) {
             if (near) chk_help(cx, d, "did you mean `%s`?", near);
             for (uint32_t i = 0; i < args->len; i++) chk_expr(f, args->items[i], NULL);
             return err();
+        }
+    }
+    if (callee->kind == BXC_EXPR_PATH && callee->path->segs.len >= 2) {
+        /* `Type::f(..)`: an impl fn (a variant of the same name wins) */
+        bxc_path *p = callee->path;
+        uint32_t n = p->segs.len;
+        bxc_type *q = qualifier_type(f, p, n - 1);
+        q = q ? bxc_type_resolve(q) : NULL;
+        const char *last = p->segs.items[n - 1].name;
+        chk_method *im = q ? chk_find_method(cx, q, last) : NULL;
+        if (im && !(q->kind == BXC_TYPE_ENUM && bxc_type_decl_variant(q->decl, last))) {
+            bxc_type *ft = bxc_type_resolve(im->type);
+            callee->ty = ft;
+            if (ft->kind != BXC_TYPE_FN) {
+                for (uint32_t i = 0; i < args->len; i++) chk_expr(f, args->items[i], NULL);
+                return err();
+            }
+            return check_args(f, path_str(cx, p), e->span, args, ft->fn.params, ft->fn.nparams,
+                              ft->fn.ret);
         }
     }
     bxc_type *ct = bxc_type_resolve(chk_expr(f, callee, NULL));
