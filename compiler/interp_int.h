@@ -84,22 +84,10 @@ void *bxi_xrealloc(void *p, size_t n);   /* aborts on OOM, as the arenas do */
 /* A value's dynamic type as text, in the scratch arena (for messages). */
 const char *bxi_type_str(bxi_interp *in, const BxvValue *v);
 
+/* Decimal text of a checked integer (the one formatter lives in value.c). */
 static inline const char *bxi_i128_str(char buf[48], __int128 v)
 {
-    char tmp[48];
-    int n = 0;
-    bool neg = v < 0;
-    unsigned __int128 u = neg ? -(unsigned __int128)v : (unsigned __int128)v;
-    do {
-        tmp[n++] = (char)('0' + (int)(u % 10));
-        u /= 10;
-    } while (u);
-    if (neg)
-        tmp[n++] = '-';
-    for (int i = 0; i < n; i++)
-        buf[i] = tmp[n - 1 - i];
-    buf[n] = 0;
-    return buf;
+    return bxv_i128_str(buf, v);
 }
 
 /* The referent of a value (references are copies, see value.h). */

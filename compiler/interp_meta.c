@@ -333,8 +333,10 @@ bxi_meta_status bxi_meta(bxi_interp *in, const char *trait, const char *method, 
     return meta_run(in, trait, method, copies, nargs, bxc_span_none(), out, message);
 }
 
-bxi_meta_status bxi_meta_call(bxi_interp *in, const bxc_expr *call, uint32_t file_base, const bxi_env *env,
-                              BxvValue *out, const char **message)
+/* The shared front half of `:meta` and `:scalars`: `call` must be
+ * `Trait::method(args...)`; evaluates the arguments into scratch copies. */
+static bool eval_trait_call(bxi_interp *in, const bxc_expr *call, uint32_t file_base, const bxi_env *env,
+                            const char *example, const bxc_path **path, BxvValue **args, uint32_t *nargs)
 {
     bxi_reset(in);
     in->base = file_base;
@@ -342,18 +344,32 @@ bxi_meta_status bxi_meta_call(bxi_interp *in, const bxc_expr *call, uint32_t fil
     if (call->kind != BXC_EXPR_CALL || call->call.callee->kind != BXC_EXPR_PATH ||
         call->call.callee->path->segs.len != 2) {
         bxc_diag *d = bxi_error(in, BXI_E_META, call->span, "expected `Trait::method(args...)`");
-        bxc_diag_set_help(in->diags, d, "e.g. `:meta MyExtension::transpose_2d(x)` with x a TensorSpec");
-        return BXI_META_ERROR;
+        bxc_diag_set_help(in->diags, d, "%s", example);
+        return false;
     }
-    const bxc_path *p = call->call.callee->path;
     uint32_t n = call->call.args.len;
-    BxvValue *args = bxc_arena_alloc(&in->scratch, (n ? n : 1) * sizeof *args);
+    BxvValue *vals = bxc_arena_alloc(&in->scratch, (n ? n : 1) * sizeof *vals);
     for (uint32_t i = 0; i < n; i++) {
         BxvValue v;
         if (bxi_eval_expr(in, call->call.args.items[i], &v) != BXI_OK)
-            return BXI_META_ERROR;
-        args[i] = bxv_copy(&in->scratch, &v);
+            return false;
+        vals[i] = bxv_copy(&in->scratch, &v);
     }
+    *path = call->call.callee->path;
+    *args = vals;
+    *nargs = n;
+    return true;
+}
+
+bxi_meta_status bxi_meta_call(bxi_interp *in, const bxc_expr *call, uint32_t file_base, const bxi_env *env,
+                              BxvValue *out, const char **message)
+{
+    const bxc_path *p;
+    BxvValue *args;
+    uint32_t n;
+    if (!eval_trait_call(in, call, file_base, env, "e.g. `:meta MyExtension::transpose_2d(x)` with x a TensorSpec",
+                         &p, &args, &n))
+        return BXI_META_ERROR;
     return meta_run(in, p->segs.items[0].name, p->segs.items[1].name, args, n, call->span, out, message);
 }
 
@@ -534,25 +550,12 @@ bool bxi_scalars(bxi_interp *in, const char *trait, const char *method, const Bx
 bool bxi_scalars_call(bxi_interp *in, const bxc_expr *call, uint32_t file_base, const bxi_env *env,
                       bxi_scalar **out, uint32_t *nout)
 {
-    bxi_reset(in);
+    const bxc_path *p;
+    BxvValue *args;
+    uint32_t n;
     *out = NULL;
     *nout = 0;
-    in->base = file_base;
-    bxi_push_env(in, env);
-    if (call->kind != BXC_EXPR_CALL || call->call.callee->kind != BXC_EXPR_PATH ||
-        call->call.callee->path->segs.len != 2) {
-        bxc_diag *d = bxi_error(in, BXI_E_META, call->span, "expected `Trait::method(args...)`");
-        bxc_diag_set_help(in->diags, d, "e.g. `:scalars Ops::blend(x, Strategy::Fast)`");
+    if (!eval_trait_call(in, call, file_base, env, "e.g. `:scalars Ops::blend(x, Strategy::Fast)`", &p, &args, &n))
         return false;
-    }
-    const bxc_path *p = call->call.callee->path;
-    uint32_t n = call->call.args.len;
-    BxvValue *args = bxc_arena_alloc(&in->scratch, (n ? n : 1) * sizeof *args);
-    for (uint32_t i = 0; i < n; i++) {
-        BxvValue v;
-        if (bxi_eval_expr(in, call->call.args.items[i], &v) != BXI_OK)
-            return false;
-        args[i] = bxv_copy(&in->scratch, &v);
-    }
     return scalars_run(in, p->segs.items[0].name, p->segs.items[1].name, args, n, call->span, out, nout);
 }

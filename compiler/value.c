@@ -342,7 +342,7 @@ void bxv_buf_free(BxvBuf *b)
     b->len = b->cap = 0;
 }
 
-static void print_i128(BxvBuf *b, __int128 v)
+const char *bxv_i128_str(char buf[48], __int128 v)
 {
     char tmp[48];
     int n = 0;
@@ -354,10 +354,16 @@ static void print_i128(BxvBuf *b, __int128 v)
     } while (u);
     if (neg)
         tmp[n++] = '-';
-    char out[48];
     for (int i = 0; i < n; i++)
-        out[i] = tmp[n - 1 - i];
-    bxv_buf_append(b, out, (size_t)n);
+        buf[i] = tmp[n - 1 - i];
+    buf[n] = 0;
+    return buf;
+}
+
+static void print_i128(BxvBuf *b, __int128 v)
+{
+    char out[48];
+    bxv_buf_append(b, bxv_i128_str(out, v), strlen(out));
 }
 
 static bool roundtrips(const char *txt, double v, BxvFloatType ty)

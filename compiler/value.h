@@ -134,6 +134,10 @@ const char *bxv_dtype_name(BxvDType d);
 unsigned bxv_dtype_size(BxvDType d);
 bool bxv_dtype_from_name(const char *name, size_t len, BxvDType *out);
 
+/* Decimal text of an integer value (any width up to 128 bits) in `buf`;
+ * returns buf. */
+const char *bxv_i128_str(char buf[48], __int128 v);
+
 /* Deep copy into `a` (strings, names and arrays included). */
 BxvValue bxv_copy(bxc_arena *a, const BxvValue *v);
 

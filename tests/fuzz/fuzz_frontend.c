@@ -1,5 +1,6 @@
 /* fuzz_frontend.c — libFuzzer target for the whole front end: lex + parse
- * (file and REPL modes) + module loading + the checker + both diagnostic
+ * (file and REPL modes) + module loading + the checker + the C code
+ * generator (in memory, for inputs that check clean) + both diagnostic
  * renderers.  Any crash, sanitizer report, leak, hang or runaway memory is
  * a finding. */
 #include <stdint.h>
@@ -8,6 +9,7 @@
 
 #include "check.h"
 #include "diag.h"
+#include "emit.h"
 #include "module.h"
 #include "parse.h"
 
@@ -27,7 +29,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     bxc_unit_set_stdlib_dir(&u, BEXT_STDLIB_DIR);
     bxc_load_status st = bxc_unit_load_memory(&u, "/nonexistent-fuzz/input.bext",
                                               (const char *)data, size);
-    if (st != BXC_LOAD_UNREADABLE) bxc_check_unit(&u);
+    if (st != BXC_LOAD_UNREADABLE && bxc_check_unit(&u)) {
+        const char *h = NULL, *c = NULL;
+        bxc_emit_c_memory(&u, "fuzz", &h, &c);
+    }
     bxc_diag_render_text(devnull, &u.diags, &u.sources);
     char *json = bxc_diag_render_json(&u.diags, &u.sources);
     free(json);

@@ -10,65 +10,20 @@
 #include <string.h>
 #include <unistd.h>
 
-static const char *env_or_fail(const char *name)
-{
-    const char *v = getenv(name);
-    cr_assert(v && *v, "%s is not set (run through ctest)", name);
-    return v;
-}
+#include "repl_util.h"
 
-static char *read_all(FILE *f)
+/* The session runs in the folder of the §4 example. */
+static char *run_scalars(const char *input, int *status)
 {
-    char *buf = NULL;
-    size_t len = 0, cap = 0;
-    char chunk[4096];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
-        if (len + n + 1 > cap) {
-            cap = (len + n + 1) * 2;
-            buf = realloc(buf, cap);
-            cr_assert(buf);
-        }
-        memcpy(buf + len, chunk, n);
-        len += n;
-    }
-    if (!buf)
-        buf = calloc(1, 1);
-    else
-        buf[len] = 0;
-    return buf;
-}
-
-/* Runs bext-repl in the §4 example's folder with `input` on stdin (from a
- * temporary file); returns stdout+stderr and stores the exit status. */
-static char *run_repl(const char *input, int *status)
-{
-    char dir[] = "/tmp/bext-repl-scalars-XXXXXX";
-    cr_assert(mkdtemp(dir), "mkdtemp: %s", strerror(errno));
-    char inpath[128];
-    snprintf(inpath, sizeof inpath, "%s/input.txt", dir);
-    FILE *f = fopen(inpath, "w");
-    cr_assert(f);
-    fputs(input, f);
-    fclose(f);
-    char cmd[2048];
-    snprintf(cmd, sizeof cmd, "cd '%s/tests/compiler/lang' && '%s/bext-repl' < '%s' 2>&1",
-             env_or_fail("BEXT_SOURCE_DIR"), env_or_fail("BEXT_BIN_DIR"), inpath);
-    FILE *p = popen(cmd, "r");
-    cr_assert(p, "popen failed");
-    char *out = read_all(p);
-    int st = pclose(p);
-    if (status)
-        *status = st;
-    unlink(inpath);
-    rmdir(dir);
-    return out;
+    char cwd[1024];
+    snprintf(cwd, sizeof cwd, "%s/tests/compiler/lang", env_or_fail("BEXT_SOURCE_DIR"));
+    return run_repl(cwd, "", input, status);
 }
 
 Test(repl_scalars, section_4_example)
 {
     int st;
-    char *out = run_repl(":load scalars.bext\n"
+    char *out = run_scalars(":load scalars.bext\n"
                          "let x = TensorSpec::new([2, 3], DType::F32)\n"
                          ":scalars Ops::blend(x, Strategy::Fast)\n"
                          ":scalars Ops::blend(x, Strategy::Accurate)\n"
@@ -87,7 +42,7 @@ Test(repl_scalars, section_4_example)
 
 Test(repl_scalars, methods_typed_at_the_prompt_and_errors)
 {
-    char *out = run_repl(":load scalars.bext\n"
+    char *out = run_scalars(":load scalars.bext\n"
                          "impl Strategy { fn doubled(&self) -> u32 { self.to_code() * 2 } }\n"
                          "Strategy::Accurate.doubled()\n"
                          "Strategy::Fast.to_cod()\n"
