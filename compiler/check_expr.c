@@ -12,8 +12,9 @@
  *
  * Two modes: CHK_MODE_META is the metadata language of helper fns, field
  * expressions, `meta` and the REPL; CHK_MODE_TENSOR additionally allows
- * tensor arithmetic and elementwise tensor ops, for default bodies and
- * backward formulas (§3, §6).
+ * tensor arithmetic and the runtime's tensor ops (names, arity and
+ * operand kinds from tensor_ops.h, shared with the C generator), for
+ * default bodies and backward formulas (§3, §6).
  *
  * Deliberate leniencies (documented for the interpreter): arithmetic and
  * comparisons see through references (`*a + 1` and `a + 1` both work for
@@ -23,6 +24,7 @@
 #include <stdlib.h>
 
 #include "check_internal.h"
+#include "tensor_ops.h"
 
 /* ---- scopes ----------------------------------------------------------------- */
 
@@ -221,16 +223,6 @@ static bxc_type *qualifier_type(chk_fn *f, const bxc_path *p, uint32_t nseg) {
     return NULL;
 }
 
-static const char *const tensor_fns[] = {
-    "erf", "exp", "log", "sqrt", "tanh", "sigmoid", "relu", "abs", "sin", "cos",
-    "neg", "recip", "floor", "ceil", "round", "log1p", "gelu",
-};
-static bool is_tensor_fn(const char *n) {
-    for (size_t i = 0; i < sizeof tensor_fns / sizeof *tensor_fns; i++)
-        if (strcmp(tensor_fns[i], n) == 0) return true;
-    return false;
-}
-
 static const char *const dtype_consts[] = {"F32", "F64", "F16", "BF16", "I32", "I64", "U8", "Bool"};
 
 /* ---- places and mutability ------------------------------------------------------ */
@@ -308,6 +300,83 @@ static bxc_type *check_args(chk_fn *f, const char *callee, bxc_span span,
     for (uint32_t i = 0; i < args->len; i++)
         chk_expr(f, args->items[i], i < nparams ? params[i] : NULL);
     return ok ? ret : err();
+}
+
+/* A tensor op of the runtime's table (tensor_ops.h) applied to `recv` and
+ * `args`: the receiver's kind, the arity and each argument's kind as the
+ * table says; the result is the op's output kind.  `fn_form`: written
+ * `op(recv, ..)`, which also takes a float scalar for the unary ops that
+ * have a <math.h> twin (`erf(0.5)`). */
+static bxc_type *check_tensor_op(chk_fn *f, const bxc_top *op, bxc_expr *recv, bxc_expr *const *args,
+                                 uint32_t nargs, bool fn_form, bxc_span span) {
+    chk_ctx *cx = f->cx;
+    bool ok = true;
+    bxc_type *rt = bxc_type_resolve(bxc_type_strip_refs(chk_expr(f, recv, NULL)));
+    if (bxc_type_is_error(rt)) ok = false;
+    else if (fn_form && nargs == 0 && op->cmath && bxc_type_is_float(rt)) {
+        return rt;
+    } else if (rt->kind != BXC_TYPE_TENSOR || !(bxc_top_kind_bit((int)rt->tensor_kind) & op->kinds)) {
+        bxc_diag *d = chk_error(cx, CHK_E_MISMATCH, recv->span, "expected %s, found %s",
+                                bxc_top_kinds_str(op->kinds), describe(cx, rt));
+        chk_help(cx, d, "`%s` is an op on %s%s", op->name, bxc_top_kinds_str(op->kinds),
+                 op->cmath && fn_form ? " or a float" : "");
+        ok = false;
+    }
+    if (nargs != op->nargs) {
+        uint32_t want = op->nargs + (fn_form ? 1u : 0u), got = nargs + (fn_form ? 1u : 0u);
+        chk_error(cx, CHK_E_ARG_COUNT, span, "`%s` takes %u argument%s but %u %s given", op->name, want,
+                  want == 1 ? "" : "s", got, got == 1 ? "was" : "were");
+        ok = false;
+    }
+    for (uint32_t i = 0; i < nargs; i++) {
+        bxc_type *at = bxc_type_resolve(bxc_type_strip_refs(chk_expr(f, args[i], NULL)));
+        if (i >= op->nargs || bxc_type_is_error(at)) continue;
+        bxc_top_arg k = op->args[i];
+        const char *want = NULL;
+        bool good;
+        switch (k) {
+        case BXC_TOP_ARG_DIM:
+        case BXC_TOP_ARG_INT:
+            good = bxc_type_is_int(at);
+            want = k == BXC_TOP_ARG_DIM ? "an integer dim" : "an integer";
+            break;
+        case BXC_TOP_ARG_FLOAT:
+            good = bxc_type_is_numeric(at);
+            want = "a number";
+            break;
+        case BXC_TOP_ARG_INDICES:
+            good = at->kind == BXC_TYPE_TENSOR && at->tensor_kind == BXC_TENSOR_INT;
+            want = "IntTensor";
+            break;
+        case BXC_TOP_ARG_MASK:
+            good = at->kind == BXC_TYPE_TENSOR && at->tensor_kind == BXC_TENSOR_BOOL;
+            want = "BoolTensor";
+            break;
+        default: {   /* a tensor of the receiver's kind (or a number) */
+            bool tensor_ok = at->kind == BXC_TYPE_TENSOR &&
+                             (rt->kind != BXC_TYPE_TENSOR || at->tensor_kind == rt->tensor_kind);
+            bool num_ok = k == BXC_TOP_ARG_OPERAND && op->scalar_cfn && bxc_type_is_numeric(at);
+            good = tensor_ok || num_ok;
+            const char *tk = rt->kind == BXC_TYPE_TENSOR ? chk_tn(cx, rt) : bxc_top_kinds_str(op->kinds);
+            want = num_ok || k != BXC_TOP_ARG_OPERAND || !op->scalar_cfn
+                       ? tk
+                       : bxc_arena_printf(cx->arena, "%s or a number", tk);
+            break;
+        }
+        }
+        if (!good) {
+            bxc_diag *d = chk_error(cx, CHK_E_MISMATCH, args[i]->span, "expected %s, found %s", want,
+                                    describe(cx, at));
+            chk_help(cx, d, "argument %u of `%s`", i + (fn_form ? 2u : 1u), op->name);
+            ok = false;
+        }
+    }
+    if (!ok) return err();
+    switch (op->out) {
+    case BXC_TOP_OUT_BOOL: return bxc_type_tensor(BXC_TENSOR_BOOL);
+    case BXC_TOP_OUT_INT: return bxc_type_tensor(BXC_TENSOR_INT);
+    default: return rt;
+    }
 }
 
 static bxc_type *check_path(chk_fn *f, bxc_expr *e) {
@@ -451,20 +520,17 @@ static bxc_type *check_call(chk_fn *f, bxc_expr *e) {
             check_args(f, "panic", e->span, args, ps, 1, bxc_type_never());
             return bxc_type_never();
         }
-        if (n == 1 && !shadowed && f->mode == CHK_MODE_TENSOR && is_tensor_fn(first) &&
+        if (n == 1 && !shadowed && f->mode == CHK_MODE_TENSOR && bxc_top_find(first) &&
             !chk_lookup(f->cm, first)) {
+            /* `erf(x)`, `sum_dim(x, 1)`: an op with its receiver first */
             callee->ty = err();
-            if (args->len != 1) {
-                chk_error(cx, CHK_E_ARG_COUNT, e->span, "`%s` takes 1 argument but %u were given",
-                          first, args->len);
+            const bxc_top *op = bxc_top_find(first);
+            if (args->len == 0) {
+                chk_error(cx, CHK_E_ARG_COUNT, e->span, "`%s` takes %u argument%s but 0 were given",
+                          first, op->nargs + 1u, op->nargs ? "s" : "");
                 return err();
             }
-            bxc_type *t = bxc_type_strip_refs(chk_expr(f, args->items[0], NULL));
-            if (bxc_type_is_error(t)) return err();
-            if (t->kind == BXC_TYPE_TENSOR || bxc_type_is_float(t)) return t;
-            chk_error(cx, CHK_E_MISMATCH, args->items[0]->span,
-                      "expected a tensor or a float, found %s", describe(cx, t));
-            return err();
+            return check_tensor_op(f, op, args->items[0], args->items + 1, args->len - 1, true, e->span);
         }
         if (n == 1 && !shadowed && !chk_lookup(f->cm, first)) {
             callee->ty = err();
@@ -474,6 +540,11 @@ static bxc_type *check_call(chk_fn *f, bxc_expr *e) {
             bxc_diag *d = chk_error(cx, CHK_E_UNKNOWN_NAME, callee->span,
                                     "unknown function `%s`", first);
             const char *near = chk_nearest(first, cands, nc);
+            if (!near && f->mode == CHK_MODE_TENSOR) {
+                uint32_t nt;
+                const char *const *ops = bxc_top_names(&nt);
+                near = chk_nearest(first, ops, nt);
+            }
             if (near) chk_help(cx, d, "did you mean `%s`?", near);
             for (uint32_t i = 0; i < args->len; i++) chk_expr(f, args->items[i], NULL);
             return err();
@@ -542,14 +613,6 @@ static const builtin_method builtin_methods[] = {
     {BXC_TYPE_DTYPE, "size", 0, false, ret_usize},
 };
 
-/* Tensor methods allowed in default bodies and backward formulas: the
- * unary elementwise ops, and binary ops taking a tensor of the same kind. */
-static const char *const tensor_binary_methods[] = {"matmul", "add", "sub", "mul", "div"};
-static const char *const tensor_unary_methods[] = {
-    "transpose", "exp", "log", "sqrt", "tanh", "sigmoid", "relu", "abs", "sin", "cos",
-    "neg", "recip", "erf", "sum", "mean", "floor", "ceil", "round",
-};
-
 static bxc_type *check_method(chk_fn *f, bxc_expr *e) {
     chk_ctx *cx = f->cx;
     bxc_expr *recv = e->method_call.receiver;
@@ -593,14 +656,18 @@ static bxc_type *check_method(chk_fn *f, bxc_expr *e) {
         }
     }
     if (t->kind == BXC_TYPE_TENSOR && f->mode == CHK_MODE_TENSOR) {
-        for (size_t i = 0; i < sizeof tensor_unary_methods / sizeof *tensor_unary_methods; i++)
-            if (strcmp(tensor_unary_methods[i], m) == 0)
-                return check_args(f, m, e->span, args, NULL, 0, t);
-        for (size_t i = 0; i < sizeof tensor_binary_methods / sizeof *tensor_binary_methods; i++)
-            if (strcmp(tensor_binary_methods[i], m) == 0) {
-                bxc_type *ps[1] = {t};
-                return check_args(f, m, e->span, args, ps, 1, t);
-            }
+        const bxc_top *op = bxc_top_find(m);
+        if (op) return check_tensor_op(f, op, recv, args->items, args->len, false, e->span);
+        /* unknown op: did-you-mean over the op table */
+        uint32_t nt;
+        const char *const *ops = bxc_top_names(&nt);
+        bxc_diag *d = chk_error(cx, CHK_E_UNKNOWN_METHOD, e->method_call.method.span,
+                                "no method `%s` on `%s`", m, chk_tn(cx, t));
+        const char *near = chk_nearest(m, ops, nt);
+        if (near) chk_help(cx, d, "did you mean `%s`?", near);
+        else chk_help(cx, d, "the tensor ops usable in bodies are listed in language.md §3");
+        for (uint32_t i = 0; i < args->len; i++) chk_expr(f, args->items[i], NULL);
+        return err();
     }
     /* unknown method: suggest a near name of this receiver */
     const char *cands[32];
@@ -685,20 +752,41 @@ static bxc_type *check_binary(chk_fn *f, bxc_expr *e, bxc_type *expected) {
     rt = bxc_type_resolve(rt);
     if (bxc_type_is_error(lt) || bxc_type_is_error(rt)) return cmp ? bxc_type_bool() : err();
 
-    if (f->mode == CHK_MODE_TENSOR && arith &&
-        (lt->kind == BXC_TYPE_TENSOR || rt->kind == BXC_TYPE_TENSOR)) {
+    if (f->mode == CHK_MODE_TENSOR && (lt->kind == BXC_TYPE_TENSOR || rt->kind == BXC_TYPE_TENSOR)) {
+        /* tensor operators are the table's binary ops (tensor_ops.h) */
+        const bxc_top *top = bxc_top_operator(op);
         bxc_type *tt = lt->kind == BXC_TYPE_TENSOR ? lt : rt;
         bxc_type *ot = tt == lt ? rt : lt;
+        if (!top) {
+            chk_error(cx, CHK_E_BAD_OPERAND, e->span, "cannot apply `%s` to `%s` and `%s`", ops,
+                      chk_tn(cx, lt), chk_tn(cx, rt));
+            return err();
+        }
         if (ot->kind == BXC_TYPE_TENSOR && ot->tensor_kind != tt->tensor_kind) {
             chk_error(cx, CHK_E_MISMATCH, e->span, "`%s` between `%s` and `%s`", ops,
                       chk_tn(cx, lt), chk_tn(cx, rt));
             return err();
         }
-        if (ot->kind != BXC_TYPE_TENSOR && !bxc_type_is_numeric(ot)) {
-            chk_error(cx, CHK_E_BAD_OPERAND, e->span, "cannot apply `%s` to `%s` and `%s`", ops,
-                      chk_tn(cx, lt), chk_tn(cx, rt));
+        if (!(bxc_top_kind_bit((int)tt->tensor_kind) & top->kinds)) {
+            bxc_diag *d = chk_error(cx, CHK_E_BAD_OPERAND, e->span, "cannot apply `%s` to `%s`", ops,
+                                    chk_tn(cx, tt));
+            chk_help(cx, d, "`%s` (`%s`) is an op on %s", ops, top->name, bxc_top_kinds_str(top->kinds));
             return err();
         }
+        if (ot->kind != BXC_TYPE_TENSOR) {
+            if (!bxc_type_is_numeric(ot) || !top->scalar_cfn) {
+                chk_error(cx, CHK_E_BAD_OPERAND, e->span, "cannot apply `%s` to `%s` and `%s`", ops,
+                          chk_tn(cx, lt), chk_tn(cx, rt));
+                return err();
+            }
+            if (ot == lt && !bxc_top_scalar_left_ok(top)) {
+                bxc_diag *d = chk_error(cx, CHK_E_BAD_OPERAND, e->span,
+                                        "`%s` with a number on the left of a tensor has no lowering", ops);
+                chk_help(cx, d, "put the tensor on the left, or make the number a tensor");
+                return err();
+            }
+        }
+        if (top->out == BXC_TOP_OUT_BOOL) return bxc_type_tensor(BXC_TENSOR_BOOL);
         return tt;
     }
     if (arith || (op >= BXC_BIN_BITAND && op <= BXC_BIN_BITXOR)) {
@@ -770,6 +858,9 @@ static bxc_type *check_unary(chk_fn *f, bxc_expr *e, bxc_type *expected) {
         bxc_type *t = bxc_type_strip_refs(chk_expr(f, e->unary.operand, NULL));
         if (bxc_type_is_error(t)) return err();
         if (t->kind == BXC_TYPE_BOOL || bxc_type_is_int(t)) return t;
+        /* `!mask` is the table's `not` (bool tensors only) */
+        const bxc_top *nt = f->mode == CHK_MODE_TENSOR ? bxc_top_find("not") : NULL;
+        if (nt && t->kind == BXC_TYPE_TENSOR && (bxc_top_kind_bit((int)t->tensor_kind) & nt->kinds)) return t;
         chk_error(cx, CHK_E_BAD_OPERAND, e->span, "cannot apply `!` to `%s`", chk_tn(cx, t));
         return err();
     }

@@ -13,11 +13,15 @@
  * bext_mul_scalar(x, 0.5); `1.0 - x` is bext_add_scalar(bext_neg(x), 1.0);
  * `2.0 / x` is bext_mul_scalar(bext_recip(x), 2.0)), the unary functions
  * of the core op set are calls (`erf(x)`), and ops are also methods
- * (`x.matmul(y)`, `x.sum_dim(1)`: the reduced dim is kept, as in Burn). */
+ * (`x.matmul(y)`, `x.sum_dim(1)`: the reduced dim is kept, as in Burn).
+ * Which ops exist, their C functions and their argument kinds come from
+ * tensor_ops.h (derived from the runtime's op table), the same table the
+ * checker used, so a body that checks is a body this file can lower. */
 #include <stdio.h>
 #include <string.h>
 
 #include "emit_int.h"
+#include "tensor_ops.h"
 
 #define MAX_VARS 128
 
@@ -57,14 +61,20 @@ static bool ty_is_float(bxc_type *t) {
     return t && bxc_type_strip_refs(bxc_type_resolve(t))->kind == BXC_TYPE_FLOAT;
 }
 
-/* result = op(args); consumed temps set NULL; failure jumps out. */
-static bval op_call(body_ctx *b, const char *fn, const char *args, const char *consumed1, const char *consumed2) {
+/* result = op(args); consumed temps set NULL (the op took them over,
+ * success or not); failure jumps out. */
+static bval op_calln(body_ctx *b, const char *fn, const char *args, const char *const *consumed, uint32_t nc) {
     const char *t = new_temp(b);
     bxc_emit_printf(&b->code, "  %s = %s(%s);\n", t, fn, args);
-    if (consumed1) bxc_emit_printf(&b->code, "  %s = NULL;\n", consumed1);
-    if (consumed2) bxc_emit_printf(&b->code, "  %s = NULL;\n", consumed2);
+    for (uint32_t i = 0; i < nc; i++)
+        if (consumed[i]) bxc_emit_printf(&b->code, "  %s = NULL;\n", consumed[i]);
     bxc_emit_printf(&b->code, "  if (!%s) goto bext_done;\n", t);
     return (bval){true, false, t};
+}
+
+static bval op_call(body_ctx *b, const char *fn, const char *args, const char *consumed1, const char *consumed2) {
+    const char *c[2] = {consumed1, consumed2};
+    return op_calln(b, fn, args, c, 2);
 }
 
 static bval unary_op(body_ctx *b, const char *fn, bval x) {
@@ -75,26 +85,6 @@ static bval compile(body_ctx *b, const bxc_expr *e);
 
 static const char *dbl(body_ctx *b, bval s) { return bxc_arena_printf(b->cx->a, "(double)(%s)", s.c); }
 
-static const char *binop_name(bxc_binop op) {
-    switch (op) {
-    case BXC_BIN_ADD: return "add";
-    case BXC_BIN_SUB: return "sub";
-    case BXC_BIN_MUL: return "mul";
-    case BXC_BIN_DIV: return "div";
-    case BXC_BIN_REM: return "rem";
-    case BXC_BIN_EQ: return "eq";
-    case BXC_BIN_NE: return "ne";
-    case BXC_BIN_LT: return "lt";
-    case BXC_BIN_LE: return "le";
-    case BXC_BIN_GT: return "gt";
-    case BXC_BIN_GE: return "ge";
-    case BXC_BIN_BITAND: case BXC_BIN_AND: return "and";
-    case BXC_BIN_BITOR: case BXC_BIN_OR: return "or";
-    case BXC_BIN_BITXOR: return "xor";
-    default: return NULL;
-    }
-}
-
 /* `s < t` is `t > s`: the comparison with its operands swapped. */
 static const char *flipped(const char *n) {
     if (!strcmp(n, "lt")) return "gt";
@@ -104,26 +94,25 @@ static const char *flipped(const char *n) {
     return n;
 }
 
-static bval tensor_binary(body_ctx *b, const char *n, bval l, bval r, bxc_span span) {
+/* A binary op of the table (`+`, `x.matmul(y)`, `x.max(0.0)`) on two
+ * values of which at least one is a tensor.  A number on the right uses the
+ * `_scalar` row; on the left, the identities of bxc_top_scalar_left_ok. */
+static bval tensor_binary(body_ctx *b, const bxc_top *op, bval l, bval r, bxc_span span) {
     bxc_arena *a = b->cx->a;
+    const char *n = op->name;
     if (l.tensor && r.tensor)
-        return op_call(b, bxc_arena_printf(a, "bext_%s", n), bxc_arena_printf(a, "%s, %s", l.c, r.c), l.c, r.c);
-    if (l.tensor) {
-        if (!strcmp(n, "and") || !strcmp(n, "or") || !strcmp(n, "xor") || !strcmp(n, "matmul")) {
-            berr(b, span, "this tensor-scalar operation");
-            return l;
-        }
-        return op_call(b, bxc_arena_printf(a, "bext_%s_scalar", n), bxc_arena_printf(a, "%s, %s", l.c, dbl(b, r)),
-                       l.c, NULL);
+        return op_call(b, op->cfn, bxc_arena_printf(a, "%s, %s", l.c, r.c), l.c, r.c);
+    if (!op->scalar_cfn) {
+        berr(b, span, bxc_arena_printf(a, "`%s` with a number operand", n));
+        return l.tensor ? l : r;
     }
+    if (l.tensor)
+        return op_call(b, op->scalar_cfn, bxc_arena_printf(a, "%s, %s", l.c, dbl(b, r)), l.c, NULL);
     /* scalar op tensor */
-    if (!strcmp(n, "add") || !strcmp(n, "mul") || !strcmp(n, "eq") || !strcmp(n, "ne") || !strcmp(n, "max") ||
-        !strcmp(n, "min"))
-        return op_call(b, bxc_arena_printf(a, "bext_%s_scalar", n), bxc_arena_printf(a, "%s, %s", r.c, dbl(b, l)),
-                       r.c, NULL);
-    if (!strcmp(n, "lt") || !strcmp(n, "gt") || !strcmp(n, "le") || !strcmp(n, "ge"))
-        return op_call(b, bxc_arena_printf(a, "bext_%s_scalar", flipped(n)),
-                       bxc_arena_printf(a, "%s, %s", r.c, dbl(b, l)), r.c, NULL);
+    if (!bxc_top_scalar_left_ok(op)) {
+        berr(b, span, bxc_arena_printf(a, "`%s` with a number on the left", n));
+        return r;
+    }
     if (!strcmp(n, "sub")) {
         bval ng = unary_op(b, "bext_neg", r);
         return op_call(b, "bext_add_scalar", bxc_arena_printf(a, "%s, %s", ng.c, dbl(b, l)), ng.c, NULL);
@@ -132,75 +121,67 @@ static bval tensor_binary(body_ctx *b, const char *n, bval l, bval r, bxc_span s
         bval rc = unary_op(b, "bext_recip", r);
         return op_call(b, "bext_mul_scalar", bxc_arena_printf(a, "%s, %s", rc.c, dbl(b, l)), rc.c, NULL);
     }
-    berr(b, span, "this scalar-tensor operation");
-    return r;
+    const bxc_top *sw = bxc_top_find(flipped(n));   /* `s < t` is `t > s`; add, mul, eq... are symmetric */
+    if (!sw || !sw->scalar_cfn) {
+        berr(b, span, bxc_arena_printf(a, "`%s` with a number on the left", n));
+        return r;
+    }
+    return op_call(b, sw->scalar_cfn, bxc_arena_printf(a, "%s, %s", r.c, dbl(b, l)), r.c, NULL);
 }
 
 static bval scalar(const char *c, bool is_float) { return (bval){false, is_float, c}; }
 
-static const char *const unary_fns[] = {
-    "neg", "abs", "exp", "log", "log1p", "sqrt", "rsqrt", "sin", "cos", "tanh", "erf", "sigmoid", "relu",
-    "recip", "floor", "ceil", "round", "sign", "not", "sum", "mean", "prod", "any", "all", "argmax", "argmin",
-};
-static const char *const dim_fns[] = {
-    "sum_dim", "mean_dim", "prod_dim", "max_dim", "min_dim", "argmax_dim", "argmin_dim", "any_dim", "all_dim",
-};
-static const char *const binary_fns[] = {
-    "add", "sub", "mul", "div", "rem", "pow", "max", "min", "matmul", "eq", "ne", "lt", "le", "gt", "ge",
-    "and", "or", "xor",
-};
-
-static bool in_list(const char *const *l, size_t n, const char *s) {
-    for (size_t i = 0; i < n; i++)
-        if (!strcmp(l[i], s)) return true;
-    return false;
-}
-#define IN(list, s) in_list(list, sizeof list / sizeof *list, s)
-
-/* An op applied to a receiver tensor and argument expressions. */
+/* An op of the table applied to a receiver and argument expressions; the
+ * checker has already checked names, arity and operand kinds, so what is
+ * left here is the lowering (and a located error for anything the
+ * checker let through that this generator cannot lower). */
 static bval apply_op(body_ctx *b, const char *m, bval recv, const bxc_expr_list *args, bxc_span span) {
     bxc_arena *a = b->cx->a;
+    const bxc_top *op = bxc_top_find(m);
+    if (!op) {
+        berr(b, span, bxc_arena_printf(a, "the op `%s`", m));
+        return recv;
+    }
     if (!recv.tensor) {
+        if (op->cmath && args->len == 0)
+            return scalar(bxc_arena_printf(a, "%s(%s)", op->cmath, dbl(b, recv)), true);
         berr(b, span, "a tensor op on a scalar");
         return recv;
     }
-    if (!strcmp(m, "gelu") && args->len == 0) return op_call(b, "bext_gen_gelu", recv.c, recv.c, NULL);
-    if (!strcmp(m, "transpose") && args->len == 0)
-        return op_call(b, "bext_swap_dims", bxc_arena_printf(a, "%s, -2, -1", recv.c), recv.c, NULL);
-    if (!strcmp(m, "max") && args->len == 0) return unary_op(b, "bext_max_all", recv);
-    if (!strcmp(m, "min") && args->len == 0) return unary_op(b, "bext_min_all", recv);
-    if (IN(unary_fns, m) && args->len == 0) return unary_op(b, bxc_arena_printf(a, "bext_%s", m), recv);
-    if ((IN(dim_fns, m) || !strcmp(m, "cumsum")) && args->len == 1) {
-        bval d = compile(b, args->items[0]);
-        if (d.tensor) {
-            berr(b, args->items[0]->span, "a tensor dimension");
-            return recv;
-        }
-        const char *extra = strcmp(m, "cumsum") ? ", true" : "";
-        return op_call(b, bxc_arena_printf(a, "bext_%s", m), bxc_arena_printf(a, "%s, (int)(%s)%s", recv.c, d.c, extra),
-                       recv.c, NULL);
+    if (args->len != op->nargs) {
+        berr(b, span, bxc_arena_printf(a, "the op `%s` with %u argument(s)", m, args->len));
+        return recv;
     }
-    if (!strcmp(m, "swap_dims") && args->len == 2) {
-        bval d0 = compile(b, args->items[0]), d1 = compile(b, args->items[1]);
-        return op_call(b, "bext_swap_dims", bxc_arena_printf(a, "%s, (int)(%s), (int)(%s)", recv.c, d0.c, d1.c),
-                       recv.c, NULL);
-    }
-    if (!strcmp(m, "clamp") && args->len == 2) {
-        bval lo = compile(b, args->items[0]), hi = compile(b, args->items[1]);
-        return op_call(b, "bext_clamp", bxc_arena_printf(a, "%s, %s, %s", recv.c, dbl(b, lo), dbl(b, hi)), recv.c,
-                       NULL);
-    }
-    if (!strcmp(m, "powi") && args->len == 1) {
-        bval n = compile(b, args->items[0]);
-        return op_call(b, "bext_powi", bxc_arena_printf(a, "%s, (int64_t)(%s)", recv.c, n.c), recv.c, NULL);
-    }
-    if (IN(binary_fns, m) && args->len == 1) {
+    if (op->nargs == 1 && op->args[0] == BXC_TOP_ARG_OPERAND) {
         bval r = compile(b, args->items[0]);
         if (!b->ok) return recv;
-        return tensor_binary(b, m, recv, r, span);
+        return tensor_binary(b, op, recv, r, span);
     }
-    berr(b, span, bxc_arena_printf(a, "the op `%s` with %u argument(s)", m, args->len));
-    return recv;
+    const char *cargs = recv.c;
+    const char *consumed[1 + BXC_TOP_MAX_ARGS] = {recv.c};
+    uint32_t nc = 1;
+    for (uint32_t i = 0; i < op->nargs; i++) {
+        bval v = compile(b, args->items[i]);
+        if (!b->ok) return recv;
+        bool want_tensor = op->args[i] == BXC_TOP_ARG_TENSOR || op->args[i] == BXC_TOP_ARG_INDICES ||
+                           op->args[i] == BXC_TOP_ARG_MASK || op->args[i] == BXC_TOP_ARG_OPERAND;
+        if (v.tensor != want_tensor) {
+            berr(b, args->items[i]->span, want_tensor ? "a number where the op takes a tensor"
+                                                      : "a tensor where the op takes a number");
+            return recv;
+        }
+        const char *c;
+        switch (op->args[i]) {
+        case BXC_TOP_ARG_DIM: c = bxc_arena_printf(a, "(int)(%s)", v.c); break;
+        case BXC_TOP_ARG_INT: c = bxc_arena_printf(a, "(int64_t)(%s)", v.c); break;
+        case BXC_TOP_ARG_FLOAT: c = dbl(b, v); break;
+        default: c = v.c; consumed[nc++] = v.c; break;
+        }
+        cargs = bxc_arena_printf(a, "%s, %s", cargs, c);
+    }
+    if (op->fixed_args) cargs = bxc_arena_printf(a, "%s, %s", cargs, op->fixed_args);
+    if (op->keepdim) cargs = bxc_arena_printf(a, "%s, true", cargs);
+    return op_calln(b, op->cfn, cargs, consumed, nc);
 }
 
 static bvar *lookup(body_ctx *b, const char *name) {
@@ -305,12 +286,12 @@ static bval compile(body_ctx *b, const bxc_expr *e) {
         if (!l.tensor && !r.tensor)
             return scalar(bxc_arena_printf(a, "((%s) %s (%s))", l.c, bxc_binop_str(e->binary.op), r.c),
                           l.is_float || r.is_float);
-        const char *n = binop_name(e->binary.op);
-        if (!n) {
+        const bxc_top *op = bxc_top_operator(e->binary.op);
+        if (!op) {
             berr(b, e->span, "this operator on tensors");
             return l;
         }
-        return tensor_binary(b, n, l, r, e->span);
+        return tensor_binary(b, op, l, r, e->span);
     }
     case BXC_EXPR_CALL: {
         const bxc_expr *callee = e->call.callee;

@@ -333,6 +333,10 @@ static void emit_method(bxc_emit_ctx *cx, const trait_info *ti, const bxc_fn *fn
     }
 
     bxc_emit_printf(c, "%s%s(%s) {\n", ret_decl(&mi), mi.entry, mi.cparams);
+    /* Ordinary arguments only reach the arms: with every arm compiled out
+     * (a cfg condition off) they would be unused under -Wextra. */
+    for (uint32_t i = 0; i < mi.nparams; i++)
+        if (!bxc_emit_type_has_tensors(mi.params[i].type)) bxc_emit_printf(c, "  (void)%s;\n", mi.params[i].name);
     const char *what_lit = bxc_emit_cstring(cx->a, mi.what);
     const char *listed_lit = bxc_emit_cstring(cx->a, ti->listed);
     bxc_emit_buf coll = {0};

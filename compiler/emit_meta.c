@@ -46,6 +46,7 @@ typedef struct mctx {
     bool has_out;           /* the function writes *bext_out */
     uint32_t loop_depth;
     const char *fname;      /* for messages */
+    const bxc_type_decl *self_decl;   /* `Self` inside an impl method, else NULL */
 } mctx;
 
 /* ---- small helpers ------------------------------------------------------------- */
@@ -159,6 +160,72 @@ const char *bxc_emit_helper_name(bxc_emit_ctx *cx, const bxc_module *mod, const 
     return bxc_arena_printf(cx->a, "%s_%s_%s", cx->cstem, mn, fn);
 }
 
+/* ---- inherent impl methods (docs/codegen.md) ----------------------------------------- */
+
+/* One fn of an inherent `impl Type` block. */
+typedef struct impl_fn {
+    const bxc_fn *fn;
+    const bxc_module *mod;      /* the impl block's module */
+    bxc_type *self_type;        /* the struct / enum */
+} impl_fn;
+
+/* The type an inherent, non-generic impl block is for, or NULL. */
+static bxc_type *impl_self(const bxc_item *it) {
+    if (it->kind != BXC_ITEM_IMPL || it->impl.trait_ty || it->impl.generics.len || !it->impl.self_ty ||
+        !it->impl.self_ty->ty)
+        return NULL;
+    bxc_type *t = T(it->impl.self_ty->ty);
+    /* Tensor-bearing (extension) values never reach metadata code, which
+     * sees their companions: their impl fns have no C metadata form. */
+    if (t && bxc_emit_type_has_tensors(t)) return NULL;
+    return t && (t->kind == BXC_TYPE_STRUCT || t->kind == BXC_TYPE_ENUM) ? t : NULL;
+}
+
+/* The impl fn `name` of the type declared by `decl` (or, decl NULL, of the
+ * type named `type_name`): all impl blocks of a type share one namespace,
+ * as in the checker and the interpreter. */
+static bool find_impl_fn(bxc_emit_ctx *cx, const bxc_type_decl *decl, const char *type_name, const char *name,
+                         impl_fn *out) {
+    for (uint32_t i = 0; i < cx->u->nmodules; i++) {
+        const bxc_file *f = cx->u->modules[i]->ast;
+        for (uint32_t k = 0; f && k < f->items.len; k++) {
+            const bxc_item *it = f->items.items[k];
+            bxc_type *st = impl_self(it);
+            if (!st || (decl ? st->decl != decl : strcmp(st->decl->name, type_name) != 0)) continue;
+            for (uint32_t j = 0; j < it->impl.methods.len; j++) {
+                const bxc_fn *fn = it->impl.methods.items[j];
+                if (strcmp(fn->name.name, name) != 0) continue;
+                out->fn = fn;
+                out->mod = cx->u->modules[i];
+                out->self_type = st;
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+static bool impl_has_self(const bxc_fn *fn) {
+    if (!fn->params.len) return false;
+    const bxc_param *p = fn->params.items[0];
+    return p->is_self || (p->pat && p->pat->kind == BXC_PAT_IDENT && p->pat->name.name &&
+                          !strcmp(p->pat->name.name, "self"));
+}
+
+/* Whether the receiver is passed by pointer (`&self`, `self: &Self`). */
+static bool impl_self_by_pointer(const bxc_fn *fn) {
+    const bxc_param *p = fn->params.items[0];
+    if (p->is_self) return p->self_ref;
+    return p->type && p->type->kind == BXC_TY_REF;
+}
+
+/* `Strategy::to_code` of the root module -> `<stem>_strategy_to_code`;
+ * of module `a::b` -> `<stem>_a_b_strategy_to_code` (the helper rule). */
+static const char *impl_fn_name(bxc_emit_ctx *cx, const impl_fn *f) {
+    return bxc_emit_helper_name(cx, f->mod, bxc_arena_printf(cx->a, "%s_%s", bxc_emit_snake(cx->a, f->self_type->decl->name),
+                                                             f->fn->name.name));
+}
+
 /* ---- expressions ---------------------------------------------------------------- */
 
 static const char *mx(mctx *m, const bxc_expr *e);
@@ -206,6 +273,56 @@ static char binop_char(bxc_binop op) {
     }
 }
 
+static const char *enum_tag(mctx *m, bxc_type *t, const char *variant);
+
+/* A C expression for structural equality of two lvalues of type t (the
+ * interpreter's value equality: field by field, enums by variant then
+ * fields), or NULL for a type with no such lowering. */
+static const char *eq_expr(mctx *m, bxc_type *t, const char *a, const char *b, int depth) {
+    bxc_arena *A = m->cx->a;
+    t = T(t);
+    if (!t || depth > 16) return NULL;
+    switch (t->kind) {
+    case BXC_TYPE_INT: return bxc_arena_printf(A, "((bext_i128)(%s) == (bext_i128)(%s))", a, b);
+    case BXC_TYPE_FLOAT:
+    case BXC_TYPE_BOOL:
+    case BXC_TYPE_DTYPE: return bxc_arena_printf(A, "((%s) == (%s))", a, b);
+    case BXC_TYPE_SHAPE: return bxc_arena_printf(A, "bext_gen_shape_eq(&%s, &%s)", a, b);
+    case BXC_TYPE_SPEC: return bxc_arena_printf(A, "bext_gen_spec_eq(&%s, &%s)", a, b);
+    case BXC_TYPE_STRUCT: {
+        const char *r = "1";
+        for (uint32_t i = 0; i < t->decl->nfields; i++) {
+            const char *fn = t->decl->fields[i].name ? bxc_emit_ident(A, t->decl->fields[i].name)
+                                                      : bxc_arena_printf(A, "_%u", i);
+            const char *f = eq_expr(m, t->decl->fields[i].type, bxc_arena_printf(A, "%s.%s", a, fn),
+                                    bxc_arena_printf(A, "%s.%s", b, fn), depth + 1);
+            if (!f) return NULL;
+            r = bxc_arena_printf(A, "%s && %s", r, f);
+        }
+        return bxc_arena_printf(A, "(%s)", r);
+    }
+    case BXC_TYPE_ENUM: {
+        const char *arms = "1";
+        for (uint32_t v = t->decl->nvariants; v-- > 0;) {
+            const bxc_type_variant *var = &t->decl->variants[v];
+            if (!var->nfields) continue;
+            const char *r = "1";
+            for (uint32_t i = 0; i < var->nfields; i++) {
+                const char *fn = var->fields[i].name ? bxc_emit_ident(A, var->fields[i].name)
+                                                     : bxc_arena_printf(A, "_%u", i);
+                const char *f = eq_expr(m, var->fields[i].type, bxc_arena_printf(A, "%s.as.%s.%s", a, var->name, fn),
+                                        bxc_arena_printf(A, "%s.as.%s.%s", b, var->name, fn), depth + 1);
+                if (!f) return NULL;
+                r = bxc_arena_printf(A, "%s && %s", r, f);
+            }
+            arms = bxc_arena_printf(A, "(%s.tag == %s ? (%s) : %s)", a, enum_tag(m, t, var->name), r, arms);
+        }
+        return bxc_arena_printf(A, "(%s.tag == %s.tag && %s)", a, b, arms);
+    }
+    default: return NULL;
+    }
+}
+
 /* a OP b for values of type lt (after refs); result type rt. */
 static const char *binop_vals(mctx *m, bxc_binop op, bxc_type *lt, bxc_type *rt, const char *a, const char *b,
                               bxc_span span) {
@@ -244,6 +361,11 @@ static const char *binop_vals(mctx *m, bxc_binop op, bxc_type *lt, bxc_type *rt,
             return bind_tmp(m, bxc_type_bool(), bxc_arena_printf(A, "%sbext_gen_shape_eq(&%s, &%s)", neg, a, b));
         if (lt->kind == BXC_TYPE_SPEC)
             return bind_tmp(m, bxc_type_bool(), bxc_arena_printf(A, "%sbext_gen_spec_eq(&%s, &%s)", neg, a, b));
+        if (lt->kind == BXC_TYPE_STRUCT || lt->kind == BXC_TYPE_ENUM) {
+            const char *la = bind_tmp(m, lt, a), *lb = bind_tmp(m, lt, b);
+            const char *q = eq_expr(m, lt, la, lb, 0);
+            if (q) return bind_tmp(m, bxc_type_bool(), bxc_arena_printf(A, "%s%s", neg, q));
+        }
     }
     unsupported(m, span, "this operator on these operands");
     return "0";
@@ -315,6 +437,47 @@ static const char *call_helper(mctx *m, const bxc_expr *e, const bxc_item *fn, c
     return v;
 }
 
+/* A call of an impl fn: `recv` (a C value of the receiver's type, NULL for
+ * an associated fn) then `args`, already evaluated in the interpreter's
+ * order.  Same calling convention as helpers. */
+static const char *call_impl(mctx *m, const bxc_expr *e, const impl_fn *f, const char *recv, const char **args,
+                             uint32_t nargs) {
+    bxc_arena *A = m->cx->a;
+    const bxc_fn *fn = f->fn;
+    bool has_self = impl_has_self(fn);
+    uint32_t first = has_self ? 1 : 0;
+    if (fn->params.len - first != nargs || (has_self && !recv)) {
+        unsupported(m, e->span, "a call with the wrong number of arguments");
+        return "0";
+    }
+    const char *al = "";
+    if (has_self) {
+        /* a copy, as the interpreter binds `self` to a copy of the receiver */
+        const char *r = bind_tmp(m, f->self_type, recv);
+        al = bxc_arena_printf(A, "%s, ", impl_self_by_pointer(fn) ? bxc_arena_printf(A, "&%s", r) : r);
+    }
+    for (uint32_t i = 0; i < nargs; i++) {
+        const bxc_param *p = fn->params.items[first + i];
+        bool ref = p->type && p->type->kind == BXC_TY_REF;
+        al = bxc_arena_printf(A, "%s%s%s, ", al, ref ? "&" : "", args[i]);
+    }
+    const char *name = impl_fn_name(m->cx, f);
+    if (!is_valued(e->ty)) {
+        line(m, "if (!%s(%serr)) %s", name, al, fail_ret());
+        return NULL;
+    }
+    const char *v = tmp(m);
+    const char *ct = ctype(m, e->ty);
+    if (!ct) {
+        m->ok = false;
+        return "0";
+    }
+    line(m, "%s %s;", ct, v);
+    line(m, "memset(&%s, 0, sizeof %s);", v, v);
+    line(m, "if (!%s(%s&%s, err)) %s", name, al, v, fail_ret());
+    return v;
+}
+
 static const char *enum_tag(mctx *m, bxc_type *t, const char *variant) {
     return bxc_arena_printf(m->cx->a, "%s_%s", bxc_emit_upper(m->cx->a, T(t)->decl->name),
                             bxc_emit_upper(m->cx->a, variant));
@@ -366,6 +529,22 @@ static const char *mcall(mctx *m, const bxc_expr *e) {
                         bxc_arena_printf(A, "(%s){.tag = %s%s%s%s%s}", ctype(m, e->ty), enum_tag(m, e->ty, last),
                                          al->len ? ", .as." : "", al->len ? var->name : "", al->len ? " = {" : "",
                                          al->len ? bxc_arena_printf(A, "%s}", inits) : ""));
+    }
+    if (p->segs.len == 2) {
+        /* `Type::f(..)` / `Self::f(..)`: an impl fn; a method takes its
+         * receiver as the first argument (`Strategy::to_code(&s)`) */
+        impl_fn f;
+        bool is_self = !strcmp(first, "Self");
+        if ((!is_self || m->self_decl) && find_impl_fn(m->cx, is_self ? m->self_decl : NULL, first, last, &f)) {
+            if (impl_has_self(f.fn)) {
+                if (al->len == 0) {
+                    unsupported(m, e->span, "a method call without its receiver");
+                    return "0";
+                }
+                return call_impl(m, e, &f, args[0], args + 1, al->len - 1);
+            }
+            return call_impl(m, e, &f, NULL, args, al->len);
+        }
     }
     bxc_type *rt = T(e->ty);
     if (p->segs.len == 1 && rt && rt->kind == BXC_TYPE_STRUCT && rt->decl->is_tuple_struct &&
@@ -436,6 +615,10 @@ static const char *mmethod(mctx *m, const bxc_expr *e) {
     }
     const char *r = mx(m, recv);
     if (!strcmp(n, "clone") && al->len == 0) return bind_tmp(m, recv->ty, r);
+    if (rty && (rty->kind == BXC_TYPE_STRUCT || rty->kind == BXC_TYPE_ENUM)) {
+        impl_fn f;
+        if (find_impl_fn(m->cx, rty->decl, NULL, n, &f) && impl_has_self(f.fn)) return call_impl(m, e, &f, r, args, al->len);
+    }
     if (rty && rty->kind == BXC_TYPE_SHAPE && al->len == 0) {
         if (!strcmp(n, "len") || !strcmp(n, "num_dims") || !strcmp(n, "rank"))
             return bind_tmp(m, e->ty, bxc_arena_printf(A, "(size_t)%s.len", r));
@@ -833,10 +1016,12 @@ typedef struct mparam {
 /* Emits one metadata function.  params are bound by name; body is an
  * expression (or block) whose value of type ret goes to *bext_out. */
 static void emit_fn(bxc_emit_ctx *cx, const char *cname, const char *what, const mparam *ps, uint32_t np,
-                    bxc_type *ret, const bxc_expr *body, const bxc_block *block, const char *cond) {
+                    bxc_type *ret, const bxc_expr *body, const bxc_block *block, const char *cond,
+                    const bxc_type_decl *self_decl) {
     mctx m;
     memset(&m, 0, sizeof m);
     m.cx = cx;
+    m.self_decl = self_decl;
     m.ok = true;
     m.indent = 1;
     m.fname = what;
@@ -901,6 +1086,81 @@ static bool fn_is_cube(const bxc_item *it) {
     return false;
 }
 
+/* The helper fn whose C name is `cname`, or NULL. */
+static const char *helper_named(bxc_emit_ctx *cx, const char *cname) {
+    for (uint32_t k = 0; k < cx->u->nmodules; k++) {
+        const bxc_module *mod = cx->u->modules[k];
+        for (uint32_t i = 0; mod->ast && i < mod->ast->items.len; i++) {
+            const bxc_item *it = mod->ast->items.items[i];
+            if (it->kind == BXC_ITEM_FN && !strcmp(bxc_emit_helper_name(cx, mod, it->name.name), cname))
+                return it->name.name;
+        }
+    }
+    return NULL;
+}
+
+/* Every fn of every inherent impl block, as a metadata function named by
+ * impl_fn_name: the receiver first (`self` by value, `&self` as
+ * `const T *self`), then the fn's own parameters. */
+static void emit_impl_fns(bxc_emit_ctx *cx) {
+    bool header = false;
+    for (uint32_t k = 0; k < cx->u->norder; k++) {
+        const bxc_module *mod = cx->u->order[k];
+        const bxc_file *f = mod->ast;
+        for (uint32_t i = 0; f && i < f->items.len; i++) {
+            const bxc_item *it = f->items.items[i];
+            bxc_type *st = impl_self(it);
+            if (!st) continue;
+            for (uint32_t j = 0; j < it->impl.methods.len; j++) {
+                const bxc_fn *fn = it->impl.methods.items[j];
+                if (!fn->body || fn->generics.len) continue;
+                uint32_t np = fn->params.len;
+                mparam *ps = bxc_arena_alloc(cx->a, (np + 1) * sizeof *ps);
+                bool ok = true, has_self = impl_has_self(fn);
+                for (uint32_t p = 0; p < np && ok; p++) {
+                    const bxc_param *pp = fn->params.items[p];
+                    if (p == 0 && has_self) {
+                        ps[p].name = "self";
+                        ps[p].cname = "self";
+                        ps[p].by_pointer = impl_self_by_pointer(fn);
+                        ps[p].type = st;
+                        continue;
+                    }
+                    if (!pp->pat || pp->pat->kind != BXC_PAT_IDENT || !pp->type || !pp->type->ty) {
+                        ok = false;
+                        break;
+                    }
+                    bxc_type *t = bxc_type_resolve(pp->type->ty);
+                    ps[p].name = pp->pat->name.name;
+                    ps[p].cname = bxc_emit_ident(cx->a, pp->pat->name.name);
+                    ps[p].by_pointer = t->kind == BXC_TYPE_REF;
+                    ps[p].type = bxc_type_strip_refs(t);
+                    bxc_type_kind kd = ps[p].type->kind;
+                    if (kd == BXC_TYPE_TENSOR || kd == BXC_TYPE_FN || kd == BXC_TYPE_GENERIC || kd == BXC_TYPE_ERROR)
+                        ok = false;
+                }
+                bxc_type *ret = fn->ret ? fn->ret->ty : bxc_type_unit();
+                if (!ok || !ret) continue;   /* not checked (or not metadata) */
+                if (!header) {
+                    bxc_emit_puts(&cx->protos_h, "/* ---- impl methods (docs/codegen.md) ---- */\n");
+                    header = true;
+                }
+                impl_fn in = {fn, mod, st};
+                const char *clash = helper_named(cx, impl_fn_name(cx, &in));
+                if (clash) {
+                    bxc_emit_error(cx, fn->name.span,
+                                   "impl fn `%s::%s` and helper fn `%s` would both be the C function `%s`: rename one",
+                                   st->decl->name, fn->name.name, clash, impl_fn_name(cx, &in));
+                    continue;
+                }
+                emit_fn(cx, impl_fn_name(cx, &in), bxc_arena_printf(cx->a, "%s::%s", st->decl->name, fn->name.name), ps,
+                        np, ret, NULL, fn->body, NULL, st->decl);
+            }
+        }
+    }
+    if (header) bxc_emit_puts(&cx->protos_h, "\n");
+}
+
 void bxc_emit_helpers(bxc_emit_ctx *cx) {
     bool header = false;
     for (uint32_t k = 0; k < cx->u->norder; k++) {
@@ -934,10 +1194,11 @@ void bxc_emit_helpers(bxc_emit_ctx *cx) {
                 header = true;
             }
             emit_fn(cx, bxc_emit_helper_name(cx, mod, fn->name.name), fn->name.name, ps, fn->params.len, ret, NULL,
-                    fn->body, NULL);
+                    fn->body, NULL, NULL);
         }
     }
     if (header) bxc_emit_puts(&cx->protos_h, "\n");
+    emit_impl_fns(cx);
 }
 
 /* ---- #[fusion(...)] of trait methods ------------------------------------------------ */
@@ -967,7 +1228,50 @@ static bxc_type *meta_param_type(bxc_type *t, int form) {
     return t;
 }
 
+/* `#[fusion(scalar = e)]` on parameter `p`, or NULL. */
+static const bxc_attr_arg *scalar_encoding(const bxc_param *p) {
+    for (uint32_t i = 0; i < p->attrs.len; i++) {
+        const bxc_attr *a = p->attrs.items[i];
+        if (!bxc_emit_path_is(a->path, "fusion")) continue;
+        for (uint32_t k = 0; k < a->args.len; k++) {
+            const bxc_attr_arg *g = a->args.items[k];
+            if (g->kind == BXC_ATTR_ARG_ASSIGN && bxc_emit_path_is(g->path, "scalar") && g->value) return g;
+        }
+    }
+    return NULL;
+}
+
+/* Custom scalar encodings (language.md §4): `<prefix>_scalar_<param>`, with
+ * the arguments as the checker types them (check_sig.c, the `meta` view:
+ * tensors as `const bext_meta_spec *`, extension values as their
+ * companions, the rest borrowed). */
+static void emit_scalar_encodings(bxc_emit_ctx *cx, const char *prefix, const bxc_fn *fn, const char *cond) {
+    uint32_t np = fn->params.len;
+    mparam *ps = NULL;
+    for (uint32_t j = 0; j < np; j++) {
+        const bxc_attr_arg *enc = scalar_encoding(fn->params.items[j]);
+        if (!enc || !enc->value->ty) continue;
+        if (!ps) {
+            ps = bxc_arena_alloc(cx->a, (np + 1) * sizeof *ps);
+            for (uint32_t i = 0; i < np; i++) {
+                const bxc_param *p = fn->params.items[i];
+                if (!p->pat || p->pat->kind != BXC_PAT_IDENT || !p->type || !p->type->ty) return;  /* unchecked */
+                ps[i].name = p->pat->name.name;
+                ps[i].cname = bxc_emit_ident(cx->a, p->pat->name.name);
+                ps[i].type = meta_param_type(p->type->ty, 2);
+                ps[i].by_pointer = true;
+                if (!ps[i].type) return;
+            }
+        }
+        const char *pn = fn->params.items[j]->pat->name.name;
+        emit_fn(cx, bxc_arena_printf(cx->a, "%s_scalar_%s", prefix, pn),
+                bxc_arena_printf(cx->a, "%s scalar %s", prefix, pn), ps, np, enc->value->ty, enc->value, NULL, cond,
+                NULL);
+    }
+}
+
 void bxc_emit_method_meta(bxc_emit_ctx *cx, const char *prefix, const bxc_fn *fn, const char *cond) {
+    emit_scalar_encodings(cx, prefix, fn, cond);
     const bxc_attr_arg *dt = fusion_arg(fn, "dtype"), *sh = fusion_arg(fn, "shape"), *me = fusion_arg(fn, "meta");
     if (!dt && !sh && !me) return;
     uint32_t np = fn->params.len;
@@ -995,7 +1299,7 @@ void bxc_emit_method_meta(bxc_emit_ctx *cx, const char *prefix, const bxc_fn *fn
         if (bad) continue;
         emit_fn(cx, bxc_arena_printf(cx->a, "%s_%s", prefix, fields[f].suffix),
                 bxc_arena_printf(cx->a, "%s %s", prefix, fields[f].arg->path->segs.items[0].name), ps, np,
-                fields[f].ret, fields[f].arg->value, NULL, cond);
+                fields[f].ret, fields[f].arg->value, NULL, cond, NULL);
     }
     if (me && me->value && me->value->ty) {
         const bxc_expr *v = me->value;
@@ -1018,7 +1322,7 @@ void bxc_emit_method_meta(bxc_emit_ctx *cx, const char *prefix, const bxc_fn *fn
                 cps[i].cname = bxc_emit_ident(cx->a, cp->pat->name.name);
             }
             emit_fn(cx, bxc_arena_printf(cx->a, "%s_meta", prefix), bxc_arena_printf(cx->a, "%s meta", prefix), cps,
-                    np, ft->fn.ret, v->closure.body, NULL, cond);
+                    np, ft->fn.ret, v->closure.body, NULL, cond, NULL);
         } else if (v->kind == BXC_EXPR_PATH) {
             /* `meta = helper`: a call of the helper with every argument */
             const bxc_module *mod = NULL;

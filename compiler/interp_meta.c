@@ -82,7 +82,8 @@ static const bxc_attr_arg *find_arg(const bxc_attr *a, bxc_attr_arg_kind kind, c
 }
 
 /* Binds every parameter for a field expression: tensors as `what` (0: their
- * DType, 1: their &Shape), the rest borrowed. */
+ * DType, 1: their &Shape, 2: their whole TensorSpec — what a scalar
+ * encoding sees), the rest borrowed. */
 static void bind_field_params(bxi_interp *in, const bxc_fn *fn, const BxvValue *args, int what)
 {
     for (uint32_t i = 0, k = 0; i < fn->params.len; i++) {
@@ -93,7 +94,7 @@ static void bind_field_params(bxi_interp *in, const bxc_fn *fn, const BxvValue *
         if (p->pat->kind != BXC_PAT_IDENT)
             continue;
         BxvValue v;
-        if (is_tensor_type(p->type)) {
+        if (is_tensor_type(p->type) && what != 2) {
             if (what == 0) {
                 v = bxv_dtype(a->u.spec.dtype);
             } else {
@@ -492,7 +493,7 @@ static bool scalars_run(bxi_interp *in, const char *trait, const char *method, B
              * expression sees them; before any input is consumed. */
             uint32_t mark = in->nvars, start = in->frame_start;
             in->frame_start = in->nvars;
-            bind_field_params(in, fn, args, 1);
+            bind_field_params(in, fn, args, 2);   /* tensors as TensorSpec, like the checker */
             BxvValue v;
             bxi_status st = bxi_eval_expr(in, custom->value, &v);
             in->nvars = mark;

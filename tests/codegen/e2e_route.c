@@ -317,6 +317,84 @@ CG_TEST(defaults, matmul_and_reductions_as_methods) {
   bext_release(r);
 }
 
+/* x (3x3) and y (3x2) for the table-driven ops below. */
+static const float OPS_X[9] = {1.0f, -2.0f, 0.5f, 0.3f, 0.7f, 1.0f, -1.0f, -2.0f, -3.0f};
+static const float OPS_Y[6] = {1.0f, 0.5f, -1.0f, 2.0f, 0.25f, 1.0f};
+
+static bext_tensor *ops_tensor(const char *dev, const float *v, int64_t rows, int64_t cols) {
+  bext_device d;
+  cr_assert(bext_device_parse(dev, &d));
+  int64_t shape[2] = {rows, cols};
+  return bext_from_data(v, BEXT_F32, shape, 2, &d);
+}
+
+/* Reads a [3, 1] result of dtype `dt` into out[3] as doubles. */
+static void read_col(bext_tensor *r, bext_dtype dt, double out[3]) {
+  cr_assert_not_null(r, "%s", bext_last_error());
+  cr_assert_eq(bext_rank(r), 2);
+  cr_assert_eq(bext_dim(r, 0), 3);
+  cr_assert_eq(bext_dim(r, 1), 1, "the `_dim` reduction keeps the reduced dim");
+  cr_assert_eq(bext_dtype_of(r), dt, "dtype %s", bext_dtype_name(bext_dtype_of(r)));
+  if (dt == BEXT_F32) {
+    float v[3];
+    cr_assert(bext_read(r, v, sizeof v));
+    for (int i = 0; i < 3; i++) out[i] = v[i];
+  } else if (dt == BEXT_I64) {
+    int64_t v[3];
+    cr_assert(bext_read(r, v, sizeof v));
+    for (int i = 0; i < 3; i++) out[i] = (double)v[i];
+  } else {
+    uint8_t v[3];
+    cr_assert(bext_read(r, v, sizeof v));
+    for (int i = 0; i < 3; i++) out[i] = v[i];
+  }
+}
+
+static void check_rowwise(const char *dev) {
+  double out[3];
+  bext_tensor *r = routed_rowwise(ops_tensor(dev, OPS_X, 3, 3), ops_tensor(dev, OPS_Y, 3, 2));
+  read_col(r, BEXT_F32, out);
+  cr_assert_str_eq(backend_of(r), dev);
+  for (int i = 0; i < 3; i++) {
+    const float *x = OPS_X + 3 * i;
+    double xy = 0, msum = 0, mx = x[0], xs = 0;
+    for (int j = 0; j < 3; j++) {
+      for (int k = 0; k < 2; k++) xy += (double)x[j] * OPS_Y[2 * j + k];
+      double t = 2.5 * tanh(x[j]);
+      double m = t < 0 ? 0 : t;
+      msum += m > 1 ? 1 : m;
+      if (x[j] > mx) mx = x[j];
+      xs += x[j];
+    }
+    double want = xy + msum * msum - mx / 2.0 + erf(0.5) + xs;
+    cr_assert_float_eq(out[i], want, 1e-4, "%s rowwise row %d = %g, want %g", dev, i, out[i], want);
+  }
+  bext_release(r);
+}
+
+CG_TEST(defaults, table_ops_as_methods_functions_and_operators) {
+  check_rowwise("flex");
+#if defined(BEXT_FEATURE_ND)
+  check_rowwise("ndarray");
+#endif
+}
+
+CG_TEST(defaults, output_kinds_follow_the_op_table) {
+  double out[3];
+  bext_tensor *r = routed_best(ops_tensor("flex", OPS_X, 3, 3));
+  read_col(r, BEXT_I64, out);
+  /* argmax * 10 + argmin per row: [0*10+1, 2*10+0, 0*10+2] */
+  const double want_best[3] = {1, 20, 2};
+  for (int i = 0; i < 3; i++) cr_assert_eq(out[i], want_best[i], "best row %d = %g", i, out[i]);
+  bext_release(r);
+  r = routed_positive_rows(ops_tensor("flex", OPS_X, 3, 3));
+  read_col(r, BEXT_BOOL, out);
+  /* some x > 0, and the row sum below 1.5: sums are -0.5, 2.0, -6 */
+  const double want_pos[3] = {1, 0, 0};
+  for (int i = 0; i < 3; i++) cr_assert_eq(out[i], want_pos[i], "positive_rows row %d = %g", i, out[i]);
+  bext_release(r);
+}
+
 /* ---- struct / enum / tuple values ---- */
 
 CG_TEST(values, struct_in_and_out) {

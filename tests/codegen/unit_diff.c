@@ -502,6 +502,62 @@ static unsigned diff_helper(diff_state *s, const bxc_module *mod, const bxc_fn *
   return sets;
 }
 
+/* The custom scalar encodings of one trait method: the generated
+ * `<prefix>_scalar_<param>` against the interpreter's `:scalars` (its
+ * CUSTOM entry for that parameter), on the `meta` view of the arguments
+ * (pts: specs for tensors, companions for extension values). */
+static unsigned diff_scalars(diff_state *s, const char *trait, const bxc_fn *fn, bxc_type *const *pts,
+                             const bxc_expr *const *enc, const char *prefix) {
+  bxc_arena *a = &s->u.arena;
+  uint32_t np = fn->params.len;
+  unsigned calls = 0;
+  for (uint32_t j = 0; j < np && j < 16; j++) {
+    if (!enc[j]) continue;
+    const char *pn = fn->params.items[j]->pat->name.name;
+    bxc_type *ret = enc[j]->ty;
+    for (unsigned k = 0; k < MAX_SETS; k++) {
+      BxvValue *args = bxc_arena_alloc(a, (np + 1) * sizeof *args);
+      bprintf(&s->harness, "  {\n    bext_meta_error err;\n    memset(&err, 0, sizeof err);\n");
+      const char *call = "";
+      for (uint32_t i = 0; i < np; i++) {
+        buf c = {0};
+        gen_value(a, s->stem, pts[i], k * (2 * i + 7) + i * 3 + k / 5, &args[i], &c);
+        bprintf(&s->harness, "    %s a%u = %s;\n", ctype(a, s->stem, pts[i]), i, c.d);
+        free(c.d);
+        call = bxc_arena_printf(a, "%s&a%u, ", call, i);
+      }
+      bprintf(&s->harness, "    %s out;\n    memset(&out, 0, sizeof out);\n", ctype(a, s->stem, ret));
+      bprintf(&s->harness, "    if (%s_scalar_%s(%s&out, &err)) {\n    fputs(\"OK \", stdout);\n", prefix, pn, call);
+      canon_c(a, &s->harness, ret, "out");
+      bprintf(&s->harness, "    fputs(\"\\n\", stdout);\n    } else printf(\"ERR %%s %%s\\n\", err.code, err.msg);\n  }\n");
+      reset_diags(s);
+      bxi_free(s->in);
+      s->in = bxi_new(&s->idiags);
+      bxi_add_unit(s->in, &s->u, 0);
+      bxi_scalar *sc = NULL;
+      uint32_t nsc = 0;
+      bprintf(&s->expect, "%s_scalar_%s#%u ", prefix, pn, k);
+      if (bxi_scalars(s->in, trait, fn->name.name, args, np, &sc, &nsc)) {
+        const bxi_scalar *found = NULL;
+        for (uint32_t i = 0; i < nsc; i++)
+          if (sc[i].kind == BXI_SCALAR_CUSTOM && !strcmp(sc[i].name, pn)) found = &sc[i];
+        if (found) {
+          bprintf(&s->expect, "OK ");
+          canon_interp(&s->expect, ret, &found->value);
+          bprintf(&s->expect, "\n");
+        } else {
+          bprintf(&s->expect, "MISSING custom scalar %s\n", pn);
+        }
+      } else {
+        interp_error_line(s, &s->expect);
+      }
+      s->ncalls++;
+      calls++;
+    }
+  }
+  return calls;
+}
+
 /* One trait method's #[fusion] annotation. */
 static unsigned diff_method(diff_state *s, const char *trait, const bxc_fn *fn) {
   bxc_arena *a = &s->u.arena;
@@ -518,7 +574,25 @@ static unsigned diff_method(diff_state *s, const char *trait, const bxc_fn *fn) 
       if (!strcmp(n, "meta")) me = g;
     }
   }
-  if (!me && !(dt && sh)) return 0;
+  /* custom scalar encodings: `#[fusion(scalar = e)]` on a parameter */
+  const bxc_expr *enc[16] = {0};
+  bool any_enc = false;
+  for (uint32_t i = 0; i < fn->params.len && i < 16; i++) {
+    const bxc_param *p = fn->params.items[i];
+    for (uint32_t j = 0; j < p->attrs.len; j++) {
+      const bxc_attr *at = p->attrs.items[j];
+      if (!at->path || at->path->segs.len != 1 || strcmp(at->path->segs.items[0].name, "fusion")) continue;
+      for (uint32_t k = 0; k < at->args.len; k++) {
+        const bxc_attr_arg *g = at->args.items[k];
+        if (g->kind == BXC_ATTR_ARG_ASSIGN && g->path && !strcmp(g->path->segs.items[0].name, "scalar") && g->value &&
+            g->value->ty && generatable(g->value->ty, 0)) {
+          enc[i] = g->value;
+          any_enc = true;
+        }
+      }
+    }
+  }
+  if (!me && !(dt && sh) && !any_enc) return 0;
   uint32_t np = fn->params.len;
   bxc_type **pts = bxc_arena_alloc(a, (np + 1) * sizeof *pts);
   for (uint32_t i = 0; i < np; i++) {
@@ -537,6 +611,9 @@ static unsigned diff_method(diff_state *s, const char *trait, const bxc_fn *fn) 
     ret = ft->fn.ret;
   }
   const char *prefix = bxc_arena_printf(a, "%s_%s", snake(a, trait), fn->name.name);
+  unsigned calls = 0;
+  if (any_enc) calls += diff_scalars(s, trait, fn, pts, enc, prefix);
+  if (!me && !(dt && sh)) return calls;
   for (unsigned k = 0; k < MAX_SETS; k++) {
     BxvValue *args = bxc_arena_alloc(a, (np + 1) * sizeof *args);
     bprintf(&s->harness, "  {\n    bext_meta_error err;\n    memset(&err, 0, sizeof err);\n");
@@ -577,7 +654,7 @@ static unsigned diff_method(diff_state *s, const char *trait, const bxc_fn *fn) 
     }
     s->ncalls++;
   }
-  return MAX_SETS;
+  return calls + MAX_SETS;
 }
 
 /* Runs the whole comparison for one .bext file; returns the number of

@@ -2,7 +2,7 @@
  * deterministic bytes, the depfile, and every valid example of
  * language.md (tests/compiler/lang) plus the codegen test extensions
  * compiled with gcc and clang -Wall -Wextra -Wpedantic -Werror, with and
- * without feature macros. */
+ * without feature macros, and with gcc -O3 (-Wmaybe-uninitialized). */
 #include "unit_util.h"
 
 /* Golden files: tests/codegen/golden/<name>.h is the expected header of
@@ -99,6 +99,8 @@ Test(output, examples_compile_warning_free, .timeout = 240) {
   char cmd[8192];
   snprintf(cmd, sizeof cmd,
            "set -e; cd %s; out=%s/lang; rm -rf $out; mkdir -p $out; n=0; "
+           "feats='-DBEXT_FEATURE_NDARRAY -DBEXT_FEATURE_WGPU -DBEXT_FEATURE_NO_NDARRAY -DBEXT_FEATURE_TORCH "
+           "-DBEXT_FEATURE_REMOTE -DBEXT_FEATURE_FUSION -DBEXT_FEATURE_ND -DBEXT_FEATURE_EXTRA'; "
            "for f in tests/compiler/lang/*.bext tests/codegen/ext/*.bext samples/*/*.bext "
            "tests/compiler/parse_only/*.bext; do "
            "  case $f in */bad_*) continue;; "
@@ -106,13 +108,18 @@ Test(output, examples_compile_warning_free, .timeout = 240) {
            "    */parse_only/*) %s/bextc $f --check 2>/dev/null || continue;; esac; "
            "  %s/bextc $f -o $out; s=$(basename $f .bext); "
            "  for cc in gcc clang; do "
-           "    for d in '' '-O2 -DBEXT_FEATURE_NDARRAY -DBEXT_FEATURE_WGPU -DBEXT_FEATURE_NO_NDARRAY -DBEXT_FEATURE_TORCH "
-           "-DBEXT_FEATURE_REMOTE -DBEXT_FEATURE_FUSION -DBEXT_FEATURE_ND -DBEXT_FEATURE_EXTRA'; do "
+           "    for d in '' \"-O2 $feats\"; do "
            "      $cc -std=c11 -Wall -Wextra -Wpedantic -Werror $d -Iruntime/include -c $out/$s.c -o $out/$s.o; "
            "      n=$((n+1)); "
            "    done; "
            "  done; "
-           "done; test $n -ge 24",
+           /* gcc -O3 runs the flow analyses behind -Wmaybe-uninitialized
+            * (every generated local must be initialized on every path) */
+           "  for d in '-O3' \"-O3 $feats\"; do "
+           "    gcc -std=c11 -Wall -Wextra -Wpedantic -Werror $d -Iruntime/include -c $out/$s.c -o $out/$s.o; "
+           "    n=$((n+1)); "
+           "  done; "
+           "done; test $n -ge 36",
            cg_src(), cg_tmp(), bin, bin);
   cr_assert_eq(cg_run(cmd), 0, "an example's generated C does not compile cleanly (see the output above)");
 }

@@ -48,6 +48,8 @@ static const char *EXT =
     "    fn regrid2(x: FloatTensor, g: Grid) -> FloatTensor;\n"
     "    #[fusion(dtype = x, shape = x)]\n"
     "    fn failing(x: FloatTensor, #[fusion(scalar = c.boom())] c: Counter) -> FloatTensor;\n"
+    "    #[fusion(dtype = x, shape = x)]\n"
+    "    fn sized(x: FloatTensor, #[fusion(scalar = x.shape.num_elements() * g.rows)] g: Grid) -> FloatTensor;\n"
     "}\n";
 
 static harness h;
@@ -151,6 +153,9 @@ Test(interp_impl, scalars_in_declaration_order)
                    "k = 5 (inferred); s = 16 (custom); w = 0.25 (inferred); a = 1.5 (marked); "
                    "lv = 2 (marked); wr = -3 (marked); on = false (inferred)");
     EXPECT_SCALARS("Ops::regrid(x, Grid { rows: 1, cols: 1 })", "");
+    /* an encoding sees a tensor argument as its whole TensorSpec, as the
+     * checker types it (field expressions see a DType or a Shape) */
+    EXPECT_SCALARS("Ops::sized(x, Grid { rows: 3, cols: 1 })", "g = 18 (custom)");
 }
 
 Test(interp_impl, scalar_errors)

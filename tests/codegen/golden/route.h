@@ -221,6 +221,42 @@ bext_tensor *routed_gram_flex(bext_tensor *a, bext_tensor *b);
 bext_tensor *routed_gram_ndarray(bext_tensor *a, bext_tensor *b);
 #endif
 
+/* ---- Routed::rowwise ---- */
+/* Entry point: routes to the implementation of the input tensors' backend.
+ * Consumes its owned arguments; NULL + bext_last_error() on failure. */
+bext_tensor *routed_rowwise(bext_tensor *x, bext_tensor *y);
+/* Implementations you supply — optional: the default body serves a missing one (same contract): */
+#if BEXT_GEN_HAS_FLEX
+bext_tensor *routed_rowwise_flex(bext_tensor *x, bext_tensor *y);
+#endif
+#if BEXT_GEN_HAS_NDARRAY && (defined(BEXT_FEATURE_ND))
+bext_tensor *routed_rowwise_ndarray(bext_tensor *x, bext_tensor *y);
+#endif
+
+/* ---- Routed::best ---- */
+/* Entry point: routes to the implementation of the input tensors' backend.
+ * Consumes its owned arguments; NULL + bext_last_error() on failure. */
+bext_tensor *routed_best(bext_tensor *x);
+/* Implementations you supply — optional: the default body serves a missing one (same contract): */
+#if BEXT_GEN_HAS_FLEX
+bext_tensor *routed_best_flex(bext_tensor *x);
+#endif
+#if BEXT_GEN_HAS_NDARRAY && (defined(BEXT_FEATURE_ND))
+bext_tensor *routed_best_ndarray(bext_tensor *x);
+#endif
+
+/* ---- Routed::positive_rows ---- */
+/* Entry point: routes to the implementation of the input tensors' backend.
+ * Consumes its owned arguments; NULL + bext_last_error() on failure. */
+bext_tensor *routed_positive_rows(bext_tensor *x);
+/* Implementations you supply — optional: the default body serves a missing one (same contract): */
+#if BEXT_GEN_HAS_FLEX
+bext_tensor *routed_positive_rows_flex(bext_tensor *x);
+#endif
+#if BEXT_GEN_HAS_NDARRAY && (defined(BEXT_FEATURE_ND))
+bext_tensor *routed_positive_rows_ndarray(bext_tensor *x);
+#endif
+
 /* ---- Routed::collide ---- */
 /* Entry point: routes to the implementation of the input tensors' backend.
  * Consumes its owned arguments; NULL + bext_last_error() on failure. */
