@@ -3,7 +3,7 @@
 #
 #   make         build everything into build/ (programs in build/bin/)
 #   make demo    build, then compile the samples and show bext at work
-#   make test    ASan+UBSan build in build/asan, whole suite through ctest
+#   make test    the suite in build/ (gcc, optimized), then in build/asan (ASan+UBSan)
 #   make bench   optimized benchmarks vs libtorch / OpenBLAS / plain C
 #   make install PREFIX=/opt/bext   bextc, libbext, headers, stdlib, CMake + pkg-config
 #   make deps    install missing Debian packages (idempotent)
@@ -24,15 +24,19 @@ deps-bench:
 	@sh tools/deps.sh bench
 
 build: deps
-	@cmake -S . -B $(BUILD) -G $(GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	@cmake -S . -B $(BUILD) -G $(GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBEXT_BENCH=OFF >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
 
 demo: build
 	@sh tools/demo.sh $(BUILD)
 
-# The whole suite runs in a sanitizer build (clang: it also carries the
-# libFuzzer target).  ctest's summary line is the last thing printed.
-test: deps
+# The whole suite runs twice: in the optimized gcc build that `make` and
+# `make demo` use (what users run; gcc and clang differ in what they warn
+# about and in argument evaluation order), then in a sanitizer build (clang:
+# ASan+UBSan+LSan, and the libFuzzer target).  ctest's summary line of the
+# sanitizer run is the last thing printed.
+test: build
+	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 	@cmake -S . -B $(ASAN) -G $(GEN) -DCMAKE_BUILD_TYPE=Debug \
 	    -DCMAKE_C_COMPILER=clang -DBEXT_SANITIZE=ON -DBEXT_FUZZ=ON >/dev/null
 	@cmake --build $(ASAN) -j $(JOBS)

@@ -363,7 +363,8 @@ const char *bxv_i128_str(char buf[48], __int128 v)
 static void print_i128(BxvBuf *b, __int128 v)
 {
     char out[48];
-    bxv_buf_append(b, bxv_i128_str(out, v), strlen(out));
+    const char *text = bxv_i128_str(out, v);   /* before strlen: argument order is unspecified */
+    bxv_buf_append(b, text, strlen(text));
 }
 
 static bool roundtrips(const char *txt, double v, BxvFloatType ty)
