@@ -371,6 +371,27 @@ static const char *binop_vals(mctx *m, bxc_binop op, bxc_type *lt, bxc_type *rt,
     return "0";
 }
 
+/* The call itself, for helpers and impl fns alike (one calling convention:
+ * arguments, then an out-pointer for a value, then `err`; false on error).
+ * `al` is the argument list with a trailing ", "; returns the C temporary
+ * holding the result, or NULL for a unit call. */
+static const char *emit_metadata_call(mctx *m, const bxc_expr *e, const char *name, const char *al) {
+    if (!is_valued(e->ty)) {
+        line(m, "if (!%s(%serr)) %s", name, al, fail_ret());
+        return NULL;
+    }
+    const char *v = tmp(m);
+    const char *ct = ctype(m, e->ty);
+    if (!ct) {
+        m->ok = false;
+        return "0";
+    }
+    line(m, "%s %s;", ct, v);
+    line(m, "memset(&%s, 0, sizeof %s);", v, v);
+    line(m, "if (!%s(%s&%s, err)) %s", name, al, v, fail_ret());
+    return v;
+}
+
 /* An lvalue for an assignment target / a mutating method's receiver.
  * Emits the index checks. */
 static const char *place(mctx *m, const bxc_expr *e) {
@@ -420,21 +441,7 @@ static const char *call_helper(mctx *m, const bxc_expr *e, const bxc_item *fn, c
         al = bxc_arena_printf(A, "%s%s%s", al, ref ? "&" : "", args[i]);
         al = bxc_arena_printf(A, "%s, ", al);
     }
-    const char *name = bxc_emit_helper_name(m->cx, mod, f->name.name);
-    if (!is_valued(e->ty)) {
-        line(m, "if (!%s(%serr)) %s", name, al, fail_ret());
-        return NULL;
-    }
-    const char *v = tmp(m);
-    const char *ct = ctype(m, e->ty);
-    if (!ct) {
-        m->ok = false;
-        return "0";
-    }
-    line(m, "%s %s;", ct, v);
-    line(m, "memset(&%s, 0, sizeof %s);", v, v);
-    line(m, "if (!%s(%s&%s, err)) %s", name, al, v, fail_ret());
-    return v;
+    return emit_metadata_call(m, e, bxc_emit_helper_name(m->cx, mod, f->name.name), al);
 }
 
 /* A call of an impl fn: `recv` (a C value of the receiver's type, NULL for
@@ -461,21 +468,7 @@ static const char *call_impl(mctx *m, const bxc_expr *e, const impl_fn *f, const
         bool ref = p->type && p->type->kind == BXC_TY_REF;
         al = bxc_arena_printf(A, "%s%s%s, ", al, ref ? "&" : "", args[i]);
     }
-    const char *name = impl_fn_name(m->cx, f);
-    if (!is_valued(e->ty)) {
-        line(m, "if (!%s(%serr)) %s", name, al, fail_ret());
-        return NULL;
-    }
-    const char *v = tmp(m);
-    const char *ct = ctype(m, e->ty);
-    if (!ct) {
-        m->ok = false;
-        return "0";
-    }
-    line(m, "%s %s;", ct, v);
-    line(m, "memset(&%s, 0, sizeof %s);", v, v);
-    line(m, "if (!%s(%s&%s, err)) %s", name, al, v, fail_ret());
-    return v;
+    return emit_metadata_call(m, e, impl_fn_name(m->cx, f), al);
 }
 
 static const char *enum_tag(mctx *m, bxc_type *t, const char *variant) {
