@@ -26,6 +26,7 @@ const char *chk_code_str(chk_code c) {
 
 static bxc_diag *vreport(chk_ctx *cx, bxc_severity sev, chk_code code, bxc_span span,
                          const char *fmt, va_list ap) {
+    if (cx->quiet) return NULL;
     return bxc_diag_vadd(cx->diags, sev, chk_code_str(code), span, fmt, ap);
 }
 

@@ -138,6 +138,55 @@ static const char *arg_desc(chk_ctx *cx, const bxc_attr_arg *arg) {
     return "?";
 }
 
+/* The C macro of a feature name, as the generator spells it
+ * (compiler/emit.c): BEXT_FEATURE_ + upper case, non-identifier bytes -> `_`. */
+static const char *feature_macro(chk_ctx *cx, const char *name, uint32_t len) {
+    char *m = bxc_arena_alloc(cx->arena, 13 + (size_t)len + 1);
+    memcpy(m, "BEXT_FEATURE_", 13);
+    for (uint32_t i = 0; i < len; i++) {
+        char c = name[i];
+        if (c >= 'a' && c <= 'z') c = (char)(c - 'a' + 'A');
+        else if (!((c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_')) c = '_';
+        m[13 + i] = c;
+    }
+    m[13 + len] = 0;
+    return m;
+}
+
+/* A feature name must be non-empty, and no two different names of a unit
+ * may become one C macro (`a-b`, `a_b`, `A_B`: BEXT_FEATURE_A_B), or cfg
+ * conditions that differ in bextc would be one condition in C. */
+static void check_feature_name(chk_ctx *cx, const bxc_expr *v) {
+    const char *name = v->string_lit.value;
+    uint32_t len = v->string_lit.len;
+    for (const chk_feature *f = cx->features; f; f = f->next)
+        if (f->span.file == v->span.file && f->span.offset == v->span.offset) return;   /* seen already */
+    if (len == 0) {
+        bxc_diag *d = chk_error(cx, CHK_E_CFG, v->span, "empty feature name");
+        chk_help(cx, d, "write the feature's name: `feature = \"gpu\"`");
+    }
+    const char *macro = feature_macro(cx, name, len);
+    /* the first spelling met for this macro is the one compared against */
+    const chk_feature *f = NULL;
+    for (const chk_feature *g = cx->features; g; g = g->next)
+        if (g->first && strcmp(g->macro, macro) == 0) f = g;
+    chk_feature *n = bxc_arena_alloc(cx->arena, sizeof *n);
+    n->name = bxc_arena_strndup(cx->arena, name, len);
+    n->macro = macro;
+    n->span = v->span;
+    n->first = f == NULL;
+    n->next = cx->features;
+    cx->features = n;
+    if (f && !(strlen(f->name) == len && memcmp(f->name, name, len) == 0)) {
+        bxc_diag *d = chk_error(cx, CHK_E_CFG, v->span,
+                                "feature names \"%s\" and \"%s\" both become the C macro `%s`",
+                                bxc_arena_strndup(cx->arena, name, len), f->name, macro);
+        chk_note(cx, d, f->span, "feature \"%s\" is here", f->name);
+        chk_help(cx, d, "spell the feature the same way everywhere (the C macro upper-cases it and turns "
+                        "other characters into `_`)");
+    }
+}
+
 static bool eval_cfg(chk_ctx *cx, const bxc_attr_arg *arg, bool *value, bool report) {
     *value = false;
     const char *name = arg->path && arg->path->segs.len == 1 ? arg->path->segs.items[0].name : NULL;
@@ -149,6 +198,7 @@ static bool eval_cfg(chk_ctx *cx, const bxc_attr_arg *arg, bool *value, bool rep
             memcpy(buf, v->string_lit.value, n);
             buf[n] = '\0';
             *value = bxc_unit_has_feature(cx->unit, buf);
+            if (report) check_feature_name(cx, v);
             return true;
         }
         if (report) {

@@ -286,6 +286,8 @@ static bool is_place(const bxc_expr *e) {
 /* ---- the expression checker ------------------------------------------------------- */
 
 static bxc_type *check_block(chk_fn *f, bxc_block *b, bxc_type *expected);
+static uint32_t first_error_stmt(const bxc_block *b);
+static bxc_type *check_broken_block(chk_fn *f, bxc_block *b, uint32_t bad);
 
 static bxc_type *check_args(chk_fn *f, const char *callee, bxc_span span,
                             bxc_expr_list *args, bxc_type *const *params,
@@ -1125,6 +1127,8 @@ bxc_type *chk_block(chk_fn *f, bxc_block *b, bxc_type *expected) {
 }
 
 bxc_type *chk_block_in_scope(chk_fn *f, bxc_block *b) {
+    uint32_t bad = first_error_stmt(b);
+    if (bad < b->stmts.len) return check_broken_block(f, b, bad);
     bxc_type *last = NULL;
     for (uint32_t i = 0; i < b->stmts.len; i++) last = check_stmt(f, b->stmts.items[i]);
     if (b->tail) return chk_expr(f, b->tail, NULL);
@@ -1132,10 +1136,38 @@ bxc_type *chk_block_in_scope(chk_fn *f, bxc_block *b) {
                                                                  : bxc_type_unit();
 }
 
+/* The index of the block's first syntax-error statement, or len. */
+static uint32_t first_error_stmt(const bxc_block *b) {
+    for (uint32_t i = 0; i < b->stmts.len; i++)
+        if (b->stmts.items[i]->kind == BXC_STMT_ERROR) return i;
+    return b->stmts.len;
+}
+
+/* A block with a syntax error (reported by the parser, which skipped to the
+ * next statement): what precedes it is checked as usual; what follows,
+ * the tail included, is still typed (the rest of the pipeline reads the
+ * types) but without diagnostics, as the lost code (a `let`, an operand)
+ * would make them spurious; the block's value is the error type, which
+ * satisfies any expectation, so no "the block has no value" either. */
+static bxc_type *check_broken_block(chk_fn *f, bxc_block *b, uint32_t bad) {
+    for (uint32_t i = 0; i < bad; i++) check_stmt(f, b->stmts.items[i]);
+    f->cx->quiet++;
+    for (uint32_t i = bad; i < b->stmts.len; i++) check_stmt(f, b->stmts.items[i]);
+    if (b->tail) chk_expr(f, b->tail, NULL);
+    f->cx->quiet--;
+    return err();
+}
+
 static bxc_type *check_block(chk_fn *f, bxc_block *b, bxc_type *expected) {
     if (!b) return bxc_type_unit();
     bxc_scope *saved = f->scope;
     chk_scope_push(f);
+    uint32_t bad = first_error_stmt(b);
+    if (bad < b->stmts.len) {
+        bxc_type *t = check_broken_block(f, b, bad);
+        f->scope = saved;
+        return t;
+    }
     bxc_type *last = NULL;
     for (uint32_t i = 0; i < b->stmts.len; i++) last = check_stmt(f, b->stmts.items[i]);
     bxc_type *t;

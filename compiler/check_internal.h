@@ -134,6 +134,16 @@ typedef struct chk_method {
     struct chk_method *next;
 } chk_method;
 
+/* A feature name met in a cfg condition, with its C macro
+ * (BEXT_FEATURE_<NAME>, docs/codegen.md): two names with one macro would
+ * be one feature in C (check_attrs.c). */
+typedef struct chk_feature {
+    const char *name, *macro;
+    bxc_span span;
+    bool first;                  /* the first spelling met for its macro */
+    struct chk_feature *next;
+} chk_feature;
+
 typedef struct chk_ctx {
     bxc_unit *unit;
     bxc_arena *arena;
@@ -142,6 +152,12 @@ typedef struct chk_ctx {
     uint32_t nmods;
     chk_method *methods;         /* inherent impl methods, newest first */
     bxc_type *self_type;         /* `Self` inside an impl block, else NULL */
+    /* > 0 while checking what follows a syntax error in a block: the parser
+     * already reported it and dropped or misread code there, so errors and
+     * warnings are not reported (chk_error returns NULL, which chk_help and
+     * chk_note accept). */
+    uint32_t quiet;
+    chk_feature *features;       /* every feature name met, newest first */
 } chk_ctx;
 
 /* The expression language is used in several places with slightly
@@ -205,6 +221,9 @@ chk_module *chk_path_module(chk_ctx *cx, chk_module *cm, const bxc_path *p);
 /* Checks a helper fn body (params bound, result against the return type). */
 void chk_fn_body(chk_ctx *cx, chk_module *cm, bxc_fn *fn, bxc_type *fnty,
                  chk_mode mode, const char *what);
+/* check_default.c: reject in a (typed, error-free) default body what the
+ * C generator cannot lower; `ret` is the method's output type. */
+void chk_default_body_subset(chk_ctx *cx, const bxc_fn *fn, bxc_type *ret);
 /* Candidate names of a kind for did-you-mean (arena array). */
 const char **chk_names_of(chk_ctx *cx, chk_module *cm, int kind_mask, uint32_t *n);
 

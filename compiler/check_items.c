@@ -11,6 +11,7 @@
  * cycles reported), tuples and references. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "check_internal.h"
 
@@ -227,31 +228,60 @@ static void import_one(chk_ctx *cx, chk_module *cm, chk_module *from, bxc_ident 
     }
 }
 
+/* The imports of one (cfg-active) `use` whose module the loader found. */
+static void resolve_use(chk_ctx *cx, chk_module *cm, bxc_item *it) {
+    chk_module *from = chk_module_of(cx, it->use_.module);
+    if (!from || from == cm) return;
+    const char *modname = it->use_.module->name;
+    switch (it->use_.kind) {
+    case BXC_USE_SINGLE:
+    case BXC_USE_GROUP:
+        for (uint32_t k = 0; k < it->use_.names.len; k++)
+            import_one(cx, cm, from, it->use_.names.items[k], modname);
+        break;
+    case BXC_USE_GLOB:
+        for (uint32_t k = 0; k < from->table.norder; k++) {
+            chk_symbol *s = from->table.order[k];
+            if (!chk_lookup(cm, s->name)) chk_table_put(cx, &cm->table, s->name, s);
+        }
+        break;
+    case BXC_USE_MODULE:
+        break;   /* qualified paths find the module through the unit */
+    }
+}
+
 void chk_resolve_imports(chk_ctx *cx, chk_module *cm) {
     bxc_item_list *items = &cm->mod->ast->items;
     for (uint32_t i = 0; i < items->len; i++) {
         bxc_item *it = items->items[i];
         if (it->kind != BXC_ITEM_USE || !it->use_.module) continue;  /* loader reported */
         if (!chk_cfg_active(cx, &it->attrs)) continue;
-        chk_module *from = chk_module_of(cx, it->use_.module);
-        if (!from || from == cm) continue;
-        const char *modname = it->use_.module->name;
-        switch (it->use_.kind) {
-        case BXC_USE_SINGLE:
-        case BXC_USE_GROUP:
-            for (uint32_t k = 0; k < it->use_.names.len; k++)
-                import_one(cx, cm, from, it->use_.names.items[k], modname);
-            break;
-        case BXC_USE_GLOB:
-            for (uint32_t k = 0; k < from->table.norder; k++) {
-                chk_symbol *s = from->table.order[k];
-                if (!chk_lookup(cm, s->name)) chk_table_put(cx, &cm->table, s->name, s);
-            }
-            break;
-        case BXC_USE_MODULE:
-            break;   /* qualified paths find the module through the unit */
-        }
+        resolve_use(cx, cm, it);
     }
+}
+
+/* A `use` typed at the REPL prompt: the loader never sees it, so it may
+ * only name a module the session's unit already loaded (what the loaded
+ * files use, the standard library's included); anything else is a located
+ * error rather than an import silently dropped. */
+static void repl_use(chk_ctx *cx, chk_module *cm, bxc_item *it) {
+    const bxc_path *mp = it->use_.module_path;
+    if (!mp || !mp->segs.len || !chk_cfg_active(cx, &it->attrs)) return;
+    if (!it->use_.module) {
+        const char *name = mp->segs.items[0].name;
+        for (uint32_t i = 1; i < mp->segs.len; i++)
+            name = bxc_arena_printf(cx->arena, "%s::%s", name, mp->segs.items[i].name);
+        bxc_module *m = cx->unit ? bxc_unit_find_module(cx->unit, name) : NULL;
+        if (!m || !chk_module_of(cx, m)) {
+            bxc_diag *d = chk_error(cx, CHK_E_IMPORT, mp->span,
+                                    "module `%s` is not loaded in this session", name);
+            chk_help(cx, d, "`use` at the prompt imports from the modules the loaded files use: "
+                            "put `use %s::{...};` in a file and `:load` it", name);
+            return;
+        }
+        it->use_.module = m;
+    }
+    resolve_use(cx, cm, it);
 }
 
 /* `a::b::name` (or `b::name` after `use a::b;`): the symbol, or NULL. */
@@ -582,6 +612,218 @@ static void build_companion(chk_ctx *cx, bxc_type_decl *d) {
     }
 }
 
+/* ---- types that contain themselves ---------------------------------------------
+ * Structs, enums and tuples are laid out by value (the C generator emits
+ * them as plain C structs / tagged unions), so a type holding itself, even
+ * through other types or references (which the generator also lowers by
+ * value), has no finite size. Report it here, once per cycle, so that
+ * `--check` rejects what `-o` would fail on. */
+
+/* emit_types.c's MAX_TYPE_NESTING.  The cycle search also stops this deep
+ * (a cycle longer than that is reported as nesting too deep instead), which
+ * bounds its recursion and its cost on a long chain of types. */
+#define NEST_LIMIT 64
+
+typedef struct cyc_walk {
+    chk_ctx *cx;
+    bxc_type_decl *target;
+    bxc_type_decl **seen;    /* decls already searched (each once) */
+    uint32_t nseen, capseen;
+    const char **steps;      /* "field: Type" from target down to here */
+    uint32_t nsteps, capsteps;
+    bxc_span first;          /* the target's field that starts the cycle */
+} cyc_walk;
+
+static void cyc_push_decl(cyc_walk *w, bxc_type_decl *d) {
+    if (w->nseen == w->capseen) {
+        uint32_t nc = w->capseen ? w->capseen * 2 : 16;
+        bxc_type_decl **n = bxc_arena_alloc(w->cx->arena, nc * sizeof *n);
+        if (w->nseen) memcpy(n, w->seen, w->nseen * sizeof *n);
+        w->seen = n;
+        w->capseen = nc;
+    }
+    w->seen[w->nseen++] = d;
+}
+
+static void cyc_push_step(cyc_walk *w, const char *step) {
+    if (w->nsteps == w->capsteps) {
+        uint32_t nc = w->capsteps ? w->capsteps * 2 : 16;
+        const char **n = bxc_arena_alloc(w->cx->arena, nc * sizeof *n);
+        if (w->nsteps) memcpy(n, w->steps, w->nsteps * sizeof *n);
+        w->steps = n;
+        w->capsteps = nc;
+    }
+    w->steps[w->nsteps++] = step;
+}
+
+static bool cyc_decl(cyc_walk *w, bxc_type_decl *d);
+
+/* `label` names where `t` sits: `next`, `B.0`, `pair.1`. */
+static bool cyc_type(cyc_walk *w, bxc_type *t, const char *label) {
+    if (!t) return false;
+    t = bxc_type_strip_refs(bxc_type_resolve(t));
+    if (t->kind == BXC_TYPE_TUPLE) {
+        for (uint32_t i = 0; i < t->tuple.n; i++)
+            if (cyc_type(w, t->tuple.elems[i], bxc_arena_printf(w->cx->arena, "%s.%u", label, i)))
+                return true;
+        return false;
+    }
+    if (t->kind != BXC_TYPE_STRUCT && t->kind != BXC_TYPE_ENUM) return false;
+    if (w->nsteps > NEST_LIMIT) return false;
+    bxc_type_decl *d = t->decl;
+    cyc_push_step(w, bxc_arena_printf(w->cx->arena, "%s: %s", label, d->name));
+    if (d == w->target) return true;
+    for (uint32_t i = 0; i < w->nseen; i++)
+        if (w->seen[i] == d) {
+            w->nsteps--;
+            return false;
+        }
+    cyc_push_decl(w, d);
+    if (cyc_decl(w, d)) return true;
+    w->nsteps--;
+    return false;
+}
+
+static const char *cyc_field_label(chk_ctx *cx, const char *variant, const bxc_type_field *f,
+                                   uint32_t i) {
+    const char *f_name = f->name ? f->name : bxc_arena_printf(cx->arena, "%u", i);
+    return variant ? bxc_arena_printf(cx->arena, "%s.%s", variant, f_name) : f_name;
+}
+
+static bool cyc_decl(cyc_walk *w, bxc_type_decl *d) {
+    bool top = w->nsteps == 0;
+    for (uint32_t i = 0; i < d->nfields; i++) {
+        if (cyc_type(w, d->fields[i].type, cyc_field_label(w->cx, NULL, &d->fields[i], i))) {
+            if (top) w->first = d->fields[i].span;
+            return true;
+        }
+    }
+    for (uint32_t v = 0; v < d->nvariants; v++)
+        for (uint32_t i = 0; i < d->variants[v].nfields; i++) {
+            bxc_type_field *f = &d->variants[v].fields[i];
+            if (cyc_type(w, f->type, cyc_field_label(w->cx, d->variants[v].name, f, i))) {
+                if (top) w->first = f->span;
+                return true;
+            }
+        }
+    return false;
+}
+
+/* The C generator also bounds how deep types nest (64 levels, counting
+ * each struct, enum and tuple): a deeper acyclic chain is rejected here so
+ * that `--check` never accepts what `-o` refuses (NEST_LIMIT, above). */
+
+typedef struct nest_memo {
+    bxc_type_decl **decls;
+    uint32_t *depth;          /* UINT32_MAX while being computed (a cycle) */
+    uint32_t n, cap;
+} nest_memo;
+
+static uint32_t nest_decl(chk_ctx *cx, nest_memo *m, bxc_type_decl *d, uint32_t level);
+
+static uint32_t nest_type(chk_ctx *cx, nest_memo *m, bxc_type *t, uint32_t level) {
+    if (!t) return 0;
+    t = bxc_type_strip_refs(bxc_type_resolve(t));
+    if (t->kind == BXC_TYPE_TUPLE) {
+        uint32_t best = 0;
+        for (uint32_t i = 0; i < t->tuple.n && best <= NEST_LIMIT; i++) {
+            uint32_t k = nest_type(cx, m, t->tuple.elems[i], level + 1);
+            if (k > best) best = k;
+        }
+        return best + 1;
+    }
+    if (t->kind == BXC_TYPE_STRUCT || t->kind == BXC_TYPE_ENUM) return nest_decl(cx, m, t->decl, level);
+    return 0;
+}
+
+static uint32_t nest_decl(chk_ctx *cx, nest_memo *m, bxc_type_decl *d, uint32_t level) {
+    /* past the limit the exact depth does not matter: stop (bounded stack) */
+    if (level > NEST_LIMIT) return NEST_LIMIT + 1;
+    for (uint32_t i = 0; i < m->n; i++)
+        if (m->decls[i] == d) return m->depth[i] == UINT32_MAX ? 0 : m->depth[i];
+    if (m->n == m->cap) {
+        uint32_t nc = m->cap ? m->cap * 2 : 16;
+        bxc_type_decl **nd = bxc_arena_alloc(cx->arena, nc * sizeof *nd);
+        uint32_t *ndp = bxc_arena_alloc(cx->arena, nc * sizeof *ndp);
+        if (m->n) {
+            memcpy(nd, m->decls, m->n * sizeof *nd);
+            memcpy(ndp, m->depth, m->n * sizeof *ndp);
+        }
+        m->decls = nd;
+        m->depth = ndp;
+        m->cap = nc;
+    }
+    uint32_t at = m->n++;
+    m->decls[at] = d;
+    m->depth[at] = UINT32_MAX;
+    uint32_t best = 0;
+    for (uint32_t i = 0; i < d->nfields && best <= NEST_LIMIT; i++) {
+        uint32_t k = nest_type(cx, m, d->fields[i].type, level + 1);
+        if (k > best) best = k;
+    }
+    for (uint32_t v = 0; v < d->nvariants && best <= NEST_LIMIT; v++)
+        for (uint32_t i = 0; i < d->variants[v].nfields && best <= NEST_LIMIT; i++) {
+            uint32_t k = nest_type(cx, m, d->variants[v].fields[i].type, level + 1);
+            if (k > best) best = k;
+        }
+    /* A result cut short by `level` understates nothing that matters: the
+     * cut means the root being measured is too deep, and the caller stops
+     * at its first report, before any other root reads this entry. */
+    m->depth[at] = best + 1;
+    return best + 1;
+}
+
+/* Checks the declared types among `syms` (reported: decls already named in
+ * a reported cycle, so a P <-> Q cycle is reported on P only). */
+static void check_self_containing(chk_ctx *cx, chk_symbol **syms, uint32_t n) {
+    bxc_type_decl **reported = NULL;
+    uint32_t nreported = 0, capreported = 0;
+    for (uint32_t k = 0; k < n; k++) {
+        chk_symbol *s = syms[k];
+        if (s->kind != CHK_SYM_TYPE || !s->item || !s->type || !s->type->decl) continue;
+        bxc_type_decl *d = s->type->decl;
+        if (!d->item || !d->resolved) continue;
+        bool skip = false;
+        for (uint32_t i = 0; i < nreported; i++) skip |= reported[i] == d;
+        if (skip) continue;
+        cyc_walk w = {.cx = cx, .target = d};
+        cyc_push_decl(&w, d);
+        if (!cyc_decl(&w, d)) continue;
+        const char *path = d->name;
+        for (uint32_t i = 0; i < w.nsteps; i++)
+            path = bxc_arena_printf(cx->arena, "%s -> %s", path, w.steps[i]);
+        bxc_diag *dg = chk_error(cx, CHK_E_BAD_TYPE, d->span, "`%s` contains itself by value (%s)",
+                                 d->name, path);
+        chk_note(cx, dg, w.first, "the cycle starts here");
+        chk_help(cx, dg, "structs, enums and tuples are stored inline; a type cannot hold itself");
+        /* every decl on the path is part of this cycle */
+        for (uint32_t i = 0; i < w.nseen; i++) {
+            if (nreported == capreported) {
+                uint32_t nc = capreported ? capreported * 2 : 16;
+                bxc_type_decl **nr = bxc_arena_alloc(cx->arena, nc * sizeof *nr);
+                if (nreported) memcpy(nr, reported, nreported * sizeof *nr);
+                reported = nr;
+                capreported = nc;
+            }
+            reported[nreported++] = w.seen[i];
+        }
+    }
+    if (nreported) return;   /* nesting depth is meaningless around a cycle */
+    nest_memo memo = {0};
+    for (uint32_t k = 0; k < n; k++) {
+        chk_symbol *s = syms[k];
+        if (s->kind != CHK_SYM_TYPE || !s->item || !s->type || !s->type->decl) continue;
+        bxc_type_decl *d = s->type->decl;
+        if (!d->item || !d->resolved) continue;
+        if (nest_decl(cx, &memo, d, 0) <= NEST_LIMIT) continue;
+        bxc_diag *dg = chk_error(cx, CHK_E_BAD_TYPE, d->span,
+                                 "`%s` nests structs, enums and tuples more than %d levels deep",
+                                 d->name, NEST_LIMIT);
+        chk_help(cx, dg, "the C generator's limit; flatten the data");
+        return;   /* one report: the types it contains are shallower */
+    }
+}
+
 void chk_resolve_types(chk_ctx *cx, chk_module *cm) {
     chk_table *t = &cm->table;
     for (uint32_t i = 0; i < t->norder; i++) {
@@ -598,6 +840,7 @@ void chk_resolve_types(chk_ctx *cx, chk_module *cm) {
         chk_symbol *s = t->order[i];
         if (s->kind == CHK_SYM_TYPE && s->item) build_companion(cx, s->type->decl);
     }
+    check_self_containing(cx, t->order, t->norder);
 }
 
 /* ---- helper fns --------------------------------------------------------------- */
@@ -704,11 +947,16 @@ void chk_add_item(chk_ctx *cx, chk_module *cm, bxc_item *it) {
         }
     }
     collect_item(cx, cm, it);
+    if (it->kind == BXC_ITEM_USE) {
+        repl_use(cx, cm, it);
+        return;
+    }
     for (uint32_t i = first; i < cm->table.norder; i++) {
         chk_symbol *s = cm->table.order[i];
         if (s->kind == CHK_SYM_ALIAS) resolve_alias(cx, s);
         else if (s->kind == CHK_SYM_TYPE && s->item) resolve_decl(cx, cm, s);
     }
+    check_self_containing(cx, cm->table.order + first, cm->table.norder - first);
     for (uint32_t i = first; i < cm->table.norder; i++) {
         chk_symbol *s = cm->table.order[i];
         if ((s->kind == CHK_SYM_TYPE || s->kind == CHK_SYM_ALIAS) && s->item)

@@ -645,8 +645,11 @@ static void check_method(chk_ctx *cx, chk_module *cm, bxc_fn *fn, const chk_sele
     }
 
     if (fn->body) {
+        uint32_t before = cx->diags->errors;
         chk_fn_body(cx, cm, fn, method_fn_type(m), CHK_MODE_TENSOR,
                     bxc_arena_printf(cx->arena, "the default body of `%s`", m->name));
+        /* only a body that types has its generator subset checked: no cascades */
+        if (cx->diags->errors == before) chk_default_body_subset(cx, fn, m->ret);
     }
     check_backward(m);
 

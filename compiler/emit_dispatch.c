@@ -295,6 +295,20 @@ static void emit_method(bxc_emit_ctx *cx, const trait_info *ti, const bxc_fn *fn
     const char *mcond = bxc_emit_cfg_attrs(cx, &fn->attrs);
     if (!method_signature(cx, ti, fn, &mi)) return;
     bool has_default = fn->body != NULL;
+    /* every file-scope name this method produces (emit_names.c) */
+    bool named = bxc_emit_claim(cx, mi.entry, fn->name.span,
+                                bxc_arena_printf(cx->a, "the entry point of method `%s`", mi.what));
+    for (uint32_t k = 0; k < ti->nsels; k++) {
+        const listed_sel *ls = &ti->sels[k];
+        if (!ls->info->suffix) continue;
+        named &= bxc_emit_claim(cx, bxc_arena_printf(cx->a, "%s_%s", mi.entry, ls->info->suffix), fn->name.span,
+                                bxc_arena_printf(cx->a, "the %s implementation of method `%s`", ls->info->name,
+                                                 mi.what));
+    }
+    if (has_default)
+        named &= bxc_emit_claim(cx, bxc_arena_printf(cx->a, "%s_bext_default", mi.entry), fn->name.span,
+                                bxc_arena_printf(cx->a, "the default body of method `%s`", mi.what));
+    if (!named) return;
     bxc_emit_buf *h = &cx->protos_h, *c = &cx->code_c;
 
     /* ---- header ---- */
@@ -424,7 +438,8 @@ void bxc_emit_traits(bxc_emit_ctx *cx) {
             bxc_emit_printf(&cx->protos_h, "#if %s\n", tcond);
             bxc_emit_printf(&cx->code_c, "#if %s\n", tcond);
         }
-        bxc_emit_printf(&cx->protos_h, "/* ==== trait %s: #[backend_extension(%s)] ==== */\n\n", ti.name, ti.listed);
+        bxc_emit_printf(&cx->protos_h, "/* ==== trait %s: #[backend_extension(%s)] ==== */\n\n", ti.name,
+                        bxc_emit_comment_text(cx->a, ti.listed));
         for (uint32_t m = 0; m < it->trait.methods.len; m++) emit_method(cx, &ti, it->trait.methods.items[m]);
         if (tcond) {
             bxc_emit_printf(&cx->protos_h, "#endif /* %s */\n\n", ti.name);

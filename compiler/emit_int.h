@@ -26,7 +26,6 @@
 
 /* Diagnostic code of the generator (diag.h leaves E11xx free). */
 #define BXC_EMIT_E_UNSUPPORTED "E1101"   /* construct the generator cannot lower */
-#define BXC_EMIT_E_IO "E1102"            /* cannot write an output file */
 
 /* A growable text buffer (malloc-backed: the outputs can be large and die
  * with the call; everything else lives in the unit's arena). */
@@ -50,6 +49,13 @@ typedef struct bxc_emit_ctype {
     const char *cond;          /* `#if` condition or NULL */
 } bxc_emit_ctype;
 
+/* One claimed C name (emit_names.c). */
+typedef struct bxc_emit_name {
+    const char *cname;
+    bxc_span span;             /* the .bext item that produced it (may be none) */
+    const char *what;          /* that item, for messages: "method `T::m`" */
+} bxc_emit_name;
+
 typedef struct bxc_emit_ctx {
     bxc_unit *u;
     bxc_arena *a;
@@ -62,6 +68,8 @@ typedef struct bxc_emit_ctx {
     bxc_emit_ctype *ctypes;
     uint32_t nctypes, capctypes;
     int register_depth;        /* nesting of bxc_emit_register_type */
+    bxc_emit_name *names;      /* every file-scope C name emitted so far */
+    uint32_t nnames, capnames;
     bool ok;
 } bxc_emit_ctx;
 
@@ -74,6 +82,9 @@ const char *bxc_emit_snake(bxc_arena *a, const char *camel);    /* MyExtension -
 const char *bxc_emit_upper(bxc_arena *a, const char *camel);    /* MyExtension -> MY_EXTENSION */
 const char *bxc_emit_ident(bxc_arena *a, const char *name);     /* C keywords get a `_` suffix */
 const char *bxc_emit_cstring(bxc_arena *a, const char *s);      /* a C string literal, quoted */
+/* Source text made safe inside a C block comment: `*` `/`, `/` `*` and `??`
+ * get a space between, newlines become spaces. */
+const char *bxc_emit_comment_text(bxc_arena *a, const char *s);
 /* The C spelling of a value type (references stripped): `size_t`,
  * `bext_tensor *`, `Inner`, `bext_shape`; registers struct / tuple types. */
 const char *bxc_emit_ctype_of(bxc_emit_ctx *cx, bxc_type *t);
@@ -86,6 +97,12 @@ const char *bxc_emit_cfg_text(bxc_emit_ctx *cx, const bxc_attr_arg *cond);
 /* `#[cfg(...)]` attributes of a list as one C condition, or NULL if none. */
 const char *bxc_emit_cfg_attrs(bxc_emit_ctx *cx, const bxc_attr_list *attrs);
 bool bxc_emit_path_is(const bxc_path *p, const char *name);
+
+/* ---- the C name table (emit_names.c) ---- */
+/* Claims file-scope C name cname for the .bext item `what` at span.  A
+ * name claimed before by another item, or reserved (C keywords, standard
+ * typedefs, `bext_` / `BEXT_`), is a located error (code E1103); false then. */
+bool bxc_emit_claim(bxc_emit_ctx *cx, const char *cname, bxc_span span, const char *what);
 
 /* ---- types (emit_types.c) ---- */
 /* Registers t (and what it contains) and returns its C type entry. */

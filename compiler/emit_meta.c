@@ -644,6 +644,14 @@ static const char *mstruct(mctx *m, const bxc_expr *e) {
     const bxc_field_init_list *fl = &e->struct_lit.fields;
     const char **vals = bxc_arena_alloc(A, (fl->len + 1) * sizeof *vals);
     for (uint32_t i = 0; i < fl->len; i++) vals[i] = mx(m, fl->items[i]->value);
+    if (t && t->kind == BXC_TYPE_SPEC) {
+        /* `TensorSpec { shape: s, dtype: d }`: the checker made sure both
+         * fields are there, each once; bext_meta_spec has the same names. */
+        const char *inits = "";
+        for (uint32_t i = 0; i < fl->len; i++)
+            inits = bxc_arena_printf(A, "%s%s.%s = %s", inits, i ? ", " : "", fl->items[i]->name.name, vals[i]);
+        return bind_tmp(m, t, bxc_arena_printf(A, "(bext_meta_spec){%s}", inits));
+    }
     if (!t || (t->kind != BXC_TYPE_STRUCT && t->kind != BXC_TYPE_ENUM)) {
         unsupported(m, e->span, "this struct literal");
         return "0";
@@ -1146,6 +1154,9 @@ static void emit_impl_fns(bxc_emit_ctx *cx) {
                                    st->decl->name, fn->name.name, clash, impl_fn_name(cx, &in));
                     continue;
                 }
+                if (!bxc_emit_claim(cx, impl_fn_name(cx, &in), fn->name.span,
+                                    bxc_arena_printf(cx->a, "impl fn `%s::%s`", st->decl->name, fn->name.name)))
+                    continue;
                 emit_fn(cx, impl_fn_name(cx, &in), bxc_arena_printf(cx->a, "%s::%s", st->decl->name, fn->name.name), ps,
                         np, ret, NULL, fn->body, NULL, st->decl);
             }
@@ -1186,6 +1197,10 @@ void bxc_emit_helpers(bxc_emit_ctx *cx) {
                 bxc_emit_puts(&cx->protos_h, "/* ---- metadata helper fns (docs/codegen.md) ---- */\n");
                 header = true;
             }
+            if (!bxc_emit_claim(cx, bxc_emit_helper_name(cx, mod, fn->name.name), fn->name.span,
+                                mod->is_root ? bxc_arena_printf(cx->a, "helper fn `%s`", fn->name.name)
+                                             : bxc_arena_printf(cx->a, "helper fn `%s::%s`", mod->name, fn->name.name)))
+                continue;
             emit_fn(cx, bxc_emit_helper_name(cx, mod, fn->name.name), fn->name.name, ps, fn->params.len, ret, NULL,
                     fn->body, NULL, NULL);
         }
@@ -1257,6 +1272,10 @@ static void emit_scalar_encodings(bxc_emit_ctx *cx, const char *prefix, const bx
             }
         }
         const char *pn = fn->params.items[j]->pat->name.name;
+        if (!bxc_emit_claim(cx, bxc_arena_printf(cx->a, "%s_scalar_%s", prefix, pn), enc->span,
+                            bxc_arena_printf(cx->a, "the scalar encoding of argument `%s` of method `%s`", pn,
+                                             fn->name.name)))
+            continue;
         emit_fn(cx, bxc_arena_printf(cx->a, "%s_scalar_%s", prefix, pn),
                 bxc_arena_printf(cx->a, "%s scalar %s", prefix, pn), ps, np, enc->value->ty, enc->value, NULL, cond,
                 NULL);
@@ -1290,6 +1309,10 @@ void bxc_emit_method_meta(bxc_emit_ctx *cx, const char *prefix, const bxc_fn *fn
             if (!ps[i].type) bad = true;
         }
         if (bad) continue;
+        if (!bxc_emit_claim(cx, bxc_arena_printf(cx->a, "%s_%s", prefix, fields[f].suffix), fields[f].arg->span,
+                            bxc_arena_printf(cx->a, "the `%s` metadata function of method `%s`",
+                                             fields[f].arg->path->segs.items[0].name, fn->name.name)))
+            continue;
         emit_fn(cx, bxc_arena_printf(cx->a, "%s_%s", prefix, fields[f].suffix),
                 bxc_arena_printf(cx->a, "%s %s", prefix, fields[f].arg->path->segs.items[0].name), ps, np,
                 fields[f].ret, fields[f].arg->value, NULL, cond, NULL);
@@ -1298,6 +1321,9 @@ void bxc_emit_method_meta(bxc_emit_ctx *cx, const char *prefix, const bxc_fn *fn
         const bxc_expr *v = me->value;
         bxc_type *ft = T(v->ty);
         if (!ft || ft->kind != BXC_TYPE_FN) return;
+        if (!bxc_emit_claim(cx, bxc_arena_printf(cx->a, "%s_meta", prefix), me->span,
+                            bxc_arena_printf(cx->a, "the `meta` function of method `%s`", fn->name.name)))
+            return;
         for (uint32_t i = 0; i < np; i++) {
             ps[i].type = meta_param_type(raw[i], 2);
             ps[i].by_pointer = true;

@@ -173,12 +173,80 @@ static void retain_stmt(bxc_emit_ctx *cx, bxc_emit_buf *b, bxc_type *t, const ch
     if (ct) bxc_emit_printf(b, "%s%s = %s_retain(&%s);\n", ind, dst, ct->fn_prefix, src);
 }
 
+/* The module a struct/enum belongs to (a metadata companion: its
+ * extension type's), or NULL. */
+static const bxc_module *decl_module(const bxc_type_decl *d) {
+    if (d->module) return d->module;
+    if (d->metadata_of && d->metadata_of->decl) return d->metadata_of->decl->module;
+    return NULL;
+}
+
+/* Per-type include guard, `BEXT_TYPE_<module>_<Name>` (`::` and any other
+ * non-identifier character -> `_`). Keyed by the declaring module, so the
+ * headers of two extensions that import the same module (and the header of
+ * that module compiled on its own) define the type once per C file. */
+static const char *type_guard(bxc_emit_ctx *cx, const bxc_type_decl *d) {
+    const bxc_module *m = decl_module(d);
+    const char *mod = m && m->name ? m->name : "";
+    char *g = (char *)bxc_arena_printf(cx->a, "BEXT_TYPE_%s_%s", mod, d->name);
+    for (char *p = g; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_'))
+            *p = '_';
+    return g;
+}
+
+/* Claims the file-scope C names of one type (emit_names.c): the type, an
+ * enum's tag type and tag constants, release / retain. */
+static void claim_type_names(bxc_emit_ctx *cx, bxc_type *t, const char *N, const char *P, bool has_tensors) {
+    bxc_span sp = bxc_span_none();
+    const char *what;
+    if (t->kind == BXC_TYPE_TUPLE) {
+        what = bxc_arena_printf(cx->a, "the tuple type `%s`", elem_spelling(cx, t));
+    } else {
+        bxc_type_decl *d = t->decl;
+        sp = d->span;
+        what = d->metadata_of ? bxc_arena_printf(cx->a, "the metadata companion `%s` of `%s`", d->name,
+                                                 d->metadata_of->decl->name)
+                              : bxc_arena_printf(cx->a, "%s `%s`", d->is_enum ? "enum" : "struct", d->name);
+    }
+    bxc_emit_claim(cx, N, sp, what);
+    if (t->kind != BXC_TYPE_TUPLE && t->decl->is_enum) {
+        bxc_type_decl *d = t->decl;
+        bxc_emit_claim(cx, bxc_arena_printf(cx->a, "%sTag", N), sp,
+                       bxc_arena_printf(cx->a, "the tag type of %s", what));
+        const char *U = bxc_emit_upper(cx->a, N);
+        for (uint32_t v = 0; v < d->nvariants; v++)
+            bxc_emit_claim(cx, bxc_arena_printf(cx->a, "%s_%s", U, bxc_emit_upper(cx->a, d->variants[v].name)), sp,
+                           bxc_arena_printf(cx->a, "the tag of variant `%s::%s`", N, d->variants[v].name));
+    }
+    if (has_tensors) {
+        bxc_emit_claim(cx, bxc_arena_printf(cx->a, "%s_release", P), sp,
+                       bxc_arena_printf(cx->a, "the release function of %s", what));
+        bxc_emit_claim(cx, bxc_arena_printf(cx->a, "%s_retain", P), sp,
+                       bxc_arena_printf(cx->a, "the retain function of %s", what));
+    }
+}
+
 static void emit_one(bxc_emit_ctx *cx, const bxc_emit_ctype *ct) {
     bxc_emit_buf *h = &cx->types_h, *c = &cx->types_c;
     /* copies: registering while emitting may move the ctypes array */
     bxc_type *t = ct->type;
     const char *N = ct->name, *P = ct->fn_prefix;
     bool has_tensors = ct->has_tensors;
+    /* Types of the root module: guarded, release/retain defined in the .c.
+     * Types of imported modules: guarded, release/retain `static inline`
+     * in the header, so every object file has its own private copy and two
+     * extensions importing the same module link together. Tuples are named
+     * after the unit's stem, so they never meet another unit's. */
+    claim_type_names(cx, t, N, P, has_tensors);
+    const char *guard = NULL;
+    bool imported = false;
+    if (t->kind != BXC_TYPE_TUPLE) {
+        const bxc_module *m = decl_module(t->decl);
+        guard = type_guard(cx, t->decl);
+        imported = m && !m->is_root;
+        bxc_emit_printf(h, "#ifndef %s\n#define %s\n", guard, guard);
+    }
     if (t->kind == BXC_TYPE_TUPLE) {
         bxc_emit_printf(h, "/* tuple %s */\n", elem_spelling(cx, t));
         bxc_emit_printf(h, "typedef struct %s {\n", N);
@@ -221,14 +289,16 @@ static void emit_one(bxc_emit_ctx *cx, const bxc_emit_ctype *ct) {
         bxc_emit_printf(h, "} %s;\n", N);
     }
     if (!has_tensors) {
-        bxc_emit_puts(h, "\n");
+        bxc_emit_puts(h, guard ? "#endif\n\n" : "\n");
         return;
     }
-    bxc_emit_printf(h, "/* Drops every tensor reference inside *v (nested values too); sets them NULL. */\n"
-                       "void %s_release(%s *v);\n"
-                       "/* A copy of *v holding one more reference of every tensor inside. */\n"
-                       "%s %s_retain(const %s *v);\n\n",
-                    P, N, N, P, N);
+    if (!imported)
+        bxc_emit_printf(h, "/* Drops every tensor reference inside *v (nested values too); sets them NULL. */\n"
+                           "void %s_release(%s *v);\n"
+                           "/* A copy of *v holding one more reference of every tensor inside. */\n"
+                           "%s %s_retain(const %s *v);\n",
+                        P, N, N, P, N);
+    if (!imported) bxc_emit_puts(h, guard ? "#endif\n\n" : "\n");
     bxc_emit_buf rel = {0}, ret = {0};
     if (t->kind == BXC_TYPE_TUPLE) {
         for (uint32_t i = 0; i < t->tuple.n; i++) {
@@ -270,11 +340,21 @@ static void emit_one(bxc_emit_ctx *cx, const bxc_emit_ctype *ct) {
         bxc_emit_puts(&rel, "  default:\n    break;\n  }\n");
         bxc_emit_puts(&ret, "  default:\n    break;\n  }\n");
     }
-    bxc_emit_printf(c, "void %s_release(%s *v) {\n  if (!v) return;\n", P, N);
-    bxc_emit_append(c, &rel);
-    bxc_emit_printf(c, "}\n\n%s %s_retain(const %s *v) {\n  %s r = *v;\n", N, P, N, N);
-    bxc_emit_append(c, &ret);
-    bxc_emit_puts(c, "  return r;\n}\n\n");
+    bxc_emit_buf *out = imported ? h : c;
+    const char *sto = imported ? "static inline " : "";
+    if (imported)
+        bxc_emit_puts(h, "/* Drops every tensor reference inside *v (nested values too); sets them NULL.\n"
+                         " * Type of an imported module: private to each C file (docs/codegen.md). */\n");
+    bxc_emit_printf(out, "%svoid %s_release(%s *v) {\n  if (!v) return;\n", sto, P, N);
+    bxc_emit_append(out, &rel);
+    if (imported)
+        bxc_emit_puts(h, "}\n\n/* A copy of *v holding one more reference of every tensor inside. */\n");
+    else
+        bxc_emit_puts(c, "}\n\n");
+    bxc_emit_printf(out, "%s%s %s_retain(const %s *v) {\n  %s r = *v;\n", sto, N, P, N, N);
+    bxc_emit_append(out, &ret);
+    bxc_emit_puts(out, "  return r;\n}\n");
+    bxc_emit_puts(out, imported ? "#endif\n\n" : "\n");
     bxc_emit_buf_free(&rel);
     bxc_emit_buf_free(&ret);
 }

@@ -48,6 +48,10 @@
 #define BXI_E_OVERFLOW   "E1001"  /* integer overflow / out of the type's range */
 #define BXI_E_DIV_ZERO   "E1002"  /* division or remainder by zero */
 #define BXI_E_INDEX      "E1003"  /* index out of range */
+/* Shapes grow to at most this many dims, as in generated code
+ * (gen.h's BEXT_SHAPE_CAP): the interpreter and the C generator must give
+ * the same results and errors (E1003, same message). */
+#define BXI_SHAPE_CAP    32
 #define BXI_E_NEGATIVE   "E1004"  /* negative value for an unsigned type */
 #define BXI_E_RECURSION  "E1005"  /* call depth limit */
 #define BXI_E_BUDGET     "E1006"  /* loop iteration / step budget */

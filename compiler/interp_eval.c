@@ -517,6 +517,32 @@ static bxi_status coerce_field(bxi_interp *in, BxvValue *v, const bxc_field *f, 
     return BXI_OK;
 }
 
+/* `TensorSpec { shape: s, dtype: d }`, the built-in struct (the checker
+ * made sure both fields are there once, with their types); fields are
+ * evaluated in the order written, as for any struct literal. */
+static bxi_status eval_spec_lit(bxi_interp *in, const bxc_expr *e, BxvValue *out)
+{
+    const bxc_field_init_list *inits = &e->struct_lit.fields;
+    BxvValue shape = {.kind = BXV_UNIT}, dtype = {.kind = BXV_UNIT};
+    for (uint32_t i = 0; i < inits->len; i++) {
+        BxvValue v;
+        bxi_status st = bxi_eval_expr(in, inits->items[i]->value, &v);
+        if (st != BXI_OK)
+            return st;
+        v = bxi_strip(v);
+        if (strcmp(inits->items[i]->name.name, "shape") == 0)
+            shape = v;
+        else
+            dtype = v;
+    }
+    if (shape.kind != BXV_SHAPE || dtype.kind != BXV_DTYPEV) {
+        bxi_error(in, BXI_E_TYPE, e->span, "`TensorSpec { .. }` needs `shape: Shape` and `dtype: DType`");
+        return BXI_ERR;
+    }
+    *out = bxv_spec(&in->scratch, &shape.u.shape, dtype.u.dtype);
+    return BXI_OK;
+}
+
 /* `Name { a: e, ... }` or `Enum::Variant { a: e, ... }`. */
 static bxi_status eval_struct_lit(bxi_interp *in, const bxc_expr *e, BxvValue *out)
 {
@@ -543,6 +569,8 @@ static bxi_status eval_struct_lit(bxi_interp *in, const bxc_expr *e, BxvValue *o
     } else {
         type_name = self_map(in, bxi_path_last(path));
         const bxc_item *st = find_type(in, type_name, BXI_KIND(BXC_ITEM_STRUCT), &is_meta);
+        if (!st && strcmp(type_name, "TensorSpec") == 0)
+            return eval_spec_lit(in, e, out);
         if (!st) {
             bxi_error(in, BXI_E_NAME, path->span, "cannot find struct `%s`", type_name);
             return BXI_ERR;
@@ -647,6 +675,16 @@ static bxi_status want_args(bxi_interp *in, const bxc_expr *e, uint32_t want)
     return BXI_ERR;
 }
 
+/* Room for one more dim (BXI_SHAPE_CAP); else the generated code's error. */
+static bxi_status shape_room(bxi_interp *in, const BxvShape *s, bxc_span span)
+{
+    if (s->len < BXI_SHAPE_CAP)
+        return BXI_OK;
+    bxi_error(in, BXI_E_INDEX, span, "a shape has at most %d dimensions in generated code",
+              BXI_SHAPE_CAP);
+    return BXI_ERR;
+}
+
 static bxi_status shape_mutate(bxi_interp *in, const bxc_expr *e, BxvShape *s, BxvValue *args,
                                BxvValue *out)
 {
@@ -655,7 +693,8 @@ static bxi_status shape_mutate(bxi_interp *in, const bxc_expr *e, BxvShape *s, B
     *out = bxv_unit();
     if (!strcmp(m, "push")) {
         uint64_t d;
-        if (want_args(in, e, 1) || bxi_to_index(in, args[0], al->items[0]->span, "a dimension", &d))
+        if (want_args(in, e, 1) || bxi_to_index(in, args[0], al->items[0]->span, "a dimension", &d) ||
+            shape_room(in, s, e->span))
             return BXI_ERR;
         bxv_shape_push(&in->scratch, s, d);
         return BXI_OK;
@@ -683,6 +722,8 @@ static bxi_status shape_mutate(bxi_interp *in, const bxc_expr *e, BxvShape *s, B
                       s->len);
             return BXI_ERR;
         }
+        if (shape_room(in, s, e->span))
+            return BXI_ERR;
         bxv_shape_insert(&in->scratch, s, (size_t)at, d);
         return BXI_OK;
     }
@@ -1602,6 +1643,8 @@ static __attribute__((noinline)) bxi_status ev_array(bxi_interp *in, const bxc_e
         if ((st = bxi_eval_expr(in, e->array.elems.items[i], &a)) != BXI_OK)
             return st;
         if (bxi_to_index(in, a, e->array.elems.items[i]->span, "a shape dimension", &d) != BXI_OK)
+            return BXI_ERR;
+        if (shape_room(in, &s.u.shape, e->array.elems.items[i]->span))
             return BXI_ERR;
         bxv_shape_push(&in->scratch, &s.u.shape, d);
     }

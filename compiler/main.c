@@ -40,7 +40,7 @@ static void usage(FILE *out) {
           "  -MD                     with -o: also write the depfile DIR/<stem>.d\n"
           "  --help, --version\n"
           "\n"
-          "exit status: 0 no errors, 1 errors in the input, 2 usage or unreadable file\n",
+          "exit status: 0 no errors, 1 errors in the input, 2 usage, unreadable input or unwritable output\n",
           out);
 }
 
@@ -81,6 +81,12 @@ static void dump_tokens(FILE *out, const bxc_source *src) {
     bxc_arena_free_all(&a);
 }
 
+static bool any_diag_with_code(const bxc_diag_list *l, const char *code) {
+    for (uint32_t i = 0; i < l->count; i++)
+        if (strcmp(l->items[i].code, code) == 0) return true;
+    return false;
+}
+
 static int run(bxc_unit *u, const options *o) {
     bxc_load_status st = bxc_unit_load(u, o->input);
     if (st != BXC_LOAD_UNREADABLE && u->nmodules > 0) {
@@ -94,15 +100,24 @@ static int run(bxc_unit *u, const options *o) {
         bxc_check_unit(u);
     /* Code emission (compiler/emit*.c) runs only on a unit the checker
      * accepted; it adds its own diagnostics (I/O included). */
+    bool cannot_write = false;
     if (st != BXC_LOAD_UNREADABLE && o->out_dir && !bxc_diag_has_errors(&u->diags)) {
         bxc_emit_options eo = {.depfile = o->depfile};
-        bxc_emit_c(u, o->out_dir, &eo);
+        if (!bxc_emit_c(u, o->out_dir, &eo))
+            cannot_write = any_diag_with_code(&u->diags, BXC_EMIT_E_IO);
+    } else if (st != BXC_LOAD_UNREADABLE && o->check && !bxc_diag_has_errors(&u->diags)) {
+        /* --check accepts exactly what -o generates: the generator's own
+         * rules (C name clashes, what it can lower) run too, in memory. */
+        const char *h, *c;
+        bxc_emit_c_memory(u, NULL, &h, &c);
     }
 
     if (o->json) bxc_diag_render_json_file(stderr, &u->diags, &u->sources);
     else bxc_diag_render_text(stderr, &u->diags, &u->sources);
 
-    if (st == BXC_LOAD_UNREADABLE) return 2;
+    /* An output directory that cannot be written is the environment's
+     * fault, like an unreadable input: 2, not "errors in the input". */
+    if (st == BXC_LOAD_UNREADABLE || cannot_write) return 2;
     if (bxc_diag_has_errors(&u->diags)) return 1;
     return 0;
 }

@@ -147,6 +147,30 @@ Test(interp, shapes)
                  "<repl>:1:1: error: the number of elements overflows `usize`");
 }
 
+/* Generated code holds a shape in at most 32 dims (gen.h BEXT_SHAPE_CAP);
+ * the interpreter caps shapes at the same rank with the same located
+ * error, so both give the same results and errors. */
+Test(interp, shapes_are_capped_at_32_dims)
+{
+    char lit[256] = "[", *p = lit + 1;
+    for (int i = 0; i < 32; i++)
+        p += sprintf(p, "%s1", i ? ", " : "");
+    strcpy(p, "]");
+    char line[512];
+    snprintf(line, sizeof line, "let mut full = %s; full.len()", lit);
+    EXPECT_VALUE(&h, line, "32");
+    EXPECT_ERROR(&h, "full.push(1)", "<repl>:1:1: error: a shape has at most 32 dimensions in generated code");
+    EXPECT_ERROR(&h, "full.insert(0, 1)", "<repl>:1:1: error: a shape has at most 32 dimensions");
+    /* the failed calls left the shape as it was */
+    EXPECT_VALUE(&h, "full.len()", "32");
+    /* a 33-dim literal fails at its 33rd dim (column 2 + 3 * 32) */
+    lit[strlen(lit) - 1] = '\0';
+    snprintf(line, sizeof line, "%s, 1]", lit);
+    EXPECT_ERROR(&h, line, "<repl>:1:98: error: a shape has at most 32 dimensions");
+    EXPECT_ERROR(&h, "let mut s = Shape::new(); for i in 0..40 { s.push(i); } s.len()",
+                 "<repl>:1:44: error: a shape has at most 32 dimensions");
+}
+
 Test(interp, dtypes_and_specs)
 {
     EXPECT_VALUE(&h, "DType::BF16.size()", "2");

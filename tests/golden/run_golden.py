@@ -20,7 +20,11 @@ no expectation names (notes excepted), when bextc crashes or hangs, or
 when its exit status disagrees with the errors it reported.  A file with
 no expectations must produce no diagnostics at all and exit 0.
 
-Usage: run_golden.py --bextc PATH [FILE_OR_DIR ...]
+With `--emit-dir DIR` the runner runs `bextc -o DIR` instead of `--check`,
+so errors of the C generator (C name clashes, docs/codegen.md) are checked
+the same way (tests/codegen/names/).
+
+Usage: run_golden.py --bextc PATH [--emit-dir DIR] [FILE_OR_DIR ...]
 (default: every .bext under this script's folder).  Prints one PASS/FAIL
 line per file and a final `N passed, N failed` line; exits 1 on failure.
 """
@@ -113,13 +117,14 @@ def same_file(diag_file, path):
         os.path.basename(diag_file) == os.path.basename(path)
 
 
-def run_one(bextc, path):
+def run_one(bextc, path, emit_dir=None):
     """Return a list of failure reasons (empty: PASS)."""
     try:
         expects, extra = parse_expectations(path)
     except ValueError as e:
         return [str(e)]
-    cmd = [bextc, "--check", "--diagnostics=json"] + extra + [path]
+    mode = ["-o", emit_dir] if emit_dir else ["--check"]
+    cmd = [bextc] + mode + ["--diagnostics=json"] + extra + [path]
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S)
     except subprocess.TimeoutExpired:
@@ -179,6 +184,8 @@ def collect(paths):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--bextc", required=True)
+    ap.add_argument("--emit-dir", default=None,
+                    help="run `bextc -o DIR` (the C generator too) instead of --check")
     ap.add_argument("paths", nargs="*")
     ns = ap.parse_args()
     files = collect(ns.paths or [HERE])
@@ -187,7 +194,7 @@ def main():
         return 1
     passed = failed = 0
     for f in files:
-        fails = run_one(ns.bextc, f)
+        fails = run_one(ns.bextc, f, ns.emit_dir)
         rel = os.path.relpath(f, HERE) if f.startswith(HERE) else f
         if fails:
             failed += 1

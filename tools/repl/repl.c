@@ -18,7 +18,8 @@
  * from their values; `:type` prints the checker's type.  Typed input thus
  * sees the names of the first file only (`:meta`, which the interpreter
  * resolves, finds traits of every file): to combine files, `use` them from
- * one root file.
+ * one root file.  A `use` typed at the prompt loads its module as a file's
+ * `use` would (load_prompt_use) and imports into that first unit.
  *
  * Memory: values of one input live in the interpreter's scratch arena and
  * die with the input; bindings are deep copies in the env's own arena,
@@ -59,6 +60,11 @@ typedef struct repl {
 
     bxc_item_list *typed;     /* items typed at the prompt (in units[0]) */
     uint32_t ntyped;
+    /* One unit per `use` typed at the prompt that named a module no unit had
+     * loaded: the loader ran on that `use` alone.  units[0]'s checker table
+     * points into them, so they live exactly as long as units[0]. */
+    bxc_unit **use_units;
+    uint32_t nuse_units;
 
     bxi_interp *interp;
     bxc_arena diag_arena;     /* interpreter diagnostics of one line */
@@ -115,6 +121,8 @@ static void rebuild_program(repl *r)
     uint32_t total = 0;
     for (uint32_t k = 0; k < r->nunits; k++)
         total += r->units[k]->sources.count;
+    for (uint32_t k = 0; k < r->nuse_units; k++)
+        total += r->use_units[k]->sources.count;
     if (total > r->view.cap) {
         r->view.files = xrealloc(r->view.files, total * sizeof *r->view.files);
         r->view.cap = total;
@@ -123,6 +131,12 @@ static void rebuild_program(repl *r)
     bxi_clear_program(r->interp);
     for (uint32_t k = 0; k < r->nunits; k++) {
         bxc_unit *u = r->units[k];
+        bxi_add_unit(r->interp, u, r->view.count);
+        for (uint32_t i = 0; i < u->sources.count; i++)
+            r->view.files[r->view.count++] = u->sources.files[i];
+    }
+    for (uint32_t k = 0; k < r->nuse_units; k++) {
+        bxc_unit *u = r->use_units[k];
         bxi_add_unit(r->interp, u, r->view.count);
         for (uint32_t i = 0; i < u->sources.count; i++)
             r->view.files[r->view.count++] = u->sources.files[i];
@@ -174,6 +188,12 @@ static void drop_typed(repl *r)
     free(r->typed);
     r->typed = NULL;
     r->ntyped = 0;
+    /* the imports typed at the prompt go with the typed items */
+    for (uint32_t k = 0; k < r->nuse_units; k++)
+        unit_delete(r->use_units[k]);
+    free(r->use_units);
+    r->use_units = NULL;
+    r->nuse_units = 0;
 }
 
 static void ensure_primary(repl *r)
@@ -330,6 +350,83 @@ static void print_value(const BxvValue *v)
     bxv_buf_free(&b);
 }
 
+/* The module a loaded unit (or a prompt `use`) already holds, or NULL. */
+static bxc_module *loaded_module(repl *r, const char *name)
+{
+    for (uint32_t k = 0; k < r->nunits; k++) {
+        bxc_module *m = bxc_unit_find_module(r->units[k], name);
+        if (m)
+            return m;
+    }
+    for (uint32_t k = 0; k < r->nuse_units; k++) {
+        bxc_module *m = bxc_unit_find_module(r->use_units[k], name);
+        if (m)
+            return m;
+    }
+    return NULL;
+}
+
+/* A `use` typed at the prompt: the module loader only runs on files, so
+ * load the named module here (searched like a file's `use`: the current
+ * directory, -I dirs, the standard library) as a unit of its own holding
+ * just this `use`, and point the item at it for the checker's import.
+ * The unit's text is the input with everything but the `use` blanked, so
+ * its diagnostics carry the typed line's lines and columns.  Returns false
+ * after showing the loader's or checker's errors. */
+static bool load_prompt_use(repl *r, bxc_item *it)
+{
+    const bxc_path *mp = it->use_.module_path;
+    if (it->use_.module || !mp || !mp->segs.len)
+        return true;
+    bxc_unit *u0 = r->units[0];
+    size_t nlen = 0;
+    for (uint32_t i = 0; i < mp->segs.len; i++)
+        nlen += strlen(mp->segs.items[i].name) + 2;
+    char *name = xmalloc(nlen + 1);
+    name[0] = '\0';
+    for (uint32_t i = 0; i < mp->segs.len; i++) {
+        if (i)
+            strcat(name, "::");
+        strcat(name, mp->segs.items[i].name);
+    }
+    bxc_module *m = loaded_module(r, name);
+    free(name);
+    if (m) {
+        it->use_.module = m;
+        return true;
+    }
+    const bxc_source *src = bxc_sources_get(&u0->sources, it->span.file);
+    if (!src || it->span.offset + it->span.length > src->length)
+        return true;   /* no text to load from: the checker reports the `use` */
+    char *text = xmalloc((size_t)src->length + 1);
+    for (uint32_t i = 0; i < src->length; i++) {
+        bool inside = i >= it->span.offset && i < it->span.offset + it->span.length;
+        text[i] = inside || src->text[i] == '\n' ? src->text[i] : ' ';
+    }
+    text[src->length] = '\0';
+    bxc_unit *u = unit_new(r);
+    bool ok = bxc_unit_load_memory(u, src->path, text, src->length) == BXC_LOAD_OK;
+    free(text);
+    if (ok)
+        ok = bxc_check_unit(u);
+    render_unit_diags(r, u);
+    bxc_module *root = u->nmodules ? u->modules[0] : NULL;
+    bxc_item *own = NULL;
+    if (ok && root && root->ast)
+        for (uint32_t i = 0; i < root->ast->items.len && !own; i++)
+            if (root->ast->items.items[i]->kind == BXC_ITEM_USE)
+                own = root->ast->items.items[i];
+    if (!own || !own->use_.module) {
+        unit_delete(u);
+        return false;
+    }
+    it->use_.module = own->use_.module;
+    r->use_units = xrealloc(r->use_units, (r->nuse_units + 1) * sizeof *r->use_units);
+    r->use_units[r->nuse_units++] = u;
+    rebuild_program(r);
+    return true;
+}
+
 /* Items typed at the prompt.  The parser lists them in the file's items
  * and also leaves an item statement in the REPL block (dropped from what is
  * checked and run, see without_items). */
@@ -339,8 +436,14 @@ static void register_items(repl *r, bxc_file *f)
     if (!f->items.len)
         return;
     bool ok = true;
-    for (uint32_t i = 0; i < f->items.len; i++)
-        ok &= bxc_check_repl_item(u, f->items.items[i]);
+    for (uint32_t i = 0; i < f->items.len; i++) {
+        bxc_item *it = f->items.items[i];
+        if (it->kind == BXC_ITEM_USE && !load_prompt_use(r, it)) {
+            ok = false;
+            continue;
+        }
+        ok &= bxc_check_repl_item(u, it);
+    }
     render_unit_diags(r, u);
     if (!ok)
         return;

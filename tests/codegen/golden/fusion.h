@@ -16,6 +16,8 @@ extern "C" {
 
 /* ---- types ---- */
 
+#ifndef BEXT_TYPE_fusion_Counted
+#define BEXT_TYPE_fusion_Counted
 typedef struct Counted {
   bext_tensor *tensor;
   size_t count;
@@ -24,13 +26,19 @@ typedef struct Counted {
 void counted_release(Counted *v);
 /* A copy of *v holding one more reference of every tensor inside. */
 Counted counted_retain(const Counted *v);
+#endif
 
+#ifndef BEXT_TYPE_fusion_CountedMetadata
+#define BEXT_TYPE_fusion_CountedMetadata
 /* metadata companion of Counted: tensors replaced by specs */
 typedef struct CountedMetadata {
   bext_meta_spec tensor;
   size_t count;
 } CountedMetadata;
+#endif
 
+#ifndef BEXT_TYPE_fusion_Pair
+#define BEXT_TYPE_fusion_Pair
 typedef struct Pair {
   bext_tensor *left;
   bext_tensor *right;
@@ -39,13 +47,19 @@ typedef struct Pair {
 void pair_release(Pair *v);
 /* A copy of *v holding one more reference of every tensor inside. */
 Pair pair_retain(const Pair *v);
+#endif
 
+#ifndef BEXT_TYPE_fusion_PairMetadata
+#define BEXT_TYPE_fusion_PairMetadata
 /* metadata companion of Pair: tensors replaced by specs */
 typedef struct PairMetadata {
   bext_meta_spec left;
   bext_meta_spec right;
 } PairMetadata;
+#endif
 
+#ifndef BEXT_TYPE_fusion_Maybe
+#define BEXT_TYPE_fusion_Maybe
 typedef enum MaybeTag {
   MAYBE_NOTHING = 0,
   MAYBE_JUST = 1,
@@ -62,6 +76,7 @@ typedef struct Maybe {
 void maybe_release(Maybe *v);
 /* A copy of *v holding one more reference of every tensor inside. */
 Maybe maybe_retain(const Maybe *v);
+#endif
 
 /* ---- metadata helper fns (docs/codegen.md) ---- */
 bool fusion_output_shape(const bext_meta_shape *lhs, const bext_meta_shape *rhs, bext_meta_shape *bext_out, bext_meta_error *err);

@@ -16,6 +16,8 @@ extern "C" {
 
 /* ---- types ---- */
 
+#ifndef BEXT_TYPE_items_Inner
+#define BEXT_TYPE_items_Inner
 typedef struct Inner {
   bext_tensor *integer;
   bext_tensor *mask;
@@ -24,13 +26,19 @@ typedef struct Inner {
 void inner_release(Inner *v);
 /* A copy of *v holding one more reference of every tensor inside. */
 Inner inner_retain(const Inner *v);
+#endif
 
+#ifndef BEXT_TYPE_items_InnerMetadata
+#define BEXT_TYPE_items_InnerMetadata
 /* metadata companion of Inner: tensors replaced by specs */
 typedef struct InnerMetadata {
   bext_meta_spec integer;
   bext_meta_spec mask;
 } InnerMetadata;
+#endif
 
+#ifndef BEXT_TYPE_items_Outputs
+#define BEXT_TYPE_items_Outputs
 typedef struct Outputs {
   bext_tensor *values;
   uint32_t count;
@@ -39,13 +47,19 @@ typedef struct Outputs {
 void outputs_release(Outputs *v);
 /* A copy of *v holding one more reference of every tensor inside. */
 Outputs outputs_retain(const Outputs *v);
+#endif
 
+#ifndef BEXT_TYPE_items_OutputsMetadata
+#define BEXT_TYPE_items_OutputsMetadata
 /* metadata companion of Outputs: tensors replaced by specs */
 typedef struct OutputsMetadata {
   bext_meta_spec values;
   uint32_t count;
 } OutputsMetadata;
+#endif
 
+#ifndef BEXT_TYPE_items_Packet
+#define BEXT_TYPE_items_Packet
 typedef enum PacketTag {
   PACKET_EMPTY = 0,
   PACKET_FLOAT = 1,
@@ -68,7 +82,10 @@ typedef struct Packet {
 void packet_release(Packet *v);
 /* A copy of *v holding one more reference of every tensor inside. */
 Packet packet_retain(const Packet *v);
+#endif
 
+#ifndef BEXT_TYPE_items_PacketMetadata
+#define BEXT_TYPE_items_PacketMetadata
 /* metadata companion of Packet: tensors replaced by specs */
 typedef enum PacketMetadataTag {
   PACKET_METADATA_EMPTY = 0,
@@ -88,6 +105,7 @@ typedef struct PacketMetadata {
     } Nested;
   } as;
 } PacketMetadata;
+#endif
 
 /* ---- metadata helper fns (docs/codegen.md) ---- */
 bool items_joined_shape(const bext_meta_shape *lhs, const bext_meta_shape *rhs, const size_t *axis, bext_meta_shape *bext_out, bext_meta_error *err);

@@ -16,6 +16,8 @@ extern "C" {
 
 /* ---- types ---- */
 
+#ifndef BEXT_TYPE_route_Pair
+#define BEXT_TYPE_route_Pair
 typedef struct Pair {
   bext_tensor *left;
   bext_tensor *right;
@@ -24,7 +26,10 @@ typedef struct Pair {
 void pair_release(Pair *v);
 /* A copy of *v holding one more reference of every tensor inside. */
 Pair pair_retain(const Pair *v);
+#endif
 
+#ifndef BEXT_TYPE_route_Wrapped
+#define BEXT_TYPE_route_Wrapped
 typedef struct Wrapped {
   Pair inner;
   float scale;
@@ -33,7 +38,10 @@ typedef struct Wrapped {
 void wrapped_release(Wrapped *v);
 /* A copy of *v holding one more reference of every tensor inside. */
 Wrapped wrapped_retain(const Wrapped *v);
+#endif
 
+#ifndef BEXT_TYPE_route_Choice
+#define BEXT_TYPE_route_Choice
 typedef enum ChoiceTag {
   CHOICE_NOTHING = 0,
   CHOICE_INTS = 1,
@@ -55,7 +63,10 @@ typedef struct Choice {
 void choice_release(Choice *v);
 /* A copy of *v holding one more reference of every tensor inside. */
 Choice choice_retain(const Choice *v);
+#endif
 
+#ifndef BEXT_TYPE_route_Counted
+#define BEXT_TYPE_route_Counted
 typedef struct Counted {
   bext_tensor *tensor;
   size_t count;
@@ -64,6 +75,7 @@ typedef struct Counted {
 void counted_release(Counted *v);
 /* A copy of *v holding one more reference of every tensor inside. */
 Counted counted_retain(const Counted *v);
+#endif
 
 /* tuple tuple2_tensor_tensor */
 typedef struct route_tuple2_tensor_tensor {

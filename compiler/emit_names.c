@@ -1,0 +1,87 @@
+/* emit_names.c — the table of every C name the generator emits for a unit.
+ *
+ * The naming rules of docs/codegen.md (snake_case prefixes, `_flex`
+ * suffixes, `<type>_release`, `stem_` helpers, UPPER tags...) are not
+ * injective: `T::m_flex` and the Flex implementation of `T::m` are both
+ * `t_m_flex`, types `Out` and `OUT` both give `out_release`.  C would then
+ * call the wrong function or fail with an error about generated text.  So
+ * every file-scope name is claimed here, with the .bext item that produced
+ * it, before it is written; a second claim of the same name, or a name C
+ * or the runtime reserves, is a located error naming both items. */
+#include <string.h>
+
+#include "diag.h"
+#include "emit_int.h"
+
+/* Diagnostic code: a generated C name clashes or is reserved. */
+#define BXC_EMIT_E_CNAME "E1103"
+
+/* C keywords (C11 and C23), the standard typedefs and macros the generated
+ * files see through their includes, and names of the C library the
+ * generated code uses: a type or function with one of these names would
+ * redefine or shadow it. */
+static const char *const reserved[] = {
+    "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum",
+    "extern", "float", "for", "goto", "if", "inline", "int", "long", "register", "restrict", "return",
+    "short", "signed", "sizeof", "static", "struct", "switch", "typedef", "union", "unsigned", "void",
+    "volatile", "while", "alignas", "alignof", "bool", "constexpr", "false", "nullptr", "static_assert",
+    "thread_local", "true", "typeof", "typeof_unqual", "size_t", "ptrdiff_t", "wchar_t", "max_align_t",
+    "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t", "uint32_t", "uint64_t",
+    "intptr_t", "uintptr_t", "intmax_t", "uintmax_t", "NULL", "offsetof", "errno", "assert", "FILE",
+    "va_list", "EOF", "main", "memset", "memcpy", "malloc", "free", "abort", "stdin", "stdout", "stderr",
+    "INT8_MAX", "INT16_MAX", "INT32_MAX", "INT64_MAX", "UINT8_MAX", "UINT16_MAX", "UINT32_MAX",
+    "UINT64_MAX", "SIZE_MAX", "PTRDIFF_MAX",
+};
+
+/* Why name is reserved, or NULL if it is not. */
+static const char *reserved_why(const char *name) {
+    for (size_t i = 0; i < sizeof reserved / sizeof *reserved; i++)
+        if (strcmp(reserved[i], name) == 0) return "a C keyword or a name of the C headers the generated files include";
+    if (strncmp(name, "bext_", 5) == 0 || strncmp(name, "BEXT_", 5) == 0 || strcmp(name, "bext") == 0)
+        return "reserved for the bext runtime and the generator (`bext_` / `BEXT_` prefix)";
+    if (name[0] == '_' && (name[1] == '_' || (name[1] >= 'A' && name[1] <= 'Z')))
+        return "reserved by the C standard (`__` or `_` + upper-case letter)";
+    return NULL;
+}
+
+static bool span_known(bxc_span s) { return s.file != BXC_NO_FILE; }
+
+bool bxc_emit_claim(bxc_emit_ctx *cx, const char *cname, bxc_span span, const char *what) {
+    const char *why = reserved_why(cname);
+    if (why) {
+        bxc_diag *d = bxc_diag_add(&cx->u->diags, BXC_SEV_ERROR, BXC_EMIT_E_CNAME, span,
+                                   "%s would be the C name `%s`, which is %s", what, cname, why);
+        bxc_diag_set_help(&cx->u->diags, d,
+                          "rename the .bext item (docs/codegen.md, \"Names\", says how C names are formed)");
+        cx->ok = false;
+        return false;
+    }
+    for (uint32_t i = 0; i < cx->nnames; i++) {
+        const bxc_emit_name *o = &cx->names[i];
+        if (strcmp(o->cname, cname) != 0) continue;
+        if (o->span.file == span.file && o->span.offset == span.offset && strcmp(o->what, what) == 0)
+            return true;   /* the same item claimed again (e.g. a type met twice) */
+        /* Report at the second item, or at the first when only it has a
+         * location (tuple types have none). */
+        bool swap = !span_known(span) && span_known(o->span);
+        bxc_span at = swap ? o->span : span, other = swap ? span : o->span;
+        const char *first = swap ? what : o->what, *second = swap ? o->what : what;
+        bxc_diag *d = bxc_diag_add(&cx->u->diags, BXC_SEV_ERROR, BXC_EMIT_E_CNAME, at,
+                                   "%s and %s would both be the C name `%s`", second, first, cname);
+        if (span_known(other)) bxc_diag_add_note(&cx->u->diags, d, other, "%s is here", first);
+        bxc_diag_set_help(&cx->u->diags, d,
+                          "rename one of them so that their C names differ (docs/codegen.md, \"Names\", says how "
+                          "C names are formed)");
+        cx->ok = false;
+        return false;
+    }
+    if (cx->nnames == cx->capnames) {
+        uint32_t nc = cx->capnames ? cx->capnames * 2 : 64;
+        bxc_emit_name *n = bxc_arena_alloc(cx->a, nc * sizeof *n);
+        if (cx->nnames) memcpy(n, cx->names, cx->nnames * sizeof *n);
+        cx->names = n;
+        cx->capnames = nc;
+    }
+    cx->names[cx->nnames++] = (bxc_emit_name){cname, span, what};
+    return true;
+}
