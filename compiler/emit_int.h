@@ -70,6 +70,8 @@ typedef struct bxc_emit_ctx {
     int register_depth;        /* nesting of bxc_emit_register_type */
     bxc_emit_name *names;      /* every file-scope C name emitted so far */
     uint32_t nnames, capnames;
+    uint32_t *name_slots;      /* hash index into names (index + 1; 0 empty) */
+    uint32_t name_nslots;      /* a power of two, at least 2 x nnames */
     bool ok;
 } bxc_emit_ctx;
 

@@ -46,6 +46,13 @@ static const char *reserved_why(const char *name) {
 
 static bool span_known(bxc_span s) { return s.file != BXC_NO_FILE; }
 
+/* FNV-1a: short identifiers, no adversary worth a keyed hash. */
+static uint32_t name_hash(const char *s) {
+    uint32_t h = 2166136261u;
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 16777619u;
+    return h;
+}
+
 bool bxc_emit_claim(bxc_emit_ctx *cx, const char *cname, bxc_span span, const char *what) {
     const char *why = reserved_why(cname);
     if (why) {
@@ -56,8 +63,11 @@ bool bxc_emit_claim(bxc_emit_ctx *cx, const char *cname, bxc_span span, const ch
         cx->ok = false;
         return false;
     }
-    for (uint32_t i = 0; i < cx->nnames; i++) {
-        const bxc_emit_name *o = &cx->names[i];
+    /* One lookup in the hash index: a unit with thousands of methods
+     * claims tens of thousands of names, and a linear scan was quadratic. */
+    uint32_t mask = cx->name_nslots - 1, h = name_hash(cname);
+    for (uint32_t k = cx->name_nslots ? h & mask : 0; cx->name_nslots && cx->name_slots[k]; k = (k + 1) & mask) {
+        const bxc_emit_name *o = &cx->names[cx->name_slots[k] - 1];
         if (strcmp(o->cname, cname) != 0) continue;
         if (o->span.file == span.file && o->span.offset == span.offset && strcmp(o->what, what) == 0)
             return true;   /* the same item claimed again (e.g. a type met twice) */
@@ -83,5 +93,23 @@ bool bxc_emit_claim(bxc_emit_ctx *cx, const char *cname, bxc_span span, const ch
         cx->capnames = nc;
     }
     cx->names[cx->nnames++] = (bxc_emit_name){cname, span, what};
+    if (2 * cx->nnames > cx->name_nslots) {
+        /* Rebuild at twice the size; the arena keeps the old array. */
+        uint32_t ns = cx->name_nslots ? cx->name_nslots * 2 : 256;
+        while (2 * cx->nnames > ns) ns *= 2;
+        uint32_t *slots = bxc_arena_alloc(cx->a, ns * sizeof *slots);
+        memset(slots, 0, ns * sizeof *slots);
+        for (uint32_t i = 0; i < cx->nnames; i++) {
+            uint32_t k = name_hash(cx->names[i].cname) & (ns - 1);
+            while (slots[k]) k = (k + 1) & (ns - 1);
+            slots[k] = i + 1;
+        }
+        cx->name_slots = slots;
+        cx->name_nslots = ns;
+    } else {
+        uint32_t k = h & mask;
+        while (cx->name_slots[k]) k = (k + 1) & mask;
+        cx->name_slots[k] = cx->nnames;
+    }
     return true;
 }
