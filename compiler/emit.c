@@ -328,11 +328,21 @@ static bool generate(bxc_unit *u, const char *stem, bxc_emit_buf *h, bxc_emit_bu
                     bxc_emit_comment_text(cx.a, stem), bxc_emit_comment_text(cx.a, rootbase), stem);
     bxc_emit_append(c, &cx.types_c);
     bxc_emit_append(c, &cx.code_c);
+    if (cx.register_c.len) {
+        /* Every extension op is in the runtime's registry (bext_ext_find)
+         * before main: optimizers and a remote server look ids up there. */
+        bxc_emit_printf(c, "/* ---- registration of the extension ops (bext/ext.h) ---- */\n"
+                           "__attribute__((constructor)) static void %s_bext_register(void) {\n",
+                        cx.cstem);
+        bxc_emit_append(c, &cx.register_c);
+        bxc_emit_puts(c, "}\n");
+    }
 
     bxc_emit_buf_free(&cx.types_h);
     bxc_emit_buf_free(&cx.protos_h);
     bxc_emit_buf_free(&cx.types_c);
     bxc_emit_buf_free(&cx.code_c);
+    bxc_emit_buf_free(&cx.register_c);
     return cx.ok;
 }
 

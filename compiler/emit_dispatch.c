@@ -8,25 +8,31 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <bext/bext.h>
+
 #include "check.h"
 #include "emit_int.h"
 
-/* The selectors, in the order of language.md §3. */
+/* The selectors: the runtime's backend and layer tables (bext.h), in
+ * language.md §3's order.  A backend selector's arm is compiled when the
+ * runtime has it (BEXT_HAVE_<ENUM>, bext/config.h). */
 typedef struct selector_info {
-    const char *name;       /* as written */
-    const char *suffix;     /* implementation suffix; NULL: none (Fusion) */
-    const char *has;        /* gen.h availability macro */
-    const char *backend;    /* bext_backend_kind constant; NULL: not a device backend */
+    const char *name;       /* as written: `Flex` */
+    const char *suffix;     /* implementation suffix: `flex` */
+    bool runtime_arm;       /* the runtime supplies the arm (Fusion records the call,
+                             * Remote sends it): no implementation for users */
+    const char *have;       /* availability macro: BEXT_HAVE_FLEX */
+    const char *backend;    /* BEXT_BACKEND_* constant; NULL for a layer */
+    const char *layer;      /* BEXT_LAYER_* constant; NULL for a backend */
 } selector_info;
 
 static const selector_info selectors[] = {
-    {"Cube", "cube", "BEXT_GEN_HAS_CUBE", "BEXT_BACKEND_CUBE"},
-    {"Flex", "flex", "BEXT_GEN_HAS_FLEX", "BEXT_BACKEND_FLEX"},
-    {"NdArray", "ndarray", "BEXT_GEN_HAS_NDARRAY", "BEXT_BACKEND_NDARRAY"},
-    {"LibTorch", "libtorch", "BEXT_GEN_HAS_LIBTORCH", "BEXT_BACKEND_LIBTORCH"},
-    {"Remote", "remote", "BEXT_GEN_HAS_REMOTE", "BEXT_BACKEND_REMOTE"},
-    {"Autodiff", "autodiff", "BEXT_GEN_HAS_AUTODIFF", NULL},
-    {"Fusion", NULL, "BEXT_GEN_HAS_FUSION", NULL},
+#define SEL_B_(E, s, S) {#S, #s, BEXT_BACKEND_##E == BEXT_BACKEND_REMOTE, "BEXT_HAVE_" #E, "BEXT_BACKEND_" #E, NULL},
+    BEXT_BACKENDS(SEL_B_)
+#undef SEL_B_
+#define SEL_L_(E, s, S, d) {#S, #s, BEXT_LAYER_##E == BEXT_LAYER_FUSION, "BEXT_HAVE_" #E, NULL, "BEXT_LAYER_" #E},
+    BEXT_LAYERS(SEL_L_)
+#undef SEL_L_
 };
 #define NSEL (sizeof selectors / sizeof *selectors)
 
@@ -190,28 +196,29 @@ static const char *ret_decl(const method_info *mi) {
     return mi->ret_tensor ? "bext_tensor *" : "bool ";
 }
 
-/* Availability + condition of a listed selector's implementation. */
+/* Availability + condition of a listed selector's arm. */
 static const char *impl_cond(bxc_emit_ctx *cx, const listed_sel *ls) {
-    return ls->cond_c ? bxc_arena_printf(cx->a, "%s && (%s)", ls->info->has, ls->cond_c) : ls->info->has;
+    const char *have = bxc_arena_printf(cx->a, "defined(%s)", ls->info->have);
+    return ls->cond_c ? bxc_arena_printf(cx->a, "%s && (%s)", have, ls->cond_c) : have;
 }
 
-/* Routing slots: appends code that records every tensor of a value (given
- * as a C lvalue `acc`, named `disp` in messages); returns the maximum
- * number of slots it can record. */
+/* Tensor slots: appends code that records every tensor of a value (given
+ * as a C lvalue `acc`, named `disp` in messages) into bext_s[]; returns
+ * the largest number of slots it can record. */
 static uint32_t collect(bxc_emit_ctx *cx, bxc_emit_buf *b, bxc_type *t, const char *acc, const char *disp,
-                        const char *ind, int depth) {
+                        bool borrowed, const char *ind, int depth) {
     t = bxc_type_strip_refs(bxc_type_resolve(t));
     if (depth > 64 || !bxc_emit_type_has_tensors(t)) return 0;
     if (t->kind == BXC_TYPE_TENSOR) {
-        bxc_emit_printf(b, "%sbext_rt_t[bext_rt_c] = %s;\n%sbext_rt_n[bext_rt_c] = %s;\n%sbext_rt_f[bext_rt_c++] = %d;\n", ind, acc, ind,
-                        bxc_emit_cstring(cx->a, disp), ind, t->tensor_kind == BXC_TENSOR_FLOAT);
+        bxc_emit_printf(b, "%sbext_s[bext_n++] = (bext_ext_slot){&%s, %s, %d, %d};\n", ind, acc,
+                        bxc_emit_cstring(cx->a, disp), t->tensor_kind == BXC_TENSOR_FLOAT, borrowed);
         return 1;
     }
     if (t->kind == BXC_TYPE_TUPLE) {
         uint32_t n = 0;
         for (uint32_t i = 0; i < t->tuple.n; i++)
             n += collect(cx, b, t->tuple.elems[i], bxc_arena_printf(cx->a, "%s._%u", acc, i),
-                         bxc_arena_printf(cx->a, "%s.%u", disp, i), ind, depth + 1);
+                         bxc_arena_printf(cx->a, "%s.%u", disp, i), borrowed, ind, depth + 1);
         return n;
     }
     bxc_type_decl *d = t->decl;
@@ -222,7 +229,7 @@ static uint32_t collect(bxc_emit_ctx *cx, bxc_emit_buf *b, bxc_type *t, const ch
             const char *fn = f->name ? bxc_emit_ident(cx->a, f->name) : bxc_arena_printf(cx->a, "_%u", i);
             n += collect(cx, b, f->type, bxc_arena_printf(cx->a, "%s.%s", acc, fn),
                          bxc_arena_printf(cx->a, "%s.%s", disp, f->name ? f->name : bxc_arena_printf(cx->a, "%u", i)),
-                         ind, depth + 1);
+                         borrowed, ind, depth + 1);
         }
         return n;
     }
@@ -240,7 +247,7 @@ static uint32_t collect(bxc_emit_ctx *cx, bxc_emit_buf *b, bxc_type *t, const ch
             n += collect(cx, &sub, f->type, bxc_arena_printf(cx->a, "%s.as.%s.%s", acc, var->name, fn),
                          bxc_arena_printf(cx->a, "%s(%s).%s", disp, var->name,
                                           f->name ? f->name : bxc_arena_printf(cx->a, "%u", i)),
-                         ind2, depth + 1);
+                         borrowed, ind2, depth + 1);
         }
         if (n) {
             bxc_emit_printf(b, "%scase %s_%s:\n", ind, U, bxc_emit_upper(cx->a, var->name));
@@ -254,40 +261,190 @@ static uint32_t collect(bxc_emit_ctx *cx, bxc_emit_buf *b, bxc_type *t, const ch
     return best;
 }
 
-/* Releases of the owned tensor-bearing parameters. */
-static void release_owned(bxc_emit_ctx *cx, bxc_emit_buf *b, const method_info *mi, const char *ind) {
+/* The C type a parameter has inside the argument struct: tensors as
+ * handles, every other value by value (a borrowed `&T` is copied in). */
+static const char *arg_field_decl(bxc_emit_ctx *cx, const param_info *p) {
+    if (p->is_tensor) return bxc_arena_printf(cx->a, "bext_tensor *%s", p->name);
+    return bxc_arena_printf(cx->a, "%s %s", bxc_emit_ctype_of(cx, p->type), p->name);
+}
+
+/* The method descriptor, the argument struct, its slot functions and
+ * invoke, then the entry point that packs a call and dispatches it. */
+static void emit_descriptor(bxc_emit_ctx *cx, const trait_info *ti, const method_info *mi, const bxc_fn *fn,
+                            bool has_default, uint32_t *nin_out) {
+    bxc_emit_buf *c = &cx->code_c;
+    const char *e = mi->entry;
+    /* argument struct: a dummy member keeps it non-empty */
+    bxc_emit_printf(c, "struct %s_bext_args {\n", e);
+    for (uint32_t i = 0; i < mi->nparams; i++) bxc_emit_printf(c, "  %s;\n", arg_field_decl(cx, &mi->params[i]));
+    if (!mi->nparams) bxc_emit_puts(c, "  char bext_none;\n");
+    bxc_emit_puts(c, "};\n");
+
+    /* input slots */
+    bxc_emit_buf coll = {0};
+    uint32_t nin = 0;
+    for (uint32_t i = 0; i < mi->nparams; i++) {
+        const param_info *p = &mi->params[i];
+        nin += collect(cx, &coll, p->type, bxc_arena_printf(cx->a, "bext_a->%s", p->name), p->src_name,
+                       p->borrowed, "  ", 0);
+    }
+    *nin_out = nin;
+    bxc_emit_printf(c, "static int %s_bext_in(void *bext_p, bext_ext_slot *bext_s) {\n", e);
+    if (nin) {
+        bxc_emit_printf(c, "  struct %s_bext_args *bext_a = bext_p;\n  int bext_n = 0;\n", e);
+        bxc_emit_append(c, &coll);
+        bxc_emit_puts(c, "  return bext_n;\n}\n");
+    } else {
+        bxc_emit_puts(c, "  (void)bext_p;\n  (void)bext_s;\n  return 0;\n}\n");
+    }
+    bxc_emit_buf_free(&coll);
+
+    /* output slots */
+    uint32_t nout = 0;
+    bxc_emit_buf oc = {0};
+    if (mi->ret_tensor) {
+        bxc_emit_puts(&oc, "  bext_s[bext_n++] = (bext_ext_slot){(bext_tensor **)bext_p, \"output\", 1, 0};\n");
+        nout = 1;
+    } else if (!mi->ret_unit) {
+        nout = collect(cx, &oc, mi->ret, "(*bext_o)", "output", false, "  ", 0);
+    }
+    bxc_emit_printf(c, "static int %s_bext_out(void *bext_p, bext_ext_slot *bext_s) {\n", e);
+    if (nout) {
+        if (!mi->ret_tensor) bxc_emit_printf(c, "  %s *bext_o = bext_p;\n", mi->ret_ctype);
+        bxc_emit_puts(c, "  int bext_n = 0;\n");
+        bxc_emit_append(c, &oc);
+        bxc_emit_puts(c, "  return bext_n;\n}\n");
+    } else {
+        bxc_emit_puts(c, "  (void)bext_p;\n  (void)bext_s;\n  return 0;\n}\n");
+    }
+    bxc_emit_buf_free(&oc);
+    if (nin > 64 || nout > 64)
+        bxc_emit_error(cx, fn->span, "the C generator supports at most 64 tensors in a method's %s",
+                       nin > 64 ? "arguments" : "output");
+
+    /* invoke: call an implementation with the struct's values */
+    const char *args = "";
+    for (uint32_t i = 0; i < mi->nparams; i++) {
+        const param_info *p = &mi->params[i];
+        bool ptr = !p->is_tensor && p->borrowed;
+        args = bxc_arena_printf(cx->a, "%s%s%sbext_a->%s", args, i ? ", " : "", ptr ? "&" : "", p->name);
+    }
+    if (!mi->ret_tensor && !mi->ret_unit)
+        args = bxc_arena_printf(cx->a, "%s%s(%s *)bext_out", args, mi->nparams ? ", " : "", mi->ret_ctype);
+    bxc_emit_printf(c, "typedef %s(*%s_bext_fn)(%s);\n", ret_decl(mi), e, mi->cparams);
+    bxc_emit_printf(c, "static bool %s_bext_invoke(bext_ext_fn bext_fn, void *bext_p, void *bext_out) {\n", e);
+    bxc_emit_printf(c, "  struct %s_bext_args *bext_a = bext_p;\n", e);
+    if (mi->ret_tensor)
+        bxc_emit_printf(c, "  bext_tensor *bext_r = ((%s_bext_fn)bext_fn)(%s);\n  *(bext_tensor **)bext_out = bext_r;\n",
+                        e, args);
+    else
+        bxc_emit_printf(c, "  bool bext_r = ((%s_bext_fn)bext_fn)(%s);\n%s", e, args,
+                        mi->ret_unit ? "  (void)bext_out;\n" : "");
+    /* owned values were consumed by the implementation */
     for (uint32_t i = 0; i < mi->nparams; i++) {
         const param_info *p = &mi->params[i];
         if (p->borrowed || !bxc_emit_type_has_tensors(p->type)) continue;
+        if (p->is_tensor) bxc_emit_printf(c, "  bext_a->%s = NULL;\n", p->name);
+        else bxc_emit_printf(c, "  memset(&bext_a->%s, 0, sizeof bext_a->%s);\n", p->name, p->name);
+    }
+    if (!mi->nparams) bxc_emit_puts(c, "  (void)bext_a;\n");
+    bxc_emit_printf(c, "  return %s;\n}\n", mi->ret_tensor ? "bext_r != NULL" : "bext_r");
+
+    /* the descriptor */
+    const char *id = fn->name.name;
+    bxc_emit_printf(c, "static const bext_ext_method %s_bext_m = {\n", e);
+    bxc_emit_printf(c, "  .trait = %s,\n  .method = %s,\n  .id = %s,\n  .what = %s,\n  .listed = %s,\n",
+                    bxc_emit_cstring(cx->a, ti->name), bxc_emit_cstring(cx->a, fn->name.name),
+                    bxc_emit_cstring(cx->a, id), bxc_emit_cstring(cx->a, mi->what),
+                    bxc_emit_cstring(cx->a, ti->listed));
+    bxc_emit_puts(c, "  .have = 0u\n");
+    const listed_sel *only = NULL;
+    for (uint32_t k = 0; k < ti->nsels; k++) {
+        const listed_sel *ls = &ti->sels[k];
+        if (!ls->info->backend) continue;
+        if (!only) only = ls;
+        bxc_emit_printf(c, "#if %s\n          | 1u << %s\n#endif\n", impl_cond(cx, ls), ls->info->backend);
+    }
+    bxc_emit_puts(c, "  ,\n");
+    for (uint32_t k = 0; k < ti->nsels; k++) {
+        const listed_sel *ls = &ti->sels[k];
+        if (!ls->info->backend || ls->info->runtime_arm) continue;
+        bxc_emit_printf(c, "#if %s\n  .impl[%s] = (bext_ext_fn)%s_%s,\n#endif\n", impl_cond(cx, ls), ls->info->backend, e,
+                        ls->info->suffix);
+    }
+    if (has_default) bxc_emit_printf(c, "  .fallback = (bext_ext_fn)%s_bext_default,\n", e);
+
+    for (uint32_t k = 0; k < ti->nsels; k++) {
+        const listed_sel *ls = &ti->sels[k];
+        if (!ls->info->backend) continue;
+        bxc_emit_printf(c, "#if !defined(%s)\n  .why[%s] = \"is listed, but this runtime has no such backend\",\n",
+                        ls->info->have, ls->info->backend);
+        if (ls->cond_c)
+            bxc_emit_printf(c, "#elif !(%s)\n  .why[%s] = %s,\n", ls->cond_c, ls->info->backend,
+                            bxc_emit_cstring(cx->a, bxc_arena_printf(cx->a,
+                                                                     "is listed as `%s: %s`, and that "
+                                                                     "condition is off in this build",
+                                                                     ls->info->name, ls->cond_text)));
+        bxc_emit_puts(c, "#endif\n");
+    }
+    bxc_emit_puts(c, "  .layers = 0u\n");
+    for (uint32_t k = 0; k < ti->nsels; k++) {
+        const listed_sel *ls = &ti->sels[k];
+        if (!ls->info->layer) continue;
+        bxc_emit_printf(c, "#if %s\n          | 1u << %s\n#endif\n", impl_cond(cx, ls), ls->info->layer);
+    }
+    bxc_emit_puts(c, "  ,\n");
+    for (uint32_t k = 0; k < ti->nsels; k++) {
+        const listed_sel *ls = &ti->sels[k];
+        if (!ls->info->layer || ls->info->runtime_arm) continue;
+        bxc_emit_printf(c, "#if %s\n  .layer_impl[%s] = (bext_ext_fn)%s_%s,\n#endif\n", impl_cond(cx, ls),
+                        ls->info->layer, e, ls->info->suffix);
+    }
+    bxc_emit_printf(c, "  .only_backend = %s,\n", only ? only->info->backend : "0");
+    bxc_emit_printf(c, "  .args_size = sizeof(struct %s_bext_args),\n", e);
+    bxc_emit_printf(c, "  .out_size = %s,\n  .out_tensor = %s,\n",
+                    mi->ret_tensor ? "sizeof(bext_tensor *)"
+                    : mi->ret_unit ? "0"
+                                   : bxc_arena_printf(cx->a, "sizeof(%s)", mi->ret_ctype),
+                    mi->ret_tensor ? "true" : "false");
+    bxc_emit_printf(c, "  .in_slots = %s_bext_in,\n  .out_slots = %s_bext_out,\n  .invoke = %s_bext_invoke,\n};\n", e, e,
+                    e);
+}
+
+/* The entry point: packs the arguments into a call (retaining borrowed
+ * tensors: the call owns one reference of each) and dispatches it. */
+static void emit_entry(bxc_emit_ctx *cx, const method_info *mi) {
+    bxc_emit_buf *c = &cx->code_c;
+    const char *e = mi->entry;
+    bxc_emit_printf(c, "%s%s(%s) {\n", ret_decl(mi), e, mi->cparams);
+    bxc_emit_printf(c, "  struct %s_bext_args bext_a;\n  memset(&bext_a, 0, sizeof bext_a);\n", e);
+    for (uint32_t i = 0; i < mi->nparams; i++) {
+        const param_info *p = &mi->params[i];
         if (p->is_tensor) {
-            bxc_emit_printf(b, "%sbext_release(%s);\n", ind, p->name);
-        } else {
+            bxc_emit_printf(c, p->borrowed ? "  bext_a.%s = bext_retain(%s);\n" : "  bext_a.%s = %s;\n", p->name,
+                            p->name);
+        } else if (!p->borrowed) {
+            bxc_emit_printf(c, "  bext_a.%s = %s;\n", p->name, p->name);
+        } else if (bxc_emit_type_has_tensors(p->type)) {
             bxc_emit_ctype *ct = bxc_emit_register_type(cx, p->type);
-            if (ct) bxc_emit_printf(b, "%s%s_release(&%s);\n", ind, ct->fn_prefix, p->name);
+            bxc_emit_printf(c, "  bext_a.%s = %s_retain(%s);\n", p->name, ct ? ct->fn_prefix : "?", p->name);
+        } else {
+            bxc_emit_printf(c, "  bext_a.%s = *%s;\n", p->name, p->name);
         }
     }
-}
-
-/* The call of one arm: the user's implementation, or (weak, missing) the
- * default body. */
-static const char *arm_call(bxc_emit_ctx *cx, const method_info *mi, const listed_sel *ls, bool has_default) {
-    const char *impl = bxc_arena_printf(cx->a, "%s_%s", mi->entry, ls->info->suffix);
-    if (has_default)
-        return bxc_arena_printf(cx->a, "(%s ? %s : %s_bext_default)(%s)", impl, impl, mi->entry, mi->cargs);
-    return bxc_arena_printf(cx->a, "%s(%s)", impl, mi->cargs);
-}
-
-static void emit_arm_return(bxc_emit_ctx *cx, bxc_emit_buf *c, const method_info *mi, const listed_sel *ls,
-                            bool has_default, const char *ind) {
-    const char *call = arm_call(cx, mi, ls, has_default);
-    const char *ok = mi->ret_tensor ? "bext_r != NULL" : "bext_r";
-    bxc_emit_printf(c,
-                    "%s{\n%s  %sbext_r = %s;\n"
-                    "%s  if (!(%s) && !bext_last_error()[0])\n"
-                    "%s    BEXT_GEN_SET_ERROR(\"%%s (%s implementation) failed\", %s);\n"
-                    "%s  return bext_r;\n%s}\n",
-                    ind, ind, mi->ret_tensor ? "bext_tensor *" : "bool ", call, ind, ok, ind, ls->info->suffix,
-                    bxc_emit_cstring(cx->a, mi->what), ind, ind);
+    if (mi->ret_tensor) {
+        bxc_emit_printf(c, "  bext_tensor *bext_r = NULL;\n  bext_ext_call bext_c = {&%s_bext_m, &bext_a, &bext_r};\n"
+                           "  bext_ext_dispatch(&bext_c);\n  return bext_r;\n}\n",
+                        e);
+    } else if (mi->ret_unit) {
+        bxc_emit_printf(c, "  char bext_none = 0;\n  bext_ext_call bext_c = {&%s_bext_m, &bext_a, &bext_none};\n"
+                           "  return bext_ext_dispatch(&bext_c);\n}\n",
+                        e);
+    } else {
+        bxc_emit_printf(c, "  bext_ext_call bext_c = {&%s_bext_m, &bext_a, bext_out};\n"
+                           "  return bext_ext_dispatch(&bext_c);\n}\n",
+                        e);
+    }
 }
 
 static void emit_method(bxc_emit_ctx *cx, const trait_info *ti, const bxc_fn *fn) {
@@ -300,7 +457,7 @@ static void emit_method(bxc_emit_ctx *cx, const trait_info *ti, const bxc_fn *fn
                                 bxc_arena_printf(cx->a, "the entry point of method `%s`", mi.what));
     for (uint32_t k = 0; k < ti->nsels; k++) {
         const listed_sel *ls = &ti->sels[k];
-        if (!ls->info->suffix) continue;
+        if (ls->info->runtime_arm) continue;
         named &= bxc_emit_claim(cx, bxc_arena_printf(cx->a, "%s_%s", mi.entry, ls->info->suffix), fn->name.span,
                                 bxc_arena_printf(cx->a, "the %s implementation of method `%s`", ls->info->name,
                                                  mi.what));
@@ -314,7 +471,7 @@ static void emit_method(bxc_emit_ctx *cx, const trait_info *ti, const bxc_fn *fn
     /* ---- header ---- */
     bxc_emit_printf(h, "/* ---- %s ---- */\n", mi.what);
     if (mcond) bxc_emit_printf(h, "#if %s\n", mcond);
-    bxc_emit_printf(h, "/* Entry point: routes to the implementation of the input tensors' backend.\n"
+    bxc_emit_printf(h, "/* Entry point: routes to the implementation of the input tensors' device.\n"
                        " * Consumes its owned arguments; %s */\n",
                     mi.ret_tensor ? "NULL + bext_last_error() on failure."
                                   : "false + bext_last_error() on failure (*bext_out zeroed).");
@@ -323,7 +480,7 @@ static void emit_method(bxc_emit_ctx *cx, const trait_info *ti, const bxc_fn *fn
                     has_default ? " — optional: the default body serves a missing one" : "");
     for (uint32_t k = 0; k < ti->nsels; k++) {
         const listed_sel *ls = &ti->sels[k];
-        if (!ls->info->suffix) continue;
+        if (ls->info->runtime_arm) continue;
         bxc_emit_printf(h, "#if %s\n%s%s_%s(%s);\n#endif\n", impl_cond(cx, ls), ret_decl(&mi), mi.entry,
                         ls->info->suffix, mi.cparams);
     }
@@ -335,7 +492,7 @@ static void emit_method(bxc_emit_ctx *cx, const trait_info *ti, const bxc_fn *fn
     if (has_default) {
         for (uint32_t k = 0; k < ti->nsels; k++) {
             const listed_sel *ls = &ti->sels[k];
-            if (!ls->info->suffix) continue;
+            if (ls->info->runtime_arm) continue;
             bxc_emit_printf(c, "#if %s\nextern %s%s_%s(%s) __attribute__((weak));\n#endif\n", impl_cond(cx, ls),
                             ret_decl(&mi), mi.entry, ls->info->suffix, mi.cparams);
         }
@@ -345,74 +502,21 @@ static void emit_method(bxc_emit_ctx *cx, const trait_info *ti, const bxc_fn *fn
             bxc_emit_default_body(cx, fn, bxc_arena_printf(cx->a, "%s_bext_default", mi.entry), mi.cparams);
         }
     }
-
-    bxc_emit_printf(c, "%s%s(%s) {\n", ret_decl(&mi), mi.entry, mi.cparams);
-    /* Ordinary arguments only reach the arms: with every arm compiled out
-     * (a cfg condition off) they would be unused under -Wextra. */
-    for (uint32_t i = 0; i < mi.nparams; i++)
-        if (!bxc_emit_type_has_tensors(mi.params[i].type)) bxc_emit_printf(c, "  (void)%s;\n", mi.params[i].name);
-    const char *what_lit = bxc_emit_cstring(cx->a, mi.what);
-    const char *listed_lit = bxc_emit_cstring(cx->a, ti->listed);
-    bxc_emit_buf coll = {0};
-    uint32_t nslots = 0;
-    for (uint32_t i = 0; i < mi.nparams; i++) {
-        const param_info *p = &mi.params[i];
-        const char *acc = p->is_tensor || !p->borrowed ? p->name : bxc_arena_printf(cx->a, "(*%s)", p->name);
-        nslots += collect(cx, &coll, p->type, acc, p->src_name, "  ", 0);
+    uint32_t nin = 0;
+    emit_descriptor(cx, ti, &mi, fn, has_default, &nin);
+    if (nin == 0) {
+        /* No tensor input: the checker allows exactly one backend selector. */
+        bool any = false;
+        for (uint32_t k = 0; k < ti->nsels; k++) any |= ti->sels[k].info->backend != NULL;
+        if (!any) bxc_emit_error(cx, fn->span, "a method without tensor inputs needs one backend selector");
     }
-    if (nslots == 0) {
-        /* No tensor input: the checker allows exactly one selector. */
-        const listed_sel *only = NULL;
-        for (uint32_t k = 0; k < ti->nsels; k++)
-            if (ti->sels[k].info->backend) only = &ti->sels[k];
-        if (!only) {
-            bxc_emit_error(cx, fn->span, "a method without tensor inputs needs one backend selector");
-        } else {
-            bxc_emit_printf(c, "#if %s\n", impl_cond(cx, only));
-            emit_arm_return(cx, c, &mi, only, has_default, "  ");
-            bxc_emit_puts(c, "#else\n");
-            release_owned(cx, c, &mi, "  ");
-            bxc_emit_printf(c, "  BEXT_GEN_PANIC(\"%%s: no implementation for backend %s: it is not available "
-                               "or its condition is off in this build (listed: %%s)\", %s, %s);\n#endif\n}\n",
-                            only->info->suffix, what_lit, listed_lit);
-        }
-    } else {
-        bxc_emit_printf(c, "  bext_tensor *bext_rt_t[%u] = {0};\n  const char *bext_rt_n[%u] = {0};\n  unsigned char bext_rt_f[%u] = {0};\n"
-                           "  int bext_rt_c = 0;\n  const char *bext_why = \"is not listed\";\n",
-                        nslots, nslots, nslots);
-        bxc_emit_append(c, &coll);
-        bxc_emit_printf(c, "  int bext_be = bext_gen_route(%s, bext_rt_t, bext_rt_n, bext_rt_f, bext_rt_c);\n  if (bext_be < 0) goto bext_fail;\n",
-                        what_lit);
-        bxc_emit_puts(c, "  switch (bext_be) {\n");
-        for (uint32_t k = 0; k < ti->nsels; k++) {
-            const listed_sel *ls = &ti->sels[k];
-            if (!ls->info->backend) continue;
-            bxc_emit_printf(c, "  case %s:\n#if %s\n", ls->info->backend, impl_cond(cx, ls));
-            emit_arm_return(cx, c, &mi, ls, has_default, "    ");
-            bxc_emit_printf(c, "#elif !%s\n    bext_why = \"is listed, but this runtime has no such backend\";\n"
-                               "    break;\n",
-                            ls->info->has);
-            if (ls->cond_c)
-                bxc_emit_printf(c, "#else\n    bext_why = %s;\n    break;\n",
-                                bxc_emit_cstring(cx->a, bxc_arena_printf(cx->a,
-                                                                         "is listed as `%s: %s`, and that "
-                                                                         "condition is off in this build",
-                                                                         ls->info->name, ls->cond_text)));
-            bxc_emit_puts(c, "#endif\n");
-        }
-        bxc_emit_puts(c, "  default:\n    break;\n  }\n");
-        release_owned(cx, c, &mi, "  ");
-        bxc_emit_printf(c, "  BEXT_GEN_PANIC(\"%%s: no implementation for backend %%s: it %%s (listed: %%s)\", "
-                           "%s, bext_gen_backend_name(bext_be), bext_why, %s);\n",
-                        what_lit, listed_lit);
-        bxc_emit_puts(c, "bext_fail:\n");
-        release_owned(cx, c, &mi, "  ");
-        if (!mi.ret_tensor && !mi.ret_unit) bxc_emit_puts(c, "  memset(bext_out, 0, sizeof *bext_out);\n");
-        bxc_emit_printf(c, "  return %s;\n}\n", mi.ret_tensor ? "NULL" : "false");
-    }
-    bxc_emit_buf_free(&coll);
+    emit_entry(cx, &mi);
     if (mcond) bxc_emit_printf(c, "#endif /* %s */\n", mi.what);
     bxc_emit_puts(c, "\n");
+    /* start-up registration (bext_ext_register), under the same conditions */
+    if (mcond) bxc_emit_printf(&cx->register_c, "#if %s\n", mcond);
+    bxc_emit_printf(&cx->register_c, "  bext_ext_register(&%s_bext_m);\n", mi.entry);
+    if (mcond) bxc_emit_printf(&cx->register_c, "#endif\n");
 
     bxc_emit_method_meta(cx, mi.entry, fn, mcond);
     if (mcond) bxc_emit_printf(h, "#endif /* %s */\n\n", mi.what);
@@ -437,6 +541,7 @@ void bxc_emit_traits(bxc_emit_ctx *cx) {
         if (tcond) {
             bxc_emit_printf(&cx->protos_h, "#if %s\n", tcond);
             bxc_emit_printf(&cx->code_c, "#if %s\n", tcond);
+            bxc_emit_printf(&cx->register_c, "#if %s\n", tcond);
         }
         bxc_emit_printf(&cx->protos_h, "/* ==== trait %s: #[backend_extension(%s)] ==== */\n\n", ti.name,
                         bxc_emit_comment_text(cx->a, ti.listed));
@@ -444,6 +549,7 @@ void bxc_emit_traits(bxc_emit_ctx *cx) {
         if (tcond) {
             bxc_emit_printf(&cx->protos_h, "#endif /* %s */\n\n", ti.name);
             bxc_emit_printf(&cx->code_c, "#endif /* %s */\n\n", ti.name);
+            bxc_emit_printf(&cx->register_c, "#endif\n");
         }
     }
 }

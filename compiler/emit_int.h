@@ -65,6 +65,7 @@ typedef struct bxc_emit_ctx {
     bxc_emit_buf protos_h;     /* header: prototypes */
     bxc_emit_buf types_c;      /* source: release/retain */
     bxc_emit_buf code_c;       /* source: functions */
+    bxc_emit_buf register_c;   /* source: the start-up registration calls */
     bxc_emit_ctype *ctypes;
     uint32_t nctypes, capctypes;
     int register_depth;        /* nesting of bxc_emit_register_type */

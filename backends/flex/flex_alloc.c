@@ -128,3 +128,10 @@ void bxfx_alloc_trim(void) {
 }
 
 unsigned long bxfx_alloc_hits(void) { return atomic_load(&C.hits); }
+
+size_t bxfx_alloc_cached(void) {
+  pthread_mutex_lock(&C.m);
+  size_t b = C.bytes;
+  pthread_mutex_unlock(&C.m);
+  return b;
+}

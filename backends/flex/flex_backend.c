@@ -1,4 +1,4 @@
-/* flex_backend.c — the Flex backend's definition object (bxfx_backend):
+/* flex_backend.c — the Flex backend's definition object (bxr_backend_flex):
  * storage through the caching allocator, host data movement, and one exec
  * entry for every row of the op table (ops.h).  tests/runtime/test_flex.c
  * checks that no entry is NULL, so a row added to the table without a Flex
@@ -17,11 +17,21 @@ static bool flex_copy(bext_tensor *dst, const bext_tensor *src) {
   return true;
 }
 
+/* bext_device_close: the idle large buffers go back to the hook. */
+static void flex_close(struct bext_device *dev) { bxfx_alloc_trim(); }
+
+static void flex_memory(struct bext_device *dev, bext_memory *st) {
+  st->cached_bytes = bxfx_alloc_cached();
+}
+
 #define EW bxfx_exec_elementwise
-const struct bxr_backend bxfx_backend = {
+const struct bxr_backend bxr_backend_flex = {
   .api_version = BXR_BACKEND_API_VERSION,
   .name = "flex",
   .kind = BEXT_BACKEND_FLEX,
+  .host_memory = true,
+  .close = flex_close,
+  .memory = flex_memory,
   .storage_alloc = bxfx_storage_alloc,
   .storage_free = bxfx_storage_free,
   .inline_small = true,   /* host memory: small buffers ride in the tensor block */

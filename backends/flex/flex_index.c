@@ -1,8 +1,9 @@
 /* flex_index.c — gather, scatter_add, select and select_assign.
  *
  * Index values are data, so inference cannot check them: every index is
- * validated here before anything is written (an in-place output is never
- * left half-updated), and a bad one is reported with its position. */
+ * validated here (bxr_check_indices) before anything is written (an
+ * in-place output is never left half-updated), and a bad one is reported
+ * with its position. */
 #include <string.h>
 
 #include "flex_internal.h"
@@ -10,20 +11,6 @@
 static int64_t index_at(const bext_tensor *idx, int64_t off) {
   const char *p = bxr_data(idx);
   return idx->dtype == BEXT_I32 ? ((const int32_t *)p)[off] : ((const int64_t *)p)[off];
-}
-
-/* Checks every index of idx against extent; false + error naming op. */
-static bool check_indices(struct bxr_op *op, const bext_tensor *idx, int64_t extent, int dim) {
-  struct bxr_iter it;
-  bxr_iter_init(&it, idx->rank, idx->shape, 1, idx->strides);
-  for (int64_t n = 0; n < it.numel; n++) {
-    int64_t v = index_at(idx, it.off[0]);
-    if (v < 0 || v >= extent)
-      return bxr_op_error(op, "index %lld (at flat position %lld) is out of range for dim %d of extent %lld",
-                          (long long)v, (long long)n, dim, (long long)extent);
-    bxr_iter_next(&it);
-  }
-  return true;
 }
 
 /* dst += src for one element of dtype dt (ints wrap, halves via f32). */
@@ -59,7 +46,7 @@ bext_tensor *bxfx_exec_index(struct bxr_op *op) {
   bext_tensor *t = op->in[0], *idx = op->in[1];
   const int dim = op->at.dim;
   const size_t es = bext_dtype_size(t->dtype);
-  if (!check_indices(op, idx, t->shape[dim], dim)) return NULL;
+  if (!bxr_check_indices(op)) return NULL;
   switch (op->code) {
   case BXR_OP_GATHER: {
     bext_tensor *out = bxr_op_new_output(op);

@@ -5,7 +5,7 @@
  * fast paths with a strided/broadcasting general path, one thread pool for
  * large work, OpenBLAS for float matmul, f16/bf16 computed through f32, and
  * a caching allocator for large buffers.  Modules:
- *   flex_backend.c  the backend table (bxfx_backend) and storage hooks
+ *   flex_backend.c  the backend table (bxr_backend_flex) and storage hooks
  *   flex_alloc.c    the caching allocator under storage_alloc/free
  *   flex_elem.c     elementwise engine: binary, scalar, compare, logic,
  *                   unary, clamp/powi, mask_where/fill, cast
@@ -36,6 +36,8 @@ BXFX_FUNC void bxfx_storage_free(struct bxr_storage *s);
 BXFX_FUNC void bxfx_alloc_trim(void);
 /* Cache statistics for tests: blocks served from the cache so far. */
 BXFX_FUNC unsigned long bxfx_alloc_hits(void);
+/* Bytes of idle large buffers in the cache (bext_memory_stats). */
+BXFX_FUNC size_t bxfx_alloc_cached(void);
 
 /* Exec entries, by module. */
 BXFX_FUNC bext_tensor *bxfx_exec_elementwise(struct bxr_op *op);

@@ -1,5 +1,5 @@
 /* nd_backend.c — the NdArray reference backend's definition (the const
- * struct the device table points at) and its shared helpers. */
+ * struct the device registry points at) and its shared helpers. */
 #include <string.h>
 
 #include "ndarray.h"
@@ -40,10 +40,11 @@ int64_t bxnd_ravel(int rank, const int64_t *shape, const int64_t *idx) {
 #define E(OP) [BXR_OP_##OP] = bxnd_elementwise
 #define R(OP) [BXR_OP_##OP] = bxnd_reduce
 
-const struct bxr_backend bxnd_backend = {
+const struct bxr_backend bxr_backend_ndarray = {
     .api_version = BXR_BACKEND_API_VERSION,
     .name = "ndarray",
     .kind = BEXT_BACKEND_NDARRAY,
+    .host_memory = true,
     .storage_alloc = bxr_host_storage_alloc,
     .storage_free = bxr_host_storage_free,
     .inline_small = true,   /* host memory: small buffers ride in the tensor block */

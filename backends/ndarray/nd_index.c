@@ -1,6 +1,6 @@
 /* nd_index.c — NdArray indexing ops: gather, scatter_add, select,
- * select_assign, mask_where, mask_fill.  Index values were range-checked by
- * dispatch before the kernels run. */
+ * select_assign, mask_where, mask_fill.  Each index op range-checks its
+ * index values (bxr_check_indices) before its kernel runs. */
 #include <string.h>
 
 #include "ndarray.h"
@@ -14,7 +14,7 @@ static void add_elem(void *dst, int64_t j, const void *src, int64_t i, bext_dtyp
 }
 
 bext_tensor *bxnd_gather(struct bxr_op *op) {
-  if (!bxnd_contig_inputs(op)) return NULL;
+  if (!bxr_check_indices(op) || !bxnd_contig_inputs(op)) return NULL;
   bext_tensor *out = bxr_op_new_output(op);
   if (!out) return NULL;
   const bext_tensor *t = op->in[0], *ix = op->in[1];
@@ -30,7 +30,7 @@ bext_tensor *bxnd_gather(struct bxr_op *op) {
 }
 
 bext_tensor *bxnd_scatter_add(struct bxr_op *op) {
-  if (!bxnd_contig_inputs(op)) return NULL;
+  if (!bxr_check_indices(op) || !bxnd_contig_inputs(op)) return NULL;
   bext_tensor *out = bxnd_copy_of_input(op, 0);
   if (!out) return NULL;
   const bext_tensor *ix = op->in[1], *v = op->in[2];
@@ -44,7 +44,7 @@ bext_tensor *bxnd_scatter_add(struct bxr_op *op) {
 }
 
 bext_tensor *bxnd_select(struct bxr_op *op) {
-  if (!bxnd_contig_inputs(op)) return NULL;
+  if (!bxr_check_indices(op) || !bxnd_contig_inputs(op)) return NULL;
   bext_tensor *out = bxr_op_new_output(op);
   if (!out) return NULL;
   const bext_tensor *t = op->in[0], *ix = op->in[1];
@@ -60,7 +60,7 @@ bext_tensor *bxnd_select(struct bxr_op *op) {
 }
 
 bext_tensor *bxnd_select_assign(struct bxr_op *op) {
-  if (!bxnd_contig_inputs(op)) return NULL;
+  if (!bxr_check_indices(op) || !bxnd_contig_inputs(op)) return NULL;
   bext_tensor *out = bxnd_copy_of_input(op, 0);
   if (!out) return NULL;
   const bext_tensor *ix = op->in[1], *v = op->in[2];

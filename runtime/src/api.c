@@ -21,7 +21,7 @@ static void op_init(struct bxr_op *op, enum bxr_opcode code, const char *api) {
 static inline void op_init_lite(struct bxr_op *op, enum bxr_opcode code, const char *api) {
   op->code = code;
   op->api = api;
-  op->backend = NULL;
+  op->device = NULL;
   op->in = op->inbuf;
   op->inbuf[2] = NULL;
   op->sc[0].i = op->sc[1].i = op->sc[2].i = 0;
@@ -98,8 +98,8 @@ static bext_tensor *create(enum bxr_opcode code, const char *api, const int64_t 
   op.at.seed = seed;
   op.sc[0].f = a;
   op.sc[1].f = b;
-  op.backend = bxr_backend_of_device(dev, api);
-  if (!op.backend) return NULL;
+  op.device = bxr_device_resolve(dev, api);
+  if (!op.device) return NULL;
   return bxr_dispatch(&op);
 }
 
@@ -130,8 +130,8 @@ bext_tensor *bext_arange(double start, double end, double step, bext_dtype dt, c
   op.sc[0].f = start;
   op.sc[1].f = end;
   op.sc[2].f = step;
-  op.backend = bxr_backend_of_device(dev, op.api);
-  if (!op.backend) return NULL;
+  op.device = bxr_device_resolve(dev, op.api);
+  if (!op.device) return NULL;
   return bxr_dispatch(&op);
 }
 

@@ -3,25 +3,51 @@
  * ggml_backend_i).  exec has ONE uniform signature for every opcode, so a
  * decorator (Fusion, Autodiff, Remote) can wrap any backend generically by
  * wrapping its exec entries.  A NULL exec entry means "not implemented":
- * dispatch answers with an error naming the op and the backend. */
+ * dispatch answers with an error naming the op and the backend.
+ *
+ * This is the backend-author header (ggml's ggml-backend-impl.h): the
+ * vtable, the device object every entry reaches through its arguments
+ * (op->device, t->device, s->device), and the host helpers. */
 #ifndef BXR_BACKEND_H
 #define BXR_BACKEND_H
 
 #include "op.h"
 
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "bext/ext.h"
+
 /* Bump when a member changes meaning; backends set .api_version to it and
- * the device table refuses a mismatching backend. */
-#define BXR_BACKEND_API_VERSION 1
+ * the device registry refuses a mismatching backend.  2: device instances,
+ * opaque storage, sync, extension ops. */
+#define BXR_BACKEND_API_VERSION 2
 
 struct bxr_backend {
   int api_version;           /* BXR_BACKEND_API_VERSION */
-  const char *name;          /* device spelling: "ndarray", "flex" */
-  bext_backend_kind kind;    /* which device kind it serves */
+  const char *name;          /* device spelling: "ndarray", "flex"; a layer's: "fusion" */
+  bext_backend_kind kind;    /* base backends: the BEXT_BACKENDS row they serve */
+  /* Tensor data is plain host memory at storage->data + offset (views,
+   * strides, bext_data).  False for device memory, lazy or remote storage. */
+  bool host_memory;
+
+  /* Device lifetime, all optional.  open runs on a device's first use
+   * (under the device's lock) and may set dev->ctx; close frees the
+   * device's caches and ctx (bext_device_close), after which open runs
+   * again on the next use.  sync finishes queued work (bext_sync); NULL:
+   * an eager backend (nothing queued).  memory fills what only the backend
+   * knows (cached_bytes; live/peak are counted by the runtime). */
+  bool (*open)(struct bext_device *dev);
+  void (*close)(struct bext_device *dev);
+  bool (*sync)(struct bext_device *dev);
+  void (*memory)(struct bext_device *dev, bext_memory *st);
 
   /* Storage.  storage_alloc fills s->data (and s->priv) for `bytes` bytes
    * (bytes may be 0), allocating through bxr_alloc (the allocation hook);
    * false with the error set on failure.  storage_free releases what it
-   * allocated (s->bytes holds the size).  Required. */
+   * allocated (s->bytes holds the size).  Both NULL: opaque storage the
+   * backend fills itself (s->priv: a lazy placeholder, an inner tensor, a
+   * remote id) through bxr_tensor_new_opaque. */
   bool (*storage_alloc)(struct bxr_storage *s, size_t bytes);
   void (*storage_free)(struct bxr_storage *s);
   /* True when data is plain host memory the runtime may place inline in
@@ -30,47 +56,108 @@ struct bxr_backend {
    * False (the default) for backends whose buffers are not host memory. */
   bool inline_small;
 
-  /* Data movement for tensors of this backend.  from_data fills the fresh,
-   * contiguous dst from row-major host memory src; read copies t (any
+  /* Data movement for tensors of this backend.  from_data makes a new
+   * tensor on dev holding the row-major host data src (NULL only when the
+   * shape is empty); read copies t (any
    * layout) to host memory dst in row-major order; copy fills the fresh
    * contiguous dst (same dtype and shape) from src (any layout, same
-   * backend).  Return false with the error set on failure.  Required
-   * (CPU backends use bxr_host_from_data / bxr_host_read / bxr_host_copy). */
-  bool (*from_data)(bext_tensor *dst, const void *src);
+   * device).  Return false with the error set on failure.  Required
+   * (CPU backends use bxr_host_from_data / bxr_host_read / bxr_host_copy).
+   * read is also the sync point of a lazy backend. */
+  bext_tensor *(*from_data)(struct bext_device *dev, bext_dtype dt, int rank, const int64_t *shape,
+                            const void *src);
   bool (*read)(const bext_tensor *t, void *dst);
   bool (*copy)(bext_tensor *dst, const bext_tensor *src);
 
   /* One entry per opcode.  Called by dispatch after the inference rule
-   * validated op and filled op->out; the inputs are on this backend and of
-   * allowed kinds.  Returns a NEW tensor with exactly op->out's dtype and
-   * shape (any layout: a view is fine), or NULL with the error set (e.g.
-   * out of memory).  The descriptor owns the inputs; take one with
-   * bxr_op_take to reuse it.  NULL entry: not implemented. */
+   * validated op and filled op->out; the inputs are on op->device and of
+   * allowed kinds.  Index VALUES are the backend's to check (gather,
+   * scatter_add, select, select_assign: bxr_check_indices on host memory;
+   * a lazy backend reports them at the read or sync that runs the op).
+   * Returns a NEW tensor on op->device with exactly op->out's dtype and
+   * shape (any layout: a view is fine), or NULL with the error set.  The
+   * descriptor owns the inputs; take one with bxr_op_take to reuse it.
+   * NULL entry: not implemented. */
   bext_tensor *(*exec[BXR_OP_COUNT])(struct bxr_op *op);
+
+  /* Extension ops: runs a call whose arm dispatch chose on dev.  NULL for
+   * base backends: the runtime calls the method's implementation for
+   * dev's backend (bxr_ext_run).  A decorator sets it to record, tape,
+   * send or (a transparent layer) forward the call to dev->inner. */
+  bool (*ext_exec)(struct bext_device *dev, bext_ext_call *call);
 };
+
+/* A device instance (bext.h: "A device is an object").  Made once per
+ * canonical spec by the registry (device.c), never freed: tensors and
+ * users hold plain pointers to it. */
+struct bext_device {
+  const struct bxr_backend *vt;    /* NULL: backend or layer not in this build */
+  struct bext_device *inner;       /* a decorator's wrapped device; NULL for a base */
+  struct bext_device *route;       /* routing identity: itself, or the same stack
+                                    * with autodiff's strategy none (they route together) */
+  bext_backend_kind kind;          /* the base backend under every layer */
+  int layer;                       /* -1: base; else the outermost layer's row (layer table) */
+  bool transparent;                /* a layer routing does not see (test tracers) */
+  bool available;                  /* vt of this device and of every inner one */
+  bext_autodiff_strategy strategy; /* +autodiff(...) */
+  int index;                       /* device index (cube:cuda:1 -> 1) */
+  char target[16];                 /* cube/libtorch target ("cpu", "vulkan", ...) */
+  char address[96];                /* remote: the address after "remote:" */
+  char name[200];                  /* canonical spelling */
+  void *ctx;                       /* the backend's per-device state (open/close) */
+  pthread_mutex_t lock;            /* guards open/close/ctx */
+  bool opened;
+  _Atomic size_t live, peak;       /* storage bytes (storage_alloc'ed buffers) */
+  struct bext_device *next;        /* registry list */
+};
+
+/* Opens dev (its backend's open, once) if needed; false + error when the
+ * device is not available or open failed.  api names the caller. */
+BXR_FUNC bool bxr_device_use(struct bext_device *dev, const char *api);
+/* The device for dev (NULL: the default), opened, or NULL + an error
+ * naming api and the device. */
+BXR_FUNC struct bext_device *bxr_device_resolve(const bext_device *dev, const char *api);
+/* Storage accounting (tensor.c calls these for storage_alloc'ed buffers). */
+BXR_FUNC void bxr_device_count_alloc(struct bext_device *dev, size_t bytes);
+BXR_FUNC void bxr_device_count_free(struct bext_device *dev, size_t bytes);
+
+/* Decorator layers beyond the built-in rows of BEXT_LAYERS, for tests and
+ * tools: a tracer registers itself as a layer named `name` (spelled
+ * "flex+name"), stacking outside every built-in layer (depth > all of
+ * theirs) and, when transparent, invisible to routing (the arm is chosen
+ * as if the layer were absent; its ext_exec forwards).  False + error when
+ * the name is taken or the table is full. */
+struct bxr_layer {
+  const char *name;
+  const char *selector;              /* "Fusion", for messages; NULL for extra layers */
+  int depth;
+  bool transparent;
+  const struct bxr_backend *vt;      /* NULL: not in this build */
+};
+BXR_FUNC bool bxr_layer_register(const struct bxr_layer *layer);
+
+/* Runs an extension call on dev with the arm dispatch would choose there
+ * (decorators call it for their inner device), without re-routing. */
+BXR_FUNC bool bxr_ext_exec(struct bext_device *dev, bext_ext_call *call);
 
 /* Host-memory implementations of the storage/data members for CPU backends. */
 BXR_FUNC bool bxr_host_storage_alloc(struct bxr_storage *s, size_t bytes);
 BXR_FUNC void bxr_host_storage_free(struct bxr_storage *s);
-BXR_FUNC bool bxr_host_from_data(bext_tensor *dst, const void *src);
+BXR_FUNC bext_tensor *bxr_host_from_data(struct bext_device *dev, bext_dtype dt, int rank,
+                                         const int64_t *shape, const void *src);
 BXR_FUNC bool bxr_host_read(const bext_tensor *t, void *dst);
 BXR_FUNC bool bxr_host_copy(bext_tensor *dst, const bext_tensor *src);
+/* Checks the index tensor in[1] of a gather / scatter_add / select /
+ * select_assign op in host memory against the extent of in[0] along
+ * op->at.dim: false + an error naming the op, the index and the extent. */
+BXR_FUNC bool bxr_check_indices(struct bxr_op *op);
 
-/* The backends this build knows.  The NdArray reference is defined in
- * backends/ndarray/; the Flex backend is defined by backends/flex/ as
- *     const struct bxr_backend bxfx_backend = { ... };
- * The device table (runtime/src/device.c) refers to it strongly when the
- * build defines BEXT_HAVE_FLEX (runtime/CMakeLists.txt does when a flex
- * source defines bxfx_backend), weakly otherwise: a build without
- * backends/flex answers "backend not available in this build" for "flex"
- * (and falls back to ndarray as the default device). */
-BXR_DATA const struct bxr_backend bxnd_backend;
-extern const struct bxr_backend bxfx_backend;
-
-/* The backend serving a device kind, or NULL when not in this build. */
-BXR_FUNC const struct bxr_backend *bxr_backend_for(bext_backend_kind kind);
-/* The backend named by dev (NULL: the default device), or NULL with an
- * error ("backend not available in this build", naming the device). */
-BXR_FUNC const struct bxr_backend *bxr_backend_of_device(const bext_device *dev, const char *api);
+/* The backends of this build: each backends/<name>/ folder defines
+ *     const struct bxr_backend bxr_backend_<name> = { ... };
+ * and the device registry refers to all of them (bxr_backends.inc,
+ * written by runtime/CMakeLists.txt from the folder list). */
+#define BXR_BACKEND_ROW(s) BXR_DATA const struct bxr_backend bxr_backend_##s;
+#include "bxr_backends.inc"
+#undef BXR_BACKEND_ROW
 
 #endif /* BXR_BACKEND_H */

@@ -1,40 +1,93 @@
-/* device.c — device strings (parse/format), the device table mapping
- * device kinds to the backends compiled into this build, and the default
- * device.
+/* device.c — device instances: the device grammar (parse and canonical
+ * spelling), the process-wide registry that interns one object per
+ * canonical spec, the backend and layer tables it draws from, the default
+ * device, and the device calls of bext.h (available, list, sync, memory
+ * stats, close).
  *
- * Flex: backends/flex/ defines bxfx_backend.  runtime/CMakeLists.txt sets
- * BEXT_HAVE_FLEX when a flex source defines it; the reference is then
- * strong, so the archive member is always linked in.  Without it the
- * reference is weak: the build still links, and "flex" answers "backend
- * not available in this build" (a weak reference alone would not pull the
- * member out of a static library, hence the define). */
+ * Why interning: a device is identity plus state (a thread pool, a CUDA
+ * context, a connection).  With one object per spec, "same device" is a
+ * pointer compare on the dispatch hot path, and per-device state has one
+ * home.  Devices are never freed: tensors and users keep plain pointers.
+ * The registry is a mutex-guarded list; lookups are rare (users call
+ * bext_device_get once per device), the hot paths read t->device. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "backend.h"
 
-#ifndef BEXT_HAVE_FLEX
-extern const struct bxr_backend bxfx_backend __attribute__((weak));
-#endif
+/* ------------------------------------------------------------- the tables */
 
-static const char *const kind_names[BEXT_BACKEND_COUNT] = {
-    [BEXT_BACKEND_NDARRAY] = "ndarray", [BEXT_BACKEND_FLEX] = "flex",
-    [BEXT_BACKEND_CUBE] = "cube",       [BEXT_BACKEND_LIBTORCH] = "libtorch",
-    [BEXT_BACKEND_REMOTE] = "remote",
+static const char *const backend_names[BEXT_BACKEND_COUNT] = {
+#define BXR_X_(E, s, S) [BEXT_BACKEND_##E] = #s,
+    BEXT_BACKENDS(BXR_X_)
+#undef BXR_X_
 };
-_Static_assert(sizeof kind_names / sizeof kind_names[0] == BEXT_BACKEND_COUNT, "one name per kind");
 
-const struct bxr_backend *bxr_backend_for(bext_backend_kind kind) {
-  const struct bxr_backend *be = NULL;
-  switch (kind) {
-  case BEXT_BACKEND_NDARRAY: be = &bxnd_backend; break;
-  case BEXT_BACKEND_FLEX: be = &bxfx_backend; break; /* NULL when not linked */
-  default: break;
-  }
-  if (be && be->api_version != BXR_BACKEND_API_VERSION) return NULL;
-  return be;
+/* Every backend vtable of this build (runtime/CMakeLists.txt writes the
+ * rows from the backends/ folders). */
+static const struct bxr_backend *const built[] = {
+#define BXR_BACKEND_ROW(s) &bxr_backend_##s,
+#include "bxr_backends.inc"
+#undef BXR_BACKEND_ROW
+};
+
+const char *bext_backend_name(bext_backend_kind kind) {
+  return (unsigned)kind < BEXT_BACKEND_COUNT ? backend_names[kind] : "?";
 }
+
+static const struct bxr_backend *backend_vt(bext_backend_kind kind) {
+  for (size_t i = 0; i < sizeof built / sizeof built[0]; i++)
+    if (built[i]->kind == kind && built[i]->api_version == BXR_BACKEND_API_VERSION) return built[i];
+  return NULL;
+}
+
+/* Layers: the built-in rows of BEXT_LAYERS (their decorators arrive with
+ * their issues; vt NULL until then), then registered extra layers. */
+#define MAX_LAYERS 8
+static struct bxr_layer layers[MAX_LAYERS] = {
+#define BXR_X_(E, s, S, d) [BEXT_LAYER_##E] = {#s, #S, d, false, NULL},
+    BEXT_LAYERS(BXR_X_)
+#undef BXR_X_
+};
+static int nlayers = BEXT_LAYER_COUNT;
+static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
+
+const char *bext_layer_name(bext_layer_kind layer) {
+  return (unsigned)layer < BEXT_LAYER_COUNT ? layers[layer].name : "?";
+}
+
+bool bxr_layer_register(const struct bxr_layer *l) {
+  if (!l || !l->name || !*l->name) return bxr_error("bxr_layer_register: a layer needs a name");
+  pthread_mutex_lock(&reg_lock);
+  bool ok = true;
+  for (int i = 0; i < nlayers && ok; i++)
+    if (!strcmp(layers[i].name, l->name)) ok = bxr_error("bxr_layer_register: layer '%s' exists", l->name);
+  if (ok && nlayers == MAX_LAYERS) ok = bxr_error("bxr_layer_register: the layer table is full");
+  if (ok) {
+    int depth = 0;
+    for (int i = 0; i < nlayers; i++)
+      if (layers[i].depth > depth) depth = layers[i].depth;
+    layers[nlayers] = *l;
+    layers[nlayers].depth = depth + 1;
+    nlayers++;
+  }
+  pthread_mutex_unlock(&reg_lock);
+  return ok;
+}
+
+/* -------------------------------------------------------------- the grammar */
+
+/* A parsed spec before interning. */
+struct spec {
+  bext_backend_kind kind;
+  char target[16];
+  int index;
+  char address[96];
+  int nl;                            /* layers, innermost first */
+  int layer[MAX_LAYERS];
+  bext_autodiff_strategy strategy;
+};
 
 /* Parses an optional ":N" index at s; returns false on junk. */
 static bool parse_index(const char *s, int *index) {
@@ -48,113 +101,343 @@ static bool parse_index(const char *s, int *index) {
   return true;
 }
 
-bool bext_device_parse(const char *spec, bext_device *out) {
-  if (!spec || !out) return bxr_error("bext_device_parse: NULL argument");
-  bext_device d;
-  memset(&d, 0, sizeof d);
-  char buf[160];
-  size_t len = strlen(spec);
-  if (len >= sizeof buf) return bxr_error("bext_device_parse: device string too long (%zu chars)", len);
-  memcpy(buf, spec, len + 1);
-  static const char fus[] = "+fusion";
-  if (len >= sizeof fus - 1 && strcmp(buf + len - (sizeof fus - 1), fus) == 0) {
-    d.fusion = true;
-    buf[len - (sizeof fus - 1)] = 0;
-  }
-  const char *why = NULL;
-  if (strcmp(buf, "ndarray") == 0) d.backend = BEXT_BACKEND_NDARRAY;
-  else if (strcmp(buf, "flex") == 0) d.backend = BEXT_BACKEND_FLEX;
+/* backend := ... (bext.h); buf holds the backend part alone. */
+static const char *parse_backend(char *buf, struct spec *d) {
+  if (strcmp(buf, "ndarray") == 0) d->kind = BEXT_BACKEND_NDARRAY;
+  else if (strcmp(buf, "flex") == 0) d->kind = BEXT_BACKEND_FLEX;
   else if (strncmp(buf, "cube:", 5) == 0) {
-    d.backend = BEXT_BACKEND_CUBE;
+    d->kind = BEXT_BACKEND_CUBE;
     const char *t = buf + 5;
-    const char *targets[] = {"vulkan", "cuda", "hip"};
-    if (strcmp(t, "cpu") == 0) strcpy(d.target, "cpu");
+    static const char *const targets[] = {"vulkan", "cuda", "hip"};
+    if (strcmp(t, "cpu") == 0) {
+      strcpy(d->target, "cpu");
+      return NULL;
+    }
+    for (int i = 0; i < 3; i++) {
+      size_t n = strlen(targets[i]);
+      if (strncmp(t, targets[i], n) == 0 && (t[n] == 0 || t[n] == ':')) {
+        strcpy(d->target, targets[i]);
+        return parse_index(t + n, &d->index) ? NULL : "bad device index (expected ':' and a number)";
+      }
+    }
+    return "unknown cube target (expected cpu, vulkan, cuda or hip)";
+  } else if (strncmp(buf, "libtorch:", 9) == 0) {
+    d->kind = BEXT_BACKEND_LIBTORCH;
+    const char *t = buf + 9;
+    if (strcmp(t, "cpu") == 0) strcpy(d->target, "cpu");
+    else if (strncmp(t, "cuda", 4) == 0 && (t[4] == 0 || t[4] == ':')) {
+      strcpy(d->target, "cuda");
+      if (!parse_index(t + 4, &d->index)) return "bad device index (expected ':' and a number)";
+    } else return "unknown libtorch target (expected cpu or cuda)";
+  } else if (strncmp(buf, "remote:", 7) == 0) {
+    d->kind = BEXT_BACKEND_REMOTE;
+    size_t n = strlen(buf + 7);
+    if (n == 0) return "remote device needs an address (remote:tcp://host:port)";
+    if (n >= sizeof d->address) return "remote address too long";
+    memcpy(d->address, buf + 7, n + 1);
+  } else return "unknown backend (expected ndarray, flex, cube:..., libtorch:..., remote:...)";
+  return NULL;
+}
+
+/* The layer named by "+name" or "+name(arg)" at s (after the '+'); sets
+ * *len to its length.  NULL + *why on error. */
+static const char *parse_layer(const char *s, struct spec *d, int *row, const char **why, char *msg,
+                               size_t mn) {
+  size_t n = strcspn(s, "+(");
+  *row = -1;
+  for (int i = 0; i < nlayers; i++)
+    if (strlen(layers[i].name) == n && !strncmp(layers[i].name, s, n)) *row = i;
+  if (*row < 0) {
+    char known[160] = "";
+    for (int i = 0; i < nlayers; i++)
+      snprintf(known + strlen(known), sizeof known - strlen(known), "%s'+%s'", i ? (i + 1 == nlayers ? " or " : ", ") : "",
+               layers[i].name);
+    snprintf(msg, mn, "unknown decorator '+%.*s' (expected %s)", (int)n, s, known);
+    *why = msg;
+    return NULL;
+  }
+  const char *p = s + n;
+  if (*p == '(') {
+    const char *close = strchr(p, ')');
+    if (*row != BEXT_LAYER_AUTODIFF || !close) {
+      snprintf(msg, mn, *row != BEXT_LAYER_AUTODIFF ? "decorator '+%s' takes no arguments"
+                                                    : "unclosed '(' after '+%s'",
+               layers[*row].name);
+      *why = msg;
+      return NULL;
+    }
+    size_t an = (size_t)(close - p - 1);
+    if (an == 4 && !strncmp(p + 1, "none", 4)) d->strategy = BEXT_AUTODIFF_NONE;
+    else if (an == 8 && !strncmp(p + 1, "balanced", 8)) d->strategy = BEXT_AUTODIFF_BALANCED;
     else {
-      bool ok = false;
-      for (int i = 0; i < 3 && !ok; i++) {
-        size_t n = strlen(targets[i]);
-        if (strncmp(t, targets[i], n) == 0 && (t[n] == 0 || t[n] == ':')) {
-          strcpy(d.target, targets[i]);
-          ok = parse_index(t + n, &d.index);
-          if (!ok) why = "bad device index (expected ':' and a number)";
+      snprintf(msg, mn, "unknown autodiff strategy '%.*s' (expected none or balanced)", (int)an, p + 1);
+      *why = msg;
+      return NULL;
+    }
+    p = close + 1;
+  }
+  return p;
+}
+
+static bool parse_spec(const char *spec, struct spec *d) {
+  memset(d, 0, sizeof *d);
+  char buf[200], msg[240];
+  size_t len = strlen(spec);
+  if (len >= sizeof buf) return bxr_error("bext_device_get: device string too long (%zu chars)", len);
+  memcpy(buf, spec, len + 1);
+  /* The backend part ends at the first '+' (no backend spelling has one). */
+  char *plus = strchr(buf, '+');
+  if (plus) *plus = 0;
+  const char *why = parse_backend(buf, d);
+  if (!why && plus) {
+    const char *p = spec + (plus - buf) + 1;
+    for (;;) {
+      int row;
+      p = parse_layer(p, d, &row, &why, msg, sizeof msg);
+      if (!p) break;
+      for (int i = 0; i < d->nl && !why; i++) {
+        if (d->layer[i] == row) {
+          snprintf(msg, sizeof msg, "decorator '+%s' appears twice", layers[row].name);
+          why = msg;
+        } else if (layers[d->layer[i]].depth > layers[row].depth) {
+          snprintf(msg, sizeof msg, "bad order: '+%s' must come before '+%s'", layers[row].name,
+                   layers[d->layer[i]].name);
+          why = msg;
         }
       }
-      if (!ok && !why) why = "unknown cube target (expected cpu, vulkan, cuda or hip)";
+      if (why) break;
+      d->layer[d->nl++] = row;
+      if (*p == 0) break;
+      if (*p != '+' || p[1] == 0) {
+        snprintf(msg, sizeof msg, "unexpected '%s' after a decorator", p);
+        why = msg;
+        break;
+      }
+      p++;
     }
-  } else if (strncmp(buf, "libtorch:", 9) == 0) {
-    d.backend = BEXT_BACKEND_LIBTORCH;
-    const char *t = buf + 9;
-    if (strcmp(t, "cpu") == 0) strcpy(d.target, "cpu");
-    else if (strncmp(t, "cuda", 4) == 0 && (t[4] == 0 || t[4] == ':')) {
-      strcpy(d.target, "cuda");
-      if (!parse_index(t + 4, &d.index)) why = "bad device index (expected ':' and a number)";
-    } else why = "unknown libtorch target (expected cpu or cuda)";
-  } else if (strncmp(buf, "remote:", 7) == 0) {
-    d.backend = BEXT_BACKEND_REMOTE;
-    size_t n = strlen(buf + 7);
-    if (n == 0) why = "remote device needs an address (remote:tcp://host:port)";
-    else if (n >= sizeof d.address) why = "remote address too long";
-    else memcpy(d.address, buf + 7, n + 1);
-  } else why = "unknown backend (expected ndarray, flex, cube:..., libtorch:..., remote:...)";
-  if (why) return bxr_error("bext_device_parse: '%s': %s", spec, why);
-  *out = d;
+  }
+  if (why) return bxr_error("bext_device_get: '%s': %s", spec, why);
   return true;
 }
 
-int bext_device_format(const bext_device *dev, char *buf, size_t n) {
-  if (!dev) return snprintf(buf, n, "NULL");
-  const char *k = (unsigned)dev->backend < BEXT_BACKEND_COUNT ? kind_names[dev->backend] : "?";
-  const char *f = dev->fusion ? "+fusion" : "";
-  switch (dev->backend) {
-  case BEXT_BACKEND_CUBE:
-  case BEXT_BACKEND_LIBTORCH:
-    if (strcmp(dev->target, "cpu") == 0) return snprintf(buf, n, "%s:cpu%s", k, f);
-    return snprintf(buf, n, "%s:%s:%d%s", k, dev->target, dev->index, f);
-  case BEXT_BACKEND_REMOTE: return snprintf(buf, n, "remote:%s%s", dev->address, f);
-  default: return snprintf(buf, n, "%s%s", k, f);
+/* Canonical spelling of the first nl layers of d. */
+static void format_spec(const struct spec *d, int nl, char *buf, size_t n) {
+  const char *k = backend_names[d->kind];
+  int w;
+  if (d->kind == BEXT_BACKEND_CUBE || d->kind == BEXT_BACKEND_LIBTORCH)
+    w = strcmp(d->target, "cpu") == 0 ? snprintf(buf, n, "%s:cpu", k)
+                                       : snprintf(buf, n, "%s:%s:%d", k, d->target, d->index);
+  else if (d->kind == BEXT_BACKEND_REMOTE) w = snprintf(buf, n, "remote:%s", d->address);
+  else w = snprintf(buf, n, "%s", k);
+  for (int i = 0; i < nl && w >= 0 && (size_t)w < n; i++) {
+    int row = d->layer[i];
+    bool bal = row == BEXT_LAYER_AUTODIFF && d->strategy == BEXT_AUTODIFF_BALANCED;
+    w += snprintf(buf + w, n - (size_t)w, "+%s%s", layers[row].name, bal ? "(balanced)" : "");
   }
 }
 
-static bool g_default_set;
-static bext_device g_default;
+/* ------------------------------------------------------------- the registry */
 
-bext_device bext_device_default(void) {
-  if (g_default_set) return g_default;
-  bext_device d;
-  memset(&d, 0, sizeof d);
-  d.backend = bxr_backend_for(BEXT_BACKEND_FLEX) ? BEXT_BACKEND_FLEX : BEXT_BACKEND_NDARRAY;
+static struct bext_device *registry;
+
+/* The device of the first nl layers of d; reg_lock held. */
+static struct bext_device *intern(const struct spec *d, int nl) {
+  char name[200];
+  format_spec(d, nl, name, sizeof name);
+  for (struct bext_device *v = registry; v; v = v->next)
+    if (!strcmp(v->name, name)) return v;
+  struct bext_device *inner = nl ? intern(d, nl - 1) : NULL;
+  if (nl && !inner) return NULL;
+  struct bext_device *v = calloc(1, sizeof *v); /* never freed: see the file comment */
+  if (!v) {
+    bxr_error("bext_device_get: out of memory");
+    return NULL;
+  }
+  memcpy(v->name, name, sizeof name);
+  v->inner = inner;
+  v->kind = d->kind;
+  v->index = d->index;
+  memcpy(v->target, d->target, sizeof v->target);
+  memcpy(v->address, d->address, sizeof v->address);
+  pthread_mutex_init(&v->lock, NULL);
+  if (nl) {
+    const struct bxr_layer *l = &layers[d->layer[nl - 1]];
+    v->layer = d->layer[nl - 1];
+    v->transparent = l->transparent;
+    v->strategy = v->layer == BEXT_LAYER_AUTODIFF ? d->strategy : BEXT_AUTODIFF_NONE;
+    v->vt = l->vt;
+    v->available = l->vt && inner->available;
+  } else {
+    v->layer = -1;
+    v->vt = backend_vt(d->kind);
+    v->available = v->vt != NULL;
+  }
+  v->next = registry;
+  registry = v;
+  /* Autodiff strategies route together: the routing identity of a stack
+   * is the same stack with every strategy none. */
+  v->route = v;
+  if (d->strategy != BEXT_AUTODIFF_NONE) {
+    struct spec plain = *d;
+    plain.strategy = BEXT_AUTODIFF_NONE;
+    struct bext_device *r = intern(&plain, nl);
+    if (r) v->route = r;
+  }
+  return v;
+}
+
+const bext_device *bext_device_get(const char *spec) {
+  if (!spec) {
+    bxr_error("bext_device_get: device string is NULL");
+    return NULL;
+  }
+  struct spec d;
+  if (!parse_spec(spec, &d)) return NULL;
+  pthread_mutex_lock(&reg_lock);
+  struct bext_device *v = intern(&d, d.nl);
+  pthread_mutex_unlock(&reg_lock);
+  return v;
+}
+
+const char *bext_device_name(const bext_device *dev) { return dev ? dev->name : "NULL"; }
+
+bext_backend_kind bext_device_backend(const bext_device *dev) {
+  return dev ? dev->kind : BEXT_BACKEND_COUNT;
+}
+int bext_device_index(const bext_device *dev) { return dev ? dev->index : 0; }
+const char *bext_device_layer(const bext_device *dev) {
+  return dev && dev->layer >= 0 ? layers[dev->layer].name : NULL;
+}
+const bext_device *bext_device_inner(const bext_device *dev) { return dev ? dev->inner : NULL; }
+
+/* Why dev cannot be used: names the innermost missing part. */
+static bool unavailable(const struct bext_device *dev, const char *api) {
+  const struct bext_device *miss = dev;
+  for (const struct bext_device *d = dev; d; d = d->inner)
+    if (!d->vt) miss = d;
+  if (miss->layer >= 0)
+    return bxr_error("%s: device '%s': the %s decorator is not available in this build", api, dev->name,
+                     layers[miss->layer].name);
+  return bxr_error("%s: device '%s': backend not available in this build", api, dev->name);
+}
+
+bool bxr_device_use(struct bext_device *dev, const char *api) {
+  if (__builtin_expect(__atomic_load_n(&dev->opened, __ATOMIC_ACQUIRE), 1)) return true;
+  if (!dev->available) return unavailable(dev, api);
+  if (dev->inner && !bxr_device_use(dev->inner, api)) return false;
+  bool ok = true;
+  pthread_mutex_lock(&dev->lock);
+  if (!dev->opened) {
+    ok = !dev->vt->open || dev->vt->open(dev);
+    if (ok) __atomic_store_n(&dev->opened, true, __ATOMIC_RELEASE);
+  }
+  pthread_mutex_unlock(&dev->lock);
+  return ok;
+}
+
+static _Atomic(struct bext_device *) g_default;
+
+/* flex when this build has it, else ndarray; interned once (racing
+ * threads intern the same object, so the stores agree). */
+static struct bext_device *build_default(void) {
+  static _Atomic(struct bext_device *) cached;
+  struct bext_device *d = atomic_load_explicit(&cached, memory_order_acquire);
+  if (d) return d;
+  d = (struct bext_device *)bext_device_get("flex");
+  if (!d || !d->available) d = (struct bext_device *)bext_device_get("ndarray");
+  atomic_store_explicit(&cached, d, memory_order_release);
   return d;
 }
 
-const struct bxr_backend *bxr_backend_of_device(const bext_device *dev, const char *api) {
-  bext_device d = dev ? *dev : bext_device_default();
-  char name[160];
-  bext_device_format(&d, name, sizeof name);
-  if ((unsigned)d.backend >= BEXT_BACKEND_COUNT) {
-    bxr_error("%s: invalid device (backend kind %d)", api, (int)d.backend);
+const bext_device *bext_device_default(void) {
+  struct bext_device *d = atomic_load_explicit(&g_default, memory_order_acquire);
+  return d ? d : build_default();
+}
+
+struct bext_device *bxr_device_resolve(const bext_device *dev, const char *api) {
+  struct bext_device *d = (struct bext_device *)(dev ? dev : bext_device_default());
+  if (!d) {
+    bxr_error("%s: no default device", api);
     return NULL;
   }
-  if (d.fusion) {
-    bxr_error("%s: device '%s': the fusion decorator is not available in this build", api, name);
-    return NULL;
-  }
-  const struct bxr_backend *be = bxr_backend_for(d.backend);
-  if (!be) bxr_error("%s: device '%s': backend not available in this build", api, name);
-  return be;
+  return bxr_device_use(d, api) ? d : NULL;
 }
 
 bool bext_device_available(const bext_device *dev) {
   if (!dev) return bxr_error("bext_device_available: device is NULL");
-  return bxr_backend_of_device(dev, "bext_device_available") != NULL;
+  return dev->available || unavailable(dev, "bext_device_available");
 }
 
 bool bext_set_default_device(const bext_device *dev) {
-  if (!dev) {
-    g_default_set = false; /* back to the build's default */
-    return true;
+  if (dev && !bxr_device_resolve(dev, "bext_set_default_device")) return false;
+  atomic_store_explicit(&g_default, (struct bext_device *)dev, memory_order_release);
+  return true;
+}
+
+int bext_device_list(const bext_device **out, int cap) {
+  int n = 0;
+  for (int k = 0; k < BEXT_BACKEND_COUNT; k++) {
+    const struct bxr_backend *vt = backend_vt((bext_backend_kind)k);
+    if (!vt) continue;
+    /* Base devices have their canonical default spelling ("cube:cpu" for a
+     * future Cube: its targets enumerate themselves through open). */
+    const bext_device *d = bext_device_get(backend_names[k]);
+    if (!d) continue;
+    if (out && n < cap) out[n] = d;
+    n++;
   }
-  if (!bxr_backend_of_device(dev, "bext_set_default_device")) return false;
-  g_default = *dev;
-  g_default_set = true;
+  return n;
+}
+
+bool bext_sync(const bext_device *cdev) {
+  struct bext_device *dev = bxr_device_resolve(cdev, "bext_sync");
+  if (!dev) return false;
+  /* Outermost first: a decorator flushes into its inner device. */
+  for (struct bext_device *d = dev; d; d = d->inner)
+    if (d->vt->sync && !d->vt->sync(d)) return false;
+  return true;
+}
+
+void bxr_device_count_alloc(struct bext_device *dev, size_t bytes) {
+  size_t live = atomic_fetch_add_explicit(&dev->live, bytes, memory_order_relaxed) + bytes;
+  size_t peak = atomic_load_explicit(&dev->peak, memory_order_relaxed);
+  while (live > peak &&
+         !atomic_compare_exchange_weak_explicit(&dev->peak, &peak, live, memory_order_relaxed,
+                                                memory_order_relaxed)) {
+  }
+}
+
+void bxr_device_count_free(struct bext_device *dev, size_t bytes) {
+  atomic_fetch_sub_explicit(&dev->live, bytes, memory_order_relaxed);
+}
+
+bool bext_memory_stats(const bext_device *cdev, bext_memory *out) {
+  if (!out) return bxr_error("bext_memory_stats: out is NULL");
+  memset(out, 0, sizeof *out);
+  if (!cdev) return bxr_error("bext_memory_stats: device is NULL");
+  struct bext_device *dev = (struct bext_device *)cdev;
+  out->live_bytes = atomic_load_explicit(&dev->live, memory_order_relaxed);
+  out->peak_bytes = atomic_load_explicit(&dev->peak, memory_order_relaxed);
+  if (dev->vt && dev->vt->memory && __atomic_load_n(&dev->opened, __ATOMIC_ACQUIRE)) dev->vt->memory(dev, out);
+  return true;
+}
+
+bool bext_memory_reset_peak(const bext_device *cdev) {
+  if (!cdev) return bxr_error("bext_memory_reset_peak: device is NULL");
+  struct bext_device *dev = (struct bext_device *)cdev;
+  atomic_store_explicit(&dev->peak, atomic_load_explicit(&dev->live, memory_order_relaxed),
+                        memory_order_relaxed);
+  return true;
+}
+
+bool bext_device_close(const bext_device *cdev) {
+  if (!cdev) return bxr_error("bext_device_close: device is NULL");
+  struct bext_device *dev = (struct bext_device *)cdev;
+  pthread_mutex_lock(&dev->lock);
+  if (dev->opened) {
+    if (dev->vt->close) dev->vt->close(dev);
+    __atomic_store_n(&dev->opened, false, __ATOMIC_RELEASE);
+  }
+  pthread_mutex_unlock(&dev->lock);
   return true;
 }

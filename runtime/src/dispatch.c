@@ -1,7 +1,9 @@
 /* dispatch.c — runs an op descriptor: operand checks (NULL handles, dtype
- * kinds, one backend), the row's inference rule, index-value checks, the
- * backend's exec entry, and a check that the backend returned what the
- * inference promised.  Inputs are consumed in every case. */
+ * kinds, one device), the row's inference rule, the device's exec entry,
+ * and a check that the backend returned what the inference promised.
+ * Inputs are consumed in every case.  Index VALUES are not checked here:
+ * reading them would force a lazy device to run its queue at record time,
+ * so each backend checks them where it reads them (bxr_check_indices). */
 #include <stdio.h>
 #include <string.h>
 
@@ -51,33 +53,28 @@ bool bxr_op_can_reuse(const struct bxr_op *op, int i) {
 }
 
 bext_tensor *bxr_op_new_output(const struct bxr_op *op) {
-  return bxr_tensor_new(op->backend, op->out.dtype, op->out.rank, op->out.shape);
+  return bxr_tensor_new(op->device, op->out.dtype, op->out.rank, op->out.shape);
 }
 
-static const char *backend_name(const struct bxr_backend *be) { return be ? be->name : "?"; }
-
-/* Index operands are checked against their bound here, once for every
- * backend, so kernels may assume in-range indices.  (Reads through the
- * backend: a sync point for future asynchronous backends.) */
-static bool check_index_values(struct bxr_op *op) {
+/* Host-memory backends call this from their index ops, before reading
+ * the indices, so kernels may assume in-range indices. */
+bool bxr_check_indices(struct bxr_op *op) {
   const bext_tensor *t = op->in[0], *idx = op->in[1];
   int64_t bound = t->shape[op->at.dim];
   int64_t n = bxr_numel(idx->rank, idx->shape);
   if (n == 0) return true;
-  size_t bytes = (size_t)n * bext_dtype_size(idx->dtype);
-  void *buf = bxr_alloc(bytes);
-  if (!buf) return false;
-  bool ok = idx->backend->read(idx, buf);
-  for (int64_t i = 0; ok && i < n; i++) {
-    int64_t v = bxr_load_i64(buf, idx->dtype, i);
-    if (v < 0 || v >= bound) {
-      bxr_op_error(op, "index %lld out of range for dim %d of extent %lld", (long long)v,
-                   op->at.dim, (long long)bound);
-      ok = false;
-    }
+  BXR_ASSERT(idx->device->vt->host_memory);
+  const char *p = bxr_data(idx);
+  bool i32 = idx->dtype == BEXT_I32;
+  struct bxr_iter it;
+  bxr_iter_init(&it, idx->rank, idx->shape, 1, idx->strides);
+  for (int64_t i = 0; i < n; i++, bxr_iter_next(&it)) {
+    int64_t v = i32 ? ((const int32_t *)p)[it.off[0]] : bxr_load_i64(p, idx->dtype, it.off[0]);
+    if (v < 0 || v >= bound)
+      return bxr_op_error(op, "index %lld (at flat position %lld) is out of range for dim %d of extent %lld",
+                          (long long)v, (long long)i, op->at.dim, (long long)bound);
   }
-  bxr_free(buf, bytes);
-  return ok;
+  return true;
 }
 
 bext_tensor *bxr_dispatch(struct bxr_op *op) {
@@ -91,16 +88,16 @@ bext_tensor *bxr_dispatch(struct bxr_op *op) {
       goto done;
     }
   if (op->n_in > 0) {
-    op->backend = op->in[0]->backend;
+    op->device = op->in[0]->device;
     for (int i = 1; i < op->n_in; i++)
-      if (op->in[i]->backend != op->backend) {
+      if (op->in[i]->device != op->device) {
         bxr_op_error(op, "operands on different devices: operand 1 is on '%s', operand %d on '%s'",
-                     backend_name(op->backend), i + 1, backend_name(op->in[i]->backend));
+                     op->device->name, i + 1, op->in[i]->device->name);
         goto done;
       }
   }
-  if (!op->backend) {
-    bxr_op_error(op, "no backend for the op");
+  if (!op->device) {
+    bxr_op_error(op, "no device for the op");
     goto done;
   }
   for (int i = 0; i < op->n_in; i++) {
@@ -113,37 +110,35 @@ bext_tensor *bxr_dispatch(struct bxr_op *op) {
     }
   }
   if (!info->infer(op)) goto done;
-  if ((op->code == BXR_OP_GATHER || op->code == BXR_OP_SCATTER_ADD || op->code == BXR_OP_SELECT ||
-       op->code == BXR_OP_SELECT_ASSIGN) &&
-      !check_index_values(op))
-    goto done;
 
-  bext_tensor *(*fn)(struct bxr_op *) = op->backend->exec[op->code];
+  bext_tensor *(*fn)(struct bxr_op *) = op->device->vt->exec[op->code];
   if (!fn) {
-    bxr_op_error(op, "op '%s' is not implemented by backend '%s'", info->name, op->backend->name);
+    bxr_op_error(op, "op '%s' is not implemented by device '%s'", info->name, op->device->name);
     goto done;
   }
   bext_clear_error(); /* so a backend failing without a message is caught below */
   res = fn(op);
   if (res) {
-    bool ok = res->dtype == op->out.dtype && res->rank == op->out.rank && res->backend == op->backend;
+    bool ok = res->dtype == op->out.dtype && res->rank == op->out.rank && res->device == op->device;
     for (int d = 0; ok && d < res->rank; d++) ok = res->shape[d] == op->out.shape[d];
     if (!ok) {
       /* A broken backend is a programming error.  Clean up first so a
        * panic hook that longjmps leaks nothing. */
       char b[200], want[200];
       bxr_describe(res, b, sizeof b);
+      bool moved = res->device != op->device;
       bxr_describe_shape(op->out.rank, op->out.shape, want, sizeof want);
       bext_release(res);
       for (int i = 0; i < op->n_in; i++) {
         bext_release(op->in[i]);
         op->in[i] = NULL;
       }
-      bxr_panic(__FILE__, __LINE__, "backend '%s' returned %s for op '%s', inference says %s %s",
-                op->backend->name, b, info->name, want, bext_dtype_name(op->out.dtype));
+      bxr_panic(__FILE__, __LINE__, "device '%s' returned %s%s for op '%s', inference says %s %s",
+                op->device->name, b, moved ? " on another device" : "", info->name,
+                want, bext_dtype_name(op->out.dtype));
     }
   } else if (!bext_last_error()[0]) {
-    bxr_op_error(op, "backend '%s' failed without a message", op->backend->name);
+    bxr_op_error(op, "device '%s' failed without a message", op->device->name);
   }
 done:
   for (int i = 0; i < op->n_in; i++) {

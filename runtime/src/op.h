@@ -4,7 +4,7 @@
  * row's inference rule, and hands it to a backend's exec entry; Fusion will
  * record it, Autodiff tape it, Remote serialize it — so it holds plain data
  * only: besides the input handles, its only pointers are the static API
- * name (for messages) and the backend.  Unused fields are deterministic
+ * name (for messages) and the device.  Unused fields are deterministic
  * (hashable plans) up to the counts: every scalar field is initialized,
  * but array entries at or past at.rank / at.ndims / at.nranges / n_in /
  * out.rank may be garbage (the hot elementwise entries skip clearing
@@ -48,7 +48,7 @@ struct bxr_meta {
 struct bxr_op {
   enum bxr_opcode code;
   const char *api;                  /* public entry for messages ("bext_sum_dim") */
-  const struct bxr_backend *backend;/* the backend that runs it */
+  struct bext_device *device;       /* the device that runs it (device->vt: its backend) */
   /* Inputs.  The descriptor OWNS one reference to each non-NULL in[i];
    * an exec that wants to reuse one (in place, or as a view's base it
    * returns) takes it with bxr_op_take(), which NULLs the slot.  Dispatch
@@ -81,7 +81,7 @@ BXR_OP_TABLE(BXR_X_)
 #undef BXR_X_
 
 /* Runs a descriptor: checks operands (NULL, kinds, one backend), infers,
- * calls op->backend->exec[op->code], checks the result against the
+ * calls op->device->vt->exec[op->code], checks the result against the
  * inference, releases the remaining inputs.  Returns the output or NULL
  * (error set).  Consumes the inputs in every case. */
 BXR_FUNC bext_tensor *bxr_dispatch(struct bxr_op *op);
@@ -92,7 +92,7 @@ BXR_FUNC bext_tensor *bxr_op_take(struct bxr_op *op, int i);
 /* True when input i may become the output in place: unique, contiguous,
  * and its dtype and shape equal the output's. */
 BXR_FUNC bool bxr_op_can_reuse(const struct bxr_op *op, int i);
-/* A fresh contiguous output tensor with op->out's metadata on op->backend. */
+/* A fresh contiguous output tensor with op->out's metadata on op->device. */
 BXR_FUNC bext_tensor *bxr_op_new_output(const struct bxr_op *op);
 /* Sets an error "<api>: <message> (operands: [2,3] f32, [3] f32)". */
 BXR_FUNC bool bxr_op_error(const struct bxr_op *op, const char *fmt, ...)

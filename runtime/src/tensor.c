@@ -23,7 +23,12 @@ void bxr_storage_retain(struct bxr_storage *s) {
 }
 
 static void storage_destroy(struct bxr_storage *s) {
-  if (!s->inline_data) s->backend->storage_free(s);
+  if (s->free_priv) {
+    s->free_priv(s->priv);           /* opaque storage */
+  } else if (!s->inline_data) {
+    bxr_device_count_free(s->device, s->bytes);
+    s->device->vt->storage_free(s);
+  }
   bxr_block_free(s, s->cls);   /* the record starts its block */
 }
 
@@ -76,7 +81,7 @@ void bxr_contiguous_strides(int rank, const int64_t *shape, int64_t *strides) {
 
 /* Fills the handle fields every constructor sets; unused dims are zeroed
  * so handles stay deterministic (the old calloc did the same). */
-static inline __attribute__((always_inline)) void handle_init(bext_tensor *t, const struct bxr_backend *be, bext_dtype dt, int rank,
+static inline __attribute__((always_inline)) void handle_init(bext_tensor *t, struct bext_device *dev, bext_dtype dt, int rank,
                         const int64_t *shape) {
   atomic_init(&t->refcount, 1);
   atomic_init(&t->busy, 0);
@@ -84,7 +89,7 @@ static inline __attribute__((always_inline)) void handle_init(bext_tensor *t, co
    * (bxr_self decides that on a thread's first call, so ask it first). */
   uint64_t me = bxr_self();
   atomic_init(&t->owner, __atomic_load_n(&bxr_bias_on, __ATOMIC_ACQUIRE) ? me : 0);
-  t->backend = be;
+  t->device = dev;
   t->dtype = dt;
   t->rank = rank;
   /* fixed trip count: unrolled, no memcpy/memset calls */
@@ -97,9 +102,10 @@ static inline __attribute__((always_inline)) void handle_init(bext_tensor *t, co
   t->priv = NULL;
 }
 
-bext_tensor *bxr_tensor_new(const struct bxr_backend *be, bext_dtype dt, int rank,
+bext_tensor *bxr_tensor_new(struct bext_device *dev, bext_dtype dt, int rank,
                             const int64_t *shape) {
-  BXR_ASSERT(be && rank >= 0 && rank <= BEXT_MAX_RANK && (unsigned)dt < BEXT_DTYPE_COUNT);
+  const struct bxr_backend *be = dev->vt;
+  BXR_ASSERT(be && be->storage_alloc && rank >= 0 && rank <= BEXT_MAX_RANK && (unsigned)dt < BEXT_DTYPE_COUNT);
   size_t bytes = bxr_nbytes(dt, rank, shape);
   if (bytes == SIZE_MAX) {
     char sh[160];
@@ -117,9 +123,10 @@ bext_tensor *bxr_tensor_new(const struct bxr_backend *be, bext_dtype dt, int ran
   atomic_init(&s->refcount, 1);
   s->cls = (signed char)cls;
   s->inline_data = inl;
-  s->backend = be;
+  s->device = dev;
   s->bytes = bytes;
   s->priv = NULL;
+  s->free_priv = NULL;
   if (inl) {
     s->data = TBLOCK_DATA(b);
   } else {
@@ -128,9 +135,37 @@ bext_tensor *bxr_tensor_new(const struct bxr_backend *be, bext_dtype dt, int ran
       bxr_block_free(b, cls);
       return NULL;
     }
+    bxr_device_count_alloc(dev, bytes);
   }
   bext_tensor *t = &b->t;
-  handle_init(t, be, dt, rank, shape);
+  handle_init(t, dev, dt, rank, shape);
+  t->embedded = true;
+  t->cls = -1;
+  bxr_contiguous_strides(rank, shape, t->strides);
+  t->storage = s;
+  return t;
+}
+
+bext_tensor *bxr_tensor_new_opaque(struct bext_device *dev, bext_dtype dt, int rank,
+                                   const int64_t *shape, void *priv, void (*free_priv)(void *)) {
+  BXR_ASSERT(dev && free_priv && rank >= 0 && rank <= BEXT_MAX_RANK && (unsigned)dt < BEXT_DTYPE_COUNT);
+  int cls = bxr_block_class(TBLOCK_HDR);
+  struct bxr_tblock *b = bxr_block_alloc(cls);
+  if (!b) {
+    free_priv(priv);
+    return NULL;
+  }
+  struct bxr_storage *s = &b->s;
+  atomic_init(&s->refcount, 1);
+  s->cls = (signed char)cls;
+  s->inline_data = false;
+  s->device = dev;
+  s->bytes = 0;
+  s->data = NULL;
+  s->priv = priv;
+  s->free_priv = free_priv;
+  bext_tensor *t = &b->t;
+  handle_init(t, dev, dt, rank, shape);
   t->embedded = true;
   t->cls = -1;
   bxr_contiguous_strides(rank, shape, t->strides);
@@ -144,7 +179,7 @@ bext_tensor *bxr_tensor_view(const bext_tensor *base, int rank, const int64_t *s
   int cls = bxr_block_class(sizeof(bext_tensor));
   bext_tensor *t = bxr_block_alloc(cls);
   if (!t) return NULL;
-  handle_init(t, base->backend, base->dtype, rank, shape);
+  handle_init(t, base->device, base->dtype, rank, shape);
   t->embedded = false;
   t->cls = (signed char)cls;
   if (rank) memcpy(t->strides, strides, (size_t)rank * sizeof *strides);
@@ -288,8 +323,8 @@ void bxr_copy_to_contiguous(const bext_tensor *t, void *dst) {
 
 bext_tensor *bxr_make_contiguous(bext_tensor *t) {
   if (bxr_is_contiguous(t)) return t;
-  bext_tensor *c = bxr_tensor_new(t->backend, t->dtype, t->rank, t->shape);
-  if (c && !t->backend->copy(c, t)) {
+  bext_tensor *c = bxr_tensor_new(t->device, t->dtype, t->rank, t->shape);
+  if (c && !t->device->vt->copy(c, t)) {
     bext_release(c);
     c = NULL;
   }
@@ -306,10 +341,12 @@ bool bxr_host_storage_alloc(struct bxr_storage *s, size_t bytes) {
 
 void bxr_host_storage_free(struct bxr_storage *s) { bxr_free(s->data, s->bytes); }
 
-bool bxr_host_from_data(bext_tensor *dst, const void *src) {
-  size_t n = (size_t)bxr_numel(dst->rank, dst->shape) * bext_dtype_size(dst->dtype);
-  if (n) memcpy(bxr_data(dst), src, n);
-  return true;
+bext_tensor *bxr_host_from_data(struct bext_device *dev, bext_dtype dt, int rank, const int64_t *shape,
+                                const void *src) {
+  bext_tensor *t = bxr_tensor_new(dev, dt, rank, shape);
+  size_t n = t ? (size_t)bxr_numel(rank, shape) * bext_dtype_size(dt) : 0;
+  if (n) memcpy(bxr_data(t), src, n);
+  return t;
 }
 
 bool bxr_host_read(const bext_tensor *t, void *dst) {
@@ -371,12 +408,9 @@ int bext_refcount(const bext_tensor *t) {
   NEED(t, "bext_refcount", 0);
   return atomic_load(&t->refcount);
 }
-bool bext_device_of(const bext_tensor *t, bext_device *out) {
-  NEED(t, "bext_device_of", false);
-  if (!out) return bxr_error("bext_device_of: output pointer is NULL");
-  memset(out, 0, sizeof *out);
-  out->backend = t->backend->kind;
-  return true;
+const bext_device *bext_device_of(const bext_tensor *t) {
+  NEED(t, "bext_device_of", NULL);
+  return t->device;
 }
 
 /* --------------------------------------------------------- data in/out */
@@ -398,21 +432,10 @@ bext_tensor *bext_from_data(const void *data, bext_dtype dtype, const int64_t *s
   const char *api = "bext_from_data";
   if (!bext_dtype_valid(dtype)) return bxr_error("%s: invalid dtype %d", api, (int)dtype), NULL;
   if (!check_shape(api, shape, rank)) return NULL;
-  const struct bxr_backend *be = bxr_backend_of_device(dev, api);
-  if (!be) return NULL;
-  bext_tensor *t = bxr_tensor_new(be, dtype, rank, shape);
-  if (!t) return NULL;
-  if (bxr_numel(rank, shape) > 0) {
-    if (!data) {
-      bext_release(t);
-      return bxr_error("%s: data is NULL for a non-empty tensor", api), NULL;
-    }
-    if (!be->from_data(t, data)) {
-      bext_release(t);
-      return NULL;
-    }
-  }
-  return t;
+  struct bext_device *d = bxr_device_resolve(dev, api);
+  if (!d) return NULL;
+  if (bxr_numel(rank, shape) > 0 && !data) return bxr_error("%s: data is NULL for a non-empty tensor", api), NULL;
+  return d->vt->from_data(d, dtype, rank, shape, data);
 }
 
 bool bext_read(const bext_tensor *t, void *out, size_t out_bytes) {
@@ -425,29 +448,23 @@ bool bext_read(const bext_tensor *t, void *out, size_t out_bytes) {
     return bxr_error("bext_read: buffer of %zu bytes too small for %s (%zu bytes)", out_bytes,
                      bxr_describe(t, b, sizeof b), need);
   }
-  return t->backend->read(t, out);
+  return t->device->vt->read(t, out);
 }
 
 bext_tensor *bext_to_device(bext_tensor *t, const bext_device *dev) {
   NEED(t, "bext_to_device", NULL);
-  const struct bxr_backend *be = bxr_backend_of_device(dev, "bext_to_device");
-  if (!be) {
+  struct bext_device *d = bxr_device_resolve(dev, "bext_to_device");
+  if (!d) {
     bext_release(t);
     return NULL;
   }
-  if (be == t->backend) return t;
-  /* Through host memory: read row-major on the source backend, upload on
+  if (d == t->device) return t;
+  /* Through host memory: read row-major on the source device, upload on
    * the target.  Fine for CPU backends; GPU backends may add a direct path. */
   size_t bytes = (size_t)bxr_numel(t->rank, t->shape) * bext_dtype_size(t->dtype);
   bext_tensor *out = NULL;
   void *tmp = bxr_alloc(bytes);
-  if (tmp && t->backend->read(t, tmp)) {
-    out = bxr_tensor_new(be, t->dtype, t->rank, t->shape);
-    if (out && bytes && !be->from_data(out, tmp)) {
-      bext_release(out);
-      out = NULL;
-    }
-  }
+  if (tmp && t->device->vt->read(t, tmp)) out = d->vt->from_data(d, t->dtype, t->rank, t->shape, tmp);
   bxr_free(tmp, bytes);
   bext_release(t);
   return out;
@@ -455,5 +472,7 @@ bext_tensor *bext_to_device(bext_tensor *t, const bext_device *dev) {
 
 bext_tensor *bext_contiguous(bext_tensor *t) {
   NEED(t, "bext_contiguous", NULL);
+  /* Devices without host memory have no strided views to materialize. */
+  if (!t->device->vt->host_memory) return t;
   return bxr_make_contiguous(t);
 }

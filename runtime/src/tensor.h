@@ -39,17 +39,21 @@
 #include "internal.h"
 
 struct bxr_backend;
+struct bext_device;
 
-/* A buffer owned by one backend.  For the CPU backends (ndarray, flex) data
- * is host memory; other backends may keep data NULL and use priv. */
+/* A buffer owned by one device's backend.  For host-memory backends
+ * (ndarray, flex) data is host memory; others keep data NULL and use priv
+ * (opaque storage: device memory, a lazy placeholder, a remote id, a
+ * decorator's inner tensor). */
 struct bxr_storage {
   atomic_int refcount;
   signed char cls;     /* block class of the block starting with this record */
   bool inline_data;    /* data lives in that block (no storage_alloc/free) */
-  const struct bxr_backend *backend;
-  void *data;      /* host pointer (CPU backends) */
+  struct bext_device *device;
+  void *data;      /* host pointer (host-memory backends); NULL when opaque */
   size_t bytes;    /* size requested at allocation */
   void *priv;      /* backend-private (e.g. a caching allocator's block) */
+  void (*free_priv)(void *priv);  /* opaque storage: releases priv */
 };
 
 struct bext_tensor {
@@ -58,7 +62,7 @@ struct bext_tensor {
   signed char cls;     /* block class of a lone handle (embedded: unused) */
   atomic_uchar busy;   /* owner inside a plain count update */
   _Atomic uint64_t owner;  /* biased: owning thread id; 1: being taken over; 0: shared */
-  const struct bxr_backend *backend;
+  struct bext_device *device;      /* its device; device->vt is the backend */
   bext_dtype dtype;
   int rank;
   int64_t shape[BEXT_MAX_RANK];
@@ -70,14 +74,19 @@ struct bext_tensor {
 };
 
 /* ---------------------------------------------------------- construction */
-/* A new contiguous tensor with freshly allocated storage (contents
+/* A new contiguous tensor with freshly allocated storage on dev (contents
  * undefined).  NULL + error on allocation failure or bad shape. */
-BXR_FUNC bext_tensor *bxr_tensor_new(const struct bxr_backend *be, bext_dtype dt, int rank,
+BXR_FUNC bext_tensor *bxr_tensor_new(struct bext_device *dev, bext_dtype dt, int rank,
                                      const int64_t *shape);
+/* A new handle on dev whose storage holds no buffer: priv is the
+ * backend's (taken over; released by free_priv when the last view dies). */
+BXR_FUNC bext_tensor *bxr_tensor_new_opaque(struct bext_device *dev, bext_dtype dt, int rank,
+                                            const int64_t *shape, void *priv,
+                                            void (*free_priv)(void *priv));
 /* A new handle viewing base's storage (storage retained; base borrowed). */
 BXR_FUNC bext_tensor *bxr_tensor_view(const bext_tensor *base, int rank, const int64_t *shape,
                                       const int64_t *strides, int64_t offset);
-/* Storage refcounting (bxr_storage_release frees through backend->storage_free). */
+/* Storage refcounting (bxr_storage_release frees through the backend's storage_free). */
 BXR_FUNC void bxr_storage_retain(struct bxr_storage *s);
 BXR_FUNC void bxr_storage_release(struct bxr_storage *s);
 /* Frees a handle whose count just reached 0 (releases its storage). */

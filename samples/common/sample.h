@@ -20,17 +20,16 @@ static inline void sample_die(const char *what) {
   exit(1);
 }
 
-static inline bext_device sample_device(const char *spec) {
-  bext_device d;
-  if (!bext_device_parse(spec, &d)) sample_die(spec);
+static inline const bext_device *sample_device(const char *spec) {
+  const bext_device *d = bext_device_get(spec);
+  if (!d) sample_die(spec);
   return d;
 }
 
 /* A new f32 tensor of the given shape holding vals (row-major). */
 static inline bext_tensor *sample_tensor(const float *vals, const int64_t *shape, int rank,
                                          const char *device) {
-  bext_device d = sample_device(device);
-  bext_tensor *t = bext_from_data(vals, BEXT_F32, shape, rank, &d);
+  bext_tensor *t = bext_from_data(vals, BEXT_F32, shape, rank, sample_device(device));
   if (!t) sample_die("bext_from_data");
   return t;
 }
@@ -41,9 +40,7 @@ static inline int64_t sample_print(const char *label, const bext_tensor *t, floa
   int64_t n = bext_numel(t);
   if (n > cap) sample_die("sample_print: tensor too large for the buffer");
   if (!bext_read(t, out, (size_t)n * sizeof *out)) sample_die("bext_read");
-  bext_device d;
-  char dev[64] = "?";
-  if (bext_device_of(t, &d)) bext_device_format(&d, dev, sizeof dev);
+  const char *dev = bext_device_name(bext_device_of(t));
   printf("%s: shape [", label);
   for (int i = 0; i < bext_rank(t); i++) printf("%s%lld", i ? ", " : "", (long long)bext_shape(t)[i]);
   printf("] on %s: [", dev);

@@ -36,15 +36,15 @@ static bext_tensor *layer(bext_tensor *x, const bext_device *dev) {
 
 int main(int argc, char **argv) {
   const char *spec = argc > 1 ? argv[1] : "flex";
-  bext_device dev, nd;
-  if (!bext_device_parse(spec, &dev) || !bext_device_available(&dev)) return fail("device");
-  bext_device_parse("ndarray", &nd);
+  /* devices are objects from a registry: one per spec, compared by pointer */
+  const bext_device *dev = bext_device_get(spec), *nd = bext_device_get("ndarray");
+  if (!dev || !bext_device_available(dev)) return fail("device");
 
   /* x: 2x3 from host data (copied in) */
   const float xs[6] = {1, 2, 3, 4, 5, 6};
-  bext_tensor *x = bext_from_data(xs, BEXT_F32, (int64_t[]){2, 3}, 2, &dev);
+  bext_tensor *x = bext_from_data(xs, BEXT_F32, (int64_t[]){2, 3}, 2, dev);
   if (!x) return fail("x");
-  bext_tensor *y = layer(bext_retain(x), &dev); /* keep x for later */
+  bext_tensor *y = layer(bext_retain(x), dev); /* keep x for later */
   if (!y) return fail("y");
   print2d("x", x);
   print2d("relu(x @ w + b)", y);
@@ -63,14 +63,14 @@ int main(int argc, char **argv) {
   printf("argmax(x) = %lld\n", (long long)arg);
 
   /* the same layer on the NdArray reference, compared after moving y */
-  bext_tensor *y_nd = layer(bext_to_device(bext_retain(x), &nd), &nd);
-  bext_tensor *diff = bext_max_all(bext_abs(bext_sub(bext_to_device(bext_retain(y), &nd), y_nd)));
+  bext_tensor *y_nd = layer(bext_to_device(bext_retain(x), nd), nd);
+  bext_tensor *diff = bext_max_all(bext_abs(bext_sub(bext_to_device(bext_retain(y), nd), y_nd)));
   float d = -1;
   if (!diff || !bext_read(diff, &d, sizeof d)) return fail("compare");
   printf("largest difference from the ndarray reference: %g\n", d);
 
   /* errors: NULL, and a message naming the op and the operand shapes */
-  bext_tensor *bad = bext_add(bext_retain(x), bext_ones((int64_t[]){4}, 1, BEXT_F32, &dev));
+  bext_tensor *bad = bext_add(bext_retain(x), bext_ones((int64_t[]){4}, 1, BEXT_F32, dev));
   printf("bad add -> %s; error: %s\n", bad ? "tensor" : "NULL", bext_last_error());
 
   bext_release(diff);

@@ -71,10 +71,10 @@ static void die(const char *what) {
 }
 
 /* ------------------------------------------------------------ bext side */
-static bext_device g_flex;
+static const bext_device *g_flex;
 
 static bext_tensor *filled(int64_t n, double scale) {
-  bext_tensor *t = bext_arange(0, (double)n, 1, BEXT_F32, &g_flex);
+  bext_tensor *t = bext_arange(0, (double)n, 1, BEXT_F32, g_flex);
   if (!t) die("arange");
   t = bext_mul_scalar(bext_rem_scalar(t, 17), scale);
   if (!t) die("fill");
@@ -282,7 +282,7 @@ int main(int argc, char **argv) {
     execv("/proc/self/exe", argv);
     perror("bext-bench: re-exec");   /* fall through: run with what we have */
   }
-  if (!bext_device_parse("flex", &g_flex)) die("device");
+  if (!(g_flex = bext_device_get("flex"))) die("device");
   int tt = bxbt_torch_set_threads(g_threads);
 
   printf("bext-bench: %d threads (flex pool, OpenBLAS, libtorch %d, C loops), median of %d\n",

@@ -10,7 +10,7 @@ mentions defined.  Files given with --must (the awkward-names file) must
 check clean; a folder whose files all fail the check is an error too, so
 nothing is skipped silently.  docs/codegen.md, "Where this is tested".
 
-Usage: compile_all.py --bextc PATH --cc CC --include DIR --out DIR
+Usage: compile_all.py --bextc PATH --cc CC --include DIR [--include DIR] --out DIR
                       [--must FILE ...] [FILE_OR_DIR ...]
 """
 import argparse
@@ -40,7 +40,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--bextc", required=True)
     ap.add_argument("--cc", required=True)
-    ap.add_argument("--include", required=True)
+    ap.add_argument("--include", required=True, action="append",
+                    help="an include dir (repeat: runtime/include and the build's include/)")
     ap.add_argument("--out", required=True)
     ap.add_argument("--must", action="append", default=[])
     ap.add_argument("paths", nargs="*")
@@ -74,7 +75,7 @@ def main():
                 feats = sorted(set(re.findall(r"BEXT_FEATURE_[A-Za-z0-9_]+", hf.read())))
             for defs in ([], [f"-D{m}=1" for m in feats]):
                 cc = run([ns.cc, "-std=c11", "-fsyntax-only", "-Wall", "-Wextra", "-Werror",
-                          "-I", ns.include, "-I", out] + defs + [c_path])
+                          *[x for d in ns.include for x in ("-I", d)], "-I", out] + defs + [c_path])
                 if cc.returncode != 0:
                     what = "all features on" if defs else "no features"
                     fails.append(f"{f}: generated C does not compile ({what}):\n{cc.stderr.strip()[:3000]}")

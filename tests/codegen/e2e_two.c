@@ -45,10 +45,10 @@ bool b_b_count_flex(const Counted *c, Maybe *bext_out) {
 /* ---- helpers ---- */
 
 static bext_tensor *flex_f32(float v) {
-  bext_device d;
-  cr_assert(bext_device_parse("flex", &d));
+  const bext_device *d;
+  cr_assert((d = bext_device_get("flex")));
   int64_t shape[1] = {1};
-  bext_tensor *t = bext_from_data(&v, BEXT_F32, shape, 1, &d);
+  bext_tensor *t = bext_from_data(&v, BEXT_F32, shape, 1, d);
   cr_assert_not_null(t, "%s", bext_last_error());
   return t;
 }

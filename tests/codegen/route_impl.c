@@ -97,8 +97,8 @@ bext_tensor *flex_only_only_flex(bext_tensor *x) {
 
 bext_tensor *flex_only_filled_flex(size_t n, float value) {
   route_last_backend = "flex";
-  bext_device d;
-  if (!bext_device_parse("flex", &d)) return NULL;
+  const bext_device *d;
+  if (!(d = bext_device_get("flex"))) return NULL;
   int64_t shape[1] = {(int64_t)n};
-  return bext_full(shape, 1, value, BEXT_F32, &d);
+  return bext_full(shape, 1, value, BEXT_F32, d);
 }

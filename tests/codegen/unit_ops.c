@@ -89,8 +89,8 @@ Test(ops, every_surface_calls_a_real_bext_function, .timeout = 60) {
   fclose(f);
   char cmd[4096];
   snprintf(cmd, sizeof cmd,
-           "cd %s && gcc -std=c11 -Wall -Wextra -Werror -Wconversion -Wno-sign-conversion -Iruntime/include -c %s "
+           "cd %s && gcc -std=c11 -Wall -Wextra -Werror -Wconversion -Wno-sign-conversion -Iruntime/include -I%s/../include -c %s "
            "-o %s/ops_calls.o",
-           cg_src(), path, cg_tmp());
+           cg_src(), getenv("BEXT_BIN_DIR"), path, cg_tmp());
   cr_assert_eq(cg_run(cmd), 0, "a surface's call does not match bext.h (see %s)", path);
 }

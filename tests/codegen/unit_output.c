@@ -109,18 +109,18 @@ Test(output, examples_compile_warning_free, .timeout = 240) {
            "  %s/bextc $f -o $out; s=$(basename $f .bext); "
            "  for cc in gcc clang; do "
            "    for d in '' \"-O2 $feats\"; do "
-           "      $cc -std=c11 -Wall -Wextra -Wpedantic -Werror $d -Iruntime/include -c $out/$s.c -o $out/$s.o; "
+           "      $cc -std=c11 -Wall -Wextra -Wpedantic -Werror $d -Iruntime/include -I%s/../include -c $out/$s.c -o $out/$s.o; "
            "      n=$((n+1)); "
            "    done; "
            "  done; "
            /* gcc -O3 runs the flow analyses behind -Wmaybe-uninitialized
             * (every generated local must be initialized on every path) */
            "  for d in '-O3' \"-O3 $feats\"; do "
-           "    gcc -std=c11 -Wall -Wextra -Wpedantic -Werror $d -Iruntime/include -c $out/$s.c -o $out/$s.o; "
+           "    gcc -std=c11 -Wall -Wextra -Wpedantic -Werror $d -Iruntime/include -I%s/../include -c $out/$s.c -o $out/$s.o; "
            "    n=$((n+1)); "
            "  done; "
            "done; test $n -ge 36",
-           cg_src(), cg_tmp(), bin, bin);
+           cg_src(), cg_tmp(), bin, bin, bin, bin);
   cr_assert_eq(cg_run(cmd), 0, "an example's generated C does not compile cleanly (see the output above)");
 }
 

@@ -94,7 +94,7 @@ static double gen_value(const struct tin *ti, uint64_t *s) {
   }
 }
 
-static bext_device dev_nd, dev_fx;
+static const bext_device *dev_nd, *dev_fx;
 
 /* Builds input ti on dev: values generated on NdArray (f64/i64, cast to the
  * dtype there), moved to dev, then given the requested layout by dev's own
@@ -120,7 +120,7 @@ static bext_tensor *make_input(const struct tin *ti, uint64_t seed, const bext_d
     if (flt) ((double *)buf)[i] = v;
     else ((int64_t *)buf)[i] = (int64_t)v;
   }
-  bext_tensor *t = bext_from_data(buf, flt ? BEXT_F64 : BEXT_I64, phys, r, &dev_nd);
+  bext_tensor *t = bext_from_data(buf, flt ? BEXT_F64 : BEXT_I64, phys, r, dev_nd);
   free(buf);
   t = bext_to_device(bext_cast(t, ti->dt), dev);
   if (lay == L_TRANS) t = bext_swap_dims(t, -1, -2);
@@ -1046,8 +1046,7 @@ static bool run_variant(enum bxr_opcode op, const struct tcase *c, const bext_de
   }
   bool ok = read_host(out, got);
   if (!ok) snprintf(why, wn, "read failed: %s", bext_last_error());
-  bext_device d;
-  if (ok && (!bext_device_of(out, &d) || d.backend != dev->backend)) {
+  if (ok && bext_device_of(out) != dev) {
     snprintf(why, wn, "result is on another device");
     ok = false;
   }
@@ -1087,7 +1086,7 @@ static int run_matrix(const bext_device *dev, bool vs_reference, const char *tit
           if (ok && !vs_reference) {
             values = oracle(op, &cs[k], ins, &want);
           } else if (ok) {
-            ok = run_variant(op, &cs[k], &dev_nd, NULL, &want, why, sizeof why);
+            ok = run_variant(op, &cs[k], dev_nd, NULL, &want, why, sizeof why);
             if (!ok) snprintf(why + strlen(why), sizeof why - strlen(why), " (on the reference)");
             values = op != BXR_OP_EMPTY;
           }
@@ -1115,18 +1114,18 @@ static int run_matrix(const bext_device *dev, bool vs_reference, const char *tit
 }
 
 static void setup(void) {
-  cr_assert(bext_device_parse("ndarray", &dev_nd), "%s", bext_last_error());
-  cr_assert(bext_device_parse("flex", &dev_fx), "%s", bext_last_error());
+  cr_assert((dev_nd = bext_device_get("ndarray")), "%s", bext_last_error());
+  cr_assert((dev_fx = bext_device_get("flex")), "%s", bext_last_error());
 }
 
 Test(conformance, ndarray_vs_closed_form, .init = setup) {
-  int f = run_matrix(&dev_nd, false, "ndarray vs closed-form oracle");
+  int f = run_matrix(dev_nd, false, "ndarray vs closed-form oracle");
   cr_expect_eq(f, 0, "%d failing ndarray cells (table above)", f);
 }
 
 Test(conformance, flex_vs_ndarray, .init = setup) {
-  cr_assert(bext_device_available(&dev_fx), "flex is not available: %s", bext_last_error());
-  int f = run_matrix(&dev_fx, true, "flex vs ndarray reference");
+  cr_assert(bext_device_available(dev_fx), "flex is not available: %s", bext_last_error());
+  int f = run_matrix(dev_fx, true, "flex vs ndarray reference");
   cr_expect_eq(f, 0, "%d failing flex cells (table above)", f);
 }
 

@@ -57,9 +57,9 @@ static int workload(const bext_device *dev) {
     else STEP(6, bext_select(bext_retain(ts[0]), 1, idx));
   }
   if (ts[2]) {
-    bext_device other;
-    bext_device_parse(dev->backend == BEXT_BACKEND_FLEX ? "ndarray" : "flex", &other);
-    STEP(7, bext_to_device(bext_cast(bext_retain(ts[2]), BEXT_F16), &other));
+    const bext_device *other =
+        bext_device_get(bext_device_backend(dev) == BEXT_BACKEND_FLEX ? "ndarray" : "flex");
+    STEP(7, bext_to_device(bext_cast(bext_retain(ts[2]), BEXT_F16), other));
   }
   float out[16];
   for (int i = 0; i < 8; i++) {
@@ -73,13 +73,13 @@ static int workload(const bext_device *dev) {
 }
 
 static void sweep(const char *devname) {
-  bext_device dev;
-  cr_assert(bext_device_parse(devname, &dev));
+  const bext_device *dev;
+  cr_assert((dev = bext_device_get(devname)));
   int clean_runs = 0;
   for (g_fail_at = 0; g_fail_at < 400 && clean_runs == 0; g_fail_at++) {
     g_count = 0;
     bext_set_allocator(failing_alloc, NULL);
-    int oom = workload(&dev);
+    int oom = workload(dev);
     bext_set_allocator(NULL, NULL);
     if (g_count <= g_fail_at) {
       cr_expect_eq(oom, 0, "no allocation failed, yet %d calls said out of memory", oom);
@@ -104,14 +104,14 @@ Test(alloc, hook_sees_every_allocation) {
   g_fail_at = -1;
   g_count = 0;
   g_live = 0;
-  bext_device nd;
-  bext_device_parse("ndarray", &nd);
+  const bext_device *nd;
+  (nd = bext_device_get("ndarray"));
   bext_set_allocator(failing_alloc, NULL);
   /* small: storage record, handle and the 128-byte buffer share one block */
-  bext_tensor *t = bext_zeros((int64_t[]){4, 4}, 2, BEXT_F64, &nd);
+  bext_tensor *t = bext_zeros((int64_t[]){4, 4}, 2, BEXT_F64, nd);
   long small = g_live;
   /* large: the block plus a separate buffer from the hook */
-  bext_tensor *u = bext_zeros((int64_t[]){64, 64}, 2, BEXT_F64, &nd);
+  bext_tensor *u = bext_zeros((int64_t[]){64, 64}, 2, BEXT_F64, nd);
   long large = g_live - small;
   bext_release(t);
   bext_release(u);

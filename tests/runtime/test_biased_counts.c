@@ -16,11 +16,11 @@
 #include "backend.h"
 
 static bext_tensor *vec(float base) {
-  bext_device fx;
-  cr_assert(bext_device_parse("flex", &fx));
+  const bext_device *fx;
+  cr_assert((fx = bext_device_get("flex")));
   float v[8];
   for (int i = 0; i < 8; i++) v[i] = base + (float)i;
-  bext_tensor *t = bext_from_data(v, BEXT_F32, (int64_t[]){8}, 1, &fx);
+  bext_tensor *t = bext_from_data(v, BEXT_F32, (int64_t[]){8}, 1, fx);
   cr_assert_not_null(t, "%s", bext_last_error());
   return t;
 }

@@ -44,9 +44,9 @@ static void reset(void) {
 }
 static void restore(void) { bext_set_allocator(NULL, NULL); }
 
-static bext_device dev(const char *name) {
-  bext_device d;
-  cr_assert(bext_device_parse(name, &d));
+static const bext_device *dev(const char *name) {
+  const bext_device *d;
+  cr_assert((d = bext_device_get(name)));
   return d;
 }
 
@@ -63,15 +63,15 @@ static void expect_ramp(bext_tensor *t, int n, float base) {
 }
 
 Test(block_cache, same_thread_reuse_skips_the_hook, .init = reset, .fini = restore) {
-  bext_device fx = dev("flex");
-  bext_tensor *a = ramp(&fx, 16, 0);
+  const bext_device *fx = dev("flex");
+  bext_tensor *a = ramp(fx, 16, 0);
   cr_assert_not_null(a);
   cr_expect_eq(atomic_load(&g_allocs), 1, "a 16-element tensor is one block");
   bext_tensor *first = a;
   bext_release(a);
   cr_expect_eq(bxr_block_cached(), 1, "the freed block idles in this thread's cache");
   long before = atomic_load(&g_allocs);
-  bext_tensor *b = ramp(&fx, 16, 100);
+  bext_tensor *b = ramp(fx, 16, 100);
   cr_assert_not_null(b);
   cr_expect_eq(atomic_load(&g_allocs), before, "the cached block was reused, no hook call");
   cr_expect_eq(b, first, "LIFO: the same block came back");
@@ -89,8 +89,8 @@ Test(block_cache, same_thread_reuse_skips_the_hook, .init = reset, .fini = resto
 }
 
 Test(block_cache, view_outlives_first_handle, .init = reset, .fini = restore) {
-  bext_device nd = dev("ndarray");
-  bext_tensor *a = ramp(&nd, 6, 1);
+  const bext_device *nd = dev("ndarray");
+  bext_tensor *a = ramp(nd, 6, 1);
   bext_tensor *v = bext_reshape(bext_retain(a), (int64_t[]){2, 3}, 2);
   cr_assert_not_null(v);
   cr_expect_eq(v->storage, a->storage);
@@ -114,8 +114,8 @@ struct xfer {
 
 static void *consumer(void *arg) {
   struct xfer *x = arg;
-  bext_device fx;
-  bext_device_parse("flex", &fx);
+  const bext_device *fx;
+  (fx = bext_device_get("flex"));
   x->ok = true;
   for (int i = 0; i < x->n; i++) {
     float v[16];
@@ -124,7 +124,7 @@ static void *consumer(void *arg) {
   }
   x->ok &= bxr_block_cached() > 0;
   for (int i = 0; i < x->n; i++) {
-    bext_tensor *t = ramp(&fx, 16, (float)(1000 + i));
+    bext_tensor *t = ramp(fx, 16, (float)(1000 + i));
     float v[16];
     x->ok &= t && bext_read(t, v, sizeof v) && v[15] == (float)(1015 + i);
     bext_tensor *u = bext_mul_scalar(t, 2);  /* unique: in place */
@@ -135,9 +135,9 @@ static void *consumer(void *arg) {
 }
 
 Test(block_cache, blocks_freed_by_another_thread, .init = reset, .fini = restore) {
-  bext_device fx = dev("flex");
+  const bext_device *fx = dev("flex");
   struct xfer x = { .n = 40 };
-  for (int i = 0; i < x.n; i++) cr_assert_not_null(x.ts[i] = ramp(&fx, 16, (float)i));
+  for (int i = 0; i < x.n; i++) cr_assert_not_null(x.ts[i] = ramp(fx, 16, (float)i));
   pthread_t th;
   cr_assert_eq(pthread_create(&th, NULL, consumer, &x), 0);
   pthread_join(th, NULL);
@@ -166,13 +166,13 @@ static void set_phase(int p) {
 
 static void *stale_cache(void *arg) {
   bool *ok = arg;
-  bext_device fx;
-  bext_device_parse("flex", &fx);
-  bext_release(ramp(&fx, 8, 0));          /* caches a default-hook block */
+  const bext_device *fx;
+  (fx = bext_device_get("flex"));
+  bext_release(ramp(fx, 8, 0));          /* caches a default-hook block */
   *ok = bxr_block_cached() == 1;
   set_phase(1);
   wait_phase(2);                          /* main installed a failing hook */
-  bext_tensor *t = ramp(&fx, 8, 0);
+  bext_tensor *t = ramp(fx, 8, 0);
   *ok &= t == NULL && strstr(bext_last_error(), "out of memory") != NULL;
   *ok &= bxr_block_cached() == 0;          /* stale block went to its own hook */
   bext_release(t);
@@ -196,9 +196,9 @@ Test(block_cache, cached_blocks_never_serve_another_hook, .fini = restore) {
 }
 
 Test(block_cache, failures_with_a_warm_cache, .init = reset, .fini = restore) {
-  bext_device fx = dev("flex");
+  const bext_device *fx = dev("flex");
   /* warm: a few blocks of each kind idle in the cache */
-  bext_tensor *keep = ramp(&fx, 16, 0);
+  bext_tensor *keep = ramp(fx, 16, 0);
   for (int i = 0; i < 4; i++) bext_release(bext_exp(bext_retain(keep)));
   atomic_store(&g_fail, true);
   /* served from the cache: works although the hook would fail */
@@ -206,7 +206,7 @@ Test(block_cache, failures_with_a_warm_cache, .init = reset, .fini = restore) {
   cr_expect_not_null(r, "%s", bext_last_error());
   bext_release(r);
   /* a size the cache does not hold: the hook is asked and fails cleanly */
-  bext_tensor *big = bext_zeros((int64_t[]){1 << 16}, 1, BEXT_F32, &fx);
+  bext_tensor *big = bext_zeros((int64_t[]){1 << 16}, 1, BEXT_F32, fx);
   cr_expect_null(big);
   cr_expect(strstr(bext_last_error(), "out of memory"), "%s", bext_last_error());
   /* many live results at once outgrow the cache: later ones fail cleanly,
@@ -237,8 +237,8 @@ Test(block_cache, over_release_of_a_cached_block_panics, .init = reset, .fini = 
   /* Covered by test_errors for live handles; here only check that the
    * count of a released (idle) embedded handle reads 0, which is what makes
    * a second release reach the panic hook instead of corrupting the cache. */
-  bext_device nd = dev("ndarray");
-  bext_tensor *a = ramp(&nd, 4, 0);
+  const bext_device *nd = dev("ndarray");
+  bext_tensor *a = ramp(nd, 4, 0);
   bext_tensor *v = bext_reshape(bext_retain(a), (int64_t[]){2, 2}, 2);
   bext_release(a);   /* a's memory stays valid: v keeps the block alive */
   cr_expect_eq(atomic_load(&a->refcount), 0);
@@ -260,8 +260,8 @@ Test(block_cache, over_release_of_a_cached_block_panics, .init = reset, .fini = 
 
 Test(block_cache, idle_blocks_are_poisoned_under_asan, .init = reset, .fini = restore) {
 #ifdef TBC_ASAN
-  bext_device nd = dev("ndarray");
-  bext_tensor *a = ramp(&nd, 4, 0);
+  const bext_device *nd = dev("ndarray");
+  bext_tensor *a = ramp(nd, 4, 0);
   bext_tensor *v = bext_reshape(bext_retain(a), (int64_t[]){4}, 1);  /* a lone view handle */
   cr_assert_not_null(v);
   cr_expect(!v->embedded);
@@ -270,7 +270,7 @@ Test(block_cache, idle_blocks_are_poisoned_under_asan, .init = reset, .fini = re
   cr_expect(!__asan_address_is_poisoned(&a->refcount), "the live tensor is addressable");
   bext_release(a);
   cr_expect(__asan_address_is_poisoned(&a->refcount), "released tensor block still addressable");
-  bext_tensor *b = ramp(&nd, 4, 7);   /* reuses a's block: addressable again */
+  bext_tensor *b = ramp(nd, 4, 7);   /* reuses a's block: addressable again */
   cr_expect(!__asan_address_is_poisoned(&b->refcount));
   expect_ramp(b, 4, 7);
   bext_release(b);

@@ -1,115 +1,237 @@
-/* test_devices.c — device strings (the whole grammar, including backends
- * this build lacks), availability, the default device, to_device, and the
- * error for mixing devices in one op. */
+/* test_devices.c — device instances: the whole grammar (backends this
+ * build lacks and decorator layers included), canonical spelling and round
+ * trips, interning (equal specs give the same object, also across
+ * threads), availability, the default device, the device calls (list,
+ * sync, memory stats, close), to_device, and the error for mixing devices
+ * in one op. */
 #include <criterion/criterion.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <bext/bext.h>
 
-static bext_device parse_ok(const char *s) {
-  bext_device d;
-  cr_assert(bext_device_parse(s, &d), "'%s' should parse: %s", s, bext_last_error());
+static const bext_device *get_ok(const char *s) {
+  const bext_device *d = bext_device_get(s);
+  cr_assert_not_null(d, "'%s' should parse: %s", s, bext_last_error());
   return d;
 }
 
-static void roundtrip(const char *s) {
-  bext_device d = parse_ok(s);
-  char buf[200];
-  bext_device_format(&d, buf, sizeof buf);
-  cr_expect_str_eq(buf, s);
-}
+/* s is canonical: it comes back as written. */
+static void roundtrip(const char *s) { cr_expect_str_eq(bext_device_name(get_ok(s)), s); }
 
 Test(devices, grammar_accepts_every_form) {
-  bext_device d = parse_ok("ndarray");
-  cr_expect_eq(d.backend, BEXT_BACKEND_NDARRAY);
-  cr_expect(!d.fusion);
-  d = parse_ok("flex+fusion");
-  cr_expect_eq(d.backend, BEXT_BACKEND_FLEX);
-  cr_expect(d.fusion);
-  d = parse_ok("cube:vulkan:1");
-  cr_expect_eq(d.backend, BEXT_BACKEND_CUBE);
-  cr_expect_str_eq(d.target, "vulkan");
-  cr_expect_eq(d.index, 1);
-  d = parse_ok("cube:cuda");
-  cr_expect_eq(d.index, 0);
-  d = parse_ok("libtorch:cpu");
-  cr_expect_eq(d.backend, BEXT_BACKEND_LIBTORCH);
-  d = parse_ok("remote:tcp://127.0.0.1:7878+fusion");
-  cr_expect_eq(d.backend, BEXT_BACKEND_REMOTE);
-  cr_expect_str_eq(d.address, "tcp://127.0.0.1:7878");
-  cr_expect(d.fusion);
-  roundtrip("ndarray");
-  roundtrip("flex");
-  roundtrip("cube:cpu");
-  roundtrip("cube:vulkan:0");
-  roundtrip("cube:hip:3+fusion");
-  roundtrip("libtorch:cuda:0");
-  roundtrip("remote:tcp://host:1");
+  const bext_device *d = get_ok("ndarray");
+  cr_expect_eq(bext_device_backend(d), BEXT_BACKEND_NDARRAY);
+  cr_expect_null(bext_device_layer(d));
+  cr_expect_null(bext_device_inner(d));
+  d = get_ok("flex+fusion");
+  cr_expect_eq(bext_device_backend(d), BEXT_BACKEND_FLEX);
+  cr_expect_str_eq(bext_device_layer(d), "fusion");
+  cr_expect_eq(bext_device_inner(d), get_ok("flex"));
+  d = get_ok("cube:vulkan:1");
+  cr_expect_eq(bext_device_backend(d), BEXT_BACKEND_CUBE);
+  cr_expect_eq(bext_device_index(d), 1);
+  cr_expect_eq(bext_device_index(get_ok("cube:cuda")), 0);
+  cr_expect_eq(bext_device_backend(get_ok("libtorch:cpu")), BEXT_BACKEND_LIBTORCH);
+  d = get_ok("remote:tcp://127.0.0.1:7878+fusion");
+  cr_expect_eq(bext_device_backend(d), BEXT_BACKEND_REMOTE);
+  cr_expect_str_eq(bext_device_name(bext_device_inner(d)), "remote:tcp://127.0.0.1:7878");
+  /* the full stack: fusion inside autodiff */
+  d = get_ok("cube:vulkan:0+fusion+autodiff(balanced)");
+  cr_expect_str_eq(bext_device_layer(d), "autodiff");
+  cr_expect_str_eq(bext_device_name(bext_device_inner(d)), "cube:vulkan:0+fusion");
+  cr_expect_str_eq(bext_device_name(bext_device_inner(bext_device_inner(d))), "cube:vulkan:0");
+
+  const char *canonical[] = {"ndarray", "flex", "cube:cpu", "cube:vulkan:0", "cube:hip:3+fusion",
+                             "libtorch:cuda:0", "remote:tcp://host:1", "flex+autodiff",
+                             "flex+autodiff(balanced)", "flex+fusion+autodiff", "ndarray+fusion+autodiff(balanced)",
+                             "cube:cuda:1+autodiff", "remote:tcp://h:2+fusion+autodiff(balanced)"};
+  for (size_t i = 0; i < sizeof canonical / sizeof *canonical; i++) roundtrip(canonical[i]);
+}
+
+Test(devices, equal_specs_give_the_same_device) {
+  cr_expect_eq(get_ok("flex"), get_ok("flex"));
+  cr_expect_eq(get_ok("cube:cuda"), get_ok("cube:cuda:0"));
+  cr_expect_str_eq(bext_device_name(get_ok("cube:cuda")), "cube:cuda:0");
+  cr_expect_eq(get_ok("flex+autodiff(none)"), get_ok("flex+autodiff"));
+  cr_expect_str_eq(bext_device_name(get_ok("flex+autodiff(none)")), "flex+autodiff");
+  /* different instances are different objects */
+  cr_expect_neq(get_ok("cube:cuda:0"), get_ok("cube:cuda:1"));
+  cr_expect_neq(get_ok("flex"), get_ok("flex+fusion"));
+  cr_expect_neq(get_ok("flex+autodiff"), get_ok("flex+autodiff(balanced)"));
+  /* a decorator's inner device is the interned base */
+  cr_expect_eq(bext_device_inner(get_ok("ndarray+fusion")), get_ok("ndarray"));
+}
+
+static void *intern_many(void *arg) {
+  const bext_device **out = arg;
+  char spec[64];
+  for (int i = 0; i < 64; i++) {
+    snprintf(spec, sizeof spec, "cube:hip:%d+fusion", i);
+    out[i] = bext_device_get(spec);
+  }
+  return NULL;
+}
+
+Test(devices, interning_is_thread_safe) {
+  enum { T = 4 };
+  static const bext_device *got[T][64];
+  pthread_t th[T];
+  for (int t = 0; t < T; t++) pthread_create(&th[t], NULL, intern_many, got[t]);
+  for (int t = 0; t < T; t++) pthread_join(th[t], NULL);
+  for (int i = 0; i < 64; i++) {
+    cr_assert_not_null(got[0][i]);
+    for (int t = 1; t < T; t++) cr_expect_eq(got[t][i], got[0][i], "thread %d, device %d", t, i);
+  }
 }
 
 Test(devices, grammar_rejects_bad_syntax) {
-  const char *bad[] = {"", "gpu", "flex+", "flex+lazy", "cube:", "cube:tpu", "cube:vulkan:",
-                       "cube:vulkan:x", "cube:vulkan:-1", "libtorch:", "libtorch:mps", "remote:",
-                       "ndarray ", "NDARRAY"};
+  struct {
+    const char *spec, *why;
+  } bad[] = {
+      {"", "unknown backend"},
+      {"gpu", "unknown backend"},
+      {"flex+", "unknown decorator"},
+      {"flex+lazy", "unknown decorator '+lazy' (expected '+autodiff' or '+fusion')"},
+      {"cube:", "unknown cube target"},
+      {"cube:tpu", "unknown cube target"},
+      {"cube:vulkan:", "bad device index"},
+      {"cube:vulkan:x", "bad device index"},
+      {"cube:vulkan:-1", "bad device index"},
+      {"libtorch:", "unknown libtorch target"},
+      {"libtorch:mps", "unknown libtorch target"},
+      {"remote:", "needs an address"},
+      {"ndarray ", "unknown backend"},
+      {"NDARRAY", "unknown backend"},
+      /* strategies */
+      {"flex+autodiff(fast)", "unknown autodiff strategy 'fast' (expected none or balanced)"},
+      {"flex+autodiff()", "unknown autodiff strategy ''"},
+      {"flex+autodiff(balanced", "unclosed '('"},
+      {"flex+fusion(balanced)", "takes no arguments"},
+      {"flex+autodiff(balanced)x", "unexpected 'x'"},
+      /* orders and repeats */
+      {"flex+autodiff+fusion", "bad order: '+fusion' must come before '+autodiff'"},
+      {"flex+fusion+fusion", "appears twice"},
+      {"flex+autodiff+autodiff(balanced)", "appears twice"},
+  };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-    bext_device d;
-    cr_expect(!bext_device_parse(bad[i], &d), "'%s' should not parse", bad[i]);
-    cr_expect(strstr(bext_last_error(), "bext_device_parse") != NULL, "message: %s", bext_last_error());
+    bext_clear_error();
+    cr_expect_null(bext_device_get(bad[i].spec), "'%s' should not parse", bad[i].spec);
+    const char *e = bext_last_error();
+    cr_expect(strstr(e, "bext_device_get") && strstr(e, bad[i].why), "'%s': message: %s", bad[i].spec, e);
   }
-  cr_expect(!bext_device_parse(NULL, NULL));
+  cr_expect_null(bext_device_get(NULL));
 }
 
-Test(devices, unavailable_backends_say_so) {
-  const char *later[] = {"cube:cpu", "cube:vulkan:0", "libtorch:cpu", "remote:tcp://127.0.0.1:7878",
-                         "ndarray+fusion"};
+Test(devices, unavailable_devices_say_so) {
+  struct {
+    const char *spec, *why;
+  } later[] = {
+      {"cube:cpu", "backend not available in this build"},
+      {"cube:vulkan:0", "backend not available in this build"},
+      {"libtorch:cpu", "backend not available in this build"},
+      {"remote:tcp://127.0.0.1:7878", "backend not available in this build"},
+      {"ndarray+fusion", "the fusion decorator is not available in this build"},
+      {"flex+fusion+autodiff", "the fusion decorator is not available in this build"},
+      {"flex+autodiff(balanced)", "the autodiff decorator is not available in this build"},
+  };
   for (size_t i = 0; i < sizeof later / sizeof later[0]; i++) {
-    bext_device d = parse_ok(later[i]);
-    cr_expect(!bext_device_available(&d), "%s", later[i]);
-    cr_expect(strstr(bext_last_error(), "not available in this build") != NULL, "message: %s",
-              bext_last_error());
-    bext_tensor *t = bext_zeros((int64_t[]){2}, 1, BEXT_F32, &d);
+    const bext_device *d = get_ok(later[i].spec);
+    cr_expect(!bext_device_available(d), "%s", later[i].spec);
+    cr_expect(strstr(bext_last_error(), later[i].why) != NULL, "message: %s", bext_last_error());
+    bext_tensor *t = bext_zeros((int64_t[]){2}, 1, BEXT_F32, d);
     cr_expect_null(t);
-    cr_expect(strstr(bext_last_error(), "bext_zeros") && strstr(bext_last_error(), later[i]),
+    cr_expect(strstr(bext_last_error(), "bext_zeros") && strstr(bext_last_error(), later[i].spec),
               "message names the op and the device: %s", bext_last_error());
+    cr_expect(!bext_sync(d));
   }
 }
 
 Test(devices, default_is_flex) {
-  bext_device d = bext_device_default();
-  cr_expect_eq(d.backend, BEXT_BACKEND_FLEX, "default device should be flex");
+  const bext_device *d = bext_device_default();
+  cr_expect_eq(d, get_ok("flex"), "default device should be flex");
   bext_tensor *t = bext_ones((int64_t[]){3}, 1, BEXT_F32, NULL);
   cr_assert_not_null(t, "%s", bext_last_error());
-  bext_device of;
-  cr_assert(bext_device_of(t, &of));
-  cr_expect_eq(of.backend, BEXT_BACKEND_FLEX);
+  cr_expect_eq(bext_device_of(t), get_ok("flex"));
   bext_release(t);
 
-  bext_device nd = parse_ok("ndarray");
-  cr_assert(bext_set_default_device(&nd));
+  const bext_device *nd = get_ok("ndarray");
+  cr_assert(bext_set_default_device(nd));
   t = bext_ones((int64_t[]){3}, 1, BEXT_F32, NULL);
-  cr_assert(bext_device_of(t, &of));
-  cr_expect_eq(of.backend, BEXT_BACKEND_NDARRAY);
+  cr_expect_eq(bext_device_of(t), nd);
   bext_release(t);
-  bext_device cube = parse_ok("cube:cpu");
-  cr_expect(!bext_set_default_device(&cube));
+  cr_expect(!bext_set_default_device(get_ok("cube:cpu")));
   cr_expect(bext_set_default_device(NULL)); /* back to the build default */
-  cr_expect_eq(bext_device_default().backend, BEXT_BACKEND_FLEX);
+  cr_expect_eq(bext_device_default(), get_ok("flex"));
+}
+
+Test(devices, list_names_the_base_devices_of_this_build) {
+  const bext_device *ds[8];
+  int n = bext_device_list(ds, 8);
+  cr_assert_eq(n, 2, "this build has flex and ndarray, got %d", n);
+  cr_expect_eq(ds[0], get_ok("flex")); /* table order */
+  cr_expect_eq(ds[1], get_ok("ndarray"));
+  cr_expect_eq(bext_device_list(NULL, 0), 2);
+  cr_expect_eq(bext_device_list(ds, 1), 2); /* the count even when cap is short */
+}
+
+Test(devices, sync_is_a_no_op_on_eager_devices) {
+  cr_expect(bext_sync(get_ok("flex")));
+  cr_expect(bext_sync(get_ok("ndarray")));
+  cr_expect(bext_sync(NULL)); /* the default device */
+}
+
+/* Memory: live and peak follow big buffers; Flex's freed big buffers show
+ * up as cached until the device is closed. */
+Test(devices, memory_stats_measure_through_the_cache) {
+  const bext_device *fx = get_ok("flex");
+  bext_memory m0, m1, m2, m3;
+  cr_assert(bext_device_close(fx)); /* start from an empty cache */
+  cr_assert(bext_memory_stats(fx, &m0));
+  cr_expect_eq(m0.cached_bytes, 0);
+  cr_assert(bext_memory_reset_peak(fx));
+  size_t bytes = (size_t)4 << 20; /* 4 MiB of f32 */
+  bext_tensor *t = bext_zeros((int64_t[]){(int64_t)(bytes / 4)}, 1, BEXT_F32, fx);
+  cr_assert_not_null(t, "%s", bext_last_error());
+  cr_assert(bext_memory_stats(fx, &m1));
+  cr_expect_eq(m1.live_bytes, m0.live_bytes + bytes);
+  cr_expect_geq(m1.peak_bytes, m1.live_bytes);
+  bext_release(t);
+  cr_assert(bext_memory_stats(fx, &m2));
+  cr_expect_eq(m2.live_bytes, m0.live_bytes);
+  cr_expect_eq(m2.peak_bytes, m1.peak_bytes, "peak stays");
+  cr_expect_geq(m2.cached_bytes, bytes, "the freed buffer is cached: %zu", m2.cached_bytes);
+  cr_assert(bext_device_close(fx));
+  cr_assert(bext_memory_stats(fx, &m3));
+  cr_expect_eq(m3.cached_bytes, 0, "close frees the cache");
+  /* the device is usable after close: it opens again */
+  t = bext_ones((int64_t[]){4}, 1, BEXT_F32, fx);
+  cr_expect_not_null(t, "%s", bext_last_error());
+  bext_release(t);
+  /* ndarray: no cache, same live accounting */
+  const bext_device *nd = get_ok("ndarray");
+  cr_assert(bext_memory_stats(nd, &m0));
+  t = bext_zeros((int64_t[]){1 << 20}, 1, BEXT_F64, nd);
+  cr_assert(bext_memory_stats(nd, &m1));
+  cr_expect_eq(m1.live_bytes, m0.live_bytes + ((size_t)8 << 20));
+  bext_release(t);
+  cr_expect(!bext_memory_stats(NULL, &m0));
+  cr_expect(!bext_memory_stats(nd, NULL));
+  cr_expect(!bext_device_close(NULL));
 }
 
 Test(devices, to_device_moves_data_both_ways) {
-  bext_device nd = parse_ok("ndarray"), fx = parse_ok("flex");
+  const bext_device *nd = get_ok("ndarray"), *fx = get_ok("flex");
   float v[6] = {1, -2, 3.5f, 4, 5, -6};
-  bext_tensor *t = bext_from_data(v, BEXT_F32, (int64_t[]){2, 3}, 2, &nd);
+  bext_tensor *t = bext_from_data(v, BEXT_F32, (int64_t[]){2, 3}, 2, nd);
   t = bext_swap_dims(t, 0, 1); /* a strided view travels as its values */
-  t = bext_to_device(t, &fx);
+  t = bext_to_device(t, fx);
   cr_assert_not_null(t, "%s", bext_last_error());
-  bext_device of;
-  bext_device_of(t, &of);
-  cr_expect_eq(of.backend, BEXT_BACKEND_FLEX);
-  t = bext_to_device(t, &nd);
+  cr_expect_eq(bext_device_of(t), fx);
+  t = bext_to_device(t, nd);
   cr_assert_not_null(t, "%s", bext_last_error());
-  bext_device_of(t, &of);
-  cr_expect_eq(of.backend, BEXT_BACKEND_NDARRAY);
+  cr_expect_eq(bext_device_of(t), nd);
   float out[6];
   cr_assert(bext_read(t, out, sizeof out));
   const float want[6] = {1, 4, -2, 5, 3.5f, -6};
@@ -117,18 +239,35 @@ Test(devices, to_device_moves_data_both_ways) {
   cr_expect_eq(bext_rank(t), 2);
   cr_expect_eq(bext_shape(t)[0], 3);
   /* same device: the handle itself comes back */
-  bext_tensor *same = bext_to_device(t, &nd);
+  bext_tensor *same = bext_to_device(t, nd);
   cr_expect_eq(same, t);
   bext_release(same);
 }
 
 Test(devices, mixing_devices_names_both) {
-  bext_device nd = parse_ok("ndarray"), fx = parse_ok("flex");
-  bext_tensor *a = bext_ones((int64_t[]){2}, 1, BEXT_F32, &nd);
-  bext_tensor *b = bext_ones((int64_t[]){2}, 1, BEXT_F32, &fx);
+  const bext_device *nd = get_ok("ndarray"), *fx = get_ok("flex");
+  bext_tensor *a = bext_ones((int64_t[]){2}, 1, BEXT_F32, nd);
+  bext_tensor *b = bext_ones((int64_t[]){2}, 1, BEXT_F32, fx);
   cr_assert(a && b, "%s", bext_last_error());
   bext_tensor *c = bext_add(a, b);
   cr_expect_null(c);
   const char *e = bext_last_error();
   cr_expect(strstr(e, "bext_add") && strstr(e, "'ndarray'") && strstr(e, "'flex'"), "message: %s", e);
+}
+
+Test(devices, table_names) {
+  cr_expect_str_eq(bext_backend_name(BEXT_BACKEND_FLEX), "flex");
+  cr_expect_str_eq(bext_backend_name(BEXT_BACKEND_REMOTE), "remote");
+  cr_expect_str_eq(bext_backend_name(BEXT_BACKEND_COUNT), "?");
+  cr_expect_str_eq(bext_layer_name(BEXT_LAYER_FUSION), "fusion");
+  cr_expect_str_eq(bext_layer_name(BEXT_LAYER_AUTODIFF), "autodiff");
+  cr_expect_str_eq(bext_layer_name(BEXT_LAYER_COUNT), "?");
+#ifdef BEXT_HAVE_FLEX
+  cr_expect(bext_device_available(get_ok("flex")));
+#else
+  cr_expect_fail("bext/config.h should define BEXT_HAVE_FLEX in this build");
+#endif
+#ifdef BEXT_HAVE_CUBE
+  cr_expect_fail("no Cube backend in this build yet");
+#endif
 }

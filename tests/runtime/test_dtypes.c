@@ -75,9 +75,9 @@ Test(dtypes, bf16_rounding) {
 }
 
 static void cast_check(bext_dtype from, const double *in, int n, bext_dtype to, const double *want) {
-  bext_device nd;
-  cr_assert(bext_device_parse("ndarray", &nd));
-  bext_tensor *t = bext_from_data(in, BEXT_F64, (int64_t[]){n}, 1, &nd);
+  const bext_device *nd;
+  cr_assert((nd = bext_device_get("ndarray")));
+  bext_tensor *t = bext_from_data(in, BEXT_F64, (int64_t[]){n}, 1, nd);
   t = bext_cast(bext_cast(t, from), to);
   cr_assert_not_null(t, "%s", bext_last_error());
   unsigned char buf[64];
@@ -122,12 +122,12 @@ Test(dtypes, rng_is_counter_based_and_shared) {
   cr_expect(fabs(sum / n) < 0.05, "normal mean %g", sum / n);
   cr_expect(fabs(sq / n - 1) < 0.05, "normal variance %g", sq / n);
   /* both backends draw the same numbers for the same seed */
-  bext_device nd, fx;
-  bext_device_parse("ndarray", &nd);
-  bext_device_parse("flex", &fx);
+  const bext_device *nd, *fx;
+  (nd = bext_device_get("ndarray"));
+  (fx = bext_device_get("flex"));
   int64_t sh[] = {1000};
-  bext_tensor *a = bext_random_normal(sh, 1, 0, 1, 5, BEXT_F32, &nd);
-  bext_tensor *b = bext_random_normal(sh, 1, 0, 1, 5, BEXT_F32, &fx);
+  bext_tensor *a = bext_random_normal(sh, 1, 0, 1, 5, BEXT_F32, nd);
+  bext_tensor *b = bext_random_normal(sh, 1, 0, 1, 5, BEXT_F32, fx);
   cr_assert(a && b, "%s", bext_last_error());
   static float x[1000], y[1000];
   bext_read(a, x, sizeof x);

@@ -10,20 +10,20 @@
 
 #include "../../runtime/src/backend.h"
 
-static bext_device flex(void) {
-  bext_device d;
-  cr_assert(bext_device_parse("flex", &d));
+static const bext_device *flex(void) {
+  const bext_device *d;
+  cr_assert((d = bext_device_get("flex")));
   return d;
 }
 
 /* A flex f32 tensor holding 0, 1, 2, ... */
 static bext_tensor *ramp(int rank, const int64_t *shape) {
-  bext_device d = flex();
+  const bext_device *d = flex();
   int64_t n = 1;
   for (int i = 0; i < rank; i++) n *= shape[i];
   float *v = malloc(sizeof(float) * (size_t)(n ? n : 1));
   for (int64_t i = 0; i < n; i++) v[i] = (float)i;
-  bext_tensor *t = bext_from_data(v, BEXT_F32, shape, rank, &d);
+  bext_tensor *t = bext_from_data(v, BEXT_F32, shape, rank, d);
   free(v);
   cr_assert_not_null(t, "%s", bext_last_error());
   return t;
@@ -35,8 +35,8 @@ static void read_f32(bext_tensor *t, float *out, size_t n) {
 
 Test(flex, exec_table_is_complete) {
   for (int op = 0; op < BXR_OP_COUNT; op++)
-    cr_expect_not_null(bxfx_backend.exec[op], "flex lacks op %s", bxr_op_name((enum bxr_opcode)op));
-  cr_expect_eq(bxfx_backend.api_version, BXR_BACKEND_API_VERSION);
+    cr_expect_not_null(bxr_backend_flex.exec[op], "flex lacks op %s", bxr_op_name((enum bxr_opcode)op));
+  cr_expect_eq(bxr_backend_flex.api_version, BXR_BACKEND_API_VERSION);
 }
 
 Test(flex, views_share_storage) {
@@ -184,9 +184,9 @@ Test(flex, broadcast_and_strided_paths) {
 }
 
 Test(flex, index_errors_are_reported) {
-  bext_device d = flex();
+  const bext_device *d = flex();
   int64_t bad[] = { 0, 9 };
-  bext_tensor *idx = bext_from_data(bad, BEXT_I64, (int64_t[]){ 2 }, 1, &d);
+  bext_tensor *idx = bext_from_data(bad, BEXT_I64, (int64_t[]){ 2 }, 1, d);
   bext_tensor *r = bext_select(ramp(2, (int64_t[]){ 3, 2 }), 0, idx);
   cr_expect_null(r);
   cr_expect(strstr(bext_last_error(), "select") != NULL, "error names the op: %s", bext_last_error());
@@ -197,10 +197,10 @@ Test(flex, index_errors_are_reported) {
  * be applied in double and rounded once.  Both in place (unique operand)
  * and into a fresh output (shared operand). */
 Test(flex, small_scalar_ops_round_like_the_general_path) {
-  bext_device d = flex();
+  const bext_device *d = flex();
   float x[16];
   for (int i = 0; i < 16; i++) x[i] = 1.0f / (float)(i + 3) + (float)i * 0.37f;
-  bext_tensor *t = bext_from_data(x, BEXT_F32, (int64_t[]){16}, 1, &d);
+  bext_tensor *t = bext_from_data(x, BEXT_F32, (int64_t[]){16}, 1, d);
   cr_assert_not_null(t);
   float v[16];
   bext_tensor *r = bext_add_scalar(bext_retain(t), 0.5);      /* exact: f32 math */

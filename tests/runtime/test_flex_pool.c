@@ -81,9 +81,9 @@ Test(flex_pool, small_work_stays_inline) {
 }
 
 static bext_tensor *big(int64_t n, unsigned seed) {
-  bext_device d;
-  bext_device_parse("flex", &d);
-  return bext_random_uniform((int64_t[]){ n }, 1, -3.0, 3.0, seed, BEXT_F32, &d);
+  const bext_device *d;
+  (d = bext_device_get("flex"));
+  return bext_random_uniform((int64_t[]){ n }, 1, -3.0, 3.0, seed, BEXT_F32, d);
 }
 
 static float *values(bext_tensor *t) {
@@ -126,9 +126,9 @@ Test(flex_pool, threaded_equals_serial) {
  * other runs inline; both must get exact results. */
 static void *adder(void *arg) {
   int64_t n = 300000;
-  bext_device d;
-  bext_device_parse("flex", &d);
-  bext_tensor *a = bext_arange(0, (double)n, 1, BEXT_F32, &d);
+  const bext_device *d;
+  (d = bext_device_get("flex"));
+  bext_tensor *a = bext_arange(0, (double)n, 1, BEXT_F32, d);
   bext_tensor *c = bext_add(bext_retain(a), bext_mul_scalar(bext_retain(a), (double)(intptr_t)arg));
   float *v = malloc(sizeof(float) * (size_t)n);
   bool ok = c && bext_read(c, v, sizeof(float) * (size_t)n);
@@ -153,10 +153,10 @@ Test(flex_pool, concurrent_callers) {
 
 /* An add whose output is past the streaming threshold (32 MiB). */
 Test(flex_pool, huge_add_streams_correctly) {
-  bext_device d;
-  bext_device_parse("flex", &d);
+  const bext_device *d;
+  (d = bext_device_get("flex"));
   const int64_t n = ((int64_t)1 << 23) + 5;
-  bext_tensor *a = bext_arange(0, (double)n, 1, BEXT_F32, &d);
+  bext_tensor *a = bext_arange(0, (double)n, 1, BEXT_F32, d);
   bext_tensor *b = bext_mul_scalar(bext_retain(a), 2.0);
   bext_tensor *c = bext_add(bext_retain(a), bext_retain(b));
   cr_assert_not_null(c, "%s", bext_last_error());
@@ -231,14 +231,14 @@ Test(flex_pool, half_conversions_match_reference) {
 }
 
 Test(flex_pool, large_blocks_are_cached) {
-  bext_device d;
-  bext_device_parse("flex", &d);
+  const bext_device *d;
+  (d = bext_device_get("flex"));
   int64_t n = 1 << 20;   /* 4 MiB: a cached, huge-page-aligned block */
-  bext_tensor *a = bext_zeros(&n, 1, BEXT_F32, &d);
+  bext_tensor *a = bext_zeros(&n, 1, BEXT_F32, d);
   cr_assert_not_null(a);
   bext_release(a);
   unsigned long before = bxfx_alloc_hits();
-  bext_tensor *b = bext_ones(&n, 1, BEXT_F32, &d);
+  bext_tensor *b = bext_ones(&n, 1, BEXT_F32, d);
   cr_assert_not_null(b);
   cr_expect_gt(bxfx_alloc_hits(), before, "a freed 4 MiB block was not reused");
   /* the reused block must hold the new values, not the old zeros */
@@ -257,11 +257,11 @@ static void *failing(void *ud, void *ptr, size_t osize, size_t nsize) {
 }
 
 Test(flex_pool, allocation_failure_is_an_error) {
-  bext_device d;
-  bext_device_parse("flex", &d);
+  const bext_device *d;
+  (d = bext_device_get("flex"));
   bext_set_allocator(failing, NULL);
   int64_t n = 100000;
-  bext_tensor *t = bext_zeros(&n, 1, BEXT_F32, &d);
+  bext_tensor *t = bext_zeros(&n, 1, BEXT_F32, d);
   cr_expect_null(t);
   cr_expect(strstr(bext_last_error(), "memory") != NULL, "error: %s", bext_last_error());
   bext_set_allocator(NULL, NULL);

@@ -7,14 +7,14 @@
 
 #include <bext/bext.h>
 
-static bext_device nd;
-static void setup(void) { cr_assert(bext_device_parse("ndarray", &nd)); }
+static const bext_device *nd;
+static void setup(void) { cr_assert((nd = bext_device_get("ndarray"))); }
 
 static bext_tensor *F(const float *v, int rank, const int64_t *shape) {
-  return bext_from_data(v, BEXT_F32, shape, rank, &nd);
+  return bext_from_data(v, BEXT_F32, shape, rank, nd);
 }
 static bext_tensor *I(const int64_t *v, int rank, const int64_t *shape) {
-  return bext_from_data(v, BEXT_I64, shape, rank, &nd);
+  return bext_from_data(v, BEXT_I64, shape, rank, nd);
 }
 
 static void expect_f(bext_tensor *t, int n, const float *want) {
@@ -119,7 +119,7 @@ Test(ndarray, indexing, .init = setup) {
                             F((float[]){10, 20}, 2, (int64_t[]){1, 2})),
            6, (float[]){31, 2, 3, 4, 5, 6});
   expect_f(bext_select_assign(bext_retain(t), 0, I((int64_t[]){1, 1}, 1, (int64_t[]){2}),
-                              bext_ones((int64_t[]){2, 3}, 2, BEXT_F32, &nd)),
+                              bext_ones((int64_t[]){2, 3}, 2, BEXT_F32, nd)),
            6, (float[]){1, 2, 3, 6, 7, 8});
   bext_tensor *mask = bext_gt_scalar(bext_retain(t), 3.5);
   expect_f(bext_mask_fill(bext_retain(t), bext_retain(mask), -1), 6, (float[]){1, 2, 3, -1, -1, -1});
@@ -142,10 +142,10 @@ Test(ndarray, layout, .init = setup) {
 }
 
 Test(ndarray, creation, .init = setup) {
-  expect_f(bext_arange(1, 2, 0.25, BEXT_F32, &nd), 4, (float[]){1, 1.25f, 1.5f, 1.75f});
-  expect_i(bext_arange(5, 0, -2, BEXT_I64, &nd), 3, (int64_t[]){5, 3, 1});
-  expect_f(bext_full((int64_t[]){2}, 1, 2.5, BEXT_F32, &nd), 2, (float[]){2.5f, 2.5f});
-  bext_tensor *u = bext_random_uniform((int64_t[]){500}, 1, -1, 3, 9, BEXT_F64, &nd);
+  expect_f(bext_arange(1, 2, 0.25, BEXT_F32, nd), 4, (float[]){1, 1.25f, 1.5f, 1.75f});
+  expect_i(bext_arange(5, 0, -2, BEXT_I64, nd), 3, (int64_t[]){5, 3, 1});
+  expect_f(bext_full((int64_t[]){2}, 1, 2.5, BEXT_F32, nd), 2, (float[]){2.5f, 2.5f});
+  bext_tensor *u = bext_random_uniform((int64_t[]){500}, 1, -1, 3, 9, BEXT_F64, nd);
   double v[500], s = 0;
   bext_read(u, v, sizeof v);
   for (int i = 0; i < 500; i++) {
@@ -154,7 +154,7 @@ Test(ndarray, creation, .init = setup) {
   }
   cr_expect(fabs(s / 500 - 1) < 0.2, "uniform mean %g", s / 500);
   bext_release(u);
-  bext_tensor *z = bext_zeros(NULL, 0, BEXT_U8, &nd);
+  bext_tensor *z = bext_zeros(NULL, 0, BEXT_U8, nd);
   cr_expect_eq(bext_rank(z), 0);
   cr_expect_eq(bext_numel(z), 1);
   bext_release(z);

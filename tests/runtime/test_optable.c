@@ -24,7 +24,7 @@ Test(optable, rows_are_complete_and_unique) {
 }
 
 Test(optable, reference_and_flex_implement_every_op) {
-  const struct bxr_backend *be[] = {bxr_backend_for(BEXT_BACKEND_NDARRAY), bxr_backend_for(BEXT_BACKEND_FLEX)};
+  const struct bxr_backend *be[] = {bext_device_get("ndarray")->vt, bext_device_get("flex")->vt};
   for (int b = 0; b < 2; b++) {
     cr_assert_not_null(be[b], "backend %d missing from this build", b);
     cr_expect_eq(be[b]->api_version, BXR_BACKEND_API_VERSION);

@@ -7,13 +7,13 @@
 
 #include "backend.h"
 
-static bext_device nd;
-static void setup(void) { cr_assert(bext_device_parse("ndarray", &nd)); }
+static const bext_device *nd;
+static void setup(void) { cr_assert((nd = bext_device_get("ndarray"))); }
 
 static bext_tensor *vec(int n) {
   float v[16];
   for (int i = 0; i < n; i++) v[i] = (float)i + 1;
-  return bext_from_data(v, BEXT_F32, (int64_t[]){n}, 1, &nd);
+  return bext_from_data(v, BEXT_F32, (int64_t[]){n}, 1, nd);
 }
 
 Test(ownership, retain_release_counts, .init = setup) {

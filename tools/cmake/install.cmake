@@ -24,6 +24,7 @@ install(TARGETS ${_bext_targets} EXPORT bextTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/runtime/include/bext
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(FILES ${BEXT_GEN_INCLUDE}/bext/config.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/bext)
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/stdlib/
   DESTINATION ${CMAKE_INSTALL_DATADIR}/bext/stdlib FILES_MATCHING PATTERN "*.bext")
 
@@ -46,14 +47,5 @@ configure_file(${CMAKE_SOURCE_DIR}/tools/cmake/BextExtension.cmake
 # prefix is only known at `cmake --install --prefix` time, not now.
 file(RELATIVE_PATH BEXT_PC_TO_PREFIX /p/${CMAKE_INSTALL_LIBDIR}/pkgconfig /p)
 string(REGEX REPLACE "/$" "" BEXT_PC_TO_PREFIX "${BEXT_PC_TO_PREFIX}")
-# The Flex backend is pulled by name when libbext's link interface asks for
-# it (runtime/CMakeLists.txt decides; mirror that for pkg-config users).
-set(BEXT_PC_FLEX_LINK "")
-if(TARGET bext)
-  get_target_property(_bext_lopts bext INTERFACE_LINK_OPTIONS)
-  if(_bext_lopts MATCHES "bxfx_backend")
-    set(BEXT_PC_FLEX_LINK "-Wl,-u,bxfx_backend ")
-  endif()
-endif()
 configure_file(${CMAKE_SOURCE_DIR}/tools/pkgconfig/bext.pc.in ${CMAKE_BINARY_DIR}/bext.pc @ONLY)
 install(FILES ${CMAKE_BINARY_DIR}/bext.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -29,6 +29,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bext/config.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -72,47 +74,121 @@ bool bext_dtype_from_name(const char *name, bext_dtype *out);
 
 /* ----------------------------------------------------------------- devices */
 
-/* Device grammar (parsed fully, even for backends this build lacks):
- *   device  := backend [ "+fusion" ]
- *   backend := "ndarray" | "flex"
- *            | "cube:" ("cpu" | ("vulkan"|"cuda"|"hip") [":" index])
- *            | "libtorch:" ("cpu" | "cuda" [":" index])
- *            | "remote:" address            (e.g. remote:tcp://127.0.0.1:7878)
- * A syntactically valid device whose backend is not compiled in is answered
- * "backend not available in this build" when used, not a syntax error. */
+/* THE backend table, one row per backend: X(ENUM, spelling, Selector).
+ * The device parser, messages, bextc's backend selectors and the
+ * availability macros of generated code all come from it: a backend this
+ * build compiles in has BEXT_HAVE_<ENUM> defined to 1 in <bext/config.h>
+ * (written by the build from the folders under backends/).  Adding a
+ * backend = its folder + one row here.  ORDER BACKEND: language.md §3's
+ * selector order (messages list them so). */
+#define BEXT_BACKENDS(X)          \
+  X(CUBE, cube, Cube)             \
+  X(FLEX, flex, Flex)             \
+  X(NDARRAY, ndarray, NdArray)    \
+  X(LIBTORCH, libtorch, LibTorch) \
+  X(REMOTE, remote, Remote)
+
 typedef enum bext_backend_kind {
-  BEXT_BACKEND_NDARRAY = 0,
-  BEXT_BACKEND_FLEX,
-  BEXT_BACKEND_CUBE,
-  BEXT_BACKEND_LIBTORCH,
-  BEXT_BACKEND_REMOTE,
+#define BEXT_X_(E, s, S) BEXT_BACKEND_##E,
+  BEXT_BACKENDS(BEXT_X_)
+#undef BEXT_X_
   BEXT_BACKEND_COUNT
 } bext_backend_kind;
 
-typedef struct bext_device {
-  bext_backend_kind backend;
-  char target[16];   /* cube/libtorch target ("cpu", "vulkan", ...); "" else */
-  int index;         /* device index (default 0) */
-  bool fusion;       /* "+fusion" suffix: the lazy decorator */
-  char address[96];  /* remote: the address after "remote:" */
-} bext_device;
+/* THE table of decorator layers, which stack over a backend:
+ * X(ENUM, spelling, Selector, depth).  depth orders a stack: a layer of
+ * smaller depth sits closer to the backend (fusion records what autodiff
+ * emits), so "flex+fusion+autodiff" is valid and "flex+autodiff+fusion"
+ * is not.  ORDER LAYER: the selector order of messages. */
+#define BEXT_LAYERS(X)                  \
+  X(AUTODIFF, autodiff, Autodiff, 2)    \
+  X(FUSION, fusion, Fusion, 1)
 
-/* Parses a device string.  Returns false with an error for bad syntax. */
-bool bext_device_parse(const char *spec, bext_device *out);
-/* True when this build can create tensors on the device.  BORROWS. */
+typedef enum bext_layer_kind {
+#define BEXT_X_(E, s, S, d) BEXT_LAYER_##E,
+  BEXT_LAYERS(BEXT_X_)
+#undef BEXT_X_
+  BEXT_LAYER_COUNT
+} bext_layer_kind;
+
+/* Spellings ("flex", "fusion"); "?" when out of range. */
+const char *bext_backend_name(bext_backend_kind kind);
+const char *bext_layer_name(bext_layer_kind layer);
+
+/* Autodiff's checkpointing strategy, "+autodiff(balanced)". */
+typedef enum bext_autodiff_strategy {
+  BEXT_AUTODIFF_NONE = 0,      /* keep every activation (the default) */
+  BEXT_AUTODIFF_BALANCED = 1   /* recompute cheap ops in backward */
+} bext_autodiff_strategy;
+
+/* A device is an object: one backend instance (its per-device state: a
+ * thread pool, a CUDA context, a connection) plus the decorator layers
+ * over it.  Device strings:
+ *   device   := backend ["+fusion"] ["+autodiff" ["(" strategy ")"]]
+ *   strategy := "none" | "balanced"                  (none is the default)
+ *   backend  := "ndarray" | "flex"
+ *             | "cube:" ("cpu" | ("vulkan"|"cuda"|"hip") [":" index])
+ *             | "libtorch:" ("cpu" | "cuda" [":" index])
+ *             | "remote:" address          (e.g. remote:tcp://127.0.0.1:7878)
+ * bext_device_get parses a string and returns THE device for it: devices
+ * live in one process-wide registry (thread-safe), made on first use and
+ * never freed, so equal specs give the same pointer ("cube:cuda" and
+ * "cube:cuda:0", "+autodiff" and "+autodiff(none)" are equal) and a device
+ * pointer may be kept and compared freely.  A syntactically valid device
+ * whose backend or layer this build lacks is still a device: using it is
+ * answered "... not available in this build", not a syntax error.  NULL +
+ * an error naming the problem for bad syntax. */
+typedef struct bext_device bext_device;
+const bext_device *bext_device_get(const char *spec);
+
+/* Canonical spelling ("flex", "cube:vulkan:0+fusion", "flex+autodiff(balanced)"),
+ * valid for the life of the process.  NULL -> "NULL". */
+const char *bext_device_name(const bext_device *dev);
+/* The base backend under every layer, and its device index (0 when the
+ * backend has none). */
+bext_backend_kind bext_device_backend(const bext_device *dev);
+int bext_device_index(const bext_device *dev);
+/* A decorator device's outermost layer spelling ("fusion", "autodiff", or a
+ * layer a test registered) and the device it wraps ("flex+fusion" for
+ * "flex+fusion+autodiff"); NULL for a base device. */
+const char *bext_device_layer(const bext_device *dev);
+const bext_device *bext_device_inner(const bext_device *dev);
+/* True when this build can create tensors on dev (its backend and every
+ * layer are compiled in); false + an error naming the device else. */
 bool bext_device_available(const bext_device *dev);
 /* The default device: flex (the fastest CPU path that is always there;
  * ndarray in a build without flex), unless bext_set_default_device chose
- * another. */
-bext_device bext_device_default(void);
-/* Changes the process-wide default used when an op gets dev == NULL
- * (set it before starting threads: it is a plain global).  False (and an
- * error) when the device is not available; NULL restores the build's
- * default. */
+ * another.  Used when an op gets dev == NULL. */
+const bext_device *bext_device_default(void);
+/* Changes the process-wide default (atomic; set it before starting
+ * threads that rely on it).  False (and an error) when the device is not
+ * available; NULL restores the build's default. */
 bool bext_set_default_device(const bext_device *dev);
-/* Writes the canonical spelling ("flex", "cube:vulkan:0+fusion") into buf
- * (always NUL-terminated when n > 0); returns the full length. */
-int bext_device_format(const bext_device *dev, char *buf, size_t n);
+/* Fills out[0..cap) with the available base devices of this build, in
+ * table order ("cube:cpu" ... "flex", "ndarray"), and returns how many
+ * there are (which may exceed cap). */
+int bext_device_list(const bext_device **out, int cap);
+/* Finishes all work queued on dev (and on the devices it wraps).  A no-op
+ * on eager devices.  False + error when the device is not available or a
+ * deferred op failed (the error names that op). */
+bool bext_sync(const bext_device *dev);
+/* Memory of a device, in bytes.  live: storage of tensors alive on it
+ * (buffers of the inline threshold and up; small tensors riding in their
+ * handle's block are not counted); peak: the largest live since the
+ * device was made or its peak last reset; cached: freed buffers the
+ * backend keeps for reuse (Flex's large-buffer cache). */
+typedef struct bext_memory {
+  size_t live_bytes;
+  size_t peak_bytes;
+  size_t cached_bytes;
+} bext_memory;
+bool bext_memory_stats(const bext_device *dev, bext_memory *out);
+/* Sets dev's peak to its current live bytes (tests measure one phase). */
+bool bext_memory_reset_peak(const bext_device *dev);
+/* Closes dev: frees its caches and per-device state (drops a connection).
+ * The device object stays valid, its tensors stay usable, and its next use
+ * opens it again.  True on success (and for a device never opened). */
+bool bext_device_close(const bext_device *dev);
 
 /* ----------------------------------------------------------------- handles */
 
@@ -134,8 +210,8 @@ const int64_t *bext_strides(const bext_tensor *t);
 int64_t bext_dim(const bext_tensor *t, int dim);  /* -1 + error when out of range */
 int64_t bext_numel(const bext_tensor *t);
 bext_dtype bext_dtype_of(const bext_tensor *t);
-/* The device t lives on (backend kind; target/index/address left empty). */
-bool bext_device_of(const bext_tensor *t, bext_device *out);
+/* The device t lives on (its whole layer stack); NULL + error for NULL. */
+const bext_device *bext_device_of(const bext_tensor *t);
 bool bext_is_contiguous(const bext_tensor *t);
 /* Number of references to the handle (diagnostics and tests). */
 int bext_refcount(const bext_tensor *t);

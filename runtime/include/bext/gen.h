@@ -2,9 +2,10 @@
  *
  * Header-only (every function is static inline), so a generated file needs
  * nothing beyond libbext.  Three parts:
- *   1. which backends this runtime has (BEXT_GEN_HAS_*), so arms of
- *      backends that do not exist yet compile out;
- *   2. routing, errors and panics for dispatch entry points;
+ *   1. which backends this runtime has (BEXT_HAVE_*, bext/config.h), so
+ *      arms of backends that do not exist yet compile out;
+ *   2. error and panic plumbing for generated code (entry points hand
+ *      their calls to the runtime as descriptors: bext/ext.h);
  *   3. the metadata value types (bext_meta_shape, bext_meta_spec) and the checked
  *      integer arithmetic of the metadata language, with the same results
  *      and the same error messages as bextc's interpreter (compiler/interp.c),
@@ -22,90 +23,22 @@
 #include <string.h>
 
 #include "bext/bext.h"
+#include "bext/ext.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 /* ------------------------------------------------ 1. backends of the runtime */
-/* Flex and NdArray are always compiled in; the others arrive with their
- * issues and then define these to 1 (in bext.h) before this point. */
-#ifndef BEXT_GEN_HAS_FLEX
-#define BEXT_GEN_HAS_FLEX 1
-#endif
-#ifndef BEXT_GEN_HAS_NDARRAY
-#define BEXT_GEN_HAS_NDARRAY 1
-#endif
-#ifndef BEXT_GEN_HAS_CUBE
-#define BEXT_GEN_HAS_CUBE 0
-#endif
-#ifndef BEXT_GEN_HAS_LIBTORCH
-#define BEXT_GEN_HAS_LIBTORCH 0
-#endif
-#ifndef BEXT_GEN_HAS_REMOTE
-#define BEXT_GEN_HAS_REMOTE 0
-#endif
-#ifndef BEXT_GEN_HAS_AUTODIFF
-#define BEXT_GEN_HAS_AUTODIFF 0
-#endif
-#ifndef BEXT_GEN_HAS_FUSION
-#define BEXT_GEN_HAS_FUSION 0
-#endif
+/* Which backends this libbext has: BEXT_HAVE_<BACKEND> (bext/config.h,
+ * written by the build from bext.h's BEXT_BACKENDS rows and the backends/
+ * folders).  Generated arms of absent backends compile out. */
 
 /* ------------------------------------------------- 2. dispatch support */
-/* Errors and panics go through the runtime's public API (bext.h):
- * bext_set_error sets bext_last_error(), bext_panic calls the panic hook. */
+/* Entry points hand their calls to the runtime as descriptors (bext/ext.h):
+ * routing, the unlisted-backend panic and every error message live there. */
 #define BEXT_GEN_SET_ERROR(...) ((void)bext_set_error(__VA_ARGS__))
 #define BEXT_GEN_PANIC(...) bext_panic(__FILE__, __LINE__, __VA_ARGS__)
-
-/* Spelling of a backend kind in messages ("flex", "cube", ...). */
-static inline const char *bext_gen_backend_name(int kind) {
-  switch (kind) {
-  case BEXT_BACKEND_NDARRAY: return "ndarray";
-  case BEXT_BACKEND_FLEX: return "flex";
-  case BEXT_BACKEND_CUBE: return "cube";
-  case BEXT_BACKEND_LIBTORCH: return "libtorch";
-  case BEXT_BACKEND_REMOTE: return "remote";
-  default: return "?";
-  }
-}
-
-/* Routing (language.md §3): among the n tensor slots of a call (names[i]
- * for messages, is_float[i] from the declared kind), the first float tensor
- * routes, else the first tensor; every tensor must be on the routing
- * tensor's backend.  Returns the backend kind, or -1 with the error set
- * (a NULL handle, no tensor at all, or two backends). */
-static inline int bext_gen_route(const char *what, bext_tensor *const *ts, const char *const *names,
-                                 const unsigned char *is_float, int n) {
-  int pick = -1;
-  for (int i = 0; i < n; i++) {
-    if (!ts[i]) {
-      BEXT_GEN_SET_ERROR("%s: argument `%s` is a NULL tensor", what, names[i]);
-      return -1;
-    }
-    if (pick < 0 || (is_float[i] && !is_float[pick])) pick = i;
-  }
-  if (pick < 0) {
-    BEXT_GEN_SET_ERROR("%s: no tensor among the inputs to route on", what);
-    return -1;
-  }
-  bext_device dev;
-  if (!bext_device_of(ts[pick], &dev)) return -1;
-  for (int i = 0; i < n; i++) {
-    bext_device other;
-    if (i == pick) continue;
-    if (!bext_device_of(ts[i], &other)) return -1;
-    if (other.backend != dev.backend) {
-      char a[128], b[128];
-      bext_device_format(&dev, a, sizeof a);
-      bext_device_format(&other, b, sizeof b);
-      BEXT_GEN_SET_ERROR("%s: inputs on different backends: `%s` is on %s, `%s` is on %s", what,
-                         names[pick], a, names[i], b);
-      return -1;
-    }
-  }
-  return (int)dev.backend;
-}
 
 /* gelu(x) = x * 0.5 * (1 + erf(x / sqrt(2))) over the core ops, for
  * default bodies.  OWNS x (the runtime's convention). */

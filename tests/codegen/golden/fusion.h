@@ -84,154 +84,136 @@ bool fusion_output_shape(const bext_meta_shape *lhs, const bext_meta_shape *rhs,
 /* ==== trait Activations: #[backend_extension(Cube: cfg(feature = "wgpu"), Flex, NdArray: cfg(not(feature = "no-ndarray")), LibTorch: cfg(any(feature = "torch", feature = "libtorch")), Remote: cfg(all(feature = "remote", not(feature = "offline"))), Autodiff, Fusion)] ==== */
 
 /* ---- Activations::gelu ---- */
-/* Entry point: routes to the implementation of the input tensors' backend.
+/* Entry point: routes to the implementation of the input tensors' device.
  * Consumes its owned arguments; NULL + bext_last_error() on failure. */
 bext_tensor *activations_gelu(bext_tensor *x);
 /* Implementations you supply — optional: the default body serves a missing one (same contract): */
-#if BEXT_GEN_HAS_CUBE && (defined(BEXT_FEATURE_WGPU))
+#if defined(BEXT_HAVE_CUBE) && (defined(BEXT_FEATURE_WGPU))
 bext_tensor *activations_gelu_cube(bext_tensor *x);
 #endif
-#if BEXT_GEN_HAS_FLEX
+#if defined(BEXT_HAVE_FLEX)
 bext_tensor *activations_gelu_flex(bext_tensor *x);
 #endif
-#if BEXT_GEN_HAS_NDARRAY && (!(defined(BEXT_FEATURE_NO_NDARRAY)))
+#if defined(BEXT_HAVE_NDARRAY) && (!(defined(BEXT_FEATURE_NO_NDARRAY)))
 bext_tensor *activations_gelu_ndarray(bext_tensor *x);
 #endif
-#if BEXT_GEN_HAS_LIBTORCH && (((defined(BEXT_FEATURE_TORCH)) || (defined(BEXT_FEATURE_LIBTORCH))))
+#if defined(BEXT_HAVE_LIBTORCH) && (((defined(BEXT_FEATURE_TORCH)) || (defined(BEXT_FEATURE_LIBTORCH))))
 bext_tensor *activations_gelu_libtorch(bext_tensor *x);
 #endif
-#if BEXT_GEN_HAS_REMOTE && (((defined(BEXT_FEATURE_REMOTE)) && (!(defined(BEXT_FEATURE_OFFLINE)))))
-bext_tensor *activations_gelu_remote(bext_tensor *x);
-#endif
-#if BEXT_GEN_HAS_AUTODIFF
+#if defined(BEXT_HAVE_AUTODIFF)
 bext_tensor *activations_gelu_autodiff(bext_tensor *x);
 #endif
 
 /* ---- Activations::concat0 ---- */
-/* Entry point: routes to the implementation of the input tensors' backend.
+/* Entry point: routes to the implementation of the input tensors' device.
  * Consumes its owned arguments; NULL + bext_last_error() on failure. */
 bext_tensor *activations_concat0(bext_tensor *lhs, bext_tensor *rhs);
 /* Implementations you supply (same contract): */
-#if BEXT_GEN_HAS_CUBE && (defined(BEXT_FEATURE_WGPU))
+#if defined(BEXT_HAVE_CUBE) && (defined(BEXT_FEATURE_WGPU))
 bext_tensor *activations_concat0_cube(bext_tensor *lhs, bext_tensor *rhs);
 #endif
-#if BEXT_GEN_HAS_FLEX
+#if defined(BEXT_HAVE_FLEX)
 bext_tensor *activations_concat0_flex(bext_tensor *lhs, bext_tensor *rhs);
 #endif
-#if BEXT_GEN_HAS_NDARRAY && (!(defined(BEXT_FEATURE_NO_NDARRAY)))
+#if defined(BEXT_HAVE_NDARRAY) && (!(defined(BEXT_FEATURE_NO_NDARRAY)))
 bext_tensor *activations_concat0_ndarray(bext_tensor *lhs, bext_tensor *rhs);
 #endif
-#if BEXT_GEN_HAS_LIBTORCH && (((defined(BEXT_FEATURE_TORCH)) || (defined(BEXT_FEATURE_LIBTORCH))))
+#if defined(BEXT_HAVE_LIBTORCH) && (((defined(BEXT_FEATURE_TORCH)) || (defined(BEXT_FEATURE_LIBTORCH))))
 bext_tensor *activations_concat0_libtorch(bext_tensor *lhs, bext_tensor *rhs);
 #endif
-#if BEXT_GEN_HAS_REMOTE && (((defined(BEXT_FEATURE_REMOTE)) && (!(defined(BEXT_FEATURE_OFFLINE)))))
-bext_tensor *activations_concat0_remote(bext_tensor *lhs, bext_tensor *rhs);
-#endif
-#if BEXT_GEN_HAS_AUTODIFF
+#if defined(BEXT_HAVE_AUTODIFF)
 bext_tensor *activations_concat0_autodiff(bext_tensor *lhs, bext_tensor *rhs);
 #endif
 
 bool activations_concat0_meta_dtype(bext_dtype lhs, bext_dtype rhs, bext_dtype *bext_out, bext_meta_error *err);
 bool activations_concat0_meta_shape(const bext_meta_shape *lhs, const bext_meta_shape *rhs, bext_meta_shape *bext_out, bext_meta_error *err);
 /* ---- Activations::scaled ---- */
-/* Entry point: routes to the implementation of the input tensors' backend.
+/* Entry point: routes to the implementation of the input tensors' device.
  * Consumes its owned arguments; NULL + bext_last_error() on failure. */
 bext_tensor *activations_scaled(bext_tensor *input, float factor, uint32_t steps, bool exact);
 /* Implementations you supply (same contract): */
-#if BEXT_GEN_HAS_CUBE && (defined(BEXT_FEATURE_WGPU))
+#if defined(BEXT_HAVE_CUBE) && (defined(BEXT_FEATURE_WGPU))
 bext_tensor *activations_scaled_cube(bext_tensor *input, float factor, uint32_t steps, bool exact);
 #endif
-#if BEXT_GEN_HAS_FLEX
+#if defined(BEXT_HAVE_FLEX)
 bext_tensor *activations_scaled_flex(bext_tensor *input, float factor, uint32_t steps, bool exact);
 #endif
-#if BEXT_GEN_HAS_NDARRAY && (!(defined(BEXT_FEATURE_NO_NDARRAY)))
+#if defined(BEXT_HAVE_NDARRAY) && (!(defined(BEXT_FEATURE_NO_NDARRAY)))
 bext_tensor *activations_scaled_ndarray(bext_tensor *input, float factor, uint32_t steps, bool exact);
 #endif
-#if BEXT_GEN_HAS_LIBTORCH && (((defined(BEXT_FEATURE_TORCH)) || (defined(BEXT_FEATURE_LIBTORCH))))
+#if defined(BEXT_HAVE_LIBTORCH) && (((defined(BEXT_FEATURE_TORCH)) || (defined(BEXT_FEATURE_LIBTORCH))))
 bext_tensor *activations_scaled_libtorch(bext_tensor *input, float factor, uint32_t steps, bool exact);
 #endif
-#if BEXT_GEN_HAS_REMOTE && (((defined(BEXT_FEATURE_REMOTE)) && (!(defined(BEXT_FEATURE_OFFLINE)))))
-bext_tensor *activations_scaled_remote(bext_tensor *input, float factor, uint32_t steps, bool exact);
-#endif
-#if BEXT_GEN_HAS_AUTODIFF
+#if defined(BEXT_HAVE_AUTODIFF)
 bext_tensor *activations_scaled_autodiff(bext_tensor *input, float factor, uint32_t steps, bool exact);
 #endif
 
 bool activations_scaled_meta_dtype(bext_dtype input, const float *factor, const uint32_t *steps, const bool *exact, bext_dtype *bext_out, bext_meta_error *err);
 bool activations_scaled_meta_shape(const bext_meta_shape *input, const float *factor, const uint32_t *steps, const bool *exact, bext_meta_shape *bext_out, bext_meta_error *err);
 /* ---- Activations::strategic ---- */
-/* Entry point: routes to the implementation of the input tensors' backend.
+/* Entry point: routes to the implementation of the input tensors' device.
  * Consumes its owned arguments; NULL + bext_last_error() on failure. */
 bext_tensor *activations_strategic(bext_tensor *input, uint32_t strategy);
 /* Implementations you supply (same contract): */
-#if BEXT_GEN_HAS_CUBE && (defined(BEXT_FEATURE_WGPU))
+#if defined(BEXT_HAVE_CUBE) && (defined(BEXT_FEATURE_WGPU))
 bext_tensor *activations_strategic_cube(bext_tensor *input, uint32_t strategy);
 #endif
-#if BEXT_GEN_HAS_FLEX
+#if defined(BEXT_HAVE_FLEX)
 bext_tensor *activations_strategic_flex(bext_tensor *input, uint32_t strategy);
 #endif
-#if BEXT_GEN_HAS_NDARRAY && (!(defined(BEXT_FEATURE_NO_NDARRAY)))
+#if defined(BEXT_HAVE_NDARRAY) && (!(defined(BEXT_FEATURE_NO_NDARRAY)))
 bext_tensor *activations_strategic_ndarray(bext_tensor *input, uint32_t strategy);
 #endif
-#if BEXT_GEN_HAS_LIBTORCH && (((defined(BEXT_FEATURE_TORCH)) || (defined(BEXT_FEATURE_LIBTORCH))))
+#if defined(BEXT_HAVE_LIBTORCH) && (((defined(BEXT_FEATURE_TORCH)) || (defined(BEXT_FEATURE_LIBTORCH))))
 bext_tensor *activations_strategic_libtorch(bext_tensor *input, uint32_t strategy);
 #endif
-#if BEXT_GEN_HAS_REMOTE && (((defined(BEXT_FEATURE_REMOTE)) && (!(defined(BEXT_FEATURE_OFFLINE)))))
-bext_tensor *activations_strategic_remote(bext_tensor *input, uint32_t strategy);
-#endif
-#if BEXT_GEN_HAS_AUTODIFF
+#if defined(BEXT_HAVE_AUTODIFF)
 bext_tensor *activations_strategic_autodiff(bext_tensor *input, uint32_t strategy);
 #endif
 
 bool activations_strategic_meta_dtype(bext_dtype input, const uint32_t *strategy, bext_dtype *bext_out, bext_meta_error *err);
 bool activations_strategic_meta_shape(const bext_meta_shape *input, const uint32_t *strategy, bext_meta_shape *bext_out, bext_meta_error *err);
 /* ---- Activations::counted ---- */
-/* Entry point: routes to the implementation of the input tensors' backend.
+/* Entry point: routes to the implementation of the input tensors' device.
  * Consumes its owned arguments; false + bext_last_error() on failure (*bext_out zeroed). */
 bool activations_counted(bext_tensor *input, Counted *bext_out);
 /* Implementations you supply (same contract): */
-#if BEXT_GEN_HAS_CUBE && (defined(BEXT_FEATURE_WGPU))
+#if defined(BEXT_HAVE_CUBE) && (defined(BEXT_FEATURE_WGPU))
 bool activations_counted_cube(bext_tensor *input, Counted *bext_out);
 #endif
-#if BEXT_GEN_HAS_FLEX
+#if defined(BEXT_HAVE_FLEX)
 bool activations_counted_flex(bext_tensor *input, Counted *bext_out);
 #endif
-#if BEXT_GEN_HAS_NDARRAY && (!(defined(BEXT_FEATURE_NO_NDARRAY)))
+#if defined(BEXT_HAVE_NDARRAY) && (!(defined(BEXT_FEATURE_NO_NDARRAY)))
 bool activations_counted_ndarray(bext_tensor *input, Counted *bext_out);
 #endif
-#if BEXT_GEN_HAS_LIBTORCH && (((defined(BEXT_FEATURE_TORCH)) || (defined(BEXT_FEATURE_LIBTORCH))))
+#if defined(BEXT_HAVE_LIBTORCH) && (((defined(BEXT_FEATURE_TORCH)) || (defined(BEXT_FEATURE_LIBTORCH))))
 bool activations_counted_libtorch(bext_tensor *input, Counted *bext_out);
 #endif
-#if BEXT_GEN_HAS_REMOTE && (((defined(BEXT_FEATURE_REMOTE)) && (!(defined(BEXT_FEATURE_OFFLINE)))))
-bool activations_counted_remote(bext_tensor *input, Counted *bext_out);
-#endif
-#if BEXT_GEN_HAS_AUTODIFF
+#if defined(BEXT_HAVE_AUTODIFF)
 bool activations_counted_autodiff(bext_tensor *input, Counted *bext_out);
 #endif
 
 bool activations_counted_meta(const bext_meta_spec *input, CountedMetadata *bext_out, bext_meta_error *err);
 /* ---- Activations::never ---- */
 #if (0)
-/* Entry point: routes to the implementation of the input tensors' backend.
+/* Entry point: routes to the implementation of the input tensors' device.
  * Consumes its owned arguments; NULL + bext_last_error() on failure. */
 bext_tensor *activations_never(bext_tensor *input);
 /* Implementations you supply (same contract): */
-#if BEXT_GEN_HAS_CUBE && (defined(BEXT_FEATURE_WGPU))
+#if defined(BEXT_HAVE_CUBE) && (defined(BEXT_FEATURE_WGPU))
 bext_tensor *activations_never_cube(bext_tensor *input);
 #endif
-#if BEXT_GEN_HAS_FLEX
+#if defined(BEXT_HAVE_FLEX)
 bext_tensor *activations_never_flex(bext_tensor *input);
 #endif
-#if BEXT_GEN_HAS_NDARRAY && (!(defined(BEXT_FEATURE_NO_NDARRAY)))
+#if defined(BEXT_HAVE_NDARRAY) && (!(defined(BEXT_FEATURE_NO_NDARRAY)))
 bext_tensor *activations_never_ndarray(bext_tensor *input);
 #endif
-#if BEXT_GEN_HAS_LIBTORCH && (((defined(BEXT_FEATURE_TORCH)) || (defined(BEXT_FEATURE_LIBTORCH))))
+#if defined(BEXT_HAVE_LIBTORCH) && (((defined(BEXT_FEATURE_TORCH)) || (defined(BEXT_FEATURE_LIBTORCH))))
 bext_tensor *activations_never_libtorch(bext_tensor *input);
 #endif
-#if BEXT_GEN_HAS_REMOTE && (((defined(BEXT_FEATURE_REMOTE)) && (!(defined(BEXT_FEATURE_OFFLINE)))))
-bext_tensor *activations_never_remote(bext_tensor *input);
-#endif
-#if BEXT_GEN_HAS_AUTODIFF
+#if defined(BEXT_HAVE_AUTODIFF)
 bext_tensor *activations_never_autodiff(bext_tensor *input);
 #endif
 

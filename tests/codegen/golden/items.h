@@ -113,20 +113,20 @@ bool items_joined_shape(const bext_meta_shape *lhs, const bext_meta_shape *rhs, 
 /* ==== trait MyExtension: #[backend_extension(Cube, Flex, NdArray: cfg(feature = "ndarray"), Autodiff, Fusion)] ==== */
 
 /* ---- MyExtension::transpose_2d ---- */
-/* Entry point: routes to the implementation of the input tensors' backend.
+/* Entry point: routes to the implementation of the input tensors' device.
  * Consumes its owned arguments; NULL + bext_last_error() on failure. */
 bext_tensor *my_extension_transpose_2d(bext_tensor *input);
 /* Implementations you supply (same contract): */
-#if BEXT_GEN_HAS_CUBE
+#if defined(BEXT_HAVE_CUBE)
 bext_tensor *my_extension_transpose_2d_cube(bext_tensor *input);
 #endif
-#if BEXT_GEN_HAS_FLEX
+#if defined(BEXT_HAVE_FLEX)
 bext_tensor *my_extension_transpose_2d_flex(bext_tensor *input);
 #endif
-#if BEXT_GEN_HAS_NDARRAY && (defined(BEXT_FEATURE_NDARRAY))
+#if defined(BEXT_HAVE_NDARRAY) && (defined(BEXT_FEATURE_NDARRAY))
 bext_tensor *my_extension_transpose_2d_ndarray(bext_tensor *input);
 #endif
-#if BEXT_GEN_HAS_AUTODIFF
+#if defined(BEXT_HAVE_AUTODIFF)
 bext_tensor *my_extension_transpose_2d_autodiff(bext_tensor *input);
 #endif
 

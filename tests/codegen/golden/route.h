@@ -90,207 +90,207 @@ route_tuple2_tensor_tensor route_tuple2_tensor_tensor_retain(const route_tuple2_
 /* ==== trait Routed: #[backend_extension(Flex, NdArray: cfg(feature = "nd"))] ==== */
 
 /* ---- Routed::pick ---- */
-/* Entry point: routes to the implementation of the input tensors' backend.
+/* Entry point: routes to the implementation of the input tensors' device.
  * Consumes its owned arguments; NULL + bext_last_error() on failure. */
 bext_tensor *routed_pick(bext_tensor *a, bext_tensor *b);
 /* Implementations you supply (same contract): */
-#if BEXT_GEN_HAS_FLEX
+#if defined(BEXT_HAVE_FLEX)
 bext_tensor *routed_pick_flex(bext_tensor *a, bext_tensor *b);
 #endif
-#if BEXT_GEN_HAS_NDARRAY && (defined(BEXT_FEATURE_ND))
+#if defined(BEXT_HAVE_NDARRAY) && (defined(BEXT_FEATURE_ND))
 bext_tensor *routed_pick_ndarray(bext_tensor *a, bext_tensor *b);
 #endif
 
 /* ---- Routed::nested ---- */
-/* Entry point: routes to the implementation of the input tensors' backend.
+/* Entry point: routes to the implementation of the input tensors' device.
  * Consumes its owned arguments; NULL + bext_last_error() on failure. */
 bext_tensor *routed_nested(Wrapped w);
 /* Implementations you supply (same contract): */
-#if BEXT_GEN_HAS_FLEX
+#if defined(BEXT_HAVE_FLEX)
 bext_tensor *routed_nested_flex(Wrapped w);
 #endif
-#if BEXT_GEN_HAS_NDARRAY && (defined(BEXT_FEATURE_ND))
+#if defined(BEXT_HAVE_NDARRAY) && (defined(BEXT_FEATURE_ND))
 bext_tensor *routed_nested_ndarray(Wrapped w);
 #endif
 
 /* ---- Routed::choose ---- */
-/* Entry point: routes to the implementation of the input tensors' backend.
+/* Entry point: routes to the implementation of the input tensors' device.
  * Consumes its owned arguments; NULL + bext_last_error() on failure. */
 bext_tensor *routed_choose(const Choice *c, bext_tensor *x);
 /* Implementations you supply (same contract): */
-#if BEXT_GEN_HAS_FLEX
+#if defined(BEXT_HAVE_FLEX)
 bext_tensor *routed_choose_flex(const Choice *c, bext_tensor *x);
 #endif
-#if BEXT_GEN_HAS_NDARRAY && (defined(BEXT_FEATURE_ND))
+#if defined(BEXT_HAVE_NDARRAY) && (defined(BEXT_FEATURE_ND))
 bext_tensor *routed_choose_ndarray(const Choice *c, bext_tensor *x);
 #endif
 
 /* ---- Routed::rewrap ---- */
-/* Entry point: routes to the implementation of the input tensors' backend.
+/* Entry point: routes to the implementation of the input tensors' device.
  * Consumes its owned arguments; false + bext_last_error() on failure (*bext_out zeroed). */
 bool routed_rewrap(Wrapped w, Wrapped *bext_out);
 /* Implementations you supply (same contract): */
-#if BEXT_GEN_HAS_FLEX
+#if defined(BEXT_HAVE_FLEX)
 bool routed_rewrap_flex(Wrapped w, Wrapped *bext_out);
 #endif
-#if BEXT_GEN_HAS_NDARRAY && (defined(BEXT_FEATURE_ND))
+#if defined(BEXT_HAVE_NDARRAY) && (defined(BEXT_FEATURE_ND))
 bool routed_rewrap_ndarray(Wrapped w, Wrapped *bext_out);
 #endif
 
 /* ---- Routed::flip ---- */
-/* Entry point: routes to the implementation of the input tensors' backend.
+/* Entry point: routes to the implementation of the input tensors' device.
  * Consumes its owned arguments; false + bext_last_error() on failure (*bext_out zeroed). */
 bool routed_flip(Choice c, Choice *bext_out);
 /* Implementations you supply (same contract): */
-#if BEXT_GEN_HAS_FLEX
+#if defined(BEXT_HAVE_FLEX)
 bool routed_flip_flex(Choice c, Choice *bext_out);
 #endif
-#if BEXT_GEN_HAS_NDARRAY && (defined(BEXT_FEATURE_ND))
+#if defined(BEXT_HAVE_NDARRAY) && (defined(BEXT_FEATURE_ND))
 bool routed_flip_ndarray(Choice c, Choice *bext_out);
 #endif
 
 /* ---- Routed::split ---- */
-/* Entry point: routes to the implementation of the input tensors' backend.
+/* Entry point: routes to the implementation of the input tensors' device.
  * Consumes its owned arguments; false + bext_last_error() on failure (*bext_out zeroed). */
 bool routed_split(bext_tensor *x, route_tuple2_tensor_tensor *bext_out);
 /* Implementations you supply (same contract): */
-#if BEXT_GEN_HAS_FLEX
+#if defined(BEXT_HAVE_FLEX)
 bool routed_split_flex(bext_tensor *x, route_tuple2_tensor_tensor *bext_out);
 #endif
-#if BEXT_GEN_HAS_NDARRAY && (defined(BEXT_FEATURE_ND))
+#if defined(BEXT_HAVE_NDARRAY) && (defined(BEXT_FEATURE_ND))
 bool routed_split_ndarray(bext_tensor *x, route_tuple2_tensor_tensor *bext_out);
 #endif
 
 /* ---- Routed::counted ---- */
-/* Entry point: routes to the implementation of the input tensors' backend.
+/* Entry point: routes to the implementation of the input tensors' device.
  * Consumes its owned arguments; false + bext_last_error() on failure (*bext_out zeroed). */
 bool routed_counted(bext_tensor *x, Counted *bext_out);
 /* Implementations you supply (same contract): */
-#if BEXT_GEN_HAS_FLEX
+#if defined(BEXT_HAVE_FLEX)
 bool routed_counted_flex(bext_tensor *x, Counted *bext_out);
 #endif
-#if BEXT_GEN_HAS_NDARRAY && (defined(BEXT_FEATURE_ND))
+#if defined(BEXT_HAVE_NDARRAY) && (defined(BEXT_FEATURE_ND))
 bool routed_counted_ndarray(bext_tensor *x, Counted *bext_out);
 #endif
 
 /* ---- Routed::scaled ---- */
-/* Entry point: routes to the implementation of the input tensors' backend.
+/* Entry point: routes to the implementation of the input tensors' device.
  * Consumes its owned arguments; NULL + bext_last_error() on failure. */
 bext_tensor *routed_scaled(bext_tensor *x, float factor);
 /* Implementations you supply — optional: the default body serves a missing one (same contract): */
-#if BEXT_GEN_HAS_FLEX
+#if defined(BEXT_HAVE_FLEX)
 bext_tensor *routed_scaled_flex(bext_tensor *x, float factor);
 #endif
-#if BEXT_GEN_HAS_NDARRAY && (defined(BEXT_FEATURE_ND))
+#if defined(BEXT_HAVE_NDARRAY) && (defined(BEXT_FEATURE_ND))
 bext_tensor *routed_scaled_ndarray(bext_tensor *x, float factor);
 #endif
 
 /* ---- Routed::gelu ---- */
-/* Entry point: routes to the implementation of the input tensors' backend.
+/* Entry point: routes to the implementation of the input tensors' device.
  * Consumes its owned arguments; NULL + bext_last_error() on failure. */
 bext_tensor *routed_gelu(bext_tensor *x);
 /* Implementations you supply — optional: the default body serves a missing one (same contract): */
-#if BEXT_GEN_HAS_FLEX
+#if defined(BEXT_HAVE_FLEX)
 bext_tensor *routed_gelu_flex(bext_tensor *x);
 #endif
-#if BEXT_GEN_HAS_NDARRAY && (defined(BEXT_FEATURE_ND))
+#if defined(BEXT_HAVE_NDARRAY) && (defined(BEXT_FEATURE_ND))
 bext_tensor *routed_gelu_ndarray(bext_tensor *x);
 #endif
 
 /* ---- Routed::mixed ---- */
-/* Entry point: routes to the implementation of the input tensors' backend.
+/* Entry point: routes to the implementation of the input tensors' device.
  * Consumes its owned arguments; NULL + bext_last_error() on failure. */
 bext_tensor *routed_mixed(bext_tensor *x, bext_tensor *y);
 /* Implementations you supply — optional: the default body serves a missing one (same contract): */
-#if BEXT_GEN_HAS_FLEX
+#if defined(BEXT_HAVE_FLEX)
 bext_tensor *routed_mixed_flex(bext_tensor *x, bext_tensor *y);
 #endif
-#if BEXT_GEN_HAS_NDARRAY && (defined(BEXT_FEATURE_ND))
+#if defined(BEXT_HAVE_NDARRAY) && (defined(BEXT_FEATURE_ND))
 bext_tensor *routed_mixed_ndarray(bext_tensor *x, bext_tensor *y);
 #endif
 
 /* ---- Routed::unary_mix ---- */
-/* Entry point: routes to the implementation of the input tensors' backend.
+/* Entry point: routes to the implementation of the input tensors' device.
  * Consumes its owned arguments; NULL + bext_last_error() on failure. */
 bext_tensor *routed_unary_mix(bext_tensor *x);
 /* Implementations you supply — optional: the default body serves a missing one (same contract): */
-#if BEXT_GEN_HAS_FLEX
+#if defined(BEXT_HAVE_FLEX)
 bext_tensor *routed_unary_mix_flex(bext_tensor *x);
 #endif
-#if BEXT_GEN_HAS_NDARRAY && (defined(BEXT_FEATURE_ND))
+#if defined(BEXT_HAVE_NDARRAY) && (defined(BEXT_FEATURE_ND))
 bext_tensor *routed_unary_mix_ndarray(bext_tensor *x);
 #endif
 
 /* ---- Routed::gram ---- */
-/* Entry point: routes to the implementation of the input tensors' backend.
+/* Entry point: routes to the implementation of the input tensors' device.
  * Consumes its owned arguments; NULL + bext_last_error() on failure. */
 bext_tensor *routed_gram(bext_tensor *a, bext_tensor *b);
 /* Implementations you supply — optional: the default body serves a missing one (same contract): */
-#if BEXT_GEN_HAS_FLEX
+#if defined(BEXT_HAVE_FLEX)
 bext_tensor *routed_gram_flex(bext_tensor *a, bext_tensor *b);
 #endif
-#if BEXT_GEN_HAS_NDARRAY && (defined(BEXT_FEATURE_ND))
+#if defined(BEXT_HAVE_NDARRAY) && (defined(BEXT_FEATURE_ND))
 bext_tensor *routed_gram_ndarray(bext_tensor *a, bext_tensor *b);
 #endif
 
 /* ---- Routed::rowwise ---- */
-/* Entry point: routes to the implementation of the input tensors' backend.
+/* Entry point: routes to the implementation of the input tensors' device.
  * Consumes its owned arguments; NULL + bext_last_error() on failure. */
 bext_tensor *routed_rowwise(bext_tensor *x, bext_tensor *y);
 /* Implementations you supply — optional: the default body serves a missing one (same contract): */
-#if BEXT_GEN_HAS_FLEX
+#if defined(BEXT_HAVE_FLEX)
 bext_tensor *routed_rowwise_flex(bext_tensor *x, bext_tensor *y);
 #endif
-#if BEXT_GEN_HAS_NDARRAY && (defined(BEXT_FEATURE_ND))
+#if defined(BEXT_HAVE_NDARRAY) && (defined(BEXT_FEATURE_ND))
 bext_tensor *routed_rowwise_ndarray(bext_tensor *x, bext_tensor *y);
 #endif
 
 /* ---- Routed::best ---- */
-/* Entry point: routes to the implementation of the input tensors' backend.
+/* Entry point: routes to the implementation of the input tensors' device.
  * Consumes its owned arguments; NULL + bext_last_error() on failure. */
 bext_tensor *routed_best(bext_tensor *x);
 /* Implementations you supply — optional: the default body serves a missing one (same contract): */
-#if BEXT_GEN_HAS_FLEX
+#if defined(BEXT_HAVE_FLEX)
 bext_tensor *routed_best_flex(bext_tensor *x);
 #endif
-#if BEXT_GEN_HAS_NDARRAY && (defined(BEXT_FEATURE_ND))
+#if defined(BEXT_HAVE_NDARRAY) && (defined(BEXT_FEATURE_ND))
 bext_tensor *routed_best_ndarray(bext_tensor *x);
 #endif
 
 /* ---- Routed::positive_rows ---- */
-/* Entry point: routes to the implementation of the input tensors' backend.
+/* Entry point: routes to the implementation of the input tensors' device.
  * Consumes its owned arguments; NULL + bext_last_error() on failure. */
 bext_tensor *routed_positive_rows(bext_tensor *x);
 /* Implementations you supply — optional: the default body serves a missing one (same contract): */
-#if BEXT_GEN_HAS_FLEX
+#if defined(BEXT_HAVE_FLEX)
 bext_tensor *routed_positive_rows_flex(bext_tensor *x);
 #endif
-#if BEXT_GEN_HAS_NDARRAY && (defined(BEXT_FEATURE_ND))
+#if defined(BEXT_HAVE_NDARRAY) && (defined(BEXT_FEATURE_ND))
 bext_tensor *routed_positive_rows_ndarray(bext_tensor *x);
 #endif
 
 /* ---- Routed::collide ---- */
-/* Entry point: routes to the implementation of the input tensors' backend.
+/* Entry point: routes to the implementation of the input tensors' device.
  * Consumes its owned arguments; NULL + bext_last_error() on failure. */
 bext_tensor *routed_collide(bext_tensor *result, uint32_t be, float why, bext_tensor *t1, uint32_t int_);
 /* Implementations you supply — optional: the default body serves a missing one (same contract): */
-#if BEXT_GEN_HAS_FLEX
+#if defined(BEXT_HAVE_FLEX)
 bext_tensor *routed_collide_flex(bext_tensor *result, uint32_t be, float why, bext_tensor *t1, uint32_t int_);
 #endif
-#if BEXT_GEN_HAS_NDARRAY && (defined(BEXT_FEATURE_ND))
+#if defined(BEXT_HAVE_NDARRAY) && (defined(BEXT_FEATURE_ND))
 bext_tensor *routed_collide_ndarray(bext_tensor *result, uint32_t be, float why, bext_tensor *t1, uint32_t int_);
 #endif
 
 /* ---- Routed::extra ---- */
 #if (defined(BEXT_FEATURE_EXTRA))
-/* Entry point: routes to the implementation of the input tensors' backend.
+/* Entry point: routes to the implementation of the input tensors' device.
  * Consumes its owned arguments; NULL + bext_last_error() on failure. */
 bext_tensor *routed_extra(bext_tensor *x);
 /* Implementations you supply (same contract): */
-#if BEXT_GEN_HAS_FLEX
+#if defined(BEXT_HAVE_FLEX)
 bext_tensor *routed_extra_flex(bext_tensor *x);
 #endif
-#if BEXT_GEN_HAS_NDARRAY && (defined(BEXT_FEATURE_ND))
+#if defined(BEXT_HAVE_NDARRAY) && (defined(BEXT_FEATURE_ND))
 bext_tensor *routed_extra_ndarray(bext_tensor *x);
 #endif
 
@@ -298,14 +298,14 @@ bext_tensor *routed_extra_ndarray(bext_tensor *x);
 
 /* ---- Routed::extra_default ---- */
 #if (defined(BEXT_FEATURE_EXTRA))
-/* Entry point: routes to the implementation of the input tensors' backend.
+/* Entry point: routes to the implementation of the input tensors' device.
  * Consumes its owned arguments; NULL + bext_last_error() on failure. */
 bext_tensor *routed_extra_default(bext_tensor *x, float k);
 /* Implementations you supply — optional: the default body serves a missing one (same contract): */
-#if BEXT_GEN_HAS_FLEX
+#if defined(BEXT_HAVE_FLEX)
 bext_tensor *routed_extra_default_flex(bext_tensor *x, float k);
 #endif
-#if BEXT_GEN_HAS_NDARRAY && (defined(BEXT_FEATURE_ND))
+#if defined(BEXT_HAVE_NDARRAY) && (defined(BEXT_FEATURE_ND))
 bext_tensor *routed_extra_default_ndarray(bext_tensor *x, float k);
 #endif
 
@@ -314,20 +314,20 @@ bext_tensor *routed_extra_default_ndarray(bext_tensor *x, float k);
 /* ==== trait FlexOnly: #[backend_extension(Flex)] ==== */
 
 /* ---- FlexOnly::only ---- */
-/* Entry point: routes to the implementation of the input tensors' backend.
+/* Entry point: routes to the implementation of the input tensors' device.
  * Consumes its owned arguments; NULL + bext_last_error() on failure. */
 bext_tensor *flex_only_only(bext_tensor *x);
 /* Implementations you supply (same contract): */
-#if BEXT_GEN_HAS_FLEX
+#if defined(BEXT_HAVE_FLEX)
 bext_tensor *flex_only_only_flex(bext_tensor *x);
 #endif
 
 /* ---- FlexOnly::filled ---- */
-/* Entry point: routes to the implementation of the input tensors' backend.
+/* Entry point: routes to the implementation of the input tensors' device.
  * Consumes its owned arguments; NULL + bext_last_error() on failure. */
 bext_tensor *flex_only_filled(size_t n, float value);
 /* Implementations you supply (same contract): */
-#if BEXT_GEN_HAS_FLEX
+#if defined(BEXT_HAVE_FLEX)
 bext_tensor *flex_only_filled_flex(size_t n, float value);
 #endif
 

@@ -39,9 +39,9 @@ int main(void) {
   const char *devs[2] = { "flex", "ndarray" };
   int bad = 0;
   for (int d = 0; d < 2; d++) {
-    bext_device dev;
-    if (!bext_device_parse(devs[d], &dev)) return 1;
-    bext_tensor *x = bext_from_data(in, BEXT_F32, (const int64_t[]){ 4 }, 1, &dev);
+    const bext_device *dev;
+    if (!(dev = bext_device_get(devs[d]))) return 1;
+    bext_tensor *x = bext_from_data(in, BEXT_F32, (const int64_t[]){ 4 }, 1, dev);
     bext_tensor *x2 = bext_retain(x);
     bad |= check("affine", devs[d], outside_affine(x, s), aff, 4);
     bad |= check("softsign", devs[d], outside_softsign(x2), soft, 4);

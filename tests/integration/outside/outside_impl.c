@@ -10,14 +10,11 @@ bext_tensor *outside_affine_flex(bext_tensor *x, Scale s) {
 /* NdArray: the same through full-tensor operands, so the two arms run
  * visibly different code. */
 bext_tensor *outside_affine_ndarray(bext_tensor *x, Scale s) {
-  bext_device dev;
-  if (!bext_device_of(x, &dev)) {
-    bext_release(x);
-    return NULL;
-  }
+  const bext_device *dev = bext_device_of(x);
+  if (!dev) return NULL;
   int rank = bext_rank(x);
   const int64_t *shape = bext_shape(x);
-  bext_tensor *f = bext_full(shape, rank, s.factor, BEXT_F32, &dev);
-  bext_tensor *o = bext_full(shape, rank, s.offset, BEXT_F32, &dev);
+  bext_tensor *f = bext_full(shape, rank, s.factor, BEXT_F32, dev);
+  bext_tensor *o = bext_full(shape, rank, s.offset, BEXT_F32, dev);
   return bext_add(bext_mul(x, f), o);
 }

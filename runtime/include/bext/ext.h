@@ -1,0 +1,123 @@
+/* ext.h — extension ops as descriptors: how a generated entry point hands
+ * one call of an extension method to the runtime, so that routing,
+ * decorators (Fusion records it, Autodiff tapes it, Remote sends it by id)
+ * and backends see extension ops exactly like core ops.
+ *
+ * bextc generates, per method, one static bext_ext_method (what the method
+ * is: its id, its implementations per backend, how to find the tensors in
+ * its arguments and output, how to call an implementation) and an entry
+ * point that packs its C arguments into a generated argument struct and
+ * calls bext_ext_dispatch.  People who write backends or decorators read
+ * these structs; people who write extensions never touch them.
+ * docs/runtime.md ("Extension ops") has the whole picture. */
+#ifndef BEXT_EXT_H
+#define BEXT_EXT_H
+
+#include "bext/bext.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* An implementation, stored type-erased; the method's invoke casts it
+ * back to the entry point's signature. */
+typedef void (*bext_ext_fn)(void);
+
+/* Where one tensor sits inside a call's argument struct or output value,
+ * and what the method declares about it. */
+typedef struct bext_ext_slot {
+  bext_tensor **at;       /* the slot (writable: decorators swap tensors) */
+  const char *name;       /* "x", "w.inner.right", "c(Floats).t" */
+  bool is_float;          /* declared FloatTensor: routing prefers it */
+  bool borrowed;          /* declared `&`: the implementation only borrows it */
+} bext_ext_slot;
+
+/* The most tensors one argument list or output value may hold (bextc
+ * rejects methods with more). */
+#define BEXT_EXT_MAX_SLOTS 64
+
+typedef struct bext_ext_method {
+  const char *trait;      /* "MyExtension" */
+  const char *method;     /* "transpose_2d" */
+  const char *id;         /* the op id: the method name, or #[fusion(id = "...")] */
+  const char *what;       /* "MyExtension::transpose_2d", for messages */
+  const char *listed;     /* the selector list as written, for messages */
+
+  /* Base backends.  have: bit k set when the trait lists backend k and its
+   * arm is compiled in (backend present, cfg condition on).  impl[k]: the
+   * user's implementation, NULL for a defaulted method whose user did not
+   * write one (a weak reference): fallback (the generated default body)
+   * serves it then.  why[k]: for a backend whose bit is clear, why
+   * ("is not listed" when NULL). */
+  unsigned have;
+  bext_ext_fn impl[BEXT_BACKEND_COUNT];
+  bext_ext_fn fallback;
+  const char *why[BEXT_BACKEND_COUNT];
+  /* Decorator layers the trait lists (bit per bext_layer_kind).  Fusion's
+   * and Remote's arms are the runtime's (the layer records / sends the
+   * call); Autodiff's is layer_impl[BEXT_LAYER_AUTODIFF] (the user's
+   * `_autodiff` implementation). */
+  unsigned layers;
+  bext_ext_fn layer_impl[BEXT_LAYER_COUNT];
+  /* A method without tensor inputs runs on this backend's device. */
+  int only_backend;
+
+  /* The call's memory.  args_size: the generated argument struct;
+   * out_size: the output value (sizeof(bext_tensor *) for out_tensor). */
+  size_t args_size;
+  size_t out_size;
+  bool out_tensor;
+  /* Tensor slots of an argument struct / an output value, in declaration
+   * order, looking inside extension values (for an enum: the variant
+   * active now); returns how many (<= BEXT_EXT_MAX_SLOTS). */
+  int (*in_slots)(void *args, bext_ext_slot *slots);
+  int (*out_slots)(void *out, bext_ext_slot *slots);
+  /* Calls impl with the arguments in args, writing the output value to
+   * out; true on success.  Owned tensor arguments are consumed: invoke
+   * clears their slots (and the value holding them) in args. */
+  bool (*invoke)(bext_ext_fn impl, void *args, void *out);
+  /* Ordinary arguments (everything that is not a tensor slot), for plans
+   * and the wire: a hash of them, stable across processes, and their
+   * encoding; decode fills them into a zeroed argument struct and returns
+   * the bytes read (0: malformed). */
+  uint64_t (*args_hash)(const void *args);
+  size_t (*args_encode)(const void *args, unsigned char *buf, size_t cap);
+  size_t (*args_decode)(void *args, const unsigned char *buf, size_t n);
+} bext_ext_method;
+
+/* One call: the method, its arguments (the call owns one reference of
+ * every tensor in them: the entry point retains borrowed ones, since a
+ * deferred op outlives the call) and where the output goes. */
+typedef struct bext_ext_call {
+  const bext_ext_method *m;
+  void *args;
+  void *out;
+} bext_ext_call;
+
+/* Runs a call: checks its tensors (NULL, one device), picks the arm from
+ * the routing tensor's device (the first float tensor, else the first
+ * tensor; the outermost decorator layer picks first), runs it on that
+ * device, and releases whatever tensors the arm left in args.  True on
+ * success; false with the error set (out zeroed); an arm the method lacks
+ * raises through the panic hook, inputs released first. */
+bool bext_ext_dispatch(bext_ext_call *call);
+
+/* The process-wide registry of extension ops, keyed by (trait, id).
+ * Generated code registers every method at start-up; registering a second
+ * method under a taken key raises through the panic hook, naming both. */
+void bext_ext_register(const bext_ext_method *m);
+const bext_ext_method *bext_ext_find(const char *trait, const char *id);
+/* Fills out[0..cap) with the registered methods (registration order);
+ * returns how many there are. */
+int bext_ext_list(const bext_ext_method **out, int cap);
+
+/* A copy of call's argument struct into dst (args_size bytes) holding one
+ * more reference of every tensor in it: for decorators that keep or
+ * forward a call.  bext_ext_args_release drops the tensors of one. */
+void bext_ext_args_copy(const bext_ext_method *m, void *dst, void *src);
+void bext_ext_args_release(const bext_ext_method *m, void *args);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* BEXT_EXT_H */

@@ -1,0 +1,180 @@
+/* ext.c — extension ops as descriptors (bext/ext.h): the dispatch of one
+ * extension call (tensor checks, routing on device instances, the arm,
+ * the device's ext_exec or the method's implementation, the output check)
+ * and the process-wide registry of extension ops keyed by (trait, id).
+ *
+ * Routing (language.md §3, docs/codegen.md): the routing tensor is the
+ * first float tensor among the call's tensors in declaration order, else
+ * the first tensor; every other tensor must be on the same device (the
+ * same instance: cube:cuda:0 and :1 differ, flex and flex+fusion differ;
+ * autodiff strategies of one stack route together).  The OUTERMOST layer
+ * of that device picks the arm — Autodiff, Fusion, or with no layer the
+ * base backend's implementation — skipping transparent layers (tracers),
+ * which still see the call: the device's ext_exec runs it. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+
+static void release_slots(const bext_ext_method *m, void *args) {
+  bext_ext_slot s[BEXT_EXT_MAX_SLOTS];
+  int n = m->in_slots(args, s);
+  for (int i = 0; i < n; i++) {
+    bext_release(*s[i].at);
+    *s[i].at = NULL;
+  }
+}
+
+void bext_ext_args_release(const bext_ext_method *m, void *args) {
+  if (m && args) release_slots(m, args);
+}
+
+void bext_ext_args_copy(const bext_ext_method *m, void *dst, void *src) {
+  memcpy(dst, src, m->args_size);
+  bext_ext_slot s[BEXT_EXT_MAX_SLOTS];
+  int n = m->in_slots(dst, s);
+  for (int i = 0; i < n; i++) bext_retain(*s[i].at);
+}
+
+/* The arm a device offers a method: the layer or backend that must be
+ * listed.  Writes the reason into why when the method lacks it. */
+static bool arm_listed(const bext_ext_method *m, const struct bext_device *dev, char *why, size_t n) {
+  const struct bext_device *d = dev;
+  while (d->layer >= 0 && d->transparent) d = d->inner;
+  if (d->layer >= 0) {
+    if (d->layer < BEXT_LAYER_COUNT && (m->layers >> d->layer) & 1u) return true;
+    snprintf(why, n, "its layer %s is not listed", bext_layer_name((bext_layer_kind)d->layer));
+    return false;
+  }
+  if ((m->have >> d->kind) & 1u) return true;
+  snprintf(why, n, "it %s", m->why[d->kind] ? m->why[d->kind] : "is not listed");
+  return false;
+}
+
+bool bxr_ext_exec(struct bext_device *dev, bext_ext_call *call) {
+  if (dev->vt->ext_exec) return dev->vt->ext_exec(dev, call);
+  /* A base device: the method's implementation for its backend. */
+  const bext_ext_method *m = call->m;
+  bext_ext_fn fn = m->impl[dev->kind] ? m->impl[dev->kind] : m->fallback;
+  BXR_ASSERT(fn);
+  return m->invoke(fn, call->args, call->out);
+}
+
+/* "flex" for a base device (the spelling messages had before devices
+ * were objects), the whole stack else. */
+static const char *arm_name(const struct bext_device *dev) {
+  return dev->layer < 0 && dev->index == 0 && !dev->target[0] && !dev->address[0]
+             ? bext_backend_name(dev->kind)
+             : dev->name;
+}
+
+bool bext_ext_dispatch(bext_ext_call *call) {
+  const bext_ext_method *m = call->m;
+  bext_ext_slot s[BEXT_EXT_MAX_SLOTS];
+  int n = m->in_slots(call->args, s);
+  BXR_ASSERT(n >= 0 && n <= BEXT_EXT_MAX_SLOTS);
+  struct bext_device *dev = NULL;
+  int pick = -1;
+  for (int i = 0; i < n; i++) {
+    if (!*s[i].at) {
+      bxr_error("%s: argument `%s` is a NULL tensor", m->what, s[i].name);
+      goto fail;
+    }
+    if (pick < 0 || (s[i].is_float && !s[pick].is_float)) pick = i;
+  }
+  if (pick >= 0) {
+    dev = (*s[pick].at)->device;
+    for (int i = 0; i < n; i++) {
+      struct bext_device *o = (*s[i].at)->device;
+      if (i != pick && o->route != dev->route) {
+        bxr_error("%s: inputs on different devices: `%s` is on %s, `%s` is on %s", m->what, s[pick].name,
+                  dev->name, s[i].name, o->name);
+        goto fail;
+      }
+    }
+  } else {
+    dev = bxr_device_resolve(bext_device_get(bext_backend_name((bext_backend_kind)m->only_backend)), m->what);
+    if (!dev) goto fail;
+  }
+  char why[200];
+  if (!arm_listed(m, dev, why, sizeof why)) {
+    /* Inputs first, so a panic hook that longjmps leaks nothing. */
+    release_slots(m, call->args);
+    bxr_panic(__FILE__, __LINE__, "%s: no implementation for backend %s: %s (listed: %s)", m->what,
+              arm_name(dev), why, m->listed);
+  }
+  bext_clear_error(); /* so an implementation failing without a message is caught below */
+  bool ok = bxr_ext_exec(dev, call);
+  release_slots(m, call->args);
+  if (ok) {
+    bext_ext_slot o[BEXT_EXT_MAX_SLOTS];
+    int no = m->out_slots(call->out, o);
+    for (int i = 0; i < no; i++) {
+      const bext_tensor *t = *o[i].at;
+      if (t && t->device->route != dev->route)
+        bxr_panic(__FILE__, __LINE__, "%s: the implementation on %s returned output `%s` on %s", m->what,
+                  dev->name, o[i].name, t->device->name);
+      if (!t && m->out_tensor) ok = false;
+    }
+    if (ok) return true;
+  }
+  if (!bext_last_error()[0]) bxr_error("%s (%s implementation) failed", m->what, arm_name(dev));
+  memset(call->out, 0, m->out_size);
+  return false;
+fail:
+  release_slots(m, call->args);
+  memset(call->out, 0, m->out_size);
+  return false;
+}
+
+/* ------------------------------------------------------------- the registry */
+
+static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
+static const bext_ext_method **reg;
+static int nreg, capreg;
+
+void bext_ext_register(const bext_ext_method *m) {
+  BXR_ASSERT(m && m->trait && m->id);
+  pthread_mutex_lock(&reg_lock);
+  for (int i = 0; i < nreg; i++)
+    if (reg[i] == m) {
+      pthread_mutex_unlock(&reg_lock);
+      return; /* the same descriptor twice (a unit linked twice): harmless */
+    } else if (!strcmp(reg[i]->trait, m->trait) && !strcmp(reg[i]->id, m->id)) {
+      pthread_mutex_unlock(&reg_lock);
+      bxr_panic(__FILE__, __LINE__, "extension op id '%s' of trait %s is registered twice: by %s and by %s",
+                m->id, m->trait, reg[i]->what, m->what);
+    }
+  if (nreg == capreg) {
+    /* plain realloc: the registry lives for the process, like devices */
+    int nc = capreg ? capreg * 2 : 32;
+    const bext_ext_method **nr = realloc(reg, (size_t)nc * sizeof *nr);
+    if (!nr) {
+      pthread_mutex_unlock(&reg_lock);
+      bxr_panic(__FILE__, __LINE__, "bext_ext_register: out of memory");
+    }
+    reg = nr;
+    capreg = nc;
+  }
+  reg[nreg++] = m;
+  pthread_mutex_unlock(&reg_lock);
+}
+
+const bext_ext_method *bext_ext_find(const char *trait, const char *id) {
+  if (!trait || !id) return NULL;
+  const bext_ext_method *r = NULL;
+  pthread_mutex_lock(&reg_lock);
+  for (int i = 0; i < nreg && !r; i++)
+    if (!strcmp(reg[i]->trait, trait) && !strcmp(reg[i]->id, id)) r = reg[i];
+  pthread_mutex_unlock(&reg_lock);
+  return r;
+}
+
+int bext_ext_list(const bext_ext_method **out, int cap) {
+  pthread_mutex_lock(&reg_lock);
+  int n = nreg;
+  for (int i = 0; out && i < n && i < cap; i++) out[i] = reg[i];
+  pthread_mutex_unlock(&reg_lock);
+  return n;
+}
