@@ -281,12 +281,14 @@ static void emit_arm_return(bxc_emit_ctx *cx, bxc_emit_buf *c, const method_info
                             bool has_default, const char *ind) {
     const char *call = arm_call(cx, mi, ls, has_default);
     const char *ok = mi->ret_tensor ? "bext_r != NULL" : "bext_r";
+    /* The implementation failed silently when it set no error during this
+     * call (bext.h's error contract): an older message is not its cause. */
     bxc_emit_printf(c,
-                    "%s{\n%s  %sbext_r = %s;\n"
-                    "%s  if (!(%s) && !bext_last_error()[0])\n"
+                    "%s{\n%s  uint64_t bext_nerr = bext_error_count();\n%s  %sbext_r = %s;\n"
+                    "%s  if (!(%s) && bext_error_count() == bext_nerr)\n"
                     "%s    BEXT_GEN_SET_ERROR(\"%%s (%s implementation) failed\", %s);\n"
                     "%s  return bext_r;\n%s}\n",
-                    ind, ind, mi->ret_tensor ? "bext_tensor *" : "bool ", call, ind, ok, ind, ls->info->suffix,
+                    ind, ind, ind, mi->ret_tensor ? "bext_tensor *" : "bool ", call, ind, ok, ind, ls->info->suffix,
                     bxc_emit_cstring(cx->a, mi->what), ind, ind);
 }
 

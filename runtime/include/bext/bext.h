@@ -312,9 +312,34 @@ bext_tensor *bext_cast(bext_tensor *t, bext_dtype dtype);
 
 /* ------------------------------------------------------- errors and hooks */
 
-/* The last error of this thread ("" when none).  Valid until the next call
- * that fails on this thread. */
-const char *bext_last_error(void);
+/* ERROR CONTRACT (errno-like, per thread):
+ *   - A call that fails sets the error (and returns NULL / false / its
+ *     documented failure value).  A call that succeeds leaves the error
+ *     alone: bext_last_error() is meaningful only right after a failure.
+ *   - bext_error_count() counts the errors set on this thread; it only
+ *     grows (bext_clear_error does not reset it).  Code that calls an
+ *     implementation and must report its failure compares the count before
+ *     and after: unchanged means the callee failed without setting an
+ *     error during THIS call, so the caller sets its own (an older message
+ *     still in bext_last_error() is not this call's cause).
+ *   - Chaining: the newest error is "pending".  A call given a NULL tensor
+ *     handle reports it and, when an error is pending, cites it:
+ *       bext_mul: operand 1 is a NULL tensor handle (operands: NULL, [3] f32);
+ *       earlier error: bext_rsqrt: operand 1 has dtype i64, expected a float
+ *       dtype (operands: [3] i64)
+ *     so `bext_sum(bext_mul(bext_rsqrt(x), y))` reports the rsqrt failure.
+ *     Citing consumes: the citing message replaces the cited one as the
+ *     pending error, so a failure is cited directly at most once, and a
+ *     deeper chain nests (each step names the step before it; when the
+ *     message would exceed the buffer, the middle of the cited part is
+ *     elided as " [...] ", keeping the first cause at its end).  Only the
+ *     newest error is ever cited, never an older one.  Successful calls do
+ *     not clear the pending error (arguments of one expression run in an
+ *     unspecified order, so an unrelated operand's creation may run between
+ *     a failure and the op receiving its NULL); bext_clear_error() does.
+ * The message is valid until the next error set on this thread. */
+const char *bext_last_error(void);   /* "" when none (or cleared) */
+uint64_t bext_error_count(void);
 void bext_clear_error(void);
 
 /* Programming errors (broken invariants, a backend returning the wrong
@@ -329,6 +354,9 @@ void bext_set_panic_hook(bext_panic_fn fn, void *ud);
  * `return bext_set_error(...)` reads well), and raise a programming error
  * through the panic hook.  Added after the first contract. */
 bool bext_set_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* bext_set_error for "a NULL tensor was passed": also cites the pending
+ * error (see the ERROR CONTRACT above).  Always returns false. */
+bool bext_set_null_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 __attribute__((noreturn)) void bext_panic(const char *file, int line, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 

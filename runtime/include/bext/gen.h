@@ -54,7 +54,10 @@ extern "C" {
 
 /* ------------------------------------------------- 2. dispatch support */
 /* Errors and panics go through the runtime's public API (bext.h):
- * bext_set_error sets bext_last_error(), bext_panic calls the panic hook. */
+ * bext_set_error sets bext_last_error() (bext_set_null_error for a NULL
+ * tensor argument, citing the failure that produced it), bext_panic calls
+ * the panic hook.  An implementation's failure is judged by
+ * bext_error_count(), never by an empty message (bext.h's error contract). */
 #define BEXT_GEN_SET_ERROR(...) ((void)bext_set_error(__VA_ARGS__))
 #define BEXT_GEN_PANIC(...) bext_panic(__FILE__, __LINE__, __VA_ARGS__)
 
@@ -80,7 +83,7 @@ static inline int bext_gen_route(const char *what, bext_tensor *const *ts, const
   int pick = -1;
   for (int i = 0; i < n; i++) {
     if (!ts[i]) {
-      BEXT_GEN_SET_ERROR("%s: argument `%s` is a NULL tensor", what, names[i]);
+      (void)bext_set_null_error("%s: argument `%s` is a NULL tensor", what, names[i]);
       return -1;
     }
     if (pick < 0 || (is_float[i] && !is_float[pick])) pick = i;
