@@ -25,6 +25,7 @@ const struct bxr_backend bxfx_backend = {
   .storage_alloc = bxfx_storage_alloc,
   .storage_free = bxfx_storage_free,
   .inline_small = true,   /* host memory: small buffers ride in the tensor block */
+  .host_memory = true,    /* bext_data / bext_data_mut hand out storage->data */
   .from_data = bxr_host_from_data,
   .read = bxr_host_read,
   .copy = flex_copy,

@@ -47,6 +47,7 @@ const struct bxr_backend bxnd_backend = {
     .storage_alloc = bxr_host_storage_alloc,
     .storage_free = bxr_host_storage_free,
     .inline_small = true,   /* host memory: small buffers ride in the tensor block */
+    .host_memory = true,    /* bext_data / bext_data_mut hand out storage->data */
     .from_data = bxr_host_from_data,
     .read = bxr_host_read,
     .copy = bxr_host_copy,

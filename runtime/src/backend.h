@@ -29,6 +29,10 @@ struct bxr_backend {
    * storage_free are then not called for it and s->inline_data is set.
    * False (the default) for backends whose buffers are not host memory. */
   bool inline_small;
+  /* True when storage->data is plain host memory the CPU may read and
+   * write directly: bext_data / bext_data_mut hand it to extension
+   * kernels.  False (the default) answers them "not host memory". */
+  bool host_memory;
 
   /* Data movement for tensors of this backend.  from_data fills the fresh,
    * contiguous dst from row-major host memory src; read copies t (any

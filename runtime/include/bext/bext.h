@@ -154,6 +154,36 @@ bext_tensor *bext_to_device(bext_tensor *t, const bext_device *dev);
 /* A contiguous tensor with t's values (OWNED t; returns t when it already is). */
 bext_tensor *bext_contiguous(bext_tensor *t);
 
+/* Direct access to a tensor's elements, for kernels written in C (an
+ * extension's per-backend implementation), on devices whose memory is host
+ * memory (flex, ndarray).  Both BORROW t and return a BORROWED pointer to
+ * element 0 of t's view (the storage plus the view's offset), in t's dtype's
+ * C storage type (BEXT_DTYPES).  The pointer stays valid while the caller's
+ * reference t lives and until t is given to an op (ops consume their
+ * operands and may reuse or free the buffer) or released; never free it.
+ * For an empty tensor (numel 0) it is a non-NULL pointer that must not be
+ * dereferenced; NULL always means an error.
+ *
+ * bext_data (read-only) accepts any layout, like PyTorch's data_ptr:
+ * element (i0, i1, ...) is at ptr[i0*strides[0] + i1*strides[1] + ...]
+ * with bext_strides(t) (in elements; 0 for expanded dims, so one element
+ * may appear at many indices).  Call bext_contiguous first to get the
+ * row-major layout, where element i is ptr[i].  Do not write through it:
+ * other handles (views, retained copies) may share the storage.
+ *
+ * bext_data_mut (read-write) requires a contiguous tensor (row-major:
+ * element i is ptr[i]) that is uniquely held: one reference to the handle
+ * and no other view of its storage, so writing cannot change the values
+ * another handle sees.  A fresh bext_empty / bext_zeros result qualifies.
+ * Otherwise NULL, and the error names the function, t's shape and dtype and
+ * the problem: "is not contiguous: call bext_contiguous first", "is shared
+ * (2 references)", "shares its storage with another view".
+ * Both answer NULL + error for a NULL handle and for a tensor on a device
+ * whose memory is not host memory ("lives on device 'X' whose memory is not
+ * host memory": move it with bext_to_device, or use ops). */
+const void *bext_data(const bext_tensor *t);
+void *bext_data_mut(bext_tensor *t);
+
 /* ---------------------------------------------------------------- creation */
 /* shape has rank entries (rank 0..8, extents >= 0); dev NULL = default.
  * bext_empty's contents are unspecified (NdArray happens to zero them). */
