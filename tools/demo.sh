@@ -28,7 +28,7 @@ done
 
 # Extensions compiled by bextc through bext_add_extension (samples/*/),
 # each run on Flex and NdArray.
-for s in transpose counted activations gated gated_full; do
+for s in transpose counted activations pointwise gated gated_full; do
   [ -x "$bin/$s" ] || { echo "demo: $bin/$s was not built" >&2; exit 1; }
   step "samples/$s"
   "$bin/$s"

@@ -27,8 +27,11 @@ struct bxr_backend {
   int api_version;           /* BXR_BACKEND_API_VERSION */
   const char *name;          /* device spelling: "ndarray", "flex"; a layer's: "fusion" */
   bext_backend_kind kind;    /* base backends: the BEXT_BACKENDS row they serve */
-  /* Tensor data is plain host memory at storage->data + offset (views,
-   * strides, bext_data).  False for device memory, lazy or remote storage. */
+  /* Tensor data is plain host memory at storage->data + offset that the
+   * CPU may read and write directly (views, strides; bext_data /
+   * bext_data_mut hand it to extension kernels).  False (the default) for
+   * device memory, lazy or remote storage: bext_data answers "not host
+   * memory". */
   bool host_memory;
 
   /* Device lifetime, all optional.  open runs on a device's first use

@@ -19,13 +19,11 @@ static const char *kinds_text(unsigned k) {
   }
 }
 
-bool bxr_op_error(const struct bxr_op *op, const char *fmt, ...) {
+/* bxr_op_error's message; null: a NULL operand, citing the pending error. */
+static bool op_verror(const struct bxr_op *op, bool null, const char *fmt, va_list ap) {
   char msg[600], ops[400];
   size_t len = 0;
-  va_list ap;
-  va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
   ops[0] = 0;
   for (int i = 0; i < op->n_in && len < sizeof ops; i++) {
     char b[200];
@@ -33,8 +31,25 @@ bool bxr_op_error(const struct bxr_op *op, const char *fmt, ...) {
                             bxr_describe(op->in[i], b, sizeof b));
   }
   const char *api = op->api ? op->api : bxr_op_name(op->code);
-  if (op->n_in > 0) return bxr_error("%s: %s (operands: %s)", api, msg, ops);
-  return bxr_error("%s: %s", api, msg);
+  bool (*set)(const char *, ...) = null ? bxr_error_null : bxr_error;
+  if (op->n_in > 0) return set("%s: %s (operands: %s)", api, msg, ops);
+  return set("%s: %s", api, msg);
+}
+
+bool bxr_op_error(const struct bxr_op *op, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  op_verror(op, false, fmt, ap);
+  va_end(ap);
+  return false;
+}
+
+static bool op_null_error(const struct bxr_op *op, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  op_verror(op, true, fmt, ap);
+  va_end(ap);
+  return false;
 }
 
 bext_tensor *bxr_op_take(struct bxr_op *op, int i) {
@@ -84,7 +99,7 @@ bext_tensor *bxr_dispatch(struct bxr_op *op) {
 
   for (int i = 0; i < op->n_in; i++)
     if (!op->in[i]) {
-      bxr_op_error(op, "operand %d is a NULL tensor handle", i + 1);
+      op_null_error(op, "operand %d is a NULL tensor handle", i + 1);
       goto done;
     }
   if (op->n_in > 0) {
@@ -116,7 +131,7 @@ bext_tensor *bxr_dispatch(struct bxr_op *op) {
     bxr_op_error(op, "op '%s' is not implemented by device '%s'", info->name, op->device->name);
     goto done;
   }
-  bext_clear_error(); /* so a backend failing without a message is caught below */
+  uint64_t errors = bext_error_count(); /* a failure that sets none is caught below */
   res = fn(op);
   if (res) {
     bool ok = res->dtype == op->out.dtype && res->rank == op->out.rank && res->device == op->device;
@@ -137,7 +152,7 @@ bext_tensor *bxr_dispatch(struct bxr_op *op) {
                 op->device->name, b, moved ? " on another device" : "", info->name,
                 want, bext_dtype_name(op->out.dtype));
     }
-  } else if (!bext_last_error()[0]) {
+  } else if (bext_error_count() == errors) {
     bxr_op_error(op, "device '%s' failed without a message", op->device->name);
   }
 done:

@@ -1,4 +1,5 @@
-/* error.c — thread-local error state (bext_last_error) and the panic hook
+/* error.c — thread-local error state (bext_last_error, the error count and
+ * the chaining of NULL-operand errors to their cause) and the panic hook
  * for programming errors. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -6,13 +7,25 @@
 
 #include "tensor.h"
 
-/* Default TLS model (not initial-exec like the small hot per-thread
+/* The error contract (bext.h, next to bext_last_error):
+ *   t_error  the message of the newest error set on this thread;
+ *   t_count  how many errors were set on this thread (never reset), so an
+ *            entry point can tell whether a callee set one during the call.
+ * The message in t_error is the pending failure.  A NULL-operand error
+ * (bxr_error_null) cites it ("; earlier error: ...") and replaces it: the
+ * cited failure is consumed (no later message cites it directly again) and
+ * the citing one is pending in its place, so a chain of calls fed one
+ * failure's NULL names every step back to the cause, each exactly once.
+ *
+ * Default TLS model (not initial-exec like the small hot per-thread
  * words): 1 KiB would eat the static TLS surplus if libbext ever ends up
  * in a dlopen'ed object. */
 static _Thread_local char t_error[1024];
+static _Thread_local uint64_t t_count;
 
 bool bxr_verror(const char *fmt, va_list ap) {
   vsnprintf(t_error, sizeof t_error, fmt, ap);
+  t_count++;
   return false;
 }
 
@@ -24,7 +37,50 @@ bool bxr_error(const char *fmt, ...) {
   return false;
 }
 
+#define CITE_SEP "; earlier error: "
+#define ELIDED " [...] "
+
+bool bxr_verror_null(const char *fmt, va_list ap) {
+  char cause[sizeof t_error];
+  bool cite = t_error[0] != 0;
+  if (cite) memcpy(cause, t_error, sizeof cause);
+  /* formatted aside: an argument may point into t_error */
+  char own[sizeof t_error];
+  vsnprintf(own, sizeof own, fmt, ap);
+  memcpy(t_error, own, sizeof own);
+  t_count++;
+  size_t len = strlen(t_error);
+  if (!cite || len + sizeof CITE_SEP >= sizeof t_error) return false;
+  /* Appends the cause.  A long chain keeps the cause's start (the failure
+   * just before this one) and its end (where the first cause of the chain
+   * sits), eliding the middle. */
+  memcpy(t_error + len, CITE_SEP, sizeof CITE_SEP);
+  len += sizeof CITE_SEP - 1;
+  size_t room = sizeof t_error - 1 - len, clen = strlen(cause);
+  if (clen <= room) {
+    memcpy(t_error + len, cause, clen + 1);
+  } else if (room > 3 * sizeof ELIDED) {
+    size_t head = room / 3, tail = room - head - (sizeof ELIDED - 1);
+    memcpy(t_error + len, cause, head);
+    memcpy(t_error + len + head, ELIDED, sizeof ELIDED - 1);
+    memcpy(t_error + len + head + sizeof ELIDED - 1, cause + clen - tail, tail + 1);
+  } else {
+    memcpy(t_error + len, cause, room);
+    t_error[len + room] = 0;
+  }
+  return false;
+}
+
+bool bxr_error_null(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  bxr_verror_null(fmt, ap);
+  va_end(ap);
+  return false;
+}
+
 const char *bext_last_error(void) { return t_error; }
+uint64_t bext_error_count(void) { return t_count; }
 
 bool bext_set_error(const char *fmt, ...) {
   va_list ap;
@@ -33,6 +89,15 @@ bool bext_set_error(const char *fmt, ...) {
   va_end(ap);
   return false;
 }
+
+bool bext_set_null_error(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  bxr_verror_null(fmt ? fmt : "(no message)", ap);
+  va_end(ap);
+  return false;
+}
+
 void bext_clear_error(void) { t_error[0] = 0; }
 
 const char *bxr_describe_shape(int rank, const int64_t *shape, char *buf, size_t n) {

@@ -78,7 +78,7 @@ bool bext_ext_dispatch(bext_ext_call *call) {
   int pick = -1;
   for (int i = 0; i < n; i++) {
     if (!*s[i].at) {
-      bxr_error("%s: argument `%s` is a NULL tensor", m->what, s[i].name);
+      bxr_error_null("%s: argument `%s` is a NULL tensor", m->what, s[i].name);
       goto fail;
     }
     if (pick < 0 || (s[i].is_float && !s[pick].is_float)) pick = i;
@@ -104,7 +104,9 @@ bool bext_ext_dispatch(bext_ext_call *call) {
     bxr_panic(__FILE__, __LINE__, "%s: no implementation for backend %s: %s (listed: %s)", m->what,
               arm_name(dev), why, m->listed);
   }
-  bext_clear_error(); /* so an implementation failing without a message is caught below */
+  /* an implementation that fails without setting an error during THIS call
+   * gets the entry point's own message (bext.h's error contract) */
+  uint64_t errors = bext_error_count();
   bool ok = bxr_ext_exec(dev, call);
   release_slots(m, call->args);
   if (ok) {
@@ -119,7 +121,7 @@ bool bext_ext_dispatch(bext_ext_call *call) {
     }
     if (ok) return true;
   }
-  if (!bext_last_error()[0]) bxr_error("%s (%s implementation) failed", m->what, arm_name(dev));
+  if (bext_error_count() == errors) bxr_error("%s (%s implementation) failed", m->what, arm_name(dev));
   memset(call->out, 0, m->out_size);
   return false;
 fail:

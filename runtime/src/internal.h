@@ -70,6 +70,10 @@ BXR_FUNC void bxr_heavy_fence(void);
  * so callers can `return bxr_error(...)`. */
 BXR_FUNC bool bxr_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 BXR_FUNC bool bxr_verror(const char *fmt, va_list ap);
+/* The same for "a NULL tensor handle was passed": appends the pending
+ * failure ("; earlier error: ...") when there is one (bext_set_null_error). */
+BXR_FUNC bool bxr_error_null(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+BXR_FUNC bool bxr_verror_null(const char *fmt, va_list ap);
 /* Formats "[2,3] f32" for t into buf (NULL -> "NULL"). */
 BXR_FUNC const char *bxr_describe(const bext_tensor *t, char *buf, size_t n);
 BXR_FUNC const char *bxr_describe_shape(int rank, const int64_t *shape, char *buf, size_t n);

@@ -364,7 +364,7 @@ bool bxr_host_copy(bext_tensor *dst, const bext_tensor *src) {
 #define NEED(t, api, ret)                                          \
   do {                                                             \
     if (!(t)) {                                                    \
-      bxr_error("%s: NULL tensor handle", api);                 \
+      bxr_error_null("%s: NULL tensor handle", api);            \
       return ret;                                                  \
     }                                                              \
   } while (0)

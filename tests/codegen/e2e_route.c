@@ -153,6 +153,29 @@ CG_TEST(route, null_handle_is_an_error_naming_the_argument) {
   cr_assert(strstr(bext_last_error(), "argument `b` is a NULL tensor"), "got: %s", bext_last_error());
 }
 
+/* The NULL came from a failed op: the message cites that failure. */
+CG_TEST(route, null_handle_cites_the_failure_that_produced_it) {
+  bext_tensor *a = i64("flex");
+  bext_tensor *b = bext_rsqrt(i64("flex"));
+  cr_assert_null(b);
+  cr_assert_null(routed_pick(a, b));
+  cr_assert(strstr(bext_last_error(), "Routed::pick: argument `b` is a NULL tensor; earlier error: bext_rsqrt: "
+                                      "operand 1 has dtype i64, expected a float dtype"),
+            "got: %s", bext_last_error());
+}
+
+/* An implementation failing without an error after an earlier, unrelated
+ * failure: the entry point reports it, not the stale message. */
+CG_TEST(route, silent_failure_after_an_unrelated_one) {
+  cr_assert_null(bext_rsqrt(i64("flex")));
+  cr_assert(bext_last_error()[0]);
+  route_fail_quietly = true;
+  bext_tensor *r = flex_only_only(f32("flex"));
+  route_fail_quietly = false;
+  cr_assert_null(r);
+  cr_assert_str_eq(bext_last_error(), "FlexOnly::only (flex implementation) failed");
+}
+
 /* ---- cfg-gated selector: NdArray only with feature `nd` ---- */
 
 CG_TEST(route, ndarray_arm_follows_the_feature) {

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "backend.h"
+#include "test_device.h"
 
 static const bext_device *nd;
 static void setup(void) { cr_assert((nd = bext_device_get("ndarray"))); }
@@ -156,10 +157,7 @@ static const struct bxr_backend bare = {
     .copy = bxr_host_copy,
     .exec = {[BXR_OP_NEG] = wrong_shape},
 };
-/* Its device, made by hand (the registry only knows the build's backends). */
-static struct bext_device bare_dev = {
-    .vt = &bare, .kind = BEXT_BACKEND_NDARRAY, .layer = -1, .available = true, .opened = true,
-    .name = "bare", .route = &bare_dev, .lock = PTHREAD_MUTEX_INITIALIZER};
+TEST_DEVICE(bare_dev, &bare, "bare");
 
 Test(errors, not_implemented_names_op_and_backend) {
   bext_tensor *t = bxr_tensor_new(&bare_dev, BEXT_F32, 2, (int64_t[]){2, 2});

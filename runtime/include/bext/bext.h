@@ -230,6 +230,36 @@ bext_tensor *bext_to_device(bext_tensor *t, const bext_device *dev);
 /* A contiguous tensor with t's values (OWNED t; returns t when it already is). */
 bext_tensor *bext_contiguous(bext_tensor *t);
 
+/* Direct access to a tensor's elements, for kernels written in C (an
+ * extension's per-backend implementation), on devices whose memory is host
+ * memory (flex, ndarray).  Both BORROW t and return a BORROWED pointer to
+ * element 0 of t's view (the storage plus the view's offset), in t's dtype's
+ * C storage type (BEXT_DTYPES).  The pointer stays valid while the caller's
+ * reference t lives and until t is given to an op (ops consume their
+ * operands and may reuse or free the buffer) or released; never free it.
+ * For an empty tensor (numel 0) it is a non-NULL pointer that must not be
+ * dereferenced; NULL always means an error.
+ *
+ * bext_data (read-only) accepts any layout, like PyTorch's data_ptr:
+ * element (i0, i1, ...) is at ptr[i0*strides[0] + i1*strides[1] + ...]
+ * with bext_strides(t) (in elements; 0 for expanded dims, so one element
+ * may appear at many indices).  Call bext_contiguous first to get the
+ * row-major layout, where element i is ptr[i].  Do not write through it:
+ * other handles (views, retained copies) may share the storage.
+ *
+ * bext_data_mut (read-write) requires a contiguous tensor (row-major:
+ * element i is ptr[i]) that is uniquely held: one reference to the handle
+ * and no other view of its storage, so writing cannot change the values
+ * another handle sees.  A fresh bext_empty / bext_zeros result qualifies.
+ * Otherwise NULL, and the error names the function, t's shape and dtype and
+ * the problem: "is not contiguous: call bext_contiguous first", "is shared
+ * (2 references)", "shares its storage with another view".
+ * Both answer NULL + error for a NULL handle and for a tensor on a device
+ * whose memory is not host memory ("lives on device 'X' whose memory is not
+ * host memory": move it with bext_to_device, or use ops). */
+const void *bext_data(const bext_tensor *t);
+void *bext_data_mut(bext_tensor *t);
+
 /* ---------------------------------------------------------------- creation */
 /* shape has rank entries (rank 0..8, extents >= 0); dev NULL = default.
  * bext_empty's contents are unspecified (NdArray happens to zero them). */
@@ -388,9 +418,34 @@ bext_tensor *bext_cast(bext_tensor *t, bext_dtype dtype);
 
 /* ------------------------------------------------------- errors and hooks */
 
-/* The last error of this thread ("" when none).  Valid until the next call
- * that fails on this thread. */
-const char *bext_last_error(void);
+/* ERROR CONTRACT (errno-like, per thread):
+ *   - A call that fails sets the error (and returns NULL / false / its
+ *     documented failure value).  A call that succeeds leaves the error
+ *     alone: bext_last_error() is meaningful only right after a failure.
+ *   - bext_error_count() counts the errors set on this thread; it only
+ *     grows (bext_clear_error does not reset it).  Code that calls an
+ *     implementation and must report its failure compares the count before
+ *     and after: unchanged means the callee failed without setting an
+ *     error during THIS call, so the caller sets its own (an older message
+ *     still in bext_last_error() is not this call's cause).
+ *   - Chaining: the newest error is "pending".  A call given a NULL tensor
+ *     handle reports it and, when an error is pending, cites it:
+ *       bext_mul: operand 1 is a NULL tensor handle (operands: NULL, [3] f32);
+ *       earlier error: bext_rsqrt: operand 1 has dtype i64, expected a float
+ *       dtype (operands: [3] i64)
+ *     so `bext_sum(bext_mul(bext_rsqrt(x), y))` reports the rsqrt failure.
+ *     Citing consumes: the citing message replaces the cited one as the
+ *     pending error, so a failure is cited directly at most once, and a
+ *     deeper chain nests (each step names the step before it; when the
+ *     message would exceed the buffer, the middle of the cited part is
+ *     elided as " [...] ", keeping the first cause at its end).  Only the
+ *     newest error is ever cited, never an older one.  Successful calls do
+ *     not clear the pending error (arguments of one expression run in an
+ *     unspecified order, so an unrelated operand's creation may run between
+ *     a failure and the op receiving its NULL); bext_clear_error() does.
+ * The message is valid until the next error set on this thread. */
+const char *bext_last_error(void);   /* "" when none (or cleared) */
+uint64_t bext_error_count(void);
 void bext_clear_error(void);
 
 /* Programming errors (broken invariants, a backend returning the wrong
@@ -405,6 +460,9 @@ void bext_set_panic_hook(bext_panic_fn fn, void *ud);
  * `return bext_set_error(...)` reads well), and raise a programming error
  * through the panic hook.  Added after the first contract. */
 bool bext_set_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* bext_set_error for "a NULL tensor was passed": also cites the pending
+ * error (see the ERROR CONTRACT above).  Always returns false. */
+bool bext_set_null_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 __attribute__((noreturn)) void bext_panic(const char *file, int line, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
