@@ -1,6 +1,6 @@
 /* device.c — device strings (parse/format), the device table mapping
  * device kinds to the backends compiled into this build, and the default
- * device.
+ * device (shared by all threads: locked, see bext_device_default).
  *
  * Flex: backends/flex/ defines bxfx_backend.  runtime/CMakeLists.txt sets
  * BEXT_HAVE_FLEX when a flex source defines it; the reference is then
@@ -8,6 +8,7 @@
  * reference is weak: the build still links, and "flex" answers "backend
  * not available in this build" (a weak reference alone would not pull the
  * member out of a static library, hence the define). */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,11 +116,20 @@ int bext_device_format(const bext_device *dev, char *buf, size_t n) {
   }
 }
 
+/* The default device is shared by every thread; one thread may change it
+ * while others make tensors on it, so it is read and written under a lock
+ * (a device is ~100 bytes: a plain copy could be torn).  Never hot: the
+ * lookup that uses it formats the device name anyway. */
+static pthread_mutex_t g_default_m = PTHREAD_MUTEX_INITIALIZER;
 static bool g_default_set;
 static bext_device g_default;
 
 bext_device bext_device_default(void) {
-  if (g_default_set) return g_default;
+  pthread_mutex_lock(&g_default_m);
+  bool set = g_default_set;
+  bext_device dflt = g_default;
+  pthread_mutex_unlock(&g_default_m);
+  if (set) return dflt;
   bext_device d;
   memset(&d, 0, sizeof d);
   d.backend = bxr_backend_for(BEXT_BACKEND_FLEX) ? BEXT_BACKEND_FLEX : BEXT_BACKEND_NDARRAY;
@@ -150,11 +160,15 @@ bool bext_device_available(const bext_device *dev) {
 
 bool bext_set_default_device(const bext_device *dev) {
   if (!dev) {
+    pthread_mutex_lock(&g_default_m);
     g_default_set = false; /* back to the build's default */
+    pthread_mutex_unlock(&g_default_m);
     return true;
   }
   if (!bxr_backend_of_device(dev, "bext_set_default_device")) return false;
+  pthread_mutex_lock(&g_default_m);
   g_default = *dev;
   g_default_set = true;
+  pthread_mutex_unlock(&g_default_m);
   return true;
 }
