@@ -6,10 +6,14 @@
  * than the same op into a warm buffer (dependencies.md).  Freed blocks of
  * at least BXFX_CACHE_MIN bytes are kept on a free list by size class and
  * handed out again; blocks of at least 4 MiB are aligned to 2 MiB and
- * marked MADV_HUGEPAGE.  Every block still comes from bxr_alloc (the
- * bext_set_allocator hook) and goes back through bxr_free when evicted or
- * trimmed.  The small path takes no lock: only large blocks touch the
- * cache mutex. */
+ * marked MADV_HUGEPAGE.  Every block comes from the storage's hook
+ * (bxr_storage_hook: the bext_set_allocator hook installed when the
+ * tensor was made) and goes back to that same hook when evicted, trimmed
+ * or freed, whatever hook is installed by then: cache entries record their
+ * hook, a block is only reused for storage of the same hook, entries of
+ * other hooks are returned at the next large allocation, and
+ * bext_set_allocator trims the cache.  The small path takes no lock: only
+ * large blocks touch the cache mutex. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -25,8 +29,9 @@
 #define BXFX_CACHE_BYTES ((size_t)1 << 30)    /* at most 1 GiB kept idle */
 
 struct block {
-  void *raw;       /* what bxr_alloc returned */
-  size_t rawsize;  /* what was asked of bxr_alloc */
+  void *raw;       /* what the hook returned */
+  size_t rawsize;  /* what was asked of it */
+  struct bxr_hook hook;  /* the hook that allocated it: frees go there */
 };
 
 static struct {
@@ -53,28 +58,40 @@ static void *data_of(void *raw, size_t cls) {
   return (void *)p;
 }
 
+/* Hands out[0..n) back to their hooks (outside the lock: hooks may be slow). */
+static void release_all(struct block *out, int n) {
+  for (int i = 0; i < n; i++) bxr_free_to(out[i].hook, out[i].raw, out[i].rawsize);
+}
+
 bool bxfx_storage_alloc(struct bxr_storage *s, size_t bytes) {
+  struct bxr_hook h = bxr_storage_hook(s);
   if (bytes < BXFX_CACHE_MIN) {
     s->priv = NULL;
-    s->data = bxr_alloc(bytes ? bytes : 1);
+    s->data = bxr_alloc_from(h, bytes ? bytes : 1);
     return s->data != NULL;
   }
   size_t cls = size_class(bytes), rs = raw_size(cls);
   void *raw = NULL;
+  /* Only a block of s's own hook may serve s.  Blocks of another hook
+   * (idle since before a switch) can serve nothing until that hook is
+   * back: return them now. */
+  struct block stale[BXFX_CACHE_SLOTS];
+  int nstale = 0;
   pthread_mutex_lock(&C.m);
   for (int i = C.n - 1; i >= 0; i--) {
-    if (C.slot[i].rawsize == rs) {
-      raw = C.slot[i].raw;
-      C.bytes -= rs;
-      C.slot[i] = C.slot[--C.n];
-      break;
-    }
+    bool mine = bxr_hook_eq(C.slot[i].hook, h);
+    if (mine && (raw || C.slot[i].rawsize != rs)) continue;
+    if (mine) raw = C.slot[i].raw;
+    else stale[nstale++] = C.slot[i];
+    C.bytes -= C.slot[i].rawsize;
+    C.slot[i] = C.slot[--C.n];
   }
   pthread_mutex_unlock(&C.m);
+  release_all(stale, nstale);
   if (raw) {
     atomic_fetch_add(&C.hits, 1);
   } else {
-    raw = bxr_alloc(rs);
+    raw = bxr_alloc_from(h, rs);
     if (!raw) return false;
     if (cls >= BXFX_HUGE_MIN) madvise(data_of(raw, cls), cls & ~(BXFX_HUGE_ALIGN - 1), MADV_HUGEPAGE);
   }
@@ -84,48 +101,53 @@ bool bxfx_storage_alloc(struct bxr_storage *s, size_t bytes) {
 }
 
 void bxfx_storage_free(struct bxr_storage *s) {
+  struct bxr_hook h = bxr_storage_hook(s);
   if (!s->priv) {
-    if (s->data) bxr_free(s->data, s->bytes ? s->bytes : 1);
+    if (s->data) bxr_free_to(h, s->data, s->bytes ? s->bytes : 1);
     s->data = NULL;
     return;
   }
   size_t rs = raw_size(size_class(s->bytes));
-  void *raw = s->priv, *evict = NULL;
-  size_t evict_size = 0;
-  pthread_mutex_lock(&C.m);
-  if (rs <= BXFX_CACHE_BYTES) {
-    /* Keep it; make room by evicting the oldest entries. */
+  void *raw = s->priv;
+  struct block evict[BXFX_CACHE_SLOTS];
+  int nevict = 0;
+  /* A block whose hook is no longer installed could not serve anyone
+   * until it is again: straight back to its hook instead of idling. */
+  if (rs <= BXFX_CACHE_BYTES && bxr_hook_eq(h, bxr_hook_now())) {
+    pthread_mutex_lock(&C.m);
+    /* Keep it; make room by evicting the oldest entries (freed outside
+     * the lock). */
     while (C.n > 0 && (C.n == BXFX_CACHE_SLOTS || C.bytes + rs > BXFX_CACHE_BYTES)) {
-      /* Evict one at a time outside the lock. */
-      evict = C.slot[0].raw;
-      evict_size = C.slot[0].rawsize;
-      C.bytes -= evict_size;
+      evict[nevict++] = C.slot[0];
+      C.bytes -= C.slot[0].rawsize;
       memmove(&C.slot[0], &C.slot[1], sizeof(struct block) * (size_t)(C.n - 1));
       C.n--;
-      pthread_mutex_unlock(&C.m);
-      bxr_free(evict, evict_size);
-      pthread_mutex_lock(&C.m);
     }
-    C.slot[C.n++] = (struct block){ raw, rs };
+    C.slot[C.n++] = (struct block){ raw, rs, h };
     C.bytes += rs;
     raw = NULL;
+    pthread_mutex_unlock(&C.m);
   }
-  pthread_mutex_unlock(&C.m);
-  if (raw) bxr_free(raw, rs);
+  release_all(evict, nevict);
+  if (raw) bxr_free_to(h, raw, rs);
   s->data = NULL;
   s->priv = NULL;
 }
 
 void bxfx_alloc_trim(void) {
-  for (;;) {
-    pthread_mutex_lock(&C.m);
-    if (C.n == 0) { pthread_mutex_unlock(&C.m); return; }
-    struct block b = C.slot[--C.n];
-    C.bytes -= b.rawsize;
-    pthread_mutex_unlock(&C.m);
-    bxr_free(b.raw, b.rawsize);
-  }
+  struct block out[BXFX_CACHE_SLOTS];
+  pthread_mutex_lock(&C.m);
+  int n = C.n;
+  memcpy(out, C.slot, sizeof(struct block) * (size_t)n);
+  C.n = 0;
+  C.bytes = 0;
+  pthread_mutex_unlock(&C.m);
+  release_all(out, n);
 }
+
+/* bext_set_allocator returns the idle blocks to their hooks at the switch
+ * (a program retiring a hook gets its memory back then). */
+__attribute__((constructor)) static void register_drain(void) { bxr_alloc_on_switch(bxfx_alloc_trim); }
 
 unsigned long bxfx_alloc_hits(void) { return atomic_load(&C.hits); }
 

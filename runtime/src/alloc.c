@@ -1,7 +1,15 @@
 /* alloc.c — the one allocation hook (lua_Alloc style) every runtime and
- * backend allocation goes through, so tests can inject failures; and the
+ * backend allocation goes through, so tests can inject failures; the
  * per-thread cache of small runtime blocks (tensor headers, small inline
- * buffers) layered on top of it.
+ * buffers) layered on top of it; and per-thread ids for biased counts.
+ *
+ * Memory goes back where it came from: a program may switch hooks while
+ * tensors (or idle cached memory) are alive, so everything that can
+ * outlive the call that allocated it records its hook, the pair (fn, ud),
+ * and is freed through that record (bxr_free_to), never through whatever
+ * hook is installed at free time.  Blocks carry it in a 16-byte prefix;
+ * a storage's buffers use its record's block prefix (bxr_storage_hook);
+ * Flex's cache keeps it per entry.
  *
  * Why a cache: a small op allocates and frees one block per result; going
  * to malloc for each costs more than the op itself.  Each thread keeps a
@@ -33,19 +41,26 @@ static void *default_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
   return realloc(ptr, nsize);
 }
 
-/* Set once by the program (tests swap it between cases); reads are plain
- * because changing the allocator while other threads allocate is a
- * documented misuse. */
-static bext_alloc_fn g_alloc = default_alloc;
-static void *g_alloc_ud;
+/* Set by the program (tests swap it between cases); reads are plain
+ * because changing the allocator while other threads are inside bext
+ * calls is a documented misuse (bext.h) — no atomics on the hot path. */
+static struct bxr_hook g_hook = { default_alloc, NULL };
 
-void *bxr_alloc(size_t n) {
+struct bxr_hook bxr_hook_now(void) { return g_hook; }
+
+void *bxr_alloc_from(struct bxr_hook h, size_t n) {
   /* Zero-byte requests still get a unique non-NULL block so NULL always
    * means failure. */
-  void *p = g_alloc(g_alloc_ud, NULL, 0, n ? n : 1);
+  void *p = h.fn(h.ud, NULL, 0, n ? n : 1);
   if (!p) bxr_error("out of memory (allocating %zu bytes)", n);
   return p;
 }
+
+void bxr_free_to(struct bxr_hook h, void *p, size_t n) {
+  if (p) h.fn(h.ud, p, n ? n : 1, 0);
+}
+
+void *bxr_alloc(size_t n) { return bxr_alloc_from(g_hook, n); }
 
 void *bxr_calloc(size_t n) {
   void *p = bxr_alloc(n);
@@ -53,17 +68,14 @@ void *bxr_calloc(size_t n) {
   return p;
 }
 
-void bxr_free(void *p, size_t n) {
-  if (p) g_alloc(g_alloc_ud, p, n ? n : 1, 0);
-}
+void bxr_free(void *p, size_t n) { bxr_free_to(g_hook, p, n); }
 
 /* ------------------------------------------------------ small-block cache */
 
 /* Every cached block starts with this prefix; the caller's pointer is just
  * past it (16 bytes: the hook's malloc alignment is kept). */
 struct bxr_blk {
-  bext_alloc_fn fn;    /* the hook that allocated it (and must free it) */
-  void *ud;            /* that hook's user data */
+  struct bxr_hook hook;   /* the hook that allocated it (and must free it) */
 };
 _Static_assert(sizeof(struct bxr_blk) == BXR_BLOCK_PREFIX, "prefix size");
 
@@ -115,7 +127,7 @@ static pthread_key_t g_key;
 static bool g_key_ok;
 static pthread_once_t g_key_once = PTHREAD_ONCE_INIT;
 
-static void blk_release(struct bxr_blk *b, size_t size) { b->fn(b->ud, b, size, 0); }
+static void blk_release(struct bxr_blk *b, size_t size) { b->hook.fn(b->hook.ud, b, size, 0); }
 
 static void flush(struct tcache *c) {
   for (int k = 0; k < BXR_BLOCK_CLASSES; k++) {
@@ -149,7 +161,7 @@ void *bxr_block_alloc(int cls) {
   /* A block from another hook (bext_set_allocator ran on another thread
    * since it was cached) must not serve this hook's requests. */
   if (__builtin_expect(b != NULL, 1)) {
-    if (__builtin_expect(b->fn == g_alloc && b->ud == g_alloc_ud, 1)) {
+    if (__builtin_expect(bxr_hook_eq(b->hook, g_hook), 1)) {
       c->head[cls] = BLK_NEXT(b, cls);
       c->n[cls]--;
       idle_poison(b, cls, false);
@@ -157,13 +169,12 @@ void *bxr_block_alloc(int cls) {
     }
     flush(c);
   }
-  b = g_alloc(g_alloc_ud, NULL, 0, class_size[cls]);
+  b = g_hook.fn(g_hook.ud, NULL, 0, class_size[cls]);
   if (!b) {
     bxr_error("out of memory (allocating %zu bytes)", class_size[cls]);
     return NULL;
   }
-  b->fn = g_alloc;
-  b->ud = g_alloc_ud;
+  b->hook = g_hook;
   return b + 1;
 }
 
@@ -194,12 +205,25 @@ int bxr_block_cached(void) {
   return n;
 }
 
+static void (*g_drain[BXR_MAX_DRAINS])(void);
+
+void bxr_alloc_on_switch(void (*drain)(void)) {
+  for (int i = 0; i < BXR_MAX_DRAINS; i++)
+    if (!g_drain[i] || g_drain[i] == drain) {
+      g_drain[i] = drain;
+      return;
+    }
+  BXR_ASSERT(!"more than BXR_MAX_DRAINS drains");
+}
+
 void bext_set_allocator(bext_alloc_fn fn, void *ud) {
-  /* The calling thread's idle blocks go back to the hook they came from
-   * now, so a test that counts live blocks sees them returned. */
+  /* Idle memory goes back to the hook it came from now (the calling
+   * thread's blocks, process-wide caches such as Flex's), so a test that
+   * counts live blocks sees them returned and a program that retires a
+   * hook gets its idle memory back at the switch. */
   flush(&tc);
-  g_alloc = fn ? fn : default_alloc;
-  g_alloc_ud = fn ? ud : NULL;
+  for (int i = 0; i < BXR_MAX_DRAINS && g_drain[i]; i++) g_drain[i]();
+  g_hook = fn ? (struct bxr_hook){ fn, ud } : (struct bxr_hook){ default_alloc, NULL };
 }
 
 /* ------------------------------------------------------ thread identity */

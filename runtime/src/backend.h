@@ -46,7 +46,8 @@ struct bxr_backend {
   void (*memory)(struct bext_device *dev, bext_memory *st);
 
   /* Storage.  storage_alloc fills s->data (and s->priv) for `bytes` bytes
-   * (bytes may be 0), allocating through bxr_alloc (the allocation hook);
+   * (bytes may be 0), allocating through bxr_storage_hook(s) (the hook the
+   * tensor was made under, so it also frees there);
    * false with the error set on failure.  storage_free releases what it
    * allocated (s->bytes holds the size).  Both NULL: opaque storage the
    * backend fills itself (s->priv: a lazy placeholder, an inner tensor, a

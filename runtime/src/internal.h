@@ -19,11 +19,36 @@
 #define BXR_DATA __attribute__((visibility("hidden"))) extern
 
 /* ------------------------------------------------------------ allocation */
-/* Every runtime/backend allocation goes through bext_set_allocator's hook.
- * bxr_alloc returns NULL on failure AND sets the error "out of memory". */
-BXR_FUNC void *bxr_alloc(size_t n);
-BXR_FUNC void *bxr_calloc(size_t n);   /* zero-filled */
+/* Every runtime/backend allocation goes through bext_set_allocator's hook,
+ * and every buffer goes back to the hook that allocated it, even when the
+ * program installed another one meanwhile.  A hook is the pair (fn, ud):
+ * memory that can outlive the call that allocated it records the hook
+ * (block prefixes, storage via bxr_storage_hook, Flex's cache entries) and
+ * is freed with bxr_free_to.  bxr_alloc/bxr_free use the hook installed
+ * now: only for scratch freed before the allocating call returns, on the
+ * same thread (bext_set_allocator may not run concurrently with bext
+ * calls, so the hook cannot change in between).  Allocation returns NULL
+ * on failure AND sets the error "out of memory". */
+struct bxr_hook {
+  bext_alloc_fn fn;
+  void *ud;
+};
+/* The hook installed now (a plain read, see bext_set_allocator). */
+BXR_FUNC struct bxr_hook bxr_hook_now(void);
+static inline bool bxr_hook_eq(struct bxr_hook a, struct bxr_hook b) {
+  return a.fn == b.fn && a.ud == b.ud;
+}
+BXR_FUNC void *bxr_alloc_from(struct bxr_hook h, size_t n);
+BXR_FUNC void bxr_free_to(struct bxr_hook h, void *p, size_t n);  /* n: the size asked */
+BXR_FUNC void *bxr_alloc(size_t n);    /* scratch: bxr_alloc_from(bxr_hook_now(), n) */
+BXR_FUNC void *bxr_calloc(size_t n);   /* scratch, zero-filled */
 BXR_FUNC void bxr_free(void *p, size_t n);  /* n: the size given to bxr_alloc */
+/* Called by bext_set_allocator after it returned the calling thread's idle
+ * blocks: a module keeping idle hook memory process-wide (Flex's cache of
+ * large buffers) hands it back to its hooks there.  Register from a
+ * constructor (single-threaded); at most BXR_MAX_DRAINS. */
+#define BXR_MAX_DRAINS 4
+BXR_FUNC void bxr_alloc_on_switch(void (*drain)(void));
 
 /* Small runtime blocks (tensor headers, small inline buffers) through a
  * per-thread cache on top of the hook (alloc.c).  Sizes come in classes;
@@ -33,6 +58,10 @@ BXR_FUNC void bxr_free(void *p, size_t n);  /* n: the size given to bxr_alloc */
  * the class the block was allocated with, from any thread. */
 #define BXR_BLOCK_CLASSES 5
 #define BXR_BLOCK_PREFIX 16      /* per-block header: the hook it came from */
+/* The hook a block from bxr_block_alloc came from (read from its prefix). */
+static inline struct bxr_hook bxr_block_hook(const void *p) {
+  return ((const struct bxr_hook *)p)[-1];
+}
 /* Classes are 256 << k bytes including the prefix. */
 static inline int bxr_block_class(size_t n) {
   size_t total = n + BXR_BLOCK_PREFIX;

@@ -1,6 +1,8 @@
 /* tensor.c — handle and storage lifecycle, layout helpers (contiguity,
  * index math, broadcast, strided iteration), host data movement, and the
- * public queries / data in-out functions. */
+ * public queries / data in-out functions.  Host storage buffers go back
+ * to the hook that allocated them (bxr_storage_hook), not the one
+ * installed when they are freed. */
 #include <string.h>
 
 #include "backend.h"
@@ -334,12 +336,16 @@ bext_tensor *bxr_make_contiguous(bext_tensor *t) {
 
 /* --------------------------------------------------- host data members */
 
+/* Through the storage's own hook: freed where it came from even after
+ * bext_set_allocator switched hooks (see bxr_storage_hook). */
 bool bxr_host_storage_alloc(struct bxr_storage *s, size_t bytes) {
-  s->data = bxr_alloc(bytes);
+  s->data = bxr_alloc_from(bxr_storage_hook(s), bytes);
   return s->data != NULL;
 }
 
-void bxr_host_storage_free(struct bxr_storage *s) { bxr_free(s->data, s->bytes); }
+void bxr_host_storage_free(struct bxr_storage *s) {
+  bxr_free_to(bxr_storage_hook(s), s->data, s->bytes);
+}
 
 bext_tensor *bxr_host_from_data(struct bext_device *dev, bext_dtype dt, int rank, const int64_t *shape,
                                 const void *src) {

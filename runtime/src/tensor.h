@@ -12,7 +12,9 @@
  * with inline_small, a small buffer right after them: one allocation per
  * small tensor.  That handle is "embedded": its memory is freed with the
  * storage record (when the last view of the storage dies), not when the
- * handle's own count reaches 0.  View handles are lone blocks.
+ * handle's own count reaches 0.  View handles are lone blocks.  A
+ * storage's separate buffer comes from, and goes back to, the hook its
+ * block came from (bxr_storage_hook), whatever hook is installed later.
  *
  * Handle counts are BIASED towards the creating thread (Choi et al.'s
  * biased reference counting, in its simplest form): while t->owner is the
@@ -89,6 +91,15 @@ BXR_FUNC bext_tensor *bxr_tensor_view(const bext_tensor *base, int rank, const i
 /* Storage refcounting (bxr_storage_release frees through the backend's storage_free). */
 BXR_FUNC void bxr_storage_retain(struct bxr_storage *s);
 BXR_FUNC void bxr_storage_release(struct bxr_storage *s);
+/* The hook s's buffers are allocated from and freed to (storage_alloc /
+ * storage_free use bxr_alloc_from / bxr_free_to with it): the one s's
+ * record block came from.  bxr_tensor_new takes that block from the hook
+ * installed then, so it is the hook of the call that made s — recorded
+ * for free in the block prefix, so a hook switched while s is alive
+ * never sees s's buffers. */
+static inline struct bxr_hook bxr_storage_hook(const struct bxr_storage *s) {
+  return bxr_block_hook(s);   /* the record starts its block */
+}
 /* Frees a handle whose count just reached 0 (releases its storage). */
 BXR_FUNC void bxr_tensor_destroy(bext_tensor *t);
 /* Panics: a handle released more often than retained. */

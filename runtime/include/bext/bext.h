@@ -470,12 +470,21 @@ __attribute__((noreturn)) void bext_panic(const char *file, int line, const char
  * (lua_Alloc style): ptr NULL -> allocate nsize bytes; nsize 0 -> free ptr;
  * else reallocate.  Returning NULL for an allocation means "out of memory":
  * the op fails with an error, never a crash.  fn NULL restores malloc.
+ *
+ * A hook is the pair (fn, ud).  Every block a hook hands out goes back to
+ * that same hook, with the size it was asked for, never to another one:
+ * tensors, views, op outputs and idle cached memory made under hook A may
+ * outlive a switch to hook B, and are freed through A when released.  So
+ * A must stay callable for frees until everything made under it is gone.
  * Small blocks the runtime frees (tensor headers, buffers of a few KiB)
- * idle in a bounded per-thread cache and are reused without calling the
- * hook; each block always goes back to the hook that allocated it.
- * bext_set_allocator first returns the calling thread's idle blocks; other
- * threads return theirs when they exit or when they next try to reuse one
- * after the hook changed. */
+ * idle in a bounded per-thread cache, and Flex keeps a process-wide cache
+ * of freed buffers of 1 MiB or more; both are reused without calling the
+ * hook, but only for allocations under the hook that made them.
+ * bext_set_allocator first returns the calling thread's idle blocks and
+ * Flex's idle buffers to their hooks; other threads return their idle
+ * blocks when they exit or when they next try to reuse one after the hook
+ * changed.  Call it while no other thread is inside a bext call (tensors
+ * may be alive anywhere): the hook itself is read without locking. */
 typedef void *(*bext_alloc_fn)(void *ud, void *ptr, size_t osize, size_t nsize);
 void bext_set_allocator(bext_alloc_fn fn, void *ud);
 
