@@ -44,7 +44,7 @@ static bool arm_listed(const bext_ext_method *m, const struct bext_device *dev, 
   while (d->layer >= 0 && d->transparent) d = d->inner;
   if (d->layer >= 0) {
     if (d->layer < BEXT_LAYER_COUNT && (m->layers >> d->layer) & 1u) return true;
-    snprintf(why, n, "its layer %s is not listed", bext_layer_name((bext_layer_kind)d->layer));
+    snprintf(why, n, "its layer +%s is not listed", bext_device_layer(d));
     return false;
   }
   if ((m->have >> d->kind) & 1u) return true;

@@ -11,8 +11,16 @@
 
 #include <bext/bext.h>
 
-/* The devices every sample runs on, in the order they are shown. */
-static const char *const sample_devices[] = { "flex", "ndarray" };
+/* The devices every sample runs on, in the order they are shown.  The
+ * suite builds each sample a second time with SAMPLE_LAYER defined (to
+ * "count", tests/decorator): the same program then runs every call
+ * through that test decorator layer ("flex+count"). */
+#ifdef SAMPLE_LAYER
+#define SAMPLE_DEV(s) s "+" SAMPLE_LAYER
+#else
+#define SAMPLE_DEV(s) s
+#endif
+static const char *const sample_devices[] = { SAMPLE_DEV("flex"), SAMPLE_DEV("ndarray") };
 #define SAMPLE_NDEVICES 2
 
 static inline void sample_die(const char *what) {

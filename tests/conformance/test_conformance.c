@@ -2,14 +2,17 @@
  * of ggml's test-backend-ops.
  *
  * It walks the op table itself (runtime/src/ops.h): every op x every dtype
- * its row allows x {ndarray, flex}, in several variants per cell —
+ * its row allows x every backend of the build (the device registry's
+ * bext_device_list), and each backend again under the "+count" test
+ * decorator (tests/decorator), in several variants per cell —
  * contiguous, broadcasting, non-contiguous inputs (transposed, sliced,
  * expanded views made by the backend under test), empty tensors, rank 0,
  * rank 8, and (for some dtypes) sizes above Flex's threading threshold.  Inputs are built once on NdArray and moved to the backend, so
  * both backends see the same values.
  *   - NdArray is checked against closed-form expectations computed here, in
  *     double, by an independent naive oracle (index math on row-major data).
- *   - Flex is checked against the NdArray reference.
+ *   - Every other backend, and every "<backend>+count", is checked against
+ *     the NdArray reference.
  * Tolerance: normalized mean squared error sum((x-y)^2)/sum(y^2) (NaN must
  * match NaN; inf must match inf) below 1e-12 (f64), 1e-7 (f32), 1e-4 (f16),
  * 1e-3 (bf16); integer and bool results must be equal.
@@ -22,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "count_layer.h"
 #include "op.h"
 
 /* ------------------------------------------------------------- test inputs */
@@ -94,7 +98,7 @@ static double gen_value(const struct tin *ti, uint64_t *s) {
   }
 }
 
-static const bext_device *dev_nd, *dev_fx;
+static const bext_device *dev_nd;
 
 /* Builds input ti on dev: values generated on NdArray (f64/i64, cast to the
  * dtype there), moved to dev, then given the requested layout by dev's own
@@ -1115,18 +1119,44 @@ static int run_matrix(const bext_device *dev, bool vs_reference, const char *tit
 
 static void setup(void) {
   cr_assert((dev_nd = bext_device_get("ndarray")), "%s", bext_last_error());
-  cr_assert((dev_fx = bext_device_get("flex")), "%s", bext_last_error());
 }
 
-Test(conformance, ndarray_vs_closed_form, .init = setup) {
-  int f = run_matrix(dev_nd, false, "ndarray vs closed-form oracle");
-  cr_expect_eq(f, 0, "%d failing ndarray cells (table above)", f);
+/* The matrix comes from the backend registry: ndarray (the reference)
+ * against the closed-form oracle, every other backend of this build
+ * against ndarray.  A backend added to the build joins it by itself. */
+Test(conformance, every_backend_of_the_build, .init = setup) {
+  const bext_device *ds[BEXT_BACKEND_COUNT];
+  int n = bext_device_list(ds, BEXT_BACKEND_COUNT);
+  cr_assert_geq(n, 2, "this build has at least flex and ndarray");
+  for (int i = 0; i < n; i++) {
+    char title[96];
+    bool ref = ds[i] == dev_nd;
+    snprintf(title, sizeof title, "%s vs %s", bext_device_name(ds[i]),
+             ref ? "closed-form oracle" : "ndarray reference");
+    int f = run_matrix(ds[i], !ref, title);
+    cr_expect_eq(f, 0, "%d failing %s cells (table above)", f, bext_device_name(ds[i]));
+  }
 }
 
-Test(conformance, flex_vs_ndarray, .init = setup) {
-  cr_assert(bext_device_available(dev_fx), "flex is not available: %s", bext_last_error());
-  int f = run_matrix(dev_fx, true, "flex vs ndarray reference");
-  cr_expect_eq(f, 0, "%d failing flex cells (table above)", f);
+/* A decorator wraps every backend without any change to them: the test
+ * layer "+count" (tests/decorator) over each backend passes the matrix
+ * against the ndarray reference, and it saw every op go through it. */
+Test(conformance, count_decorator_over_every_backend, .init = setup) {
+  cr_assert(count_layer_register(), "%s", bext_last_error());
+  const bext_device *ds[BEXT_BACKEND_COUNT];
+  int n = bext_device_list(ds, BEXT_BACKEND_COUNT);
+  for (int i = 0; i < n; i++) {
+    char spec[64], title[96];
+    snprintf(spec, sizeof spec, "%s+count", bext_device_name(ds[i]));
+    const bext_device *d = bext_device_get(spec);
+    cr_assert(d && bext_device_available(d), "%s", bext_last_error());
+    count_reset();
+    snprintf(title, sizeof title, "%s vs ndarray reference", spec);
+    int f = run_matrix(d, true, title);
+    cr_expect_eq(f, 0, "%d failing %s cells (table above)", f, spec);
+    for (int o = 0; o < BXR_OP_COUNT; o++)
+      cr_expect_gt(count_core(o), 0, "op %s never went through %s", bxr_op_name((enum bxr_opcode)o), spec);
+  }
 }
 
 /* Every op of the table has conformance cases for every dtype it allows:

@@ -1,0 +1,170 @@
+/* count_layer.c — the "+count" test decorator (count_layer.h).  It uses
+ * only the backend-author interface (runtime/src/backend.h): a vtable
+ * whose every exec entry forwards, opaque storage, and ext_exec. */
+#include "count_layer.h"
+
+#include <stdatomic.h>
+#include <string.h>
+
+#include "backend.h"
+
+static _Atomic uint64_t g_core[BXR_OP_COUNT], g_custom, g_moves;
+enum { MAX_IDS = 64 };
+static struct {
+  const char *id;
+  _Atomic uint64_t n;
+} g_ids[MAX_IDS];
+static pthread_mutex_t g_ids_lock = PTHREAD_MUTEX_INITIALIZER;
+
+int count_ops(void) { return BXR_OP_COUNT; }
+uint64_t count_core(int op) { return op >= 0 && op < BXR_OP_COUNT ? atomic_load(&g_core[op]) : 0; }
+uint64_t count_core_total(void) {
+  uint64_t n = 0;
+  for (int i = 0; i < BXR_OP_COUNT; i++) n += atomic_load(&g_core[i]);
+  return n;
+}
+uint64_t count_custom_total(void) { return atomic_load(&g_custom); }
+uint64_t count_moves(void) { return atomic_load(&g_moves); }
+uint64_t count_custom(const char *id) {
+  uint64_t n = 0;
+  pthread_mutex_lock(&g_ids_lock);
+  for (int i = 0; i < MAX_IDS && g_ids[i].id; i++)
+    if (!strcmp(g_ids[i].id, id)) n = atomic_load(&g_ids[i].n);
+  pthread_mutex_unlock(&g_ids_lock);
+  return n;
+}
+void count_reset(void) {
+  for (int i = 0; i < BXR_OP_COUNT; i++) atomic_store(&g_core[i], 0);
+  atomic_store(&g_custom, 0);
+  atomic_store(&g_moves, 0);
+  pthread_mutex_lock(&g_ids_lock);
+  for (int i = 0; i < MAX_IDS && g_ids[i].id; i++) atomic_store(&g_ids[i].n, 0);
+  pthread_mutex_unlock(&g_ids_lock);
+}
+
+static void count_id(const char *id) {
+  pthread_mutex_lock(&g_ids_lock);
+  int i = 0;
+  while (i < MAX_IDS && g_ids[i].id && strcmp(g_ids[i].id, id)) i++;
+  if (i < MAX_IDS) {
+    if (!g_ids[i].id) g_ids[i].id = id;
+    atomic_fetch_add(&g_ids[i].n, 1);
+  }
+  pthread_mutex_unlock(&g_ids_lock);
+}
+
+/* ---------------------------------------------------------- wrapping */
+
+static void release_inner(void *p) { bext_release(p); }
+
+/* A handle on dev holding inner (taken over); NULL + error. */
+static bext_tensor *wrap(struct bext_device *dev, bext_tensor *inner) {
+  if (!inner) return NULL;
+  return bxr_tensor_new_opaque(dev, inner->dtype, inner->rank, inner->shape, inner, release_inner);
+}
+
+/* The inner tensor of a wrapper, as a new reference.  A uniquely held
+ * wrapper gives its reference up, so the inner backend may still reuse
+ * the buffer in place. */
+static bext_tensor *unwrap(bext_tensor *t) {
+  struct bxr_storage *s = t->storage;
+  if (bxr_is_unique(t)) {
+    bext_tensor *in = s->priv;
+    s->priv = NULL;  /* release_inner(NULL) is a no-op */
+    return in;
+  }
+  return bext_retain(s->priv);
+}
+
+/* ------------------------------------------------------------ the vtable */
+
+static bext_tensor *count_exec(struct bxr_op *op) {
+  atomic_fetch_add(&g_core[op->code], 1);
+  struct bext_device *dev = op->device;
+  struct bxr_op in = *op;
+  in.device = dev->inner;
+  in.in = in.inbuf;
+  if (op->n_in > BXR_MAX_INPUTS) {
+    in.in = bxr_alloc((size_t)op->n_in * sizeof *in.in);
+    if (!in.in) return NULL;
+  }
+  for (int i = 0; i < op->n_in; i++) in.in[i] = unwrap(op->in[i]);
+  bext_tensor *r = bxr_dispatch(&in);  /* consumes the inner inputs */
+  if (in.in != in.inbuf) bxr_free(in.in, (size_t)op->n_in * sizeof *in.in);
+  return wrap(dev, r);
+}
+
+static bext_tensor *count_from_data(struct bext_device *dev, bext_dtype dt, int rank, const int64_t *shape,
+                                    const void *src) {
+  atomic_fetch_add(&g_moves, 1);
+  return wrap(dev, dev->inner->vt->from_data(dev->inner, dt, rank, shape, src));
+}
+
+static bool count_read(const bext_tensor *t, void *dst) {
+  atomic_fetch_add(&g_moves, 1);
+  const bext_tensor *in = t->storage->priv;
+  return in->device->vt->read(in, dst);
+}
+
+static bool count_ext_exec(struct bext_device *dev, bext_ext_call *call) {
+  const bext_ext_method *m = call->m;
+  atomic_fetch_add(&g_custom, 1);
+  count_id(m->id);
+  /* The same call one layer down: the arguments with every tensor
+   * replaced by its inner tensor, and a fresh output value. */
+  size_t asz = m->args_size, osz = m->out_size ? m->out_size : 1;
+  unsigned char *args = bxr_alloc(asz), *out = bxr_calloc(osz);
+  if (!args || !out) {
+    bxr_free(args, asz);
+    bxr_free(out, osz);
+    return false;
+  }
+  memcpy(args, call->args, asz);
+  bext_ext_slot s[BEXT_EXT_MAX_SLOTS];
+  int n = m->in_slots(args, s);
+  for (int i = 0; i < n; i++) *s[i].at = bext_retain((*s[i].at)->storage->priv);
+  bext_ext_call inner = {m, args, out};
+  bool ok = bxr_ext_exec(dev->inner, &inner);
+  bext_ext_args_release(m, args);  /* what the implementation left */
+  if (ok) {
+    n = m->out_slots(out, s);
+    for (int i = 0; i < n && ok; i++)
+      if (*s[i].at && !(*s[i].at = wrap(dev, *s[i].at))) ok = false;
+    if (ok) memcpy(call->out, out, m->out_size);
+    else {
+      for (int i = 0; i < n; i++) bext_release(*s[i].at);
+    }
+  }
+  bxr_free(args, asz);
+  bxr_free(out, osz);
+  return ok;
+}
+
+static const struct bxr_backend count_vt = {
+    .api_version = BXR_BACKEND_API_VERSION,
+    .name = "count",
+    .host_memory = false,     /* its storage holds the inner tensor */
+    .from_data = count_from_data,
+    .read = count_read,
+    .exec = {
+#define COUNT_X_(E, n, nin, k0, k1, k2, ns, at, inf) [BXR_OP_##E] = count_exec,
+        BXR_OP_TABLE(COUNT_X_)
+#undef COUNT_X_
+    },
+    .ext_exec = count_ext_exec,
+};
+
+bool count_layer_register_opaque(const char *name) {
+  struct bxr_layer l = {.name = name, .transparent = false, .vt = &count_vt};
+  return bxr_layer_register(&l);
+}
+
+bool count_layer_register(void) {
+  static _Atomic int done;
+  if (atomic_load(&done)) return true;
+  struct bxr_layer l = {.name = "count", .transparent = true, .vt = &count_vt};
+  bool ok = bxr_layer_register(&l);
+  if (!ok && strstr(bext_last_error(), "exists")) ok = true;
+  if (ok) atomic_store(&done, 1);
+  return ok;
+}
