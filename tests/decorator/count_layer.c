@@ -113,12 +113,15 @@ static bool count_ext_exec(struct bext_device *dev, bext_ext_call *call) {
   /* The same call one layer down: the arguments with every tensor
    * replaced by its inner tensor, and a fresh output value. */
   size_t asz = m->args_size, osz = m->out_size ? m->out_size : 1;
-  unsigned char *args = bxr_alloc(asz), *out = bxr_calloc(osz);
+  /* small calls on the stack: a decorator's per-call cost is the point */
+  _Alignas(16) unsigned char abuf[256], obuf[256];
+  bool heap = asz > sizeof abuf || osz > sizeof obuf;
+  unsigned char *args = heap ? bxr_alloc(asz) : abuf, *out = heap ? bxr_alloc(osz) : obuf;
   if (!args || !out) {
-    bxr_free(args, asz);
-    bxr_free(out, osz);
+    if (heap) bxr_free(args, asz), bxr_free(out, osz);
     return false;
   }
+  memset(out, 0, osz);
   memcpy(args, call->args, asz);
   bext_ext_slot s[BEXT_EXT_MAX_SLOTS];
   int n = m->in_slots(args, s);
@@ -135,8 +138,7 @@ static bool count_ext_exec(struct bext_device *dev, bext_ext_call *call) {
       for (int i = 0; i < n; i++) bext_release(*s[i].at);
     }
   }
-  bxr_free(args, asz);
-  bxr_free(out, osz);
+  if (heap) bxr_free(args, asz), bxr_free(out, osz);
   return ok;
 }
 
