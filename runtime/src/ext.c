@@ -108,7 +108,15 @@ bool bext_ext_dispatch(bext_ext_call *call) {
    * gets the entry point's own message (bext.h's error contract) */
   uint64_t errors = bext_error_count();
   bool ok = bxr_ext_exec(dev, call);
-  release_slots(m, call->args);
+  /* What the arm left: the slots found above still point into args (invoke
+   * clears consumed values, it never moves them), so no second walk. */
+  for (int i = 0; i < n; i++) {
+    bext_tensor *t = *s[i].at;
+    if (t) {
+      *s[i].at = NULL;
+      bxr_release(t);
+    }
+  }
   if (ok) {
     bext_ext_slot o[BEXT_EXT_MAX_SLOTS];
     int no = m->out_slots(call->out, o);

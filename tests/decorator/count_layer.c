@@ -9,12 +9,13 @@
 #include "backend.h"
 
 static _Atomic uint64_t g_core[BXR_OP_COUNT], g_custom, g_moves;
-enum { MAX_IDS = 64 };
+/* Per-method counts, keyed by descriptor (one per method): a lock-free
+ * open-addressing table, so counting adds no lock to a call. */
+enum { MAX_IDS = 128 };
 static struct {
-  const char *id;
+  _Atomic(const bext_ext_method *) m;
   _Atomic uint64_t n;
 } g_ids[MAX_IDS];
-static pthread_mutex_t g_ids_lock = PTHREAD_MUTEX_INITIALIZER;
 
 int count_ops(void) { return BXR_OP_COUNT; }
 uint64_t count_core(int op) { return op >= 0 && op < BXR_OP_COUNT ? atomic_load(&g_core[op]) : 0; }
@@ -27,30 +28,33 @@ uint64_t count_custom_total(void) { return atomic_load(&g_custom); }
 uint64_t count_moves(void) { return atomic_load(&g_moves); }
 uint64_t count_custom(const char *id) {
   uint64_t n = 0;
-  pthread_mutex_lock(&g_ids_lock);
-  for (int i = 0; i < MAX_IDS && g_ids[i].id; i++)
-    if (!strcmp(g_ids[i].id, id)) n = atomic_load(&g_ids[i].n);
-  pthread_mutex_unlock(&g_ids_lock);
+  for (int i = 0; i < MAX_IDS; i++) {
+    const bext_ext_method *m = atomic_load(&g_ids[i].m);
+    if (m && !strcmp(m->id, id)) n += atomic_load(&g_ids[i].n);
+  }
   return n;
 }
 void count_reset(void) {
   for (int i = 0; i < BXR_OP_COUNT; i++) atomic_store(&g_core[i], 0);
   atomic_store(&g_custom, 0);
   atomic_store(&g_moves, 0);
-  pthread_mutex_lock(&g_ids_lock);
-  for (int i = 0; i < MAX_IDS && g_ids[i].id; i++) atomic_store(&g_ids[i].n, 0);
-  pthread_mutex_unlock(&g_ids_lock);
+  for (int i = 0; i < MAX_IDS; i++) atomic_store(&g_ids[i].n, 0);
 }
 
-static void count_id(const char *id) {
-  pthread_mutex_lock(&g_ids_lock);
-  int i = 0;
-  while (i < MAX_IDS && g_ids[i].id && strcmp(g_ids[i].id, id)) i++;
-  if (i < MAX_IDS) {
-    if (!g_ids[i].id) g_ids[i].id = id;
-    atomic_fetch_add(&g_ids[i].n, 1);
+static void count_method(const bext_ext_method *m) {
+  unsigned h = (unsigned)(((uintptr_t)m >> 4) * 2654435761u) % MAX_IDS;
+  for (int k = 0; k < MAX_IDS; k++, h = (h + 1) % MAX_IDS) {
+    const bext_ext_method *cur = atomic_load_explicit(&g_ids[h].m, memory_order_acquire);
+    if (!cur) {
+      const bext_ext_method *none = NULL;
+      if (atomic_compare_exchange_strong(&g_ids[h].m, &none, m)) cur = m;
+      else cur = none;
+    }
+    if (cur == m) {
+      atomic_fetch_add_explicit(&g_ids[h].n, 1, memory_order_relaxed);
+      return;
+    }
   }
-  pthread_mutex_unlock(&g_ids_lock);
 }
 
 /* ---------------------------------------------------------- wrapping */
@@ -108,8 +112,8 @@ static bool count_read(const bext_tensor *t, void *dst) {
 
 static bool count_ext_exec(struct bext_device *dev, bext_ext_call *call) {
   const bext_ext_method *m = call->m;
-  atomic_fetch_add(&g_custom, 1);
-  count_id(m->id);
+  atomic_fetch_add_explicit(&g_custom, 1, memory_order_relaxed);
+  count_method(m);
   /* The same call one layer down: the arguments with every tensor
    * replaced by its inner tensor, and a fresh output value. */
   size_t asz = m->args_size, osz = m->out_size ? m->out_size : 1;
