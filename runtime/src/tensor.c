@@ -104,6 +104,26 @@ static inline __attribute__((always_inline)) void handle_init(bext_tensor *t, st
   t->priv = NULL;
 }
 
+/* The storage record and first handle of a fresh block b of class cls;
+ * the caller fills the data members (data, priv, free_priv, inline_data). */
+static inline __attribute__((always_inline)) bext_tensor *block_init(struct bxr_tblock *b, int cls,
+                                                                     struct bext_device *dev, bext_dtype dt,
+                                                                     int rank, const int64_t *shape,
+                                                                     size_t bytes) {
+  struct bxr_storage *s = &b->s;
+  atomic_init(&s->refcount, 1);
+  s->cls = (signed char)cls;
+  s->device = dev;
+  s->bytes = bytes;
+  bext_tensor *t = &b->t;
+  handle_init(t, dev, dt, rank, shape);
+  t->embedded = true;
+  t->cls = -1;
+  bxr_contiguous_strides(rank, shape, t->strides);
+  t->storage = s;
+  return t;
+}
+
 bext_tensor *bxr_tensor_new(struct bext_device *dev, bext_dtype dt, int rank,
                             const int64_t *shape) {
   const struct bxr_backend *be = dev->vt;
@@ -122,30 +142,23 @@ bext_tensor *bxr_tensor_new(struct bext_device *dev, bext_dtype dt, int rank,
   struct bxr_tblock *b = bxr_block_alloc(cls);
   if (!b) return NULL;
   struct bxr_storage *s = &b->s;
-  atomic_init(&s->refcount, 1);
-  s->cls = (signed char)cls;
   s->inline_data = inl;
-  s->device = dev;
-  s->bytes = bytes;
   s->priv = NULL;
   s->free_priv = NULL;
+  s->cls = (signed char)cls;
+  s->device = dev;            /* storage_alloc may read the device's state */
   if (inl) {
     s->data = TBLOCK_DATA(b);
   } else {
     s->data = NULL;
+    s->bytes = bytes;
     if (!be->storage_alloc(s, bytes)) {
       bxr_block_free(b, cls);
       return NULL;
     }
     bxr_device_count_alloc(dev, bytes);
   }
-  bext_tensor *t = &b->t;
-  handle_init(t, dev, dt, rank, shape);
-  t->embedded = true;
-  t->cls = -1;
-  bxr_contiguous_strides(rank, shape, t->strides);
-  t->storage = s;
-  return t;
+  return block_init(b, cls, dev, dt, rank, shape, bytes);
 }
 
 bext_tensor *bxr_tensor_new_opaque(struct bext_device *dev, bext_dtype dt, int rank,
@@ -157,22 +170,11 @@ bext_tensor *bxr_tensor_new_opaque(struct bext_device *dev, bext_dtype dt, int r
     free_priv(priv);
     return NULL;
   }
-  struct bxr_storage *s = &b->s;
-  atomic_init(&s->refcount, 1);
-  s->cls = (signed char)cls;
-  s->inline_data = false;
-  s->device = dev;
-  s->bytes = 0;
-  s->data = NULL;
-  s->priv = priv;
-  s->free_priv = free_priv;
-  bext_tensor *t = &b->t;
-  handle_init(t, dev, dt, rank, shape);
-  t->embedded = true;
-  t->cls = -1;
-  bxr_contiguous_strides(rank, shape, t->strides);
-  t->storage = s;
-  return t;
+  b->s.inline_data = false;
+  b->s.data = NULL;
+  b->s.priv = priv;
+  b->s.free_priv = free_priv;
+  return block_init(b, cls, dev, dt, rank, shape, 0);
 }
 
 bext_tensor *bxr_tensor_view(const bext_tensor *base, int rank, const int64_t *shape,
