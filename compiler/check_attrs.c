@@ -266,9 +266,26 @@ bool chk_cfg_active(chk_ctx *cx, const bxc_attr_list *attrs) {
 
 /* ---- #[backend_extension(...)] ------------------------------------------------- */
 
-static const char *const selector_names[CHK_SEL_COUNT] = {
-    "Cube", "Flex", "NdArray", "LibTorch", "Remote", "Autodiff", "Fusion",
+const char *const chk_selector_names[CHK_SEL_COUNT] = {
+#define CHK_B_(E, s, S) [CHK_SEL_##E] = #S,
+    BEXT_BACKENDS(CHK_B_)
+#undef CHK_B_
+#define CHK_L_(E, s, S, d) [CHK_SEL_##E] = #S,
+    BEXT_LAYERS(CHK_L_)
+#undef CHK_L_
 };
+
+/* Spelled at compile time from the same rows: ", Cube, Flex, ..." minus
+ * the leading separator. */
+const char *chk_selector_list(bool backends_only) {
+#define CHK_B_(E, s, S) ", " #S
+#define CHK_L_(E, s, S, d) ", " #S
+    static const char all[] = BEXT_BACKENDS(CHK_B_) BEXT_LAYERS(CHK_L_);
+    static const char base[] = BEXT_BACKENDS(CHK_B_);
+#undef CHK_B_
+#undef CHK_L_
+    return (backends_only ? base : all) + 2;
+}
 
 /* Cube runtimes people write by mistake, with their display names. */
 static const struct { const char *name, *display, *feature; } cube_runtimes[] = {
@@ -285,7 +302,7 @@ static bool ieq(const char *a, const char *b) {
 
 static int selector_index(const char *n) {
     for (int i = 0; i < CHK_SEL_COUNT; i++)
-        if (strcmp(selector_names[i], n) == 0) return i;
+        if (strcmp(chk_selector_names[i], n) == 0) return i;
     return -1;
 }
 
@@ -297,10 +314,10 @@ static void bad_selector(chk_ctx *cx, const char *name, bxc_span span) {
                      cube_runtimes[i].display, cube_runtimes[i].feature);
             return;
         }
-    const char *near = chk_nearest(name, selector_names, CHK_SEL_COUNT);
+    const char *near = chk_nearest(name, chk_selector_names, CHK_SEL_COUNT);
     if (near) chk_help(cx, d, "did you mean `%s`?", near);
     else
-        chk_help(cx, d, "backend selectors are Cube, Flex, NdArray, LibTorch, Remote, Autodiff, Fusion");
+        chk_help(cx, d, "backend selectors are %s", chk_selector_list(false));
 }
 
 void chk_backend_extension(chk_ctx *cx, const bxc_attr *a, chk_selectors *out) {
@@ -361,7 +378,7 @@ void chk_backend_extension(chk_ctx *cx, const bxc_attr *a, chk_selectors *out) {
         }
         out->listed[k] = true;
         first[k] = nspan;
-        if (k < CHK_SEL_AUTODIFF) out->nexec++;
+        if (k < BEXT_BACKEND_COUNT) out->nexec++;
         if (len < sizeof names - 1) {
             int w = snprintf(names + len, sizeof names - len, "%s%s", len ? ", " : "", name);
             if (w > 0) len += (size_t)w;
@@ -372,7 +389,7 @@ void chk_backend_extension(chk_ctx *cx, const bxc_attr *a, chk_selectors *out) {
     if (!invalid && out->nexec == 0) {
         bxc_diag *d = chk_error(cx, CHK_E_SELECTOR, a->span,
                                 "`#[backend_extension]` names no execution backend");
-        chk_help(cx, d, "add one of Cube, Flex, NdArray, LibTorch, Remote");
+        chk_help(cx, d, "add one of %s", chk_selector_list(true));
     }
 }
 

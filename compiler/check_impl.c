@@ -20,14 +20,10 @@
 
 #include "check_internal.h"
 
-static const char *const selector_names[] = {
-    "Cube", "Flex", "NdArray", "LibTorch", "Remote", "Autodiff", "Fusion",
-};
-
 static bool names_selector(const bxc_tyexpr *t) {
     if (!t || t->kind != BXC_TY_PATH || !t->path || t->path->segs.len != 1) return false;
-    for (size_t i = 0; i < sizeof selector_names / sizeof *selector_names; i++)
-        if (strcmp(t->path->segs.items[0].name, selector_names[i]) == 0) return true;
+    for (int i = 0; i < CHK_SEL_COUNT; i++)
+        if (strcmp(t->path->segs.items[0].name, chk_selector_names[i]) == 0) return true;
     return false;
 }
 

@@ -21,6 +21,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include <bext/bext.h>
+
 #include "ast.h"
 #include "check.h"
 #include "diag.h"
@@ -253,11 +255,22 @@ bool chk_has_fusion_scalar(const bxc_attr_list *attrs);
 /* Scalars, unit-only enums and one-scalar-field structs. */
 bool chk_type_converts_to_scalar(bxc_type *t);
 
-/* Parsed `#[backend_extension(...)]`. */
+/* Parsed `#[backend_extension(...)]`.  The selectors are the runtime's
+ * tables (bext.h): its backend rows (execution backends), then its layer
+ * rows; chk_selector_names spells them, in that order. */
 enum {
-    CHK_SEL_CUBE, CHK_SEL_FLEX, CHK_SEL_NDARRAY, CHK_SEL_LIBTORCH, CHK_SEL_REMOTE,
-    CHK_SEL_AUTODIFF, CHK_SEL_FUSION, CHK_SEL_COUNT
+#define CHK_B_(E, s, S) CHK_SEL_##E,
+    BEXT_BACKENDS(CHK_B_)
+#undef CHK_B_
+#define CHK_L_(E, s, S, d) CHK_SEL_##E,
+    BEXT_LAYERS(CHK_L_)
+#undef CHK_L_
+    CHK_SEL_COUNT
 };
+_Static_assert(CHK_SEL_COUNT == BEXT_BACKEND_COUNT + BEXT_LAYER_COUNT, "one selector per table row");
+extern const char *const chk_selector_names[CHK_SEL_COUNT];
+/* "Cube, Flex, NdArray, LibTorch, Remote, Autodiff, Fusion" (backends only: "Cube, ..., Remote"). */
+const char *chk_selector_list(bool backends_only);
 typedef struct chk_selectors {
     bool present;                /* the attribute exists */
     bool listed[CHK_SEL_COUNT];

@@ -101,42 +101,66 @@ static bool parse_index(const char *s, int *index) {
   return true;
 }
 
-/* backend := ... (bext.h); buf holds the backend part alone. */
-static const char *parse_backend(char *buf, struct spec *d) {
-  if (strcmp(buf, "ndarray") == 0) d->kind = BEXT_BACKEND_NDARRAY;
-  else if (strcmp(buf, "flex") == 0) d->kind = BEXT_BACKEND_FLEX;
-  else if (strncmp(buf, "cube:", 5) == 0) {
-    d->kind = BEXT_BACKEND_CUBE;
-    const char *t = buf + 5;
+/* backend := ... (bext.h); buf holds the backend part alone.  The name
+ * comes from the backend table; what may follow it is each backend's own
+ * grammar (a target, an index, an address), and a row without a grammar
+ * of its own takes its bare name and an optional ":index". */
+static const char *parse_backend(char *buf, struct spec *d, char *msg, size_t mn) {
+  int kind = -1;
+  size_t n = 0;
+  for (int k = 0; k < BEXT_BACKEND_COUNT && kind < 0; k++) {
+    n = strlen(backend_names[k]);
+    if (strncmp(buf, backend_names[k], n) == 0 && (buf[n] == 0 || buf[n] == ':')) kind = k;
+  }
+  if (kind < 0) {
+    size_t len = (size_t)snprintf(msg, mn, "unknown backend (expected ");
+    for (int k = 0; k < BEXT_BACKEND_COUNT && len < mn; k++) {
+      bool sub = k == BEXT_BACKEND_CUBE || k == BEXT_BACKEND_LIBTORCH || k == BEXT_BACKEND_REMOTE;
+      len += (size_t)snprintf(msg + len, mn - len, "%s%s%s", k ? ", " : "", backend_names[k], sub ? ":..." : "");
+    }
+    if (len < mn) snprintf(msg + len, mn - len, ")");
+    return msg;
+  }
+  d->kind = (bext_backend_kind)kind;
+  const char *t = buf + n + (buf[n] == ':');
+  switch (d->kind) {
+  case BEXT_BACKEND_CUBE: {
+    if (buf[n] != ':') return "unknown cube target (expected cpu, vulkan, cuda or hip)";
     static const char *const targets[] = {"vulkan", "cuda", "hip"};
     if (strcmp(t, "cpu") == 0) {
       strcpy(d->target, "cpu");
       return NULL;
     }
     for (int i = 0; i < 3; i++) {
-      size_t n = strlen(targets[i]);
-      if (strncmp(t, targets[i], n) == 0 && (t[n] == 0 || t[n] == ':')) {
+      size_t tn = strlen(targets[i]);
+      if (strncmp(t, targets[i], tn) == 0 && (t[tn] == 0 || t[tn] == ':')) {
         strcpy(d->target, targets[i]);
-        return parse_index(t + n, &d->index) ? NULL : "bad device index (expected ':' and a number)";
+        return parse_index(t + tn, &d->index) ? NULL : "bad device index (expected ':' and a number)";
       }
     }
     return "unknown cube target (expected cpu, vulkan, cuda or hip)";
-  } else if (strncmp(buf, "libtorch:", 9) == 0) {
-    d->kind = BEXT_BACKEND_LIBTORCH;
-    const char *t = buf + 9;
-    if (strcmp(t, "cpu") == 0) strcpy(d->target, "cpu");
-    else if (strncmp(t, "cuda", 4) == 0 && (t[4] == 0 || t[4] == ':')) {
+  }
+  case BEXT_BACKEND_LIBTORCH:
+    if (buf[n] == ':' && strcmp(t, "cpu") == 0) strcpy(d->target, "cpu");
+    else if (buf[n] == ':' && strncmp(t, "cuda", 4) == 0 && (t[4] == 0 || t[4] == ':')) {
       strcpy(d->target, "cuda");
       if (!parse_index(t + 4, &d->index)) return "bad device index (expected ':' and a number)";
     } else return "unknown libtorch target (expected cpu or cuda)";
-  } else if (strncmp(buf, "remote:", 7) == 0) {
-    d->kind = BEXT_BACKEND_REMOTE;
-    size_t n = strlen(buf + 7);
-    if (n == 0) return "remote device needs an address (remote:tcp://host:port)";
-    if (n >= sizeof d->address) return "remote address too long";
-    memcpy(d->address, buf + 7, n + 1);
-  } else return "unknown backend (expected ndarray, flex, cube:..., libtorch:..., remote:...)";
-  return NULL;
+    return NULL;
+  case BEXT_BACKEND_REMOTE: {
+    size_t an = buf[n] == ':' ? strlen(t) : 0;
+    if (an == 0) return "remote device needs an address (remote:tcp://host:port)";
+    if (an >= sizeof d->address) return "remote address too long";
+    memcpy(d->address, t, an + 1);
+    return NULL;
+  }
+  case BEXT_BACKEND_FLEX:
+  case BEXT_BACKEND_NDARRAY:
+    /* one device per process: no index */
+    return buf[n] == 0 ? NULL : "this backend takes no target or index";
+  default:
+    return parse_index(buf + n, &d->index) ? NULL : "bad device index (expected ':' and a number)";
+  }
 }
 
 /* The layer named by "+name" or "+name(arg)" at s (after the '+'); sets
@@ -188,7 +212,7 @@ static bool parse_spec(const char *spec, struct spec *d) {
   /* The backend part ends at the first '+' (no backend spelling has one). */
   char *plus = strchr(buf, '+');
   if (plus) *plus = 0;
-  const char *why = parse_backend(buf, d);
+  const char *why = parse_backend(buf, d, msg, sizeof msg);
   if (!why && plus) {
     const char *p = spec + (plus - buf) + 1;
     for (;;) {

@@ -103,7 +103,8 @@ Test(devices, grammar_rejects_bad_syntax) {
       {"libtorch:mps", "unknown libtorch target"},
       {"remote:", "needs an address"},
       {"ndarray ", "unknown backend"},
-      {"NDARRAY", "unknown backend"},
+      {"NDARRAY", "unknown backend (expected cube:..., flex, ndarray, libtorch:..., remote:...)"},
+      {"flex:1", "this backend takes no target or index"},
       /* strategies */
       {"flex+autodiff(fast)", "unknown autodiff strategy 'fast' (expected none or balanced)"},
       {"flex+autodiff()", "unknown autodiff strategy ''"},
