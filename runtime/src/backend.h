@@ -121,6 +121,9 @@ BXR_FUNC bool bxr_device_use(struct bext_device *dev, const char *api);
 /* The device for dev (NULL: the default), opened, or NULL + an error
  * naming api and the device. */
 BXR_FUNC struct bext_device *bxr_device_resolve(const bext_device *dev, const char *api);
+/* The base device of a backend kind with its default spelling ("flex",
+ * "cube:cpu"), interned once; NULL + error for a kind out of range. */
+BXR_FUNC const bext_device *bxr_device_base(bext_backend_kind kind);
 /* Storage accounting (tensor.c calls these for storage_alloc'ed buffers). */
 BXR_FUNC void bxr_device_count_alloc(struct bext_device *dev, size_t bytes);
 BXR_FUNC void bxr_device_count_free(struct bext_device *dev, size_t bytes);

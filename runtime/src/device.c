@@ -398,14 +398,30 @@ bool bext_set_default_device(const bext_device *dev) {
   return true;
 }
 
+const bext_device *bxr_device_base(bext_backend_kind kind) {
+  static _Atomic(const bext_device *) cache[BEXT_BACKEND_COUNT];
+  if ((unsigned)kind >= BEXT_BACKEND_COUNT) {
+    bxr_error("invalid backend kind %d", (int)kind);
+    return NULL;
+  }
+  const bext_device *d = atomic_load_explicit(&cache[kind], memory_order_acquire);
+  if (d) return d;
+  /* The default spelling of each backend ("cube:cpu": a backend with
+   * targets lists its others through its own open). */
+  static const char *const spelling[BEXT_BACKEND_COUNT] = {
+      [BEXT_BACKEND_CUBE] = "cube:cpu", [BEXT_BACKEND_LIBTORCH] = "libtorch:cpu",
+      [BEXT_BACKEND_REMOTE] = "remote:tcp://127.0.0.1:7878"};
+  d = bext_device_get(spelling[kind] ? spelling[kind] : backend_names[kind]);
+  if (d) atomic_store_explicit(&cache[kind], d, memory_order_release);
+  return d;
+}
+
 int bext_device_list(const bext_device **out, int cap) {
   int n = 0;
   for (int k = 0; k < BEXT_BACKEND_COUNT; k++) {
     const struct bxr_backend *vt = backend_vt((bext_backend_kind)k);
     if (!vt) continue;
-    /* Base devices have their canonical default spelling ("cube:cpu" for a
-     * future Cube: its targets enumerate themselves through open). */
-    const bext_device *d = bext_device_get(backend_names[k]);
+    const bext_device *d = bxr_device_base((bext_backend_kind)k);
     if (!d) continue;
     if (out && n < cap) out[n] = d;
     n++;

@@ -94,7 +94,7 @@ bool bext_ext_dispatch(bext_ext_call *call) {
       }
     }
   } else {
-    dev = bxr_device_resolve(bext_device_get(bext_backend_name((bext_backend_kind)m->only_backend)), m->what);
+    dev = bxr_device_resolve(bxr_device_base((bext_backend_kind)m->only_backend), m->what);
     if (!dev) goto fail;
   }
   char why[200];
