@@ -325,7 +325,7 @@ static void ew_shape(struct ew *E, int rank, const int64_t *shape) {
   for (int k = 0; k < E->nin; k++) memcpy(E->st[k], st[k], sizeof(int64_t) * (size_t)r);
 }
 
-static void ew_input(struct ew *E, int k, const bext_tensor *t, int repr, const struct bxr_meta *out) {
+static void ew_input(struct ew *E, int k, const bext_tensor *t, int repr, const bext_spec *out) {
   E->src[k] = bxr_data(t);
   E->dt[k] = t->dtype;
   E->rk[k] = repr;
@@ -395,7 +395,7 @@ static bool is_compare(enum bxr_opcode c) {
          c == BXR_OP_LT || c == BXR_OP_LE;
 }
 
-static bool same_shape(const bext_tensor *t, const struct bxr_meta *m) {
+static bool same_shape(const bext_tensor *t, const bext_spec *m) {
   return bxr_same_shape(t->rank, t->shape, m->rank, m->shape);
 }
 

@@ -179,7 +179,7 @@ static bext_tensor *view(struct bxr_op *op, const int64_t *strides, int64_t offs
 
 bext_tensor *bxfx_exec_layout(struct bxr_op *op) {
   bext_tensor *t = op->in[0];
-  const struct bxr_attrs *at = &op->at;
+  const bext_attrs *at = &op->at;
   int64_t st[BEXT_MAX_RANK];
   size_t es = bext_dtype_size(op->out.dtype);
   switch (op->code) {
