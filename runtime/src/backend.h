@@ -5,9 +5,15 @@
  * wrapping its exec entries.  A NULL exec entry means "not implemented":
  * dispatch answers with an error naming the op and the backend.
  *
- * This is the backend-author header (ggml's ggml-backend-impl.h): the
- * vtable, the device object every entry reaches through its arguments
- * (op->device, t->device, s->device), and the host helpers. */
+ * This is the backend-author header (ggml's ggml-backend-impl.h), and the
+ * ONLY runtime header a backend includes (backends/<name>/ sees
+ * runtime/src as an include dir: #include "backend.h"): the vtable, the
+ * device object every entry reaches through its arguments (op->device,
+ * t->device, s->device), the host helpers and the thread pool here; the
+ * op descriptor and inference question (op.h, over the shared op table
+ * bext/ops.h), tensor layout helpers (tensor.h), allocation, errors and
+ * dtype helpers (internal.h) through it.  Those three are its parts, not
+ * separate entry points: a backend never includes them itself. */
 #ifndef BXR_BACKEND_H
 #define BXR_BACKEND_H
 
