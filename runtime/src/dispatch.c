@@ -1,6 +1,7 @@
-/* dispatch.c — runs an op descriptor: operand checks (NULL handles, dtype
- * kinds, one device), the row's inference rule, the device's exec entry,
- * and a check that the backend returned what the inference promised.
+/* dispatch.c — runs an op descriptor: operand checks (NULL handles, one
+ * device), the inference question on the inputs' specs (dtype kinds and
+ * the row's rule, shared with bext_infer), the device's exec entry, and a
+ * check that the backend returned what the inference promised.
  * Inputs are consumed in every case.  Index VALUES are not checked here:
  * reading them would force a lazy device to run its queue at record time,
  * so each backend checks them where it reads them (bxr_check_indices). */
