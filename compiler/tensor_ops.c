@@ -28,11 +28,12 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <bext/ops.h>   /* the op table, shared with the runtime */
+
 #include "types.h"
-#include "../runtime/src/ops.h"
 
 _Static_assert(BXC_TOP_KF == BXR_KF && BXC_TOP_KI == BXR_KI && BXC_TOP_KB == BXR_KB,
-               "tensor kind masks must match runtime/src/ops.h");
+               "tensor kind masks must match bext/ops.h");
 
 typedef struct row {
     const char *name;

@@ -4,7 +4,7 @@
  * The checker (check_expr.c) and the C generator (emit_body.c) both take
  * what an op is called, how many arguments of which kind it takes and
  * what it returns from this table, and the table itself is derived from
- * the runtime's BXR_OP_TABLE X-macro (runtime/src/ops.h), so an op the
+ * the runtime's BXR_OP_TABLE X-macro (runtime/include/bext/ops.h), so an op the
  * runtime gains is usable in .bext the moment it has a row (architecture.md,
  * "Runtime").  The compiler includes the header only: it never links the
  * runtime.

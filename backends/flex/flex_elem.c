@@ -325,7 +325,7 @@ static void ew_shape(struct ew *E, int rank, const int64_t *shape) {
   for (int k = 0; k < E->nin; k++) memcpy(E->st[k], st[k], sizeof(int64_t) * (size_t)r);
 }
 
-static void ew_input(struct ew *E, int k, const bext_tensor *t, int repr, const struct bxr_meta *out) {
+static void ew_input(struct ew *E, int k, const bext_tensor *t, int repr, const bext_spec *out) {
   E->src[k] = bxr_data(t);
   E->dt[k] = t->dtype;
   E->rk[k] = repr;
@@ -360,7 +360,7 @@ static void ew_run(struct ew *E, bext_tensor *out) {
   if (n == 0) return;
   /* Past ~32 MiB the output cannot stay cached anyway: stream it. */
   E->stream = is_fast_f32(E) && bxfx_is_native(E->odt, E->rout) && n * sizeof(float) >= ((size_t)32 << 20);
-  bxfx_parallel_for(n, ew_cost(E), 64, ew_chunk, E);
+  bxr_pool_for(n, ew_cost(E), 64, ew_chunk, E);
 }
 
 bext_tensor *bxfx_output(struct bxr_op *op, int reuse_from) {
@@ -395,7 +395,7 @@ static bool is_compare(enum bxr_opcode c) {
          c == BXR_OP_LT || c == BXR_OP_LE;
 }
 
-static bool same_shape(const bext_tensor *t, const struct bxr_meta *m) {
+static bool same_shape(const bext_tensor *t, const bext_spec *m) {
   return bxr_same_shape(t->rank, t->shape, m->rank, m->shape);
 }
 
@@ -417,7 +417,7 @@ static bool small_f32(struct bxr_op *op, bext_tensor **res) {
   const bext_tensor *a = op->in[0];
   if (a->dtype != BEXT_F32 || op->out.dtype != BEXT_F32) return false;
   int64_t n = bxr_numel(op->out.rank, op->out.shape);
-  if (n * 8 >= (int64_t)BXFX_PAR_MIN || !same_shape(a, &op->out) || !bxr_is_contiguous(a)) return false;
+  if (n * 8 >= (int64_t)BXR_POOL_MIN || !same_shape(a, &op->out) || !bxr_is_contiguous(a)) return false;
   int k;
   if (op->n_in == 2 && (k = bin[op->code]) > 0) {
     const bext_tensor *b = op->in[1];
@@ -574,6 +574,6 @@ bext_tensor *bxfx_exec_cast(struct bxr_op *op) {
   if (out == t) return out;
   struct cast_job J = { .t = t, .src = bxr_data(t), .dst = bxr_data(out), .sdt = t->dtype,
                         .ddt = out->dtype, .contig = bxr_is_contiguous(t) };
-  bxfx_parallel_for((size_t)bxr_numel(t->rank, t->shape), J.contig ? 2 : 8, 64, cast_chunk, &J);
+  bxr_pool_for((size_t)bxr_numel(t->rank, t->shape), J.contig ? 2 : 8, 64, cast_chunk, &J);
   return out;
 }

@@ -2,9 +2,10 @@
  *
  * Flex is the fast eager CPU backend: zero-copy strided views for layout
  * ops, in-place reuse of uniquely held operands, vectorized contiguous
- * fast paths with a strided/broadcasting general path, one thread pool for
- * large work, OpenBLAS for float matmul, f16/bf16 computed through f32, and
- * a caching allocator for large buffers.  Modules:
+ * fast paths with a strided/broadcasting general path, the runtime's
+ * thread pool (bxr_pool_for, backend.h) for large work, OpenBLAS for
+ * float matmul, f16/bf16 computed through f32, and a caching allocator
+ * for large buffers.  Modules:
  *   flex_backend.c  the backend table (bxr_backend_flex) and storage hooks
  *   flex_alloc.c    the caching allocator under storage_alloc/free
  *   flex_elem.c     elementwise engine: binary, scalar, compare, logic,
@@ -13,16 +14,15 @@
  *   flex_index.c    gather/scatter_add/select/select_assign
  *   flex_reduce.c   reductions and cumsum
  *   flex_matmul.c   batched matmul (cblas for floats)
- *   flex_pool.c, flex_kern*.c, flex_conv.c  raw building blocks */
+ *   flex_kern*.c, flex_conv.c  raw building blocks */
 #ifndef BXFX_INTERNAL_H
 #define BXFX_INTERNAL_H
 
-/* by relative path so tests can include this header without the
- * runtime's private include directory */
-#include "../../runtime/src/backend.h"
+/* the backend-author header: everything Flex takes from the runtime
+ * (tensors, op descriptors, the vtable, host helpers, the thread pool) */
+#include "backend.h"
 #include "flex_conv.h"
 #include "flex_kern.h"
-#include "flex_pool.h"
 
 #define BXFX_FUNC BXR_FUNC
 

@@ -69,7 +69,7 @@ void bxfx_copy_strided(void *dst, const int64_t *dst_strides, const void *src,
   for (int d = 0; d < r - 1; d++) rows *= (size_t)J.shape[d];
   /* cost per row: its length (in elements), so small copies stay inline */
   size_t per_row = (size_t)J.shape[r - 1] / 4 + 1;
-  bxfx_parallel_for(rows, per_row, 1, copy_rows, &J);
+  bxr_pool_for(rows, per_row, 1, copy_rows, &J);
 }
 
 /* Copies t (any layout) into the contiguous buffer dst. */
@@ -128,7 +128,7 @@ bext_tensor *bxfx_exec_create(struct bxr_op *op) {
   case BXR_OP_ZEROS: case BXR_OP_ONES: case BXR_OP_FULL: {
     double v = op->code == BXR_OP_ZEROS ? 0.0 : op->code == BXR_OP_ONES ? 1.0 : op->sc[0].f;
     bxr_store_f64(J.pat, out->dtype, 0, v);
-    bxfx_parallel_for(n, 1, 64, fill_chunk, &J);
+    bxr_pool_for(n, 1, 64, fill_chunk, &J);
     break;
   }
   case BXR_OP_ARANGE:
@@ -136,7 +136,7 @@ bext_tensor *bxfx_exec_create(struct bxr_op *op) {
       bxr_store_f64(J.dst, out->dtype, (int64_t)i, op->sc[0].f + (double)i * op->sc[2].f);
     break;
   default: /* RANDOM_UNIFORM, RANDOM_NORMAL: counter-based, so threads agree */
-    bxfx_parallel_for(n, 16, 64, random_chunk, &J);
+    bxr_pool_for(n, 16, 64, random_chunk, &J);
     break;
   }
   return out;
@@ -179,7 +179,7 @@ static bext_tensor *view(struct bxr_op *op, const int64_t *strides, int64_t offs
 
 bext_tensor *bxfx_exec_layout(struct bxr_op *op) {
   bext_tensor *t = op->in[0];
-  const struct bxr_attrs *at = &op->at;
+  const bext_attrs *at = &op->at;
   int64_t st[BEXT_MAX_RANK];
   size_t es = bext_dtype_size(op->out.dtype);
   switch (op->code) {

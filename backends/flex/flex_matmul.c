@@ -35,7 +35,7 @@ static void pack(void *dst, int repr, const char *src, bext_dtype dt, int64_t ro
 
 bext_tensor *bxfx_exec_matmul(struct bxr_op *op) {
   const bext_tensor *a = op->in[0], *b = op->in[1];
-  bxfx_num_threads();   /* sizes the pool once, which tells OpenBLAS the same count */
+  bxr_pool_threads();   /* sizes the pool once, which tells OpenBLAS the same count */
   bext_tensor *out = bxr_op_new_output(op);
   if (!out) return NULL;
   const int R = out->rank, nb = R - 2;

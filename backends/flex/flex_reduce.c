@@ -223,14 +223,14 @@ bext_tensor *bxfx_exec_reduce(struct bxr_op *op) {
   R->repr = t->dtype == BEXT_BOOL ? BXFX_R_U8
           : bext_dtype_kind(t->dtype) == BEXT_KIND_FLOAT ? BXFX_R_F64 : BXFX_R_I64;
   shape3(t, op->at.all, op->at.dim, &R->outer, &R->K, &R->inner);
-  int threads = bxfx_num_threads();
+  int threads = bxr_pool_threads();
   if (R->outer == 1 && R->inner == 1 && R->dt == BEXT_F32 && (R->op == BXR_OP_SUM || R->op == BXR_OP_MEAN) &&
-      R->K >= (int64_t)BXFX_PAR_MIN && threads > 1) {
+      R->K >= (int64_t)BXR_POOL_MIN && threads > 1) {
     int pieces = threads < 64 ? threads : 64;
     R->piece = (R->K + pieces - 1) / pieces;
     R->piece = (R->piece + 63) / 64 * 64;
     pieces = (int)((R->K + R->piece - 1) / R->piece);
-    bxfx_parallel_for((size_t)pieces, (size_t)R->piece, 1, sum_pieces, R);
+    bxr_pool_for((size_t)pieces, (size_t)R->piece, 1, sum_pieces, R);
     double s = 0;
     for (int p = 0; p < pieces; p++) s += R->part[p];
     finish(R, &s, NULL, 1, 0);
@@ -238,7 +238,7 @@ bext_tensor *bxfx_exec_reduce(struct bxr_op *op) {
     int64_t nblk = (R->inner + BXFX_BLK - 1) / BXFX_BLK;
     size_t tasks = (size_t)(R->outer * nblk);
     size_t cost = (size_t)(R->K * (R->inner < BXFX_BLK ? R->inner : BXFX_BLK)) + 1;
-    bxfx_parallel_for(tasks, cost, 1, red_chunk, R);
+    bxr_pool_for(tasks, cost, 1, red_chunk, R);
   }
   if (tmp) bxr_free(tmp, tmpsize ? tmpsize : 1);
   return out;
@@ -284,8 +284,8 @@ bext_tensor *bxfx_exec_cumsum(struct bxr_op *op) {
                    .repr = bext_dtype_kind(t->dtype) == BEXT_KIND_FLOAT ? BXFX_R_F64 : BXFX_R_I64 };
   shape3(t, false, op->at.dim, &C.outer, &C.K, &C.inner);
   int64_t nblk = (C.inner + BXFX_BLK - 1) / BXFX_BLK;
-  bxfx_parallel_for((size_t)(C.outer * nblk), (size_t)(C.K * (C.inner < BXFX_BLK ? C.inner : BXFX_BLK)) + 1, 1,
-                    cum_chunk, &C);
+  bxr_pool_for((size_t)(C.outer * nblk), (size_t)(C.K * (C.inner < BXFX_BLK ? C.inner : BXFX_BLK)) + 1, 1,
+               cum_chunk, &C);
   if (tmp) bxr_free(tmp, tmpsize ? tmpsize : 1);
   return out;
 }

@@ -7,7 +7,7 @@
 #ifndef BXND_NDARRAY_H
 #define BXND_NDARRAY_H
 
-#include "../../runtime/src/backend.h"
+#include "backend.h"   /* the backend-author header: all a backend takes from the runtime */
 
 /* Replaces every input of op by a contiguous equivalent; false on OOM. */
 BXR_FUNC bool bxnd_contig_inputs(struct bxr_op *op);

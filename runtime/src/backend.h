@@ -5,9 +5,15 @@
  * wrapping its exec entries.  A NULL exec entry means "not implemented":
  * dispatch answers with an error naming the op and the backend.
  *
- * This is the backend-author header (ggml's ggml-backend-impl.h): the
- * vtable, the device object every entry reaches through its arguments
- * (op->device, t->device, s->device), and the host helpers. */
+ * This is the backend-author header (ggml's ggml-backend-impl.h), and the
+ * ONLY runtime header a backend includes (backends/<name>/ sees
+ * runtime/src as an include dir: #include "backend.h"): the vtable, the
+ * device object every entry reaches through its arguments (op->device,
+ * t->device, s->device), the host helpers and the thread pool here; the
+ * op descriptor and inference question (op.h, over the shared op table
+ * bext/ops.h), tensor layout helpers (tensor.h), allocation, errors and
+ * dtype helpers (internal.h) through it.  Those three are its parts, not
+ * separate entry points: a backend never includes them itself. */
 #ifndef BXR_BACKEND_H
 #define BXR_BACKEND_H
 
@@ -158,6 +164,41 @@ BXR_FUNC bool bxr_host_copy(bext_tensor *dst, const bext_tensor *src);
  * select_assign op in host memory against the extent of in[0] along
  * op->at.dim: false + an error naming the op, the index and the extent. */
 BXR_FUNC bool bxr_check_indices(struct bxr_op *op);
+
+/* ------------------------------------------------------------ thread pool */
+/* The runtime's one thread pool (pool.c), for any backend that splits
+ * large work (Flex; cube:cpu later).  A range [0, n) is cut into one chunk
+ * per thread; the calling thread runs the first chunk itself and the
+ * persistent workers (created lazily, sized to the online cores or
+ * BEXT_NUM_THREADS) run the rest.  Workers sleep on a condition variable
+ * between jobs (no spin-forever: the cores are shared with OpenBLAS, which
+ * is told the same thread count).  Small ranges, nested calls from inside
+ * a chunk and calls made while another thread owns the pool all run
+ * inline on the caller, so the small path takes no lock at all. */
+
+/* Ranges below this many elements (scaled by the caller's cost estimate)
+ * stay on the calling thread: waking a worker costs several microseconds. */
+#define BXR_POOL_MIN ((size_t)65536)
+
+/* A chunk of work: run indices [begin, end) of the job described by ctx. */
+typedef void (*bxr_pool_task)(void *ctx, size_t begin, size_t end);
+
+/* Runs fn over [0, n).  `cost` is the caller's per-element work estimate
+ * in units of one f32 add (1 for memory-bound ops, ~8 for transcendentals):
+ * n * cost below BXR_POOL_MIN runs inline.  Chunk borders are multiples
+ * of `align` (>= 1) so vector loops keep whole lanes.  Deterministic: the
+ * split depends only on n, align and the thread count. */
+BXR_FUNC void bxr_pool_for(size_t n, size_t cost, size_t align, bxr_pool_task fn, void *ctx);
+/* The number of threads large work is split across (workers + caller). */
+BXR_FUNC int bxr_pool_threads(void);
+/* Limits the split to n threads (1 = everything inline; <= 0 or more
+ * than the pool holds = all of them).  Also tells OpenBLAS.  Returns the
+ * previous limit.  Tests compare threaded and serial results with it; the
+ * benchmarks pin a thread count. */
+BXR_FUNC int bxr_pool_set_threads(int n);
+/* Jobs actually split across threads since start (tests prove the
+ * threaded path ran). */
+BXR_FUNC unsigned long bxr_pool_jobs_split(void);
 
 /* The backends of this build: each backends/<name>/ folder defines
  *     const struct bxr_backend bxr_backend_<name> = { ... };

@@ -1,6 +1,7 @@
-/* dispatch.c — runs an op descriptor: operand checks (NULL handles, dtype
- * kinds, one device), the row's inference rule, the device's exec entry,
- * and a check that the backend returned what the inference promised.
+/* dispatch.c — runs an op descriptor: operand checks (NULL handles, one
+ * device), the inference question on the inputs' specs (dtype kinds and
+ * the row's rule, shared with bext_infer), the device's exec entry, and a
+ * check that the backend returned what the inference promised.
  * Inputs are consumed in every case.  Index VALUES are not checked here:
  * reading them would force a lazy device to run its queue at record time,
  * so each backend checks them where it reads them (bxr_check_indices). */
@@ -9,31 +10,36 @@
 
 #include "backend.h"
 
-static const char *kinds_text(unsigned k) {
-  switch (k) {
-  case BXR_KF: return "a float dtype";
-  case BXR_KI: return "an int dtype";
-  case BXR_KB: return "bool";
-  case BXR_KN: return "a float or int dtype";
-  default: return "any dtype";
-  }
-}
-
-/* bxr_op_error's message; null: a NULL operand, citing the pending error. */
-static bool op_verror(const struct bxr_op *op, bool null, const char *fmt, va_list ap) {
+/* "<api>: <message> (operands: [2,3] f32, [3] f32)": one text for a
+ * descriptor (tensors, possibly NULL) and an inference question (specs).
+ * null: a NULL operand, citing the pending error. */
+static bool operands_verror(bool null, const char *api, int n, bext_tensor *const *ts,
+                            const bext_spec *const *specs, const char *fmt, va_list ap) {
   char msg[600], ops[400];
   size_t len = 0;
   vsnprintf(msg, sizeof msg, fmt, ap);
   ops[0] = 0;
-  for (int i = 0; i < op->n_in && len < sizeof ops; i++) {
+  for (int i = 0; i < n && len < sizeof ops; i++) {
     char b[200];
     len += (size_t)snprintf(ops + len, sizeof ops - len, "%s%s", i ? ", " : "",
-                            bxr_describe(op->in[i], b, sizeof b));
+                            ts ? bxr_describe(ts[i], b, sizeof b) : bxr_describe_spec(specs[i], b, sizeof b));
   }
-  const char *api = op->api ? op->api : bxr_op_name(op->code);
   bool (*set)(const char *, ...) = null ? bxr_error_null : bxr_error;
-  if (op->n_in > 0) return set("%s: %s (operands: %s)", api, msg, ops);
+  if (n > 0) return set("%s: %s (operands: %s)", api, msg, ops);
   return set("%s: %s", api, msg);
+}
+
+static bool op_verror(const struct bxr_op *op, bool null, const char *fmt, va_list ap) {
+  const char *api = op->api ? op->api : bxr_op_name(op->code);
+  return operands_verror(null, api, op->n_in, op->in, NULL, fmt, ap);
+}
+
+bool bxr_infer_error(const struct bxr_infer *q, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  operands_verror(false, q->api ? q->api : bxr_op_name(q->code), q->n_in, NULL, q->in, fmt, ap);
+  va_end(ap);
+  return false;
 }
 
 bool bxr_op_error(const struct bxr_op *op, const char *fmt, ...) {
@@ -102,29 +108,31 @@ bext_tensor *bxr_dispatch(struct bxr_op *op) {
       op_null_error(op, "operand %d is a NULL tensor handle", i + 1);
       goto done;
     }
-  if (op->n_in > 0) {
-    op->device = op->in[0]->device;
-    for (int i = 1; i < op->n_in; i++)
-      if (op->in[i]->device != op->device) {
-        bxr_op_error(op, "operands on different devices: operand 1 is on '%s', operand %d on '%s'",
-                     op->device->name, i + 1, op->in[i]->device->name);
-        goto done;
-      }
+  /* The inference question points at the inputs' own specs (no copies):
+   * the same rule bext_infer runs on caller specs.  The loop that fills
+   * it also checks that every input is on the first one's device. */
+  const bext_spec *specs_buf[BXR_MAX_INPUTS], **specs = specs_buf;
+  if (op->n_in > BXR_MAX_INPUTS && !(specs = bxr_alloc((size_t)op->n_in * sizeof *specs))) goto done;
+  if (op->n_in > 0) op->device = op->in[0]->device;
+  bool inferred = false;
+  for (int i = 0; i < op->n_in; i++) {
+    if (op->in[i]->device != op->device) {
+      bxr_op_error(op, "operands on different devices: operand 1 is on '%s', operand %d on '%s'",
+                   op->device->name, i + 1, op->in[i]->device->name);
+      goto asked;
+    }
+    specs[i] = &op->in[i]->spec;
   }
   if (!op->device) {
     bxr_op_error(op, "no device for the op");
-    goto done;
+    goto asked;
   }
-  for (int i = 0; i < op->n_in; i++) {
-    unsigned k = info->kinds[i < BXR_MAX_INPUTS ? i : BXR_MAX_INPUTS - 1];
-    if (info->nin < 0) k = info->kinds[0];
-    if (!(k & (1u << bxr_dtype_kind(op->in[i]->dtype)))) {
-      bxr_op_error(op, "operand %d has dtype %s, expected %s", i + 1,
-                   bext_dtype_name(op->in[i]->dtype), kinds_text(k));
-      goto done;
-    }
-  }
-  if (!info->infer(op)) goto done;
+  struct bxr_infer q = {.code = op->code, .api = op->api, .n_in = op->n_in, .in = specs,
+                        .sc = op->sc, .at = &op->at, .out = &op->out};
+  inferred = bxr_infer_run(&q);
+asked:
+  if (specs != specs_buf) bxr_free(specs, (size_t)op->n_in * sizeof *specs);
+  if (!inferred) goto done;
 
   bext_tensor *(*fn)(struct bxr_op *) = op->device->vt->exec[op->code];
   if (!fn) {

@@ -116,9 +116,13 @@ const char *bxr_describe(const bext_tensor *t, char *buf, size_t n) {
     snprintf(buf, n, "NULL");
     return buf;
   }
+  return bxr_describe_spec(&t->spec, buf, n);
+}
+
+const char *bxr_describe_spec(const bext_spec *s, char *buf, size_t n) {
   char sh[160];
-  bxr_describe_shape(t->rank, t->shape, sh, sizeof sh);
-  snprintf(buf, n, "%s %s", sh, bext_dtype_name(t->dtype));
+  bxr_describe_shape(s->rank, s->shape, sh, sizeof sh);
+  snprintf(buf, n, "%s %s", sh, bext_dtype_name(s->dtype));
   return buf;
 }
 

@@ -103,8 +103,10 @@ BXR_FUNC bool bxr_verror(const char *fmt, va_list ap);
  * failure ("; earlier error: ...") when there is one (bext_set_null_error). */
 BXR_FUNC bool bxr_error_null(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 BXR_FUNC bool bxr_verror_null(const char *fmt, va_list ap);
-/* Formats "[2,3] f32" for t into buf (NULL -> "NULL"). */
+/* Formats "[2,3] f32" for t into buf (NULL -> "NULL"); the same text for
+ * a spec (so tensor and spec inference messages agree). */
 BXR_FUNC const char *bxr_describe(const bext_tensor *t, char *buf, size_t n);
+BXR_FUNC const char *bxr_describe_spec(const bext_spec *s, char *buf, size_t n);
 BXR_FUNC const char *bxr_describe_shape(int rank, const int64_t *shape, char *buf, size_t n);
 
 /* Programming errors: calls the panic hook; never returns. */

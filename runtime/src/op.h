@@ -1,7 +1,8 @@
 /* op.h — the op descriptor: one core op call as data (opcode, input
  * handles, scalar parameters, attributes) plus the output metadata its
  * inference rule computed.  Dispatch builds one, validates it with the
- * row's inference rule, and hands it to a backend's exec entry; Fusion will
+ * row's inference rule (on the inputs' specs: struct bxr_infer), and
+ * hands it to a backend's exec entry; Fusion will
  * record it, Autodiff tape it, Remote serialize it — so it holds plain data
  * only: besides the input handles, its only pointers are the static API
  * name (for messages) and the device.  Unused fields are deterministic
@@ -12,38 +13,10 @@
 #ifndef BXR_OP_H
 #define BXR_OP_H
 
-#include "ops.h"
+#include "bext/ops.h"
 #include "tensor.h"
 
 #define BXR_MAX_INPUTS 3
-
-/* Scalar parameter: which member an op reads is fixed by its row (ops.h). */
-union bxr_scalar {
-  double f;
-  int64_t i;
-};
-
-struct bxr_attrs {
-  int rank;                         /* BXR_A_SHAPE: target shape */
-  int64_t shape[BEXT_MAX_RANK];
-  int ndims;                        /* BXR_A_DIMS: axes (permute, flip, swap) */
-  int dims[BEXT_MAX_RANK];
-  int dim;                          /* BXR_A_DIM: normalized to 0..rank-1 by inference */
-  bool keepdim;                     /* BXR_A_KEEPDIM */
-  bool all;                         /* reductions: whole tensor (dim unused) */
-  int nranges;                      /* BXR_A_RANGES: slice ranges of dims 0..nranges-1 */
-  int64_t start[BEXT_MAX_RANK];
-  int64_t end[BEXT_MAX_RANK];
-  bext_dtype dtype;                 /* BXR_A_DTYPE */
-  uint64_t seed;                    /* BXR_A_SEED */
-};
-
-/* Output metadata (inference result).  Outputs are always one tensor. */
-struct bxr_meta {
-  bext_dtype dtype;
-  int rank;
-  int64_t shape[BEXT_MAX_RANK];
-};
 
 struct bxr_op {
   enum bxr_opcode code;
@@ -56,9 +29,24 @@ struct bxr_op {
   int n_in;
   bext_tensor **in;                 /* = inbuf, or a heap array for CAT */
   bext_tensor *inbuf[BXR_MAX_INPUTS];
-  union bxr_scalar sc[3];
-  struct bxr_attrs at;
-  struct bxr_meta out;              /* filled by the inference rule */
+  bext_scalar sc[3];
+  bext_attrs at;
+  bext_spec out;                    /* filled by the inference rule */
+};
+
+/* One inference question, on specs alone: what a row's rule reads and
+ * writes.  Dispatch points it into the descriptor and at the input
+ * tensors' own specs (bext_tensor holds its bext_spec in place), so asking
+ * costs a few pointer stores, never a shape copy; bext_infer points it at
+ * the caller's specs.  at is normalized in place (dims, reshape's -1). */
+struct bxr_infer {
+  enum bxr_opcode code;
+  const char *api;                  /* for messages */
+  int n_in;
+  const bext_spec *const *in;       /* n_in input specs */
+  const bext_scalar *sc;            /* sc[0..3) */
+  bext_attrs *at;
+  bext_spec *out;                   /* the answer */
 };
 
 /* One row of the op table as data. */
@@ -68,17 +56,37 @@ struct bxr_op_info {
   unsigned kinds[BXR_MAX_INPUTS];   /* BXR_K* per input */
   int nscalar;
   unsigned attrs;                   /* BXR_A* */
-  bool (*infer)(struct bxr_op *op); /* fills op->out or sets an error */
+  bool (*infer)(struct bxr_infer *q); /* fills *q->out or sets an error */
 };
 BXR_DATA const struct bxr_op_info bxr_op_info[BXR_OP_COUNT];
 
-/* Inference rules (runtime/src/infer.c).  Each validates the descriptor
+/* Inference rules (runtime/src/infer.c).  Each validates the question
  * (ranks, dims, shapes, dtypes, index dtypes, ranges), normalizes dims in
- * op->at, and fills op->out; on failure it sets an error naming op->api,
+ * q->at, and fills *q->out; on failure it sets an error naming q->api,
  * the operands and the problem, and returns false. */
-#define BXR_X_(E, n, nin, k0, k1, k2, ns, at, inf) BXR_FUNC bool inf(struct bxr_op *op);
+#define BXR_X_(E, n, nin, k0, k1, k2, ns, at, inf) BXR_FUNC bool inf(struct bxr_infer *q);
 BXR_OP_TABLE(BXR_X_)
 #undef BXR_X_
+/* Sets an error "<api>: <message> (operands: [2,3] f32, [3] f32)" from
+ * the question's specs: the text bxr_op_error gives for the same op. */
+BXR_FUNC bool bxr_infer_error(const struct bxr_infer *q, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* "operand <i+1> has dtype x, expected <kinds>": bxr_infer_run's error. */
+BXR_FUNC bool bxr_infer_kind_error(const struct bxr_infer *q, int i, unsigned kinds);
+
+/* The whole metadata check dispatch and bext_infer share: every input's
+ * dtype kind against the row, then the row's rule.  q->n_in must suit the
+ * row (api.c and bext_infer guarantee it).  Inline: it is on every op's
+ * path, and a call plus reloads cost a small op a few percent. */
+static inline bool bxr_infer_run(struct bxr_infer *q) {
+  const struct bxr_op_info *info = &bxr_op_info[q->code];
+  for (int i = 0; i < q->n_in; i++) {
+    unsigned k = info->kinds[info->nin < 0 ? 0 : i];   /* nin <= BXR_MAX_INPUTS */
+    if (__builtin_expect(!(k & (1u << bxr_dtype_kind(q->in[i]->dtype))), 0))
+      return bxr_infer_kind_error(q, i, k);
+  }
+  return info->infer(q);
+}
 
 /* Runs a descriptor: checks operands (NULL, kinds, one backend), infers,
  * calls op->device->vt->exec[op->code], checks the result against the

@@ -65,15 +65,28 @@ struct bext_tensor {
   atomic_uchar busy;   /* owner inside a plain count update */
   _Atomic uint64_t owner;  /* biased: owning thread id; 1: being taken over; 0: shared */
   struct bext_device *device;      /* its device; device->vt is the backend */
-  bext_dtype dtype;
-  int rank;
-  int64_t shape[BEXT_MAX_RANK];
+  /* The handle's spec, in place: inference reads &t->spec with no copy,
+   * while t->dtype / t->rank / t->shape keep their spellings (the two
+   * members share one layout, asserted below). */
+  union {
+    bext_spec spec;
+    struct {
+      bext_dtype dtype;
+      int rank;
+      int64_t shape[BEXT_MAX_RANK];
+    };
+  };
   int64_t strides[BEXT_MAX_RANK];  /* in elements; 0 for expanded dims */
   int64_t offset;                  /* in elements, into storage */
   struct bxr_storage *storage;
   void *autodiff;                  /* autodiff slot: NULL until autodiff exists */
   void *priv;                      /* backend-private, NULL if unused */
 };
+_Static_assert(offsetof(struct bext_tensor, dtype) == offsetof(struct bext_tensor, spec.dtype) &&
+                   offsetof(struct bext_tensor, rank) == offsetof(struct bext_tensor, spec.rank) &&
+                   offsetof(struct bext_tensor, shape) == offsetof(struct bext_tensor, spec.shape) &&
+                   sizeof(((struct bext_tensor *)0)->shape) == sizeof(((bext_spec *)0)->shape),
+               "bext_tensor's spec and its named fields must coincide");
 
 /* ---------------------------------------------------------- construction */
 /* A new contiguous tensor with freshly allocated storage on dev (contents

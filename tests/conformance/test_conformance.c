@@ -1,7 +1,7 @@
 /* test_conformance.c — the cross-backend conformance matrix, in the style
  * of ggml's test-backend-ops.
  *
- * It walks the op table itself (runtime/src/ops.h): every op x every dtype
+ * It walks the op table itself (bext/ops.h): every op x every dtype
  * its row allows x every backend of the build (the device registry's
  * bext_device_list), and each backend again under the "+count" test
  * decorator (tests/decorator), in several variants per cell —
@@ -18,7 +18,10 @@
  * 1e-3 (bf16); integer and bool results must be equal.
  * Each backend prints a table op x dtype (ok / FAIL / n/i = not implemented
  * / - = dtype not allowed by the row) and the test fails on any FAIL or n/i;
- * an op without a conformance case is a FAIL too: no silent skips. */
+ * an op without a conformance case is a FAIL too: no silent skips.
+ * The same cases check spec-level inference: bext_infer on the inputs'
+ * specs gives the dtype and shape the op returns, and failing calls give
+ * the op's own message. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
@@ -1168,4 +1171,153 @@ Test(conformance, every_op_has_cases) {
       if (dtype_allowed((enum bxr_opcode)o, (bext_dtype)t))
         cr_expect_gt(make_cases((enum bxr_opcode)o, (bext_dtype)t, cs), 0, "no cases for %s %s",
                      bxr_op_name((enum bxr_opcode)o), bext_dtype_name((bext_dtype)t));
+}
+
+/* ------------------------------------------------- inference on specs */
+/* bext_infer (bext/ops.h) answers from specs alone what the real op
+ * returns: for every case of the matrix (every op x dtype x variant), the
+ * same dtype and shape as running it on the reference backend. */
+
+/* The scalars and attributes api.c's entry puts into the descriptor for
+ * case c, from the row's columns (int scalars: the three rows bext.h
+ * declares with int64_t parameters). */
+static void args_for(enum bxr_opcode op, const struct tcase *c, bext_op_args *args) {
+  const struct bxr_op_info *r = &bxr_op_info[op];
+  memset(args, 0, sizeof *args);
+  for (int k = 0; k < r->nscalar; k++) args->sc[k].f = c->s[k];
+  if (op == BXR_OP_NARROW) args->sc[0].i = c->a[0], args->sc[1].i = c->b[0];
+  if (op == BXR_OP_REPEAT_DIM) args->sc[0].i = c->a[0];
+  if (op == BXR_OP_POWI) args->sc[0].i = (int64_t)c->s[0];
+  bext_attrs *at = &args->at;
+  if (r->attrs & BXR_A_SHAPE) {
+    at->rank = c->rank2;
+    memcpy(at->shape, c->shape2, sizeof at->shape);
+  }
+  if (r->attrs & BXR_A_DTYPE) at->dtype = c->dt2;
+  if (r->attrs & BXR_A_SEED) at->seed = c->seed;
+  if (r->attrs & BXR_A_DIM) at->dim = c->dim;
+  if (r->attrs & BXR_A_KEEPDIM) at->keepdim = c->keepdim, at->all = c->all;
+  if (r->attrs & BXR_A_DIMS) {
+    at->ndims = op == BXR_OP_SWAP_DIMS ? 2 : c->nd;
+    memcpy(at->dims, c->dims, sizeof at->dims);
+  }
+  if (r->attrs & BXR_A_RANGES) {
+    at->nranges = c->nr;
+    memcpy(at->start, c->a, sizeof at->start);
+    memcpy(at->end, c->b, sizeof at->end);
+  }
+}
+
+static bext_spec spec_of(const bext_tensor *t) {
+  bext_spec s = {.dtype = bext_dtype_of(t), .rank = bext_rank(t)};
+  for (int d = 0; d < s.rank; d++) s.shape[d] = bext_shape(t)[d];
+  return s;
+}
+
+static bool same_spec(const bext_spec *a, const bext_spec *b) {
+  if (a->dtype != b->dtype || a->rank != b->rank) return false;
+  for (int d = 0; d < a->rank; d++)
+    if (a->shape[d] != b->shape[d]) return false;
+  return true;
+}
+
+Test(conformance, spec_inference_matches_every_op, .init = setup) {
+  static struct tcase cs[MAXC];
+  int checked = 0;
+  for (int o = 0; o < BXR_OP_COUNT; o++)
+    for (int t = 0; t < BEXT_DTYPE_COUNT; t++) {
+      enum bxr_opcode op = (enum bxr_opcode)o;
+      if (!dtype_allowed(op, (bext_dtype)t)) continue;
+      int n = make_cases(op, (bext_dtype)t, cs);
+      for (int k = 0; k < n; k++) {
+        const struct tcase *c = &cs[k];
+        bext_tensor *in[6] = {0};
+        bext_spec specs[6];
+        for (int i = 0; i < c->nin; i++) {
+          cr_assert((in[i] = make_input(&c->in[i], c->seed + (uint64_t)i * 101, dev_nd)), "%s", bext_last_error());
+          specs[i] = spec_of(in[i]);
+        }
+        bext_op_args args;
+        args_for(op, c, &args);
+        bext_spec want, got;
+        bext_tensor *res = run(op, c, in, dev_nd);
+        cr_assert_not_null(res, "%s [%s]: %s", bxr_op_name(op), c->variant, bext_last_error());
+        want = spec_of(res);
+        bext_release(res);
+        cr_assert(bext_infer(bxr_op_name(op), specs, c->nin, &args, &got), "%s %s [%s]: %s", bxr_op_name(op),
+                  bext_dtype_name((bext_dtype)t), c->variant, bext_last_error());
+        char a[200], b[200];
+        cr_expect(same_spec(&got, &want), "%s %s [%s]: bext_infer says %s, the op returns %s", bxr_op_name(op),
+                  bext_dtype_name((bext_dtype)t), c->variant, bxr_describe_spec(&got, a, sizeof a),
+                  bxr_describe_spec(&want, b, sizeof b));
+        checked++;
+      }
+    }
+  cr_expect_gt(checked, BXR_OP_COUNT, "every op was asked");
+}
+
+/* A failing call and its spec-level question give the same message: one
+ * rule, one formatter.  Also the checks only bext_infer needs. */
+Test(conformance, spec_inference_errors_match_the_ops, .init = setup) {
+  int64_t s23[] = {2, 3}, s4[] = {4}, s32[] = {3, 2}, s5[] = {5};
+  struct {
+    const char *op, *api;
+    bext_dtype dt0, dt1;
+    int r0, r1;
+    const int64_t *sh0, *sh1;
+  } cases[] = {
+      {"add", "bext_add", BEXT_F32, BEXT_F32, 2, 1, s23, s4},
+      {"mul", "bext_mul", BEXT_F32, BEXT_F64, 2, 2, s23, s23},
+      {"matmul", "bext_matmul", BEXT_F32, BEXT_F32, 2, 2, s23, s23},
+      {"exp", "bext_exp", BEXT_I32, 0, 2, 0, s23, NULL},
+      {"and", "bext_and", BEXT_F32, BEXT_BOOL, 2, 2, s23, s23},
+      {"sum", "bext_sum_dim", BEXT_F32, 0, 2, 0, s23, NULL},
+      {"reshape", "bext_reshape", BEXT_F32, 0, 2, 0, s23, NULL},
+      {"cat", "bext_cat", BEXT_F32, BEXT_F32, 2, 2, s23, s32},
+      {"gather", "bext_gather", BEXT_F32, BEXT_F32, 1, 1, s5, s5},
+  };
+  for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+    bext_tensor *in[2] = {0};
+    bext_spec specs[2];
+    int n = cases[k].sh1 ? 2 : 1;
+    for (int i = 0; i < n; i++) {
+      bext_dtype dt = i ? cases[k].dt1 : cases[k].dt0;
+      cr_assert((in[i] = bext_zeros(i ? cases[k].sh1 : cases[k].sh0, i ? cases[k].r1 : cases[k].r0, dt, dev_nd)));
+      specs[i] = spec_of(in[i]);
+    }
+    bext_op_args args = {.api = cases[k].api};
+    bext_tensor *res = NULL;
+    const char *op = cases[k].op;
+    if (!strcmp(op, "add")) res = bext_add(in[0], in[1]);
+    else if (!strcmp(op, "mul")) res = bext_mul(in[0], in[1]);
+    else if (!strcmp(op, "matmul")) res = bext_matmul(in[0], in[1]);
+    else if (!strcmp(op, "exp")) res = bext_exp(in[0]);
+    else if (!strcmp(op, "and")) res = bext_and(in[0], in[1]);
+    else if (!strcmp(op, "sum")) res = bext_sum_dim(in[0], 5, false), args.at.dim = 5;
+    else if (!strcmp(op, "reshape")) {
+      int64_t to[] = {4, -1};
+      res = bext_reshape(in[0], to, 2);
+      args.at.rank = 2, args.at.shape[0] = 4, args.at.shape[1] = -1;
+    } else if (!strcmp(op, "cat")) res = bext_cat(in, 2, 1), args.at.dim = 1;
+    else if (!strcmp(op, "gather")) res = bext_gather(in[0], 0, in[1]);
+    cr_assert_null(res, "%s should fail", op);
+    char want[1024];
+    snprintf(want, sizeof want, "%s", bext_last_error());
+    bext_spec out;
+    cr_assert(!bext_infer(op, specs, n, &args, &out), "bext_infer %s should fail", op);
+    cr_expect_str_eq(bext_last_error(), want);
+  }
+  /* what only the spec path can get wrong */
+  bext_spec a = {.dtype = BEXT_F32, .rank = 1, .shape = {3}}, bad = {.dtype = BEXT_F32, .rank = 9}, out;
+  cr_expect(!bext_infer("no_such_op", &a, 1, NULL, &out));
+  cr_expect_str_eq(bext_last_error(), "bext_infer: unknown op 'no_such_op'");
+  cr_expect(!bext_infer("add", &a, 1, NULL, &out));
+  cr_expect_str_eq(bext_last_error(), "bext_add: expects 2 input specs, found 1");
+  cr_expect(!bext_infer("neg", &bad, 1, NULL, &out));
+  cr_expect(strstr(bext_last_error(), "input spec 1 is malformed"), "%s", bext_last_error());
+  /* args NULL: all zero; dims normalized in place */
+  cr_assert(bext_infer("neg", &a, 1, NULL, &out) && same_spec(&out, &a));
+  bext_op_args r = {.at = {.dim = -1}};
+  cr_assert(bext_infer("argmax", &a, 1, &r, &out), "%s", bext_last_error());
+  cr_expect(out.dtype == BEXT_I64 && out.rank == 0 && r.at.dim == 0);
 }

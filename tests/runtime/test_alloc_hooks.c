@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../backends/flex/flex_internal.h"
+#include "flex/flex_internal.h"
 
 /* ---------------------------------------------------------- recording hook */
 

@@ -5,7 +5,7 @@
 #ifndef BEXT_TEST_DEVICE_H
 #define BEXT_TEST_DEVICE_H
 
-#include "../../runtime/src/backend.h"
+#include "backend.h"
 
 /* static struct bext_device NAME: an opened base device serving VT. */
 #define TEST_DEVICE(NAME, VT, SPELLING)                                                            \

@@ -8,7 +8,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "../../runtime/src/backend.h"
+#include "backend.h"
 
 static const bext_device *flex(void) {
   const bext_device *d;

@@ -1,4 +1,4 @@
-/* test_optable.c — invariants of the op table (runtime/src/ops.h) and the
+/* test_optable.c — invariants of the op table (bext/ops.h) and the
  * backend tables built from it: one info row per opcode with a name, an
  * inference rule and operand kinds; unique names; every opcode implemented
  * by the NdArray reference and by Flex; inference alone (no backend)
@@ -35,24 +35,24 @@ Test(optable, reference_and_flex_implement_every_op) {
 }
 
 Test(optable, inference_runs_without_a_backend) {
-  /* metadata-only tensors: no storage is touched by inference */
-  bext_tensor a = {.dtype = BEXT_F16, .rank = 3, .shape = {2, 1, 4}};
-  bext_tensor b = {.dtype = BEXT_F16, .rank = 2, .shape = {3, 1}};
-  struct bxr_op op = {.code = BXR_OP_MUL, .api = "test", .n_in = 2};
-  op.in = op.inbuf;
-  op.in[0] = &a;
-  op.in[1] = &b;
-  cr_assert(bxr_op_info[op.code].infer(&op), "%s", bext_last_error());
-  cr_expect_eq(op.out.dtype, BEXT_F16);
-  cr_expect(op.out.rank == 3 && op.out.shape[0] == 2 && op.out.shape[1] == 3 && op.out.shape[2] == 4);
-  struct bxr_op red = {.code = BXR_OP_ARGMAX, .api = "test", .n_in = 1};
-  red.in = red.inbuf;
-  red.in[0] = &a;
-  red.at.dim = -1;
-  red.at.keepdim = true;
-  cr_assert(bxr_op_info[red.code].infer(&red));
-  cr_expect(red.out.dtype == BEXT_I64 && red.out.rank == 3 && red.out.shape[2] == 1);
-  red.at.dim = 3;
-  cr_expect(!bxr_op_info[red.code].infer(&red));
-  cr_expect(strstr(bext_last_error(), "dim 3 out of range"));
+  /* specs only: no tensor, no device, no storage */
+  bext_spec a = {.dtype = BEXT_F16, .rank = 3, .shape = {2, 1, 4}};
+  bext_spec b = {.dtype = BEXT_F16, .rank = 2, .shape = {3, 1}};
+  bext_spec out;
+  const bext_spec *ab[] = {&a, &b};
+  bext_attrs at = {0};
+  bext_scalar sc[3] = {{0}};
+  struct bxr_infer q = {.code = BXR_OP_MUL, .api = "test", .n_in = 2, .in = ab, .sc = sc, .at = &at, .out = &out};
+  cr_assert(bxr_infer_run(&q), "%s", bext_last_error());
+  cr_expect_eq(out.dtype, BEXT_F16);
+  cr_expect(out.rank == 3 && out.shape[0] == 2 && out.shape[1] == 3 && out.shape[2] == 4);
+  struct bxr_infer red = {.code = BXR_OP_ARGMAX, .api = "test", .n_in = 1, .in = ab, .sc = sc, .at = &at, .out = &out};
+  at.dim = -1;
+  at.keepdim = true;
+  cr_assert(bxr_infer_run(&red));
+  cr_expect(out.dtype == BEXT_I64 && out.rank == 3 && out.shape[2] == 1);
+  cr_expect_eq(at.dim, 2, "dims are normalized in place");
+  at.dim = 3;
+  cr_expect(!bxr_infer_run(&red));
+  cr_expect_str_eq(bext_last_error(), "test: dim 3 out of range for rank 3 (operands: [2,1,4] f16)");
 }

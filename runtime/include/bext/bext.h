@@ -1,7 +1,9 @@
 /* bext.h — the public C API of libbext, the bext tensor runtime.
  *
  * One umbrella header: tensor handles, dtypes, devices, data in/out, the
- * core op set, errors and the allocation hook.
+ * core op set, errors and the allocation hook.  The op table itself and
+ * spec-level inference (bext_infer) are in bext/ops.h, which bextc
+ * includes too; extension descriptors in bext/ext.h.
  *
  * OWNERSHIP CONVENTION (applies to every function below; each one restates
  * which it does):
@@ -193,6 +195,14 @@ bool bext_device_close(const bext_device *dev);
 /* ----------------------------------------------------------------- handles */
 
 typedef struct bext_tensor bext_tensor;
+
+/* A tensor's spec: what inference reads and computes (bext/ops.h's
+ * bext_infer).  Every handle carries one (runtime/src/tensor.h). */
+typedef struct bext_spec {
+  bext_dtype dtype;
+  int rank;
+  int64_t shape[BEXT_MAX_RANK];
+} bext_spec;
 
 /* Adds a reference (atomic); returns t.  NULL -> NULL. */
 bext_tensor *bext_retain(bext_tensor *t);

@@ -1,16 +1,25 @@
-/* ops.h — THE op table: one X-macro row per core op.  Everything indexed by
- * opcode (backend exec tables, the op info table, autodiff rules, fusion,
- * remote codecs) is generated from or checked against this list with
- * _Static_assert(... == BXR_OP_COUNT).  ORDER OP: append new rows at the end
- * of their group; the numbering is not an ABI yet.
+/* ops.h — THE op table: one X-macro row per core op, shared by the
+ * runtime (dispatch, the backends' exec tables) and bextc (tensor_ops.c
+ * derives the body surfaces from it), plus what a row's inference rule
+ * reads and writes as plain data (bext_spec, bext_scalar, bext_attrs) and
+ * the public spec-level inference call, bext_infer.  It lives with the
+ * public headers because both sides include it; the rows and the BXR_
+ * names are the runtime's numbering, not an ABI yet (ORDER OP), while
+ * bext_infer and its types are the stable entry for generated code, the
+ * REPL and check modes.  Everything indexed by opcode (backend exec
+ * tables, the op info table, autodiff rules, fusion, remote codecs) is
+ * generated from or checked against this list with
+ * _Static_assert(... == BXR_OP_COUNT).  ORDER OP: append new rows at the
+ * end of their group.
  *
  * Row: X(ENUM, name, nin, k0, k1, k2, nscalar, attrs, infer)
  *   nin      tensor inputs (-1: variadic list, in[0..n_in))
  *   k0..k2   allowed dtype kinds of input 0..2 (BXR_K* bitmask, 0 = none)
- *   nscalar  scalar parameters used (op->sc[0..nscalar))
- *   attrs    attributes used (BXR_A* bitmask, see op.h)
- *   infer    the shape/dtype inference rule (op.h), run by dispatch before
- *            any backend sees the op; it also validates every argument.
+ *   nscalar  scalar parameters used (sc[0..nscalar))
+ *   attrs    attributes used (BXR_A* bitmask, see bext_attrs below)
+ *   infer    the shape/dtype inference rule (runtime/src/infer.c), run on
+ *            specs alone by dispatch before any backend sees the op and by
+ *            bext_infer; it also validates every argument.
  *
  * Adding an op: a row here (BXR_OP_COUNT's _Static_assert will point at
  * every table to update), its inference rule (infer.c, declared through the
@@ -44,8 +53,14 @@
  *   CUMSUM                 at.dim
  *   CAST                   at.dtype
  */
-#ifndef BXR_OPS_H
-#define BXR_OPS_H
+#ifndef BEXT_OPS_H
+#define BEXT_OPS_H
+
+#include "bext/bext.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 /* dtype kind masks */
 #define BXR_KF 1u              /* float */
@@ -54,7 +69,7 @@
 #define BXR_KN (BXR_KF | BXR_KI)
 #define BXR_KA (BXR_KF | BXR_KI | BXR_KB)
 
-/* attribute masks (which fields of struct bxr_attrs an op reads) */
+/* attribute masks (which fields of bext_attrs an op reads) */
 #define BXR_A_SHAPE 0x01u
 #define BXR_A_DTYPE 0x02u
 #define BXR_A_SEED 0x04u
@@ -176,4 +191,50 @@ enum bxr_opcode {
  * indexed by op (op info, backend exec arrays, conformance cases). */
 _Static_assert(BXR_OP_COUNT == 87, "op table changed: update every table indexed by op");
 
-#endif /* BXR_OPS_H */
+/* Scalar parameter: which member an op reads is fixed by its row. */
+typedef union bext_scalar {
+  double f;
+  int64_t i;
+} bext_scalar;
+
+/* An op's attributes: which fields a row reads is its attrs column. */
+typedef struct bext_attrs {
+  int rank;                         /* BXR_A_SHAPE: target shape */
+  int64_t shape[BEXT_MAX_RANK];
+  int ndims;                        /* BXR_A_DIMS: axes (permute, flip, swap) */
+  int dims[BEXT_MAX_RANK];
+  int dim;                          /* BXR_A_DIM: normalized to 0..rank-1 by inference */
+  bool keepdim;                     /* BXR_A_KEEPDIM */
+  bool all;                         /* reductions: whole tensor (dim unused) */
+  int nranges;                      /* BXR_A_RANGES: slice ranges of dims 0..nranges-1 */
+  int64_t start[BEXT_MAX_RANK];
+  int64_t end[BEXT_MAX_RANK];
+  bext_dtype dtype;                 /* BXR_A_DTYPE */
+  uint64_t seed;                    /* BXR_A_SEED */
+} bext_attrs;
+
+/* Everything of an op call besides its tensors, for bext_infer. */
+typedef struct bext_op_args {
+  const char *api;                  /* names the call in messages; NULL: "bext_<op>" */
+  bext_scalar sc[3];
+  bext_attrs at;
+} bext_op_args;
+
+/* Spec-level inference: what op `op` (a row name: "add", "sum", "cat")
+ * would return for inputs of these specs, without tensors, devices or a
+ * backend — the rule dispatch runs before every op, so the answer and the
+ * error text are the ones the real call gives.  `in` holds n_in specs (the
+ * row's input count; CAT: one or more); args (NULL: all zero) carries the
+ * scalars and attributes the row reads, and is normalized in place as
+ * dispatch does (negative dims resolved, reshape's -1 filled).  Fills
+ * *out and returns true, or returns false with the error set ("<api>:
+ * <problem> (operands: [2,3] f32, [4] f32)"), also for an unknown op name,
+ * a wrong input count or a malformed spec.  Thread-safe; allocates
+ * nothing for up to 8 inputs. */
+bool bext_infer(const char *op, const bext_spec *in, int n_in, bext_op_args *args, bext_spec *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* BEXT_OPS_H */

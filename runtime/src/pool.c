@@ -1,10 +1,14 @@
-/* flex_pool.c — the Flex thread pool (see flex_pool.h for the contract).
+/* pool.c — the runtime's one thread pool, for every backend that splits
+ * large work over threads (Flex today, cube:cpu later); the contract is in
+ * backend.h.  It lives in the runtime, not in a backend, so two CPU
+ * backends in one process share one set of workers and one OpenBLAS
+ * thread count instead of oversubscribing the cores.
  *
  * One job at a time: a caller that finds the pool busy (another user
  * thread, or a nested call from inside a chunk) runs its range inline
  * instead of queueing, so the pool can never deadlock and small or
  * concurrent callers never block on it. */
-#include "flex_pool.h"
+#include "backend.h"
 
 #include <cblas.h>
 #include <pthread.h>
@@ -12,7 +16,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#define BXFX_MAX_THREADS 64
+#define BXR_POOL_MAX_THREADS 64
 
 static struct {
   pthread_once_t once;
@@ -21,13 +25,13 @@ static struct {
   pthread_cond_t done_cv;   /* pending reached zero */
   int nworkers;             /* threads besides the caller */
   unsigned long gen;        /* job generation, guarded by m */
-  bxfx_task_fn fn;          /* the current job, guarded by m */
+  bxr_pool_task fn;         /* the current job, guarded by m */
   void *ctx;
   size_t n, chunk;
   int nchunks;
   atomic_int pending;       /* chunks not yet finished by workers */
   atomic_flag busy;         /* held by the thread that owns the pool */
-  atomic_int limit;         /* bxfx_set_num_threads */
+  atomic_int limit;         /* bxr_pool_set_threads */
   atomic_ulong split;       /* jobs that went to the workers */
 } P = {
   .once = PTHREAD_ONCE_INIT,
@@ -44,7 +48,7 @@ static void *worker(void *arg) {
     pthread_mutex_lock(&P.m);
     while (P.gen == seen) pthread_cond_wait(&P.work_cv, &P.m);
     seen = P.gen;
-    bxfx_task_fn fn = P.fn;
+    bxr_pool_task fn = P.fn;
     void *ctx = P.ctx;
     size_t n = P.n, chunk = P.chunk;
     int nchunks = P.nchunks;
@@ -77,7 +81,7 @@ static void pool_init(void) {
   if (env && *env) want = strtol(env, NULL, 10);
   if (want <= 0) want = sysconf(_SC_NPROCESSORS_ONLN);
   if (want < 1) want = 1;
-  if (want > BXFX_MAX_THREADS) want = BXFX_MAX_THREADS;
+  if (want > BXR_POOL_MAX_THREADS) want = BXR_POOL_MAX_THREADS;
   int made = 0;
   pthread_attr_t attr;
   pthread_attr_init(&attr);
@@ -93,12 +97,12 @@ static void pool_init(void) {
   openblas_set_num_threads(made + 1);
 }
 
-int bxfx_num_threads(void) {
+int bxr_pool_threads(void) {
   pthread_once(&P.once, pool_init);
   return atomic_load(&P.limit);
 }
 
-int bxfx_set_num_threads(int n) {
+int bxr_pool_set_threads(int n) {
   pthread_once(&P.once, pool_init);
   /* (in a forked child nworkers is 0, so this stays 1) */
   if (n <= 0 || n > P.nworkers + 1) n = P.nworkers + 1;
@@ -107,14 +111,14 @@ int bxfx_set_num_threads(int n) {
   return old;
 }
 
-unsigned long bxfx_pool_jobs_split(void) { return atomic_load(&P.split); }
+unsigned long bxr_pool_jobs_split(void) { return atomic_load(&P.split); }
 
-void bxfx_parallel_for(size_t n, size_t cost, size_t align, bxfx_task_fn fn, void *ctx) {
+void bxr_pool_for(size_t n, size_t cost, size_t align, bxr_pool_task fn, void *ctx) {
   if (n == 0) return;
   if (align == 0) align = 1;
   if (cost == 0) cost = 1;
   /* Small work: no pool, no lock, no atomics beyond the once check. */
-  if (n * cost < BXFX_PAR_MIN || n <= align) { fn(ctx, 0, n); return; }
+  if (n * cost < BXR_POOL_MIN || n <= align) { fn(ctx, 0, n); return; }
   pthread_once(&P.once, pool_init);
   int threads = atomic_load(&P.limit);
   if (threads <= 1 || atomic_flag_test_and_set(&P.busy)) { fn(ctx, 0, n); return; }
