@@ -319,19 +319,19 @@ static bool type_inferred(const bxc_tyexpr *t) {
 
 /* Appends `bext_s[k]`'s kind, type and value from C expression v of scalar
  * type t; false if t is not a scalar. */
-static bool scalar_value(bxc_emit_ctx *cx, bxc_emit_buf *b, uint32_t k, bxc_type *t, const char *v) {
+static bool scalar_value(bxc_emit_ctx *cx, bxc_emit_buf *b, const char *ind, uint32_t k, bxc_type *t, const char *v) {
     t = base_type(t);
     if (t->kind == BXC_TYPE_INT) {
         bool s = bxc_int_kind_signed(t->int_kind);
-        bxc_emit_printf(b, "  bext_s[%u].type = \"%s\";\n  bext_s[%u].kind = %s;\n  bext_s[%u].%s = (%s)%s;\n", k,
-                        bxc_int_kind_name(t->int_kind), k, s ? "BEXT_SCALAR_INT" : "BEXT_SCALAR_UINT", k,
+        bxc_emit_printf(b, "%sbext_s[%u].type = \"%s\";\n%sbext_s[%u].kind = %s;\n%sbext_s[%u].%s = (%s)%s;\n", ind, k,
+                        bxc_int_kind_name(t->int_kind), ind, k, s ? "BEXT_SCALAR_INT" : "BEXT_SCALAR_UINT", ind, k,
                         s ? "i" : "u", s ? "int64_t" : "uint64_t", v);
     } else if (t->kind == BXC_TYPE_FLOAT) {
-        bxc_emit_printf(b, "  bext_s[%u].type = \"%s\";\n  bext_s[%u].kind = BEXT_SCALAR_FLOAT;\n  bext_s[%u].f = (double)%s;\n",
-                        k, bxc_float_kind_name(t->float_kind), k, k, v);
+        bxc_emit_printf(b, "%sbext_s[%u].type = \"%s\";\n%sbext_s[%u].kind = BEXT_SCALAR_FLOAT;\n%sbext_s[%u].f = (double)%s;\n",
+                        ind, k, bxc_float_kind_name(t->float_kind), ind, k, ind, k, v);
     } else if (t->kind == BXC_TYPE_BOOL) {
-        bxc_emit_printf(b, "  bext_s[%u].type = \"bool\";\n  bext_s[%u].kind = BEXT_SCALAR_BOOL;\n  bext_s[%u].b = %s;\n",
-                        k, k, k, v);
+        bxc_emit_printf(b, "%sbext_s[%u].type = \"bool\";\n%sbext_s[%u].kind = BEXT_SCALAR_BOOL;\n%sbext_s[%u].b = %s;\n",
+                        ind, k, ind, k, ind, k, v);
     } else {
         return false;
     }
@@ -370,7 +370,7 @@ static void emit_scalars(bxc_emit_ctx *cx, const char *e, const char *what, cons
                             e, p->p->pat->name.name, view_args(cx, ps, np, 2), wq, p->src_name);
             /* `e` is the entry point, which is `<prefix>` of the encodings */
             bxc_emit_buf v = {0};
-            if (!scalar_value(cx, &v, n, rt, "bext_x"))
+            if (!scalar_value(cx, &v, "    ", n, rt, "bext_x"))
                 bxc_emit_error(cx, p->p->span, "the scalar encoding of `%s` does not produce a scalar", p->src_name);
             bxc_emit_append(&body, &v);
             bxc_emit_buf_free(&v);
@@ -383,13 +383,13 @@ static void emit_scalars(bxc_emit_ctx *cx, const char *e, const char *what, cons
             if (t->kind == BXC_TYPE_ENUM) {
                 ok = true;
                 for (uint32_t v = 0; v < t->decl->nvariants; v++) ok &= t->decl->variants[v].nfields == 0;
-                ok = ok && scalar_value(cx, &body, n, bxc_type_int(BXC_U32), bxc_arena_printf(cx->a, "%s.tag", acc));
+                ok = ok && scalar_value(cx, &body, "  ", n, bxc_type_int(BXC_U32), bxc_arena_printf(cx->a, "%s.tag", acc));
             } else if (t->kind == BXC_TYPE_STRUCT) {
                 ok = t->decl->nfields == 1 &&
-                     scalar_value(cx, &body, n, t->decl->fields[0].type,
+                     scalar_value(cx, &body, "  ", n, t->decl->fields[0].type,
                                   bxc_arena_printf(cx->a, "%s.%s", acc, field_cname(cx, &t->decl->fields[0], 0)));
             } else {
-                ok = scalar_value(cx, &body, n, t, acc);
+                ok = scalar_value(cx, &body, "  ", n, t, acc);
             }
             if (!ok) {
                 bxc_emit_error(cx, p->p->span, "`%s` is marked `#[fusion(scalar)]`, but its type does not convert to one",
@@ -398,7 +398,7 @@ static void emit_scalars(bxc_emit_ctx *cx, const char *e, const char *what, cons
             }
         } else if (type_inferred(p->p->type)) {
             origin = "BEXT_SCALAR_INFERRED";
-            if (!scalar_value(cx, &body, n, p->type, acc)) continue;
+            if (!scalar_value(cx, &body, "  ", n, p->type, acc)) continue;
         } else {
             continue;
         }
