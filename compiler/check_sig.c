@@ -688,6 +688,27 @@ static void check_method(chk_ctx *cx, chk_module *cm, bxc_fn *fn, const chk_sele
     check_scalars(m, lazy_form && fusion);
 }
 
+/* The op id of a method (language.md §5): `#[fusion(id = "...")]`, else
+ * its name; *span is where it is written. */
+static const char *op_id(bxc_fn *fn, bxc_span *span) {
+    *span = fn->name.span;
+    const char *id = fn->name.name;
+    for (uint32_t i = 0; i < fn->attrs.len; i++) {
+        bxc_attr *a = fn->attrs.items[i];
+        if (!chk_attr_is(a, "fusion")) continue;
+        for (uint32_t k = 0; k < a->args.len; k++) {
+            bxc_attr_arg *g = a->args.items[k];
+            if (g->kind == BXC_ATTR_ARG_ASSIGN && chk_path_is(g->path, "id") && g->value &&
+                g->value->kind == BXC_EXPR_STRING && g->value->string_lit.len &&
+                strlen(g->value->string_lit.value) == g->value->string_lit.len) {
+                id = g->value->string_lit.value;
+                *span = g->value->span;
+            }
+        }
+    }
+    return id;
+}
+
 void chk_trait(chk_ctx *cx, chk_module *cm, bxc_item *it) {
     chk_selectors sel;
     memset(&sel, 0, sizeof sel);
@@ -714,5 +735,20 @@ void chk_trait(chk_ctx *cx, chk_module *cm, bxc_item *it) {
         }
         seen[nseen++] = fn;
         check_method(cx, cm, fn, &sel, trait);
+    }
+    /* Op ids key the process-wide registry with the trait, where a second
+     * one is a panic at start-up: say so here, at the second id. */
+    for (uint32_t i = 1; i < nseen; i++) {
+        bxc_span si, sk;
+        const char *id = op_id(seen[i], &si);
+        for (uint32_t k = 0; k < i; k++) {
+            if (strcmp(op_id(seen[k], &sk), id) != 0) continue;
+            bxc_diag *d = chk_error(cx, CHK_E_DUP_METHOD, si,
+                                    "`%s` and `%s` of `%s` have the same op id \"%s\"", seen[k]->name.name,
+                                    seen[i]->name.name, trait, id);
+            chk_note(cx, d, sk, "the op id of `%s`", seen[k]->name.name);
+            chk_help(cx, d, "give one of them another `#[fusion(id = \"...\")]`");
+            break;
+        }
     }
 }

@@ -82,14 +82,7 @@ static bool parse_selectors(bxc_emit_ctx *cx, const bxc_attr *at, trait_info *ti
     return true;
 }
 
-/* One parameter as the generator sees it. */
-typedef struct param_info {
-    const char *name;       /* C name */
-    const char *src_name;   /* as written (messages) */
-    bxc_type *type;         /* without the reference */
-    bool borrowed;          /* `&T` */
-    bool is_tensor;
-} param_info;
+typedef bxc_emit_param param_info;
 
 typedef struct method_info {
     const bxc_fn *fn;
@@ -152,6 +145,7 @@ static bool method_signature(bxc_emit_ctx *cx, const trait_info *ti, const bxc_f
             return false;
         }
         param_info *pi = &mi->params[mi->nparams++];
+        pi->p = p;
         bxc_type *t = bxc_type_resolve(pt);
         pi->borrowed = t->kind == BXC_TYPE_REF;
         pi->type = bxc_type_strip_refs(t);
@@ -268,10 +262,26 @@ static const char *arg_field_decl(bxc_emit_ctx *cx, const param_info *p) {
     return bxc_arena_printf(cx->a, "%s %s", bxc_emit_ctype_of(cx, p->type), p->name);
 }
 
+/* The op id: `#[fusion(id = "...")]` when given (the checker made sure it
+ * is a non-empty string, unique in its trait), else the method name. */
+static const char *op_id(bxc_emit_ctx *cx, const bxc_fn *fn) {
+    for (uint32_t i = 0; i < fn->attrs.len; i++) {
+        const bxc_attr *a = fn->attrs.items[i];
+        if (!bxc_emit_path_is(a->path, "fusion")) continue;
+        for (uint32_t k = 0; k < a->args.len; k++) {
+            const bxc_attr_arg *g = a->args.items[k];
+            if (g->kind == BXC_ATTR_ARG_ASSIGN && bxc_emit_path_is(g->path, "id") && g->value &&
+                g->value->kind == BXC_EXPR_STRING && g->value->string_lit.len)
+                return bxc_arena_strndup(cx->a, g->value->string_lit.value, g->value->string_lit.len);
+        }
+    }
+    return fn->name.name;
+}
+
 /* The method descriptor, the argument struct, its slot functions and
  * invoke, then the entry point that packs a call and dispatches it. */
 static void emit_descriptor(bxc_emit_ctx *cx, const trait_info *ti, const method_info *mi, const bxc_fn *fn,
-                            bool has_default, uint32_t *nin_out) {
+                            bool has_default, const bxc_emit_meta_info *meta, uint32_t *nin_out) {
     bxc_emit_buf *c = &cx->code_c;
     const char *e = mi->entry;
     /* argument struct: a dummy member keeps it non-empty */
@@ -350,8 +360,12 @@ static void emit_descriptor(bxc_emit_ctx *cx, const trait_info *ti, const method
     if (!mi->nparams) bxc_emit_puts(c, "  (void)bext_a;\n");
     bxc_emit_printf(c, "  return %s;\n}\n", mi->ret_tensor ? "bext_r != NULL" : "bext_r");
 
+    /* hash / encode / decode, scalars, meta (emit_ext.c) */
+    bxc_emit_buf members = {0};
+    bxc_emit_ext_members(cx, e, mi->what, mi->params, mi->nparams, meta, &members);
+
     /* the descriptor */
-    const char *id = fn->name.name;
+    const char *id = op_id(cx, fn);
     bxc_emit_printf(c, "static const bext_ext_method %s_bext_m = {\n", e);
     bxc_emit_printf(c, "  .trait = %s,\n  .method = %s,\n  .id = %s,\n  .what = %s,\n  .listed = %s,\n",
                     bxc_emit_cstring(cx->a, ti->name), bxc_emit_cstring(cx->a, fn->name.name),
@@ -407,8 +421,11 @@ static void emit_descriptor(bxc_emit_ctx *cx, const trait_info *ti, const method
                     : mi->ret_unit ? "0"
                                    : bxc_arena_printf(cx->a, "sizeof(%s)", mi->ret_ctype),
                     mi->ret_tensor ? "true" : "false");
-    bxc_emit_printf(c, "  .in_slots = %s_bext_in,\n  .out_slots = %s_bext_out,\n  .invoke = %s_bext_invoke,\n};\n", e, e,
+    bxc_emit_printf(c, "  .in_slots = %s_bext_in,\n  .out_slots = %s_bext_out,\n  .invoke = %s_bext_invoke,\n", e, e,
                     e);
+    bxc_emit_append(c, &members);
+    bxc_emit_buf_free(&members);
+    bxc_emit_puts(c, "};\n");
 }
 
 /* The entry point: packs the arguments into a call (retaining borrowed
@@ -502,8 +519,11 @@ static void emit_method(bxc_emit_ctx *cx, const trait_info *ti, const bxc_fn *fn
             bxc_emit_default_body(cx, fn, bxc_arena_printf(cx->a, "%s_bext_default", mi.entry), mi.cparams);
         }
     }
+    /* the metadata functions first: the descriptor calls those that exist */
+    bxc_emit_meta_info meta;
+    bxc_emit_method_meta(cx, mi.entry, fn, mcond, &meta);
     uint32_t nin = 0;
-    emit_descriptor(cx, ti, &mi, fn, has_default, &nin);
+    emit_descriptor(cx, ti, &mi, fn, has_default, &meta, &nin);
     if (nin == 0) {
         /* No tensor input: the checker allows exactly one backend selector. */
         bool any = false;
@@ -518,7 +538,6 @@ static void emit_method(bxc_emit_ctx *cx, const trait_info *ti, const bxc_fn *fn
     bxc_emit_printf(&cx->register_c, "  bext_ext_register(&%s_bext_m);\n", mi.entry);
     if (mcond) bxc_emit_printf(&cx->register_c, "#endif\n");
 
-    bxc_emit_method_meta(cx, mi.entry, fn, mcond);
     if (mcond) bxc_emit_printf(h, "#endif /* %s */\n\n", mi.what);
 }
 

@@ -6,6 +6,8 @@
  *                   release / retain functions
  *   emit_dispatch.c dispatch entry points, routing, implementation
  *                   prototypes, weak references for default bodies
+ *   emit_ext.c      the descriptor members over ordinary arguments: hash,
+ *                   encode / decode, scalars, output metadata
  *   emit_body.c     default bodies: tensor expressions over the core ops
  *   emit_meta.c     metadata functions: helper fns, field expressions and
  *                   `meta` callables over <bext/gen.h>
@@ -118,6 +120,15 @@ void bxc_emit_types_finish(bxc_emit_ctx *cx);
 
 /* ---- dispatch (emit_dispatch.c) ---- */
 void bxc_emit_traits(bxc_emit_ctx *cx);
+/* One parameter of a trait method as the generator sees it. */
+typedef struct bxc_emit_param {
+    const bxc_param *p;     /* the syntax (attributes, written type) */
+    const char *name;       /* C name */
+    const char *src_name;   /* as written (messages) */
+    bxc_type *type;         /* without the reference */
+    bool borrowed;          /* `&T` */
+    bool is_tensor;
+} bxc_emit_param;
 /* The type of a written type: the checker's, or (for a method a `#[cfg]`
  * kept the checker from seeing) read from the syntax; NULL if unknown. */
 bxc_type *bxc_emit_tyexpr_type(bxc_emit_ctx *cx, const bxc_tyexpr *te);
@@ -134,8 +145,26 @@ void bxc_emit_depfile(const bxc_unit *u, const char *c_path, const char *h_path,
 /* ---- metadata functions (emit_meta.c) ---- */
 /* Helper fns of every module. */
 void bxc_emit_helpers(bxc_emit_ctx *cx);
-/* The #[fusion(...)] field expressions / meta callable of a trait method. */
-void bxc_emit_method_meta(bxc_emit_ctx *cx, const char *prefix, const bxc_fn *fn, const char *cond);
+/* What bxc_emit_method_meta emitted, for the descriptor to call. */
+typedef struct bxc_emit_meta_info {
+    bool dtype, shape;      /* <prefix>_meta_dtype, <prefix>_meta_shape */
+    bool meta;              /* <prefix>_meta */
+    bxc_type *meta_ret;     /* the result type of <prefix>_meta */
+    bxc_type **scalar;      /* per parameter: the result type of
+                             * <prefix>_scalar_<param>, NULL when none */
+} bxc_emit_meta_info;
+/* The #[fusion(...)] field expressions / meta callable and the custom
+ * scalar encodings of a trait method; fills *info (arena memory). */
+void bxc_emit_method_meta(bxc_emit_ctx *cx, const char *prefix, const bxc_fn *fn, const char *cond,
+                          bxc_emit_meta_info *info);
+
+/* ---- descriptor members over ordinary arguments (emit_ext.c) ---- */
+/* Emits the static functions behind args_hash / args_encode / args_decode,
+ * scalars and meta of the method whose entry point is `entry` (argument
+ * struct `struct <entry>_bext_args`) into code_c, and appends their
+ * descriptor initializers (`  .args_hash = ...,\n`) to members. */
+void bxc_emit_ext_members(bxc_emit_ctx *cx, const char *entry, const char *what, const bxc_emit_param *params,
+                          uint32_t nparams, const bxc_emit_meta_info *info, bxc_emit_buf *members);
 /* The C name of a helper fn declared in module m. */
 const char *bxc_emit_helper_name(bxc_emit_ctx *cx, const bxc_module *m, const char *fn);
 

@@ -1253,7 +1253,8 @@ static const bxc_attr_arg *scalar_encoding(const bxc_param *p) {
  * the arguments as the checker types them (check_sig.c, the `meta` view:
  * tensors as `const bext_meta_spec *`, extension values as their
  * companions, the rest borrowed). */
-static void emit_scalar_encodings(bxc_emit_ctx *cx, const char *prefix, const bxc_fn *fn, const char *cond) {
+static void emit_scalar_encodings(bxc_emit_ctx *cx, const char *prefix, const bxc_fn *fn, const char *cond,
+                                  bxc_emit_meta_info *info) {
     uint32_t np = fn->params.len;
     mparam *ps = NULL;
     for (uint32_t j = 0; j < np; j++) {
@@ -1279,11 +1280,16 @@ static void emit_scalar_encodings(bxc_emit_ctx *cx, const char *prefix, const bx
         emit_fn(cx, bxc_arena_printf(cx->a, "%s_scalar_%s", prefix, pn),
                 bxc_arena_printf(cx->a, "%s scalar %s", prefix, pn), ps, np, enc->value->ty, enc->value, NULL, cond,
                 NULL);
+        info->scalar[j] = enc->value->ty;
     }
 }
 
-void bxc_emit_method_meta(bxc_emit_ctx *cx, const char *prefix, const bxc_fn *fn, const char *cond) {
-    emit_scalar_encodings(cx, prefix, fn, cond);
+void bxc_emit_method_meta(bxc_emit_ctx *cx, const char *prefix, const bxc_fn *fn, const char *cond,
+                          bxc_emit_meta_info *info) {
+    memset(info, 0, sizeof *info);
+    info->scalar = bxc_arena_alloc(cx->a, (fn->params.len + 1) * sizeof *info->scalar);
+    memset(info->scalar, 0, (fn->params.len + 1) * sizeof *info->scalar);
+    emit_scalar_encodings(cx, prefix, fn, cond, info);
     const bxc_attr_arg *dt = fusion_arg(fn, "dtype"), *sh = fusion_arg(fn, "shape"), *me = fusion_arg(fn, "meta");
     if (!dt && !sh && !me) return;
     uint32_t np = fn->params.len;
@@ -1316,6 +1322,8 @@ void bxc_emit_method_meta(bxc_emit_ctx *cx, const char *prefix, const bxc_fn *fn
         emit_fn(cx, bxc_arena_printf(cx->a, "%s_%s", prefix, fields[f].suffix),
                 bxc_arena_printf(cx->a, "%s %s", prefix, fields[f].arg->path->segs.items[0].name), ps, np,
                 fields[f].ret, fields[f].arg->value, NULL, cond, NULL);
+        if (f == 0) info->dtype = true;
+        else info->shape = true;
     }
     if (me && me->value && me->value->ty) {
         const bxc_expr *v = me->value;
@@ -1342,6 +1350,8 @@ void bxc_emit_method_meta(bxc_emit_ctx *cx, const char *prefix, const bxc_fn *fn
             }
             emit_fn(cx, bxc_arena_printf(cx->a, "%s_meta", prefix), bxc_arena_printf(cx->a, "%s meta", prefix), cps,
                     np, ft->fn.ret, v->closure.body, NULL, cond, NULL);
+            info->meta = true;
+            info->meta_ret = ft->fn.ret;
         } else if (v->kind == BXC_EXPR_PATH) {
             /* `meta = helper`: a call of the helper with every argument */
             const bxc_module *mod = NULL;
@@ -1362,6 +1372,8 @@ void bxc_emit_method_meta(bxc_emit_ctx *cx, const char *prefix, const bxc_fn *fn
             bxc_emit_printf(&cx->protos_h, "%s;\n", sig);
             bxc_emit_printf(&cx->code_c, "%s {\n  return %s(%sbext_out, err);\n}\n\n", sig,
                             bxc_emit_helper_name(cx, mod, last), alist);
+            info->meta = true;
+            info->meta_ret = ft->fn.ret;
             if (cond) {
                 bxc_emit_puts(&cx->protos_h, "#endif\n");
                 bxc_emit_puts(&cx->code_c, "#endif\n\n");

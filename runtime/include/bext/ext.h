@@ -36,6 +36,36 @@ typedef struct bext_ext_slot {
  * rejects methods with more). */
 #define BEXT_EXT_MAX_SLOTS 64
 
+/* One scalar a call exposes to fusion optimizers (language.md §4), in the
+ * method's declaration order: its value, widened to 64 bits, and how the
+ * method declares it. */
+typedef enum bext_ext_scalar_kind {
+  BEXT_SCALAR_INT,        /* i8 .. i64, isize: i */
+  BEXT_SCALAR_UINT,       /* u8 .. u64, usize: u */
+  BEXT_SCALAR_FLOAT,      /* f32, f64: f */
+  BEXT_SCALAR_BOOL        /* bool: b */
+} bext_ext_scalar_kind;
+typedef enum bext_ext_scalar_origin {
+  BEXT_SCALAR_INFERRED,   /* an argument of an integer type, f32, f64 or bool */
+  BEXT_SCALAR_MARKED,     /* #[fusion(scalar)] (argument, alias or type) */
+  BEXT_SCALAR_CUSTOM      /* #[fusion(scalar = expr)] */
+} bext_ext_scalar_origin;
+typedef struct bext_ext_scalar {
+  const char *name;       /* the argument */
+  const char *type;       /* the scalar's type: "u32", "f32", "bool" */
+  bext_ext_scalar_kind kind;
+  bext_ext_scalar_origin origin;
+  union {
+    int64_t i;
+    uint64_t u;
+    double f;
+    bool b;
+  };
+} bext_ext_scalar;
+
+/* The evaluation state of a metadata call (bext/gen.h). */
+struct bext_meta_error;
+
 typedef struct bext_ext_method {
   const char *trait;      /* "MyExtension" */
   const char *method;     /* "transpose_2d" */
@@ -76,13 +106,39 @@ typedef struct bext_ext_method {
    * out; true on success.  Owned tensor arguments are consumed: invoke
    * clears their slots (and the value holding them) in args. */
   bool (*invoke)(bext_ext_fn impl, void *args, void *out);
-  /* Ordinary arguments (everything that is not a tensor slot), for plans
-   * and the wire: a hash of them, stable across processes, and their
-   * encoding; decode fills them into a zeroed argument struct and returns
-   * the bytes read (0: malformed). */
+  /* Ordinary arguments (everything that is not a tensor slot: plain
+   * values, and the ordinary fields and enum tags inside extension values),
+   * for plans and the wire; docs/codegen.md "Descriptors" has the format.
+   * args_encode writes the encoding into buf (at most cap bytes) and
+   * returns its length, also when that exceeds cap (then buf holds a
+   * prefix: call again with a larger one).  args_hash is the FNV-1a hash
+   * of that encoding: equal ordinary arguments hash equal in every
+   * process, tensors do not count.  args_decode reads one encoding from
+   * the front of buf into args (a zeroed argument struct; its tensor slots
+   * stay NULL) and returns its length; 0 when buf is truncated or
+   * malformed (args is zeroed again then).  Never NULL in generated
+   * descriptors. */
   uint64_t (*args_hash)(const void *args);
   size_t (*args_encode)(const void *args, unsigned char *buf, size_t cap);
   size_t (*args_decode)(void *args, const unsigned char *buf, size_t n);
+
+  /* Scalars (language.md §4), in declaration order: nscalars of them.
+   * scalars writes the first min(nscalars, cap) into out and returns
+   * nscalars; -1 with the error set when a custom encoding fails (or a
+   * tensor it needs is NULL).  Reads args only (tensors: their specs);
+   * call it before dispatch consumes them.  Never NULL in generated
+   * descriptors. */
+  int nscalars;
+  int (*scalars)(const void *args, bext_ext_scalar *out, int cap);
+
+  /* Output metadata from the inputs' specs (shape and dtype; no data is
+   * read), for a method with `#[fusion(dtype = .., shape = ..)]` or
+   * `#[fusion(meta = ..)]`; NULL otherwise.  Fills out (meta_size bytes:
+   * a bext_meta_spec for a tensor output, NameMetadata for an extension
+   * value, the tuple of those for a tuple) and returns true; false with
+   * err set as the metadata functions set it.  Zero err before a call. */
+  size_t meta_size;
+  bool (*meta)(const void *args, void *out, struct bext_meta_error *err);
 } bext_ext_method;
 
 /* One call: the method, its arguments (the call owns one reference of

@@ -333,6 +333,147 @@ static inline bool bext_gen_panic_msg(bext_meta_error *err, const char *name, co
   return bext_gen_fail(err, "E1007", "%s: %s", name, msg);
 }
 
+/* ------------------------------------ 4. descriptors: ordinary arguments */
+/* The encoding of a call's ordinary arguments (docs/codegen.md,
+ * "Descriptors"): little-endian, field by field, never raw struct bytes
+ * (padding, and a process may lay out nothing the same way).  One writer
+ * serves encode and hash: it stores what fits in buf and feeds every byte
+ * to FNV-1a 64, so the hash is a function of the encoding and is the same
+ * in every process.  The reader never reads past n: once bad, every get
+ * returns 0 and the decoder reports the whole input as malformed. */
+#define BEXT_GEN_ENCODING_VERSION 1u
+#define BEXT_GEN_FNV_OFFSET 0xcbf29ce484222325ull
+#define BEXT_GEN_FNV_PRIME 0x100000001b3ull
+
+typedef struct bext_gen_writer {
+  unsigned char *buf;
+  size_t cap, len;
+  uint64_t hash;
+} bext_gen_writer;
+
+typedef struct bext_gen_reader {
+  const unsigned char *buf;
+  size_t n, pos;
+  bool bad;
+} bext_gen_reader;
+
+static inline void bext_gen_put(bext_gen_writer *w, uint64_t v, int nbytes) {
+  for (int i = 0; i < nbytes; i++) {
+    unsigned char byte = (unsigned char)(v >> (8 * i));
+    if (w->len < w->cap) w->buf[w->len] = byte;
+    w->len++;
+    w->hash = (w->hash ^ byte) * BEXT_GEN_FNV_PRIME;
+  }
+}
+/* Floats by bit pattern: -0.0 and every NaN payload travel unchanged
+ * (an implementation may tell them apart), so they also hash apart. */
+static inline void bext_gen_put_f32(bext_gen_writer *w, float f) {
+  uint32_t b;
+  memcpy(&b, &f, sizeof b);
+  bext_gen_put(w, b, 4);
+}
+static inline void bext_gen_put_f64(bext_gen_writer *w, double f) {
+  uint64_t b;
+  memcpy(&b, &f, sizeof b);
+  bext_gen_put(w, b, 8);
+}
+static inline void bext_gen_put_shape(bext_gen_writer *w, const bext_meta_shape *s) {
+  size_t len = s->len <= BEXT_SHAPE_CAP ? s->len : BEXT_SHAPE_CAP;
+  bext_gen_put(w, len, 1);
+  for (size_t i = 0; i < len; i++) bext_gen_put(w, s->dims[i], 8);
+}
+
+static inline uint64_t bext_gen_get(bext_gen_reader *r, int nbytes) {
+  if (r->bad || r->n - r->pos < (size_t)nbytes) {
+    r->bad = true;
+    return 0;
+  }
+  uint64_t v = 0;
+  for (int i = 0; i < nbytes; i++) v |= (uint64_t)r->buf[r->pos + (size_t)i] << (8 * i);
+  r->pos += (size_t)nbytes;
+  return v;
+}
+/* A signed integer of nbytes, sign-extended without implementation-defined
+ * conversions. */
+static inline int64_t bext_gen_get_signed(bext_gen_reader *r, int nbytes) {
+  uint64_t u = bext_gen_get(r, nbytes);
+  if (nbytes < 8 && (u >> (8 * nbytes - 1)) & 1u) u |= ~(uint64_t)0 << (8 * nbytes);
+  return u <= (uint64_t)INT64_MAX ? (int64_t)u : -(int64_t)(~u) - 1;
+}
+static inline size_t bext_gen_get_usize(bext_gen_reader *r) {
+  uint64_t u = bext_gen_get(r, 8);
+#if SIZE_MAX < UINT64_MAX
+  if (u > SIZE_MAX) r->bad = true;
+#endif
+  return (size_t)u;
+}
+static inline ptrdiff_t bext_gen_get_isize(bext_gen_reader *r) {
+  int64_t v = bext_gen_get_signed(r, 8);
+#if PTRDIFF_MAX < INT64_MAX
+  if (v > PTRDIFF_MAX || v < PTRDIFF_MIN) r->bad = true;
+#endif
+  return (ptrdiff_t)v;
+}
+static inline bool bext_gen_get_bool(bext_gen_reader *r) {
+  uint64_t v = bext_gen_get(r, 1);
+  if (v > 1) r->bad = true;
+  return v == 1;
+}
+static inline float bext_gen_get_f32(bext_gen_reader *r) {
+  uint32_t b = (uint32_t)bext_gen_get(r, 4);
+  float f;
+  memcpy(&f, &b, sizeof f);
+  return f;
+}
+static inline double bext_gen_get_f64(bext_gen_reader *r) {
+  uint64_t b = bext_gen_get(r, 8);
+  double f;
+  memcpy(&f, &b, sizeof f);
+  return f;
+}
+static inline bext_dtype bext_gen_get_dtype(bext_gen_reader *r) {
+  uint64_t v = bext_gen_get(r, 1);
+  if (v >= (uint64_t)BEXT_DTYPE_COUNT) {
+    r->bad = true;
+    return (bext_dtype)0;
+  }
+  return (bext_dtype)v;
+}
+static inline void bext_gen_get_shape(bext_gen_reader *r, bext_meta_shape *s) {
+  uint64_t len = bext_gen_get(r, 1);
+  if (len > BEXT_SHAPE_CAP) {
+    r->bad = true;
+    len = 0;
+  }
+  s->len = (size_t)len;
+  for (size_t i = 0; i < s->len; i++) s->dims[i] = bext_gen_get(r, 8);
+}
+/* An enum tag below nvariants. */
+static inline unsigned bext_gen_get_tag(bext_gen_reader *r, unsigned nvariants) {
+  uint64_t v = bext_gen_get(r, 4);
+  if (v >= nvariants) {
+    r->bad = true;
+    return 0;
+  }
+  return (unsigned)v;
+}
+
+/* A tensor's spec for the metadata view of a call's arguments (scalar
+ * encodings and meta see tensors as specs).  `what` names the method. */
+static inline bool bext_gen_spec_of(bext_meta_error *err, const char *what, const char *name, const bext_tensor *t,
+                                    bext_meta_spec *out) {
+  if (!t) return bext_gen_fail(err, "E1011", "%s: argument `%s` is a NULL tensor", what, name);
+  int rank = bext_rank(t);
+  const int64_t *dims = bext_shape(t);
+  if (rank < 0 || rank > BEXT_SHAPE_CAP || (rank > 0 && !dims))
+    return bext_gen_fail(err, "E1003", "%s: argument `%s` has rank %d; a shape holds at most %d dims", what,
+                         name, rank, BEXT_SHAPE_CAP);
+  out->shape.len = (size_t)rank;
+  for (int i = 0; i < rank; i++) out->shape.dims[i] = (uint64_t)dims[i];
+  out->dtype = bext_dtype_of(t);
+  return true;
+}
+
 #ifdef __cplusplus
 }
 #endif
