@@ -8,7 +8,7 @@
 
 #include "backend.h"
 
-static _Atomic uint64_t g_core[BXR_OP_COUNT], g_custom, g_moves;
+static _Atomic uint64_t g_core[BXR_OP_COUNT], g_moves;
 /* Per-method counts, keyed by descriptor (one per method): a lock-free
  * open-addressing table, so counting adds no lock to a call. */
 enum { MAX_IDS = 128 };
@@ -24,7 +24,11 @@ uint64_t count_core_total(void) {
   for (int i = 0; i < BXR_OP_COUNT; i++) n += atomic_load(&g_core[i]);
   return n;
 }
-uint64_t count_custom_total(void) { return atomic_load(&g_custom); }
+uint64_t count_custom_total(void) {
+  uint64_t n = 0;
+  for (int i = 0; i < MAX_IDS; i++) n += atomic_load(&g_ids[i].n);
+  return n;
+}
 uint64_t count_moves(void) { return atomic_load(&g_moves); }
 uint64_t count_custom(const char *id) {
   uint64_t n = 0;
@@ -36,7 +40,6 @@ uint64_t count_custom(const char *id) {
 }
 void count_reset(void) {
   for (int i = 0; i < BXR_OP_COUNT; i++) atomic_store(&g_core[i], 0);
-  atomic_store(&g_custom, 0);
   atomic_store(&g_moves, 0);
   for (int i = 0; i < MAX_IDS; i++) atomic_store(&g_ids[i].n, 0);
 }
@@ -112,8 +115,7 @@ static bool count_read(const bext_tensor *t, void *dst) {
 
 static bool count_ext_exec(struct bext_device *dev, bext_ext_call *call) {
   const bext_ext_method *m = call->m;
-  atomic_fetch_add_explicit(&g_custom, 1, memory_order_relaxed);
-  count_method(m);
+  count_method(m);  /* one atomic add per call: the total is their sum */
   /* The same call one layer down: the arguments with every tensor
    * replaced by its inner tensor, and a fresh output value. */
   size_t asz = m->args_size, osz = m->out_size ? m->out_size : 1;
@@ -129,10 +131,15 @@ static bool count_ext_exec(struct bext_device *dev, bext_ext_call *call) {
   memcpy(args, call->args, asz);
   bext_ext_slot s[BEXT_EXT_MAX_SLOTS];
   int n = m->in_slots(args, s);
-  for (int i = 0; i < n; i++) *s[i].at = bext_retain((*s[i].at)->storage->priv);
+  /* the outer call keeps its wrappers (dispatch releases them); a
+   * uniquely held one hands its inner reference over, as in count_exec */
+  for (int i = 0; i < n; i++) *s[i].at = unwrap(*s[i].at);
   bext_ext_call inner = {m, args, out};
   bool ok = bxr_ext_exec(dev->inner, &inner);
-  bext_ext_args_release(m, args);  /* what the implementation left */
+  for (int i = 0; i < n; i++) {  /* what the implementation left; slots stay put */
+    bext_release(*s[i].at);
+    *s[i].at = NULL;
+  }
   if (ok) {
     n = m->out_slots(out, s);
     for (int i = 0; i < n && ok; i++)
