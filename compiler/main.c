@@ -30,7 +30,10 @@ typedef struct options {
 static void usage(FILE *out) {
     fputs("usage: bextc FILE.bext [options]\n"
           "\n"
-          "  --check                 run the checker (names, types, rules)\n"
+          "modes: bare (or --check) checks FILE and prints every diagnostic; -o DIR also\n"
+          "writes the C; --dump-tokens / --dump-ast print the parse and do not check\n"
+          "\n"
+          "  --check                 check (the default when no other mode is given)\n"
           "  -I DIR                  search DIR for `use` modules (repeatable)\n"
           "  --feature NAME          enable a feature for cfg(feature = ...) (repeatable)\n"
           "  --diagnostics=text|json diagnostic format on stderr (default text)\n"
@@ -174,6 +177,9 @@ int main(int argc, char **argv) {
         }
     }
     if (rc == 0 && !o.input) rc = usage_error("%s", "no input file");
+    /* A bare invocation checks: parsing alone would exit 0 on a file the
+     * checker rejects, which reads as "this file is fine". */
+    if (!o.check && !o.out_dir && !o.dump_tokens && !o.dump_ast) o.check = true;
     if (rc == 0) rc = run(&u, &o);
     bxc_unit_free(&u);
     return rc;
