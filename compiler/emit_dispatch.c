@@ -204,8 +204,10 @@ static uint32_t collect(bxc_emit_ctx *cx, bxc_emit_buf *b, bxc_type *t, const ch
     t = bxc_type_strip_refs(bxc_type_resolve(t));
     if (depth > 64 || !bxc_emit_type_has_tensors(t)) return 0;
     if (t->kind == BXC_TYPE_TENSOR) {
-        bxc_emit_printf(b, "%sbext_s[bext_n++] = (bext_ext_slot){&%s, %s, %d, %d};\n", ind, acc,
-                        bxc_emit_cstring(cx->a, disp), t->tensor_kind == BXC_TENSOR_FLOAT, borrowed);
+        static const char *const kinds[] = {"BEXT_KIND_FLOAT", "BEXT_KIND_INT", "BEXT_KIND_BOOL", "-1"};
+        bxc_emit_printf(b, "%sbext_s[bext_n++] = (bext_ext_slot){&%s, %s, %d, %d, %s};\n", ind, acc,
+                        bxc_emit_cstring(cx->a, disp), t->tensor_kind == BXC_TENSOR_FLOAT, borrowed,
+                        kinds[t->tensor_kind < BXC_TENSOR_QUANTIZED ? t->tensor_kind : 3]);
         return 1;
     }
     if (t->kind == BXC_TYPE_TUPLE) {
@@ -313,7 +315,11 @@ static void emit_descriptor(bxc_emit_ctx *cx, const trait_info *ti, const method
     uint32_t nout = 0;
     bxc_emit_buf oc = {0};
     if (mi->ret_tensor) {
-        bxc_emit_puts(&oc, "  bext_s[bext_n++] = (bext_ext_slot){(bext_tensor **)bext_p, \"output\", 1, 0};\n");
+        static const char *const kinds[] = {"BEXT_KIND_FLOAT", "BEXT_KIND_INT", "BEXT_KIND_BOOL", "-1"};
+        bxc_type *rt = bxc_type_strip_refs(bxc_type_resolve(mi->ret));
+        bxc_emit_printf(&oc, "  bext_s[bext_n++] = (bext_ext_slot){(bext_tensor **)bext_p, \"output\", %d, 0, %s};\n",
+                        rt->tensor_kind == BXC_TENSOR_FLOAT,
+                        kinds[rt->tensor_kind < BXC_TENSOR_QUANTIZED ? rt->tensor_kind : 3]);
         nout = 1;
     } else if (!mi->ret_unit) {
         nout = collect(cx, &oc, mi->ret, "(*bext_o)", "output", false, "  ", 0);

@@ -83,6 +83,17 @@ bool bext_ext_dispatch(bext_ext_call *call) {
     }
     if (pick < 0 || (s[i].is_float && !s[pick].is_float)) pick = i;
   }
+  /* The declared kinds, before routing: an i64 tensor never reaches an
+   * implementation written for a FloatTensor. */
+  for (int i = 0; i < n; i++) {
+    bext_dtype dt = (*s[i].at)->dtype;
+    if (s[i].kind >= 0 && (int)bxr_dtype_kind(dt) != s[i].kind) {
+      static const char *const declared[] = {"FloatTensor", "IntTensor", "BoolTensor"};
+      bxr_error("%s: argument `%s` is declared %s, but this tensor has dtype %s", m->what, s[i].name,
+                declared[s[i].kind], bext_dtype_name(dt));
+      goto fail;
+    }
+  }
   if (pick >= 0) {
     dev = (*s[pick].at)->device;
     for (int i = 0; i < n; i++) {

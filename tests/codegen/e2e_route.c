@@ -112,6 +112,21 @@ CG_TEST(route, float_tensor_routes_over_an_earlier_int_tensor) {
             "got: %s", bext_last_error());
 }
 
+/* Declared kinds are checked at the entry point, before routing and any
+ * implementation: the argument, the declared kind and the actual dtype. */
+CG_TEST(route, a_tensor_of_the_wrong_kind_is_rejected) {
+  route_last_backend = "";
+  bext_tensor *r = routed_pick(f32("flex"), f32("flex"));   /* `a` is an IntTensor */
+  cr_assert_null(r);
+  cr_assert_str_eq(bext_last_error(), "Routed::pick: argument `a` is declared IntTensor, but this tensor has dtype f32");
+  cr_assert_str_eq(route_last_backend, "", "no implementation ran");
+  Wrapped w = {.inner = {.left = i64("flex"), .right = i64("flex")}, .scale = 1.0f};
+  r = routed_nested(w);   /* consumed on failure too: the leak check holds it */
+  cr_assert_null(r);
+  cr_assert(strstr(bext_last_error(), "argument `w.inner.right` is declared FloatTensor, but this tensor has dtype i64"),
+            "%s", bext_last_error());
+}
+
 CG_TEST(route, looks_inside_nested_extension_values) {
   Wrapped w = {.inner = {.left = i64("ndarray"), .right = f32("flex")}, .scale = 2.0f};
   bext_tensor *r = routed_nested(w);   /* consumes w even on failure */

@@ -30,6 +30,10 @@ typedef struct bext_ext_slot {
   const char *name;       /* "x", "w.inner.right", "c(Floats).t" */
   bool is_float;          /* declared FloatTensor: routing prefers it */
   bool borrowed;          /* declared `&`: the implementation only borrows it */
+  signed char kind;       /* the declared kind: BEXT_KIND_FLOAT / _INT / _BOOL
+                           * (FloatTensor, IntTensor, BoolTensor); -1: any
+                           * (QuantizedTensor).  Dispatch rejects a tensor of
+                           * another kind before any implementation sees it. */
 } bext_ext_slot;
 
 /* The most tensors one argument list or output value may hold (bextc
