@@ -368,7 +368,7 @@ static void emit_descriptor(bxc_emit_ctx *cx, const trait_info *ti, const method
 
     /* hash / encode / decode, scalars, meta (emit_ext.c) */
     bxc_emit_buf members = {0};
-    bxc_emit_ext_members(cx, e, mi->what, mi->params, mi->nparams, meta, &members);
+    bxc_emit_ext_members(cx, e, mi->what, mi->params, mi->nparams, mi->ret, meta, &members);
 
     /* the descriptor */
     const char *id = op_id(cx, fn);

@@ -444,9 +444,121 @@ static void emit_meta(bxc_emit_ctx *cx, const char *e, const char *what, const b
     bxc_emit_printf(mem, "  .meta_size = sizeof(%s),\n  .meta = %s_bext_meta,\n", out_ct, e);
 }
 
+/* ---- check mode: the output against the metadata ------------------------------ */
+
+/* Appends the comparison of metadata values got and want (C lvalues of
+ * the metadata type t), leaf by leaf; a mismatch returns false with
+ * bext_why naming the field (disp) and both values. */
+static void compare_value(bxc_emit_ctx *cx, bxc_emit_buf *b, bxc_type *t, const char *got, const char *want,
+                          const char *disp, const char *ind, int depth) {
+    t = base_type(t);
+    if (depth > EXT_MAX_DEPTH) return;
+    const char *d = bxc_emit_cstring(cx->a, disp);
+    switch (t->kind) {
+    case BXC_TYPE_SPEC:
+        bxc_emit_printf(b, "%sif (!bext_gen_check_spec(bext_why, bext_n, %s, &%s, &%s)) return false;\n", ind, d, got,
+                        want);
+        return;
+    case BXC_TYPE_SHAPE:
+        bxc_emit_printf(b, "%sif (!bext_gen_check_shape(bext_why, bext_n, %s, &%s, &%s)) return false;\n", ind, d, got,
+                        want);
+        return;
+    case BXC_TYPE_DTYPE:
+        bxc_emit_printf(b, "%sif (!bext_gen_check_dtype(bext_why, bext_n, %s, %s, %s)) return false;\n", ind, d, got,
+                        want);
+        return;
+    case BXC_TYPE_INT:
+        bxc_emit_printf(b, "%sif (!bext_gen_check_int(bext_why, bext_n, %s, (bext_i128)%s, (bext_i128)%s)) return false;\n",
+                        ind, d, got, want);
+        return;
+    case BXC_TYPE_FLOAT:
+        bxc_emit_printf(b, "%sif (!bext_gen_check_float(bext_why, bext_n, %s, (double)%s, (double)%s)) return false;\n",
+                        ind, d, got, want);
+        return;
+    case BXC_TYPE_BOOL:
+        bxc_emit_printf(b, "%sif (!bext_gen_check_bool(bext_why, bext_n, %s, %s, %s)) return false;\n", ind, d, got,
+                        want);
+        return;
+    case BXC_TYPE_TUPLE:
+        for (uint32_t i = 0; i < t->tuple.n; i++)
+            compare_value(cx, b, t->tuple.elems[i], bxc_arena_printf(cx->a, "%s._%u", got, i),
+                          bxc_arena_printf(cx->a, "%s._%u", want, i), bxc_arena_printf(cx->a, "%s.%u", disp, i), ind,
+                          depth + 1);
+        return;
+    case BXC_TYPE_STRUCT: {
+        const bxc_type_decl *sd = t->decl;
+        for (uint32_t i = 0; i < sd->nfields; i++) {
+            const bxc_type_field *f = &sd->fields[i];
+            compare_value(cx, b, f->type, bxc_arena_printf(cx->a, "%s.%s", got, field_cname(cx, f, i)),
+                          bxc_arena_printf(cx->a, "%s.%s", want, field_cname(cx, f, i)),
+                          bxc_arena_printf(cx->a, "%s.%s", disp, f->name ? f->name : bxc_arena_printf(cx->a, "%u", i)),
+                          ind, depth + 1);
+        }
+        return;
+    }
+    case BXC_TYPE_ENUM: {
+        const bxc_type_decl *ed = t->decl;
+        const char *names = "";
+        for (uint32_t v = 0; v < ed->nvariants; v++)
+            names = bxc_arena_printf(cx->a, "%s%s%s", names, v ? ", " : "", bxc_emit_cstring(cx->a, ed->variants[v].name));
+        bxc_emit_printf(b,
+                        "%sif (!bext_gen_check_tag(bext_why, bext_n, %s, (unsigned)%s.tag, (unsigned)%s.tag,\n"
+                        "%s                        (const char *const[]){%s}, %u)) return false;\n",
+                        ind, d, got, want, ind, names, ed->nvariants);
+        bxc_emit_printf(b, "%sswitch (%s.tag) {\n", ind, got);
+        const char *ind2 = bxc_arena_printf(cx->a, "%s  ", ind);
+        const char *U = bxc_emit_upper(cx->a, ed->name);
+        for (uint32_t v = 0; v < ed->nvariants; v++) {
+            const bxc_type_variant *var = &ed->variants[v];
+            if (!var->nfields) continue;
+            bxc_emit_printf(b, "%scase %s_%s:\n", ind, U, bxc_emit_upper(cx->a, var->name));
+            for (uint32_t i = 0; i < var->nfields; i++) {
+                const bxc_type_field *f = &var->fields[i];
+                compare_value(cx, b, f->type, bxc_arena_printf(cx->a, "%s.as.%s.%s", got, var->name, field_cname(cx, f, i)),
+                              bxc_arena_printf(cx->a, "%s.as.%s.%s", want, var->name, field_cname(cx, f, i)),
+                              bxc_arena_printf(cx->a, "%s(%s).%s", disp, var->name,
+                                               f->name ? f->name : bxc_arena_printf(cx->a, "%u", i)),
+                              ind2, depth + 1);
+            }
+            bxc_emit_printf(b, "%sbreak;\n", ind2);
+        }
+        bxc_emit_printf(b, "%sdefault:\n%sbreak;\n%s}\n", ind, ind2, ind);
+        return;
+    }
+    default:
+        return;
+    }
+}
+
+/* meta_check: the output value seen as metadata (tensors as their specs,
+ * the view meta's arguments get), then compared with what meta computed. */
+static void emit_meta_check(bxc_emit_ctx *cx, const char *e, const char *what, bxc_type *ret,
+                            const bxc_emit_meta_info *info, bxc_emit_buf *mem) {
+    bool field = info->dtype && info->shape;
+    if (!field && !info->meta) return;
+    bxc_type *rt = base_type(ret);
+    bxc_type *mt = field ? bxc_type_spec() : base_type(info->meta_ret);
+    if (rt->kind == BXC_TYPE_UNIT) return;
+    bxc_emit_buf *c = &cx->code_c;
+    const char *out_ct = rt->kind == BXC_TYPE_TENSOR ? "bext_tensor *" : bxc_emit_ctype_of(cx, rt);
+    const char *meta_ct = field ? "bext_meta_spec" : bxc_emit_ctype_of(cx, mt);
+    bxc_emit_printf(c,
+                    "static bool %s_bext_check(const void *bext_out, const void *bext_want, char *bext_why, size_t bext_n) {\n"
+                    "  %s const *bext_o = bext_out;\n  const %s *bext_w = bext_want;\n"
+                    "  %s bext_got;\n  memset(&bext_got, 0, sizeof bext_got);\n"
+                    "  bext_meta_error bext_e;\n  memset(&bext_e, 0, sizeof bext_e);\n",
+                    e, out_ct, meta_ct, meta_ct);
+    view_value(cx, c, rt, mt, "(*bext_o)", "bext_got", "output", bxc_emit_cstring(cx->a, what), "&bext_e",
+               "{\n    snprintf(bext_why, bext_n, \"%s\", bext_e.msg);\n    return false;\n  }", "  ", 0);
+    compare_value(cx, c, mt, "bext_got", "(*bext_w)", "output", "  ", 0);
+    bxc_emit_puts(c, "  return true;\n}\n");
+    bxc_emit_printf(mem, "  .meta_check = %s_bext_check,\n", e);
+}
+
 void bxc_emit_ext_members(bxc_emit_ctx *cx, const char *entry, const char *what, const bxc_emit_param *params,
-                          uint32_t nparams, const bxc_emit_meta_info *info, bxc_emit_buf *members) {
+                          uint32_t nparams, bxc_type *ret, const bxc_emit_meta_info *info, bxc_emit_buf *members) {
     emit_codec(cx, entry, params, nparams, members);
     emit_scalars(cx, entry, what, params, nparams, info, members);
     emit_meta(cx, entry, what, params, nparams, info, members);
+    emit_meta_check(cx, entry, what, ret, info, members);
 }

@@ -164,7 +164,7 @@ void bxc_emit_method_meta(bxc_emit_ctx *cx, const char *prefix, const bxc_fn *fn
  * struct `struct <entry>_bext_args`) into code_c, and appends their
  * descriptor initializers (`  .args_hash = ...,\n`) to members. */
 void bxc_emit_ext_members(bxc_emit_ctx *cx, const char *entry, const char *what, const bxc_emit_param *params,
-                          uint32_t nparams, const bxc_emit_meta_info *info, bxc_emit_buf *members);
+                          uint32_t nparams, bxc_type *ret, const bxc_emit_meta_info *info, bxc_emit_buf *members);
 /* The C name of a helper fn declared in module m. */
 const char *bxc_emit_helper_name(bxc_emit_ctx *cx, const bxc_module *m, const char *fn);
 

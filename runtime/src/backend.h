@@ -149,6 +149,10 @@ struct bxr_layer {
 };
 BXR_FUNC bool bxr_layer_register(const struct bxr_layer *layer);
 
+/* A tensor of t's shape and dtype on the meta device (meta.c): no data;
+ * ops on it compute output specs through their inference rules only. */
+BXR_FUNC bext_tensor *bxr_meta_like(const bext_tensor *t);
+
 /* Runs an extension call on dev with the arm dispatch would choose there
  * (decorators call it for their inner device), without re-routing. */
 BXR_FUNC bool bxr_ext_exec(struct bext_device *dev, bext_ext_call *call);

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "backend.h"
+#include "bext/gen.h"   /* bext_meta_error: what metadata functions report */
 
 static void release_slots(const bext_ext_method *m, void *args) {
   bext_ext_slot s[BEXT_EXT_MAX_SLOTS];
@@ -69,13 +70,114 @@ static const char *arm_name(const struct bext_device *dev) {
              : dev->name;
 }
 
+/* ------------------------------------------------------------ check mode */
+
+static int g_check;   /* bext_set_check / BEXT_CHECK=1; read relaxed on every call */
+
+__attribute__((constructor)) static void check_from_env(void) {
+  const char *e = getenv("BEXT_CHECK");
+  if (e && *e && strcmp(e, "0") != 0) __atomic_store_n(&g_check, 1, __ATOMIC_RELAXED);
+}
+
+void bext_set_check(bool on) { __atomic_store_n(&g_check, on ? 1 : 0, __ATOMIC_RELAXED); }
+bool bext_check_enabled(void) { return __atomic_load_n(&g_check, __ATOMIC_RELAXED) != 0; }
+
+/* What check mode expects of one call, computed before the arm consumes
+ * the inputs: the metadata functions' value (want), or the spec of the
+ * default body's output over meta tensors (want_t). */
+struct expect {
+  void *want;
+  bext_tensor *want_t;
+};
+
+static void expect_free(const bext_ext_method *m, struct expect *x) {
+  if (x->want) bxr_free(x->want, m->meta_size);
+  bext_release(x->want_t);
+  x->want = NULL;
+  x->want_t = NULL;
+}
+
+/* Runs the default body over meta copies of the inputs; false + error. */
+static bool default_over_specs(const bext_ext_method *m, bext_ext_call *call, struct expect *x) {
+  unsigned char *args = bxr_alloc(m->args_size);
+  if (!args) return false;
+  memcpy(args, call->args, m->args_size);
+  bext_ext_slot s[BEXT_EXT_MAX_SLOTS];
+  int n = m->in_slots(args, s);
+  bool ok = true;
+  for (int i = 0; i < n; i++) {
+    bext_tensor *t = ok ? bxr_meta_like(*s[i].at) : NULL;
+    ok = ok && t;
+    *s[i].at = t;
+  }
+  if (ok) ok = m->invoke(m->fallback, args, &x->want_t);
+  for (int i = 0; i < n; i++) bext_release(*s[i].at);
+  bxr_free(args, m->args_size);
+  if (!ok) {
+    char cause[600];
+    snprintf(cause, sizeof cause, "%s", bext_last_error());
+    return bxr_error("%s: its default body over the inputs' specs fails (check mode): %s", m->what, cause);
+  }
+  return true;
+}
+
+static bool check_before(const bext_ext_method *m, const struct bext_device *dev, bext_ext_call *call,
+                         struct expect *x) {
+  if (m->meta && m->meta_check) {
+    if (!(x->want = bxr_calloc(m->meta_size))) return false;
+    bext_meta_error err;
+    memset(&err, 0, sizeof err);
+    if (!m->meta(call->args, x->want, &err))
+      return bxr_error("%s: its metadata fails for these inputs (check mode): %s", m->what, err.msg);
+    return true;
+  }
+  /* A defaulted method whose user implementation runs on this arm: the
+   * default body, over specs, says what the implementation must return. */
+  const struct bext_device *d = dev;
+  while (d->layer >= 0 && d->transparent) d = d->inner;
+  if (d->layer < 0 && m->fallback && m->impl[d->kind] && m->out_tensor) return default_over_specs(m, call, x);
+  return true;
+}
+
+/* The output against the expectation; false + error (the caller releases
+ * the output). */
+static bool check_after(const bext_ext_method *m, const struct bext_device *dev, bext_ext_call *call,
+                        const struct expect *x) {
+  char why[600];
+  if (x->want && !m->meta_check(call->out, x->want, why, sizeof why))
+    return bxr_error("%s (%s implementation) disagrees with its metadata: %s", m->what, arm_name(dev), why);
+  if (x->want_t) {
+    const bext_tensor *got = *(bext_tensor *const *)call->out, *want = x->want_t;
+    if (got->dtype != want->dtype || !bxr_same_shape(got->rank, got->shape, want->rank, want->shape)) {
+      char g[200], w[200];
+      return bxr_error("%s (%s implementation) disagrees with its default body: output `output` is %s, "
+                       "the default body over specs gives %s",
+                       m->what, arm_name(dev), bxr_describe(got, g, sizeof g), bxr_describe(want, w, sizeof w));
+    }
+  }
+  return true;
+}
+
+static void release_output(const bext_ext_method *m, void *out) {
+  bext_ext_slot o[BEXT_EXT_MAX_SLOTS];
+  int no = m->out_slots(out, o);
+  for (int i = 0; i < no; i++) {
+    bext_release(*o[i].at);
+    *o[i].at = NULL;
+  }
+}
+
+/* ---------------------------------------------------------------- dispatch */
+
 bool bext_ext_dispatch(bext_ext_call *call) {
   const bext_ext_method *m = call->m;
   bext_ext_slot s[BEXT_EXT_MAX_SLOTS];
   int n = m->in_slots(call->args, s);
   BXR_ASSERT(n >= 0 && n <= BEXT_EXT_MAX_SLOTS);
   struct bext_device *dev = NULL;
+  struct expect x = {NULL, NULL};
   int pick = -1;
+  static const char *const declared[] = {"FloatTensor", "IntTensor", "BoolTensor"};
   for (int i = 0; i < n; i++) {
     if (!*s[i].at) {
       bxr_error_null("%s: argument `%s` is a NULL tensor", m->what, s[i].name);
@@ -88,7 +190,6 @@ bool bext_ext_dispatch(bext_ext_call *call) {
   for (int i = 0; i < n; i++) {
     bext_dtype dt = (*s[i].at)->dtype;
     if (s[i].kind >= 0 && (int)bxr_dtype_kind(dt) != s[i].kind) {
-      static const char *const declared[] = {"FloatTensor", "IntTensor", "BoolTensor"};
       bxr_error("%s: argument `%s` is declared %s, but this tensor has dtype %s", m->what, s[i].name,
                 declared[s[i].kind], bext_dtype_name(dt));
       goto fail;
@@ -115,6 +216,8 @@ bool bext_ext_dispatch(bext_ext_call *call) {
     bxr_panic(__FILE__, __LINE__, "%s: no implementation for backend %s: %s (listed: %s)", m->what,
               arm_name(dev), why, m->listed);
   }
+  bool checking = __builtin_expect(__atomic_load_n(&g_check, __ATOMIC_RELAXED) != 0, 0);
+  if (checking && !check_before(m, dev, call, &x)) goto fail;
   /* an implementation that fails without setting an error during THIS call
    * gets the entry point's own message (bext.h's error contract) */
   uint64_t errors = bext_error_count();
@@ -131,19 +234,30 @@ bool bext_ext_dispatch(bext_ext_call *call) {
   if (ok) {
     bext_ext_slot o[BEXT_EXT_MAX_SLOTS];
     int no = m->out_slots(call->out, o);
-    for (int i = 0; i < no; i++) {
+    for (int i = 0; i < no && ok; i++) {
       const bext_tensor *t = *o[i].at;
-      if (t && t->device->route != dev->route)
+      if (!t) {
+        ok = !m->out_tensor;
+        continue;
+      }
+      if (t->device->route != dev->route)
         bxr_panic(__FILE__, __LINE__, "%s: the implementation on %s returned output `%s` on %s", m->what,
                   dev->name, o[i].name, t->device->name);
-      if (!t && m->out_tensor) ok = false;
+      if (o[i].kind >= 0 && (int)bxr_dtype_kind(t->dtype) != o[i].kind)
+        ok = bxr_error("%s (%s implementation) returned output `%s` of dtype %s, declared %s", m->what,
+                       arm_name(dev), o[i].name, bext_dtype_name(t->dtype), declared[o[i].kind]);
     }
+    if (ok && checking) ok = check_after(m, dev, call, &x);
+    expect_free(m, &x);
     if (ok) return true;
+    release_output(m, call->out);
   }
+  expect_free(m, &x);
   if (bext_error_count() == errors) bxr_error("%s (%s implementation) failed", m->what, arm_name(dev));
   memset(call->out, 0, m->out_size);
   return false;
 fail:
+  expect_free(m, &x);
   release_slots(m, call->args);
   memset(call->out, 0, m->out_size);
   return false;

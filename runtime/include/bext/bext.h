@@ -458,6 +458,24 @@ const char *bext_last_error(void);   /* "" when none (or cleared) */
 uint64_t bext_error_count(void);
 void bext_clear_error(void);
 
+/* Check mode (PyTorch's opcheck for extension ops): every extension call
+ * also evaluates the method's metadata — its #[fusion(dtype, shape)]
+ * field expressions or its `meta` callable over the inputs' specs, or,
+ * for a method with a default body whose user implementation ran, the
+ * default body over specs (every op through its inference rule, no data)
+ * — and compares it with what the implementation returned: shapes,
+ * dtypes, enum variants and ordinary field values.  A mismatch fails the
+ * call with an error naming the method, the implementation, the output
+ * field and both values; a panic("...") a shape expression uses to
+ * validate its inputs fails the call before the implementation runs.  On
+ * when the environment has BEXT_CHECK=1 at start-up, or after
+ * bext_set_check(true); process-wide.  Off, it costs one predictable
+ * branch per extension call.  (Always, check mode or not: tensors of the
+ * wrong declared kind are rejected on the way in, and outputs of the
+ * wrong declared kind on the way out.) */
+void bext_set_check(bool on);
+bool bext_check_enabled(void);
+
 /* Programming errors (broken invariants, a backend returning the wrong
  * output) go to the panic hook; the default prints and aborts.  A hook may
  * longjmp out; if it returns, the runtime aborts.  NULL restores the default. */

@@ -143,6 +143,11 @@ typedef struct bext_ext_method {
    * err set as the metadata functions set it.  Zero err before a call. */
   size_t meta_size;
   bool (*meta)(const void *args, void *out, struct bext_meta_error *err);
+  /* Check mode (bext_set_check): compares an implementation's output
+   * value out with the metadata meta computed (want): every tensor's shape
+   * and dtype, enum variants, ordinary fields.  False with why naming the
+   * output field and both values.  Set exactly when meta is. */
+  bool (*meta_check)(const void *out, const void *want, char *why, size_t n);
 } bext_ext_method;
 
 /* One call: the method, its arguments (the call owns one reference of

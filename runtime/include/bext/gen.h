@@ -474,6 +474,74 @@ static inline bool bext_gen_spec_of(bext_meta_error *err, const char *what, cons
   return true;
 }
 
+/* ------------------------------------------- 5. check mode (bext_set_check) */
+/* The generated `meta_check` of a descriptor compares the implementation's
+ * output, seen as metadata, with what the metadata functions computed,
+ * leaf by leaf; each helper returns false with `why` naming the output
+ * field and both values. */
+static inline void bext_gen_shape_text(const bext_meta_shape *s, char *buf, size_t n) {
+  size_t len = (size_t)snprintf(buf, n, "[");
+  for (size_t i = 0; i < s->len && len < n; i++)
+    len += (size_t)snprintf(buf + len, n - len, i ? ", %llu" : "%llu", (unsigned long long)s->dims[i]);
+  if (len < n) snprintf(buf + len, n - len, "]");
+}
+
+static inline bool bext_gen_check_spec(char *why, size_t n, const char *field, const bext_meta_spec *got,
+                                       const bext_meta_spec *want) {
+  if (got->dtype == want->dtype && bext_gen_shape_eq(&got->shape, &want->shape)) return true;
+  char g[200], w[200];
+  bext_gen_shape_text(&got->shape, g, sizeof g);
+  bext_gen_shape_text(&want->shape, w, sizeof w);
+  snprintf(why, n, "output `%s` is %s %s, the metadata says %s %s", field, g, bext_dtype_name(got->dtype), w,
+           bext_dtype_name(want->dtype));
+  return false;
+}
+
+static inline bool bext_gen_check_shape(char *why, size_t n, const char *field, const bext_meta_shape *got,
+                                        const bext_meta_shape *want) {
+  if (bext_gen_shape_eq(got, want)) return true;
+  char g[200], w[200];
+  bext_gen_shape_text(got, g, sizeof g);
+  bext_gen_shape_text(want, w, sizeof w);
+  snprintf(why, n, "output `%s` is %s, the metadata says %s", field, g, w);
+  return false;
+}
+
+static inline bool bext_gen_check_dtype(char *why, size_t n, const char *field, bext_dtype got, bext_dtype want) {
+  if (got == want) return true;
+  snprintf(why, n, "output `%s` is %s, the metadata says %s", field, bext_dtype_name(got), bext_dtype_name(want));
+  return false;
+}
+
+static inline bool bext_gen_check_int(char *why, size_t n, const char *field, bext_i128 got, bext_i128 want) {
+  if (got == want) return true;
+  char g[48], w[48];
+  snprintf(why, n, "output `%s` is %s, the metadata says %s", field, bext_gen_i128_str(g, got),
+           bext_gen_i128_str(w, want));
+  return false;
+}
+
+static inline bool bext_gen_check_float(char *why, size_t n, const char *field, double got, double want) {
+  if (got == want || (isnan(got) && isnan(want))) return true;
+  snprintf(why, n, "output `%s` is %.17g, the metadata says %.17g", field, got, want);
+  return false;
+}
+
+static inline bool bext_gen_check_bool(char *why, size_t n, const char *field, bool got, bool want) {
+  if (got == want) return true;
+  snprintf(why, n, "output `%s` is %s, the metadata says %s", field, got ? "true" : "false", want ? "true" : "false");
+  return false;
+}
+
+/* Enum variants: names[] in declaration order. */
+static inline bool bext_gen_check_tag(char *why, size_t n, const char *field, unsigned got, unsigned want,
+                                      const char *const *names, unsigned count) {
+  if (got == want) return true;
+  snprintf(why, n, "output `%s` is variant %s, the metadata says variant %s", field,
+           got < count ? names[got] : "?", want < count ? names[want] : "?");
+  return false;
+}
+
 #ifdef __cplusplus
 }
 #endif

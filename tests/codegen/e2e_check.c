@@ -1,0 +1,119 @@
+/* e2e_check.c — check mode (bext_set_check, BEXT_CHECK=1), end to end over
+ * the generated C of ext/checked.bext: an implementation returning the
+ * wrong shape, the wrong dtype, the wrong enum variant or a wrong ordinary
+ * field is caught with the method, the implementation, the output field
+ * and both values in the message; a shape expression's own panic stops
+ * the call before any implementation runs; an implementation overriding a
+ * default body is held to the body's output spec (computed over meta
+ * tensors, no data); a correct implementation passes silently; and with
+ * check mode off the same wrong results go through (what check mode is
+ * for).  Leaks are caught by LSan in the sanitizer build. */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "checked.h"
+
+static bext_tensor *mat(const char *dev, int64_t r, int64_t c) {
+  float v[12] = {1, -2, 3, -4, 5, -6, 7, -8, 9, -10, 11, -12};
+  bext_tensor *t = bext_from_data(v, BEXT_F32, (int64_t[]){r, c}, 2, bext_device_get(dev));
+  cr_assert_not_null(t, "%s", bext_last_error());
+  return t;
+}
+
+static void on(void) { bext_set_check(true); }
+static void off(void) { bext_set_check(false); }
+
+#define EXPECT_ERROR(text)                                                                       \
+  cr_expect_str_eq(bext_last_error(), text)
+
+Test(check, correct_implementations_pass_silently, .init = on, .fini = off) {
+  for (int d = 0; d < 2; d++) {
+    const char *dev = d ? "ndarray" : "flex";
+    bext_clear_error();
+    bext_tensor *r = checked_same(mat(dev, 2, 3), 0);
+    cr_expect_not_null(r, "%s: %s", dev, bext_last_error());
+    bext_release(r);
+    Counted c;
+    cr_expect(checked_counted(mat(dev, 2, 3), 0, &c), "%s", bext_last_error());
+    cr_expect_eq(c.count, 6);
+    counted_release(&c);
+    Packet p;
+    cr_expect(checked_packet(mat(dev, 2, 3), false, &p), "%s", bext_last_error());
+    packet_release(&p);
+    r = checked_matrix_only(mat(dev, 2, 3));
+    cr_expect_not_null(r, "%s", bext_last_error());
+    bext_release(r);
+    r = checked_doubled(mat(dev, 3, 3)); /* square: the transpose goes unnoticed, as it should */
+    cr_expect_not_null(r, "%s", bext_last_error());
+    bext_release(r);
+    r = checked_doubled(mat(dev, 2, 3)); /* ndarray runs the default body itself */
+    if (d) cr_expect_not_null(r, "%s", bext_last_error());
+    bext_release(r);
+    cr_expect_str_eq(bext_last_error(), d ? "" : bext_last_error());
+  }
+  cr_expect(bext_check_enabled());
+}
+
+Test(check, wrong_shape, .init = on, .fini = off) {
+  cr_expect_null(checked_same(mat("flex", 2, 3), 1));
+  EXPECT_ERROR("Checked::same (flex implementation) disagrees with its metadata: output `output` is [6] f32, "
+               "the metadata says [2, 3] f32");
+}
+
+Test(check, wrong_dtype, .init = on, .fini = off) {
+  cr_expect_null(checked_same(mat("flex", 2, 3), 2));
+  EXPECT_ERROR("Checked::same (flex implementation) disagrees with its metadata: output `output` is [2, 3] f64, "
+               "the metadata says [2, 3] f32");
+}
+
+Test(check, wrong_ordinary_field, .init = on, .fini = off) {
+  Counted c;
+  cr_expect(!checked_counted(mat("flex", 2, 3), 1, &c));
+  EXPECT_ERROR("Checked::counted (flex implementation) disagrees with its metadata: output `output.count` is 7, "
+               "the metadata says 6");
+  cr_expect_null(c.tensor, "a failed call leaves the output zeroed");
+}
+
+Test(check, wrong_enum_variant, .init = on, .fini = off) {
+  Packet p;
+  cr_expect(!checked_packet(mat("flex", 2, 3), true, &p));
+  EXPECT_ERROR("Checked::packet (flex implementation) disagrees with its metadata: output `output` is variant "
+               "Empty, the metadata says variant Full");
+  cr_expect_eq(p.tag, 0);
+}
+
+Test(check, a_shape_expression_panic_stops_the_call, .init = on, .fini = off) {
+  float v[3] = {1, 2, 3};
+  bext_tensor *x = bext_from_data(v, BEXT_F32, (int64_t[]){3}, 1, bext_device_get("flex"));
+  cr_expect_null(checked_matrix_only(x));
+  EXPECT_ERROR("Checked::matrix_only: its metadata fails for these inputs (check mode): "
+               "panic: x must be a matrix");
+}
+
+Test(check, an_override_is_held_to_the_default_body, .init = on, .fini = off) {
+  cr_expect_null(checked_doubled(mat("flex", 2, 3)));
+  EXPECT_ERROR("Checked::doubled (flex implementation) disagrees with its default body: output `output` is "
+               "[3,2] f32, the default body over specs gives [2,3] f32");
+}
+
+Test(check, off_lets_the_same_results_through) {
+  bext_set_check(false);
+  bext_tensor *r = checked_same(mat("flex", 2, 3), 1);
+  cr_expect_not_null(r, "unchecked: the wrong shape goes through");
+  cr_expect_eq(bext_rank(r), 1);
+  bext_release(r);
+  Counted c;
+  cr_expect(checked_counted(mat("flex", 2, 3), 1, &c));
+  cr_expect_eq(c.count, 7);
+  counted_release(&c);
+}
+
+/* Always on, check mode or not: an output of the wrong declared kind. */
+Test(check, output_kinds_are_always_checked) {
+  bext_set_check(false);
+  cr_expect_null(checked_same(mat("flex", 2, 3), 3));
+  EXPECT_ERROR("Checked::same (flex implementation) returned output `output` of dtype i32, declared FloatTensor");
+  bext_tensor *r = checked_same(bext_cast(mat("flex", 2, 3), BEXT_F64), 0);
+  cr_expect_not_null(r, "f64 is a float: %s", bext_last_error());
+  bext_release(r);
+}
