@@ -74,6 +74,12 @@ static const char *arm_name(const struct bext_device *dev) {
 
 static int g_check;   /* bext_set_check / BEXT_CHECK=1; read relaxed on every call */
 
+#ifdef NDEBUG
+#define BXR_DEBUG_CHECKS 0
+#else
+#define BXR_DEBUG_CHECKS 1
+#endif
+
 __attribute__((constructor)) static void check_from_env(void) {
   const char *e = getenv("BEXT_CHECK");
   if (e && *e && strcmp(e, "0") != 0) __atomic_store_n(&g_check, 1, __ATOMIC_RELAXED);
@@ -90,7 +96,7 @@ struct expect {
   bext_tensor *want_t;
 };
 
-static void expect_free(const bext_ext_method *m, struct expect *x) {
+__attribute__((noinline, cold)) static void expect_free(const bext_ext_method *m, struct expect *x) {
   if (x->want) bxr_free(x->want, m->meta_size);
   bext_release(x->want_t);
   x->want = NULL;
@@ -121,7 +127,7 @@ static bool default_over_specs(const bext_ext_method *m, bext_ext_call *call, st
   return true;
 }
 
-static bool check_before(const bext_ext_method *m, const struct bext_device *dev, bext_ext_call *call,
+__attribute__((noinline, cold)) static bool check_before(const bext_ext_method *m, const struct bext_device *dev, bext_ext_call *call,
                          struct expect *x) {
   if (m->meta && m->meta_check) {
     if (!(x->want = bxr_calloc(m->meta_size))) return false;
@@ -141,7 +147,7 @@ static bool check_before(const bext_ext_method *m, const struct bext_device *dev
 
 /* The output against the expectation; false + error (the caller releases
  * the output). */
-static bool check_after(const bext_ext_method *m, const struct bext_device *dev, bext_ext_call *call,
+__attribute__((noinline, cold)) static bool check_after(const bext_ext_method *m, const struct bext_device *dev, bext_ext_call *call,
                         const struct expect *x) {
   char why[600];
   if (x->want && !m->meta_check(call->out, x->want, why, sizeof why))
@@ -167,6 +173,70 @@ static void release_output(const bext_ext_method *m, void *out) {
   }
 }
 
+static const char *const declared_kind[] = {"FloatTensor", "IntTensor", "BoolTensor"};
+
+/* Runs the arm on dev and finishes the call: releases what the arm left
+ * in args (the slots s found before still point into args: invoke clears
+ * consumed values, it never moves them), checks the outputs, and on
+ * failure leaves out zeroed.  x: check mode's expectation, NULL when off
+ * (inlined with a constant NULL, the fast path has no check code). */
+static inline __attribute__((always_inline)) bool run_arm(const bext_ext_method *m, struct bext_device *dev,
+                                                          bext_ext_call *call, bext_ext_slot *s, int n,
+                                                          const struct expect *x) {
+  /* an implementation that fails without setting an error during THIS call
+   * gets the entry point's own message (bext.h's error contract) */
+  uint64_t errors = bext_error_count();
+  bool ok = bxr_ext_exec(dev, call);
+  for (int i = 0; i < n; i++) {
+    bext_tensor *t = *s[i].at;
+    if (t) {
+      *s[i].at = NULL;
+      bxr_release(t);
+    }
+  }
+  if (ok) {
+    bext_ext_slot o[BEXT_EXT_MAX_SLOTS];
+    int no = m->out_slots(call->out, o);
+    for (int i = 0; i < no && ok; i++) {
+      const bext_tensor *t = *o[i].at;
+      if (!t) {
+        ok = !m->out_tensor;
+        continue;
+      }
+      if (t->device->route != dev->route)
+        bxr_panic(__FILE__, __LINE__, "%s: the implementation on %s returned output `%s` on %s", m->what,
+                  dev->name, o[i].name, t->device->name);
+      /* Output kinds: in check mode, and always in debug builds (the
+       * reference's debug checks); release builds skip the lookup. */
+      if ((BXR_DEBUG_CHECKS || x) && o[i].kind >= 0 && (int)bxr_dtype_kind(t->dtype) != o[i].kind)
+        ok = bxr_error("%s (%s implementation) returned output `%s` of dtype %s, declared %s", m->what,
+                       arm_name(dev), o[i].name, bext_dtype_name(t->dtype), declared_kind[o[i].kind]);
+    }
+    if (x) ok = ok && check_after(m, dev, call, x);
+    if (ok) return true;
+    release_output(m, call->out);
+  }
+  if (bext_error_count() == errors) bxr_error("%s (%s implementation) failed", m->what, arm_name(dev));
+  memset(call->out, 0, m->out_size);
+  return false;
+}
+
+/* The same in check mode: the expectation first, from the inputs. */
+__attribute__((noinline, cold)) static bool run_checked(const bext_ext_method *m, struct bext_device *dev,
+                                                        bext_ext_call *call, bext_ext_slot *s, int n) {
+  struct expect x = {NULL, NULL};
+  bool ok;
+  if (!check_before(m, dev, call, &x)) {
+    release_slots(m, call->args);
+    memset(call->out, 0, m->out_size);
+    ok = false;
+  } else {
+    ok = run_arm(m, dev, call, s, n, &x);
+  }
+  expect_free(m, &x);
+  return ok;
+}
+
 /* ---------------------------------------------------------------- dispatch */
 
 bool bext_ext_dispatch(bext_ext_call *call) {
@@ -175,9 +245,7 @@ bool bext_ext_dispatch(bext_ext_call *call) {
   int n = m->in_slots(call->args, s);
   BXR_ASSERT(n >= 0 && n <= BEXT_EXT_MAX_SLOTS);
   struct bext_device *dev = NULL;
-  struct expect x = {NULL, NULL};
   int pick = -1;
-  static const char *const declared[] = {"FloatTensor", "IntTensor", "BoolTensor"};
   for (int i = 0; i < n; i++) {
     if (!*s[i].at) {
       bxr_error_null("%s: argument `%s` is a NULL tensor", m->what, s[i].name);
@@ -191,7 +259,7 @@ bool bext_ext_dispatch(bext_ext_call *call) {
     bext_dtype dt = (*s[i].at)->dtype;
     if (s[i].kind >= 0 && (int)bxr_dtype_kind(dt) != s[i].kind) {
       bxr_error("%s: argument `%s` is declared %s, but this tensor has dtype %s", m->what, s[i].name,
-                declared[s[i].kind], bext_dtype_name(dt));
+                declared_kind[s[i].kind], bext_dtype_name(dt));
       goto fail;
     }
   }
@@ -216,48 +284,9 @@ bool bext_ext_dispatch(bext_ext_call *call) {
     bxr_panic(__FILE__, __LINE__, "%s: no implementation for backend %s: %s (listed: %s)", m->what,
               arm_name(dev), why, m->listed);
   }
-  bool checking = __builtin_expect(__atomic_load_n(&g_check, __ATOMIC_RELAXED) != 0, 0);
-  if (checking && !check_before(m, dev, call, &x)) goto fail;
-  /* an implementation that fails without setting an error during THIS call
-   * gets the entry point's own message (bext.h's error contract) */
-  uint64_t errors = bext_error_count();
-  bool ok = bxr_ext_exec(dev, call);
-  /* What the arm left: the slots found above still point into args (invoke
-   * clears consumed values, it never moves them), so no second walk. */
-  for (int i = 0; i < n; i++) {
-    bext_tensor *t = *s[i].at;
-    if (t) {
-      *s[i].at = NULL;
-      bxr_release(t);
-    }
-  }
-  if (ok) {
-    bext_ext_slot o[BEXT_EXT_MAX_SLOTS];
-    int no = m->out_slots(call->out, o);
-    for (int i = 0; i < no && ok; i++) {
-      const bext_tensor *t = *o[i].at;
-      if (!t) {
-        ok = !m->out_tensor;
-        continue;
-      }
-      if (t->device->route != dev->route)
-        bxr_panic(__FILE__, __LINE__, "%s: the implementation on %s returned output `%s` on %s", m->what,
-                  dev->name, o[i].name, t->device->name);
-      if (o[i].kind >= 0 && (int)bxr_dtype_kind(t->dtype) != o[i].kind)
-        ok = bxr_error("%s (%s implementation) returned output `%s` of dtype %s, declared %s", m->what,
-                       arm_name(dev), o[i].name, bext_dtype_name(t->dtype), declared[o[i].kind]);
-    }
-    if (ok && checking) ok = check_after(m, dev, call, &x);
-    expect_free(m, &x);
-    if (ok) return true;
-    release_output(m, call->out);
-  }
-  expect_free(m, &x);
-  if (bext_error_count() == errors) bxr_error("%s (%s implementation) failed", m->what, arm_name(dev));
-  memset(call->out, 0, m->out_size);
-  return false;
+  if (__builtin_expect(__atomic_load_n(&g_check, __ATOMIC_RELAXED) != 0, 0)) return run_checked(m, dev, call, s, n);
+  return run_arm(m, dev, call, s, n, NULL);
 fail:
-  expect_free(m, &x);
   release_slots(m, call->args);
   memset(call->out, 0, m->out_size);
   return false;
