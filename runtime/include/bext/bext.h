@@ -470,9 +470,9 @@ void bext_clear_error(void);
  * validate its inputs fails the call before the implementation runs.  On
  * when the environment has BEXT_CHECK=1 at start-up, or after
  * bext_set_check(true); process-wide.  Off, it costs one predictable
- * branch per extension call.  (Always, check mode or not: tensors of the
- * wrong declared kind are rejected on the way in, and outputs of the
- * wrong declared kind on the way out.) */
+ * branch per extension call.  (Always, check mode or not, tensors of the
+ * wrong declared kind are rejected on the way in; outputs of the wrong
+ * declared kind fail the call in check mode and in debug builds.) */
 void bext_set_check(bool on);
 bool bext_check_enabled(void);
 
