@@ -106,7 +106,7 @@ bool bext_ext_dispatch(bext_ext_call *call) {
   }
   /* an implementation that fails without setting an error during THIS call
    * gets the entry point's own message (bext.h's error contract) */
-  uint64_t errors = bext_error_count();
+  uint64_t errors = bxr_error_count();
   bool ok = bxr_ext_exec(dev, call);
   /* What the arm left: the slots found above still point into args (invoke
    * clears consumed values, it never moves them), so no second walk. */
@@ -129,7 +129,7 @@ bool bext_ext_dispatch(bext_ext_call *call) {
     }
     if (ok) return true;
   }
-  if (bext_error_count() == errors) bxr_error("%s (%s implementation) failed", m->what, arm_name(dev));
+  if (bxr_error_count() == errors) bxr_error("%s (%s implementation) failed", m->what, arm_name(dev));
   memset(call->out, 0, m->out_size);
   return false;
 fail:

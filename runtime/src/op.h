@@ -8,8 +8,8 @@
  * name (for messages) and the device.  Unused fields are deterministic
  * (hashable plans) up to the counts: every scalar field is initialized,
  * but array entries at or past at.rank / at.ndims / at.nranges / n_in /
- * out.rank may be garbage (the hot elementwise entries skip clearing
- * them), so hash and compare only the counted prefix. */
+ * out.rank may be garbage (the hot elementwise and reduction entries skip
+ * clearing them), so hash and compare only the counted prefix. */
 #ifndef BXR_OP_H
 #define BXR_OP_H
 

@@ -190,8 +190,10 @@ static inline bool bxr_is_contiguous(const bext_tensor *t) {
   }
   return true;
 }
-/* Handle refcount 1 and storage refcount 1: safe to overwrite in place. */
-static inline bool bxr_is_unique(const bext_tensor *t) {
+/* Handle refcount 1 and storage refcount 1: safe to overwrite in place.
+ * Always inlined: small ops ask it up to twice, and a call costs more
+ * than the answer. */
+static inline __attribute__((always_inline)) bool bxr_is_unique(const bext_tensor *t) {
   /* Biased towards another thread: its owner may be changing the count,
    * so never unique from here (conservative: no in-place reuse). */
   uint64_t o = atomic_load_explicit(&t->owner, memory_order_relaxed);
