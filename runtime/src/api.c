@@ -35,6 +35,7 @@ static inline void op_init_lite(struct bxr_op *op, enum bxr_opcode code, const c
   op->at.seed = 0;
   op->out.dtype = (bext_dtype)0;
   op->out.rank = 0;
+  op->same_shape = false;
 }
 
 static bext_tensor *fail1(bext_tensor *t) {

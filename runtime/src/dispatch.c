@@ -73,10 +73,6 @@ bool bxr_op_can_reuse(const struct bxr_op *op, int i) {
          bxr_is_contiguous(t);
 }
 
-bext_tensor *bxr_op_new_output(const struct bxr_op *op) {
-  return bxr_tensor_new(op->device, op->out.dtype, op->out.rank, op->out.shape);
-}
-
 /* Host-memory backends call this from their index ops, before reading
  * the indices, so kernels may assume in-range indices. */
 bool bxr_check_indices(struct bxr_op *op) {
@@ -170,6 +166,7 @@ bext_tensor *bxr_dispatch(struct bxr_op *op) {
   struct bxr_infer q = {.code = op->code, .api = op->api, .n_in = n, .in = specs,
                         .sc = op->sc, .at = &op->at, .out = &op->out};
   inferred = bxr_infer_run(&q);
+  op->same_shape = q.same_shape;
   goto asked;
 bad_operands:
   operands_error(op);

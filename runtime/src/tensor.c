@@ -24,7 +24,7 @@ void bxr_storage_retain(struct bxr_storage *s) {
   atomic_fetch_add_explicit(&s->refcount, 1, memory_order_relaxed);
 }
 
-static void storage_destroy(struct bxr_storage *s) {
+static inline void storage_destroy(struct bxr_storage *s) {
   if (s->free_priv) {
     s->free_priv(s->priv);           /* opaque storage */
   } else if (!s->inline_data) {
@@ -34,7 +34,9 @@ static void storage_destroy(struct bxr_storage *s) {
   bxr_block_free(s, s->cls);   /* the record starts its block */
 }
 
-void bxr_storage_release(struct bxr_storage *s) {
+/* Inlined into bxr_tensor_destroy: freeing a small op's result is one
+ * call deep (release -> destroy -> block cache), not three. */
+static inline __attribute__((always_inline)) void storage_release(struct bxr_storage *s) {
   if (!s) return;
   /* Count 1 while we hold a reference: ours alone (see tensor.h). */
   if (atomic_load_explicit(&s->refcount, memory_order_acquire) == 1) {
@@ -46,15 +48,17 @@ void bxr_storage_release(struct bxr_storage *s) {
   if (old == 1) storage_destroy(s);
 }
 
+void bxr_storage_release(struct bxr_storage *s) { storage_release(s); }
+
 void bxr_tensor_destroy(bext_tensor *t) {
   struct bxr_storage *s = t->storage;
   if (t->embedded) {
     /* t's memory belongs to s's block: freed with the last reference. */
-    bxr_storage_release(s);
+    storage_release(s);
     return;
   }
   int cls = t->cls;
-  bxr_storage_release(s);
+  storage_release(s);
   bxr_block_free(t, cls);
 }
 
@@ -121,6 +125,7 @@ static inline __attribute__((always_inline)) bext_tensor *block_init(struct bxr_
   t->embedded = true;
   t->cls = -1;
   bxr_contiguous_strides(rank, shape, t->strides);
+  t->contig = true;   /* contiguous strides, by construction */
   t->storage = s;
   return t;
 }
@@ -197,6 +202,7 @@ bext_tensor *bxr_tensor_view(const bext_tensor *base, int rank, const int64_t *s
   t->embedded = false;
   t->cls = (signed char)cls;
   if (rank) memcpy(t->strides, strides, (size_t)rank * sizeof *strides);
+  t->contig = bxr_layout_contiguous(rank, t->shape, t->strides);
   t->offset = offset;
   t->storage = base->storage;
   bxr_storage_retain(t->storage);
