@@ -395,9 +395,8 @@ static bool is_compare(enum bxr_opcode c) {
          c == BXR_OP_LT || c == BXR_OP_LE;
 }
 
-static bool same_shape(const bext_tensor *t, const bext_spec *m) {
-  return bxr_same_shape(t->rank, t->shape, m->rank, m->shape);
-}
+/* bxr_data for a tensor known to be f32 (no dtype size lookup). */
+static inline float *f32_data(const bext_tensor *t) { return (float *)t->storage->data + t->offset; }
 
 /* The small-tensor path: contiguous f32 operands of the output's shape and
  * little enough work to stay on this thread go straight to the vector
@@ -414,22 +413,25 @@ static bool small_f32(struct bxr_op *op, bext_tensor **res) {
     [BXR_OP_EXP] = BXFX_UN_exp + 1, [BXR_OP_TANH] = BXFX_UN_tanh + 1,
     [BXR_OP_SIGMOID] = BXFX_UN_sigmoid + 1, [BXR_OP_LOG] = BXFX_UN_log + 1,
   };
+  /* op->same_shape: inference already found every input of the
+   * output's shape (equal shapes, no broadcast), so only dtypes and
+   * layouts are left to check. */
   const bext_tensor *a = op->in[0];
-  if (a->dtype != BEXT_F32 || op->out.dtype != BEXT_F32) return false;
+  if (a->dtype != BEXT_F32 || op->out.dtype != BEXT_F32 || !op->same_shape) return false;
   int64_t n = bxr_numel(op->out.rank, op->out.shape);
-  if (n * 8 >= (int64_t)BXR_POOL_MIN || !same_shape(a, &op->out) || !bxr_is_contiguous(a)) return false;
+  if (n * 8 >= (int64_t)BXR_POOL_MIN || !bxr_is_contiguous(a)) return false;
   int k;
   if (op->n_in == 2 && (k = bin[op->code]) > 0) {
     const bext_tensor *b = op->in[1];
-    if (b->dtype != BEXT_F32 || !same_shape(b, &op->out) || !bxr_is_contiguous(b)) return false;
-    const float *pa = bxr_data(a), *pb = bxr_data(b);
+    if (b->dtype != BEXT_F32 || !bxr_is_contiguous(b)) return false;
+    const float *pa = f32_data(a), *pb = f32_data(b);
     /* Both operands were just checked to match the output (dtype, shape,
      * contiguity): reuse needs only uniqueness, not bxfx_output's full
      * re-check. */
     bext_tensor *out = bxr_is_unique(a) ? bxr_op_take(op, 0)
                        : bxr_is_unique(b) ? bxr_op_take(op, 1)
                                           : bxr_op_new_output(op);
-    if (out) bxfx_kern()->bin[k - 1](pa, pb, bxr_data(out), (size_t)n, BXFX_VV);
+    if (out) bxfx_kern()->bin[k - 1](pa, pb, f32_data(out), (size_t)n, BXFX_VV);
     *res = out;
     return true;
   }
@@ -445,16 +447,16 @@ static bool small_f32(struct bxr_op *op, bext_tensor **res) {
     double s = op->sc[0].f;
     float sf = (float)s;
     if ((double)sf != s) return false;
-    const float *pa = bxr_data(a);
+    const float *pa = f32_data(a);
     bext_tensor *out = bxr_is_unique(a) ? bxr_op_take(op, 0) : bxr_op_new_output(op);
-    if (out) bxfx_kern()->bin[k - 1](pa, &sf, bxr_data(out), (size_t)n, BXFX_VS);
+    if (out) bxfx_kern()->bin[k - 1](pa, &sf, f32_data(out), (size_t)n, BXFX_VS);
     *res = out;
     return true;
   }
   if (op->n_in == 1 && (k = un[op->code]) > 0) {
-    const float *pa = bxr_data(a);
+    const float *pa = f32_data(a);
     bext_tensor *out = bxr_is_unique(a) ? bxr_op_take(op, 0) : bxr_op_new_output(op);
-    if (out) bxfx_kern()->un[k - 1](pa, bxr_data(out), (size_t)n);
+    if (out) bxfx_kern()->un[k - 1](pa, f32_data(out), (size_t)n);
     *res = out;
     return true;
   }

@@ -52,8 +52,14 @@ struct bxfx_kernels {
   void (*f32_to_bf16)(const float *a, uint16_t *o, size_t n);
 };
 
-/* The table for this CPU (chosen once, thread-safe). */
-const struct bxfx_kernels *bxfx_kern(void);
+/* The table for this CPU (chosen once, thread-safe).  Inline: small ops
+ * look it up on every call, so the chosen table is one load away. */
+extern const struct bxfx_kernels *bxfx_kern_chosen;
+const struct bxfx_kernels *bxfx_kern_choose(void);
+static inline const struct bxfx_kernels *bxfx_kern(void) {
+  const struct bxfx_kernels *k = __atomic_load_n(&bxfx_kern_chosen, __ATOMIC_ACQUIRE);
+  return __builtin_expect(k != NULL, 1) ? k : bxfx_kern_choose();
+}
 /* Both tables, for tests that check the variants agree. */
 extern const struct bxfx_kernels bxfx_kern_avx2;
 extern const struct bxfx_kernels bxfx_kern_gen;

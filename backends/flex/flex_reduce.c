@@ -100,7 +100,7 @@ static void init_acc(const struct red *R, void *acc, int64_t *arg, const void *f
 
 /* Writes n results (acc or arg) to output elements [pos, pos+n). */
 static void finish(const struct red *R, void *acc, const int64_t *arg, size_t n, size_t pos) {
-  char *dst = R->dst + pos * bext_dtype_size(R->odt);
+  char *dst = R->dst + pos * bxr_dtype_size(R->odt);
   if (R->op == BXR_OP_ARGMAX || R->op == BXR_OP_ARGMIN) {
     bxfx_store(dst, R->odt, arg, BXFX_R_I64, n);
     return;
@@ -122,7 +122,7 @@ static void finish(const struct red *R, void *acc, const int64_t *arg, size_t n,
 /* Task = (o, inner block).  Blocks of BXFX_BLK inner elements. */
 static void red_chunk(void *ctx, size_t b, size_t e) {
   const struct red *R = ctx;
-  const size_t es = bext_dtype_size(R->dt);
+  const size_t es = bxr_dtype_size(R->dt);
   const int64_t nblk = (R->inner + BXFX_BLK - 1) / BXFX_BLK;
   _Alignas(32) char acc[BXFX_BLK * 8], x[BXFX_BLK * 8];
   int64_t arg[BXFX_BLK];
@@ -209,19 +209,34 @@ bext_tensor *bxfx_exec_reduce(struct bxr_op *op) {
   const bext_tensor *t = op->in[0];
   bext_tensor *out = bxr_op_new_output(op);
   if (!out) return NULL;
+  /* A small whole-tensor f32 sum or mean of a contiguous input: exactly
+   * the one serial step the general path below takes for it (sum_f32,
+   * the mean's division in double, the store rounding to f32), without
+   * its setup: per-op overhead is what small reductions cost. */
+  if (op->at.all && t->dtype == BEXT_F32 && (op->code == BXR_OP_SUM || op->code == BXR_OP_MEAN)) {
+    int64_t K = bxr_numel(t->rank, t->shape);
+    if (K < (int64_t)BXR_POOL_MIN && bxr_is_contiguous(t)) {
+      double s = bxfx_kern()->sum_f32((const float *)bxr_data(t), (size_t)K);
+      if (op->code == BXR_OP_MEAN) s /= (double)K;
+      *(float *)bxr_data(out) = (float)s;
+      return out;
+    }
+  }
   size_t tmpsize = 0;
   void *tmp;
   const char *src = contig_src(t, &tmp, &tmpsize);
   if (!src) { bext_release(out); return NULL; }
+  /* Every member is set below (part[] is written before it is read), so
+   * the ~600-byte record is not cleared. */
   struct red RR, *R = &RR;
-  memset(R, 0, sizeof *R);
+  R->piece = 0;
   R->op = op->code;
   R->src = src;
   R->dt = t->dtype;
   R->dst = bxr_data(out);
   R->odt = out->dtype;
   R->repr = t->dtype == BEXT_BOOL ? BXFX_R_U8
-          : bext_dtype_kind(t->dtype) == BEXT_KIND_FLOAT ? BXFX_R_F64 : BXFX_R_I64;
+          : bxr_dtype_kind(t->dtype) == BEXT_KIND_FLOAT ? BXFX_R_F64 : BXFX_R_I64;
   shape3(t, op->at.all, op->at.dim, &R->outer, &R->K, &R->inner);
   int threads = bxr_pool_threads();
   if (R->outer == 1 && R->inner == 1 && R->dt == BEXT_F32 && (R->op == BXR_OP_SUM || R->op == BXR_OP_MEAN) &&

@@ -115,6 +115,11 @@ static const int class_cap[BXR_BLOCK_CLASSES] = { 64, 32, 16, 8, 8 };
 struct tcache {
   struct bxr_blk *head[BXR_BLOCK_CLASSES];
   int n[BXR_BLOCK_CLASSES];
+  /* How many blocks of each class this thread may keep: 0 until the
+   * thread-exit destructor is installed (so the first free takes the slow
+   * path that installs it) and again once the thread is exiting; else
+   * class_cap.  One compare on the hot free path covers all three. */
+  int cap[BXR_BLOCK_CLASSES];
   bool registered;     /* thread-exit destructor installed */
   bool closed;         /* thread exiting: no more caching */
 };
@@ -147,6 +152,7 @@ static void on_thread_exit(void *p) {
   struct tcache *c = p;
   flush(c);
   c->closed = true;   /* releases in later TLS destructors go to the hook */
+  for (int k = 0; k < BXR_BLOCK_CLASSES; k++) c->cap[k] = 0;
 }
 
 static void make_key(void) {
@@ -155,21 +161,12 @@ static void make_key(void) {
   g_key_ok = pthread_key_create(&g_key, on_thread_exit) == 0;
 }
 
-void *bxr_block_alloc(int cls) {
-  struct tcache *c = &tc;
-  struct bxr_blk *b = c->head[cls];
+/* The slow halves stay out of line so the hot halves need no stack frame. */
+static __attribute__((noinline)) void *block_alloc_slow(struct tcache *c, int cls) {
   /* A block from another hook (bext_set_allocator ran on another thread
    * since it was cached) must not serve this hook's requests. */
-  if (__builtin_expect(b != NULL, 1)) {
-    if (__builtin_expect(bxr_hook_eq(b->hook, g_hook), 1)) {
-      c->head[cls] = BLK_NEXT(b, cls);
-      c->n[cls]--;
-      idle_poison(b, cls, false);
-      return b + 1;
-    }
-    flush(c);
-  }
-  b = g_hook.fn(g_hook.ud, NULL, 0, class_size[cls]);
+  if (c->head[cls]) flush(c);
+  struct bxr_blk *b = g_hook.fn(g_hook.ud, NULL, 0, class_size[cls]);
   if (!b) {
     bxr_error("out of memory (allocating %zu bytes)", class_size[cls]);
     return NULL;
@@ -178,23 +175,42 @@ void *bxr_block_alloc(int cls) {
   return b + 1;
 }
 
-void bxr_block_free(void *p, int cls) {
-  if (!p) return;
-  struct bxr_blk *b = (struct bxr_blk *)p - 1;
+void *bxr_block_alloc(int cls) {
   struct tcache *c = &tc;
-  if (__builtin_expect(c->n[cls] >= class_cap[cls] || c->closed, 0)) {
-    blk_release(b, class_size[cls]);
-    return;
+  struct bxr_blk *b = c->head[cls];
+  if (__builtin_expect(b != NULL && bxr_hook_eq(b->hook, g_hook), 1)) {
+    c->head[cls] = BLK_NEXT(b, cls);
+    c->n[cls]--;
+    idle_poison(b, cls, false);
+    return b + 1;
   }
-  if (__builtin_expect(!c->registered, 0)) {
-    pthread_once(&g_key_once, make_key);
-    if (g_key_ok) pthread_setspecific(g_key, c);
-    c->registered = true;
-  }
+  return block_alloc_slow(c, cls);
+}
+
+static inline void block_push(struct tcache *c, struct bxr_blk *b, int cls) {
   BLK_NEXT(b, cls) = c->head[cls];
   idle_poison(b, cls, true);
   c->head[cls] = b;
   c->n[cls]++;
+}
+
+static __attribute__((noinline)) void block_free_slow(struct tcache *c, struct bxr_blk *b, int cls) {
+  if (!c->registered && !c->closed) {
+    pthread_once(&g_key_once, make_key);
+    if (g_key_ok) pthread_setspecific(g_key, c);
+    c->registered = true;
+    for (int k = 0; k < BXR_BLOCK_CLASSES; k++) c->cap[k] = class_cap[k];
+  }
+  if (c->n[cls] < c->cap[cls]) block_push(c, b, cls);
+  else blk_release(b, class_size[cls]);
+}
+
+void bxr_block_free(void *p, int cls) {
+  if (!p) return;
+  struct bxr_blk *b = (struct bxr_blk *)p - 1;
+  struct tcache *c = &tc;
+  if (__builtin_expect(c->n[cls] < c->cap[cls], 1)) block_push(c, b, cls);
+  else block_free_slow(c, b, cls);
 }
 
 void bxr_block_flush(void) { flush(&tc); }

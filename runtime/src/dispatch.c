@@ -73,10 +73,6 @@ bool bxr_op_can_reuse(const struct bxr_op *op, int i) {
          bxr_is_contiguous(t);
 }
 
-bext_tensor *bxr_op_new_output(const struct bxr_op *op) {
-  return bxr_tensor_new(op->device, op->out.dtype, op->out.rank, op->out.shape);
-}
-
 /* Host-memory backends call this from their index ops, before reading
  * the indices, so kernels may assume in-range indices. */
 bool bxr_check_indices(struct bxr_op *op) {
@@ -98,73 +94,102 @@ bool bxr_check_indices(struct bxr_op *op) {
   return true;
 }
 
+/* The operand checks' slow half: runs only when the hot loop in
+ * bxr_dispatch met a NULL operand or a second device, and reports what
+ * the checks in their documented order find first (every NULL before any
+ * device mismatch).  Always returns false. */
+static __attribute__((cold, noinline)) bool operands_error(struct bxr_op *op) {
+  for (int i = 0; i < op->n_in; i++)
+    if (!op->in[i]) return op_null_error(op, "operand %d is a NULL tensor handle", i + 1);
+  op->device = op->in[0]->device;
+  for (int i = 1; i < op->n_in; i++)
+    if (op->in[i]->device != op->device)
+      return bxr_op_error(op, "operands on different devices: operand 1 is on '%s', operand %d on '%s'",
+                          op->device->name, i + 1, op->in[i]->device->name);
+  BXR_ASSERT(!"operands_error without a bad operand");
+  return false;
+}
+
+static __attribute__((cold, noinline)) void no_exec_error(const struct bxr_op *op) {
+  bxr_op_error(op, "op '%s' is not implemented by device '%s'", bxr_op_info[op->code].name, op->device->name);
+}
+
+/* A backend returned something else than the inference promised: a
+ * programming error.  Cleans up first so a panic hook that longjmps
+ * leaks nothing. */
+static __attribute__((cold, noinline, noreturn)) void wrong_result(struct bxr_op *op, bext_tensor *res) {
+  char b[200], want[200];
+  bxr_describe(res, b, sizeof b);
+  bool moved = res->device != op->device;
+  bxr_describe_shape(op->out.rank, op->out.shape, want, sizeof want);
+  bext_release(res);
+  for (int i = 0; i < op->n_in; i++) {
+    bext_release(op->in[i]);
+    op->in[i] = NULL;
+  }
+  bxr_panic(__FILE__, __LINE__, "device '%s' returned %s%s for op '%s', inference says %s %s",
+            op->device->name, b, moved ? " on another device" : "", bxr_op_info[op->code].name,
+            want, bext_dtype_name(op->out.dtype));
+}
+
+/* The hot path is one loop over the operands (NULL, device, spec
+ * pointer), the inference question, the exec call, the result check and
+ * the releases; every error is reported by a cold function above, so
+ * small ops pay neither its code nor its stack. */
 bext_tensor *bxr_dispatch(struct bxr_op *op) {
   BXR_ASSERT((unsigned)op->code < BXR_OP_COUNT);
-  const struct bxr_op_info *info = &bxr_op_info[op->code];
+  const int n = op->n_in;
   bext_tensor *res = NULL;
-
-  for (int i = 0; i < op->n_in; i++)
-    if (!op->in[i]) {
-      op_null_error(op, "operand %d is a NULL tensor handle", i + 1);
-      goto done;
-    }
-  /* The inference question points at the inputs' own specs (no copies):
-   * the same rule bext_infer runs on caller specs.  The loop that fills
-   * it also checks that every input is on the first one's device. */
-  const bext_spec *specs_buf[BXR_MAX_INPUTS], **specs = specs_buf;
-  if (op->n_in > BXR_MAX_INPUTS && !(specs = bxr_alloc((size_t)op->n_in * sizeof *specs))) goto done;
-  if (op->n_in > 0) op->device = op->in[0]->device;
   bool inferred = false;
-  for (int i = 0; i < op->n_in; i++) {
-    if (op->in[i]->device != op->device) {
-      bxr_op_error(op, "operands on different devices: operand 1 is on '%s', operand %d on '%s'",
-                   op->device->name, i + 1, op->in[i]->device->name);
-      goto asked;
+  /* The inference question points at the inputs' own specs (no copies):
+   * the same rule bext_infer runs on caller specs. */
+  const bext_spec *specs_buf[BXR_MAX_INPUTS], **specs = specs_buf;
+  if (__builtin_expect(n > BXR_MAX_INPUTS, 0) && !(specs = bxr_alloc((size_t)n * sizeof *specs)))
+    goto done;
+  if (n > 0) {
+    /* Every input non-NULL and on the first one's device. */
+    bext_tensor *t0 = op->in[0];
+    if (__builtin_expect(!t0, 0)) goto bad_operands;
+    struct bext_device *dev = t0->device;
+    specs[0] = &t0->spec;
+    for (int i = 1; i < n; i++) {
+      bext_tensor *t = op->in[i];
+      if (__builtin_expect(!t || t->device != dev, 0)) goto bad_operands;
+      specs[i] = &t->spec;
     }
-    specs[i] = &op->in[i]->spec;
+    op->device = dev;
   }
-  if (!op->device) {
+  if (__builtin_expect(!op->device, 0)) {
     bxr_op_error(op, "no device for the op");
     goto asked;
   }
-  struct bxr_infer q = {.code = op->code, .api = op->api, .n_in = op->n_in, .in = specs,
+  struct bxr_infer q = {.code = op->code, .api = op->api, .n_in = n, .in = specs,
                         .sc = op->sc, .at = &op->at, .out = &op->out};
   inferred = bxr_infer_run(&q);
+  op->same_shape = q.same_shape;
+  goto asked;
+bad_operands:
+  operands_error(op);
 asked:
-  if (specs != specs_buf) bxr_free(specs, (size_t)op->n_in * sizeof *specs);
+  if (__builtin_expect(specs != specs_buf, 0)) bxr_free(specs, (size_t)n * sizeof *specs);
   if (!inferred) goto done;
 
   bext_tensor *(*fn)(struct bxr_op *) = op->device->vt->exec[op->code];
-  if (!fn) {
-    bxr_op_error(op, "op '%s' is not implemented by device '%s'", info->name, op->device->name);
+  if (__builtin_expect(!fn, 0)) {
+    no_exec_error(op);
     goto done;
   }
-  uint64_t errors = bext_error_count(); /* a failure that sets none is caught below */
+  uint64_t errors = bxr_error_count(); /* a failure that sets none is caught below */
   res = fn(op);
-  if (res) {
+  if (__builtin_expect(res != NULL, 1)) {
     bool ok = res->dtype == op->out.dtype && res->rank == op->out.rank && res->device == op->device;
     for (int d = 0; ok && d < res->rank; d++) ok = res->shape[d] == op->out.shape[d];
-    if (!ok) {
-      /* A broken backend is a programming error.  Clean up first so a
-       * panic hook that longjmps leaks nothing. */
-      char b[200], want[200];
-      bxr_describe(res, b, sizeof b);
-      bool moved = res->device != op->device;
-      bxr_describe_shape(op->out.rank, op->out.shape, want, sizeof want);
-      bext_release(res);
-      for (int i = 0; i < op->n_in; i++) {
-        bext_release(op->in[i]);
-        op->in[i] = NULL;
-      }
-      bxr_panic(__FILE__, __LINE__, "device '%s' returned %s%s for op '%s', inference says %s %s",
-                op->device->name, b, moved ? " on another device" : "", info->name,
-                want, bext_dtype_name(op->out.dtype));
-    }
-  } else if (bext_error_count() == errors) {
+    if (__builtin_expect(!ok, 0)) wrong_result(op, res);
+  } else if (bxr_error_count() == errors) {
     bxr_op_error(op, "device '%s' failed without a message", op->device->name);
   }
 done:
-  for (int i = 0; i < op->n_in; i++) {
+  for (int i = 0; i < n; i++) {
     if (op->in[i]) bxr_release(op->in[i]);
     op->in[i] = NULL;
   }

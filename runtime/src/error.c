@@ -8,24 +8,27 @@
 #include "tensor.h"
 
 /* The error contract (bext.h, next to bext_last_error):
- *   t_error  the message of the newest error set on this thread;
- *   t_count  how many errors were set on this thread (never reset), so an
- *            entry point can tell whether a callee set one during the call.
+ *   t_error         the message of the newest error set on this thread;
+ *   bxr_tls_errors  how many errors were set on this thread (never reset),
+ *                   so an entry point can tell whether a callee set one
+ *                   during the call.
  * The message in t_error is the pending failure.  A NULL-operand error
  * (bxr_error_null) cites it ("; earlier error: ...") and replaces it: the
  * cited failure is consumed (no later message cites it directly again) and
  * the citing one is pending in its place, so a chain of calls fed one
  * failure's NULL names every step back to the cause, each exactly once.
  *
- * Default TLS model (not initial-exec like the small hot per-thread
- * words): 1 KiB would eat the static TLS surplus if libbext ever ends up
- * in a dlopen'ed object. */
+ * t_error has the default TLS model (not initial-exec like the small hot
+ * per-thread words): 1 KiB would eat the static TLS surplus if libbext
+ * ever ends up in a dlopen'ed object.  bxr_tls_errors is one of those
+ * hot words (bxr_error_count, internal.h: dispatch reads it around every
+ * exec). */
 static _Thread_local char t_error[1024];
-static _Thread_local uint64_t t_count;
+_Thread_local uint64_t bxr_tls_errors __attribute__((tls_model("initial-exec")));
 
 bool bxr_verror(const char *fmt, va_list ap) {
   vsnprintf(t_error, sizeof t_error, fmt, ap);
-  t_count++;
+  bxr_tls_errors++;
   return false;
 }
 
@@ -48,7 +51,7 @@ bool bxr_verror_null(const char *fmt, va_list ap) {
   char own[sizeof t_error];
   vsnprintf(own, sizeof own, fmt, ap);
   memcpy(t_error, own, sizeof own);
-  t_count++;
+  bxr_tls_errors++;
   size_t len = strlen(t_error);
   if (!cite || len + sizeof CITE_SEP >= sizeof t_error) return false;
   /* Appends the cause.  A long chain keeps the cause's start (the failure
@@ -80,7 +83,7 @@ bool bxr_error_null(const char *fmt, ...) {
 }
 
 const char *bext_last_error(void) { return t_error; }
-uint64_t bext_error_count(void) { return t_count; }
+uint64_t bext_error_count(void) { return bxr_tls_errors; }
 
 bool bext_set_error(const char *fmt, ...) {
   va_list ap;

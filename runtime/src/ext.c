@@ -185,7 +185,7 @@ static inline __attribute__((always_inline)) bool run_arm(const bext_ext_method 
                                                           const struct expect *x) {
   /* an implementation that fails without setting an error during THIS call
    * gets the entry point's own message (bext.h's error contract) */
-  uint64_t errors = bext_error_count();
+  uint64_t errors = bxr_error_count();
   bool ok = bxr_ext_exec(dev, call);
   for (int i = 0; i < n; i++) {
     bext_tensor *t = *s[i].at;
@@ -216,7 +216,7 @@ static inline __attribute__((always_inline)) bool run_arm(const bext_ext_method 
     if (ok) return true;
     release_output(m, call->out);
   }
-  if (bext_error_count() == errors) bxr_error("%s (%s implementation) failed", m->what, arm_name(dev));
+  if (bxr_error_count() == errors) bxr_error("%s (%s implementation) failed", m->what, arm_name(dev));
   memset(call->out, 0, m->out_size);
   return false;
 }

@@ -356,7 +356,8 @@ bool bxr_infer_binary(struct bxr_infer *q) {
   if (a->dtype == b->dtype && bxr_same_shape(a->rank, a->shape, b->rank, b->shape)) {
     q->out->dtype = a->dtype;
     q->out->rank = a->rank;
-    memcpy(q->out->shape, a->shape, (size_t)a->rank * sizeof *a->shape);
+    memcpy(q->out->shape, a->shape, sizeof a->shape);   /* fixed size, as out_like: no call */
+    q->same_shape = true;
     return true;
   }
   if (!same_dtype(q, 0, 1) || !broadcast2(q, q->in[0], q->in[1], &q->out->rank, q->out->shape))
@@ -380,6 +381,7 @@ bool bxr_infer_unary(struct bxr_infer *q) {
   if (q->code == BXR_OP_CLAMP && q->sc[0].f > q->sc[1].f)
     return bxr_infer_error(q, "lower bound %g above upper bound %g", q->sc[0].f, q->sc[1].f);
   out_like(q, q->in[0], q->in[0]->dtype);
+  q->same_shape = true;
   return true;
 }
 

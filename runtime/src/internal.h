@@ -103,6 +103,11 @@ BXR_FUNC bool bxr_verror(const char *fmt, va_list ap);
  * failure ("; earlier error: ...") when there is one (bext_set_null_error). */
 BXR_FUNC bool bxr_error_null(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 BXR_FUNC bool bxr_verror_null(const char *fmt, va_list ap);
+/* bext_error_count, inline: every dispatch reads it around its exec call
+ * (error.c owns it). */
+extern _Thread_local uint64_t bxr_tls_errors
+    __attribute__((tls_model("initial-exec"), visibility("hidden")));
+static inline uint64_t bxr_error_count(void) { return bxr_tls_errors; }
 /* Formats "[2,3] f32" for t into buf (NULL -> "NULL"); the same text for
  * a spec (so tensor and spec inference messages agree). */
 BXR_FUNC const char *bxr_describe(const bext_tensor *t, char *buf, size_t n);

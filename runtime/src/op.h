@@ -8,8 +8,8 @@
  * name (for messages) and the device.  Unused fields are deterministic
  * (hashable plans) up to the counts: every scalar field is initialized,
  * but array entries at or past at.rank / at.ndims / at.nranges / n_in /
- * out.rank may be garbage (the hot elementwise entries skip clearing
- * them), so hash and compare only the counted prefix. */
+ * out.rank may be garbage (the hot elementwise and reduction entries skip
+ * clearing them), so hash and compare only the counted prefix. */
 #ifndef BXR_OP_H
 #define BXR_OP_H
 
@@ -32,6 +32,10 @@ struct bxr_op {
   bext_scalar sc[3];
   bext_attrs at;
   bext_spec out;                    /* filled by the inference rule */
+  /* Set by dispatch from the rule's answer: every input has exactly
+   * out's shape (so a backend need not compare shapes again).  False
+   * tells nothing. */
+  bool same_shape;
 };
 
 /* One inference question, on specs alone: what a row's rule reads and
@@ -47,6 +51,8 @@ struct bxr_infer {
   const bext_scalar *sc;            /* sc[0..3) */
   bext_attrs *at;
   bext_spec *out;                   /* the answer */
+  bool same_shape;                  /* set (never cleared) by rules that know every input
+                                       has exactly *out's shape; false tells nothing */
 };
 
 /* One row of the op table as data. */
@@ -100,8 +106,11 @@ BXR_FUNC bext_tensor *bxr_op_take(struct bxr_op *op, int i);
 /* True when input i may become the output in place: unique, contiguous,
  * and its dtype and shape equal the output's. */
 BXR_FUNC bool bxr_op_can_reuse(const struct bxr_op *op, int i);
-/* A fresh contiguous output tensor with op->out's metadata on op->device. */
-BXR_FUNC bext_tensor *bxr_op_new_output(const struct bxr_op *op);
+/* A fresh contiguous output tensor with op->out's metadata on op->device
+ * (inline: one call less on every small op). */
+static inline bext_tensor *bxr_op_new_output(const struct bxr_op *op) {
+  return bxr_tensor_new(op->device, op->out.dtype, op->out.rank, op->out.shape);
+}
 /* Sets an error "<api>: <message> (operands: [2,3] f32, [3] f32)". */
 BXR_FUNC bool bxr_op_error(const struct bxr_op *op, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

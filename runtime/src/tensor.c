@@ -24,7 +24,7 @@ void bxr_storage_retain(struct bxr_storage *s) {
   atomic_fetch_add_explicit(&s->refcount, 1, memory_order_relaxed);
 }
 
-static void storage_destroy(struct bxr_storage *s) {
+static inline void storage_destroy(struct bxr_storage *s) {
   if (s->free_priv) {
     s->free_priv(s->priv);           /* opaque storage */
   } else if (!s->inline_data) {
@@ -34,7 +34,9 @@ static void storage_destroy(struct bxr_storage *s) {
   bxr_block_free(s, s->cls);   /* the record starts its block */
 }
 
-void bxr_storage_release(struct bxr_storage *s) {
+/* Inlined into bxr_tensor_destroy: freeing a small op's result is one
+ * call deep (release -> destroy -> block cache), not three. */
+static inline __attribute__((always_inline)) void storage_release(struct bxr_storage *s) {
   if (!s) return;
   /* Count 1 while we hold a reference: ours alone (see tensor.h). */
   if (atomic_load_explicit(&s->refcount, memory_order_acquire) == 1) {
@@ -46,15 +48,17 @@ void bxr_storage_release(struct bxr_storage *s) {
   if (old == 1) storage_destroy(s);
 }
 
+void bxr_storage_release(struct bxr_storage *s) { storage_release(s); }
+
 void bxr_tensor_destroy(bext_tensor *t) {
   struct bxr_storage *s = t->storage;
   if (t->embedded) {
     /* t's memory belongs to s's block: freed with the last reference. */
-    bxr_storage_release(s);
+    storage_release(s);
     return;
   }
   int cls = t->cls;
-  bxr_storage_release(s);
+  storage_release(s);
   bxr_block_free(t, cls);
 }
 
@@ -82,7 +86,8 @@ void bxr_contiguous_strides(int rank, const int64_t *shape, int64_t *strides) {
 }
 
 /* Fills the handle fields every constructor sets; unused dims are zeroed
- * so handles stay deterministic (the old calloc did the same). */
+ * so handles stay deterministic (the old calloc did the same).  Strides
+ * are left zero: each constructor writes its own. */
 static inline __attribute__((always_inline)) void handle_init(bext_tensor *t, struct bext_device *dev, bext_dtype dt, int rank,
                         const int64_t *shape) {
   atomic_init(&t->refcount, 1);
@@ -94,11 +99,11 @@ static inline __attribute__((always_inline)) void handle_init(bext_tensor *t, st
   t->device = dev;
   t->dtype = dt;
   t->rank = rank;
-  /* fixed trip count: unrolled, no memcpy/memset calls */
-  for (int d = 0; d < BEXT_MAX_RANK; d++) {
-    t->shape[d] = d < rank ? shape[d] : 0;
-    t->strides[d] = 0;
-  }
+  /* fixed sizes: a few vector stores, no memset call; then the rank
+   * extents over them */
+  memset(t->shape, 0, sizeof t->shape);
+  memset(t->strides, 0, sizeof t->strides);
+  for (int d = 0; d < rank; d++) t->shape[d] = shape[d];
   t->offset = 0;
   t->autodiff = NULL;
   t->priv = NULL;
@@ -120,27 +125,42 @@ static inline __attribute__((always_inline)) bext_tensor *block_init(struct bxr_
   t->embedded = true;
   t->cls = -1;
   bxr_contiguous_strides(rank, shape, t->strides);
+  t->contig = true;   /* contiguous strides, by construction */
   t->storage = s;
   return t;
+}
+
+static __attribute__((cold, noinline)) bext_tensor *too_large(bext_dtype dt, int rank, const int64_t *shape) {
+  char sh[160];
+  bxr_error("tensor of shape %s %s is too large", bxr_describe_shape(rank, shape, sh, sizeof sh),
+            bext_dtype_name(dt));
+  return NULL;
+}
+
+/* A separate buffer from the backend (too large to ride in the block, or
+ * a backend without inline_small): kept out of the small-tensor path. */
+static __attribute__((noinline)) bool storage_buffer(struct bxr_tblock *b, const struct bxr_backend *be,
+                                                     size_t bytes) {
+  struct bxr_storage *s = &b->s;
+  s->data = NULL;
+  s->bytes = bytes;
+  if (!be->storage_alloc(s, bytes)) return false;
+  bxr_device_count_alloc(s->device, bytes);
+  return true;
 }
 
 bext_tensor *bxr_tensor_new(struct bext_device *dev, bext_dtype dt, int rank,
                             const int64_t *shape) {
   const struct bxr_backend *be = dev->vt;
-  BXR_ASSERT(be && be->storage_alloc && rank >= 0 && rank <= BEXT_MAX_RANK && (unsigned)dt < BEXT_DTYPE_COUNT);
+  BXR_ASSERT(be && be->storage_alloc && (unsigned)rank <= BEXT_MAX_RANK && (unsigned)dt < BEXT_DTYPE_COUNT);
   size_t bytes = bxr_nbytes(dt, rank, shape);
-  if (bytes == SIZE_MAX) {
-    char sh[160];
-    bxr_error("tensor of shape %s %s is too large", bxr_describe_shape(rank, shape, sh, sizeof sh),
-              bext_dtype_name(dt));
-    return NULL;
-  }
+  if (__builtin_expect(bytes == SIZE_MAX, 0)) return too_large(dt, rank, shape);
   /* Small host buffers ride in the block: one allocation per tensor. */
   int cls = be->inline_small ? bxr_block_class(TBLOCK_HDR + bytes) : -1;
   bool inl = cls >= 0;
   if (!inl) cls = bxr_block_class(TBLOCK_HDR);
   struct bxr_tblock *b = bxr_block_alloc(cls);
-  if (!b) return NULL;
+  if (__builtin_expect(!b, 0)) return NULL;
   struct bxr_storage *s = &b->s;
   s->inline_data = inl;
   s->priv = NULL;
@@ -149,14 +169,9 @@ bext_tensor *bxr_tensor_new(struct bext_device *dev, bext_dtype dt, int rank,
   s->device = dev;            /* storage_alloc may read the device's state */
   if (inl) {
     s->data = TBLOCK_DATA(b);
-  } else {
-    s->data = NULL;
-    s->bytes = bytes;
-    if (!be->storage_alloc(s, bytes)) {
-      bxr_block_free(b, cls);
-      return NULL;
-    }
-    bxr_device_count_alloc(dev, bytes);
+  } else if (!storage_buffer(b, be, bytes)) {
+    bxr_block_free(b, cls);
+    return NULL;
   }
   return block_init(b, cls, dev, dt, rank, shape, bytes);
 }
@@ -187,6 +202,7 @@ bext_tensor *bxr_tensor_view(const bext_tensor *base, int rank, const int64_t *s
   t->embedded = false;
   t->cls = (signed char)cls;
   if (rank) memcpy(t->strides, strides, (size_t)rank * sizeof *strides);
+  t->contig = bxr_layout_contiguous(rank, t->shape, t->strides);
   t->offset = offset;
   t->storage = base->storage;
   bxr_storage_retain(t->storage);

@@ -63,6 +63,8 @@ struct bext_tensor {
   bool embedded;       /* lives in its storage's block (freed with it) */
   signed char cls;     /* block class of a lone handle (embedded: unused) */
   atomic_uchar busy;   /* owner inside a plain count update */
+  bool contig;         /* bxr_layout_contiguous of shape and strides, set by
+                          the constructor (neither ever changes afterwards) */
   _Atomic uint64_t owner;  /* biased: owning thread id; 1: being taken over; 0: shared */
   struct bext_device *device;      /* its device; device->vt is the backend */
   /* The handle's spec, in place: inference reads &t->spec with no copy,
@@ -181,17 +183,22 @@ static inline int64_t bxr_numel(int rank, const int64_t *shape) {
 BXR_FUNC size_t bxr_nbytes(bext_dtype dt, int rank, const int64_t *shape);
 BXR_FUNC void bxr_contiguous_strides(int rank, const int64_t *shape, int64_t *strides);
 /* Row-major contiguous (size-1 and empty dims ignore their stride). */
-static inline bool bxr_is_contiguous(const bext_tensor *t) {
+static inline bool bxr_layout_contiguous(int rank, const int64_t *shape, const int64_t *strides) {
   int64_t s = 1;
-  for (int i = t->rank - 1; i >= 0; i--) {
-    if (t->shape[i] == 0) return true;
-    if (t->shape[i] != 1 && t->strides[i] != s) return false;
-    s *= t->shape[i];
+  for (int i = rank - 1; i >= 0; i--) {
+    if (shape[i] == 0) return true;
+    if (shape[i] != 1 && strides[i] != s) return false;
+    s *= shape[i];
   }
   return true;
 }
-/* Handle refcount 1 and storage refcount 1: safe to overwrite in place. */
-static inline bool bxr_is_unique(const bext_tensor *t) {
+/* The same for a handle: a flag its constructor computed (small ops ask
+ * it for every operand). */
+static inline bool bxr_is_contiguous(const bext_tensor *t) { return t->contig; }
+/* Handle refcount 1 and storage refcount 1: safe to overwrite in place.
+ * Always inlined: small ops ask it up to twice, and a call costs more
+ * than the answer. */
+static inline __attribute__((always_inline)) bool bxr_is_unique(const bext_tensor *t) {
   /* Biased towards another thread: its owner may be changing the count,
    * so never unique from here (conservative: no in-place reuse). */
   uint64_t o = atomic_load_explicit(&t->owner, memory_order_relaxed);
