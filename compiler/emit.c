@@ -228,10 +228,28 @@ static const char *feature_name(const bxc_attr_arg *arg) {
     return arg->value->string_lit.value;
 }
 
+/* Records a feature macro for the feature check (once per macro). */
+static void note_feature(bxc_emit_ctx *cx, const char *macro) {
+    for (uint32_t i = 0; i < cx->nfeatures; i++)
+        if (strcmp(cx->features[i], macro) == 0) return;
+    if (cx->nfeatures == cx->capfeatures) {
+        uint32_t nc = cx->capfeatures ? cx->capfeatures * 2 : 8;
+        const char **n = bxc_arena_alloc(cx->a, nc * sizeof *n);
+        if (cx->nfeatures) memcpy(n, cx->features, cx->nfeatures * sizeof *n);
+        cx->features = n;
+        cx->capfeatures = nc;
+    }
+    cx->features[cx->nfeatures++] = macro;
+}
+
 const char *bxc_emit_cfg_c(bxc_emit_ctx *cx, const bxc_attr_arg *c) {
     bxc_arena *a = cx->a;
     const char *f = feature_name(c);
-    if (f) return bxc_arena_printf(a, "defined(%s)", feature_macro(a, f));
+    if (f) {
+        const char *m = feature_macro(a, f);
+        note_feature(cx, m);
+        return bxc_arena_printf(a, "defined(%s)", m);
+    }
     if (c->kind == BXC_ATTR_ARG_CALL && c->path && c->path->segs.len == 1) {
         const char *n = c->path->segs.items[0].name;
         if (strcmp(n, "cfg") == 0 && c->args.len == 1) return bxc_emit_cfg_c(cx, c->args.items[0]);
@@ -292,6 +310,42 @@ static const char *c_identifier(bxc_arena *a, const char *s) {
     return out;
 }
 
+/* The feature check (docs/codegen.md "Features"): per feature macro the
+ * unit tests, the header makes every object file that includes it
+ * reference `<stem>_c_compiled_with_<MACRO>` or `..._without_<MACRO>`,
+ * whichever matches the state it is compiled with, and the .c defines the
+ * one of its own state.  An object file that disagrees with the .c fails
+ * to link, naming the feature.  The `used` pointer keeps the reference
+ * in every object file at every optimization level. */
+static void emit_feature_check(bxc_emit_ctx *cx, bxc_emit_buf *h, bxc_emit_buf *c) {
+    if (!cx->nfeatures) return;
+    bxc_emit_printf(h, "/* ---- feature check: a file that includes this header with a BEXT_FEATURE_* macro\n"
+                       " * defined differently from %s.c fails to link, with an undefined reference to\n"
+                       " * `%s_c_compiled_with[out]_<MACRO>` (docs/codegen.md, \"Features\") ---- */\n",
+                    bxc_emit_comment_text(cx->a, cx->stem), cx->cstem);
+    bxc_emit_puts(c, "/* ---- feature check: the symbol of this file's feature state per macro ---- */\n");
+    for (uint32_t i = 0; i < cx->nfeatures; i++) {
+        const char *m = cx->features[i];
+        const char *with = bxc_arena_printf(cx->a, "%s_c_compiled_with_%s", cx->cstem, m);
+        const char *without = bxc_arena_printf(cx->a, "%s_c_compiled_without_%s", cx->cstem, m);
+        const char *check = bxc_arena_printf(cx->a, "%s_bext_feature_check_%s", cx->cstem, m);
+        const char *what = bxc_arena_printf(cx->a, "the feature check of %s", m);
+        bxc_emit_claim(cx, with, bxc_span_none(), what);
+        bxc_emit_claim(cx, without, bxc_span_none(), what);
+        bxc_emit_claim(cx, check, bxc_span_none(), what);
+        bxc_emit_printf(h,
+                        "#if defined(%s)\nextern const char %s;\n"
+                        "static const char *const %s __attribute__((used)) = &%s;\n"
+                        "#else\nextern const char %s;\n"
+                        "static const char *const %s __attribute__((used)) = &%s;\n#endif\n",
+                        m, with, check, with, without, check, without);
+        bxc_emit_printf(c, "#if defined(%s)\nconst char %s = 1;\n#else\nconst char %s = 0;\n#endif\n", m, with,
+                        without);
+    }
+    bxc_emit_puts(h, "\n");
+    bxc_emit_puts(c, "\n");
+}
+
 static bool generate(bxc_unit *u, const char *stem, bxc_emit_buf *h, bxc_emit_buf *c) {
     bxc_emit_ctx cx;
     memset(&cx, 0, sizeof cx);
@@ -305,6 +359,8 @@ static bool generate(bxc_unit *u, const char *stem, bxc_emit_buf *h, bxc_emit_bu
     bxc_emit_helpers(&cx);
     bxc_emit_traits(&cx);
     bxc_emit_types_finish(&cx);
+    bxc_emit_buf fh = {0}, fc = {0};
+    emit_feature_check(&cx, &fh, &fc);
 
     const char *guard = bxc_emit_upper(cx.a, cx.cstem);
     const char *root = u->nmodules ? u->modules[0]->path : stem;
@@ -319,6 +375,7 @@ static bool generate(bxc_unit *u, const char *stem, bxc_emit_buf *h, bxc_emit_bu
                     bxc_emit_comment_text(cx.a, stem), bxc_emit_comment_text(cx.a, rootbase), guard, guard);
     bxc_emit_append(h, &cx.types_h);
     bxc_emit_append(h, &cx.protos_h);
+    bxc_emit_append(h, &fh);
     bxc_emit_printf(h, "#ifdef __cplusplus\n}\n#endif\n\n#endif /* BEXT_GEN_%s_H */\n", guard);
 
     bxc_emit_printf(c,
@@ -326,6 +383,7 @@ static bool generate(bxc_unit *u, const char *stem, bxc_emit_buf *h, bxc_emit_bu
                     " * Routing, default bodies and metadata functions (docs/codegen.md). */\n"
                     "#include \"%s.h\"\n\n",
                     bxc_emit_comment_text(cx.a, stem), bxc_emit_comment_text(cx.a, rootbase), stem);
+    bxc_emit_append(c, &fc);
     bxc_emit_append(c, &cx.types_c);
     bxc_emit_append(c, &cx.code_c);
     if (cx.register_c.len) {
@@ -343,6 +401,8 @@ static bool generate(bxc_unit *u, const char *stem, bxc_emit_buf *h, bxc_emit_bu
     bxc_emit_buf_free(&cx.types_c);
     bxc_emit_buf_free(&cx.code_c);
     bxc_emit_buf_free(&cx.register_c);
+    bxc_emit_buf_free(&fh);
+    bxc_emit_buf_free(&fc);
     return cx.ok;
 }
 

@@ -91,9 +91,9 @@ static void walk_ordinary(bxc_emit_ctx *cx, bxc_emit_buf *b, bool get, bxc_type 
         return;
     case BXC_TYPE_ENUM: {
         const bxc_type_decl *d = t->decl;
-        const char *U = bxc_emit_upper(cx->a, d->name);
         if (get)
-            bxc_emit_printf(b, "%s%s.tag = (%sTag)bext_gen_get_tag(bext_r, %uu);\n", ind, acc, d->name, d->nvariants);
+            bxc_emit_printf(b, "%s%s.tag = (%s)bext_gen_get_tag(bext_r, %uu);\n", ind, acc, bxc_emit_tag_type(cx, d),
+                            d->nvariants);
         else bxc_emit_printf(b, "%sbext_gen_put(bext_w, (uint64_t)%s.tag, 4);\n", ind, acc);
         const char *ind2 = bxc_arena_printf(cx->a, "%s  ", ind);
         bxc_emit_buf cases = {0};
@@ -105,7 +105,7 @@ static void walk_ordinary(bxc_emit_ctx *cx, bxc_emit_buf *b, bool get, bxc_type 
                               bxc_arena_printf(cx->a, "%s.as.%s.%s", acc, var->name, field_cname(cx, &var->fields[i], i)),
                               ind2, depth + 1);
             if (sub.len) {
-                bxc_emit_printf(&cases, "%scase %s_%s:\n", ind, U, bxc_emit_upper(cx->a, var->name));
+                bxc_emit_printf(&cases, "%scase %s:\n", ind, bxc_emit_tag_const(cx, d, var->name));
                 bxc_emit_append(&cases, &sub);
                 bxc_emit_printf(&cases, "%sbreak;\n", ind2);
             }
@@ -207,15 +207,14 @@ static void view_value(bxc_emit_ctx *cx, bxc_emit_buf *b, bxc_type *src_t, bxc_t
         }
         return;
     }
-    /* an enum: the same variants in the same order, so the tag carries over */
-    bxc_emit_printf(b, "%s%s.tag = (%sTag)%s.tag;\n", ind, dst, dd->name, src);
+    /* an enum: the companion shares the enum's tag type and constants */
+    bxc_emit_printf(b, "%s%s.tag = %s.tag;\n", ind, dst, src);
     bxc_emit_printf(b, "%sswitch (%s.tag) {\n", ind, src);
     const char *ind2 = bxc_arena_printf(cx->a, "%s  ", ind);
-    const char *U = bxc_emit_upper(cx->a, sd->name);
     for (uint32_t v = 0; v < sd->nvariants && v < dd->nvariants; v++) {
         const bxc_type_variant *sv = &sd->variants[v], *dv = &dd->variants[v];
         if (!sv->nfields) continue;
-        bxc_emit_printf(b, "%scase %s_%s:\n", ind, U, bxc_emit_upper(cx->a, sv->name));
+        bxc_emit_printf(b, "%scase %s:\n", ind, bxc_emit_tag_const(cx, sd, sv->name));
         for (uint32_t i = 0; i < sv->nfields && i < dv->nfields; i++) {
             const bxc_type_field *f = &sv->fields[i];
             view_value(cx, b, f->type, dv->fields[i].type,

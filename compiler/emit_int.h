@@ -75,6 +75,8 @@ typedef struct bxc_emit_ctx {
     uint32_t nnames, capnames;
     uint32_t *name_slots;      /* hash index into names (index + 1; 0 empty) */
     uint32_t name_nslots;      /* a power of two, at least 2 x nnames */
+    const char **features;     /* every BEXT_FEATURE_* macro a cfg condition tests, */
+    uint32_t nfeatures, capfeatures;   /* in first-use order (the feature check) */
     bool ok;
 } bxc_emit_ctx;
 
@@ -113,6 +115,11 @@ bool bxc_emit_claim(bxc_emit_ctx *cx, const char *cname, bxc_span span, const ch
 /* Registers t (and what it contains) and returns its C type entry. */
 bxc_emit_ctype *bxc_emit_register_type(bxc_emit_ctx *cx, bxc_type *t);
 bool bxc_emit_type_has_tensors(bxc_type *t);
+/* An enum's tag type and the tag constant of one of its variants.  A
+ * metadata companion shares its enum's (`PacketMetadata` uses `PacketTag`
+ * and `PACKET_FLOAT`): one numbering, not two that agree by position. */
+const char *bxc_emit_tag_type(bxc_emit_ctx *cx, const bxc_type_decl *d);
+const char *bxc_emit_tag_const(bxc_emit_ctx *cx, const bxc_type_decl *d, const char *variant);
 /* Registers every struct / enum declared in the root module. */
 void bxc_emit_root_types(bxc_emit_ctx *cx);
 /* Writes every registered type into types_h / types_c. */

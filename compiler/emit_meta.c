@@ -472,8 +472,7 @@ static const char *call_impl(mctx *m, const bxc_expr *e, const impl_fn *f, const
 }
 
 static const char *enum_tag(mctx *m, bxc_type *t, const char *variant) {
-    return bxc_arena_printf(m->cx->a, "%s_%s", bxc_emit_upper(m->cx->a, T(t)->decl->name),
-                            bxc_emit_upper(m->cx->a, variant));
+    return bxc_emit_tag_const(m->cx, T(t)->decl, variant);
 }
 
 static const bxc_type_variant *find_variant(bxc_type *t, const char *name, uint32_t *index) {

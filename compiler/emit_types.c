@@ -94,6 +94,8 @@ bxc_emit_ctype *bxc_emit_register_type(bxc_emit_ctx *cx, bxc_type *t) {
         for (uint32_t i = 0; i < t->tuple.n; i++) bxc_emit_register_type(cx, t->tuple.elems[i]);
     } else {
         bxc_type_decl *d = t->decl;
+        /* an enum's companion uses the enum's tag type */
+        if (d->is_enum && d->metadata_of) bxc_emit_register_type(cx, d->metadata_of);
         for (uint32_t i = 0; i < d->nfields; i++) bxc_emit_register_type(cx, d->fields[i].type);
         for (uint32_t v = 0; v < d->nvariants; v++)
             for (uint32_t i = 0; i < d->variants[v].nfields; i++)
@@ -210,7 +212,7 @@ static void claim_type_names(bxc_emit_ctx *cx, bxc_type *t, const char *N, const
                               : bxc_arena_printf(cx->a, "%s `%s`", d->is_enum ? "enum" : "struct", d->name);
     }
     bxc_emit_claim(cx, N, sp, what);
-    if (t->kind != BXC_TYPE_TUPLE && t->decl->is_enum) {
+    if (t->kind != BXC_TYPE_TUPLE && t->decl->is_enum && !t->decl->metadata_of) {
         bxc_type_decl *d = t->decl;
         bxc_emit_claim(cx, bxc_arena_printf(cx->a, "%sTag", N), sp,
                        bxc_arena_printf(cx->a, "the tag type of %s", what));
@@ -225,6 +227,20 @@ static void claim_type_names(bxc_emit_ctx *cx, bxc_type *t, const char *N, const
         bxc_emit_claim(cx, bxc_arena_printf(cx->a, "%s_retain", P), sp,
                        bxc_arena_printf(cx->a, "the retain function of %s", what));
     }
+}
+
+/* The enum whose tag type a decl uses: itself, or the enum a metadata
+ * companion describes. */
+static const bxc_type_decl *tag_owner(const bxc_type_decl *d) {
+    return d->metadata_of && d->metadata_of->decl ? d->metadata_of->decl : d;
+}
+
+const char *bxc_emit_tag_type(bxc_emit_ctx *cx, const bxc_type_decl *d) {
+    return bxc_arena_printf(cx->a, "%sTag", tag_owner(d)->name);
+}
+
+const char *bxc_emit_tag_const(bxc_emit_ctx *cx, const bxc_type_decl *d, const char *variant) {
+    return bxc_arena_printf(cx->a, "%s_%s", bxc_emit_upper(cx->a, tag_owner(d)->name), bxc_emit_upper(cx->a, variant));
 }
 
 static void emit_one(bxc_emit_ctx *cx, const bxc_emit_ctype *ct) {
@@ -266,16 +282,18 @@ static void emit_one(bxc_emit_ctx *cx, const bxc_emit_ctype *ct) {
         bxc_emit_printf(h, "} %s;\n", N);
     } else {
         bxc_type_decl *d = t->decl;
-        const char *U = bxc_emit_upper(cx->a, N);
-        if (d->metadata_of) bxc_emit_printf(h, "/* metadata companion of %s: tensors replaced by specs */\n",
-                                            d->metadata_of->decl->name);
-        bxc_emit_printf(h, "typedef enum %sTag {\n", N);
-        for (uint32_t v = 0; v < d->nvariants; v++)
-            bxc_emit_printf(h, "  %s_%s = %u,\n", U, bxc_emit_upper(cx->a, d->variants[v].name), v);
-        bxc_emit_printf(h, "} %sTag;\n", N);
+        if (d->metadata_of) {
+            bxc_emit_printf(h, "/* metadata companion of %s: tensors replaced by specs; the tag is %s's */\n",
+                            d->metadata_of->decl->name, bxc_emit_tag_type(cx, d));
+        } else {
+            bxc_emit_printf(h, "typedef enum %s {\n", bxc_emit_tag_type(cx, d));
+            for (uint32_t v = 0; v < d->nvariants; v++)
+                bxc_emit_printf(h, "  %s = %u,\n", bxc_emit_tag_const(cx, d, d->variants[v].name), v);
+            bxc_emit_printf(h, "} %s;\n", bxc_emit_tag_type(cx, d));
+        }
         bool any = false;
         for (uint32_t v = 0; v < d->nvariants; v++) any |= d->variants[v].nfields > 0;
-        bxc_emit_printf(h, "typedef struct %s {\n  %sTag tag;\n", N, N);
+        bxc_emit_printf(h, "typedef struct %s {\n  %s tag;\n", N, bxc_emit_tag_type(cx, d));
         if (any) {
             bxc_emit_puts(h, "  union {\n");
             for (uint32_t v = 0; v < d->nvariants; v++) {

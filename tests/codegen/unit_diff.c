@@ -276,7 +276,9 @@ static void gen_value(bxc_arena *a, const char *stem, bxc_type *t, unsigned pick
     out->u.agg.braces = v->shape == BXC_VSHAPE_STRUCT;
     out->u.agg.fields = bxc_arena_alloc(a, (v->nfields + 1) * sizeof(BxvValue));
     out->u.agg.names = v->shape == BXC_VSHAPE_STRUCT ? bxc_arena_alloc(a, (v->nfields + 1) * sizeof(char *)) : NULL;
-    bprintf(c, "(%s){.tag = %s_%s", d->name, upper(a, d->name), upper(a, v->name));
+    /* a metadata companion shares its enum's tag constants */
+    const char *tag_owner = d->metadata_of ? d->metadata_of->decl->name : d->name;
+    bprintf(c, "(%s){.tag = %s_%s", d->name, upper(a, tag_owner), upper(a, v->name));
     if (v->nfields) bprintf(c, ", .as.%s = {", v->name);
     for (uint32_t i = 0; i < v->nfields; i++) {
       if (i) bprintf(c, ", ");
@@ -401,7 +403,8 @@ static void canon_c(bxc_arena *a, buf *c, bxc_type *t, const char *lv) {
     bprintf(c, "  switch (%s.tag) {\n", lv);
     for (uint32_t k = 0; k < t->decl->nvariants; k++) {
       const bxc_type_variant *var = &t->decl->variants[k];
-      bprintf(c, "  case %s_%s:\n  fputs(\"#%s{\", stdout);\n", upper(a, t->decl->name), upper(a, var->name), var->name);
+      const char *tag_owner = t->decl->metadata_of ? t->decl->metadata_of->decl->name : t->decl->name;
+      bprintf(c, "  case %s_%s:\n  fputs(\"#%s{\", stdout);\n", upper(a, tag_owner), upper(a, var->name), var->name);
       for (uint32_t i = 0; i < var->nfields; i++) {
         if (i) bprintf(c, "  fputs(\",\", stdout);\n");
         const char *fn = var->fields[i].name ? var->fields[i].name : bxc_arena_printf(a, "_%u", i);

@@ -10,6 +10,13 @@
 #            cmake-build-tree  find_package with bext_DIR=BUILD/cmake; Make
 #            pkgconfig         install, move the prefix elsewhere (it must
 #                              be relocatable), then pkg-config + make
+#            pkgconfig-uninstalled  no install: PKG_CONFIG_PATH=BUILD
+#                              (bext-uninstalled.pc) + make; then the
+#                              feature check (features/): a file built
+#                              without BEXT_FEATURE_ND next to a feat.c
+#                              built with it must fail to link, naming it
+#            readme-make       the README's Makefile, extracted verbatim,
+#                              on a clean tree against an installed prefix
 #            errors            misuse of bext_add_extension and a .bext with
 #                              an error (tests/integration/bad/): each must
 #                              fail with a message naming the problem
@@ -33,7 +40,8 @@ install_prefix() {
   step "cmake --install $build --prefix $1"
   cmake --install "$build" --prefix "$1" >"$work/install.log" 2>&1 ||
     { cat "$work/install.log"; fail "install failed"; }
-  for f in bin/bextc lib/libbext.a include/bext/bext.h include/bext/gen.h \
+  for f in bin/bextc bin/bext-repl lib/libbext.a include/bext/bext.h include/bext/gen.h \
+           include/bext/ext.h include/bext/ops.h include/bext/config.h \
            lib/cmake/bext/bextConfig.cmake lib/cmake/bext/BextExtension.cmake \
            lib/pkgconfig/bext.pc share/bext/stdlib/std/shape.bext; do
     [ -f "$1/$f" ] || fail "the install lacks $f"
@@ -44,9 +52,12 @@ install_prefix() {
 # correct run on both backends.
 run_checked() {
   step "run $1"
-  "$1" >"$work/run.log" 2>&1 || { cat "$work/run.log"; fail "$1 exited with $?"; }
+  rc=0
+  "$1" >"$work/run.log" 2>&1 || rc=$?
+  [ $rc -eq 0 ] || { cat "$work/run.log"; fail "$1 exited with $rc"; }
   cat "$work/run.log"
   for l in "affine on flex:" "affine on ndarray:" "softsign on flex:" "softsign on ndarray:" \
+           "softsign on flex: override from the static library" "softsign on ndarray: default body" \
            "outside: ok"; do
     grep -q "^$l" "$work/run.log" || fail "output lacks \`$l\`"
   done
@@ -114,6 +125,58 @@ pkgconfig)
   depfile_check make -C "$work/src" CC="$cc" EXTRA_CFLAGS="$flags" EXTRA_LDFLAGS="$flags" O=build
   run_checked "$work/src/build/outside"
   ;;
+pkgconfig-uninstalled)
+  export PKG_CONFIG_PATH="$build"
+  bextc=$(pkg-config --variable=bextc bext)
+  [ "$bextc" = "$build/bin/bextc" ] ||
+    fail "pkg-config --variable=bextc gave \`$bextc\`, not $build/bin/bextc (bext-uninstalled.pc)"
+  step "make (pkg-config, build tree) with $bextc"
+  make -C "$work/src" CC="$cc" EXTRA_CFLAGS="$flags" EXTRA_LDFLAGS="$flags" O=build \
+    >"$work/build.log" 2>&1 || { cat "$work/build.log"; fail "make failed"; }
+  run_checked "$work/src/build/outside"
+  # The feature check: feat.c with BEXT_FEATURE_ND, main.c without.
+  f=$work/features
+  cp -R "$src/tests/integration/features" "$f"
+  "$bextc" "$f/feat.bext" -o "$f/gen" || fail "bextc feat.bext failed"
+  cflags="$(pkg-config --cflags bext) -I$f/gen $flags"
+  libs="$(pkg-config --libs bext)"
+  # shellcheck disable=SC2086
+  $cc $cflags -DBEXT_FEATURE_ND=1 -c -o "$f/feat.o" "$f/gen/feat.c" || fail "feat.c did not compile"
+  # shellcheck disable=SC2086
+  $cc $cflags -c -o "$f/main_off.o" "$f/main.c" || fail "main.c did not compile"
+  step "link main.c (no BEXT_FEATURE_ND) with feat.c (BEXT_FEATURE_ND=1): must fail"
+  # shellcheck disable=SC2086
+  if $cc $flags -o "$f/mixed" "$f/main_off.o" "$f/feat.o" $libs >"$f/link.log" 2>&1; then
+    fail "a program mixing feature states linked"
+  fi
+  grep -q "undefined reference to .feat_c_compiled_without_BEXT_FEATURE_ND" "$f/link.log" ||
+    { cat "$f/link.log"; fail "the link error does not name feat_c_compiled_without_BEXT_FEATURE_ND"; }
+  step "the same with both files built with BEXT_FEATURE_ND: links and runs"
+  # shellcheck disable=SC2086
+  $cc $cflags -DBEXT_FEATURE_ND=1 -c -o "$f/main_on.o" "$f/main.c" || fail "main.c did not compile"
+  # shellcheck disable=SC2086
+  $cc $flags -o "$f/same" "$f/main_on.o" "$f/feat.o" $libs || fail "a consistent build did not link"
+  "$f/same" | grep -q "^features: ok" || fail "the consistent build did not print features: ok"
+  ;;
+readme-make)
+  install_prefix "$work/prefix"
+  r=$work/readme
+  mkdir -p "$r"
+  # The first ```make block of README.md's install section, verbatim.
+  awk '/^## Installing, and building against bext/ { sec = 1 }
+       sec && /^```make$/ && !done { inb = 1; next }
+       inb && /^```$/ { inb = 0; done = 1 }
+       inb { print }' "$src/README.md" >"$r/Makefile"
+  [ -s "$r/Makefile" ] || fail "README.md has no \`\`\`make block under \`## Installing, and building against bext\`"
+  cp "$src/tests/integration/readme_ext.bext" "$r/my_ext.bext"
+  cp "$src/tests/integration/readme_main.c" "$r/main.c"
+  cp "$src/tests/integration/readme_impl.c" "$r/my_ext_impl.c"
+  step "make with the README's Makefile (clean tree, -j4: objects must wait for the header)"
+  # CFLAGS / LDFLAGS through the environment: the Makefile appends to them.
+  PKG_CONFIG_PATH="$work/prefix/lib/pkgconfig" CC="$cc" CFLAGS="$flags" LDFLAGS="$flags" \
+    make -C "$r" -j4 >"$work/build.log" 2>&1 || { cat "$r/Makefile" "$work/build.log"; fail "make failed"; }
+  "$r/my_app" | grep -q "^my_app: ok" || fail "my_app did not print my_app: ok"
+  ;;
 errors)
   # expect_failure CASE PHASE PATTERN: configuring (PHASE configure) or
   # building (PHASE build) the bad project fails, and says PATTERN.
@@ -141,7 +204,7 @@ errors)
   expect_failure source build "broken.bext:4:21: error: \`Wgpu\` is not a backend selector"
   ;;
 *)
-  fail "unknown mode (expected cmake-install, cmake-build-tree, pkgconfig or errors)"
+  fail "unknown mode (expected cmake-install, cmake-build-tree, pkgconfig, pkgconfig-uninstalled, readme-make or errors)"
   ;;
 esac
 echo "outside_test[$mode]: ok"

@@ -1,5 +1,5 @@
 # BextExtension.cmake — bext_add_extension(<target> <file.bext>
-#     [FEATURES f...] [INCLUDE_DIRS d...])
+#     [FEATURES f...] [INCLUDE_DIRS d...] [IMPLEMENTATIONS lib...])
 #
 # Runs bextc on <file.bext> at build time and adds what it writes (the
 # dispatch code <name>.c and the header <name>.h) to <target>:
@@ -10,7 +10,13 @@
 #     the macro the generated cfg(feature = "f") arms test;
 #   - INCLUDE_DIRS are bextc's -I search directories for `use`;
 #   - <target> gets the generated directory on its include path (so
-#     `#include "<name>.h"` works) and links bext::bext.
+#     `#include "<name>.h"` works) and links bext::bext;
+#   - IMPLEMENTATIONS are static libraries holding implementations: linked
+#     whole (every member), because the generated code refers to the
+#     implementations of a method with a default body weakly, and a weak
+#     reference never pulls a member out of an archive (the default body
+#     would run instead of your override; docs/codegen.md, "Default
+#     bodies").  Needs CMake 3.24 ($<LINK_LIBRARY:WHOLE_ARCHIVE,...>).
 #
 # The same file serves this project (bext::bextc and bext::bext are ALIAS
 # targets of bextc_exe and bext there) and an installed or build-tree
@@ -25,10 +31,14 @@ if(POLICY CMP0116)
 endif()
 
 function(bext_add_extension target file)
-  cmake_parse_arguments(PARSE_ARGV 2 ARG "" "" "FEATURES;INCLUDE_DIRS")
+  cmake_parse_arguments(PARSE_ARGV 2 ARG "" "" "FEATURES;INCLUDE_DIRS;IMPLEMENTATIONS")
   if(ARG_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "bext_add_extension(${target} ${file}): unexpected "
-      "arguments `${ARG_UNPARSED_ARGUMENTS}` (expected FEATURES ... and/or INCLUDE_DIRS ...)")
+      "arguments `${ARG_UNPARSED_ARGUMENTS}` (expected FEATURES ..., INCLUDE_DIRS ... and/or IMPLEMENTATIONS ...)")
+  endif()
+  if(ARG_IMPLEMENTATIONS AND CMAKE_VERSION VERSION_LESS 3.24)
+    message(FATAL_ERROR "bext_add_extension(${target} ${file}): IMPLEMENTATIONS needs CMake 3.24 "
+      "(this is ${CMAKE_VERSION}); link the libraries with -Wl,--whole-archive yourself")
   endif()
   if(NOT TARGET ${target})
     message(FATAL_ERROR "bext_add_extension: `${target}` is not a target "
@@ -70,4 +80,14 @@ function(bext_add_extension target file)
   target_sources(${target} PRIVATE ${out}/${name}.c ${out}/${name}.h)
   target_include_directories(${target} PRIVATE ${out})
   target_link_libraries(${target} PRIVATE bext::bext)
+  foreach(lib IN LISTS ARG_IMPLEMENTATIONS)
+    if(TARGET ${lib})
+      get_target_property(type ${lib} TYPE)
+      if(NOT type STREQUAL "STATIC_LIBRARY")
+        message(FATAL_ERROR "bext_add_extension(${target}): IMPLEMENTATIONS `${lib}` is a ${type}, "
+          "not a static library (link other kinds with target_link_libraries)")
+      endif()
+    endif()
+    target_link_libraries(${target} PRIVATE "$<LINK_LIBRARY:WHOLE_ARCHIVE,${lib}>")
+  endforeach()
 endfunction()

@@ -49,3 +49,11 @@ file(RELATIVE_PATH BEXT_PC_TO_PREFIX /p/${CMAKE_INSTALL_LIBDIR}/pkgconfig /p)
 string(REGEX REPLACE "/$" "" BEXT_PC_TO_PREFIX "${BEXT_PC_TO_PREFIX}")
 configure_file(${CMAKE_SOURCE_DIR}/tools/pkgconfig/bext.pc.in ${CMAKE_BINARY_DIR}/bext.pc @ONLY)
 install(FILES ${CMAKE_BINARY_DIR}/bext.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+
+# bext-uninstalled.pc: the same metadata for this build tree, so a program
+# can build against build/ with PKG_CONFIG_PATH=<build> and no install
+# (pkg-config's `-uninstalled` convention).
+configure_file(${CMAKE_SOURCE_DIR}/tools/pkgconfig/bext-uninstalled.pc.in
+  ${CMAKE_BINARY_DIR}/bext-uninstalled.pc.gen @ONLY)
+file(GENERATE OUTPUT ${CMAKE_BINARY_DIR}/bext-uninstalled.pc
+  INPUT ${CMAKE_BINARY_DIR}/bext-uninstalled.pc.gen)

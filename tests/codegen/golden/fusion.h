@@ -219,6 +219,52 @@ bext_tensor *activations_never_autodiff(bext_tensor *input);
 
 #endif /* Activations::never */
 
+/* ---- feature check: a file that includes this header with a BEXT_FEATURE_* macro
+ * defined differently from fusion.c fails to link, with an undefined reference to
+ * `fusion_c_compiled_with[out]_<MACRO>` (docs/codegen.md, "Features") ---- */
+#if defined(BEXT_FEATURE_WGPU)
+extern const char fusion_c_compiled_with_BEXT_FEATURE_WGPU;
+static const char *const fusion_bext_feature_check_BEXT_FEATURE_WGPU __attribute__((used)) = &fusion_c_compiled_with_BEXT_FEATURE_WGPU;
+#else
+extern const char fusion_c_compiled_without_BEXT_FEATURE_WGPU;
+static const char *const fusion_bext_feature_check_BEXT_FEATURE_WGPU __attribute__((used)) = &fusion_c_compiled_without_BEXT_FEATURE_WGPU;
+#endif
+#if defined(BEXT_FEATURE_NO_NDARRAY)
+extern const char fusion_c_compiled_with_BEXT_FEATURE_NO_NDARRAY;
+static const char *const fusion_bext_feature_check_BEXT_FEATURE_NO_NDARRAY __attribute__((used)) = &fusion_c_compiled_with_BEXT_FEATURE_NO_NDARRAY;
+#else
+extern const char fusion_c_compiled_without_BEXT_FEATURE_NO_NDARRAY;
+static const char *const fusion_bext_feature_check_BEXT_FEATURE_NO_NDARRAY __attribute__((used)) = &fusion_c_compiled_without_BEXT_FEATURE_NO_NDARRAY;
+#endif
+#if defined(BEXT_FEATURE_TORCH)
+extern const char fusion_c_compiled_with_BEXT_FEATURE_TORCH;
+static const char *const fusion_bext_feature_check_BEXT_FEATURE_TORCH __attribute__((used)) = &fusion_c_compiled_with_BEXT_FEATURE_TORCH;
+#else
+extern const char fusion_c_compiled_without_BEXT_FEATURE_TORCH;
+static const char *const fusion_bext_feature_check_BEXT_FEATURE_TORCH __attribute__((used)) = &fusion_c_compiled_without_BEXT_FEATURE_TORCH;
+#endif
+#if defined(BEXT_FEATURE_LIBTORCH)
+extern const char fusion_c_compiled_with_BEXT_FEATURE_LIBTORCH;
+static const char *const fusion_bext_feature_check_BEXT_FEATURE_LIBTORCH __attribute__((used)) = &fusion_c_compiled_with_BEXT_FEATURE_LIBTORCH;
+#else
+extern const char fusion_c_compiled_without_BEXT_FEATURE_LIBTORCH;
+static const char *const fusion_bext_feature_check_BEXT_FEATURE_LIBTORCH __attribute__((used)) = &fusion_c_compiled_without_BEXT_FEATURE_LIBTORCH;
+#endif
+#if defined(BEXT_FEATURE_REMOTE)
+extern const char fusion_c_compiled_with_BEXT_FEATURE_REMOTE;
+static const char *const fusion_bext_feature_check_BEXT_FEATURE_REMOTE __attribute__((used)) = &fusion_c_compiled_with_BEXT_FEATURE_REMOTE;
+#else
+extern const char fusion_c_compiled_without_BEXT_FEATURE_REMOTE;
+static const char *const fusion_bext_feature_check_BEXT_FEATURE_REMOTE __attribute__((used)) = &fusion_c_compiled_without_BEXT_FEATURE_REMOTE;
+#endif
+#if defined(BEXT_FEATURE_OFFLINE)
+extern const char fusion_c_compiled_with_BEXT_FEATURE_OFFLINE;
+static const char *const fusion_bext_feature_check_BEXT_FEATURE_OFFLINE __attribute__((used)) = &fusion_c_compiled_with_BEXT_FEATURE_OFFLINE;
+#else
+extern const char fusion_c_compiled_without_BEXT_FEATURE_OFFLINE;
+static const char *const fusion_bext_feature_check_BEXT_FEATURE_OFFLINE __attribute__((used)) = &fusion_c_compiled_without_BEXT_FEATURE_OFFLINE;
+#endif
+
 #ifdef __cplusplus
 }
 #endif

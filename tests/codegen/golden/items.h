@@ -86,14 +86,9 @@ Packet packet_retain(const Packet *v);
 
 #ifndef BEXT_TYPE_items_PacketMetadata
 #define BEXT_TYPE_items_PacketMetadata
-/* metadata companion of Packet: tensors replaced by specs */
-typedef enum PacketMetadataTag {
-  PACKET_METADATA_EMPTY = 0,
-  PACKET_METADATA_FLOAT = 1,
-  PACKET_METADATA_NESTED = 2,
-} PacketMetadataTag;
+/* metadata companion of Packet: tensors replaced by specs; the tag is PacketTag's */
 typedef struct PacketMetadata {
-  PacketMetadataTag tag;
+  PacketTag tag;
   union {
     struct {
       bext_meta_spec tensor;
@@ -132,6 +127,17 @@ bext_tensor *my_extension_transpose_2d_autodiff(bext_tensor *input);
 
 bool my_extension_transpose_2d_meta_dtype(bext_dtype input, bext_dtype *bext_out, bext_meta_error *err);
 bool my_extension_transpose_2d_meta_shape(const bext_meta_shape *input, bext_meta_shape *bext_out, bext_meta_error *err);
+/* ---- feature check: a file that includes this header with a BEXT_FEATURE_* macro
+ * defined differently from items.c fails to link, with an undefined reference to
+ * `items_c_compiled_with[out]_<MACRO>` (docs/codegen.md, "Features") ---- */
+#if defined(BEXT_FEATURE_NDARRAY)
+extern const char items_c_compiled_with_BEXT_FEATURE_NDARRAY;
+static const char *const items_bext_feature_check_BEXT_FEATURE_NDARRAY __attribute__((used)) = &items_c_compiled_with_BEXT_FEATURE_NDARRAY;
+#else
+extern const char items_c_compiled_without_BEXT_FEATURE_NDARRAY;
+static const char *const items_bext_feature_check_BEXT_FEATURE_NDARRAY __attribute__((used)) = &items_c_compiled_without_BEXT_FEATURE_NDARRAY;
+#endif
+
 #ifdef __cplusplus
 }
 #endif

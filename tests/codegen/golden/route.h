@@ -331,6 +331,24 @@ bext_tensor *flex_only_filled(size_t n, float value);
 bext_tensor *flex_only_filled_flex(size_t n, float value);
 #endif
 
+/* ---- feature check: a file that includes this header with a BEXT_FEATURE_* macro
+ * defined differently from route.c fails to link, with an undefined reference to
+ * `route_c_compiled_with[out]_<MACRO>` (docs/codegen.md, "Features") ---- */
+#if defined(BEXT_FEATURE_ND)
+extern const char route_c_compiled_with_BEXT_FEATURE_ND;
+static const char *const route_bext_feature_check_BEXT_FEATURE_ND __attribute__((used)) = &route_c_compiled_with_BEXT_FEATURE_ND;
+#else
+extern const char route_c_compiled_without_BEXT_FEATURE_ND;
+static const char *const route_bext_feature_check_BEXT_FEATURE_ND __attribute__((used)) = &route_c_compiled_without_BEXT_FEATURE_ND;
+#endif
+#if defined(BEXT_FEATURE_EXTRA)
+extern const char route_c_compiled_with_BEXT_FEATURE_EXTRA;
+static const char *const route_bext_feature_check_BEXT_FEATURE_EXTRA __attribute__((used)) = &route_c_compiled_with_BEXT_FEATURE_EXTRA;
+#else
+extern const char route_c_compiled_without_BEXT_FEATURE_EXTRA;
+static const char *const route_bext_feature_check_BEXT_FEATURE_EXTRA __attribute__((used)) = &route_c_compiled_without_BEXT_FEATURE_EXTRA;
+#endif
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,10 +1,13 @@
 /* main.c — the outside project's program: builds against an installed
  * (or build-tree) bext, calls both generated entry points on Flex and
- * NdArray, checks the values against a computation done here, and prints
- * one line per call plus "outside: ok" (the integration test looks for
- * exactly these lines). */
+ * NdArray, checks the values against a computation done here, checks that
+ * softsign on Flex ran the override from the static library (overrides.c)
+ * and on NdArray the default body, and prints one line per call plus
+ * "outside: ok" (the integration test looks for exactly these lines). */
+#define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "outside.h"
 
@@ -44,7 +47,20 @@ int main(void) {
     bext_tensor *x = bext_from_data(in, BEXT_F32, (const int64_t[]){ 4 }, 1, dev);
     bext_tensor *x2 = bext_retain(x);
     bad |= check("affine", devs[d], outside_affine(x, s), aff, 4);
+    unsetenv("OUTSIDE_SOFTSIGN_OVERRIDE");
     bad |= check("softsign", devs[d], outside_softsign(x2), soft, 4);
+    /* flex: the override in liboverrides.a (overrides.c) must have run,
+     * not the default body; ndarray has no override: the default body. */
+    const char *mark = getenv("OUTSIDE_SOFTSIGN_OVERRIDE");
+    if (d == 0 && !mark) {
+      fprintf(stderr, "outside: softsign on flex ran the default body, not the override in the static library\n");
+      bad = 1;
+    } else if (d == 1 && mark) {
+      fprintf(stderr, "outside: softsign on ndarray ran an override (%s), not the default body\n", mark);
+      bad = 1;
+    } else {
+      printf("softsign on %s: %s\n", devs[d], mark ? "override from the static library" : "default body");
+    }
   }
   if (bad) return 1;
   printf("outside: ok\n");
