@@ -506,11 +506,10 @@ static void compare_value(bxc_emit_ctx *cx, bxc_emit_buf *b, bxc_type *t, const 
                         ind, d, got, want, ind, names, ed->nvariants);
         bxc_emit_printf(b, "%sswitch (%s.tag) {\n", ind, got);
         const char *ind2 = bxc_arena_printf(cx->a, "%s  ", ind);
-        const char *U = bxc_emit_upper(cx->a, ed->name);
         for (uint32_t v = 0; v < ed->nvariants; v++) {
             const bxc_type_variant *var = &ed->variants[v];
             if (!var->nfields) continue;
-            bxc_emit_printf(b, "%scase %s_%s:\n", ind, U, bxc_emit_upper(cx->a, var->name));
+            bxc_emit_printf(b, "%scase %s:\n", ind, bxc_emit_tag_const(cx, ed, var->name));
             for (uint32_t i = 0; i < var->nfields; i++) {
                 const bxc_type_field *f = &var->fields[i];
                 compare_value(cx, b, f->type, bxc_arena_printf(cx->a, "%s.as.%s.%s", got, var->name, field_cname(cx, f, i)),
