@@ -17,11 +17,15 @@
 #     reference never pulls a member out of an archive (the default body
 #     would run instead of your override; docs/codegen.md, "Default
 #     bodies").  Needs CMake 3.24 ($<LINK_LIBRARY:WHOLE_ARCHIVE,...>).
+#   - a static library linked to <target> the ordinary way that defines an
+#     override the linker left out fails the build after the link
+#     (BextCheckOverrides.cmake, run with nm): never a silent default.
 #
 # The same file serves this project (bext::bextc and bext::bext are ALIAS
 # targets of bextc_exe and bext there) and an installed or build-tree
 # package (imported targets, from bextConfig.cmake).
 include_guard(GLOBAL)
+set(_BEXT_CHECK_OVERRIDES ${CMAKE_CURRENT_LIST_DIR}/BextCheckOverrides.cmake)
 
 # Depfiles are rewritten relative to the build tree by the Ninja generator
 # and honoured by Makefile generators only under the 3.20+ behaviour;
@@ -90,4 +94,33 @@ function(bext_add_extension target file)
     endif()
     target_link_libraries(${target} PRIVATE "$<LINK_LIBRARY:WHOLE_ARCHIVE,${lib}>")
   endforeach()
+  # The target's libraries are known once its directory is processed.
+  cmake_language(EVAL CODE "cmake_language(DEFER DIRECTORY [[${CMAKE_CURRENT_SOURCE_DIR}]] CALL _bext_check_overrides [[${target}]] [[${out}/${name}.c]])")
+endfunction()
+
+# The post-link check of overrides left in static libraries (see above).
+function(_bext_check_overrides target gen_c)
+  get_target_property(libs ${target} LINK_LIBRARIES)
+  set(archives)
+  foreach(lib IN LISTS libs)
+    if(lib MATCHES "^\\$<" OR lib STREQUAL "bext::bext")
+      continue()   # generator expressions (IMPLEMENTATIONS: linked whole) and libbext
+    endif()
+    if(TARGET ${lib})
+      get_target_property(type ${lib} TYPE)
+      if(type STREQUAL "STATIC_LIBRARY")
+        list(APPEND archives "$<TARGET_FILE:${lib}>")
+      endif()
+    elseif(lib MATCHES "\\.a$")
+      list(APPEND archives ${lib})
+    endif()
+  endforeach()
+  if(NOT archives OR NOT CMAKE_NM)
+    return()
+  endif()
+  string(REPLACE ";" "|" archives "${archives}")
+  add_custom_command(TARGET ${target} POST_BUILD
+    COMMAND ${CMAKE_COMMAND} -DEXE=$<TARGET_FILE:${target}> -DGEN_C=${gen_c} -DARCHIVES=${archives}
+            -DNM=${CMAKE_NM} -P ${_BEXT_CHECK_OVERRIDES}
+    VERBATIM)
 endfunction()

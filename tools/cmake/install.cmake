@@ -36,12 +36,15 @@ write_basic_package_version_file(${CMAKE_BINARY_DIR}/cmake/bextConfigVersion.cma
 install(FILES ${CMAKE_BINARY_DIR}/cmake/bextConfig.cmake
               ${CMAKE_BINARY_DIR}/cmake/bextConfigVersion.cmake
               ${CMAKE_SOURCE_DIR}/tools/cmake/BextExtension.cmake
+              ${CMAKE_SOURCE_DIR}/tools/cmake/BextCheckOverrides.cmake
   DESTINATION ${BEXT_CMAKE_DIR})
 
 # The same package straight from the build tree.
 export(EXPORT bextTargets NAMESPACE bext:: FILE ${CMAKE_BINARY_DIR}/cmake/bextTargets.cmake)
 configure_file(${CMAKE_SOURCE_DIR}/tools/cmake/BextExtension.cmake
   ${CMAKE_BINARY_DIR}/cmake/BextExtension.cmake COPYONLY)
+configure_file(${CMAKE_SOURCE_DIR}/tools/cmake/BextCheckOverrides.cmake
+  ${CMAKE_BINARY_DIR}/cmake/BextCheckOverrides.cmake COPYONLY)
 
 # bext.pc locates the prefix from its own directory (${pcfiledir}): the
 # prefix is only known at `cmake --install --prefix` time, not now.
