@@ -395,7 +395,20 @@ bext_tensor *bext_powi(bext_tensor *t, int64_t n);
  * (kept with extent 1 when keepdim).  All OWN t.  sum/prod/max/min keep the
  * dtype; mean of ints divides truncating; argmax/argmin give i64 (first
  * occurrence); any/all take bool and give bool.  max/min/argmax/argmin of
- * an empty extent are an error. */
+ * an empty extent are an error.
+ *
+ * ACCURACY of float sum/mean (whole tensor and _dim, every backend): they
+ * accumulate in double with pairwise summation, as NumPy does, so the
+ * error is O(log2(n) * eps) of sum(|x|) instead of a loop's O(n * eps):
+ * |result - exact| <= (24 + log2(n)) * 2^-53 * sum(|x|) (to first order)
+ * before the final rounding to the dtype.  Flex sums 256-element leaves in
+ * 16 f64 lanes (16-row leaves along an outer dim); ndarray is NumPy's
+ * algorithm (8 accumulators over 128-element blocks).  Measured on 1M
+ * uniform f64 values: ~3e-17 relative (the plain loop this replaced:
+ * ~6e-15); f32 results are within one f32 ulp of the exact sum.  The
+ * tree depends on n only, never on the thread count: a threaded flex sum
+ * has the serial result's bits.  Backends may differ in the last bits
+ * (different leaves).  Integer sums are exact and wrap like the dtype. */
 bext_tensor *bext_sum(bext_tensor *t);
 bext_tensor *bext_mean(bext_tensor *t);
 bext_tensor *bext_prod(bext_tensor *t);
