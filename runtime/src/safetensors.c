@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -188,11 +189,12 @@ static bool ld_int(const struct ld *L, const char *name, const char *field, int 
   if (!cJSON_IsNumber(j))
     return ld_err(L, "tensor `%s`: %s entry %d is %s, expected a non-negative integer", name, field, idx,
                   json_kind(j));
+  /* Range before integrality: converting an out-of-range double to an
+   * integer type is undefined. */
   double v = j->valuedouble;
-  if (!(v >= 0) || v != (double)(int64_t)v || v > BXR_ST_MAX_INT) {
-    if (v < 0 && v == (double)(int64_t)v)
-      return ld_err(L, "tensor `%s`: %s entry %d is %" PRId64 ", expected a non-negative integer", name, field,
-                    idx, (int64_t)v);
+  if (v < 0 || v > BXR_ST_MAX_INT || v != floor(v)) {
+    if (v < 0 && v >= -BXR_ST_MAX_INT && v == floor(v))
+      return ld_err(L, "tensor `%s`: %s entry %d is %.0f, expected a non-negative integer", name, field, idx, v);
     return ld_err(L, "tensor `%s`: %s entry %d is %g, expected a non-negative integer (at most 2^53)", name, field,
                   idx, v);
   }

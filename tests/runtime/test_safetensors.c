@@ -261,6 +261,8 @@ Test(safetensors, malformed_inputs_rejected_with_their_message) {
          "tensor `w`: shape entry 1 is -1, expected a non-negative integer", NULL);
   reject("{" T("w", "F32", "[2.5]", "[0,4]") "}", z, 4, "fractional extent", "tensor `w`: `2.5`", "not an integer");
   reject("{" T("w", "F32", "[1.0]", "[0,4]") "}", z, 4, "float literal extent", "tensor `w`: `1.0`", "not an integer");
+  reject("{" T("w", "F32", "[99999999999999999999]", "[0,4]") "}", z, 4, "huge extent",
+         "tensor `w`: shape entry 0 is 1e+20, expected a non-negative integer (at most 2^53)", NULL);
   reject("{" T("w", "F32", "[\"2\"]", "[0,8]") "}", z, 8, "string extent", "tensor `w`: shape entry 0 is a string",
          NULL);
   reject("{" T("w", "F32", "[1,1,1,1,1,1,1,1,1]", "[0,4]") "}", z, 4, "rank 9", "tensor `w`: shape has 9 dims", NULL);
