@@ -42,15 +42,50 @@ struct bxfx_kernels {
    * last-level cache (fences before returning). */
   bxfx_bin_f32_fn bin_nt[BXFX_BIN_COUNT];
   bxfx_un_f32_fn un[BXFX_UN_COUNT];
-  /* Sum of n floats: f32 lanes within 4K-element blocks, blocks added in
-   * double (accurate enough for 16M elements, still memory-bound fast). */
+  /* Sums of n elements, pairwise (bxfx_pw below) over leaves of
+   * BXFX_LEAF elements, each leaf summed in 16 f64 lanes: the error is
+   * O((16 + log2(n / BXFX_LEAF)) eps) of sum(|a|), like NumPy's, at memory
+   * speed.  f32 inputs are widened, so an f32 result is the correctly
+   * rounded f64 sum in all but pathological cases. */
   double (*sum_f32)(const float *a, size_t n);
+  double (*sum_f64)(const double *a, size_t n);
   /* Conversions, round to nearest even (NaN stays NaN). */
   void (*f16_to_f32)(const uint16_t *a, float *o, size_t n);
   void (*f32_to_f16)(const float *a, uint16_t *o, size_t n);
   void (*bf16_to_f32)(const uint16_t *a, float *o, size_t n);
   void (*f32_to_bf16)(const float *a, uint16_t *o, size_t n);
 };
+
+/* Pairwise summation as a running binary counter: push the sums of
+ * consecutive leaves, and equal-sized neighbours merge as soon as both
+ * exist.  The result is P(leaves), P(v[0..m)) = P(v[0..h)) + P(v[h..m))
+ * with h the largest power of two below m, a fixed tree that depends only
+ * on the leaf count.  So a run cut into chunks of a power-of-two number of
+ * leaves, each chunk summed on its own and the chunk sums pushed through
+ * a second counter, gives the same bits as one pass: threaded sums do not
+ * depend on the thread count. */
+#define BXFX_LEAF 256
+struct bxfx_pw {
+  int top;
+  unsigned char lvl[64];
+  double v[64];
+};
+static inline void bxfx_pw_init(struct bxfx_pw *p) { p->top = 0; }
+static inline void bxfx_pw_push(struct bxfx_pw *p, double x) {
+  unsigned char l = 0;
+  while (p->top > 0 && p->lvl[p->top - 1] == l) {
+    x = p->v[--p->top] + x;
+    l++;
+  }
+  p->v[p->top] = x;
+  p->lvl[p->top++] = l;
+}
+static inline double bxfx_pw_done(const struct bxfx_pw *p) {
+  if (p->top == 0) return 0.0;
+  double s = p->v[p->top - 1];
+  for (int i = p->top - 2; i >= 0; i--) s = p->v[i] + s;
+  return s;
+}
 
 /* The table for this CPU (chosen once, thread-safe).  Inline: small ops
  * look it up on every call, so the chosen table is one load away. */

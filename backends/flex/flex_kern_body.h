@@ -162,24 +162,48 @@ BXFX_UN_EL(relu, BXFX_SEL((x > zero) | (x != x), x, zero), (x > 0.0f || x != x) 
 BXFX_UN_EL(recip, one / x, 1.0f / x)
 
 /* ---- reductions -------------------------------------------------------- */
+/* Sums: one leaf (at most BXFX_LEAF elements) in 16 f64 lanes, four
+ * vectors of four so the adds overlap; leaves combined by the pairwise
+ * counter (flex_kern.h).  f32 is widened to f64 on load: the sum is memory
+ * bound, and the conversion is free next to the loads. */
+typedef double v4d __attribute__((vector_size(32)));
+typedef float v4f __attribute__((vector_size(16)));
+static inline v4d SFX(ld4d)(const double *p) { v4d v; memcpy(&v, p, sizeof v); return v; }
+static inline v4d SFX(ld4w)(const float *p) {
+  v4f v;
+  memcpy(&v, p, sizeof v);
+  return __builtin_convertvector(v, v4d);
+}
+
+#define BXFX_LEAF_BODY(LD)                                                       \
+  v4d s0 = { 0 }, s1 = s0, s2 = s0, s3 = s0;                                    \
+  size_t j = 0;                                                                  \
+  for (; j + 16 <= m; j += 16) {                                                 \
+    s0 += LD(p + j); s1 += LD(p + j + 4); s2 += LD(p + j + 8); s3 += LD(p + j + 12); \
+  }                                                                              \
+  for (; j + 4 <= m; j += 4) s0 += LD(p + j);                                    \
+  v4d s = (s0 + s1) + (s2 + s3);                                                 \
+  double r = (s[0] + s[1]) + (s[2] + s[3]);                                      \
+  for (; j < m; j++) r += (double)p[j];                                          \
+  return r;
+
+static double SFX(leaf_f64)(const double *p, size_t m) { BXFX_LEAF_BODY(SFX(ld4d)) }
+static double SFX(leaf_f32)(const float *p, size_t m) { BXFX_LEAF_BODY(SFX(ld4w)) }
+#undef BXFX_LEAF_BODY
+
+static double SFX(sum_f64)(const double *a, size_t n) {
+  struct bxfx_pw pw;
+  bxfx_pw_init(&pw);
+  for (size_t i = 0; i < n; i += BXFX_LEAF)
+    bxfx_pw_push(&pw, SFX(leaf_f64)(a + i, n - i < BXFX_LEAF ? n - i : BXFX_LEAF));
+  return bxfx_pw_done(&pw);
+}
 static double SFX(sum_f32)(const float *a, size_t n) {
-  double total = 0.0;
-  for (size_t i = 0; i < n;) {
-    size_t m = n - i < 4096 ? n - i : 4096, j = 0;
-    const float *p = a + i;
-    v8f s0 = SFX(splat)(0), s1 = s0, s2 = s0, s3 = s0;
-    for (; j + 32 <= m; j += 32) {
-      s0 += SFX(ld)(p + j); s1 += SFX(ld)(p + j + 8);
-      s2 += SFX(ld)(p + j + 16); s3 += SFX(ld)(p + j + 24);
-    }
-    for (; j + 8 <= m; j += 8) s0 += SFX(ld)(p + j);
-    v8f s = (s0 + s1) + (s2 + s3);
-    float r = ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
-    for (; j < m; j++) r += p[j];
-    total += r;
-    i += m;
-  }
-  return total;
+  struct bxfx_pw pw;
+  bxfx_pw_init(&pw);
+  for (size_t i = 0; i < n; i += BXFX_LEAF)
+    bxfx_pw_push(&pw, SFX(leaf_f32)(a + i, n - i < BXFX_LEAF ? n - i : BXFX_LEAF));
+  return bxfx_pw_done(&pw);
 }
 
 /* ---- conversions ------------------------------------------------------- */
@@ -225,6 +249,7 @@ const struct bxfx_kernels VARIANT = {
 #undef X
   },
   .sum_f32 = SFX(sum_f32),
+  .sum_f64 = SFX(sum_f64),
   .f16_to_f32 = SFX(f16_to_f32),
   .f32_to_f16 = SFX(f32_to_f16),
   .bf16_to_f32 = SFX(bf16_to_f32),

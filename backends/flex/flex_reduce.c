@@ -3,13 +3,20 @@
  *
  * The input is viewed as [outer, K, inner] with K the reduced extent (a
  * non-contiguous input is first copied contiguous).  inner == 1 reduces
- * contiguous rows (f32 sums through the vector kernel, the whole-tensor
- * f32 sum split across threads with one partial per thread); inner > 1
- * accumulates whole rows of `inner` elements, which keeps the reads
- * sequential instead of striding by `inner`.  Floats accumulate in
- * double, ints in wrapping i64, bools in u8; max/min let NaN win;
- * argmax/argmin take the first occurrence of the extreme (the last NaN when
- * there are NaNs, as the reference does). */
+ * contiguous rows; inner > 1 accumulates whole rows of `inner` elements,
+ * which keeps the reads sequential instead of striding by `inner`.  Floats
+ * accumulate in double, ints in wrapping i64, bools in u8; max/min let NaN
+ * win; argmax/argmin take the first occurrence of the extreme (the last
+ * NaN when there are NaNs, as the reference does).
+ *
+ * Float sums are pairwise (bext.h states the bound): a contiguous row goes
+ * through the kernels' sum_f32/sum_f64 (leaves of BXFX_LEAF elements in
+ * f64 lanes, combined by the pairwise counter of flex_kern.h); rows of
+ * `inner` elements are summed in leaves of BXFX_ROW_LEAF rows, combined by
+ * the same counter with a block of `inner` sums per node.  The whole-tensor
+ * sum splits across threads in chunks of BXFX_SUM_CHUNK elements at fixed
+ * boundaries, and the counter combines the chunk sums: the same bits as
+ * one serial pass, whatever the thread count. */
 #include <math.h>
 #include <string.h>
 
@@ -23,10 +30,84 @@ struct red {
   bext_dtype odt;
   int repr;                 /* accumulator representation */
   int64_t outer, K, inner;
-  /* whole-tensor f32 sum split: one partial per piece */
-  double part[64];
-  int64_t piece;
+  /* whole-tensor float sum split: the sum of chunk c of BXFX_SUM_CHUNK
+   * elements goes to part[c] */
+  double *part;
 };
+
+/* Elements per chunk of the threaded whole-tensor sum: a power-of-two
+ * number of leaves, so the chunk sums combine into exactly the serial
+ * result (flex_kern.h, bxfx_pw). */
+#define BXFX_SUM_CHUNK ((int64_t)BXFX_LEAF * 64)
+/* Rows per leaf when summing rows of `inner` elements (inner > 1): the
+ * leaf is a plain running sum, so its error grows with this; the counter
+ * above it adds log2(K / BXFX_ROW_LEAF) levels. */
+#define BXFX_ROW_LEAF 16
+_Static_assert(BXFX_BLK % BXFX_LEAF == 0, "row blocks hold whole leaves");
+
+static inline bool is_float_sum(const struct red *R) {
+  return (R->op == BXR_OP_SUM || R->op == BXR_OP_MEAN) && R->repr == BXFX_R_F64;
+}
+
+/* Pairwise sum of one contiguous row of K elements (any float dtype). */
+static double row_sum(const struct red *R, const char *row) {
+  if (R->dt == BEXT_F32) return bxfx_kern()->sum_f32((const float *)row, (size_t)R->K);
+  if (R->dt == BEXT_F64) return bxfx_kern()->sum_f64((const double *)row, (size_t)R->K);
+  /* f16/bf16: widen a block at a time; blocks hold whole leaves, so this
+   * is the sum of the widened values with the same tree. */
+  _Alignas(32) double x[BXFX_BLK];
+  const size_t es = bext_dtype_size(R->dt);
+  struct bxfx_pw pw;
+  bxfx_pw_init(&pw);
+  for (int64_t k0 = 0; k0 < R->K; k0 += BXFX_BLK) {
+    size_t m = (size_t)(R->K - k0 < BXFX_BLK ? R->K - k0 : BXFX_BLK);
+    bxfx_load(x, BXFX_R_F64, row + k0 * (int64_t)es, R->dt, 1, m);
+    for (size_t j = 0; j < m; j += BXFX_LEAF)
+      bxfx_pw_push(&pw, bxfx_kern()->sum_f64(x + j, m - j < BXFX_LEAF ? m - j : BXFX_LEAF));
+  }
+  return bxfx_pw_done(&pw);
+}
+
+/* Pairwise sums over k of K rows of n <= BXFX_RS_W elements (row k at
+ * base + k*inner elements) into out[0..n): leaves of BXFX_ROW_LEAF rows,
+ * then bxfx_pw's tree with a block of n sums per node.  A column's tree
+ * depends only on K, so the result does not depend on how the columns are
+ * cut into blocks or threads.  The node stack (floor(log2(leaves)) + 2
+ * blocks) lives on this frame: no allocation inside a pool task. */
+enum { BXFX_RS_W = 128, BXFX_RS_NODES = 44 };   /* 44 nodes: up to 2^42 leaves */
+__attribute__((noinline)) static void rows_sum(const struct red *R, const char *base, size_t n, double *out) {
+  const size_t es = bext_dtype_size(R->dt);
+  const int64_t rowbytes = R->inner * (int64_t)es;
+  _Alignas(32) double node[BXFX_RS_NODES][BXFX_RS_W], x[BXFX_RS_W];
+  unsigned char lvl[BXFX_RS_NODES];
+  int top = 0;
+  for (int64_t k0 = 0; k0 < R->K; k0 += BXFX_ROW_LEAF) {
+    BXR_ASSERT(top < BXFX_RS_NODES);
+    double *leaf = node[top];
+    int64_t k1 = k0 + BXFX_ROW_LEAF < R->K ? k0 + BXFX_ROW_LEAF : R->K;
+    bxfx_load(leaf, BXFX_R_F64, base + k0 * rowbytes, R->dt, 1, n);
+    for (int64_t k = k0 + 1; k < k1; k++) {
+      const double *xr = x;
+      if (R->dt == BEXT_F64) xr = (const double *)(base + k * rowbytes);
+      else bxfx_load(x, BXFX_R_F64, base + k * rowbytes, R->dt, 1, n);
+      for (size_t i = 0; i < n; i++) leaf[i] += xr[i];
+    }
+    unsigned char l = 0;
+    while (top > 0 && lvl[top - 1] == l) {   /* equal neighbours merge: left += right */
+      for (size_t i = 0; i < n; i++) node[top - 1][i] += node[top][i];
+      top--;
+      l++;
+    }
+    lvl[top++] = l;
+  }
+  if (top == 0) {
+    memset(out, 0, n * sizeof(double));
+    return;
+  }
+  for (int t = top - 2; t >= 0; t--)   /* collapse from the smallest: v[t] + (...) */
+    for (size_t i = 0; i < n; i++) node[t][i] += node[t + 1][i];
+  memcpy(out, node[0], n * sizeof(double));
+}
 
 static inline int64_t wadd(int64_t a, int64_t b) { return (int64_t)((uint64_t)a + (uint64_t)b); }
 static inline int64_t wmul(int64_t a, int64_t b) { return (int64_t)((uint64_t)a * (uint64_t)b); }
@@ -133,8 +214,8 @@ static void red_chunk(void *ctx, size_t b, size_t e) {
     if (R->inner == 1) {
       /* One contiguous row per output element: reduce it in blocks. */
       const char *row = base;
-      if ((R->op == BXR_OP_SUM || R->op == BXR_OP_MEAN) && R->dt == BEXT_F32) {
-        double s = bxfx_kern()->sum_f32((const float *)row, (size_t)R->K);
+      if (is_float_sum(R)) {
+        double s = row_sum(R, row);
         memcpy(acc, &s, sizeof s);
         finish(R, acc, arg, 1, (size_t)o);
         continue;
@@ -157,7 +238,10 @@ static void red_chunk(void *ctx, size_t b, size_t e) {
       finish(R, acc, arg, 1, (size_t)o);
       continue;
     }
-    if (R->K == 0) {
+    if (is_float_sum(R)) {
+      for (size_t j = 0; j < n; j += BXFX_RS_W)
+        rows_sum(R, base + j * es, n - j < BXFX_RS_W ? n - j : BXFX_RS_W, (double *)acc + j);
+    } else if (R->K == 0) {
       init_acc(R, acc, arg, x, n);
     } else {
       bxfx_load(x, R->repr, base, R->dt, 1, n);
@@ -174,12 +258,13 @@ static void red_chunk(void *ctx, size_t b, size_t e) {
   }
 }
 
-/* Whole-tensor f32 sum: piece p sums elements [p*piece, (p+1)*piece). */
-static void sum_pieces(void *ctx, size_t b, size_t e) {
+/* Whole-tensor float sum: chunk c is elements [c*CHUNK, (c+1)*CHUNK). */
+static void sum_chunks(void *ctx, size_t b, size_t e) {
   struct red *R = ctx;
-  for (size_t p = b; p < e; p++) {
-    int64_t lo = (int64_t)p * R->piece, hi = lo + R->piece < R->K ? lo + R->piece : R->K;
-    R->part[p] = hi > lo ? bxfx_kern()->sum_f32((const float *)R->src + lo, (size_t)(hi - lo)) : 0.0;
+  for (size_t c = b; c < e; c++) {
+    int64_t lo = (int64_t)c * BXFX_SUM_CHUNK, hi = lo + BXFX_SUM_CHUNK < R->K ? lo + BXFX_SUM_CHUNK : R->K;
+    R->part[c] = R->dt == BEXT_F32 ? bxfx_kern()->sum_f32((const float *)R->src + lo, (size_t)(hi - lo))
+                                   : bxfx_kern()->sum_f64((const double *)R->src + lo, (size_t)(hi - lo));
   }
 }
 
@@ -226,10 +311,8 @@ bext_tensor *bxfx_exec_reduce(struct bxr_op *op) {
   void *tmp;
   const char *src = contig_src(t, &tmp, &tmpsize);
   if (!src) { bext_release(out); return NULL; }
-  /* Every member is set below (part[] is written before it is read), so
-   * the ~600-byte record is not cleared. */
   struct red RR, *R = &RR;
-  R->piece = 0;
+  memset(R, 0, sizeof *R);   /* a few words: part is set where it is used */
   R->op = op->code;
   R->src = src;
   R->dt = t->dtype;
@@ -238,16 +321,25 @@ bext_tensor *bxfx_exec_reduce(struct bxr_op *op) {
   R->repr = t->dtype == BEXT_BOOL ? BXFX_R_U8
           : bxr_dtype_kind(t->dtype) == BEXT_KIND_FLOAT ? BXFX_R_F64 : BXFX_R_I64;
   shape3(t, op->at.all, op->at.dim, &R->outer, &R->K, &R->inner);
-  int threads = bxr_pool_threads();
-  if (R->outer == 1 && R->inner == 1 && R->dt == BEXT_F32 && (R->op == BXR_OP_SUM || R->op == BXR_OP_MEAN) &&
-      R->K >= (int64_t)BXR_POOL_MIN && threads > 1) {
-    int pieces = threads < 64 ? threads : 64;
-    R->piece = (R->K + pieces - 1) / pieces;
-    R->piece = (R->piece + 63) / 64 * 64;
-    pieces = (int)((R->K + R->piece - 1) / R->piece);
-    bxr_pool_for((size_t)pieces, (size_t)R->piece, 1, sum_pieces, R);
-    double s = 0;
-    for (int p = 0; p < pieces; p++) s += R->part[p];
+  int64_t nchunks = (R->K + BXFX_SUM_CHUNK - 1) / BXFX_SUM_CHUNK;
+  if (R->outer == 1 && R->inner == 1 && (R->dt == BEXT_F32 || R->dt == BEXT_F64) && is_float_sum(R) &&
+      nchunks > 1 && bxr_pool_threads() > 1) {
+    /* Chunk sums (threaded), then the pairwise counter over them: the
+     * serial pass's bits (BXFX_SUM_CHUNK). */
+    double local[256];
+    size_t bytes = (size_t)nchunks * sizeof(double);
+    R->part = nchunks <= 256 ? local : bxr_alloc(bytes);
+    if (!R->part) {
+      if (tmp) bxr_free(tmp, tmpsize ? tmpsize : 1);
+      bext_release(out);
+      return NULL;
+    }
+    bxr_pool_for((size_t)nchunks, (size_t)BXFX_SUM_CHUNK, 1, sum_chunks, R);
+    struct bxfx_pw pw;
+    bxfx_pw_init(&pw);
+    for (int64_t c = 0; c < nchunks; c++) bxfx_pw_push(&pw, R->part[c]);
+    double s = bxfx_pw_done(&pw);
+    if (R->part != local) bxr_free(R->part, bytes);
     finish(R, &s, NULL, 1, 0);
   } else {
     int64_t nblk = (R->inner + BXFX_BLK - 1) / BXFX_BLK;

@@ -1,6 +1,8 @@
 /* nd_reduce.c — NdArray reductions (whole tensor or along one dim), cumsum
  * and batched matmul (naive triple loop; batch dims broadcast).  Floats
- * accumulate in double, ints in wrapping int64. */
+ * accumulate in double, ints in wrapping int64.  Float sums (and means)
+ * are NumPy's pairwise summation, the reference the faster backends are
+ * held to (bext.h states the bound). */
 #include <math.h>
 #include <string.h>
 
@@ -18,6 +20,32 @@ static void split(const struct bxr_op *op, const bext_tensor *t, int64_t *outer,
   *outer = bxr_numel(op->at.dim, t->shape);
   *extent = t->shape[op->at.dim];
   *inner = bxr_numel(t->rank - op->at.dim - 1, t->shape + op->at.dim + 1);
+}
+
+/* NumPy's pairwise sum (numpy/core/src/umath/loops_utils.h.src) of n
+ * elements at p[base + k*stride], in double: below 8 elements a plain
+ * loop; up to 128, eight accumulators unrolled, added as a tree; above,
+ * halves (the first a multiple of 8) summed recursively.  Error
+ * O(log2(n) eps) of sum(|x|); depth log2(n / 128). */
+static double pairwise(const void *p, bext_dtype dt, int64_t base, int64_t n, int64_t stride) {
+  if (n < 8) {
+    double r = 0.0;
+    for (int64_t k = 0; k < n; k++) r += bxr_load_f64(p, dt, base + k * stride);
+    return r;
+  }
+  if (n <= 128) {
+    double r[8];
+    for (int j = 0; j < 8; j++) r[j] = bxr_load_f64(p, dt, base + j * stride);
+    int64_t k = 8;
+    for (; k + 8 <= n; k += 8)
+      for (int j = 0; j < 8; j++) r[j] += bxr_load_f64(p, dt, base + (k + j) * stride);
+    double res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+    for (; k < n; k++) res += bxr_load_f64(p, dt, base + k * stride);
+    return res;
+  }
+  int64_t h = n / 2;
+  h -= h % 8;
+  return pairwise(p, dt, base, h, stride) + pairwise(p, dt, base + h * stride, n - h, stride);
 }
 
 bext_tensor *bxnd_reduce(struct bxr_op *op) {
@@ -61,6 +89,12 @@ bext_tensor *bxnd_reduce(struct bxr_op *op) {
           acc = c == BXR_OP_ALL ? acc && x : acc || x;
         }
         bxr_store_i64(po, BEXT_BOOL, oi, acc);
+        continue;
+      }
+      if (flt && (c == BXR_OP_SUM || c == BXR_OP_MEAN)) {
+        double acc = pairwise(p, dt, base, ext, inner);
+        if (c == BXR_OP_MEAN) acc /= (double)ext; /* empty: 0/0 = NaN */
+        bxr_store_f64(po, out->dtype, oi, acc);
         continue;
       }
       if (flt) {

@@ -43,6 +43,15 @@ Test(flex_blocks, kernel_variants_agree) {
   double s1 = bxfx_kern_avx2.sum_f32(a, N), s2 = bxfx_kern_gen.sum_f32(a, N), ref = 0;
   for (int i = 0; i < N; i++) ref += a[i];
   cr_expect(fabs(s1 - ref) < 1e-3 && fabs(s2 - ref) < 1e-3, "sum %g %g vs %g", s1, s2, ref);
+  /* The sums are the same tree of lane-wise adds in both variants (no
+   * FMA, no reassociation): the same bits, for every length's tail. */
+  cr_expect(s1 == s2, "sum_f32: avx2 %.17g vs generic %.17g", s1, s2);
+  static double d[N];
+  for (int i = 0; i < N; i++) d[i] = (double)a[i] * (1.0 + 1e-9 * i);
+  for (int n = 0; n <= N; n += n < 600 ? 1 : 997) {
+    double t1 = bxfx_kern_avx2.sum_f64(d, (size_t)n), t2 = bxfx_kern_gen.sum_f64(d, (size_t)n);
+    cr_assert(t1 == t2, "sum_f64 of %d: avx2 %.17g vs generic %.17g", n, t1, t2);
+  }
 }
 
 Test(flex_blocks, half_conversions_match_reference) {
