@@ -194,6 +194,18 @@ bool chk_coerce(chk_fn *f, bxc_type *expected, bxc_type *found, bxc_span span) {
 static bxc_type *err(void) { return bxc_type_error(); }
 static bxc_type *usize_t(void) { return bxc_type_int(BXC_USIZE); }
 
+/* An index `s[i]` or a dim of a shape literal `[n, 2]`: a `usize`, read
+ * through references as Rust's auto-deref does for operators, because
+ * metadata code binds ordinary arguments as `&T` (language.md §5) and
+ * `[n]` for `n: usize` must not need a `*`.  The interpreter and the C
+ * generator already read through references here. */
+static void index_operand(chk_fn *f, bxc_expr *e) {
+    bxc_type *t = chk_expr(f, e, NULL);
+    bxc_type *r = bxc_type_resolve(t);
+    if (r->kind == BXC_TYPE_REF) t = bxc_type_strip_refs(r);
+    if (!bxc_type_is_error(t)) chk_coerce(f, usize_t(), t, e->span);
+}
+
 static const char *path_str(chk_ctx *cx, const bxc_path *p) {
     if (!p || !p->segs.len) return "?";
     const char *s = p->segs.items[0].name;
@@ -1254,7 +1266,7 @@ static bxc_type *expr_inner(chk_fn *f, bxc_expr *e, bxc_type *expected) {
     }
     case BXC_EXPR_INDEX: {
         bxc_type *t = bxc_type_strip_refs(chk_expr(f, e->index.object, NULL));
-        chk_expr(f, e->index.index, usize_t());
+        index_operand(f, e->index.index);
         if (bxc_type_is_error(t)) return err();
         if (t->kind == BXC_TYPE_SHAPE) return usize_t();
         bxc_diag *d = chk_error(cx, CHK_E_BAD_OPERAND, e->index.object->span,
@@ -1330,7 +1342,7 @@ static bxc_type *expr_inner(chk_fn *f, bxc_expr *e, bxc_type *expected) {
     }
     case BXC_EXPR_ARRAY:
         for (uint32_t i = 0; i < e->array.elems.len; i++)
-            chk_expr(f, e->array.elems.items[i], usize_t());
+            index_operand(f, e->array.elems.items[i]);
         return bxc_type_shape();
     case BXC_EXPR_CLOSURE: {
         bxc_diag *d = chk_error(cx, CHK_E_CLOSURE, e->span,
