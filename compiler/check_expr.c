@@ -529,9 +529,33 @@ static bxc_type *check_call(chk_fn *f, bxc_expr *e) {
             return err();
         }
         if (n == 1 && !shadowed && strcmp(first, "panic") == 0 && !chk_lookup(f->cm, first)) {
-            bxc_type *ps[1] = {bxc_type_str()};
-            callee->ty = bxc_type_fn(cx->arena, ps, 1, bxc_type_never());
-            check_args(f, "panic", e->span, args, ps, 1, bxc_type_never());
+            /* panic("message") or panic("dims {} and {} clash", a, b): a
+             * string literal, then one integer or bool per `{}` */
+            callee->ty = err();
+            bxc_expr *msg = args->len ? args->items[0] : NULL;
+            if (!msg || msg->kind != BXC_EXPR_STRING) {
+                bxc_diag *d = chk_error(cx, CHK_E_ARG_COUNT, msg ? msg->span : e->span,
+                                        "expected a string literal, found %s",
+                                        msg ? "an expression" : "no arguments");
+                chk_help(cx, d, "write `panic(\"message\")`, with `{}` for each further argument");
+                for (uint32_t i = 0; i < args->len; i++) chk_expr(f, args->items[i], NULL);
+                return bxc_type_never();
+            }
+            msg->ty = bxc_type_str();
+            uint32_t holes = 0;
+            for (const char *c = msg->string_lit.value; c && (c = strstr(c, "{}")); c += 2) holes++;
+            if (holes != args->len - 1)
+                chk_error(cx, CHK_E_ARG_COUNT, e->span,
+                          "expected %u argument%s after the message (one per `{}`), found %u", holes,
+                          holes == 1 ? "" : "s", args->len - 1);
+            for (uint32_t i = 1; i < args->len; i++) {
+                bxc_type *t = bxc_type_resolve(bxc_type_strip_refs(chk_expr(f, args->items[i], NULL)));
+                if (t->kind == BXC_TYPE_VAR && !t->var.is_float) chk_unify(cx, usize_t(), t);
+                t = bxc_type_resolve(t);
+                if (!bxc_type_is_error(t) && !bxc_type_is_int(t) && t->kind != BXC_TYPE_BOOL)
+                    chk_error(cx, CHK_E_MISMATCH, args->items[i]->span,
+                              "expected an integer or `bool` to format, found %s", describe(cx, t));
+            }
             return bxc_type_never();
         }
         if (n == 1 && !shadowed && f->mode == CHK_MODE_TENSOR && bxc_top_find(first) &&
