@@ -142,6 +142,7 @@ static void build(void) {
             bxc_top_out out = !strncmp(base, "arg", 3) ? BXC_TOP_OUT_INT : BXC_TOP_OUT_SAME;
             bxc_top *w = add(whole, str2("bext_", whole), ri);
             w->out = out;
+            w->reduce_all = true;
             const char *dn = str2(base, "_dim");
             bxc_top *d = add(dn, str2("bext_", dn), ri);
             d->out = out;
