@@ -319,6 +319,7 @@ struct bxc_fn {
     bxc_tyexpr *ret;           /* NULL: returns unit */
     bxc_block *body;           /* NULL: declaration only (`;`) */
     bxc_span span;
+    const char *doc;           /* its `///` lines, joined by '\n', or NULL */
 };
 
 typedef enum bxc_use_kind {
@@ -332,6 +333,7 @@ struct bxc_item {
     bxc_item_kind kind;
     bxc_span span;
     bxc_attr_list attrs;
+    const char *doc;           /* its `///` lines, joined by '\n', or NULL */
     bool is_pub;
     bxc_ident name;            /* not for USE / IMPL */
     union {

@@ -194,6 +194,18 @@ bool chk_coerce(chk_fn *f, bxc_type *expected, bxc_type *found, bxc_span span) {
 static bxc_type *err(void) { return bxc_type_error(); }
 static bxc_type *usize_t(void) { return bxc_type_int(BXC_USIZE); }
 
+/* An index `s[i]` or a dim of a shape literal `[n, 2]`: a `usize`, read
+ * through references as Rust's auto-deref does for operators, because
+ * metadata code binds ordinary arguments as `&T` (language.md §5) and
+ * `[n]` for `n: usize` must not need a `*`.  The interpreter and the C
+ * generator already read through references here. */
+static void index_operand(chk_fn *f, bxc_expr *e) {
+    bxc_type *t = chk_expr(f, e, NULL);
+    bxc_type *r = bxc_type_resolve(t);
+    if (r->kind == BXC_TYPE_REF) t = bxc_type_strip_refs(r);
+    if (!bxc_type_is_error(t)) chk_coerce(f, usize_t(), t, e->span);
+}
+
 static const char *path_str(chk_ctx *cx, const bxc_path *p) {
     if (!p || !p->segs.len) return "?";
     const char *s = p->segs.items[0].name;
@@ -517,9 +529,33 @@ static bxc_type *check_call(chk_fn *f, bxc_expr *e) {
             return err();
         }
         if (n == 1 && !shadowed && strcmp(first, "panic") == 0 && !chk_lookup(f->cm, first)) {
-            bxc_type *ps[1] = {bxc_type_str()};
-            callee->ty = bxc_type_fn(cx->arena, ps, 1, bxc_type_never());
-            check_args(f, "panic", e->span, args, ps, 1, bxc_type_never());
+            /* panic("message") or panic("dims {} and {} clash", a, b): a
+             * string literal, then one integer or bool per `{}` */
+            callee->ty = err();
+            bxc_expr *msg = args->len ? args->items[0] : NULL;
+            if (!msg || msg->kind != BXC_EXPR_STRING) {
+                bxc_diag *d = chk_error(cx, CHK_E_ARG_COUNT, msg ? msg->span : e->span,
+                                        "expected a string literal, found %s",
+                                        msg ? "an expression" : "no arguments");
+                chk_help(cx, d, "write `panic(\"message\")`, with `{}` for each further argument");
+                for (uint32_t i = 0; i < args->len; i++) chk_expr(f, args->items[i], NULL);
+                return bxc_type_never();
+            }
+            msg->ty = bxc_type_str();
+            uint32_t holes = 0;
+            for (const char *c = msg->string_lit.value; c && (c = strstr(c, "{}")); c += 2) holes++;
+            if (holes != args->len - 1)
+                chk_error(cx, CHK_E_ARG_COUNT, e->span,
+                          "expected %u argument%s after the message (one per `{}`), found %u", holes,
+                          holes == 1 ? "" : "s", args->len - 1);
+            for (uint32_t i = 1; i < args->len; i++) {
+                bxc_type *t = bxc_type_resolve(bxc_type_strip_refs(chk_expr(f, args->items[i], NULL)));
+                if (t->kind == BXC_TYPE_VAR && !t->var.is_float) chk_unify(cx, usize_t(), t);
+                t = bxc_type_resolve(t);
+                if (!bxc_type_is_error(t) && !bxc_type_is_int(t) && t->kind != BXC_TYPE_BOOL)
+                    chk_error(cx, CHK_E_MISMATCH, args->items[i]->span,
+                              "expected an integer or `bool` to format, found %s", describe(cx, t));
+            }
             return bxc_type_never();
         }
         if (n == 1 && !shadowed && f->mode == CHK_MODE_TENSOR && bxc_top_find(first) &&
@@ -1254,7 +1290,7 @@ static bxc_type *expr_inner(chk_fn *f, bxc_expr *e, bxc_type *expected) {
     }
     case BXC_EXPR_INDEX: {
         bxc_type *t = bxc_type_strip_refs(chk_expr(f, e->index.object, NULL));
-        chk_expr(f, e->index.index, usize_t());
+        index_operand(f, e->index.index);
         if (bxc_type_is_error(t)) return err();
         if (t->kind == BXC_TYPE_SHAPE) return usize_t();
         bxc_diag *d = chk_error(cx, CHK_E_BAD_OPERAND, e->index.object->span,
@@ -1330,7 +1366,7 @@ static bxc_type *expr_inner(chk_fn *f, bxc_expr *e, bxc_type *expected) {
     }
     case BXC_EXPR_ARRAY:
         for (uint32_t i = 0; i < e->array.elems.len; i++)
-            chk_expr(f, e->array.elems.items[i], usize_t());
+            index_operand(f, e->array.elems.items[i]);
         return bxc_type_shape();
     case BXC_EXPR_CLOSURE: {
         bxc_diag *d = chk_error(cx, CHK_E_CLOSURE, e->span,

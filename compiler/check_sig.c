@@ -35,7 +35,20 @@ typedef struct method {
     bxc_attr *dtype_attr, *shape_attr;
     unsigned forms;
     bool forms_ok;
+    struct trait_state *ts;
 } method;
+
+/* What the methods of one trait learn about each other, so that advice
+ * about `Fusion` (a trait-wide switch) does not go in a circle: a warning
+ * on one method must not say "add `Fusion`" when another method of the
+ * trait cannot have it.  Helps that depend on the whole trait are set
+ * after its last method. */
+typedef struct trait_state {
+    const char *no_input;          /* first method with no tensor input at all */
+    bxc_diag **no_effect;          /* "has no effect" warnings, help pending */
+    const char **no_effect_self;   /* why that warning's method itself cannot take `Fusion`, or NULL */
+    uint32_t nno_effect, cap;
+} trait_state;
 
 static const char *param_name(const bxc_param *p) {
     if (p->pat && p->pat->kind == BXC_PAT_IDENT) return p->pat->name.name;
@@ -203,7 +216,10 @@ static void parse_fusion_attrs(method *m) {
             m->forms_ok = false;
         }
     }
-    if (m->forms == FORM_DEFAULT && !m->fn->body) {
+    if (m->forms == FORM_DEFAULT && !m->fn->body && !has_tensor_input(m, false) &&
+        m->sel->listed[CHK_SEL_FUSION]) {
+        m->forms_ok = false;   /* no body could exist: check_method says why */
+    } else if (m->forms == FORM_DEFAULT && !m->fn->body) {
         bxc_diag *d = chk_error(cx, CHK_E_FUSION_DEFAULT, m->deflt->span,
                                 "`#[fusion(default)]` needs a default body, and `%s` has none",
                                 m->name);
@@ -469,13 +485,19 @@ static void check_requirements(method *m) {
     if (m->fn->generics.len) {
         bxc_diag *d = chk_error(cx, CHK_E_FUSION_SIG, m->fn->generics.items[0]->span,
                                 "generic method `%s` cannot use field expressions or `meta`", m->name);
-        chk_help(cx, d, "use `#[fusion(default)]`, or drop `Fusion` and write the lazy implementation by hand");
+        if (m->fn->body)
+            chk_help(cx, d, "use `#[fusion(default)]` to run the default body lazily");
+        else
+            chk_help(cx, d, "give `%s` a default body and use `#[fusion(default)]`, or make it non-generic",
+                     m->name);
     }
     if (!has_tensor_input(m, true)) {
+        /* only a borrowed extension value carries tensors here (no tensor
+         * input at all is reported by check_method) */
         bxc_diag *d = chk_error(cx, CHK_E_FUSION_SIG, m->fn->name.span,
                                 "`%s` has no input tensor (directly or inside an owned extension value)",
                                 m->name);
-        chk_help(cx, d, "field expressions and `meta` need one; use `#[fusion(default)]` or drop `Fusion`");
+        chk_help(cx, d, "field expressions and `meta` need one: take the extension value by value");
     }
     for (uint32_t i = 0; i < m->nargs; i++) {
         arg_info *a = &m->args[i];
@@ -611,10 +633,11 @@ static void check_backward(method *m) {
 /* ---- one method --------------------------------------------------------------------------- */
 
 static void check_method(chk_ctx *cx, chk_module *cm, bxc_fn *fn, const chk_selectors *sel,
-                         const char *trait) {
+                         const char *trait, trait_state *ts) {
     method mm;
     memset(&mm, 0, sizeof mm);
     method *m = &mm;
+    m->ts = ts;
     m->cx = cx;
     m->cm = cm;
     m->fn = fn;
@@ -655,19 +678,53 @@ static void check_method(chk_ctx *cx, chk_module *cm, bxc_fn *fn, const chk_sele
 
     parse_fusion_attrs(m);
     bool fusion = sel->listed[CHK_SEL_FUSION];
+    /* No tensor input at all: no form can work (field expressions and
+     * `meta` need an input tensor, a default body could only create one,
+     * and creation ops are not allowed there), so say that once instead of
+     * advising a form that leads to the next error. */
+    bool no_input = !has_tensor_input(m, false);
+    if (no_input && !ts->no_input) ts->no_input = m->name;
+    if (fusion && no_input) {
+        bxc_diag *d = chk_error(cx, CHK_E_FUSION_SIG, fn->name.span,
+                                "`%s` has no tensor input, but `%s` lists `Fusion`, which needs one",
+                                m->name, trait);
+        if (m->forms || !m->forms_ok)
+            chk_help(cx, d, "drop `Fusion` from `#[backend_extension(...)]` and the `#[fusion(...)]` "
+                            "attribute from `%s`, or add a tensor argument", m->name);
+        else
+            chk_help(cx, d, "drop `Fusion` from `#[backend_extension(...)]`, or add a tensor argument "
+                            "to `%s`", m->name);
+        m->forms_ok = false;
+    }
     if (fusion && m->forms == 0 && m->forms_ok) {
         bxc_diag *d = chk_error(cx, CHK_E_FUSION_FORM, fn->name.span,
                                 "`%s` has no `#[fusion(...)]` form, but `%s` lists `Fusion`",
                                 m->name, trait);
-        chk_help(cx, d, "add `#[fusion(dtype = .., shape = ..)]`, `#[fusion(meta = ..)]` or "
-                        "`#[fusion(default)]` (with a default body)");
+        if (fn->body)
+            chk_help(cx, d, "add `#[fusion(default)]` to run the default body lazily, or describe the "
+                            "output with `#[fusion(dtype = .., shape = ..)]` or `#[fusion(meta = ..)]`");
+        else if (fn->generics.len)
+            chk_help(cx, d, "give `%s` a default body and add `#[fusion(default)]`", m->name);
+        else
+            chk_help(cx, d, "add `#[fusion(dtype = .., shape = ..)]` or `#[fusion(meta = ..)]`, or give "
+                            "`%s` a default body and add `#[fusion(default)]`", m->name);
     }
     bool lazy_form = m->forms_ok && (m->forms == FORM_FIELD || m->forms == FORM_META);
     if (lazy_form && !fusion && sel->present) {
         bxc_diag *d = chk_warning(cx, CHK_W_UNUSED_ATTR, m->fn->name.span,
                                   "`#[fusion]` on `%s` has no effect: `%s` does not list `Fusion`",
                                   m->name, trait);
-        chk_help(cx, d, "add `Fusion` to `#[backend_extension(...)]`");
+        /* the help waits for the whole trait: see trait_state */
+        if (d && ts->nno_effect < ts->cap) {
+            ts->no_effect[ts->nno_effect] = d;
+            ts->no_effect_self[ts->nno_effect++] =
+                !has_tensor_input(m, true)
+                    ? bxc_arena_printf(cx->arena, "`%s` has no owned tensor input, which `Fusion` needs", m->name)
+                : fn->generics.len
+                    ? bxc_arena_printf(cx->arena, "`%s` is generic, which field expressions and `meta` do not allow",
+                                       m->name)
+                    : NULL;
+        }
     }
     if (lazy_form && fusion) check_requirements(m);
     if (m->forms_ok && m->forms == FORM_FIELD) {
@@ -719,6 +776,10 @@ void chk_trait(chk_ctx *cx, chk_module *cm, bxc_item *it) {
     uint32_t n = it->trait.methods.len;
     bxc_fn **seen = bxc_arena_alloc(cx->arena, (n ? n : 1) * sizeof *seen);
     uint32_t nseen = 0;
+    trait_state ts = {0};
+    ts.cap = n;
+    ts.no_effect = bxc_arena_alloc(cx->arena, (n ? n : 1) * sizeof *ts.no_effect);
+    ts.no_effect_self = bxc_arena_alloc(cx->arena, (n ? n : 1) * sizeof *ts.no_effect_self);
     for (uint32_t i = 0; i < n; i++) {
         bxc_fn *fn = it->trait.methods.items[i];
         chk_attrs_placement(cx, &fn->attrs, CHK_SITE_METHOD);
@@ -734,7 +795,18 @@ void chk_trait(chk_ctx *cx, chk_module *cm, bxc_item *it) {
             continue;
         }
         seen[nseen++] = fn;
-        check_method(cx, cm, fn, &sel, trait);
+        check_method(cx, cm, fn, &sel, trait, &ts);
+    }
+    /* "add `Fusion`" only where adding it checks: not when this method or
+     * another one of the trait cannot have `Fusion`. */
+    for (uint32_t i = 0; i < ts.nno_effect; i++) {
+        if (ts.no_effect_self[i])
+            chk_help(cx, ts.no_effect[i], "remove the `#[fusion(...)]` attribute (%s)", ts.no_effect_self[i]);
+        else if (ts.no_input)
+            chk_help(cx, ts.no_effect[i], "remove the `#[fusion(...)]` attribute: `Fusion` cannot be "
+                                          "listed while `%s` has no tensor input", ts.no_input);
+        else
+            chk_help(cx, ts.no_effect[i], "add `Fusion` to `#[backend_extension(...)]`");
     }
     /* Op ids key the process-wide registry with the trait, where a second
      * one is a panic at start-up: say so here, at the second id. */

@@ -2,6 +2,7 @@
 #include "diag.h"
 
 #include <cjson/cJSON.h>
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -325,4 +326,44 @@ void bxc_diag_render_json_file(FILE *out, const bxc_diag_list *l,
         fputs(s, out);
         free(s);
     }
+}
+
+/* ---- did you mean ---- */
+
+/* Case-insensitive Levenshtein distance, capped (names are short). */
+static unsigned edit_distance(const char *a, const char *b) {
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 63 || lb > 63) return 99;
+    unsigned prev[64], cur[64];
+    for (size_t j = 0; j <= lb; j++) prev[j] = (unsigned)j;
+    for (size_t i = 1; i <= la; i++) {
+        cur[0] = (unsigned)i;
+        for (size_t j = 1; j <= lb; j++) {
+            unsigned sub = prev[j - 1] +
+                           (tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]));
+            unsigned del = prev[j] + 1, ins = cur[j - 1] + 1;
+            unsigned m = sub < del ? sub : del;
+            cur[j] = m < ins ? m : ins;
+        }
+        memcpy(prev, cur, (lb + 1) * sizeof *prev);
+    }
+    return prev[lb];
+}
+
+const char *bxc_diag_nearest(const char *word, const char *const *cands, uint32_t n) {
+    const char *best = NULL;
+    unsigned best_d = 99;
+    size_t len = strlen(word);
+    /* Allow one edit per three characters (at least one), never so many
+     * that unrelated short names match. */
+    unsigned limit = len < 3 ? 1 : (unsigned)(len / 3 > 3 ? 3 : (len / 3 < 1 ? 1 : len / 3));
+    for (uint32_t i = 0; i < n; i++) {
+        if (!cands[i] || strcmp(cands[i], word) == 0) continue;
+        unsigned d = edit_distance(word, cands[i]);
+        if (d < best_d) {
+            best_d = d;
+            best = cands[i];
+        }
+    }
+    return best_d <= limit && best_d < len ? best : NULL;
 }

@@ -138,4 +138,10 @@ char *bxc_diag_render_json(const bxc_diag_list *l, const bxc_sources *sources);
 void bxc_diag_render_json_file(FILE *out, const bxc_diag_list *l,
                                const bxc_sources *sources);
 
+/* The candidate nearest to `word` for a "did you mean `X`?" help (case-
+ * insensitive edit distance, at most one edit per three characters), or
+ * NULL when none is near enough.  Shared by the checker and the
+ * interpreter. */
+const char *bxc_diag_nearest(const char *word, const char *const *cands, uint32_t n);
+
 #endif

@@ -53,6 +53,26 @@ void bxc_emit_puts(bxc_emit_buf *b, const char *s) {
     b->len += n;
 }
 
+void bxc_emit_doc(bxc_emit_buf *b, const char *doc) {
+    if (!doc || !*doc) return;
+    bxc_emit_puts(b, "/**");
+    bool one = !strchr(doc, '\n');
+    bxc_emit_puts(b, one ? " " : "\n * ");
+    for (const char *c = doc; *c; c++) {
+        if (*c == '\n') {
+            bxc_emit_puts(b, "\n *");
+            if (c[1] && c[1] != '\n') bxc_emit_puts(b, " ");
+        } else if ((c[0] == '*' && c[1] == '/') || (c[0] == '/' && c[1] == '*')) {
+            char ch[4] = {c[0], '\\', 0};   /* `*\/` and `/\*`: the comment goes on */
+            bxc_emit_puts(b, ch);
+        } else {
+            char ch[2] = {*c, 0};
+            bxc_emit_puts(b, ch);
+        }
+    }
+    bxc_emit_puts(b, one ? " */\n" : "\n */\n");
+}
+
 void bxc_emit_append(bxc_emit_buf *b, const bxc_emit_buf *other) {
     if (!other->len) return;
     buf_reserve(b, other->len);

@@ -494,6 +494,7 @@ static void emit_method(bxc_emit_ctx *cx, const trait_info *ti, const bxc_fn *fn
     /* ---- header ---- */
     bxc_emit_printf(h, "/* ---- %s ---- */\n", mi.what);
     if (mcond) bxc_emit_printf(h, "#if %s\n", mcond);
+    bxc_emit_doc(h, fn->doc);
     bxc_emit_printf(h, "/* Entry point: routes to the implementation of the input tensors' device.\n"
                        " * Consumes its owned arguments; %s */\n",
                     mi.ret_tensor ? "NULL + bext_last_error() on failure."

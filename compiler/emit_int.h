@@ -40,6 +40,11 @@ void bxc_emit_printf(bxc_emit_buf *b, const char *fmt, ...) __attribute__((forma
 void bxc_emit_puts(bxc_emit_buf *b, const char *s);
 void bxc_emit_append(bxc_emit_buf *b, const bxc_emit_buf *other);
 void bxc_emit_buf_free(bxc_emit_buf *b);
+/* A `///` doc comment (bxc_item.doc, bxc_fn.doc) as a C doc comment
+ * (slash, two stars, the lines, star slash) on its own lines; nothing for
+ * NULL.  A star-slash or slash-star inside gets a backslash between its
+ * two characters, so the comment can neither end early nor nest. */
+void bxc_emit_doc(bxc_emit_buf *b, const char *doc);
 
 /* A C type for a type of the language that needs one (struct, enum, tuple),
  * in the order the header must declare them (dependencies first). */

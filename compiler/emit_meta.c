@@ -444,6 +444,48 @@ static const char *call_helper(mctx *m, const bxc_expr *e, const bxc_item *fn, c
     return emit_metadata_call(m, e, bxc_emit_helper_name(m->cx, mod, f->name.name), al);
 }
 
+/* panic("dims {} and {} clash", a, b): the arguments are evaluated here (in
+ * order, as the interpreter does), then one printf-style bext_gen_fail
+ * whose text reads as the interpreter's (integers in decimal, bools as
+ * `true`/`false`). */
+static const char *panic_fmt(mctx *m, const bxc_expr_list *al) {
+    bxc_arena *A = m->cx->a;
+    const char **vals = bxc_arena_alloc(A, al->len * sizeof *vals);
+    for (uint32_t i = 1; i < al->len; i++) vals[i] = mx(m, al->items[i]);
+    const char *lit = al->items[0]->string_lit.value;
+    char *fmt = bxc_arena_alloc(A, 2 * strlen(lit) + 4 * al->len + 8);
+    size_t n = 0;
+    const char *cargs = "";
+    uint32_t next = 1;
+    for (const char *c = lit; *c; c++) {
+        if (c[0] == '{' && c[1] == '}' && next < al->len) {
+            bxc_type *t = T(al->items[next]->ty);
+            if (t && t->kind == BXC_TYPE_BOOL) {
+                memcpy(fmt + n, "%s", 2);
+                cargs = bxc_arena_printf(A, "%s, (%s) ? \"true\" : \"false\"", cargs, vals[next]);
+            } else if (t && t->kind == BXC_TYPE_INT && bxc_int_kind_signed(t->int_kind)) {
+                memcpy(fmt + n, "%lld", 4);
+                n += 2;
+                cargs = bxc_arena_printf(A, "%s, (long long)(%s)", cargs, vals[next]);
+            } else {
+                memcpy(fmt + n, "%llu", 4);
+                n += 2;
+                cargs = bxc_arena_printf(A, "%s, (unsigned long long)(%s)", cargs, vals[next]);
+            }
+            n += 2;
+            next++;
+            c++;
+            continue;
+        }
+        if (*c == '%') fmt[n++] = '%';
+        fmt[n++] = *c;
+    }
+    fmt[n] = 0;
+    line(m, "return bext_gen_fail(err, \"E1007\", %s%s);",
+         bxc_emit_cstring(A, bxc_arena_printf(A, "panic: %s", fmt)), cargs);
+    return NULL;
+}
+
 /* A call of an impl fn: `recv` (a C value of the receiver's type, NULL for
  * an associated fn) then `args`, already evaluated in the interpreter's
  * order.  Same calling convention as helpers. */
@@ -553,6 +595,8 @@ static const char *mcall(mctx *m, const bxc_expr *e) {
              bxc_emit_cstring(A, al->items[0]->string_lit.value));
         return NULL;
     }
+    if (p->segs.len == 1 && !strcmp(last, "panic") && al->len > 1 && al->items[0]->kind == BXC_EXPR_STRING)
+        return panic_fmt(m, al);
     unsupported(m, e->span, bxc_arena_printf(A, "the call of `%s`", last));
     return "0";
 }

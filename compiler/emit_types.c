@@ -262,6 +262,7 @@ static void emit_one(bxc_emit_ctx *cx, const bxc_emit_ctype *ct) {
         guard = type_guard(cx, t->decl);
         imported = m && !m->is_root;
         bxc_emit_printf(h, "#ifndef %s\n#define %s\n", guard, guard);
+        if (t->decl->item) bxc_emit_doc(h, t->decl->item->doc);
     }
     if (t->kind == BXC_TYPE_TUPLE) {
         bxc_emit_printf(h, "/* tuple %s */\n", elem_spelling(cx, t));

@@ -158,6 +158,8 @@ void bxi_free(bxi_interp *in)
     free(in);
 }
 
+void bxi_set_infer(bxi_interp *in, bxi_infer_fn fn) { in->infer = fn; }
+
 void bxi_set_limits(bxi_interp *in, bxi_limits limits)
 {
     /* A zero field keeps the current limit. */

@@ -44,6 +44,8 @@
 #include "source.h"
 #include "value.h"
 
+#include <bext/ops.h>   /* bext_spec, bext_op_args: the inference hook's types */
+
 /* Diagnostic codes of the interpreter.  ORDER: none (codes are strings). */
 #define BXI_E_OVERFLOW   "E1001"  /* integer overflow / out of the type's range */
 #define BXI_E_DIV_ZERO   "E1002"  /* division or remainder by zero */
@@ -101,6 +103,15 @@ bxi_interp *bxi_new(bxc_diag_list *diags);
 void bxi_free(bxi_interp *in);
 /* Fields left 0 keep their current value. */
 void bxi_set_limits(bxi_interp *in, bxi_limits limits);
+
+/* Spec-level inference of one core op, for `:meta` on a method with a
+ * `#[fusion(default)]` body: the runtime's bext_infer (bext/ops.h) plus
+ * its error text.  The compiler library does not link the runtime, so a
+ * program that has it (the REPL) passes it in; without one, default
+ * bodies are not evaluated (an error says so). */
+typedef bool (*bxi_infer_fn)(const char *op, const bext_spec *in, int n_in, bext_op_args *args, bext_spec *out,
+                             const char **error);
+void bxi_set_infer(bxi_interp *in, bxi_infer_fn fn);
 
 /* Program: where names (fns, structs, enums, traits, aliases) are found.
  * Units are searched in registration order, every module of each; items

@@ -1035,11 +1035,27 @@ static bxi_status call_expr(bxi_interp *in, const bxc_expr *e, BxvValue *out)
             if ((st = eval_args(in, al, &args)) != BXI_OK)
                 return st;
             BxvValue msg = al->len ? bxi_strip(args[0]) : bxv_unit();
-            if (al->len != 1 || msg.kind != BXV_STR) {
-                bxi_error(in, BXI_E_ARITY, e->span, "`%s` takes one string literal: %s(\"message\")", last, last);
+            if (al->len < 1 || msg.kind != BXV_STR) {
+                bxi_error(in, BXI_E_ARITY, e->span, "`%s` takes a string literal: %s(\"message\")", last, last);
                 return BXI_ERR;
             }
-            bxi_error(in, BXI_E_PANIC, e->span, "%s: %.*s", last, (int)msg.u.str.len, msg.u.str.s);
+            /* each `{}` is replaced by the next argument, Rust-style */
+            BxvBuf b = {0};
+            size_t k = 0;
+            uint32_t next = 1;
+            while (k < msg.u.str.len) {
+                if (k + 1 < msg.u.str.len && msg.u.str.s[k] == '{' && msg.u.str.s[k + 1] == '}' &&
+                    next < al->len) {
+                    BxvValue a = bxi_strip(args[next++]);
+                    bxv_print(&b, &a);
+                    k += 2;
+                } else {
+                    bxv_buf_append(&b, msg.u.str.s + k, 1);
+                    k++;
+                }
+            }
+            bxi_error(in, BXI_E_PANIC, e->span, "%s: %.*s", last, (int)b.len, b.data ? b.data : "");
+            bxv_buf_free(&b);
             return BXI_ERR;
         }
         bxi_error(in, BXI_E_NAME, path->span, "cannot find function `%s`", last);

@@ -68,6 +68,7 @@ struct bxi_interp {
     bxi_call_rec *calls;
     uint32_t ncalls, capcalls;
     BxvValue ret;
+    bxi_infer_fn infer;       /* bxi_set_infer, or NULL */
 };
 
 /* ---- helpers shared by interp*.c ---- */
@@ -114,6 +115,11 @@ void bxi_push_var(bxi_interp *in, const char *name, bool is_mut, const BxvValue 
 bxi_status bxi_eval_expr(bxi_interp *in, const bxc_expr *e, BxvValue *out);
 bxi_status bxi_call_value(bxi_interp *in, const BxvValue *callee, BxvValue *args,
                           uint32_t nargs, bxc_span site, BxvValue *out);
+
+/* A `#[fusion(default)]` method's output spec: its default body run over
+ * the argument values (specs for tensors), each op through in->infer
+ * (interp_body.c). */
+bxi_status bxi_eval_default_body(bxi_interp *in, const bxc_fn *fn, const BxvValue *args, BxvValue *out);
 
 /* The innermost visible variable `name` of the current frame, or NULL. */
 bxi_var *bxi_find_var(bxi_interp *in, const char *name);

@@ -8,8 +8,9 @@
  *   meta = callable       a closure or fn path called with &TensorSpec per
  *                         tensor, &NameMetadata per extension value and &T
  *                         per ordinary argument; its result is the output.
- *   default               the method inherits its default body: there is no
- *                         metadata expression to evaluate. */
+ *   default               the method inherits its default body: the body
+ *                         runs over the specs, each op through the
+ *                         runtime's inference rule (interp_body.c). */
 #include "interp_int.h"
 
 #include <string.h>
@@ -178,8 +179,14 @@ static const bxc_fn *trait_method(bxi_interp *in, const char *trait, const char 
     for (uint32_t i = 0; i < tr->trait.methods.len; i++)
         if (strcmp(tr->trait.methods.items[i]->name.name, method) == 0)
             fn = tr->trait.methods.items[i];
-    if (!fn)
-        bxi_error(in, BXI_E_NAME, site, "trait `%s` has no method `%s`", trait, method);
+    if (!fn) {
+        bxc_diag *d = bxi_error(in, BXI_E_NAME, site, "trait `%s` has no method `%s`", trait, method);
+        uint32_t n = tr->trait.methods.len;
+        const char **names = bxc_arena_alloc(&in->scratch, (n ? n : 1) * sizeof *names);
+        for (uint32_t i = 0; i < n; i++) names[i] = tr->trait.methods.items[i]->name.name;
+        const char *near = bxc_diag_nearest(method, names, n);
+        if (near) bxc_diag_set_help(in->diags, d, "did you mean `%s`?", near);
+    }
     return fn;
 }
 
@@ -201,17 +208,25 @@ static bxi_meta_status meta_run(bxi_interp *in, const char *trait, const char *m
         bxc_diag_set_help(in->diags, d, "only methods of traits with `Fusion` in #[backend_extension] carry output metadata");
         return BXI_META_ERROR;
     }
-    if (find_arg(fa, BXC_ATTR_ARG_PATH, "default")) {
+    bool deflt = find_arg(fa, BXC_ATTR_ARG_PATH, "default") != NULL;
+    if (deflt && !fn->body) {
         *message = bxc_arena_printf(&in->scratch,
-                                    "`%s::%s` uses #[fusion(default)]: it inherits its default body, so its "
-                                    "output metadata comes from the tensor operations of that body (no "
-                                    "metadata expression to evaluate)",
+                                    "`%s::%s` uses #[fusion(default)] but has no default body to evaluate",
                                     trait, method);
         return BXI_META_DEFAULT;
     }
 
     if (!check_call_args(in, trait, method, fn, base, args, nargs, site))
         return BXI_META_ERROR;
+    if (deflt) {
+        uint32_t saved_base = in->base, saved_list = in->cur_list;
+        in->base = base;
+        in->cur_list = list;
+        bxi_status st = bxi_eval_default_body(in, fn, args, out);
+        in->base = saved_base;
+        in->cur_list = saved_list;
+        return st == BXI_OK ? BXI_META_VALUE : BXI_META_ERROR;
+    }
 
     uint32_t saved_base = in->base, saved_list = in->cur_list;
     in->base = base;

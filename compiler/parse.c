@@ -133,6 +133,73 @@ void bxc_ps_report(bxc_pstate *ps, int found, bxc_span span, const int *expected
         bxc_diag_set_help(ps->diags, d, "add `;` here");
 }
 
+/* ---- doc comments ------------------------------------------------------------ */
+
+/* The lexer skips comments, so the `///` lines right above an item or a
+ * method (above its attributes too) are read back from the source: a run
+ * of lines that start with `///` (not `////`), ending at the line before
+ * `start`.  Each line loses `///` and one following space. */
+static const char *doc_before(bxc_arena *a, const bxc_source *src, uint32_t start) {
+    if (start > src->length) return NULL;
+    uint32_t line_start = start;
+    while (line_start && src->text[line_start - 1] != '\n') line_start--;
+    /* only whitespace may precede the item on its own line */
+    for (uint32_t k = line_start; k < start; k++)
+        if (src->text[k] != ' ' && src->text[k] != '\t') return NULL;
+    uint32_t first = line_start, nlines = 0;
+    while (first) {
+        uint32_t e = first - 1, b = e;   /* e: the '\n' ending the previous line */
+        while (b && src->text[b - 1] != '\n') b--;
+        uint32_t k = b;
+        while (k < e && (src->text[k] == ' ' || src->text[k] == '\t')) k++;
+        if (e - k < 3 || memcmp(src->text + k, "///", 3) != 0 || (e - k > 3 && src->text[k + 3] == '/'))
+            break;
+        first = b;
+        nlines++;
+    }
+    if (!nlines) return NULL;
+    char *out = bxc_arena_alloc(a, line_start - first + 1);
+    size_t n = 0;
+    for (uint32_t b = first; b < line_start;) {
+        uint32_t e = b;
+        while (src->text[e] != '\n') e++;
+        uint32_t k = b;
+        while (src->text[k] == ' ' || src->text[k] == '\t') k++;
+        k += 3;
+        if (k < e && src->text[k] == ' ') k++;
+        uint32_t stop = e;
+        if (stop > k && src->text[stop - 1] == '\r') stop--;
+        memcpy(out + n, src->text + k, stop - k);
+        n += stop - k;
+        out[n++] = '\n';
+        b = e + 1;
+    }
+    out[n ? n - 1 : 0] = 0;   /* no trailing newline */
+    return out;
+}
+
+static uint32_t start_of(bxc_span span, const bxc_attr_list *attrs) {
+    uint32_t s = span.offset;
+    for (uint32_t i = 0; i < attrs->len; i++)
+        if (attrs->items[i]->span.offset < s) s = attrs->items[i]->span.offset;
+    return s;
+}
+
+static void attach_docs(bxc_arena *a, const bxc_source *src, bxc_file *f) {
+    for (uint32_t i = 0; i < f->items.len; i++) {
+        bxc_item *it = f->items.items[i];
+        if (!it) continue;
+        it->doc = doc_before(a, src, start_of(it->span, &it->attrs));
+        if (it->kind == BXC_ITEM_FN && it->fn && !it->fn->doc) it->fn->doc = it->doc;
+        bxc_fn_list *ms = it->kind == BXC_ITEM_TRAIT ? &it->trait.methods
+                        : it->kind == BXC_ITEM_IMPL ? &it->impl.methods : NULL;
+        for (uint32_t k = 0; ms && k < ms->len; k++) {
+            bxc_fn *fn = ms->items[k];
+            if (fn) fn->doc = doc_before(a, src, start_of(fn->span, &fn->attrs));
+        }
+    }
+}
+
 bxc_file *bxc_parse(bxc_arena *arena, bxc_diag_list *diags,
                     const bxc_source *src, bxc_parse_mode mode) {
     bxc_pstate ps;
@@ -195,6 +262,7 @@ bxc_file *bxc_parse(bxc_arena *arena, bxc_diag_list *diags,
         prev = kind;
     }
     bxc_lemonFree(parser, free);
+    attach_docs(arena, src, ps.file);
     if (mode == BXC_PARSE_REPL && !ps.file->repl) {
         /* A parse that failed still hands the REPL what it understood. */
         bxc_block *b = bxc_arena_alloc(arena, sizeof *b);

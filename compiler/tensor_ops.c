@@ -17,8 +17,9 @@
  *   - shapes, dim lists, ranges, tensor lists, a dtype, no tensor input:
  *     no surface yet (the language has no list or shape literals in
  *     bodies).
- * Two surfaces are compositions the compiler keeps on top of rows:
- * `transpose` (swap the last two dims) and `gelu` (gen.h).  The few facts
+ * Two surfaces are compositions of rows with public functions of their
+ * own (runtime/src/api_compose.c): `transpose` (bext_transpose, the last
+ * two dims swapped) and `gelu` (bext_gelu).  The few facts
  * the columns do not carry (POWI's exponent is an integer; which unary ops
  * have a <math.h> twin for float scalars) are listed by name below, and
  * the table is rebuilt and checked against the runtime's row count at
@@ -141,6 +142,7 @@ static void build(void) {
             bxc_top_out out = !strncmp(base, "arg", 3) ? BXC_TOP_OUT_INT : BXC_TOP_OUT_SAME;
             bxc_top *w = add(whole, str2("bext_", whole), ri);
             w->out = out;
+            w->reduce_all = true;
             const char *dn = str2(base, "_dim");
             bxc_top *d = add(dn, str2("bext_", dn), ri);
             d->out = out;
@@ -180,9 +182,8 @@ static void build(void) {
             t->cmath = cmath_of(r->name);
     }
     /* compositions over rows */
-    bxc_top *tr = add("transpose", "bext_swap_dims", BXR_OP_SWAP_DIMS);
-    tr->fixed_args = "-2, -1";
-    bxc_top *g = add("gelu", "bext_gen_gelu", BXR_OP_ERF);
+    add("transpose", "bext_transpose", BXR_OP_SWAP_DIMS);
+    bxc_top *g = add("gelu", "bext_gelu", BXR_OP_ERF);
     g->kinds = BXR_KF;
 }
 

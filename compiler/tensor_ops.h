@@ -66,6 +66,7 @@ typedef struct bxc_top {
     bxc_top_out out;
     bool keepdim;            /* C call ends with `, true`: `_dim` reductions keep
                                 the reduced dim, as in Burn */
+    bool reduce_all;         /* the whole-tensor form of a reduction (rank 0) */
 } bxc_top;
 
 /* The surface called `name`, or NULL. */

@@ -11,7 +11,9 @@ line where the diagnostic must be reported:
   * `// help: TEXT` right after one of those also requires that
     diagnostic's help to contain TEXT;
   * `// bextc-args: ARGS` (anywhere) adds command-line arguments, e.g.
-    `--feature wgpu`.
+    `--feature wgpu`;
+  * `// reveals: TEXT` is apply_helps.py's (a diagnostic that applying
+    this line's help may uncover) and ignored here.
 
 The runner runs `bextc --check --diagnostics=json FILE` (diagnostics on
 stderr) and fails a file
@@ -37,7 +39,7 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-CLAUSE = re.compile(r"//\s*(error|warning|help|bextc-args):\s*")
+CLAUSE = re.compile(r"//\s*(error|warning|help|bextc-args|reveals):\s*")
 TIMEOUT_S = 30
 
 
@@ -52,6 +54,8 @@ def parse_expectations(path):
                 end = matches[i + 1].start() if i + 1 < len(matches) else len(text)
                 body = text[m.end():end].strip()
                 kind = m.group(1)
+                if kind == "reveals":
+                    continue   # apply_helps.py's: what applying this line's help may reveal
                 if kind == "bextc-args":
                     args.extend(shlex.split(body))
                 elif kind == "help":

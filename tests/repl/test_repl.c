@@ -147,6 +147,8 @@ Test(repl, meta_closures_struct_outputs_and_stdlib)
      * annotation: the error is located in stdlib/std/shape.bext. */
     EXPECT_HAS(out, "std/shape.bext:");
     EXPECT_HAS(out, "error: panic: shapes are not broadcastable");
+    /* [4, 5] vs [3, 5]: the message names both dims and the axis */
+    EXPECT_HAS(out, "dim 4 of the first and dim 3 of the second clash at axis 0 of the result");
     EXPECT_HAS(out, "note: in this call to `broadcast`");
     EXPECT_HAS(out, "error: argument `input` is a tensor: pass a `TensorSpec`");
     /* The session continues after the errors. */

@@ -36,6 +36,9 @@
 
 #include <editline/readline.h>
 
+#include <bext/bext.h>
+#include <bext/ops.h>
+
 #include "check.h"
 #include "diag.h"
 #include "interp.h"
@@ -515,6 +518,18 @@ static void cmd_type(repl *r, const char *text)
     }
 }
 
+/* `:meta` on a #[fusion(default)] method runs its body over specs, each
+ * op through the runtime's own inference rule (libbext's public
+ * bext_infer), so shapes and error texts match what the op would do. */
+static bool runtime_infer(const char *op, const bext_spec *in, int n_in, bext_op_args *args, bext_spec *out,
+                          const char **error)
+{
+    if (bext_infer(op, in, n_in, args, out))
+        return true;
+    *error = bext_last_error();
+    return false;
+}
+
 static void cmd_meta(repl *r, const char *text)
 {
     bxc_file *f = parse_input(r, text);
@@ -752,6 +767,7 @@ int main(int argc, char **argv)
     bxc_arena_init(&r.diag_arena);
     bxc_diag_list_init(&r.diags, &r.diag_arena);
     r.interp = bxi_new(&r.diags);
+    bxi_set_infer(r.interp, runtime_infer);
     bxi_env_init(&r.env);
 
     char **files = xmalloc((size_t)(argc > 1 ? argc : 1) * sizeof *files);

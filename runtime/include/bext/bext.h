@@ -353,6 +353,8 @@ bext_tensor *bext_random_normal(const int64_t *shape, int rank, double mean, dou
 /* One extent may be -1 (inferred).  numel must match. */
 bext_tensor *bext_reshape(bext_tensor *t, const int64_t *shape, int rank);
 bext_tensor *bext_swap_dims(bext_tensor *t, int d0, int d1);
+/* The last two dims swapped: bext_swap_dims(t, -2, -1) (rank >= 2). */
+bext_tensor *bext_transpose(bext_tensor *t);
 /* axes: a permutation of 0..rank-1 (negatives allowed). */
 bext_tensor *bext_permute(bext_tensor *t, const int *axes, int rank);
 /* NumPy broadcast of t to shape (rank >= t's rank; size-1 dims stretch). */
@@ -449,6 +451,12 @@ bext_tensor *bext_round(bext_tensor *t);   /* half to even */
 bext_tensor *bext_sign(bext_tensor *t);
 bext_tensor *bext_clamp(bext_tensor *t, double lo, double hi);
 bext_tensor *bext_powi(bext_tensor *t, int64_t n);
+/* gelu(t) = t * 0.5 * (1 + erf(t / sqrt(2))) (the exact, erf form), float
+ * only.  Not a row of the op table: a composition of bext_mul_scalar,
+ * bext_erf, bext_add_scalar and bext_mul, so backends see those ops.
+ * OWNS t; on failure releases what it holds and returns NULL with the
+ * failing op's error. */
+bext_tensor *bext_gelu(bext_tensor *t);
 
 /* -------------------------------------------------------------- reductions */
 /* Whole-tensor forms return a rank-0 tensor; _dim forms reduce one dim

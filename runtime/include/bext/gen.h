@@ -40,21 +40,6 @@ extern "C" {
 #define BEXT_GEN_SET_ERROR(...) ((void)bext_set_error(__VA_ARGS__))
 #define BEXT_GEN_PANIC(...) bext_panic(__FILE__, __LINE__, __VA_ARGS__)
 
-/* gelu(x) = x * 0.5 * (1 + erf(x / sqrt(2))) over the core ops, for
- * default bodies.  OWNS x (the runtime's convention). */
-static inline bext_tensor *bext_gen_gelu(bext_tensor *x) {
-  bext_tensor *keep = bext_retain(x);
-  bext_tensor *e = bext_mul_scalar(x, 0.70710678118654752440);
-  if (e) e = bext_erf(e);
-  if (e) e = bext_add_scalar(e, 1.0);
-  if (e) e = bext_mul_scalar(e, 0.5);
-  if (!e) {
-    bext_release(keep);
-    return NULL;
-  }
-  return bext_mul(keep, e);
-}
-
 /* --------------------------------------------------- 3. metadata values */
 #define BEXT_SHAPE_CAP 32
 

@@ -18,6 +18,10 @@ extern "C" {
 
 #ifndef BEXT_TYPE_route_Pair
 #define BEXT_TYPE_route_Pair
+/**
+ * An int tensor and a float tensor; calls route on `right`.
+ * (Doc comments reach the header; a *\/ inside stays in the comment.)
+ */
 typedef struct Pair {
   bext_tensor *left;
   bext_tensor *right;
@@ -90,6 +94,7 @@ route_tuple2_tensor_tensor route_tuple2_tensor_tensor_retain(const route_tuple2_
 /* ==== trait Routed: #[backend_extension(Flex, NdArray: cfg(feature = "nd"))] ==== */
 
 /* ---- Routed::pick ---- */
+/** Picks `b`, routed on it. */
 /* Entry point: routes to the implementation of the input tensors' device.
  * Consumes its owned arguments; NULL + bext_last_error() on failure. */
 bext_tensor *routed_pick(bext_tensor *a, bext_tensor *b);
