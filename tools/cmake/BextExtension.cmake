@@ -25,7 +25,10 @@
 # targets of bextc_exe and bext there) and an installed or build-tree
 # package (imported targets, from bextConfig.cmake).
 include_guard(GLOBAL)
-set(_BEXT_CHECK_OVERRIDES ${CMAKE_CURRENT_LIST_DIR}/BextCheckOverrides.cmake)
+# Cached: include_guard(GLOBAL) skips this file in every later directory,
+# and the deferred check runs in whichever directory the target lives in.
+set(_BEXT_CHECK_OVERRIDES ${CMAKE_CURRENT_LIST_DIR}/BextCheckOverrides.cmake CACHE INTERNAL
+    "the post-link check of overrides in static libraries")
 
 # Depfiles are rewritten relative to the build tree by the Ninja generator
 # and honoured by Makefile generators only under the 3.20+ behaviour;
