@@ -711,9 +711,9 @@ static unsigned diff_file(const char *rel) {
     return 0;
   }
   /* The harness: main() with every call, each preceded by its label.  It
-   * is built with every backend arm compiled out (BEXT_GEN_HAS_*=0): only
-   * the metadata functions are under test, and the dispatch code then
-   * references no user implementation. */
+   * is built with every backend arm compiled out (an empty bext/config.h,
+   * so no BEXT_HAVE_*): only the metadata functions are under test, and
+   * the dispatch code then references no user implementation. */
   buf prog = {0};
   bprintf(&prog, "#include <stdio.h>\n#include <string.h>\n#include \"%s.h\"\n", s.stem);
   bprintf(&prog, "static void pshape(const bext_meta_shape *s) {\n  fputs(\"[\", stdout);\n"
