@@ -189,7 +189,9 @@ bool bext_memory_stats(const bext_device *dev, bext_memory *out);
 bool bext_memory_reset_peak(const bext_device *dev);
 /* Closes dev: frees its caches and per-device state (drops a connection).
  * The device object stays valid, its tensors stay usable, and its next use
- * opens it again.  True on success (and for a device never opened). */
+ * opens it again.  True on success (and for a device never opened).  Like
+ * bext_set_allocator, not for a moment when other threads are inside a
+ * call on dev: close between phases of a program. */
 bool bext_device_close(const bext_device *dev);
 
 /* ----------------------------------------------------------------- handles */
