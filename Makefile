@@ -68,6 +68,7 @@ bench: deps-bench
 	@cmake -S . -B $(BUILD) -G $(GEN) -DCMAKE_BUILD_TYPE=Release -DBEXT_BENCH=ON >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
 	@$(BUILD)/bin/bext-bench $(BUILD)/bench.json
+	@$(BUILD)/bin/bext-matrix --json $(BUILD)/bench.json
 	@sh tools/bench-frontend.sh $(BUILD)
 
 PREFIX  ?= /usr/local

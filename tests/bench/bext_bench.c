@@ -27,7 +27,11 @@
  *   ext_pass_count  ext_pass_1's entry point on a "flex+count" tensor
  *                 (tests/decorator's counting layer: unwrap, forward,
  *                 wrap the output) vs the direct call               [< 50 ns]
- *   add_16's goal: >= 12 must hold, 20 is the target (issue 7). */
+ *   add_16's goal: >= 12 must hold, 20 is the target (issue 7).
+ *
+ * The rest of the op table is timed by bext-matrix (matrix.c, the speed
+ * matrix of issue 15), which `make bench` runs next and which adds its
+ * cells to the JSON file written here. */
 #define _GNU_SOURCE
 #include <cblas.h>
 #include <pthread.h>

@@ -1,4 +1,5 @@
-// torch_shim.cpp — the libtorch peer for bext-bench (see torch_shim.h).
+// torch_shim.cpp — the libtorch peer for bext-bench and bext-matrix (see
+// torch_shim.h).
 // Only <ATen/ATen.h> is included: <torch/torch.h> costs ~36 s to compile
 // and autograd recording would add ~1.5 us per op that bext does not pay.
 #include "torch_shim.h"
@@ -7,7 +8,10 @@
 #include <ATen/Parallel.h>
 
 #include <chrono>
+#include <functional>
+#include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace {
 std::string last_error;
@@ -76,5 +80,168 @@ extern "C" double bxbt_torch_matmul_ns(int64_t n, int iters) {
     sink = c.data_ptr<float>()[0];
   });
 }
+
+// ------------------------------------------------------- the speed matrix
+namespace {
+// bext_dtype order (BEXT_DTYPES): f32 f64 f16 bf16 i32 i64 u8 bool.
+at::ScalarType st_of(int dt) {
+  static const at::ScalarType t[] = { at::kFloat, at::kDouble, at::kHalf, at::kBFloat16,
+                                      at::kInt,   at::kLong,   at::kByte, at::kBool };
+  if (dt < 0 || dt > 7) throw std::runtime_error("bad dtype");
+  return t[dt];
+}
+
+bool is_int(const at::Tensor &t) {
+  return !t.is_floating_point() && t.scalar_type() != at::kBool;
+}
+
+// A scalar typed like the tensor, so integer tensors stay integer (bext
+// truncates scalars toward zero for them).
+at::Scalar scalar_for(const at::Tensor &t, double v) {
+  if (is_int(t)) return at::Scalar((int64_t)v);
+  return at::Scalar(v);
+}
+
+at::Tensor make_input(const bxbt_in &in) {
+  std::vector<int64_t> shape(in.shape, in.shape + in.rank);
+  at::Tensor t = at::from_blob(const_cast<void *>(in.data), shape, at::TensorOptions().dtype(st_of(in.dtype))).clone();
+  if (in.transposed) t = t.transpose(0, 1);
+  return t;
+}
+
+using Body = std::function<at::Tensor()>;
+
+// The body for op `op` over inputs x (and p), or an empty function when
+// the shim maps no libtorch call for it.
+Body body_for(const std::string &op, std::vector<at::Tensor> &x, const bxbt_params &p) {
+  std::vector<int64_t> shape(p.shape, p.shape + p.rank);
+  at::IntArrayRef sh(shape);
+  at::TensorOptions o = at::TensorOptions().dtype(st_of(p.dtype));
+#define U(name, expr) if (op == name) return [&x, p] { const at::Tensor &t = x[0]; (void)p; return expr; };
+#define B(name, expr) if (op == name) return [&x] { const at::Tensor &t = x[0], &u = x[1]; return expr; };
+  // creation
+  if (op == "empty") return [shape, o] { return at::empty(shape, o); };
+  if (op == "zeros") return [shape, o] { return at::zeros(shape, o); };
+  if (op == "ones") return [shape, o] { return at::ones(shape, o); };
+  if (op == "full") return [shape, o, p] { return at::full(shape, p.s0, o); };
+  if (op == "arange") return [o, p] { return at::arange(p.s0, p.s1, 1, o); };
+  if (op == "random_uniform") return [shape, o] { return at::rand(shape, o); };
+  if (op == "random_normal") return [shape, o] { return at::randn(shape, o); };
+  // layout: materialized (the copy a program pays when it uses the view)
+  if (op == "reshape") return [&x, shape] { return x[0].reshape(shape).contiguous(); };
+  if (op == "swap_dims") return [&x, p] { return x[0].transpose(p.dims[0], p.dims[1]).contiguous(); };
+  if (op == "permute")
+    return [&x, p] { return x[0].permute(std::vector<int64_t>(p.dims, p.dims + p.ndims)).contiguous(); };
+  if (op == "expand") return [&x, shape] { return x[0].expand(shape).contiguous(); };
+  if (op == "slice")
+    return [&x, p] {
+      at::Tensor t = x[0];
+      for (int d = 0; d < p.nranges; d++) t = t.slice(d, p.start[d], p.end[d]);
+      return t.contiguous();
+    };
+  if (op == "slice_assign")
+    return [&x, p] {
+      at::Tensor t = x[0].clone(), v = t;
+      for (int d = 0; d < p.nranges; d++) v = v.slice(d, p.start[d], p.end[d]);
+      v.copy_(x[1]);
+      return t;
+    };
+  if (op == "cat") return [&x, p] { return at::cat({ x[0], x[1] }, p.dim); };
+  if (op == "flip") return [&x, p] { return x[0].flip(std::vector<int64_t>(p.dims, p.dims + p.ndims)); };
+  if (op == "narrow") return [&x, p] { return x[0].narrow(p.dim, p.i0, p.i1).contiguous(); };
+  if (op == "repeat_dim")
+    return [&x, p] {
+      std::vector<int64_t> reps(x[0].dim(), 1);
+      reps[p.dim] = p.i0;
+      return x[0].repeat(reps);
+    };
+  // indexing
+  if (op == "gather") return [&x, p] { return at::gather(x[0], p.dim, x[1]); };
+  if (op == "scatter_add") return [&x, p] { return at::scatter_add(x[0], p.dim, x[1], x[2]); };
+  if (op == "select") return [&x, p] { return at::index_select(x[0], p.dim, x[1]); };
+  if (op == "select_assign") return [&x, p] { return at::index_add(x[0], p.dim, x[1], x[2]); };
+  if (op == "mask_where") return [&x] { return at::where(x[1], x[2], x[0]); };
+  if (op == "mask_fill") return [&x, p] { return x[0].masked_fill(x[1], scalar_for(x[0], p.s0)); };
+  // binary
+  B("add", at::add(t, u)) B("sub", at::sub(t, u)) B("mul", at::mul(t, u))
+  B("div", is_int(t) ? at::div(t, u, "trunc") : at::div(t, u))
+  B("rem", at::remainder(t, u)) B("pow", at::pow(t, u))
+  B("max", at::maximum(t, u)) B("min", at::minimum(t, u))
+  B("eq", at::eq(t, u)) B("ne", at::ne(t, u)) B("gt", at::gt(t, u))
+  B("ge", at::ge(t, u)) B("lt", at::lt(t, u)) B("le", at::le(t, u))
+  B("and", at::logical_and(t, u)) B("or", at::logical_or(t, u)) B("xor", at::logical_xor(t, u))
+  // scalar forms
+  U("add_scalar", at::add(t, scalar_for(t, p.s0))) U("sub_scalar", at::sub(t, scalar_for(t, p.s0)))
+  U("mul_scalar", at::mul(t, scalar_for(t, p.s0)))
+  U("div_scalar", is_int(t) ? at::div(t, scalar_for(t, p.s0), "trunc") : at::div(t, scalar_for(t, p.s0)))
+  U("rem_scalar", at::remainder(t, scalar_for(t, p.s0))) U("pow_scalar", at::pow(t, scalar_for(t, p.s0)))
+  U("max_scalar", at::clamp_min(t, scalar_for(t, p.s0))) U("min_scalar", at::clamp_max(t, scalar_for(t, p.s0)))
+  U("eq_scalar", at::eq(t, scalar_for(t, p.s0))) U("ne_scalar", at::ne(t, scalar_for(t, p.s0)))
+  U("gt_scalar", at::gt(t, scalar_for(t, p.s0))) U("ge_scalar", at::ge(t, scalar_for(t, p.s0)))
+  U("lt_scalar", at::lt(t, scalar_for(t, p.s0))) U("le_scalar", at::le(t, scalar_for(t, p.s0)))
+  // unary
+  U("not", at::logical_not(t)) U("neg", at::neg(t)) U("abs", at::abs(t)) U("exp", at::exp(t))
+  U("log", at::log(t)) U("log1p", at::log1p(t)) U("sqrt", at::sqrt(t)) U("rsqrt", at::rsqrt(t))
+  U("sin", at::sin(t)) U("cos", at::cos(t)) U("tanh", at::tanh(t)) U("erf", at::erf(t))
+  U("sigmoid", at::sigmoid(t)) U("relu", at::relu(t)) U("recip", at::reciprocal(t))
+  U("floor", at::floor(t)) U("ceil", at::ceil(t)) U("round", at::round(t)) U("sign", at::sign(t))
+  U("clamp", at::clamp(t, scalar_for(t, p.s0), scalar_for(t, p.s1)))
+  U("powi", at::pow(t, at::Scalar((int64_t)p.i0)))
+  // reductions: dtype kept as bext keeps it (ATen would widen ints to i64)
+  U("sum", p.all ? at::sum(t, t.scalar_type()) : at::sum(t, { (int64_t)p.dim }, false, t.scalar_type()))
+  U("mean", p.all ? at::mean(t) : at::mean(t, { (int64_t)p.dim }))
+  U("prod", p.all ? at::prod(t, t.scalar_type()) : at::prod(t, p.dim, false, t.scalar_type()))
+  U("max_reduce", p.all ? at::max(t) : at::amax(t, { (int64_t)p.dim }))
+  U("min_reduce", p.all ? at::min(t) : at::amin(t, { (int64_t)p.dim }))
+  U("argmax", p.all ? at::argmax(t) : at::argmax(t, p.dim))
+  U("argmin", p.all ? at::argmin(t) : at::argmin(t, p.dim))
+  U("any", p.all ? at::any(t) : at::any(t, p.dim)) U("all", p.all ? at::all(t) : at::all(t, p.dim))
+  U("cumsum", at::cumsum(t, p.dim, t.scalar_type()))
+  B("matmul", at::matmul(t, u))
+  if (op == "cast") {
+    at::ScalarType to = st_of(p.dtype);
+    return [&x, to] { return x[0].to(to); };
+  }
+#undef U
+#undef B
+  return Body();
+}
+}  // namespace
+
+struct bxbt_prep {
+  std::vector<at::Tensor> x;
+  Body body;
+};
+
+extern "C" bxbt_prep *bxbt_torch_prepare(const char *op, const bxbt_in *in, int n_in, const bxbt_params *p) {
+  bxbt_prep *prep = new bxbt_prep;
+  try {
+    for (int i = 0; i < n_in; i++) prep->x.push_back(make_input(in[i]));
+    prep->body = body_for(op, prep->x, *p);
+    if (!prep->body) {
+      last_error = "no peer";
+      delete prep;
+      return nullptr;
+    }
+    prep->body();  // ATen's "not implemented for 'Half'" shows here
+    return prep;
+  } catch (const std::exception &e) {
+    last_error = e.what();
+    size_t nl = last_error.find('\n');
+    if (nl != std::string::npos) last_error.resize(nl);
+    delete prep;
+    return nullptr;
+  }
+}
+
+extern "C" double bxbt_torch_run_ns(bxbt_prep *prep, int iters) {
+  volatile int64_t sink = 0;
+  return time_loop(iters, [&] {
+    at::Tensor c = prep->body();
+    sink = c.numel();
+  });
+}
+
+extern "C" void bxbt_torch_free(bxbt_prep *prep) { delete prep; }
 
 extern "C" const char *bxbt_torch_error(void) { return last_error.c_str(); }

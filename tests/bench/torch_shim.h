@@ -1,4 +1,5 @@
-/* torch_shim.h — the C face of the libtorch peer used by bext-bench.
+/* torch_shim.h — the C face of the libtorch peer used by bext-bench and
+ * bext-matrix.
  *
  * Each timing call builds its inputs first (untimed), runs `iters`
  * iterations of one operation the way a C++ user would write it (a new
@@ -25,6 +26,54 @@ double bxbt_torch_exp_ns(int64_t n, int iters);
 double bxbt_torch_sum_ns(int64_t n, int iters);
 /* at::matmul(a, b) of two n x n f32 matrices. */
 double bxbt_torch_matmul_ns(int64_t n, int iters);
+/* ---------------------------------------------------- the speed matrix
+ * bext-matrix (matrix.c) times every op of bext's table against its
+ * libtorch counterpart.  The peer is prepared once per cell (inputs made
+ * from the same host data bext's from_data reads, untimed) and then run
+ * between bext's repetitions, so drift hits both alike.  One entry for
+ * every op family; the op is named by its bext op-table row ("add",
+ * "sum", "cast", ...) and the family is found from the name. */
+
+/* One input: row-major host data of `shape` in bext dtype `dtype` (the
+ * bext_dtype value; f16/bf16 as bit patterns, bool as bytes 0/1).  With
+ * `transposed`, the op sees the view with dims 0 and 1 swapped (the
+ * strided input of the "T" cases). */
+typedef struct bxbt_in {
+  const void *data;
+  int dtype;
+  int rank;
+  int64_t shape[8];
+  int transposed;
+} bxbt_in;
+
+/* What the op reads besides its tensors (which fields, per op, as in
+ * bext/ops.h's table comment). */
+typedef struct bxbt_params {
+  double s0, s1;        /* scalars (clamp lo/hi, *_scalar, full, mask_fill) */
+  int64_t i0, i1;       /* powi exponent; narrow start/length; repeat times */
+  int dim;              /* reductions, cumsum, cat, gather, narrow, ... */
+  int all;              /* reductions: whole tensor */
+  int dtype;            /* cast target, creation dtype */
+  int rank;             /* reshape/expand/creation shape */
+  int64_t shape[8];
+  int ndims;            /* permute/flip/swap axes */
+  int dims[8];
+  int nranges;          /* slice / slice_assign ranges */
+  int64_t start[8], end[8];
+} bxbt_params;
+
+typedef struct bxbt_prep bxbt_prep;
+
+/* Builds the peer of one cell: NULL when libtorch has no same-semantics
+ * counterpart for this op and these dtypes (bxbt_torch_error() says why:
+ * an ATen "not implemented for 'Half'", or "no peer" for an op the shim
+ * does not map).  The data is copied; the caller may free it after. */
+bxbt_prep *bxbt_torch_prepare(const char *op, const bxbt_in *in, int n_in, const bxbt_params *p);
+/* Runs the prepared op `iters` times (after one warm-up call) and returns
+ * ns per iteration; negative when libtorch threw. */
+double bxbt_torch_run_ns(bxbt_prep *prep, int iters);
+void bxbt_torch_free(bxbt_prep *prep);
+
 /* The last exception text ("" when none). */
 const char *bxbt_torch_error(void);
 
