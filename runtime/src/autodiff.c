@@ -16,7 +16,7 @@
  * order), which makes gradients bit-identical across runs. */
 #include "autodiff.h"
 
-#include <stdlib.h>
+#include <stdlib.h>  /* qsort */
 #include <string.h>
 
 static _Atomic uint64_t g_next_id = 1;
@@ -290,6 +290,7 @@ bext_tensor *bext_detach(bext_tensor *t) {
 
 struct bext_grads {
   struct bxr_hook hook;
+  size_t bytes;               /* as allocated */
   struct bext_device *dev;
   int n;
   struct {
@@ -298,11 +299,20 @@ struct bext_grads {
   } e[];
 };
 
-/* Node -> slot, open addressing on the pointer (scratch of one backward). */
+/* Scratch arrays of one backward run: through the runtime's allocation
+ * hook like everything else (bxr_alloc; freed before backward returns). */
+static void *scratch_grow(void *p, size_t old_bytes, size_t new_bytes) {
+  void *q = bxr_alloc(new_bytes);
+  if (q && p) memcpy(q, p, old_bytes);
+  if (p) bxr_free(p, old_bytes);
+  return q;
+}
+
+/* Node -> slot, open addressing on the pointer. */
 struct nodeset {
   size_t cap;                 /* power of two */
   struct bxad_node **key;
-  int *val;
+  int *val;                   /* slot in the sorted order */
 };
 
 static size_t ns_hash(const struct bxad_node *n, size_t cap) {
@@ -314,62 +324,76 @@ static size_t ns_find(const struct nodeset *s, const struct bxad_node *n) {
   while (s->key[h] && s->key[h] != n) h = (h + 1) & (s->cap - 1);
   return h;
 }
+static void ns_free(struct nodeset *s) {
+  if (s->key) bxr_free(s->key, s->cap * sizeof *s->key);
+  if (s->val) bxr_free(s->val, s->cap * sizeof *s->val);
+  s->key = NULL;
+  s->val = NULL;
+}
+/* Doubles the table (keeps the load under one half). */
+static bool ns_grow(struct nodeset *s) {
+  struct nodeset o = *s;
+  s->cap *= 4;
+  if (!(s->key = bxr_calloc(s->cap * sizeof *s->key))) {
+    *s = o;
+    return false;
+  }
+  for (size_t j = 0; j < o.cap; j++)
+    if (o.key[j]) s->key[ns_find(s, o.key[j])] = o.key[j];
+  bxr_free(o.key, o.cap * sizeof *o.key);
+  return true;
+}
 
 static int by_id_desc(const void *a, const void *b) {
   uint64_t x = (*(struct bxad_node *const *)a)->id, y = (*(struct bxad_node *const *)b)->id;
   return x < y ? 1 : x > y ? -1 : 0;
 }
 
-/* Every node reachable from root, in decreasing id order; *count. */
-static struct bxad_node **collect(struct bxad_node *root, int *count, struct nodeset *set) {
+/* Every node reachable from root, in decreasing id order (*count of
+ * them, *cap_out: the array's capacity for bxr_free); set maps each to
+ * its position.  NULL + error when out of memory. */
+static struct bxad_node **collect(struct bxad_node *root, int *count, int *cap_out, struct nodeset *set) {
   int cap = 64, n = 0, top = 0, scap = 64;
-  struct bxad_node **all = malloc((size_t)cap * sizeof *all), **stack = malloc((size_t)scap * sizeof *stack);
+  struct bxad_node **all = bxr_alloc((size_t)cap * sizeof *all), **stack = bxr_alloc((size_t)scap * sizeof *stack);
   set->cap = 256;
-  set->key = calloc(set->cap, sizeof *set->key);
+  set->key = bxr_calloc(set->cap * sizeof *set->key);
   set->val = NULL;
   if (!all || !stack || !set->key) goto oom;
   stack[top++] = root;
   set->key[ns_find(set, root)] = root;
   while (top) {
     struct bxad_node *v = stack[--top];
-    if (n == cap && !(all = realloc(all, (size_t)(cap *= 2) * sizeof *all))) goto oom;
+    if (n == cap) {
+      if (!(all = scratch_grow(all, (size_t)cap * sizeof *all, (size_t)cap * 2 * sizeof *all))) goto oom;
+      cap *= 2;
+    }
     all[n++] = v;
     for (int i = 0; i < v->n_in; i++) {
       struct bxad_node *p = v->parent[i];
       if (!p || set->key[ns_find(set, p)]) continue;
-      if ((size_t)(n + top + 1) * 2 > set->cap) {  /* grow: rehash */
-        size_t oc = set->cap;
-        struct bxad_node **ok = set->key;
-        set->cap *= 4;
-        if (!(set->key = calloc(set->cap, sizeof *set->key))) {
-          set->key = ok;
-          goto oom;
-        }
-        for (size_t j = 0; j < oc; j++)
-          if (ok[j]) set->key[ns_find(set, ok[j])] = ok[j];
-        free(ok);
-      }
+      if ((size_t)(n + top + 1) * 2 > set->cap && !ns_grow(set)) goto oom;
       set->key[ns_find(set, p)] = p;
-      if (top == scap && !(stack = realloc(stack, (size_t)(scap *= 2) * sizeof *stack))) goto oom;
+      if (top == scap) {
+        if (!(stack = scratch_grow(stack, (size_t)scap * sizeof *stack, (size_t)scap * 2 * sizeof *stack)))
+          goto oom;
+        scap *= 2;
+      }
       stack[top++] = p;
     }
   }
-  free(stack);
+  bxr_free(stack, (size_t)scap * sizeof *stack);
+  stack = NULL;
   qsort(all, (size_t)n, sizeof *all, by_id_desc);
-  if (!(set->val = malloc(set->cap * sizeof *set->val))) goto oom2;
+  if (!(set->val = bxr_alloc(set->cap * sizeof *set->val))) goto oom;
   for (int i = 0; i < n; i++) set->val[ns_find(set, all[i])] = i;
   *count = n;
+  *cap_out = cap;
   return all;
 oom:
-  free(stack);
-oom2:
-  free(all);
-  free(set->key);
-  free(set->val);
-  set->key = NULL;
-  set->val = NULL;
-  bxr_error("bext_backward: out of memory");
-  return NULL;
+  if (stack) bxr_free(stack, (size_t)scap * sizeof *stack);
+  if (all) bxr_free(all, (size_t)cap * sizeof *all);
+  ns_free(set);
+  return NULL;  /* bxr_alloc set "out of memory" */
 }
 
 bext_grads *bext_backward(bext_tensor *loss) {
@@ -393,12 +417,12 @@ bext_grads *bext_backward(bext_tensor *loss) {
     return NULL;
   }
   struct nodeset set;
-  int n = 0;
-  struct bxad_node **order = collect(root, &n, &set);
+  int n = 0, ocap = 0;
+  struct bxad_node **order = collect(root, &n, &ocap, &set);
   if (!order) return NULL;
-  bext_tensor **grad = calloc((size_t)n, sizeof *grad);
+  BXR_ASSERT(order[0] == root);  /* every other node is an ancestor: a smaller id */
+  bext_tensor **grad = bxr_calloc((size_t)n * sizeof *grad);
   bool ok = grad != NULL;
-  if (!ok) bxr_error("bext_backward: out of memory");
   struct bext_device *inner = loss->device->inner;
   if (ok) ok = (grad[0] = bext_ones(NULL, 0, loss->dtype, inner)) != NULL;
   int leaves = 0;
@@ -434,6 +458,7 @@ bext_grads *bext_backward(bext_tensor *loss) {
     size_t sz = sizeof *g + (size_t)leaves * sizeof g->e[0];
     if ((g = bxr_alloc_from(h, sz))) {
       g->hook = h;
+      g->bytes = sz;
       g->dev = loss->device;
       g->n = 0;
       for (int i = 0; i < n; i++)
@@ -445,11 +470,12 @@ bext_grads *bext_backward(bext_tensor *loss) {
         }
     }
   }
-  for (int i = 0; grad && i < n; i++) bext_release(grad[i]);
-  free(grad);
-  free(order);
-  free(set.key);
-  free(set.val);
+  if (grad) {
+    for (int i = 0; i < n; i++) bext_release(grad[i]);
+    bxr_free(grad, (size_t)n * sizeof *grad);
+  }
+  bxr_free(order, (size_t)ocap * sizeof *order);
+  ns_free(&set);
   return g;
 }
 
@@ -471,5 +497,5 @@ void bext_grads_free(bext_grads *g) {
     bext_release(g->e[i].grad);
     node_release(g->e[i].node);
   }
-  bxr_free_to(g->hook, g, sizeof *g + (size_t)g->n * sizeof g->e[0]);
+  bxr_free_to(g->hook, g, g->bytes);
 }

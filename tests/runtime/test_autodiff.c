@@ -512,3 +512,23 @@ Test(autodiff, backward_twice_is_bit_identical) {
     bext_release(x);
   }
 }
+
+Test(autodiff, a_long_chain_is_freed_without_recursion) {
+  /* node release walks a work list: 100k nodes must not overflow the stack */
+  const bext_device *d = dev_of("flex+autodiff");
+  count_start();
+  bext_tensor *x = tracked(d, 2), *y = bext_retain(x);
+  for (int i = 0; i < 100000; i++) y = bext_add_scalar(y, 1e-3);
+  bext_tensor *l = bext_sum(y);
+  bext_grads *g = bext_backward(l);
+  cr_assert_not_null(g, "%s", bext_last_error());
+  bext_tensor *gx = bext_grad(g, x);
+  double v[2];
+  cr_assert(bext_read(gx, v, sizeof v));
+  cr_expect(v[0] == 1.0 && v[1] == 1.0);
+  bext_release(gx);
+  bext_grads_free(g);
+  bext_release(l);
+  bext_release(x);
+  cr_expect_eq(count_now(), 0);
+}
