@@ -7,7 +7,6 @@
  * byte goes through it); bit-identical repeated backward runs. */
 #include <criterion/criterion.h>
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -100,7 +99,6 @@ static double eval(const struct gcase *c, const bext_device *d, double **x, doub
 }
 
 static void gradcheck(const struct gcase *c, const char *spec) {
-  if (getenv("AD_TRACE")) fprintf(stderr, "case %s on %s\n", c->name, spec);
   const bext_device *d = dev_of(spec);
   double *x[3], *w = NULL;
   int wr = 0;
