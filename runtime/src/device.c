@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "autodiff.h"
 #include "backend.h"
 
 /* ------------------------------------------------------------- the tables */
@@ -42,11 +43,14 @@ static const struct bxr_backend *backend_vt(bext_backend_kind kind) {
   return NULL;
 }
 
-/* Layers: the built-in rows of BEXT_LAYERS (their decorators arrive with
- * their issues; vt NULL until then), then registered extra layers. */
+/* Layers: the built-in rows of BEXT_LAYERS, then registered extra
+ * layers.  A row's decorator is BXR_LAYER_VT_<ROW>: NULL until it arrives
+ * with its issue ("not available in this build"). */
+#define BXR_LAYER_VT_AUTODIFF (&bxad_backend)
+#define BXR_LAYER_VT_FUSION NULL
 #define MAX_LAYERS 8
 static struct bxr_layer layers[MAX_LAYERS] = {
-#define BXR_X_(E, s, S, d) [BEXT_LAYER_##E] = {#s, #S, d, false, NULL},
+#define BXR_X_(E, s, S, d) [BEXT_LAYER_##E] = {#s, #S, d, false, BXR_LAYER_VT_##E},
     BEXT_LAYERS(BXR_X_)
 #undef BXR_X_
 };

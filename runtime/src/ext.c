@@ -45,6 +45,10 @@ static bool arm_listed(const bext_ext_method *m, const struct bext_device *dev, 
   while (d->layer >= 0 && d->transparent) d = d->inner;
   if (d->layer >= 0) {
     if (d->layer < BEXT_LAYER_COUNT && (m->layers >> d->layer) & 1u) return true;
+    /* A default body composes core ops, which +autodiff differentiates:
+     * it serves autodiff tensors without the trait listing Autodiff
+     * (language.md §3 "Default bodies"; docs/codegen.md "Autodiff"). */
+    if (d->layer == BEXT_LAYER_AUTODIFF && m->fallback) return true;
     snprintf(why, n, "its layer +%s is not listed", bext_device_layer(d));
     return false;
   }

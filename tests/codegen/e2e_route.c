@@ -8,6 +8,7 @@
  * entry points consume and every value they return must be released
  * exactly once: a leak or a double release fails the test. */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <setjmp.h>
 #include <string.h>
 
@@ -479,4 +480,105 @@ CG_TEST(values, borrowed_input_struct_output) {
   counted_release(&c);
   cr_assert_eq(bext_refcount(x), 1);
   bext_release(x);
+}
+
+/* ---- autodiff: default bodies are differentiable ----
+ * On +autodiff, a method with a default body runs it on the autodiff
+ * device, so its core ops record the graph (docs/codegen.md "Autodiff"),
+ * whether or not the trait lists Autodiff (Routed does not). */
+
+static bext_tensor *tracked_f64(const char *dev) {
+  const bext_device *d;
+  cr_assert((d = bext_device_get(dev)));
+  bext_tensor *t = bext_from_data(V3, BEXT_F64, (int64_t[]){3}, 1, d);
+  return bext_require_grad(t);
+}
+
+CG_TEST(autodiff, default_body_gelu_is_differentiated) {
+  const char *devs[] = {"flex+autodiff", "ndarray+autodiff"};
+  for (int k = 0; k < 2; k++) {
+    bext_tensor *x = tracked_f64(devs[k]);
+    bext_tensor *y = routed_gelu(bext_retain(x));
+    cr_assert_not_null(y, "%s", bext_last_error());
+    cr_assert(bext_is_tracked(y));
+    bext_tensor *l = bext_sum(y);
+    bext_grads *g = bext_backward(l);
+    cr_assert_not_null(g, "%s", bext_last_error());
+    bext_tensor *gx = bext_grad(g, x);
+    double v[3];
+    cr_assert(bext_read(gx, v, sizeof v));
+    const double c = 1.41421356;
+    for (int i = 0; i < 3; i++) {
+      double t = V3[i], want = 0.5 * (1 + erf(t / c)) + 0.5 * t * (2 / sqrt(M_PI)) * exp(-(t / c) * (t / c)) / c;
+      cr_expect(fabs(v[i] - want) < 1e-9, "%s: gelu'(%g) = %.12g, want %.12g", devs[k], t, v[i], want);
+    }
+    bext_release(gx);
+    bext_grads_free(g);
+    bext_release(l);
+    bext_release(x);
+  }
+}
+
+CG_TEST(autodiff, tracked_calls_take_the_default_body_untracked_the_kernel) {
+  /* scaled has a Flex implementation (+100) and a default body (x*f+1):
+   * tracked, the default body runs (it is the one with a gradient);
+   * untracked, the inner device's own kernel does. */
+  bext_tensor *x = tracked_f64("flex+autodiff");
+  bext_tensor *y = routed_scaled(bext_retain(x), 3.0f);
+  cr_assert_not_null(y, "%s", bext_last_error());
+  double v[3];
+  cr_assert(bext_read(y, v, sizeof v));
+  cr_expect(fabs(v[0] - (V3[0] * 3 + 1)) < 1e-12, "%g", v[0]);
+  bext_tensor *l = bext_sum(y);
+  bext_grads *g = bext_backward(l);
+  cr_assert_not_null(g, "%s", bext_last_error());
+  bext_tensor *gx = bext_grad(g, x);
+  cr_assert(bext_read(gx, v, sizeof v));
+  for (int i = 0; i < 3; i++) cr_expect_eq(v[i], 3.0);
+  bext_release(gx);
+  bext_grads_free(g);
+  bext_release(l);
+  bext_tensor *c = routed_scaled(bext_detach(x), 3.0f);
+  cr_assert_not_null(c, "%s", bext_last_error());
+  cr_expect(!bext_is_tracked(c));
+  cr_assert(bext_read(c, v, sizeof v));
+  cr_expect(fabs(v[0] - (V3[0] * 3 + 100)) < 1e-12, "the Flex kernel: %g", v[0]);
+  bext_release(c);
+}
+
+CG_TEST(autodiff, borrowed_tracked_argument) {
+  bext_tensor *x = tracked_f64("ndarray+autodiff"), *y = tracked_f64("ndarray+autodiff");
+  bext_tensor *r = routed_mixed(x, bext_retain(y));   /* 2 - x/(y+1)*3, x borrowed */
+  cr_assert_not_null(r, "%s", bext_last_error());
+  bext_tensor *l = bext_sum(r);
+  bext_grads *g = bext_backward(l);
+  cr_assert_not_null(g, "%s", bext_last_error());
+  bext_tensor *gx = bext_grad(g, x), *gy = bext_grad(g, y);
+  double a[3], b[3];
+  cr_assert(bext_read(gx, a, sizeof a) && bext_read(gy, b, sizeof b));
+  for (int i = 0; i < 3; i++) {
+    double t = V3[i];
+    if (t + 1.0 == 0.0) continue;
+    cr_expect(fabs(a[i] - (-3.0 / (t + 1))) < 1e-12, "d/dx at %d: %g", i, a[i]);
+    cr_expect(fabs(b[i] - (3.0 * t / ((t + 1) * (t + 1)))) < 1e-12, "d/dy at %d: %g", i, b[i]);
+  }
+  bext_release(gx);
+  bext_release(gy);
+  bext_grads_free(g);
+  bext_release(l);
+  bext_release(x);
+  bext_release(y);
+}
+
+CG_TEST(autodiff, no_default_body_and_autodiff_unlisted_is_the_routing_panic) {
+  bext_tensor *x = tracked_f64("flex+autodiff");
+  g_panic[0] = 0;
+  if (setjmp(g_jump) == 0) {
+    bext_set_panic_hook(record_panic, NULL);
+    (void)flex_only_only(x);
+    bext_set_panic_hook(NULL, NULL);
+    cr_assert_fail("an unlisted layer did not panic");
+  }
+  bext_set_panic_hook(NULL, NULL);
+  cr_expect(strstr(g_panic, "its layer +autodiff is not listed"), "%s", g_panic);
 }

@@ -509,6 +509,50 @@ bext_tensor *bext_matmul(bext_tensor *a, bext_tensor *b);
  * ->bool: x != 0; bool->x: 0 or 1; f16/bf16 round to nearest even. */
 bext_tensor *bext_cast(bext_tensor *t, bext_dtype dtype);
 
+/* ---------------------------------------------------------------- autodiff */
+/* Gradients (docs/runtime.md "Autodiff").  A device with the +autodiff
+ * layer ("flex+autodiff", "ndarray+autodiff(balanced)") runs every op on
+ * its inner device and, when an input is TRACKED, records the op in a
+ * graph.  Untracked tensors (bext_from_data, creation ops, results of
+ * untracked inputs) are constants.  Ops with no gradient (comparisons,
+ * bool and int ops, argmax/argmin, floor/round/sign, casts to int or
+ * bool) give constants even from tracked inputs; an op whose rule is not
+ * written yet fails with "bext_<op>: no autograd formula for op '<op>'
+ * yet (tracked input)" rather than giving a wrong gradient.  The graph
+ * lives exactly as long as the tensors (and grads) that reach it: drop
+ * them and it is freed, whether or not backward ran.  Tracked tensors
+ * may be used from several threads like any tensor. */
+typedef struct bext_grads bext_grads;
+/* A tracked leaf with t's values (OWNS t).  t must live on a device whose
+ * outermost layer is +autodiff and have a float dtype; else NULL + an
+ * error naming the device (or dtype).  Calling it on a tracked tensor
+ * starts a new leaf: the result has no history. */
+bext_tensor *bext_require_grad(bext_tensor *t);
+/* True when t (BORROWED) is tracked: a leaf or the result of an op with a
+ * tracked input.  False for NULL and for tensors of other devices. */
+bool bext_is_tracked(const bext_tensor *t);
+/* An untracked tensor with t's values on t's device (OWNS t; t itself
+ * when it is untracked already).  NULL + error for NULL. */
+bext_tensor *bext_detach(bext_tensor *t);
+/* Runs backward from loss (BORROWED): the gradient of loss with respect to
+ * every tracked leaf it depends on.  loss must be a tracked rank-0 tensor
+ * on an autodiff device: a non-scalar loss is an error saying so (reduce
+ * it first with bext_sum or bext_mean), as is an untracked one.  The
+ * graph is left intact, so backward may run again (the results are
+ * bit-identical: steps run in decreasing node-id order, a deterministic
+ * topological order).  Returns a NEW set, freed with bext_grads_free;
+ * NULL + error on failure. */
+bext_grads *bext_backward(bext_tensor *loss);
+/* The gradient of the loss with respect to leaf t (BORROWED): a NEW
+ * reference, untracked, on t's autodiff device, of t's shape and dtype.
+ * NULL WITHOUT an error when t got no gradient (untracked, not a leaf,
+ * or not reached from the loss); NULL + error when g or t is NULL.
+ * Gradients are kept for leaves only (bext_require_grad's results). */
+bext_tensor *bext_grad(const bext_grads *g, const bext_tensor *t);
+/* Frees g and its references (tensors returned by bext_grad stay valid).
+ * NULL is a no-op. */
+void bext_grads_free(bext_grads *g);
+
 /* ------------------------------------------------------- errors and hooks */
 
 /* ERROR CONTRACT (errno-like, per thread):

@@ -24,8 +24,10 @@
  * Adding an op: a row here (BXR_OP_COUNT's _Static_assert will point at
  * every table to update), its inference rule (infer.c, declared through the
  * row), a public function (bext.h + api.c), kernels in backends/ndarray and
- * backends/flex, and conformance cases (tests/conformance: make_cases and
- * the oracle) — the matrix fails until all exist.
+ * backends/flex, its autodiff row (runtime/src/autodiff_rules.c: a rule,
+ * no gradient, or not yet; test_autodiff fails on a missing row), and
+ * conformance cases (tests/conformance: make_cases and the oracle) — the
+ * matrix fails until all exist.
  *
  * Per-op use of scalars and attributes (everything else is unused/zero):
  *   EMPTY ZEROS ONES       at.shape/at.rank, at.dtype

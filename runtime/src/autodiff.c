@@ -1,0 +1,501 @@
+/* autodiff.c — the "+autodiff" decorator: a device over any inner device
+ * whose tensors are opaque wrappers holding the inner tensor and a node of
+ * the autodiff graph.  Every core op forwards to the inner device (the
+ * count-layer pattern, docs/runtime.md "Writing a decorator") and, when an
+ * input is tracked, records a node for the backward rule of its opcode
+ * (autodiff_rules.c).  Also the public autodiff API of bext.h:
+ * bext_require_grad, bext_is_tracked, bext_detach, bext_backward,
+ * bext_grad, bext_grads_free.
+ *
+ * Why reference-counted nodes: Burn's most reported autodiff bug is a
+ * graph that outlives its tensors.  Here a node lives exactly as long as
+ * a wrapper or a child node points at it, so dropping the tensors drops
+ * the graph, with or without backward.  Why ids from one atomic counter:
+ * a node is always made after its parents, so decreasing id is a
+ * topological order, and the same one on every run (no hash or address
+ * order), which makes gradients bit-identical across runs. */
+#include "autodiff.h"
+
+#include <stdlib.h>  /* qsort */
+#include <string.h>
+
+static _Atomic uint64_t g_next_id = 1;
+
+/* ------------------------------------------------------------------ nodes */
+
+static struct bxad_node *node_new(int code) {
+  struct bxr_hook h = bxr_hook_now();
+  struct bxad_node *n = bxr_alloc_from(h, sizeof *n);
+  if (!n) return NULL;
+  memset(n, 0, sizeof *n);
+  atomic_init(&n->refcount, 1);
+  n->hook = h;
+  n->code = code;
+  n->id = atomic_fetch_add_explicit(&g_next_id, 1, memory_order_relaxed);
+  return n;
+}
+
+static struct bxad_node *node_retain(struct bxad_node *n) {
+  if (n) atomic_fetch_add_explicit(&n->refcount, 1, memory_order_relaxed);
+  return n;
+}
+
+/* Drops a reference; a node reaching zero drops its parents in turn,
+ * through a work list rather than recursion (a 100k-op chain must not
+ * overflow the stack). */
+static void node_release(struct bxad_node *n) {
+  struct bxad_node *todo = NULL;
+  if (n && atomic_fetch_sub_explicit(&n->refcount, 1, memory_order_acq_rel) == 1) {
+    n->next_free = NULL;
+    todo = n;
+  }
+  while (todo) {
+    struct bxad_node *d = todo;
+    todo = d->next_free;
+    for (int i = 0; i < d->n_in; i++) {
+      struct bxad_node *p = d->parent[i];
+      if (p && atomic_fetch_sub_explicit(&p->refcount, 1, memory_order_acq_rel) == 1) {
+        p->next_free = todo;
+        todo = p;
+      }
+      bext_release(d->saved[i]);
+    }
+    bext_release(d->saved_out);
+    bxr_free_to(d->hook, d, sizeof *d);
+  }
+}
+
+/* -------------------------------------------------------------- wrappers */
+
+/* The opaque storage's priv: the inner tensor and the node (NULL: an
+ * untracked tensor, a constant). */
+struct bxad_priv {
+  bext_tensor *inner;
+  struct bxad_node *node;
+  struct bxr_hook hook;
+};
+
+static void priv_free(void *p_) {
+  struct bxad_priv *p = p_;
+  bext_release(p->inner);
+  node_release(p->node);
+  bxr_free_to(p->hook, p, sizeof *p);
+}
+
+static inline struct bxad_priv *priv_of(const bext_tensor *t) { return t->storage->priv; }
+
+/* A handle on dev holding inner and node (both taken over); NULL + error. */
+static bext_tensor *wrap(struct bext_device *dev, bext_tensor *inner, struct bxad_node *node) {
+  if (!inner) {
+    node_release(node);
+    return NULL;
+  }
+  struct bxr_hook h = bxr_hook_now();
+  struct bxad_priv *p = bxr_alloc_from(h, sizeof *p);
+  if (!p) {
+    bext_release(inner);
+    node_release(node);
+    return NULL;
+  }
+  p->inner = inner;
+  p->node = node;
+  p->hook = h;
+  return bxr_tensor_new_opaque(dev, inner->dtype, inner->rank, inner->shape, p, priv_free);
+}
+
+/* The inner tensor of a wrapper, as a new reference; a uniquely held
+ * wrapper gives its reference up, so the inner backend may still reuse
+ * the buffer in place (a rule that needs it retained it first). */
+static bext_tensor *unwrap(bext_tensor *t) {
+  struct bxad_priv *p = priv_of(t);
+  if (bxr_is_unique(t)) {
+    bext_tensor *in = p->inner;
+    p->inner = NULL;
+    return in;
+  }
+  return bext_retain(p->inner);
+}
+
+static bool is_float(bext_dtype dt) { return (1u << bxr_dtype_kind(dt)) & BXR_KF; }
+
+/* ------------------------------------------------------------ the vtable */
+
+static bext_tensor *bxad_exec(struct bxr_op *op) {
+  struct bext_device *dev = op->device;
+  const struct bxad_rule *r = &bxad_rules[op->code];
+  bool tracked = false;
+  for (int i = 0; i < op->n_in; i++) tracked |= priv_of(op->in[i])->node != NULL;
+  if (tracked && r->kind != BXAD_DIFF && r->kind != BXAD_NO_GRAD) {
+    bxr_error("%s: no autograd formula for op '%s' yet (tracked input)",
+              op->api ? op->api : bxr_op_name(op->code), bxr_op_name(op->code));
+    return NULL;
+  }
+  /* A float output of a differentiable op with a tracked input is
+   * recorded; everything else (cast to int, no-gradient ops) is a
+   * constant, which is the right gradient for it. */
+  struct bxad_node *node = NULL;
+  if (tracked && r->kind == BXAD_DIFF && is_float(op->out.dtype)) {
+    BXR_ASSERT(op->n_in <= BXR_MAX_INPUTS);
+    if (!(node = node_new((int)op->code))) return NULL;
+    node->n_in = op->n_in;
+    memcpy(node->sc, op->sc, sizeof node->sc);
+    node->at = op->at;
+    node->out = op->out;
+    for (int i = 0; i < op->n_in; i++) {
+      struct bxad_priv *p = priv_of(op->in[i]);
+      node->in[i] = op->in[i]->spec;
+      node->parent[i] = node_retain(p->node);
+      /* retained before dispatch: the inner backend then sees it shared
+       * and never overwrites it in place */
+      if (r->save & BXAD_SAVE_IN(i)) node->saved[i] = bext_retain(p->inner);
+    }
+  }
+  struct bxr_op in = *op;
+  in.device = dev->inner;
+  in.in = in.inbuf;
+  if (op->n_in > BXR_MAX_INPUTS && !(in.in = bxr_alloc((size_t)op->n_in * sizeof *in.in))) {
+    node_release(node);
+    return NULL;
+  }
+  for (int i = 0; i < op->n_in; i++) in.in[i] = unwrap(op->in[i]);
+  bext_tensor *res = bxr_dispatch(&in);  /* consumes the inner inputs */
+  if (in.in != in.inbuf) bxr_free(in.in, (size_t)op->n_in * sizeof *in.in);
+  if (res && node && (r->save & BXAD_SAVE_OUT)) node->saved_out = bext_retain(res);
+  return wrap(dev, res, node);
+}
+
+static bext_tensor *bxad_from_data(struct bext_device *dev, bext_dtype dt, int rank, const int64_t *shape,
+                                   const void *src) {
+  return wrap(dev, dev->inner->vt->from_data(dev->inner, dt, rank, shape, src), NULL);
+}
+
+static bool bxad_read(const bext_tensor *t, void *dst) {
+  const bext_tensor *in = priv_of(t)->inner;
+  return in->device->vt->read(in, dst);
+}
+
+/* Whether the inner device can run m itself (ext.c's arm rule one level
+ * down, without its messages). */
+static bool inner_has_arm(const bext_ext_method *m, const struct bext_device *d) {
+  while (d->layer >= 0 && d->transparent) d = d->inner;
+  if (d->layer >= 0) return d->layer < BEXT_LAYER_COUNT && ((m->layers >> d->layer) & 1u);
+  return ((m->have >> d->kind) & 1u) && (m->impl[d->kind] || m->fallback);
+}
+
+/* The call one layer down (count_layer.c's pattern), for calls without a
+ * tracked input: the inner device's own kernels, outputs untracked. */
+static bool forward_inner(struct bext_device *dev, bext_ext_call *call) {
+  const bext_ext_method *m = call->m;
+  size_t asz = m->args_size, osz = m->out_size ? m->out_size : 1;
+  unsigned char *args = bxr_alloc(asz), *out = bxr_alloc(osz);
+  if (!args || !out) {
+    if (args) bxr_free(args, asz);
+    if (out) bxr_free(out, osz);
+    return false;
+  }
+  memset(out, 0, osz);
+  memcpy(args, call->args, asz);
+  bext_ext_slot s[BEXT_EXT_MAX_SLOTS];
+  int n = m->in_slots(args, s);
+  for (int i = 0; i < n; i++) *s[i].at = unwrap(*s[i].at);
+  bext_ext_call inner = {m, args, out};
+  bool ok = bxr_ext_exec(dev->inner, &inner);
+  for (int i = 0; i < n; i++) {
+    bext_release(*s[i].at);
+    *s[i].at = NULL;
+  }
+  if (ok) {
+    n = m->out_slots(out, s);
+    for (int i = 0; i < n && ok; i++)
+      if (*s[i].at && !(*s[i].at = wrap(dev, *s[i].at, NULL))) ok = false;
+    if (ok) memcpy(call->out, out, m->out_size);
+    else
+      for (int i = 0; i < n; i++) bext_release(*s[i].at);
+  }
+  bxr_free(args, asz);
+  bxr_free(out, osz);
+  return ok;
+}
+
+/* Extension calls (docs/codegen.md "Autodiff"): the user's _autodiff
+ * implementation when there is one; else, with no tracked input, the
+ * inner device's arm; else the default body run on THIS device, whose
+ * core ops record nodes, so it is differentiable for free.  A method with
+ * none of these fails naming the ways to give it a gradient. */
+static bool bxad_ext_exec(struct bext_device *dev, bext_ext_call *call) {
+  const bext_ext_method *m = call->m;
+  if (m->layer_impl[BEXT_LAYER_AUTODIFF]) return m->invoke(m->layer_impl[BEXT_LAYER_AUTODIFF], call->args, call->out);
+  bext_ext_slot s[BEXT_EXT_MAX_SLOTS];
+  int n = m->in_slots(call->args, s);
+  bool tracked = false;
+  for (int i = 0; i < n; i++) tracked |= *s[i].at && priv_of(*s[i].at)->node;
+  if (!tracked && inner_has_arm(m, dev->inner)) return forward_inner(dev, call);
+  if (m->fallback) return m->invoke(m->fallback, call->args, call->out);
+  return bxr_error("%s: no autodiff route on %s: give the method a default body, an `_autodiff` "
+                   "implementation, or #[backward] formulas (not generated yet)",
+                   m->what, dev->name);
+}
+
+const struct bxr_backend bxad_backend = {
+    .api_version = BXR_BACKEND_API_VERSION,
+    .name = "autodiff",
+    .host_memory = false,     /* its storage holds the inner tensor */
+    .from_data = bxad_from_data,
+    .read = bxad_read,
+    .exec = {
+#define BXAD_X_(E, n, nin, k0, k1, k2, ns, at, inf) [BXR_OP_##E] = bxad_exec,
+        BXR_OP_TABLE(BXAD_X_)
+#undef BXAD_X_
+    },
+    .ext_exec = bxad_ext_exec,
+};
+
+/* ------------------------------------------------------------ public API */
+
+static bool on_autodiff(const bext_tensor *t) { return t->device->vt == &bxad_backend; }
+
+bext_tensor *bext_require_grad(bext_tensor *t) {
+  if (!t) {
+    bxr_error_null("bext_require_grad: the tensor is NULL");
+    return NULL;
+  }
+  bool ok = on_autodiff(t) ||
+            bxr_error("bext_require_grad: the tensor is on device '%s', which has no +autodiff layer "
+                      "(make it on '%s+autodiff')", t->device->name, t->device->name);
+  ok = ok && (is_float(t->dtype) ||
+              bxr_error("bext_require_grad: gradients need a float dtype, the tensor is %s",
+                        bext_dtype_name(t->dtype)));
+  struct bxad_node *leaf = ok ? node_new(-1) : NULL;
+  bext_tensor *r = NULL;
+  if (leaf) {
+    leaf->out = t->spec;
+    r = wrap(t->device, bext_retain(priv_of(t)->inner), leaf);
+  }
+  bext_release(t);
+  return r;
+}
+
+bool bext_is_tracked(const bext_tensor *t) { return t && on_autodiff(t) && priv_of(t)->node; }
+
+bext_tensor *bext_detach(bext_tensor *t) {
+  if (!t) {
+    bxr_error_null("bext_detach: the tensor is NULL");
+    return NULL;
+  }
+  if (!bext_is_tracked(t)) return t;
+  bext_tensor *r = wrap(t->device, bext_retain(priv_of(t)->inner), NULL);
+  bext_release(t);
+  return r;
+}
+
+struct bext_grads {
+  struct bxr_hook hook;
+  size_t bytes;               /* as allocated */
+  struct bext_device *dev;
+  int n;
+  struct {
+    struct bxad_node *node;   /* retained: the key stays valid */
+    bext_tensor *grad;        /* inner */
+  } e[];
+};
+
+/* Scratch arrays of one backward run: through the runtime's allocation
+ * hook like everything else (bxr_alloc; freed before backward returns). */
+static void *scratch_grow(void *p, size_t old_bytes, size_t new_bytes) {
+  void *q = bxr_alloc(new_bytes);
+  if (q && p) memcpy(q, p, old_bytes);
+  if (p) bxr_free(p, old_bytes);
+  return q;
+}
+
+/* Node -> slot, open addressing on the pointer. */
+struct nodeset {
+  size_t cap;                 /* power of two */
+  struct bxad_node **key;
+  int *val;                   /* slot in the sorted order */
+};
+
+static size_t ns_hash(const struct bxad_node *n, size_t cap) {
+  return (size_t)(((uintptr_t)n >> 4) * 0x9E3779B97F4A7C15ull) & (cap - 1);
+}
+/* Slot of n, or where it would go. */
+static size_t ns_find(const struct nodeset *s, const struct bxad_node *n) {
+  size_t h = ns_hash(n, s->cap);
+  while (s->key[h] && s->key[h] != n) h = (h + 1) & (s->cap - 1);
+  return h;
+}
+static void ns_free(struct nodeset *s) {
+  if (s->key) bxr_free(s->key, s->cap * sizeof *s->key);
+  if (s->val) bxr_free(s->val, s->cap * sizeof *s->val);
+  s->key = NULL;
+  s->val = NULL;
+}
+/* Doubles the table (keeps the load under one half). */
+static bool ns_grow(struct nodeset *s) {
+  struct nodeset o = *s;
+  s->cap *= 4;
+  if (!(s->key = bxr_calloc(s->cap * sizeof *s->key))) {
+    *s = o;
+    return false;
+  }
+  for (size_t j = 0; j < o.cap; j++)
+    if (o.key[j]) s->key[ns_find(s, o.key[j])] = o.key[j];
+  bxr_free(o.key, o.cap * sizeof *o.key);
+  return true;
+}
+
+static int by_id_desc(const void *a, const void *b) {
+  uint64_t x = (*(struct bxad_node *const *)a)->id, y = (*(struct bxad_node *const *)b)->id;
+  return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* Every node reachable from root, in decreasing id order (*count of
+ * them, *cap_out: the array's capacity for bxr_free); set maps each to
+ * its position.  NULL + error when out of memory. */
+static struct bxad_node **collect(struct bxad_node *root, int *count, int *cap_out, struct nodeset *set) {
+  int cap = 64, n = 0, top = 0, scap = 64;
+  struct bxad_node **all = bxr_alloc((size_t)cap * sizeof *all), **stack = bxr_alloc((size_t)scap * sizeof *stack);
+  set->cap = 256;
+  set->key = bxr_calloc(set->cap * sizeof *set->key);
+  set->val = NULL;
+  if (!all || !stack || !set->key) goto oom;
+  stack[top++] = root;
+  set->key[ns_find(set, root)] = root;
+  while (top) {
+    struct bxad_node *v = stack[--top];
+    if (n == cap) {
+      if (!(all = scratch_grow(all, (size_t)cap * sizeof *all, (size_t)cap * 2 * sizeof *all))) goto oom;
+      cap *= 2;
+    }
+    all[n++] = v;
+    for (int i = 0; i < v->n_in; i++) {
+      struct bxad_node *p = v->parent[i];
+      if (!p || set->key[ns_find(set, p)]) continue;
+      if ((size_t)(n + top + 1) * 2 > set->cap && !ns_grow(set)) goto oom;
+      set->key[ns_find(set, p)] = p;
+      if (top == scap) {
+        if (!(stack = scratch_grow(stack, (size_t)scap * sizeof *stack, (size_t)scap * 2 * sizeof *stack)))
+          goto oom;
+        scap *= 2;
+      }
+      stack[top++] = p;
+    }
+  }
+  bxr_free(stack, (size_t)scap * sizeof *stack);
+  stack = NULL;
+  qsort(all, (size_t)n, sizeof *all, by_id_desc);
+  if (!(set->val = bxr_alloc(set->cap * sizeof *set->val))) goto oom;
+  for (int i = 0; i < n; i++) set->val[ns_find(set, all[i])] = i;
+  *count = n;
+  *cap_out = cap;
+  return all;
+oom:
+  if (stack) bxr_free(stack, (size_t)scap * sizeof *stack);
+  if (all) bxr_free(all, (size_t)cap * sizeof *all);
+  ns_free(set);
+  return NULL;  /* bxr_alloc set "out of memory" */
+}
+
+bext_grads *bext_backward(bext_tensor *loss) {
+  if (!loss) {
+    bxr_error_null("bext_backward: the loss is NULL");
+    return NULL;
+  }
+  if (!on_autodiff(loss)) {
+    bxr_error("bext_backward: the loss is on device '%s', which has no +autodiff layer", loss->device->name);
+    return NULL;
+  }
+  if (loss->rank != 0) {
+    char b[200];
+    bxr_error("bext_backward: the loss must be a rank-0 tensor, got %s (reduce it first: bext_sum, bext_mean)",
+              bxr_describe(loss, b, sizeof b));
+    return NULL;
+  }
+  struct bxad_node *root = priv_of(loss)->node;
+  if (!root) {
+    bxr_error("bext_backward: the loss is not tracked (no input of it went through bext_require_grad)");
+    return NULL;
+  }
+  struct nodeset set;
+  int n = 0, ocap = 0;
+  struct bxad_node **order = collect(root, &n, &ocap, &set);
+  if (!order) return NULL;
+  BXR_ASSERT(order[0] == root);  /* every other node is an ancestor: a smaller id */
+  bext_tensor **grad = bxr_calloc((size_t)n * sizeof *grad);
+  bool ok = grad != NULL;
+  struct bext_device *inner = loss->device->inner;
+  if (ok) ok = (grad[0] = bext_ones(NULL, 0, loss->dtype, inner)) != NULL;
+  int leaves = 0;
+  for (int i = 0; i < n && ok; i++) {
+    struct bxad_node *v = order[i];
+    if (v->code < 0) {
+      leaves += grad[i] != NULL;
+      continue;
+    }
+    if (!grad[i]) continue;  /* reachable only through constants' paths */
+    bext_tensor *gin[BXR_MAX_INPUTS] = {NULL, NULL, NULL};
+    bxad_rules[v->code].backward(v, grad[i], gin);
+    for (int k = 0; k < v->n_in; k++) {
+      if (!v->parent[k]) continue;
+      if (!gin[k]) {
+        ok = false;
+        continue;
+      }
+      BXR_ASSERT(gin[k]->dtype == v->in[k].dtype &&
+                 bxr_same_shape(gin[k]->rank, gin[k]->shape, v->in[k].rank, v->in[k].shape));
+      int j = set.val[ns_find(&set, v->parent[k])];
+      grad[j] = grad[j] ? bext_add(grad[j], gin[k]) : gin[k];
+      gin[k] = NULL;
+      if (!grad[j]) ok = false;
+    }
+    for (int k = 0; k < BXR_MAX_INPUTS; k++) bext_release(gin[k]);
+    bext_release(grad[i]);  /* interior gradients die as soon as they are spent */
+    grad[i] = NULL;
+  }
+  bext_grads *g = NULL;
+  if (ok) {
+    struct bxr_hook h = bxr_hook_now();
+    size_t sz = sizeof *g + (size_t)leaves * sizeof g->e[0];
+    if ((g = bxr_alloc_from(h, sz))) {
+      g->hook = h;
+      g->bytes = sz;
+      g->dev = loss->device;
+      g->n = 0;
+      for (int i = 0; i < n; i++)
+        if (order[i]->code < 0 && grad[i]) {
+          g->e[g->n].node = node_retain(order[i]);
+          g->e[g->n].grad = grad[i];
+          grad[i] = NULL;
+          g->n++;
+        }
+    }
+  }
+  if (grad) {
+    for (int i = 0; i < n; i++) bext_release(grad[i]);
+    bxr_free(grad, (size_t)n * sizeof *grad);
+  }
+  bxr_free(order, (size_t)ocap * sizeof *order);
+  ns_free(&set);
+  return g;
+}
+
+bext_tensor *bext_grad(const bext_grads *g, const bext_tensor *t) {
+  if (!g || !t) {
+    bxr_error_null("bext_grad: %s is NULL", g ? "the tensor" : "the gradients");
+    return NULL;
+  }
+  if (!bext_is_tracked(t)) return NULL;
+  const struct bxad_node *node = priv_of(t)->node;
+  for (int i = 0; i < g->n; i++)
+    if (g->e[i].node == node) return wrap(g->dev, bext_retain(g->e[i].grad), NULL);
+  return NULL;
+}
+
+void bext_grads_free(bext_grads *g) {
+  if (!g) return;
+  for (int i = 0; i < g->n; i++) {
+    bext_release(g->e[i].grad);
+    node_release(g->e[i].node);
+  }
+  bxr_free_to(g->hook, g, g->bytes);
+}

@@ -1,0 +1,57 @@
+/* autodiff.h — the +autodiff decorator's internals, shared by its two
+ * files: the graph node and the decorator (autodiff.c) and the backward
+ * rule table indexed by opcode (autodiff_rules.c).  Not a backend header:
+ * nothing outside runtime/src includes it. */
+#ifndef BXAD_AUTODIFF_H
+#define BXAD_AUTODIFF_H
+
+#include "backend.h"
+
+/* One recorded op (or a leaf: code -1).  Reference-counted by the tensors
+ * whose wrappers point at it and by its children (parent[]), so a graph
+ * dies with its last tensor whether or not backward ran.  Everything the
+ * rule needs is copied in at record time: the descriptor's scalars and
+ * attributes (normalized by inference), the input and output specs, and
+ * references to the INNER tensors the rule reads (saved[], saved_out). */
+struct bxad_node {
+  atomic_int refcount;
+  struct bxr_hook hook;              /* the node is freed where it was allocated */
+  uint64_t id;                       /* creation order: backward runs in decreasing id */
+  int code;                          /* enum bxr_opcode; -1 for a leaf */
+  int n_in;
+  bext_scalar sc[3];
+  bext_attrs at;
+  bext_spec out;
+  bext_spec in[BXR_MAX_INPUTS];
+  struct bxad_node *parent[BXR_MAX_INPUTS];  /* NULL: that input is a constant */
+  bext_tensor *saved[BXR_MAX_INPUTS];        /* inner inputs the rule reads */
+  bext_tensor *saved_out;                    /* the inner output, when the rule reads it */
+  struct bxad_node *next_free;       /* release's work list (no recursion on long chains) */
+};
+
+/* What the decorator does with a tracked input of an op. */
+enum bxad_kind {
+  BXAD_UNLISTED = 0,  /* never in the table: a row was forgotten (the test suite checks) */
+  BXAD_NOT_YET,       /* differentiable, rule not written: the forward call fails */
+  BXAD_NO_GRAD,       /* output is a constant (comparisons, bool/int, argmax, random, creation) */
+  BXAD_DIFF,          /* recorded; backward runs the rule */
+};
+#define BXAD_SAVE_IN(i) (1u << (i))
+#define BXAD_SAVE_OUT 8u
+
+/* A rule: g is the (inner) gradient of the node's output, BORROWED; it
+ * fills gin[i] with a NEW inner tensor of input i's spec for every input
+ * whose parent is non-NULL.  A failed op leaves NULL (its error set). */
+typedef void (*bxad_backward_fn)(const struct bxad_node *n, bext_tensor *g, bext_tensor **gin);
+
+struct bxad_rule {
+  enum bxad_kind kind;
+  unsigned save;                     /* BXAD_SAVE_* : what record keeps for the rule */
+  bxad_backward_fn backward;
+};
+BXR_DATA const struct bxad_rule bxad_rules[BXR_OP_COUNT];
+
+/* The decorator's vtable (device.c puts it in the AUTODIFF layer row). */
+BXR_DATA const struct bxr_backend bxad_backend;
+
+#endif /* BXAD_AUTODIFF_H */

@@ -1,0 +1,532 @@
+/* test_autodiff.c — the +autodiff decorator: finite-difference gradient
+ * checks (f64, central differences) for every rule written, on
+ * ndarray+autodiff and flex+autodiff, with broadcast and non-contiguous
+ * inputs; "not yet" ops failing the forward call; no-gradient ops giving
+ * constants; the API's contracts; graphs freed without backward and no
+ * growth over a training loop (a counting allocation hook: every runtime
+ * byte goes through it); bit-identical repeated backward runs. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "autodiff.h"
+#include "bext/bext.h"
+
+static const char *const DEVS[] = {"ndarray+autodiff", "flex+autodiff"};
+
+static const bext_device *dev_of(const char *spec) {
+  const bext_device *d = bext_device_get(spec);
+  cr_assert(d && bext_device_available(d), "%s: %s", spec, bext_last_error());
+  return d;
+}
+
+/* ------------------------------------------------------- counting hook */
+static long long g_live_bytes, g_live_blocks;
+static void *counting_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
+  (void)ud;
+  if (nsize == 0) {
+    if (ptr) g_live_bytes -= (long long)osize, g_live_blocks--;
+    free(ptr);
+    return NULL;
+  }
+  void *p = realloc(ptr, nsize);
+  if (p) g_live_bytes += (long long)nsize - (ptr ? (long long)osize : 0), g_live_blocks += ptr ? 0 : 1;
+  return p;
+}
+/* flushes this thread's block cache, so cached free blocks are not counted */
+static void count_start(void) {
+  bext_set_allocator(counting_alloc, NULL);
+  g_live_bytes = g_live_blocks = 0;
+}
+static long long count_now(void) {
+  bext_set_allocator(counting_alloc, NULL);
+  return g_live_bytes;
+}
+
+/* ------------------------------------------------ finite differences */
+
+typedef bext_tensor *(*fn_t)(bext_tensor **in);  /* OWNS in[] */
+
+struct gcase {
+  const char *name;
+  fn_t f;
+  int n;
+  int rank[3];
+  int64_t shape[3][4];
+  double lo, hi;  /* input range (domains: log, sqrt) */
+};
+
+static int64_t numel(int rank, const int64_t *s) {
+  int64_t n = 1;
+  for (int i = 0; i < rank; i++) n *= s[i];
+  return n;
+}
+
+/* deterministic values in [lo, hi] */
+static void fill(double *x, int64_t n, double lo, double hi, unsigned seed) {
+  unsigned s = seed * 2654435761u + 12345u;
+  for (int64_t i = 0; i < n; i++) {
+    s = s * 1103515245u + 12345u;
+    x[i] = lo + (hi - lo) * ((double)((s >> 8) & 0xffff) / 65535.0);
+  }
+}
+
+/* sum(f(in) * W): a loss whose gradient exercises every output element */
+static bext_tensor *loss_of(const struct gcase *c, const bext_device *d, bext_tensor **in, double **w,
+                            int *wrank, int64_t *wshape) {
+  bext_tensor *out = c->f(in);
+  cr_assert_not_null(out, "%s: %s", c->name, bext_last_error());
+  if (!*w) {
+    *wrank = bext_rank(out);
+    memcpy(wshape, bext_shape(out), (size_t)*wrank * sizeof *wshape);
+    int64_t n = numel(*wrank, wshape);
+    *w = malloc((size_t)(n ? n : 1) * sizeof **w);
+    fill(*w, n, -1.0, 1.0, 99);
+  }
+  bext_tensor *W = bext_from_data(*w, BEXT_F64, wshape, *wrank, d);
+  return bext_sum(bext_mul(bext_cast(out, BEXT_F64), W));
+}
+
+static double eval(const struct gcase *c, const bext_device *d, double **x, double **w, int *wr, int64_t *ws) {
+  bext_tensor *in[3];
+  for (int i = 0; i < c->n; i++) in[i] = bext_from_data(x[i], BEXT_F64, c->shape[i], c->rank[i], d);
+  bext_tensor *l = loss_of(c, d, in, w, wr, ws);
+  double v;
+  cr_assert(bext_read(l, &v, sizeof v), "%s", bext_last_error());
+  bext_release(l);
+  return v;
+}
+
+static void gradcheck(const struct gcase *c, const char *spec) {
+  const bext_device *d = dev_of(spec);
+  double *x[3], *w = NULL;
+  int wr = 0;
+  int64_t ws[BEXT_MAX_RANK];
+  bext_tensor *leaf[3], *in[3];
+  for (int i = 0; i < c->n; i++) {
+    int64_t n = numel(c->rank[i], c->shape[i]);
+    x[i] = malloc((size_t)n * sizeof *x[i]);
+    fill(x[i], n, c->lo, c->hi, (unsigned)i + 1);
+    leaf[i] = bext_require_grad(bext_from_data(x[i], BEXT_F64, c->shape[i], c->rank[i], d));
+    cr_assert(bext_is_tracked(leaf[i]));
+    in[i] = bext_retain(leaf[i]);
+  }
+  bext_tensor *loss = loss_of(c, d, in, &w, &wr, ws);
+  cr_assert(bext_is_tracked(loss), "%s on %s: loss untracked", c->name, spec);
+  bext_grads *g = bext_backward(loss);
+  cr_assert_not_null(g, "%s on %s: %s", c->name, spec, bext_last_error());
+  const double h = 1e-6;
+  for (int i = 0; i < c->n; i++) {
+    int64_t n = numel(c->rank[i], c->shape[i]);
+    bext_tensor *gt = bext_grad(g, leaf[i]);
+    cr_assert_not_null(gt, "%s on %s: input %d got no gradient", c->name, spec, i);
+    cr_assert_eq(bext_rank(gt), c->rank[i]);
+    cr_assert(!bext_is_tracked(gt));
+    double *ga = malloc((size_t)n * sizeof *ga);
+    cr_assert(bext_read(gt, ga, (size_t)n * sizeof *ga), "%s", bext_last_error());
+    for (int64_t j = 0; j < n; j++) {
+      double keep = x[i][j];
+      x[i][j] = keep + h;
+      double lp = eval(c, d, x, &w, &wr, ws);
+      x[i][j] = keep - h;
+      double lm = eval(c, d, x, &w, &wr, ws);
+      x[i][j] = keep;
+      double num = (lp - lm) / (2 * h), tol = 1e-6 * fmax(1.0, fmax(fabs(num), fabs(ga[j])));
+      cr_expect(fabs(num - ga[j]) <= tol, "%s on %s: d/d in%d[%lld] = %.12g, finite difference %.12g", c->name,
+                spec, i, (long long)j, ga[j], num);
+    }
+    free(ga);
+    bext_release(gt);
+  }
+  bext_grads_free(g);
+  bext_release(loss);
+  for (int i = 0; i < c->n; i++) bext_release(leaf[i]), free(x[i]);
+  free(w);
+}
+
+/* ------------------------------------------------------------- the cases */
+#define F1(name, expr) static bext_tensor *name(bext_tensor **in) { bext_tensor *a = in[0]; return expr; }
+#define F2(name, expr) static bext_tensor *name(bext_tensor **in) { bext_tensor *a = in[0], *b = in[1]; return expr; }
+
+F2(f_add, bext_add(a, b))
+F2(f_sub, bext_sub(a, b))
+F2(f_mul, bext_mul(a, b))
+F2(f_div, bext_div(a, b))
+F2(f_pow, bext_pow(a, b))
+F2(f_max, bext_max(a, b))
+F2(f_min, bext_min(a, b))
+F1(f_add_s, bext_add_scalar(a, 1.5))
+F1(f_sub_s, bext_sub_scalar(a, 1.5))
+F1(f_mul_s, bext_mul_scalar(a, -2.5))
+F1(f_div_s, bext_div_scalar(a, 3.0))
+F1(f_rem_s, bext_rem_scalar(a, 0.7))
+F1(f_pow_s, bext_pow_scalar(a, 2.5))
+F1(f_max_s, bext_max_scalar(a, 0.1))
+F1(f_min_s, bext_min_scalar(a, 0.1))
+F1(f_neg, bext_neg(a))
+F1(f_exp, bext_exp(a))
+F1(f_log, bext_log(a))
+F1(f_log1p, bext_log1p(a))
+F1(f_sqrt, bext_sqrt(a))
+F1(f_rsqrt, bext_rsqrt(a))
+F1(f_sin, bext_sin(a))
+F1(f_cos, bext_cos(a))
+F1(f_tanh, bext_tanh(a))
+F1(f_sigmoid, bext_sigmoid(a))
+F1(f_relu, bext_relu(a))
+F1(f_recip, bext_recip(a))
+F1(f_abs, bext_abs(a))
+F1(f_erf, bext_erf(a))
+F1(f_clamp, bext_clamp(a, -0.3, 0.4))
+F1(f_powi3, bext_powi(a, 3))
+F1(f_powim2, bext_powi(a, -2))
+F1(f_gelu, bext_gelu(a))
+F1(f_sum, bext_sum(a))
+F1(f_mean, bext_mean(a))
+F1(f_sum_d1, bext_sum_dim(a, 1, false))
+F1(f_sum_d0k, bext_sum_dim(a, 0, true))
+F1(f_mean_d1, bext_mean_dim(a, 1, false))
+F1(f_mean_dlk, bext_mean_dim(a, -1, true))
+F1(f_cumsum, bext_cumsum(a, 1))
+F2(f_matmul, bext_matmul(a, b))
+F1(f_reshape, bext_reshape(a, (int64_t[]){3, 2}, 2))
+F1(f_swap, bext_swap_dims(a, 0, 2))
+F1(f_permute, bext_permute(a, (int[]){2, 0, 1}, 3))
+F1(f_expand, bext_expand(a, (int64_t[]){2, 3, 4}, 3))
+F1(f_flip, bext_flip(a, (int[]){0, 1}, 2))
+F1(f_slice, bext_slice(a, (int64_t[]){1, 0}, (int64_t[]){3, 2}, 2))
+F1(f_narrow, bext_narrow(a, 1, 1, 2))
+F1(f_repeat, bext_repeat_dim(a, 0, 3))
+/* non-contiguous: the inner op sees a strided (transposed) view */
+F1(f_exp_t, bext_exp(bext_transpose(a)))
+F2(f_mul_t, bext_mul(bext_transpose(a), b))
+F2(f_matmul_t, bext_matmul(bext_transpose(a), b))
+/* a constant mask: mask_fill differentiates only in its tensor */
+F1(f_mask_fill, bext_mask_fill(a, bext_gt_scalar(bext_from_data((double[]){1, -1, 2, -2, 3, -3}, BEXT_F64,
+                                                                   (int64_t[]){2, 3}, 2, bext_device_of(a)), 0.0), 0.0))
+/* one tensor used twice: gradients accumulate */
+static bext_tensor *f_twice(bext_tensor **in) {
+  bext_tensor *a = in[0], *sq = bext_mul(bext_retain(a), bext_retain(a));  /* before a is consumed */
+  return bext_add(sq, bext_sin(a));
+}
+
+#define C1(nm, fn, r, s0, lo, hi) {nm, fn, 1, {r}, {s0}, lo, hi}
+#define C2(nm, fn, r0, s0, r1, s1, lo, hi) {nm, fn, 2, {r0, r1}, {s0, s1}, lo, hi}
+#define SH(...) {__VA_ARGS__}
+
+static const struct gcase CASES[] = {
+    C2("add broadcast", f_add, 2, SH(2, 3), 1, SH(3), -1, 1),
+    C2("add both broadcast", f_add, 2, SH(2, 1), 2, SH(1, 3), -1, 1),
+    C2("sub broadcast", f_sub, 2, SH(2, 3), 2, SH(2, 1), -1, 1),
+    C2("mul broadcast", f_mul, 3, SH(3, 1, 2), 2, SH(4, 1), -1, 1),
+    C2("div broadcast", f_div, 2, SH(2, 3), 1, SH(3), 1, 2),
+    C2("pow broadcast", f_pow, 2, SH(2, 3), 1, SH(3), 0.5, 2),
+    C2("max broadcast", f_max, 2, SH(2, 3), 1, SH(3), -1, 1),
+    C2("min", f_min, 2, SH(2, 3), 2, SH(2, 3), -1, 1),
+    C1("add_scalar", f_add_s, 2, SH(2, 3), -1, 1),
+    C1("sub_scalar", f_sub_s, 2, SH(2, 3), -1, 1),
+    C1("mul_scalar", f_mul_s, 2, SH(2, 3), -1, 1),
+    C1("div_scalar", f_div_s, 2, SH(2, 3), -1, 1),
+    C1("rem_scalar", f_rem_s, 1, SH(5), 0.1, 0.6),
+    C1("pow_scalar", f_pow_s, 2, SH(2, 3), 0.5, 2),
+    C1("max_scalar", f_max_s, 2, SH(2, 3), -1, 1),
+    C1("min_scalar", f_min_s, 2, SH(2, 3), -1, 1),
+    C1("neg", f_neg, 2, SH(2, 3), -1, 1),
+    C1("exp", f_exp, 2, SH(2, 3), -1, 1),
+    C1("log", f_log, 2, SH(2, 3), 0.5, 2),
+    C1("log1p", f_log1p, 2, SH(2, 3), -0.5, 2),
+    C1("sqrt", f_sqrt, 2, SH(2, 3), 0.5, 2),
+    C1("rsqrt", f_rsqrt, 2, SH(2, 3), 0.5, 2),
+    C1("sin", f_sin, 2, SH(2, 3), -2, 2),
+    C1("cos", f_cos, 2, SH(2, 3), -2, 2),
+    C1("tanh", f_tanh, 2, SH(2, 3), -2, 2),
+    C1("sigmoid", f_sigmoid, 2, SH(2, 3), -2, 2),
+    C1("relu", f_relu, 2, SH(2, 3), -1, 1),
+    C1("recip", f_recip, 2, SH(2, 3), 0.5, 2),
+    C1("abs", f_abs, 2, SH(2, 3), -1, 1),
+    C1("erf", f_erf, 2, SH(2, 3), -1.5, 1.5),
+    C1("clamp", f_clamp, 2, SH(2, 3), -1, 1),
+    C1("powi 3", f_powi3, 2, SH(2, 3), -1, 1),
+    C1("powi -2", f_powim2, 2, SH(2, 3), 0.5, 2),
+    C1("gelu (composed)", f_gelu, 2, SH(2, 3), -2, 2),
+    C1("sum", f_sum, 2, SH(2, 3), -1, 1),
+    C1("mean", f_mean, 2, SH(2, 3), -1, 1),
+    C1("sum_dim", f_sum_d1, 3, SH(2, 3, 2), -1, 1),
+    C1("sum_dim keepdim", f_sum_d0k, 2, SH(2, 3), -1, 1),
+    C1("mean_dim", f_mean_d1, 3, SH(2, 3, 2), -1, 1),
+    C1("mean_dim keepdim", f_mean_dlk, 2, SH(2, 3), -1, 1),
+    C1("cumsum", f_cumsum, 2, SH(2, 4), -1, 1),
+    C2("matmul", f_matmul, 2, SH(2, 3), 2, SH(3, 4), -1, 1),
+    C2("matmul batched", f_matmul, 3, SH(2, 2, 3), 3, SH(2, 3, 4), -1, 1),
+    C2("matmul broadcast batch", f_matmul, 2, SH(2, 3), 3, SH(5, 3, 4), -1, 1),
+    C2("matmul size-1 batch", f_matmul, 4, SH(3, 1, 2, 3), 3, SH(2, 3, 2), -1, 1),
+    C1("reshape", f_reshape, 2, SH(2, 3), -1, 1),
+    C1("swap_dims", f_swap, 3, SH(2, 3, 4), -1, 1),
+    C1("permute", f_permute, 3, SH(2, 3, 4), -1, 1),
+    C1("expand", f_expand, 2, SH(3, 1), -1, 1),
+    C1("flip", f_flip, 2, SH(2, 3), -1, 1),
+    C1("slice", f_slice, 2, SH(4, 3), -1, 1),
+    C1("narrow", f_narrow, 2, SH(2, 4), -1, 1),
+    C1("repeat_dim", f_repeat, 2, SH(2, 3), -1, 1),
+    C1("exp of a transposed view", f_exp_t, 2, SH(2, 3), -1, 1),
+    C2("mul of a transposed view", f_mul_t, 2, SH(2, 3), 1, SH(2), -1, 1),
+    C2("matmul of a transposed view", f_matmul_t, 2, SH(3, 2), 2, SH(3, 4), -1, 1),
+    C1("mask_fill", f_mask_fill, 2, SH(2, 3), -1, 1),
+    C1("a tensor used twice", f_twice, 2, SH(2, 3), -1, 1),
+};
+
+Test(autodiff, finite_differences_ndarray) {
+  for (size_t i = 0; i < sizeof CASES / sizeof CASES[0]; i++) gradcheck(&CASES[i], "ndarray+autodiff");
+}
+Test(autodiff, finite_differences_flex) {
+  for (size_t i = 0; i < sizeof CASES / sizeof CASES[0]; i++) gradcheck(&CASES[i], "flex+autodiff");
+}
+Test(autodiff, balanced_strategy_behaves_like_none) {
+  for (size_t i = 0; i < 6; i++) gradcheck(&CASES[i], "flex+autodiff(balanced)");
+}
+
+/* -------------------------------------------------------------- the rest */
+
+static bext_tensor *tracked(const bext_device *d, int64_t n) {
+  double v[16];
+  for (int64_t i = 0; i < n; i++) v[i] = 0.25 * (double)(i + 1) - 1.0;
+  return bext_require_grad(bext_from_data(v, BEXT_F64, (int64_t[]){n}, 1, d));
+}
+
+Test(autodiff, every_op_has_a_rule_row) {
+  for (int op = 0; op < BXR_OP_COUNT; op++) {
+    const struct bxad_rule *r = &bxad_rules[op];
+    cr_expect_neq(r->kind, BXAD_UNLISTED, "op '%s' has no row in the autodiff rule table", bxr_op_name(op));
+    cr_expect(r->kind != BXAD_DIFF || r->backward, "op '%s' is differentiable without a rule", bxr_op_name(op));
+  }
+}
+
+Test(autodiff, not_yet_ops_fail_the_forward_call) {
+  for (int k = 0; k < 2; k++) {
+    const bext_device *d = dev_of(DEVS[k]);
+    bext_tensor *x = tracked(d, 4);
+    cr_assert_null(bext_prod(bext_retain(x)));
+    cr_expect_str_eq(bext_last_error(), "bext_prod: no autograd formula for op 'prod' yet (tracked input)");
+    cr_assert_null(bext_max_dim(bext_retain(x), 0, false));
+    cr_expect_str_eq(bext_last_error(),
+                     "bext_max_dim: no autograd formula for op 'max_reduce' yet (tracked input)");
+    bext_tensor *parts[2] = {bext_retain(x), bext_retain(x)};
+    cr_assert_null(bext_cat(parts, 2, 0));
+    cr_expect(strstr(bext_last_error(), "no autograd formula for op 'cat' yet (tracked input)"), "%s",
+              bext_last_error());
+    /* untracked inputs run the same op as constants */
+    bext_tensor *c = bext_prod(bext_detach(bext_retain(x)));
+    cr_assert_not_null(c, "%s", bext_last_error());
+    cr_expect(!bext_is_tracked(c));
+    bext_release(c);
+    bext_release(x);
+  }
+}
+
+Test(autodiff, no_gradient_ops_give_constants) {
+  const bext_device *d = dev_of("flex+autodiff");
+  bext_tensor *x = tracked(d, 4);
+  bext_tensor *outs[] = {bext_gt_scalar(bext_retain(x), 0.0), bext_argmax(bext_retain(x)),
+                         bext_floor(bext_retain(x)), bext_sign(bext_retain(x)),
+                         bext_cast(bext_retain(x), BEXT_I32), bext_eq(bext_retain(x), bext_retain(x))};
+  for (size_t i = 0; i < sizeof outs / sizeof outs[0]; i++) {
+    cr_assert_not_null(outs[i], "%s", bext_last_error());
+    cr_expect(!bext_is_tracked(outs[i]), "output %zu is tracked", i);
+    bext_release(outs[i]);
+  }
+  /* creation ops and from_data: constants */
+  bext_tensor *z = bext_zeros((int64_t[]){2}, 1, BEXT_F32, d);
+  cr_expect(!bext_is_tracked(z));
+  /* a loss reaching x only through floor: x gets no gradient (NULL, no error) */
+  bext_tensor *l = bext_sum(bext_add(bext_mul(bext_floor(bext_retain(x)), bext_retain(x)), bext_retain(x)));
+  bext_grads *g = bext_backward(l);
+  cr_assert_not_null(g, "%s", bext_last_error());
+  bext_tensor *y = tracked(d, 4);
+  uint64_t errs = bext_error_count();
+  cr_expect_null(bext_grad(g, y));
+  cr_expect_null(bext_grad(g, z));
+  cr_expect_eq(bext_error_count(), errs, "NULL for no gradient sets no error");
+  bext_tensor *gx = bext_grad(g, x);  /* d/dx (floor(x) * x + x) = floor(x) + 1 */
+  double v[4], xv[4];
+  cr_assert(bext_read(gx, v, sizeof v) && bext_read(x, xv, sizeof xv));
+  for (int i = 0; i < 4; i++) cr_expect_eq(v[i], floor(xv[i]) + 1.0);
+  bext_release(gx);
+  bext_grads_free(g);
+  bext_release(l);
+  bext_release(y);
+  bext_release(z);
+  bext_release(x);
+}
+
+Test(autodiff, api_contracts) {
+  const bext_device *flex = dev_of("flex"), *ad = dev_of("flex+autodiff");
+  cr_assert_null(bext_require_grad(bext_from_data((double[]){1}, BEXT_F64, (int64_t[]){1}, 1, flex)));
+  cr_expect(strstr(bext_last_error(), "device 'flex'") && strstr(bext_last_error(), "+autodiff"), "%s",
+            bext_last_error());
+  cr_assert_null(bext_require_grad(bext_from_data((int32_t[]){1}, BEXT_I32, (int64_t[]){1}, 1, ad)));
+  cr_expect(strstr(bext_last_error(), "float dtype"), "%s", bext_last_error());
+  bext_tensor *x = tracked(ad, 3);
+  cr_expect(bext_is_tracked(x));
+  cr_expect(!bext_is_tracked(NULL));
+  /* a non-scalar loss */
+  bext_tensor *y = bext_mul_scalar(bext_retain(x), 2.0);
+  cr_assert_null(bext_backward(y));
+  cr_expect(strstr(bext_last_error(), "rank-0"), "%s", bext_last_error());
+  /* an untracked loss */
+  bext_tensor *c = bext_sum(bext_detach(bext_retain(x)));
+  cr_expect(!bext_is_tracked(c));
+  cr_assert_null(bext_backward(c));
+  cr_expect(strstr(bext_last_error(), "not tracked"), "%s", bext_last_error());
+  /* detach keeps the values */
+  double a[3], b[3];
+  bext_tensor *dx = bext_detach(bext_retain(x));
+  cr_assert(bext_read(dx, a, sizeof a) && bext_read(x, b, sizeof b));
+  cr_expect(!memcmp(a, b, sizeof a));
+  cr_expect_eq(bext_device_of(dx), ad);
+  bext_release(dx);
+  bext_release(c);
+  bext_release(y);
+  bext_release(x);
+}
+
+Test(autodiff, the_layer_is_available_on_both_backends) {
+  const char *specs[] = {"flex+autodiff", "ndarray+autodiff", "flex+autodiff(balanced)"};
+  for (int i = 0; i < 3; i++) {
+    const bext_device *d = dev_of(specs[i]);
+    cr_expect_str_eq(bext_device_layer(d), "autodiff");
+  }
+}
+
+Test(autodiff, cast_between_float_dtypes) {
+  const bext_device *d = dev_of("flex+autodiff");
+  float v[3] = {1, 2, 3};
+  bext_tensor *x = bext_require_grad(bext_from_data(v, BEXT_F32, (int64_t[]){3}, 1, d));
+  bext_tensor *w = bext_from_data((double[]){0.5, -1.5, 2.25}, BEXT_F64, (int64_t[]){3}, 1, d);
+  bext_tensor *l = bext_sum(bext_mul(bext_cast(bext_retain(x), BEXT_F64), w));
+  bext_grads *g = bext_backward(l);
+  cr_assert_not_null(g, "%s", bext_last_error());
+  bext_tensor *gx = bext_grad(g, x);
+  cr_assert_eq(bext_dtype_of(gx), BEXT_F32);
+  float r[3];
+  cr_assert(bext_read(gx, r, sizeof r));
+  cr_expect(r[0] == 0.5f && r[1] == -1.5f && r[2] == 2.25f);
+  bext_release(gx);
+  bext_grads_free(g);
+  bext_release(l);
+  bext_release(x);
+}
+
+/* -------------------------------------------------- lifetime, determinism */
+
+static bext_tensor *small_graph(bext_tensor *x, bext_tensor *w) {
+  bext_tensor *h = bext_tanh(bext_matmul(bext_retain(x), bext_retain(w)));
+  return bext_mean(bext_mul(bext_sigmoid(bext_retain(h)), h));
+}
+
+Test(autodiff, graphs_dropped_without_backward_are_freed) {
+  for (int k = 0; k < 2; k++) {
+    const bext_device *d = dev_of(DEVS[k]);
+    count_start();
+    bext_tensor *x = bext_require_grad(bext_ones((int64_t[]){4, 3}, 2, BEXT_F64, d));
+    bext_tensor *w = bext_require_grad(bext_full((int64_t[]){3, 2}, 2, 0.5, BEXT_F64, d));
+    bext_tensor *l = small_graph(x, w);
+    cr_assert_not_null(l, "%s", bext_last_error());
+    cr_expect_gt(count_now(), 0);
+    bext_release(l);  /* no backward */
+    bext_release(w);
+    bext_release(x);
+    cr_expect_eq(count_now(), 0, "%s: %lld bytes left after the graph's tensors died", DEVS[k], count_now());
+    /* and with backward: the grads hold only leaf nodes and gradients */
+    x = bext_require_grad(bext_ones((int64_t[]){4, 3}, 2, BEXT_F64, d));
+    w = bext_require_grad(bext_full((int64_t[]){3, 2}, 2, 0.5, BEXT_F64, d));
+    l = small_graph(x, w);
+    bext_grads *g = bext_backward(l);
+    cr_assert_not_null(g, "%s", bext_last_error());
+    bext_release(l);
+    bext_release(w);
+    bext_release(x);
+    bext_grads_free(g);
+    cr_expect_eq(count_now(), 0, "%s: %lld bytes left after backward", DEVS[k], count_now());
+  }
+}
+
+Test(autodiff, a_training_loop_does_not_grow) {
+  const bext_device *d = dev_of("flex+autodiff");
+  count_start();
+  double xs[8 * 3], ys[8];
+  for (int i = 0; i < 8; i++) {
+    ys[i] = 0;
+    for (int j = 0; j < 3; j++) xs[i * 3 + j] = 0.1 * (i + 1) * (j - 1), ys[i] += (j + 1) * xs[i * 3 + j];
+  }
+  bext_tensor *x = bext_from_data(xs, BEXT_F64, (int64_t[]){8, 3}, 2, d);
+  bext_tensor *y = bext_from_data(ys, BEXT_F64, (int64_t[]){8, 1}, 2, d);
+  bext_tensor *w = bext_require_grad(bext_zeros((int64_t[]){3, 1}, 2, BEXT_F64, d));
+  long long at5 = 0;
+  double first = 0, last = 0;
+  for (int step = 0; step < 50; step++) {
+    bext_tensor *err = bext_sub(bext_matmul(bext_retain(x), bext_retain(w)), bext_retain(y));
+    bext_tensor *loss = bext_mean(bext_mul(bext_retain(err), err));
+    cr_assert_not_null(loss, "%s", bext_last_error());
+    double lv;
+    cr_assert(bext_read(loss, &lv, sizeof lv));
+    if (step == 0) first = lv;
+    last = lv;
+    bext_grads *g = bext_backward(loss);
+    cr_assert_not_null(g, "%s", bext_last_error());
+    bext_tensor *gw = bext_grad(g, w);
+    w = bext_require_grad(bext_sub(bext_detach(w), bext_mul_scalar(gw, 0.5)));
+    bext_grads_free(g);
+    bext_release(loss);
+    if (step == 5) at5 = count_now();
+  }
+  cr_expect_eq(count_now(), at5, "live bytes grew from %lld (step 5) to %lld (step 50)", at5, count_now());
+  cr_expect_lt(last, first * 0.1, "loss %g -> %g", first, last);
+  bext_release(w);
+  bext_release(y);
+  bext_release(x);
+  cr_expect_eq(count_now(), 0);
+}
+
+Test(autodiff, backward_twice_is_bit_identical) {
+  for (int k = 0; k < 2; k++) {
+    const bext_device *d = dev_of(DEVS[k]);
+    bext_tensor *x = bext_require_grad(bext_random_normal((int64_t[]){16, 8}, 2, 0, 1, 1, BEXT_F32, d));
+    bext_tensor *w = bext_require_grad(bext_random_normal((int64_t[]){8, 4}, 2, 0, 1, 2, BEXT_F32, d));
+    bext_tensor *l = small_graph(x, w);
+    cr_assert_not_null(l, "%s", bext_last_error());
+    float a[32], b[32];
+    for (int run = 0; run < 2; run++) {
+      bext_grads *g = bext_backward(l);
+      cr_assert_not_null(g, "%s", bext_last_error());
+      bext_tensor *gw = bext_grad(g, w);
+      cr_assert(bext_read(gw, run ? b : a, sizeof a));
+      bext_release(gw);
+      bext_grads_free(g);
+    }
+    cr_expect(!memcmp(a, b, sizeof a), "%s: two backward runs differ", DEVS[k]);
+    bext_release(l);
+    bext_release(w);
+    bext_release(x);
+  }
+}
+
+Test(autodiff, a_long_chain_is_freed_without_recursion) {
+  /* node release walks a work list: 100k nodes must not overflow the stack */
+  const bext_device *d = dev_of("flex+autodiff");
+  count_start();
+  bext_tensor *x = tracked(d, 2), *y = bext_retain(x);
+  for (int i = 0; i < 100000; i++) y = bext_add_scalar(y, 1e-3);
+  bext_tensor *l = bext_sum(y);
+  bext_grads *g = bext_backward(l);
+  cr_assert_not_null(g, "%s", bext_last_error());
+  bext_tensor *gx = bext_grad(g, x);
+  double v[2];
+  cr_assert(bext_read(gx, v, sizeof v));
+  cr_expect(v[0] == 1.0 && v[1] == 1.0);
+  bext_release(gx);
+  bext_grads_free(g);
+  bext_release(l);
+  bext_release(x);
+  cr_expect_eq(count_now(), 0);
+}
