@@ -14,20 +14,10 @@
 
 /* ---- diagnostics ------------------------------------------------------------ */
 
-static const char *const chk_code_strs[CHK_CODE_COUNT] = {
-#define CHK_X_(n, c) c,
-    CHK_CODES(CHK_X_)
-#undef CHK_X_
-};
-
-const char *chk_code_str(chk_code c) {
-    return c < CHK_CODE_COUNT ? chk_code_strs[c] : "E0300";
-}
-
 static bxc_diag *vreport(chk_ctx *cx, bxc_severity sev, chk_code code, bxc_span span,
                          const char *fmt, va_list ap) {
     if (cx->quiet) return NULL;
-    return bxc_diag_vadd(cx->diags, sev, chk_code_str(code), span, fmt, ap);
+    return bxc_diag_vadd(cx->diags, sev, bxc_diag_code_str(code), span, fmt, ap);
 }
 
 bxc_diag *chk_error(chk_ctx *cx, chk_code code, bxc_span span, const char *fmt, ...) {

@@ -29,56 +29,9 @@
 #include "module.h"
 #include "types.h"
 
-/* Diagnostic codes of the checker (diag.h reserves E03xx-E09xx, W03xx-W09xx).
- * X(name, code) — one table, so a code is never reused. */
-#define CHK_CODES(X)                                                  \
-    X(CHK_E_UNKNOWN_TYPE, "E0301")   /* unknown type */               \
-    X(CHK_E_UNKNOWN_NAME, "E0302")   /* unknown name / function */    \
-    X(CHK_E_DUPLICATE, "E0303")      /* duplicate definition */       \
-    X(CHK_E_IMPORT, "E0304")         /* `use` names a missing item */ \
-    X(CHK_E_TYPE_ARGS, "E0305")      /* type arguments where none go */\
-    X(CHK_E_ALIAS_CYCLE, "E0306")    /* recursive type alias */       \
-    X(CHK_E_BAD_TYPE, "E0307")       /* type not in the language */   \
-    X(CHK_E_MISMATCH, "E0401")       /* expected X, found Y */        \
-    X(CHK_E_UNKNOWN_METHOD, "E0402")                                  \
-    X(CHK_E_UNKNOWN_FIELD, "E0403")                                   \
-    X(CHK_E_ARG_COUNT, "E0404")                                       \
-    X(CHK_E_NOT_MUTABLE, "E0405")                                     \
-    X(CHK_E_BAD_OPERAND, "E0406")    /* operator on the wrong type */ \
-    X(CHK_E_CLOSURE, "E0407")        /* closure outside `meta` */     \
-    X(CHK_E_BAD_EXPR, "E0408")       /* construct not allowed here */ \
-    X(CHK_E_STRUCT_LIT, "E0409")     /* missing/duplicate fields */   \
-    X(CHK_E_UNKNOWN_ATTR, "E0501")                                    \
-    X(CHK_E_MISPLACED_ATTR, "E0502")                                  \
-    X(CHK_E_BAD_ATTR, "E0503")       /* malformed attribute args */   \
-    X(CHK_E_CFG, "E0504")            /* malformed cfg */              \
-    X(CHK_E_SELECTOR, "E0505")       /* not a backend selector */     \
-    X(CHK_E_DUP_SELECTOR, "E0506")                                    \
-    X(CHK_E_EXT_TYPE, "E0507")       /* #[extension_type] misuse */   \
-    X(CHK_E_SCALAR_TYPE, "E0508")    /* #[fusion(scalar)] misuse */   \
-    X(CHK_E_RECEIVER, "E0601")                                        \
-    X(CHK_E_MUT_REF, "E0602")                                         \
-    X(CHK_E_UNIT_RETURN, "E0603")                                     \
-    X(CHK_E_NO_ROUTING, "E0604")     /* no tensor input to route on */\
-    X(CHK_E_DUP_METHOD, "E0605")                                      \
-    X(CHK_E_IMPL, "E0606")           /* `impl` block misuse */        \
-    X(CHK_E_FUSION_FORM, "E0701")    /* zero / two forms, dtype w/o shape */ \
-    X(CHK_E_FUSION_DEFAULT, "E0702") /* default without body, id+default */ \
-    X(CHK_E_FIELD_EXPR, "E0703")     /* field expression rules */     \
-    X(CHK_E_META, "E0704")           /* meta arity / mirroring */     \
-    X(CHK_E_FUSION_SIG, "E0705")     /* requirements of §5 */         \
-    X(CHK_E_NO_METADATA, "E0706")    /* extension type without companion */ \
-    X(CHK_E_OUTPUT, "E0707")         /* outputs not allowed under Fusion */ \
-    X(CHK_E_BACKWARD, "E0708")                                        \
-    X(CHK_W_SCALAR_ALIAS, "W0301")   /* alias of a scalar not exposed */ \
-    X(CHK_W_UNUSED_ATTR, "W0302")
-
-typedef enum chk_code {
-#define CHK_X_(n, c) n,
-    CHK_CODES(CHK_X_)
-#undef CHK_X_
-    CHK_CODE_COUNT
-} chk_code;
+/* Diagnostic codes of the checker: the CHK_E_* / CHK_W_* rows of the one
+ * table (diag_codes.h); chk_code is that table's enum. */
+typedef bxc_diag_code chk_code;
 
 /* ---- symbols -------------------------------------------------------------- */
 
@@ -190,7 +143,6 @@ void chk_help(chk_ctx *cx, bxc_diag *d, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void chk_note(chk_ctx *cx, bxc_diag *d, bxc_span span, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
-const char *chk_code_str(chk_code c);
 /* Type names for messages (arena strings). */
 const char *chk_tn(chk_ctx *cx, bxc_type *t);
 /* Nearest candidate by edit distance (case-insensitive), or NULL when none

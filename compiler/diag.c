@@ -7,7 +7,7 @@
 #include <string.h>
 
 static const char *const code_strs[] = {
-#define BXC_X_(name, code, desc) code,
+#define BXC_X_(name, code, desc) #code,
     BXC_DIAG_CODES(BXC_X_)
 #undef BXC_X_
 };
@@ -18,14 +18,44 @@ static const char *const code_descs[] = {
 };
 _Static_assert(sizeof code_strs / sizeof code_strs[0] == BXC_DIAG_CODE_COUNT,
                "one string per diagnostic code");
+_Static_assert(sizeof code_descs / sizeof code_descs[0] == BXC_DIAG_CODE_COUNT,
+               "one description per diagnostic code");
+/* Codes are unique: each becomes an enumerator here, and a code listed twice
+ * is a redeclared enumerator — a compile error. */
+enum bxc_diag_code_unique_ {
+#define BXC_X_(name, code, desc) BXC_DIAG_UNIQUE_##code,
+    BXC_DIAG_CODES(BXC_X_)
+#undef BXC_X_
+};
 
 const char *bxc_diag_code_str(bxc_diag_code c) {
-    return (unsigned)c < BXC_DIAG_CODE_COUNT ? code_strs[c] : "E0000";
+    return (unsigned)c < BXC_DIAG_CODE_COUNT ? code_strs[c] : code_strs[BXC_E_INTERNAL];
 }
 
 const char *bxc_diag_code_desc(bxc_diag_code c) {
-    return (unsigned)c < BXC_DIAG_CODE_COUNT ? code_descs[c] : "unknown";
+    return (unsigned)c < BXC_DIAG_CODE_COUNT ? code_descs[c] : code_descs[BXC_E_INTERNAL];
 }
+
+bxc_severity bxc_diag_code_severity(bxc_diag_code c) {
+    return bxc_diag_code_str(c)[0] == 'W' ? BXC_SEV_WARNING : BXC_SEV_ERROR;
+}
+
+bool bxc_diag_code_find(const char *code, bxc_diag_code *out) {
+    if (!code) return false;
+    for (unsigned i = 0; i < BXC_DIAG_CODE_COUNT; i++)
+        if (strcmp(code_strs[i], code) == 0) {
+            if (out) *out = (bxc_diag_code)i;
+            return true;
+        }
+    return false;
+}
+
+const char *bxc_diag_describe(const char *code) {
+    bxc_diag_code c;
+    return bxc_diag_code_find(code, &c) ? code_descs[c] : NULL;
+}
+
+const char *const *bxc_diag_code_strs(void) { return code_strs; }
 
 const char *bxc_severity_name(bxc_severity s) {
     switch (s) {
@@ -74,7 +104,7 @@ bxc_diag *bxc_diag_vadd(bxc_diag_list *l, bxc_severity sev, const char *code,
     }
     bxc_diag *d = push(l);
     d->severity = sev;
-    d->code = code ? code : "E0000";
+    d->code = code ? code : bxc_diag_code_str(BXC_E_INTERNAL);
     d->span = span;
     d->message = bxc_arena_vprintf(l->arena, fmt, ap);
     if (sev == BXC_SEV_ERROR) l->errors++;
@@ -212,26 +242,30 @@ static void render_snippet(FILE *out, const bxc_source *src, bxc_span span) {
     fputc('\n', out);
 }
 
+/* The head line: "file:line:col: error[E0101]: message"; a note has no
+ * code ("note: ..."). */
 static void render_head(FILE *out, const bxc_source *src, bxc_span span,
-                        const char *sev, const char *msg) {
+                        const char *sev, const char *code, const char *msg) {
+    const char *lb = code ? "[" : "", *rb = code ? "]" : "";
+    if (!code) code = "";
     if (src) {
         uint32_t line, col;
         bxc_source_position(src, span.offset, &line, &col);
-        fprintf(out, "%s:%u:%u: %s: %s\n", src->path, line, col, sev, msg);
+        fprintf(out, "%s:%u:%u: %s%s%s%s: %s\n", src->path, line, col, sev, lb, code, rb, msg);
         render_snippet(out, src, span);
     } else {
-        fprintf(out, "bextc: %s: %s\n", sev, msg);
+        fprintf(out, "bextc: %s%s%s%s: %s\n", sev, lb, code, rb, msg);
     }
 }
 
 void bxc_diag_render_one_text(FILE *out, const bxc_diag *d,
                               const bxc_sources *sources) {
     const bxc_source *src = bxc_sources_get(sources, d->span.file);
-    render_head(out, src, d->span, bxc_severity_name(d->severity), d->message);
+    render_head(out, src, d->span, bxc_severity_name(d->severity), d->code, d->message);
     if (d->help) fprintf(out, "help: %s\n", d->help);
     for (const bxc_diag_note *n = d->notes; n; n = n->next)
         render_head(out, bxc_sources_get(sources, n->span.file), n->span,
-                    "note", n->message);
+                    "note", NULL, n->message);
 }
 
 void bxc_diag_render_text(FILE *out, const bxc_diag_list *l,

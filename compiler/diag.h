@@ -4,17 +4,9 @@
  * bounded bxc_diag_list, and a driver renders them as clang-style text
  * (language.md §10) or JSON.
  *
- * Code scheme: a short stable string, a letter for the severity class and
- * four digits for the area:
- *   E00xx  lexical (bad bytes, literals, comments)
- *   E01xx  syntax (parser)
- *   E02xx  modules, files, driver
- *   E03xx–E09xx  checker (names, types, language rules) — owned by check*.c
- *   E10xx–E19xx  metadata interpreter / REPL evaluation
- *   W00xx–W02xx  front-end warnings; W03xx–W09xx checker warnings
- *   E9999  "too many errors" (the list's own entry)
- * The front end's codes are the X-macro table below; other areas may keep
- * their own tables and pass their codes as strings to bxc_diag_add. */
+ * Codes: every code any module emits (front end, checker, interpreter, C
+ * generator) is a row of the one table in diag_codes.h, with its one-line
+ * description; modules report with the table's enumerators. */
 #ifndef BXC_DIAG_H
 #define BXC_DIAG_H
 
@@ -23,26 +15,8 @@
 #include <stdio.h>
 
 #include "arena.h"
+#include "diag_codes.h"
 #include "source.h"
-
-/* X(enum name, code string, one-line description) */
-#define BXC_DIAG_CODES(X)                                                     \
-    X(BXC_E_NUL_BYTE,        "E0001", "NUL byte in source")                   \
-    X(BXC_E_BAD_UTF8,        "E0002", "invalid UTF-8")                        \
-    X(BXC_E_STRAY_CHAR,      "E0003", "character not allowed here")           \
-    X(BXC_E_UNTERM_STRING,   "E0004", "unterminated string literal")          \
-    X(BXC_E_UNTERM_COMMENT,  "E0005", "unterminated block comment")           \
-    X(BXC_E_BAD_ESCAPE,      "E0006", "unknown escape sequence")              \
-    X(BXC_E_INT_TOO_LARGE,   "E0007", "integer literal out of range")         \
-    X(BXC_E_BAD_NUMBER,      "E0008", "malformed number literal")             \
-    X(BXC_E_SYNTAX,          "E0101", "syntax error")                         \
-    X(BXC_E_TOO_DEEP,        "E0102", "nested too deeply")                    \
-    X(BXC_E_UNEXPECTED_EOF,  "E0103", "unexpected end of file")               \
-    X(BXC_E_FILE_UNREADABLE, "E0201", "cannot read file")                     \
-    X(BXC_E_MODULE_NOT_FOUND,"E0202", "module not found")                     \
-    X(BXC_E_MODULE_CYCLE,    "E0203", "module import cycle")                  \
-    X(BXC_E_BAD_USE,         "E0204", "malformed use")                        \
-    X(BXC_E_TOO_MANY,        "E9999", "too many errors")
 
 typedef enum bxc_diag_code {
 #define BXC_X_(name, code, desc) name,
@@ -51,9 +25,16 @@ typedef enum bxc_diag_code {
     BXC_DIAG_CODE_COUNT
 } bxc_diag_code;
 
-/* The code string of a front-end code ("E0101"). */
+/* The code string ("E0101") and one-line description of a code. */
 const char *bxc_diag_code_str(bxc_diag_code c);
 const char *bxc_diag_code_desc(bxc_diag_code c);
+/* The description of a code string ("E0505"), NULL if no such code. */
+const char *bxc_diag_describe(const char *code);
+/* The code of a code string; false if none. */
+bool bxc_diag_code_find(const char *code, bxc_diag_code *out);
+/* Every code string, in table order (BXC_DIAG_CODE_COUNT of them): the
+ * candidates of a did-you-mean. */
+const char *const *bxc_diag_code_strs(void);
 
 typedef enum bxc_severity {
     BXC_SEV_ERROR,
@@ -62,6 +43,8 @@ typedef enum bxc_severity {
 } bxc_severity;
 
 const char *bxc_severity_name(bxc_severity s);   /* "error", "warning", "note" */
+/* The severity class of a code: its letter (W warning, else error). */
+bxc_severity bxc_diag_code_severity(bxc_diag_code c);
 
 typedef struct bxc_diag_note {
     bxc_span span;            /* may be bxc_span_none() */
@@ -99,7 +82,7 @@ bxc_diag *bxc_diag_add(bxc_diag_list *l, bxc_severity sev, const char *code,
     __attribute__((format(printf, 5, 6)));
 bxc_diag *bxc_diag_vadd(bxc_diag_list *l, bxc_severity sev, const char *code,
                         bxc_span span, const char *fmt, va_list ap);
-/* Shorthands with a front-end code. */
+/* Shorthands with a code of the table (any module's). */
 bxc_diag *bxc_diag_error(bxc_diag_list *l, bxc_diag_code code, bxc_span span,
                          const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
@@ -118,12 +101,12 @@ static inline bool bxc_diag_has_errors(const bxc_diag_list *l) {
 }
 
 /* Renderers.  Text: language.md §10 —
- *   file:line:col: error: message
+ *   file:line:col: error[E0101]: message
  *   <source line>
  *   <spaces>^~~~
  *   help: ...
  * then each note the same way with "note:".  Diagnostics without a file
- * render as "bextc: error: message".  `sources` may be NULL. */
+ * render as "bextc: error[CODE]: message".  `sources` may be NULL. */
 void bxc_diag_render_text(FILE *out, const bxc_diag_list *l,
                           const bxc_sources *sources);
 void bxc_diag_render_one_text(FILE *out, const bxc_diag *d,

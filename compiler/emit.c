@@ -90,7 +90,7 @@ void bxc_emit_buf_free(bxc_emit_buf *b) {
 void bxc_emit_error(bxc_emit_ctx *cx, bxc_span span, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    bxc_diag_vadd(&cx->u->diags, BXC_SEV_ERROR, BXC_EMIT_E_UNSUPPORTED, span, fmt, ap);
+    bxc_diag_vadd(&cx->u->diags, BXC_SEV_ERROR, bxc_diag_code_str(BXC_EMIT_E_UNSUPPORTED), span, fmt, ap);
     va_end(ap);
     cx->ok = false;
 }
@@ -438,7 +438,7 @@ bool bxc_emit_c_memory(bxc_unit *u, const char *stem, const char **header, const
 }
 
 static bool io_error(bxc_unit *u, const char *what, const char *path) {
-    bxc_diag_add(&u->diags, BXC_SEV_ERROR, BXC_EMIT_E_IO, bxc_span_none(), "cannot %s `%s`: %s", what, path,
+    bxc_diag_add(&u->diags, BXC_SEV_ERROR, bxc_diag_code_str(BXC_EMIT_E_IO), bxc_span_none(), "cannot %s `%s`: %s", what, path,
                  strerror(errno));
     return false;
 }

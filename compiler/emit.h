@@ -12,9 +12,8 @@
 
 struct bxc_unit;
 
-/* The diagnostic code of an output file that cannot be written (public:
- * bextc exits 2 for it, as for an unreadable input). */
-#define BXC_EMIT_E_IO "E1102"
+/* An output file that cannot be written is reported with BXC_EMIT_E_IO
+ * (diag_codes.h; bextc exits 2 for it, as for an unreadable input). */
 
 typedef struct bxc_emit_options {
     bool depfile;          /* -MD: also write DIR/<stem>.d */

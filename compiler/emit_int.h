@@ -26,8 +26,7 @@
 #include "module.h"
 #include "types.h"
 
-/* Diagnostic code of the generator (diag.h leaves E11xx free). */
-#define BXC_EMIT_E_UNSUPPORTED "E1101"   /* construct the generator cannot lower */
+/* Diagnostic codes of the generator: the BXC_EMIT_* rows of diag_codes.h. */
 
 /* A growable text buffer (malloc-backed: the outputs can be large and die
  * with the call; everything else lives in the unit's arena). */

@@ -64,7 +64,7 @@ static void line(mctx *m, const char *fmt, ...) {
 
 static void unsupported(mctx *m, bxc_span span, const char *what) {
     if (m->ok)
-        bxc_diag_add(&m->cx->u->diags, BXC_SEV_WARNING, "W1101", span,
+        bxc_diag_add(&m->cx->u->diags, BXC_SEV_WARNING, bxc_diag_code_str(BXC_EMIT_W_UNLOWERED), span,
                      "%s is not supported by the C generator: the generated `%s` reports an error instead", what,
                      m->fname);
     m->ok = false;
@@ -481,7 +481,7 @@ static const char *panic_fmt(mctx *m, const bxc_expr_list *al) {
         fmt[n++] = *c;
     }
     fmt[n] = 0;
-    line(m, "return bext_gen_fail(err, \"E1007\", %s%s);",
+    line(m, "return bext_gen_fail(err, \"%s\", %s%s);", bxc_diag_code_str(BXI_E_PANIC),
          bxc_emit_cstring(A, bxc_arena_printf(A, "panic: %s", fmt)), cargs);
     return NULL;
 }
@@ -875,8 +875,8 @@ static const char *mx(mctx *m, const bxc_expr *e) {
                 unsigned long long mag = (unsigned long long)o->int_lit.value;
                 (void)buf;
                 line(m, "if (!bext_gen_icast(err, %s, -(bext_i128)%lluULL, &%s_)) %s", int_kind_of(t), mag, w,
-                     bxc_arena_printf(A, "return bext_gen_fail(err, %s, \"literal -%llu is out of range for `%s`\");",
-                                      bxc_int_kind_signed(t->int_kind) ? "\"E1001\"" : "\"E1004\"", mag,
+                     bxc_arena_printf(A, "return bext_gen_fail(err, \"%s\", \"literal -%llu is out of range for `%s`\");",
+                                      bxc_diag_code_str(bxc_int_kind_signed(t->int_kind) ? BXI_E_OVERFLOW : BXI_E_NEGATIVE), mag,
                                       bxc_int_kind_name(t->int_kind)));
                 line(m, "BEXT_GEN_UNUSED %s %s = (%s)%s_;", ctype(m, t), w, ctype(m, t), w);
                 (void)v;
@@ -1113,8 +1113,8 @@ static void emit_fn(bxc_emit_ctx *cx, const char *cname, const char *what, const
          * exists and says so at run time instead of failing the build. */
         if (rct) bxc_emit_puts(&cx->code_c, "  (void)bext_out;\n");
         for (uint32_t i = 0; i < np; i++) bxc_emit_printf(&cx->code_c, "  (void)%s;\n", ps[i].cname);
-        bxc_emit_printf(&cx->code_c, "  return bext_gen_fail(err, \"E1010\", \"%%s: not supported by generated code\", %s);\n",
-                        bxc_emit_cstring(A, what));
+        bxc_emit_printf(&cx->code_c, "  return bext_gen_fail(err, \"%s\", \"%%s: not supported by generated code\", %s);\n",
+                        bxc_diag_code_str(BXI_E_UNSUPPORTED), bxc_emit_cstring(A, what));
     }
     bxc_emit_puts(&cx->code_c, "}\n\n");
     if (cond) {

@@ -13,9 +13,6 @@
 #include "diag.h"
 #include "emit_int.h"
 
-/* Diagnostic code: a generated C name clashes or is reserved. */
-#define BXC_EMIT_E_CNAME "E1103"
-
 /* C keywords (C11 and C23), the standard typedefs and macros the generated
  * files see through their includes, and names of the C library the
  * generated code uses: a type or function with one of these names would
@@ -60,7 +57,7 @@ static uint32_t name_hash(const char *s) {
 bool bxc_emit_claim(bxc_emit_ctx *cx, const char *cname, bxc_span span, const char *what) {
     const char *why = reserved_why(cname);
     if (why) {
-        bxc_diag *d = bxc_diag_add(&cx->u->diags, BXC_SEV_ERROR, BXC_EMIT_E_CNAME, span,
+        bxc_diag *d = bxc_diag_add(&cx->u->diags, BXC_SEV_ERROR, bxc_diag_code_str(BXC_EMIT_E_CNAME), span,
                                    "%s would be the C name `%s`, which is %s", what, cname, why);
         bxc_diag_set_help(&cx->u->diags, d,
                           "rename the .bext item (docs/codegen.md, \"Names\", says how C names are formed)");
@@ -80,7 +77,7 @@ bool bxc_emit_claim(bxc_emit_ctx *cx, const char *cname, bxc_span span, const ch
         bool swap = !span_known(span) && span_known(o->span);
         bxc_span at = swap ? o->span : span, other = swap ? span : o->span;
         const char *first = swap ? what : o->what, *second = swap ? o->what : what;
-        bxc_diag *d = bxc_diag_add(&cx->u->diags, BXC_SEV_ERROR, BXC_EMIT_E_CNAME, at,
+        bxc_diag *d = bxc_diag_add(&cx->u->diags, BXC_SEV_ERROR, bxc_diag_code_str(BXC_EMIT_E_CNAME), at,
                                    "%s and %s would both be the C name `%s`", second, first, cname);
         if (span_known(other)) bxc_diag_add_note(&cx->u->diags, d, other, "%s is here", first);
         bxc_diag_set_help(&cx->u->diags, d,

@@ -33,11 +33,11 @@ const char *bxi_type_str(bxi_interp *in, const BxvValue *v)
 
 /* ---- diagnostics -------------------------------------------------------- */
 
-bxc_diag *bxi_error(bxi_interp *in, const char *code, bxc_span span, const char *fmt, ...)
+bxc_diag *bxi_error(bxi_interp *in, bxc_diag_code code, bxc_span span, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    bxc_diag *d = bxc_diag_vadd(in->diags, BXC_SEV_ERROR, code, bxi_global_span(in, span), fmt, ap);
+    bxc_diag *d = bxc_diag_vadd(in->diags, BXC_SEV_ERROR, bxc_diag_code_str(code), bxi_global_span(in, span), fmt, ap);
     va_end(ap);
     /* Innermost call first, as a backtrace reads; a deep recursion would
      * repeat the same note, so keep the first few. */

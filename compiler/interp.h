@@ -46,23 +46,11 @@
 
 #include <bext/ops.h>   /* bext_spec, bext_op_args: the inference hook's types */
 
-/* Diagnostic codes of the interpreter.  ORDER: none (codes are strings). */
-#define BXI_E_OVERFLOW   "E1001"  /* integer overflow / out of the type's range */
-#define BXI_E_DIV_ZERO   "E1002"  /* division or remainder by zero */
-#define BXI_E_INDEX      "E1003"  /* index out of range */
+/* Diagnostic codes of the interpreter: the BXI_E_* rows of diag_codes.h. */
 /* Shapes grow to at most this many dims, as in generated code
  * (gen.h's BEXT_SHAPE_CAP): the interpreter and the C generator must give
  * the same results and errors (E1003, same message). */
 #define BXI_SHAPE_CAP    32
-#define BXI_E_NEGATIVE   "E1004"  /* negative value for an unsigned type */
-#define BXI_E_RECURSION  "E1005"  /* call depth limit */
-#define BXI_E_BUDGET     "E1006"  /* loop iteration / step budget */
-#define BXI_E_PANIC      "E1007"  /* panic("...") */
-#define BXI_E_TYPE       "E1008"  /* operation on the wrong kind of value */
-#define BXI_E_NAME       "E1009"  /* unknown variable, fn, type, method */
-#define BXI_E_UNSUPPORTED "E1010" /* not evaluable here (tensor ops, ...) */
-#define BXI_E_META       "E1011"  /* :meta / #[fusion] misuse */
-#define BXI_E_ARITY      "E1012"  /* wrong number of arguments */
 
 /* Top-level bindings (REPL `let`s).  Values are deep copies owned by the env. */
 typedef struct bxi_binding {

@@ -1821,7 +1821,7 @@ bool bxi_eval_repl(bxi_interp *in, const bxc_block *blk, uint32_t file_base, bxi
         if (v->val->kind == BXV_CLOSURE) {
             /* A closure points into this line's syntax tree, which is
              * discarded after the line; it cannot outlive it. */
-            bxc_diag_add(in->diags, BXC_SEV_WARNING, BXI_E_UNSUPPORTED, bxc_span_none(),
+            bxc_diag_warning(in->diags, BXI_E_UNSUPPORTED, bxc_span_none(),
                          "`%s` holds a closure, which the REPL does not keep past the line", v->name);
             continue;
         }
@@ -1838,7 +1838,7 @@ bool bxi_call_fn(bxi_interp *in, const char *name, const BxvValue *args, uint32_
     uint32_t base, list;
     const bxc_item *it = bxi_find_item(in, name, BXI_KIND(BXC_ITEM_FN), &base, &list);
     if (!it) {
-        bxc_diag_add(in->diags, BXC_SEV_ERROR, BXI_E_NAME, bxc_span_none(), "cannot find function `%s`", name);
+        bxc_diag_error(in->diags, BXI_E_NAME, bxc_span_none(), "cannot find function `%s`", name);
         return false;
     }
     BxvValue *copies = bxc_arena_alloc(&in->scratch, (nargs ? nargs : 1) * sizeof *copies);

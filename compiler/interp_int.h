@@ -103,7 +103,7 @@ static inline const char *bxi_path_last(const bxc_path *p) { return p->segs.item
 
 /* Errors: add a located diagnostic (span local to the running code) with
  * a note per active call, and return BXI_ERR. */
-bxc_diag *bxi_error(bxi_interp *in, const char *code, bxc_span span,
+bxc_diag *bxi_error(bxi_interp *in, bxc_diag_code code, bxc_span span,
                     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 /* Entry-call bookkeeping: empties the scratch arena and the stacks. */

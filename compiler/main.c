@@ -4,6 +4,7 @@
  * module) -> optional dumps -> check -> code emission (-o) -> render
  * diagnostics.  Exit status: 0 no errors, 1 errors in the input, 2 usage
  * errors or an unreadable root file. */
+#include <ctype.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +42,7 @@ static void usage(FILE *out) {
           "  --dump-ast              print the root file's syntax tree\n"
           "  -o DIR                  emit C sources into DIR (DIR/<stem>.h, DIR/<stem>.c)\n"
           "  -MD                     with -o: also write the depfile DIR/<stem>.d\n"
+          "  --explain CODE          print what diagnostic CODE (e.g. E0505) means\n"
           "  --help, --version\n"
           "\n"
           "exit status: 0 no errors, 1 errors in the input, 2 usage, unreadable input or unwritable output\n",
@@ -51,6 +53,26 @@ static int usage_error(const char *fmt, const char *arg) {
     fputs("bextc: error: ", stderr);
     fprintf(stderr, fmt, arg);
     fputs("\n(try `bextc --help`)\n", stderr);
+    return 2;
+}
+
+/* --explain CODE: "E0505 (error): not a backend selector" on stdout, 0; an
+ * unknown code is a usage error with a did-you-mean. */
+static int explain(const char *arg) {
+    char code[16];
+    size_t n = 0;
+    for (; arg[n] && n + 1 < sizeof code; n++) code[n] = (char)toupper((unsigned char)arg[n]);
+    code[n] = '\0';
+    bxc_diag_code c;
+    if (!arg[n] && bxc_diag_code_find(code, &c)) {
+        printf("%s (%s): %s\n", bxc_diag_code_str(c), bxc_severity_name(bxc_diag_code_severity(c)),
+               bxc_diag_code_desc(c));
+        return 0;
+    }
+    fprintf(stderr, "bextc: error: unknown diagnostic code `%s`\n", arg);
+    const char *near = bxc_diag_nearest(code, bxc_diag_code_strs(), BXC_DIAG_CODE_COUNT);
+    if (near) fprintf(stderr, "help: did you mean `%s`?\n", near);
+    fputs("(try `bextc --help`)\n", stderr);
     return 2;
 }
 
@@ -107,7 +129,7 @@ static int run(bxc_unit *u, const options *o) {
     if (st != BXC_LOAD_UNREADABLE && o->out_dir && !bxc_diag_has_errors(&u->diags)) {
         bxc_emit_options eo = {.depfile = o->depfile};
         if (!bxc_emit_c(u, o->out_dir, &eo))
-            cannot_write = any_diag_with_code(&u->diags, BXC_EMIT_E_IO);
+            cannot_write = any_diag_with_code(&u->diags, bxc_diag_code_str(BXC_EMIT_E_IO));
     } else if (st != BXC_LOAD_UNREADABLE && o->check && !bxc_diag_has_errors(&u->diags)) {
         /* --check accepts exactly what -o generates: the generator's own
          * rules (C name clashes, what it can lower) run too, in memory. */
@@ -137,6 +159,14 @@ int main(int argc, char **argv) {
             usage(stdout);
             bxc_unit_free(&u);
             return 0;
+        } else if (strcmp(a, "--explain") == 0 || strncmp(a, "--explain=", 10) == 0) {
+            if (a[9] == '\0' && i + 1 >= argc) {
+                rc = usage_error("`%s` needs an argument", a);
+                break;
+            }
+            rc = explain(a[9] == '=' ? a + 10 : argv[++i]);
+            bxc_unit_free(&u);
+            return rc;
         } else if (strcmp(a, "--version") == 0) {
             printf("bextc %s\n", BEXT_VERSION);
             bxc_unit_free(&u);

@@ -12,12 +12,12 @@ Test(diag, text_format_matches_language_md) {
     const char *src = "// x\n\n\n\n\n\n    #[backend_extension(Wgpu, Fusion)]\n";
     bxc_source *s = bxc_sources_add_memory(&f.sources, "ext.bext", src, strlen(src));
     uint32_t off = (uint32_t)(strstr(src, "Wgpu") - src);
-    bxc_diag *d = bxc_diag_add(&f.diags, BXC_SEV_ERROR, "E0301", bxc_span_make(s->id, off, 4),
-                               "`Wgpu` is not a backend selector");
+    bxc_diag *d = bxc_diag_error(&f.diags, CHK_E_SELECTOR, bxc_span_make(s->id, off, 4),
+                                 "`Wgpu` is not a backend selector");
     bxc_diag_set_help(&f.diags, d, "WGPU is a Cube runtime: write `Cube`");
     char *txt = fe_text(&f.diags, &f.sources);
     cr_assert_str_eq(txt,
-                     "ext.bext:7:25: error: `Wgpu` is not a backend selector\n"
+                     "ext.bext:7:25: error[E0505]: `Wgpu` is not a backend selector\n"
                      "    #[backend_extension(Wgpu, Fusion)]\n"
                      "                        ^~~~\n"
                      "help: WGPU is a Cube runtime: write `Cube`\n");
@@ -37,14 +37,14 @@ Test(diag, notes_and_fileless) {
     cr_assert_eq(f.diags.warnings, 1);
     char *txt = fe_text(&f.diags, &f.sources);
     cr_assert_str_eq(txt,
-                     "a.bext:1:3: error: bad y\n"
+                     "a.bext:1:3: error[E0101]: bad y\n"
                      "x y\n"
                      "  ^\n"
                      "a.bext:1:1: note: x was here\n"
                      "x y\n"
                      "^\n"
-                     "bextc: error: cannot read `q`\n"
-                     "a.bext:1:1: warning: careful\n"
+                     "bextc: error[E0201]: cannot read `q`\n"
+                     "a.bext:1:1: warning[E0101]: careful\n"
                      "x y\n"
                      "^\n");
     free(txt);
@@ -136,7 +136,7 @@ Test(diag, span_at_end_of_file_and_past_lines) {
     bxc_source *s = bxc_sources_add_memory(&f.sources, "e.bext", "fn f(", 5);
     bxc_diag_error(&f.diags, BXC_E_UNEXPECTED_EOF, bxc_span_make(s->id, 5, 0), "eof");
     char *txt = fe_text(&f.diags, &f.sources);
-    cr_assert_str_eq(txt, "e.bext:1:6: error: eof\nfn f(\n     ^\n");
+    cr_assert_str_eq(txt, "e.bext:1:6: error[E0103]: eof\nfn f(\n     ^\n");
     free(txt);
     fe_free(&f);
 }
@@ -152,7 +152,7 @@ Test(diag, long_lines_are_windowed) {
     bxc_diag_error(&f.diags, BXC_E_SYNTAX, bxc_span_make(s->id, (uint32_t)(n / 2), 1), "mid");
     char *txt = fe_text(&f.diags, &f.sources);
     cr_assert_lt(strlen(txt), 1000);
-    cr_assert_not_null(strstr(txt, "l.bext:1:524289: error: mid"));
+    cr_assert_not_null(strstr(txt, "l.bext:1:524289: error[E0101]: mid"));
     free(txt);
     free(big);
     fe_free(&f);
@@ -163,4 +163,49 @@ Test(diag, codes_table) {
     cr_assert_str_eq(bxc_diag_code_str(BXC_E_SYNTAX), "E0101");
     cr_assert_str_eq(bxc_diag_code_str(BXC_E_MODULE_NOT_FOUND), "E0202");
     cr_assert_str_eq(bxc_severity_name(BXC_SEV_WARNING), "warning");
+}
+
+/* The one table of codes (diag_codes.h): every code is a letter and four
+ * digits, listed once, with a description; lookups by string agree. */
+Test(diag_codes, unique_well_formed_and_described) {
+    const char *const *codes = bxc_diag_code_strs();
+    for (unsigned i = 0; i < BXC_DIAG_CODE_COUNT; i++) {
+        const char *c = codes[i];
+        cr_assert_eq(strlen(c), 5, "%s", c);
+        cr_assert(c[0] == 'E' || c[0] == 'W', "%s", c);
+        for (int k = 1; k < 5; k++) cr_assert(c[k] >= '0' && c[k] <= '9', "%s", c);
+        for (unsigned j = 0; j < i; j++) cr_assert_str_neq(codes[j], c, "%s listed twice", c);
+        const char *desc = bxc_diag_code_desc((bxc_diag_code)i);
+        cr_assert(desc && *desc && !strchr(desc, '\n'), "%s has no one-line description", c);
+        cr_assert_eq(bxc_diag_describe(c), desc);
+        bxc_diag_code found;
+        cr_assert(bxc_diag_code_find(c, &found));
+        cr_assert_eq(found, (bxc_diag_code)i);
+        cr_assert_eq(bxc_diag_code_severity(found), c[0] == 'W' ? BXC_SEV_WARNING : BXC_SEV_ERROR);
+    }
+}
+
+Test(diag_codes, every_module_reports_from_the_table) {
+    /* front end, checker, interpreter, generator */
+    cr_assert_str_eq(bxc_diag_code_str(BXC_E_SYNTAX), "E0101");
+    cr_assert_str_eq(bxc_diag_code_str(CHK_E_SELECTOR), "E0505");
+    cr_assert_str_eq(bxc_diag_code_str(CHK_W_UNUSED_ATTR), "W0302");
+    cr_assert_str_eq(bxc_diag_code_str(BXI_E_PANIC), "E1007");
+    cr_assert_str_eq(bxc_diag_code_str(BXC_EMIT_E_IO), "E1102");
+    cr_assert_str_eq(bxc_diag_code_str(BXC_EMIT_W_UNLOWERED), "W1101");
+    cr_assert_str_eq(bxc_diag_describe("E0505"), "not a backend selector");
+    cr_assert_null(bxc_diag_describe("E0550"));
+    cr_assert_null(bxc_diag_describe(NULL));
+    cr_assert_eq(bxc_diag_code_severity(CHK_W_UNUSED_ATTR), BXC_SEV_WARNING);
+}
+
+Test(diag_codes, warning_text_shows_its_code) {
+    fe f;
+    fe_init(&f);
+    bxc_source *s = bxc_sources_add_memory(&f.sources, "w.bext", "#[x] fn f() {}\n", 15);
+    bxc_diag_warning(&f.diags, CHK_W_UNUSED_ATTR, bxc_span_make(s->id, 0, 4), "`x` has no effect");
+    char *txt = fe_text(&f.diags, &f.sources);
+    cr_assert_str_eq(txt, "w.bext:1:1: warning[W0302]: `x` has no effect\n#[x] fn f() {}\n^~~~\n");
+    free(txt);
+    fe_free(&f);
 }

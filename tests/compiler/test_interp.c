@@ -110,26 +110,26 @@ Test(interp, literals_and_printing)
 Test(interp, integer_literals_adopt_the_other_type)
 {
     EXPECT_VALUE(&h, "let n: u8 = 250; n + 5", "255");
-    EXPECT_ERROR(&h, "let n: u8 = 250; n + 6", "<repl>:1:18: error: attempt to add with overflow",
+    EXPECT_ERROR(&h, "let n: u8 = 250; n + 6", "<repl>:1:18: error[E1001]: attempt to add with overflow",
                  "does not fit in `u8`");
-    EXPECT_ERROR(&h, "let a: u32 = 1; let b: usize = 2; a + b", "<repl>:1:35: error: mismatched integer types",
+    EXPECT_ERROR(&h, "let a: u32 = 1; let b: usize = 2; a + b", "<repl>:1:35: error[E1008]: mismatched integer types",
                  "help: convert one side with `as`");
-    EXPECT_ERROR(&h, "let z: u16 = 70000", "<repl>:1:14: error: value 70000 does not fit in `u16`");
+    EXPECT_ERROR(&h, "let z: u16 = 70000", "<repl>:1:14: error[E1001]: value 70000 does not fit in `u16`");
 }
 
 Test(interp, checked_arithmetic_errors_are_located)
 {
-    EXPECT_ERROR(&h, "let a: u32 = 7; a / 0", "<repl>:1:17: error: attempt to divide `7` by zero");
-    EXPECT_ERROR(&h, "let a: i64 = 7; a % 0", "<repl>:1:17: error: attempt to take the remainder of `7` by zero");
-    EXPECT_ERROR(&h, "let n: usize = 0; n - 1", "<repl>:1:19: error: attempt to subtract with overflow",
+    EXPECT_ERROR(&h, "let a: u32 = 7; a / 0", "<repl>:1:17: error[E1002]: attempt to divide `7` by zero");
+    EXPECT_ERROR(&h, "let a: i64 = 7; a % 0", "<repl>:1:17: error[E1002]: attempt to take the remainder of `7` by zero");
+    EXPECT_ERROR(&h, "let n: usize = 0; n - 1", "<repl>:1:19: error[E1001]: attempt to subtract with overflow",
                  "negative");
     EXPECT_ERROR(&h, "let m: i64 = -9223372036854775807 - 1; m / -1",
-                 "<repl>:1:40: error: attempt to divide with overflow");
-    EXPECT_ERROR(&h, "let u: usize = -1", "<repl>:1:16: error: negative value -1 cannot be a `usize`");
-    EXPECT_ERROR(&h, "let k: u32 = 3; -k", "<repl>:1:17: error: cannot negate a value of unsigned type `u32`");
-    EXPECT_ERROR(&h, "let s = [2, 3]; s[5]", "<repl>:1:17: error: index 5 is out of range for a shape of rank 2");
-    EXPECT_ERROR(&h, "let s = [2, 3]; s[-1]", "<repl>:1:19: error: an index is negative");
-    EXPECT_ERROR(&h, "let mut s = [2, 3]; s[2] = 1", "<repl>:1:21: error: index 2 is out of range");
+                 "<repl>:1:40: error[E1001]: attempt to divide with overflow");
+    EXPECT_ERROR(&h, "let u: usize = -1", "<repl>:1:16: error[E1004]: negative value -1 cannot be a `usize`");
+    EXPECT_ERROR(&h, "let k: u32 = 3; -k", "<repl>:1:17: error[E1004]: cannot negate a value of unsigned type `u32`");
+    EXPECT_ERROR(&h, "let s = [2, 3]; s[5]", "<repl>:1:17: error[E1003]: index 5 is out of range for a shape of rank 2");
+    EXPECT_ERROR(&h, "let s = [2, 3]; s[-1]", "<repl>:1:19: error[E1004]: an index is negative");
+    EXPECT_ERROR(&h, "let mut s = [2, 3]; s[2] = 1", "<repl>:1:21: error[E1003]: index 2 is out of range");
 }
 
 Test(interp, casts_are_checked)
@@ -138,8 +138,8 @@ Test(interp, casts_are_checked)
     EXPECT_VALUE(&h, "-3.7 as i32", "-3");
     EXPECT_VALUE(&h, "let n: u32 = 7; n as f32 / 2.0", "3.5");
     EXPECT_VALUE(&h, "true as u8", "1");
-    EXPECT_ERROR(&h, "300 as u8", "<repl>:1:1: error: value 300 does not fit in `u8`");
-    EXPECT_ERROR(&h, "let x: i32 = -1; x as usize", "<repl>:1:18: error: negative value -1 cannot be cast to `usize`");
+    EXPECT_ERROR(&h, "300 as u8", "<repl>:1:1: error[E1001]: value 300 does not fit in `u8`");
+    EXPECT_ERROR(&h, "let x: i32 = -1; x as usize", "<repl>:1:18: error[E1004]: negative value -1 cannot be cast to `usize`");
 }
 
 Test(interp, shapes)
@@ -154,11 +154,11 @@ Test(interp, shapes)
     /* Value semantics: a copy is not affected by mutating the original. */
     EXPECT_VALUE(&h, "let t = s.clone(); s.push(9); (s, t)", "([15, 9], [15])");
     EXPECT_ERROR(&h, "let e = Shape::new(); e.pop()", "not declared `mut`");
-    EXPECT_ERROR(&h, "let mut e = Shape::new(); e.pop()", "<repl>:1:27: error: `pop` on an empty shape");
-    EXPECT_ERROR(&h, "s.swap(0, 7)", "<repl>:1:11: error: index 7 is out of range for a shape of rank 2");
-    EXPECT_ERROR(&h, "[1, 2][0].push(3)", "error: `push` is a method of `Shape` only");
+    EXPECT_ERROR(&h, "let mut e = Shape::new(); e.pop()", "<repl>:1:27: error[E1003]: `pop` on an empty shape");
+    EXPECT_ERROR(&h, "s.swap(0, 7)", "<repl>:1:11: error[E1003]: index 7 is out of range for a shape of rank 2");
+    EXPECT_ERROR(&h, "[1, 2][0].push(3)", "error[E1009]: `push` is a method of `Shape` only");
     EXPECT_ERROR(&h, "[4294967296, 4294967296, 4294967296].num_elements()",
-                 "<repl>:1:1: error: the number of elements overflows `usize`");
+                 "<repl>:1:1: error[E1001]: the number of elements overflows `usize`");
 }
 
 /* Generated code holds a shape in at most 32 dims (gen.h BEXT_SHAPE_CAP);
@@ -173,16 +173,16 @@ Test(interp, shapes_are_capped_at_32_dims)
     char line[512];
     snprintf(line, sizeof line, "let mut full = %s; full.len()", lit);
     EXPECT_VALUE(&h, line, "32");
-    EXPECT_ERROR(&h, "full.push(1)", "<repl>:1:1: error: a shape has at most 32 dimensions in generated code");
-    EXPECT_ERROR(&h, "full.insert(0, 1)", "<repl>:1:1: error: a shape has at most 32 dimensions");
+    EXPECT_ERROR(&h, "full.push(1)", "<repl>:1:1: error[E1003]: a shape has at most 32 dimensions in generated code");
+    EXPECT_ERROR(&h, "full.insert(0, 1)", "<repl>:1:1: error[E1003]: a shape has at most 32 dimensions");
     /* the failed calls left the shape as it was */
     EXPECT_VALUE(&h, "full.len()", "32");
     /* a 33-dim literal fails at its 33rd dim (column 2 + 3 * 32) */
     lit[strlen(lit) - 1] = '\0';
     snprintf(line, sizeof line, "%s, 1]", lit);
-    EXPECT_ERROR(&h, line, "<repl>:1:98: error: a shape has at most 32 dimensions");
+    EXPECT_ERROR(&h, line, "<repl>:1:98: error[E1003]: a shape has at most 32 dimensions");
     EXPECT_ERROR(&h, "let mut s = Shape::new(); for i in 0..40 { s.push(i); } s.len()",
-                 "<repl>:1:44: error: a shape has at most 32 dimensions");
+                 "<repl>:1:44: error[E1003]: a shape has at most 32 dimensions");
 }
 
 Test(interp, dtypes_and_specs)
@@ -194,8 +194,8 @@ Test(interp, dtypes_and_specs)
     EXPECT_VALUE(&h, "x.dtype", "F32");
     EXPECT_VALUE(&h, "let mut y = x.clone(); y.shape.push(4); y.dtype = DType::I64; (x, y)",
                  "(TensorSpec { shape: [2, 3], dtype: F32 }, TensorSpec { shape: [2, 3, 4], dtype: I64 })");
-    EXPECT_ERROR(&h, "DType::F8", "<repl>:1:8: error: `DType` has no variant `F8`");
-    EXPECT_ERROR(&h, "TensorSpec::new(DType::F32, [1])", "<repl>:1:17: error: expected `Shape`, found `DType`");
+    EXPECT_ERROR(&h, "DType::F8", "<repl>:1:8: error[E1009]: `DType` has no variant `F8`");
+    EXPECT_ERROR(&h, "TensorSpec::new(DType::F32, [1])", "<repl>:1:17: error[E1008]: expected `Shape`, found `DType`");
 }
 
 Test(interp, control_flow)
@@ -207,10 +207,10 @@ Test(interp, control_flow)
     EXPECT_VALUE(&h, "if 2 > 3 { 1 } else if 2 > 1 { 2 } else { 3 }", "2");
     EXPECT_VALUE(&h, "let (a, mut b) = (1, 2); b += a; b", "3");
     EXPECT_VALUE(&h, "let r = &5; *r + 1", "6");
-    EXPECT_ERROR(&h, "let q = 5; *q", "<repl>:1:12: error: `{integer}` is not a reference");
-    EXPECT_ERROR(&h, "let x = 1; x = 2", "<repl>:1:12: error: cannot assign to or mutate `x`: it is not declared `mut`");
-    EXPECT_ERROR(&h, "if 1 { 2 }", "<repl>:1:4: error: a condition must be a `bool`, found `{integer}`");
-    EXPECT_ERROR(&h, "nope + 1", "<repl>:1:1: error: cannot find value `nope`");
+    EXPECT_ERROR(&h, "let q = 5; *q", "<repl>:1:12: error[E1008]: `{integer}` is not a reference");
+    EXPECT_ERROR(&h, "let x = 1; x = 2", "<repl>:1:12: error[E1008]: cannot assign to or mutate `x`: it is not declared `mut`");
+    EXPECT_ERROR(&h, "if 1 { 2 }", "<repl>:1:4: error[E1008]: a condition must be a `bool`, found `{integer}`");
+    EXPECT_ERROR(&h, "nope + 1", "<repl>:1:1: error[E1009]: cannot find value `nope`");
 }
 
 Test(interp, helper_fns)
@@ -220,12 +220,12 @@ Test(interp, helper_fns)
     EXPECT_VALUE(&h, "first_big(&[1, 500, 2])", "1");
     EXPECT_VALUE(&h, "first_big(&[1, 2])", "2");
     /* The overflow happens inside `fact`: located there, with the calls. */
-    EXPECT_ERROR(&h, "fact(21)", "test.bext:24:49: error: attempt to multiply with overflow",
+    EXPECT_ERROR(&h, "fact(21)", "test.bext:24:49: error[E1001]: attempt to multiply with overflow",
                  "note: in this call to `fact`", "<repl>:1:1: note: in this call to `fact`");
-    EXPECT_ERROR(&h, "joined_shape(&[1], &[2], &3)", "test.bext:21:21: error: index 3 is out of range",
+    EXPECT_ERROR(&h, "joined_shape(&[1], &[2], &3)", "test.bext:21:21: error[E1003]: index 3 is out of range",
                  "<repl>:1:1: note: in this call to `joined_shape`");
-    EXPECT_ERROR(&h, "fact(1, 2)", "<repl>:1:1: error: `fact` takes 1 argument but 2 were given");
-    EXPECT_ERROR(&h, "fact(-1)", "error: negative value -1 cannot be a `u64`");
+    EXPECT_ERROR(&h, "fact(1, 2)", "<repl>:1:1: error[E1012]: `fact` takes 1 argument but 2 were given");
+    EXPECT_ERROR(&h, "fact(-1)", "error[E1004]: negative value -1 cannot be a `u64`");
     /* fns typed at the prompt */
     EXPECT_VALUE(&h, "fn twice(n: usize) -> usize { n * 2 }", "");
     EXPECT_VALUE(&h, "twice(21)", "42");
@@ -233,11 +233,11 @@ Test(interp, helper_fns)
 
 Test(interp, limits_stop_runaway_code)
 {
-    EXPECT_ERROR(&h, "forever(0)", "test.bext:25:29: error: recursion limit reached", "... and");
+    EXPECT_ERROR(&h, "forever(0)", "test.bext:25:29: error[E1005]: recursion limit reached", "... and");
     bxi_set_limits(h.in, (bxi_limits){.max_call_depth = 64, .max_steps = 5000});
     EXPECT_ERROR(&h, "let mut i = 0; while true { i += 1; }",
-                 "<repl>:1:22: error: evaluation exceeded its budget of 5000 steps");
-    EXPECT_ERROR(&h, "loop { }", "<repl>:1:1: error: evaluation exceeded its budget");
+                 "<repl>:1:22: error[E1006]: evaluation exceeded its budget of 5000 steps");
+    EXPECT_ERROR(&h, "loop { }", "<repl>:1:1: error[E1006]: evaluation exceeded its budget");
     /* The C stack is measured: a small budget stops deep nesting cleanly. */
     bxi_set_limits(h.in, (bxi_limits){.max_stack_bytes = 32 << 10});
     char deep[2048] = "";
@@ -246,7 +246,7 @@ Test(interp, limits_stop_runaway_code)
     strcat(deep, "1");
     for (int i = 0; i < 200; i++)
         strcat(deep, " + 1)");
-    EXPECT_ERROR(&h, deep, "error: evaluation nested too deeply (more than 32 KiB of stack)");
+    EXPECT_ERROR(&h, deep, "error[E1005]: evaluation nested too deeply (more than 32 KiB of stack)");
     EXPECT_VALUE(&h, "(1 + 2) * 3", "9");
 }
 
@@ -258,18 +258,18 @@ Test(interp, structs_enums_and_metadata_companions)
                  "Float { tensor: TensorSpec { shape: [1], dtype: F16 }, mode: 3 }");
     EXPECT_VALUE(&h, "PacketMetadata::Empty", "Empty");
     EXPECT_VALUE(&h, "(PacketMetadata::Twin(3, true), PacketMetadata::Twin(4, false).0)", "(Twin(3, true), 4)");
-    EXPECT_ERROR(&h, "PacketMetadata::Twin(3)", "<repl>:1:1: error: variant `Twin` takes 2 positional fields but 1 was given");
-    EXPECT_ERROR(&h, "PacketMetadata::Twin(300, true)", "<repl>:1:22: error: value 300 does not fit in `u8`");
+    EXPECT_ERROR(&h, "PacketMetadata::Twin(3)", "<repl>:1:1: error[E1012]: variant `Twin` takes 2 positional fields but 1 was given");
+    EXPECT_ERROR(&h, "PacketMetadata::Twin(300, true)", "<repl>:1:22: error[E1001]: value 300 does not fit in `u8`");
     EXPECT_VALUE(&h, "let c = CountedMetadata { tensor: TensorSpec::new([2], DType::F32), count: 2 }; c.count + 1", "3");
     EXPECT_ERROR(&h, "CountedMetadata { tensor: TensorSpec::new([2], DType::F32) }",
-                 "<repl>:1:1: error: missing field `count`");
+                 "<repl>:1:1: error[E1009]: missing field `count`");
     EXPECT_ERROR(&h, "PacketMetadata::Float { tensor: TensorSpec::new([1], DType::F16), mode: -3 }",
-                 "error: negative value -3 cannot be a `u32`");
+                 "error[E1004]: negative value -3 cannot be a `u32`");
     EXPECT_VALUE(&h, "(Pair(7, true), Marker)", "(Pair(7, true), Marker)");
     EXPECT_VALUE(&h, "let p = Pair(1, false); p.0 + 1", "2");
-    EXPECT_ERROR(&h, "Pair(256, true)", "<repl>:1:6: error: value 256 does not fit in `u8`");
-    EXPECT_ERROR(&h, "Nowhere { a: 1 }", "<repl>:1:1: error: cannot find struct `Nowhere`");
-    EXPECT_ERROR(&h, "PacketMetadata::Round", "<repl>:1:1: error: enum `PacketMetadata` has no variant `Round`");
+    EXPECT_ERROR(&h, "Pair(256, true)", "<repl>:1:6: error[E1001]: value 256 does not fit in `u8`");
+    EXPECT_ERROR(&h, "Nowhere { a: 1 }", "<repl>:1:1: error[E1009]: cannot find struct `Nowhere`");
+    EXPECT_ERROR(&h, "PacketMetadata::Round", "<repl>:1:1: error[E1009]: enum `PacketMetadata` has no variant `Round`");
 }
 
 Test(interp, meta_field_expressions)
@@ -284,20 +284,20 @@ Test(interp, meta_field_expressions)
     free(got);
     /* The error is in the annotation's expression, reached through the helper. */
     got = h_meta(&h, "MyExtension::join(x, x, 9)");
-    cr_expect(strstr(got, "test.bext:21:21: error: index 9 is out of range") != NULL, "%s", got);
+    cr_expect(strstr(got, "test.bext:21:21: error[E1003]: index 9 is out of range") != NULL, "%s", got);
     free(got);
     got = h_meta(&h, "MyExtension::bad_closure(x)");
-    cr_expect(strstr(got, "error: a closure written as a field expression is never invoked") != NULL, "%s", got);
+    cr_expect(strstr(got, "error[E1011]: a closure written as a field expression is never invoked") != NULL, "%s", got);
     cr_expect(strstr(got, "help: write a block instead") != NULL, "%s", got);
     free(got);
     got = h_meta(&h, "MyExtension::transpose_2d([2, 3])");
-    cr_expect(strstr(got, "<repl>:1:1: error: argument `input` is a tensor: pass a `TensorSpec`") != NULL, "%s", got);
+    cr_expect(strstr(got, "<repl>:1:1: error[E1011]: argument `input` is a tensor: pass a `TensorSpec`") != NULL, "%s", got);
     free(got);
     got = h_meta(&h, "MyExtension::transpose_2d(x, x)");
     cr_expect(strstr(got, "takes 1 argument but 2 were given") != NULL, "%s", got);
     free(got);
     got = h_meta(&h, "MyExtension::nothing(x)");
-    cr_expect(strstr(got, "error: trait `MyExtension` has no method `nothing`") != NULL, "%s", got);
+    cr_expect(strstr(got, "error[E1009]: trait `MyExtension` has no method `nothing`") != NULL, "%s", got);
     free(got);
 }
 
@@ -316,14 +316,14 @@ Test(interp, meta_callables_and_default)
     cr_expect_str_eq(got, "TensorSpec { shape: [7], dtype: F32 }");
     free(got);
     got = h_meta(&h, "MyExtension::masked(x, x)");
-    cr_expect(strstr(got, "<repl>:1:1: error: argument `extra` is an extension value: pass a `InnerMetadata`") != NULL,
+    cr_expect(strstr(got, "<repl>:1:1: error[E1011]: argument `extra` is an extension value: pass a `InnerMetadata`") != NULL,
               "%s", got);
     free(got);
     got = h_meta(&h, "MyExtension::repeat(x, 4)");
     cr_expect_str_eq(got, "TensorSpec { shape: [4, 2], dtype: F32 }");
     free(got);
     got = h_meta(&h, "MyExtension::repeat(x, -4)");
-    cr_expect(strstr(got, "error: negative value -4 cannot be a `u32`") != NULL, "%s", got);
+    cr_expect(strstr(got, "error[E1004]: negative value -4 cannot be a `u32`") != NULL, "%s", got);
     free(got);
     /* A default body runs each op through the inference hook: this one
      * (no runtime linked here) passes the first operand's spec through and
@@ -336,7 +336,7 @@ Test(interp, meta_callables_and_default)
     free(got);
     bxi_set_infer(h.in, NULL);
     got = h_meta(&h, "MyExtension::bad_scalar(x)");
-    cr_expect(strstr(got, "error: `meta` must return output metadata, found `usize`") != NULL, "%s", got);
+    cr_expect(strstr(got, "error[E1011]: `meta` must return output metadata, found `usize`") != NULL, "%s", got);
     free(got);
 }
 
@@ -395,7 +395,7 @@ Test(interp, meta_entry_point)
     free(txt);
     cr_expect_eq(bxi_meta(h.in, "NoTrait", "x", &spec, 1, &out, &msg), BXI_META_ERROR);
     char *d = h_diags(&h);
-    cr_expect(strstr(d, "error: cannot find trait `NoTrait`") != NULL, "%s", d);
+    cr_expect(strstr(d, "error[E1009]: cannot find trait `NoTrait`") != NULL, "%s", d);
     cr_expect(strstr(d, "needs the runtime's inference rules") != NULL, "%s", d);
     free(d);
     bxc_arena_free_all(&a);

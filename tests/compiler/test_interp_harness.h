@@ -171,7 +171,7 @@ static __attribute__((unused)) char *h_meta(harness *h, const char *call)
     do {                                                                              \
         char *got_ = h_eval((h), (line));                                             \
         const char *frags_[] = {__VA_ARGS__};                                         \
-        cr_expect(strstr(got_, "error:") != NULL, "`%s` gave no error: %s", (line), got_); \
+        cr_expect(strstr(got_, "error[") != NULL, "`%s` gave no error: %s", (line), got_); \
         for (size_t k_ = 0; k_ < sizeof frags_ / sizeof frags_[0]; k_++)              \
             cr_expect(strstr(got_, frags_[k_]) != NULL, "`%s`: `%s` not in:\n%s",     \
                       (line), frags_[k_], got_);                                      \

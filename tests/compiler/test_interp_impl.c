@@ -121,13 +121,13 @@ Test(interp_impl, methods_typed_at_the_prompt)
 
 Test(interp_impl, errors_are_located_and_limits_hold)
 {
-    EXPECT_ERROR(&h, "Counter::new(3).boom()", "test.bext:21:29: error: panic: boom", "Counter::boom");
-    EXPECT_ERROR(&h, "Counter::new(100000).down()", "error: recursion limit reached", "Counter::down");
+    EXPECT_ERROR(&h, "Counter::new(3).boom()", "test.bext:21:29: error[E1007]: panic: boom", "Counter::boom");
+    EXPECT_ERROR(&h, "Counter::new(100000).down()", "error[E1005]: recursion limit reached", "Counter::down");
     bxi_set_limits(h.in, (bxi_limits){.max_steps = 5000});
-    EXPECT_ERROR(&h, "Counter::new(0).spin()", "error: evaluation exceeded its budget of 5000 steps");
-    EXPECT_ERROR(&h, "Counter::new(0).nope()", "<repl>:1:17: error: no method `nope`");
+    EXPECT_ERROR(&h, "Counter::new(0).spin()", "error[E1006]: evaluation exceeded its budget of 5000 steps");
+    EXPECT_ERROR(&h, "Counter::new(0).nope()", "<repl>:1:17: error[E1009]: no method `nope`");
     EXPECT_ERROR(&h, "Strategy::Fast.fastest()", "is an associated function, not a method");
-    EXPECT_ERROR(&h, "Counter::new(1, 2)", "error: `new` takes 1 argument but 2 were given");
+    EXPECT_ERROR(&h, "Counter::new(1, 2)", "error[E1012]: `new` takes 1 argument but 2 were given");
 }
 
 Test(interp_impl, field_expressions_and_meta_callables)
@@ -162,11 +162,11 @@ Test(interp_impl, scalar_errors)
 {
     EXPECT_VALUE(&h, "let x = TensorSpec::new([2, 3], DType::F32)", "");
     char *got = h_scalars(&h, "Ops::failing(x, Counter::new(1))");
-    cr_expect(strstr(got, "error: panic: boom") != NULL, "%s", got);
+    cr_expect(strstr(got, "error[E1007]: panic: boom") != NULL, "%s", got);
     cr_expect(strstr(got, "Counter::boom") != NULL, "%s", got);
     free(got);
     got = h_scalars(&h, "Ops::blend(x)");
-    cr_expect(strstr(got, "<repl>:1:1: error: `Ops::blend` takes 2 arguments but 1 was given") != NULL, "%s", got);
+    cr_expect(strstr(got, "<repl>:1:1: error[E1012]: `Ops::blend` takes 2 arguments but 1 was given") != NULL, "%s", got);
     free(got);
     got = h_scalars(&h, "Ops::nothing(x)");
     cr_expect(strstr(got, "trait `Ops` has no method `nothing`") != NULL, "%s", got);

@@ -16,7 +16,7 @@ static void teardown(void) { h_fini(&h); }
 
 TestSuite(stdlib_shape, .init = setup, .fini = teardown);
 
-/* "shape.bext:LINE:COL: error: panic: MSG" for the panic carrying `msg`,
+/* "shape.bext:LINE:COL: error[E1007]: panic: MSG" for the panic carrying `msg`,
  * with LINE and COL found in the stdlib source (so edits to the file do not
  * break the test, while a wrong location still does). */
 static char *panic_location(const char *msg)
@@ -37,7 +37,7 @@ static char *panic_location(const char *msg)
         if (at) {
             fclose(f);
             char *out = malloc(512);
-            snprintf(out, 512, "shape.bext:%d:%d: error: panic: %s", lineno, (int)(at - line) + 1, msg);
+            snprintf(out, 512, "shape.bext:%d:%d: error[E1007]: panic: %s", lineno, (int)(at - line) + 1, msg);
             return out;
         }
     }
@@ -90,7 +90,7 @@ Test(stdlib_shape, reduce_shape)
     EXPECT_VALUE(&h, "reduce_shape(&[2, 3, 4], 1, false)", "[2, 4]");
     EXPECT_VALUE(&h, "reduce_shape(&[5], 0, false)", "[]");
     EXPECT_PANIC("reduce_shape(&[2, 3], 2, true)", "reduction axis is out of range", "reduce_shape");
-    EXPECT_ERROR(&h, "reduce_shape(&[2, 3], -1, true)", "error: negative value -1 cannot be a `usize`");
+    EXPECT_ERROR(&h, "reduce_shape(&[2, 3], -1, true)", "error[E1004]: negative value -1 cannot be a `usize`");
 }
 
 Test(stdlib_shape, cat_shape)

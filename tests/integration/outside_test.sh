@@ -201,7 +201,7 @@ errors)
   expect_failure keyword configure "unexpected arguments \`FEATUREZ;x\`"
   expect_failure missing configure "no_such_file.bext\` does not exist"
   expect_failure target configure "\`no_such_target\` is not a target"
-  expect_failure source build "broken.bext:4:21: error: \`Wgpu\` is not a backend selector"
+  expect_failure source build "broken.bext:4:21: error\[E0505\]: \`Wgpu\` is not a backend selector"
   expect_failure override build "bext: \`defaulted_halve_flex\` is defined in liboverrides.a, but the linker left it out"
   ;;
 *)

@@ -84,15 +84,15 @@ Test(repl, errors_are_located_and_keep_the_session_alive)
                          ":load does-not-exist.bext\n"
                          "s.len()\n",
                          NULL);
-    EXPECT_HAS(out, "<repl>:1:1: error: index 5 is out of range for a shape of rank 2");
+    EXPECT_HAS(out, "<repl>:1:1: error[E1003]: index 5 is out of range for a shape of rank 2");
     EXPECT_HAS(out, "<repl>:1:");                       /* the syntax error of `1 +` */
     EXPECT_HAS(out, "error: unknown command `:bogus`");
-    EXPECT_HAS(out, "<repl>:1:1: error:");              /* nope(1) */
+    EXPECT_HAS(out, "<repl>:1:1: error[E0302]:");            /* nope(1) */
     EXPECT_HAS(out, "nope");
     /* The caret points at the whole operation, under the typed line. */
-    EXPECT_HAS(out, "<repl>:1:3: error: attempt to add with overflow");
+    EXPECT_HAS(out, "<repl>:1:3: error[E1001]: attempt to add with overflow");
     EXPECT_HAS(out, "  a + 1\n  ^~~~~\n");
-    EXPECT_HAS(out, "<repl>:1:1: error: attempt to divide `10` by zero");
+    EXPECT_HAS(out, "<repl>:1:1: error[E1002]: attempt to divide `10` by zero");
     EXPECT_HAS(out, "does-not-exist.bext");
     /* ... and the session went on to the last line. */
     size_t n = strlen(out);
@@ -146,11 +146,11 @@ Test(repl, meta_closures_struct_outputs_and_stdlib)
     /* The incompatible broadcast fails inside std::shape, reached from the
      * annotation: the error is located in stdlib/std/shape.bext. */
     EXPECT_HAS(out, "std/shape.bext:");
-    EXPECT_HAS(out, "error: panic: shapes are not broadcastable");
+    EXPECT_HAS(out, "error[E1007]: panic: shapes are not broadcastable");
     /* [4, 5] vs [3, 5]: the message names both dims and the axis */
     EXPECT_HAS(out, "dim 4 of the first and dim 3 of the second clash at axis 0 of the result");
     EXPECT_HAS(out, "note: in this call to `broadcast`");
-    EXPECT_HAS(out, "error: argument `input` is a tensor: pass a `TensorSpec`");
+    EXPECT_HAS(out, "error[E1011]: argument `input` is a tensor: pass a `TensorSpec`");
     /* The session continues after the errors. */
     EXPECT_HAS(out, "TensorSpec { shape: [5, 4], dtype: F16 }\n");
     free(out);
@@ -217,7 +217,7 @@ Test(repl, broken_file_is_reported_with_its_location)
     write_file(path, "fn ok() -> u32 { 1 }\nfn broken( -> u32 { 2 }\n");
     char *out = run_repl(dir, "bad.bext", "1 + 1\n", NULL);
     EXPECT_HAS(out, "bad.bext:2:");
-    EXPECT_HAS(out, "error:");
+    EXPECT_HAS(out, "error[");
     EXPECT_HAS(out, "2\n");
     free(out);
     rm_tree(dir);

@@ -62,9 +62,9 @@ Test(repl_default, shape_mismatch_prints_the_inference_message)
                          ":meta Acts::gelu_like(TensorSpec::new([2], DType::I32))\n"
                          ":meta Acts::gelu_like(TensorSpec::new([4], DType::F32))\n",
                          NULL);
-    EXPECT_HAS(out, "defaults.bext:9:17: error: bext_matmul: inner extents differ (3 vs 5)");
+    EXPECT_HAS(out, "defaults.bext:9:17: error[E1011]: bext_matmul: inner extents differ (3 vs 5)");
     EXPECT_HAS(out, "let y = x.matmul(w);");
-    EXPECT_HAS(out, "error: bext_erf: operand 1 has dtype i32, expected a float dtype");
+    EXPECT_HAS(out, "error[E1011]: bext_erf: operand 1 has dtype i32, expected a float dtype");
     /* the session goes on */
     EXPECT_HAS(out, "TensorSpec { shape: [4], dtype: F32 }\n");
     free(out);
@@ -76,7 +76,7 @@ Test(repl_default, misspelled_method_gets_did_you_mean)
                          "let x = TensorSpec::new([2, 3], DType::F32)\n"
                          ":meta Acts::gelu_lik(x)\n",
                          NULL);
-    EXPECT_HAS(out, "error: trait `Acts` has no method `gelu_lik`");
+    EXPECT_HAS(out, "error[E1009]: trait `Acts` has no method `gelu_lik`");
     EXPECT_HAS(out, "help: did you mean `gelu_like`?");
     free(out);
 }

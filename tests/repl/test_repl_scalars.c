@@ -53,10 +53,10 @@ Test(repl_scalars, methods_typed_at_the_prompt_and_errors)
     /* each error is located and the session goes on */
     const char *want[] = {
         "2\n",
-        "<repl>:1:16: error: no method `to_cod` on `Strategy`",
+        "<repl>:1:16: error[E0402]: no method `to_cod` on `Strategy`",
         "help: did you mean `to_code`?",
-        "error: `Ops::blend` takes 2 arguments but 1 was given",
-        "error: expected `Trait::method(args...)`",
+        "error[E1012]: `Ops::blend` takes 2 arguments but 1 was given",
+        "error[E1011]: expected `Trait::method(args...)`",
         "41\n",
     };
     const char *at = out;

@@ -22,7 +22,7 @@ Test(repl_use, stdlib_module_at_the_prompt)
                          "reduce_shape(&[2, 3], 1, true)\n"
                          "reduce_shape(&[4, 5], 0, false)\n",
                          NULL);
-    EXPECT_HAS(out, "<repl>:1:5: error: cannot find module `nonexistent`");
+    EXPECT_HAS(out, "<repl>:1:5: error[E0202]: cannot find module `nonexistent`");
     EXPECT_HAS(out, "use nonexistent::{zzz};\n    ^~~~~~~~~~~\n");
     EXPECT_HAS(out, "[2, 1]\n[5]\n");
     EXPECT_LACKS(out, "unknown function");
@@ -36,9 +36,9 @@ Test(repl_use, missing_item_is_located_and_nothing_is_imported)
                          "reduce_shape(&[2, 3], 1, true)\n"
                          "1 + 1\n",
                          NULL);
-    EXPECT_HAS(out, "<repl>:1:18: error: module `std::shape` has no item `nosuch`");
+    EXPECT_HAS(out, "<repl>:1:18: error[E0304]: module `std::shape` has no item `nosuch`");
     /* the failed `use` imported nothing, and the session went on */
-    EXPECT_HAS(out, "error: unknown function `reduce_shape`");
+    EXPECT_HAS(out, "error[E0302]: unknown function `reduce_shape`");
     size_t n = strlen(out);
     cr_expect(n >= 2 && strcmp(out + n - 2, "2\n") == 0, "last line is not `2`:\n%s", out);
     free(out);
@@ -65,7 +65,7 @@ Test(repl_use, local_module_and_reload)
                          NULL);
     EXPECT_HAS(out, "[2, 4, 6]\n[8]\n");
     /* prompt imports go with :reload, as typed fns do */
-    EXPECT_HAS(out, "error: unknown function `twice`");
+    EXPECT_HAS(out, "error[E0302]: unknown function `twice`");
     free(out);
     rm_tree(dir);
 }

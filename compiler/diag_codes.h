@@ -1,0 +1,101 @@
+/* diag_codes.h — every diagnostic code bextc emits, in one table.
+ *
+ * X(NAME, CODE, "one-line description")
+ *   NAME  the enumerator every module reports with (bxc_diag_code, diag.h):
+ *         BXC_E_* front end, CHK_E_* / CHK_W_* checker, BXI_E_* interpreter,
+ *         BXC_EMIT_* C generator.
+ *   CODE  a bare token: a letter for the severity class (E error, W warning)
+ *         and four digits for the area —
+ *           E00xx lexical, E01xx syntax, E02xx modules / files / driver,
+ *           E03xx-E09xx checker, E10xx interpreter (and the same failures in
+ *           generated code, runtime/include/bext/gen.h), E11xx C generator,
+ *           W03xx-W09xx checker warnings, W11xx generator warnings,
+ *           E9999 the list's own "too many errors".
+ *         Stringized for the code string ("E0505"); also pasted into an
+ *         enumerator of bxc_diag_code_unique_ (diag.c), so a code listed twice
+ *         does not compile.
+ *   desc  what `bextc --explain CODE` prints.
+ * ORDER: none — codes are looked up by string; append anywhere. */
+#ifndef BXC_DIAG_CODES_H
+#define BXC_DIAG_CODES_H
+
+#define BXC_DIAG_CODES(X)                                                                     \
+    /* ---- front end: lexer, parser, modules (lex, parse*, module.c) ---- */                 \
+    X(BXC_E_INTERNAL,        E0000, "internal error: a diagnostic without a code")            \
+    X(BXC_E_NUL_BYTE,        E0001, "NUL byte in source")                                     \
+    X(BXC_E_BAD_UTF8,        E0002, "invalid UTF-8")                                          \
+    X(BXC_E_STRAY_CHAR,      E0003, "character not allowed here")                             \
+    X(BXC_E_UNTERM_STRING,   E0004, "unterminated string literal")                            \
+    X(BXC_E_UNTERM_COMMENT,  E0005, "unterminated block comment")                             \
+    X(BXC_E_BAD_ESCAPE,      E0006, "unknown escape sequence")                                \
+    X(BXC_E_INT_TOO_LARGE,   E0007, "integer literal out of range")                           \
+    X(BXC_E_BAD_NUMBER,      E0008, "malformed number literal")                               \
+    X(BXC_E_SYNTAX,          E0101, "syntax error")                                           \
+    X(BXC_E_TOO_DEEP,        E0102, "nested too deeply")                                      \
+    X(BXC_E_UNEXPECTED_EOF,  E0103, "unexpected end of file")                                 \
+    X(BXC_E_FILE_UNREADABLE, E0201, "cannot read file")                                       \
+    X(BXC_E_MODULE_NOT_FOUND,E0202, "module not found")                                       \
+    X(BXC_E_MODULE_CYCLE,    E0203, "module import cycle")                                    \
+    X(BXC_E_BAD_USE,         E0204, "malformed use")                                          \
+    X(BXC_E_TOO_MANY,        E9999, "too many errors: later errors and warnings were dropped") \
+    /* ---- checker (check*.c) ---- */                                                        \
+    X(CHK_E_UNKNOWN_TYPE,    E0301, "unknown type")                                           \
+    X(CHK_E_UNKNOWN_NAME,    E0302, "unknown name or function")                               \
+    X(CHK_E_DUPLICATE,       E0303, "duplicate definition")                                   \
+    X(CHK_E_IMPORT,          E0304, "`use` names a missing item")                             \
+    X(CHK_E_TYPE_ARGS,       E0305, "type arguments where none go")                           \
+    X(CHK_E_ALIAS_CYCLE,     E0306, "recursive type alias")                                   \
+    X(CHK_E_BAD_TYPE,        E0307, "type not in the language")                               \
+    X(CHK_E_MISMATCH,        E0401, "mismatched types: expected X, found Y")                  \
+    X(CHK_E_UNKNOWN_METHOD,  E0402, "unknown method")                                         \
+    X(CHK_E_UNKNOWN_FIELD,   E0403, "unknown field")                                          \
+    X(CHK_E_ARG_COUNT,       E0404, "wrong number of arguments")                              \
+    X(CHK_E_NOT_MUTABLE,     E0405, "assignment to something not mutable")                    \
+    X(CHK_E_BAD_OPERAND,     E0406, "operator applied to the wrong type")                     \
+    X(CHK_E_CLOSURE,         E0407, "closure outside `meta` code")                            \
+    X(CHK_E_BAD_EXPR,        E0408, "construct not allowed here")                             \
+    X(CHK_E_STRUCT_LIT,      E0409, "struct literal with missing or duplicate fields")        \
+    X(CHK_E_UNKNOWN_ATTR,    E0501, "unknown attribute")                                      \
+    X(CHK_E_MISPLACED_ATTR,  E0502, "attribute not allowed on this item")                     \
+    X(CHK_E_BAD_ATTR,        E0503, "malformed attribute arguments")                          \
+    X(CHK_E_CFG,             E0504, "malformed `cfg` predicate")                              \
+    X(CHK_E_SELECTOR,        E0505, "not a backend selector")                                 \
+    X(CHK_E_DUP_SELECTOR,    E0506, "backend selector given twice")                           \
+    X(CHK_E_EXT_TYPE,        E0507, "`#[extension_type]` misuse")                             \
+    X(CHK_E_SCALAR_TYPE,     E0508, "`#[fusion(scalar)]` misuse")                             \
+    X(CHK_E_RECEIVER,        E0601, "`self` receiver where none is allowed")                         \
+    X(CHK_E_MUT_REF,         E0602, "`&mut` parameter: extension methods take owned values or `&` borrows")                      \
+    X(CHK_E_UNIT_RETURN,     E0603, "extension method returns nothing")                             \
+    X(CHK_E_NO_ROUTING,      E0604, "no tensor input to route the call on")                   \
+    X(CHK_E_DUP_METHOD,      E0605, "method defined twice")                                   \
+    X(CHK_E_IMPL,            E0606, "`impl` block misuse")                                    \
+    X(CHK_E_FUSION_FORM,     E0701, "fusion method needs exactly one form (dtype needs shape)") \
+    X(CHK_E_FUSION_DEFAULT,  E0702, "fusion default without a body, or id together with default") \
+    X(CHK_E_FIELD_EXPR,      E0703, "field expression breaks its rules")                      \
+    X(CHK_E_META,            E0704, "`meta` function arity or mirroring mismatch")            \
+    X(CHK_E_FUSION_SIG,      E0705, "fusion method signature breaks the requirements of §5")  \
+    X(CHK_E_NO_METADATA,     E0706, "extension type without its metadata companion")          \
+    X(CHK_E_OUTPUT,          E0707, "outputs not allowed under Fusion")                       \
+    X(CHK_E_BACKWARD,        E0708, "malformed `#[backward]` attribute")              \
+    X(CHK_W_SCALAR_ALIAS,    W0301, "alias of a scalar type is not exposed")                  \
+    X(CHK_W_UNUSED_ATTR,     W0302, "attribute has no effect here")                           \
+    /* ---- metadata interpreter and REPL evaluation (interp*.c) ---- */                      \
+    X(BXI_E_OVERFLOW,        E1001, "integer overflow, or a value out of the type's range")   \
+    X(BXI_E_DIV_ZERO,        E1002, "division or remainder by zero")                          \
+    X(BXI_E_INDEX,           E1003, "index out of range")                                     \
+    X(BXI_E_NEGATIVE,        E1004, "negative value for an unsigned type")                    \
+    X(BXI_E_RECURSION,       E1005, "call depth limit reached")                               \
+    X(BXI_E_BUDGET,          E1006, "loop iteration or step budget exhausted")                \
+    X(BXI_E_PANIC,           E1007, "`panic(\"...\")` was called")                            \
+    X(BXI_E_TYPE,            E1008, "operation on the wrong kind of value")                   \
+    X(BXI_E_NAME,            E1009, "unknown variable, function, type or method")             \
+    X(BXI_E_UNSUPPORTED,     E1010, "not evaluable here (tensor ops, ...)")                   \
+    X(BXI_E_META,            E1011, "`:meta` or `#[fusion]` misuse")                          \
+    X(BXI_E_ARITY,           E1012, "wrong number of arguments")                              \
+    /* ---- C generator (emit*.c) ---- */                                                     \
+    X(BXC_EMIT_E_UNSUPPORTED,E1101, "construct the C generator cannot lower")                 \
+    X(BXC_EMIT_E_IO,         E1102, "cannot write an output file")                            \
+    X(BXC_EMIT_E_CNAME,      E1103, "generated C name clashes with another or is reserved")   \
+    X(BXC_EMIT_W_UNLOWERED,  W1101, "construct not supported by generated code: it reports an error at run time")
+
+#endif
