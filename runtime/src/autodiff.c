@@ -120,6 +120,33 @@ static bool is_float(bext_dtype dt) { return (1u << bxr_dtype_kind(dt)) & BXR_KF
 
 /* ------------------------------------------------------------ the vtable */
 
+/* A tracked cat of more inputs than a node holds (BXR_MAX_INPUTS) is
+ * recorded as a tree of cats of at most that many: the same values, a
+ * node per cat, each with cat's rule; the copies grow with the tree's
+ * depth (log base BXR_MAX_INPUTS of the count).  The op's wrappers stay
+ * the caller's: the sub-cats take new references. */
+static bext_tensor *cat_tree(struct bxr_op *op) {
+  int n = op->n_in, k = (n + BXR_MAX_INPUTS - 1) / BXR_MAX_INPUTS;
+  bext_tensor **parts = bxr_alloc((size_t)k * sizeof *parts);
+  if (!parts) return NULL;
+  bool ok = true;
+  for (int j = 0; j < k; j++) {
+    int lo = j * BXR_MAX_INPUTS, cnt = n - lo < BXR_MAX_INPUTS ? n - lo : BXR_MAX_INPUTS;
+    bext_tensor *grp[BXR_MAX_INPUTS];
+    parts[j] = NULL;
+    if (!ok) continue;
+    for (int i = 0; i < cnt; i++) grp[i] = bext_retain(op->in[lo + i]);
+    parts[j] = cnt == 1 ? grp[0] : bext_cat(grp, cnt, op->at.dim);
+    ok = parts[j] != NULL;
+  }
+  bext_tensor *res = NULL;
+  if (ok) res = bext_cat(parts, k, op->at.dim);
+  else
+    for (int j = 0; j < k; j++) bext_release(parts[j]);
+  bxr_free(parts, (size_t)k * sizeof *parts);
+  return res;
+}
+
 static bext_tensor *bxad_exec(struct bxr_op *op) {
   struct bext_device *dev = op->device;
   const struct bxad_rule *r = &bxad_rules[op->code];
@@ -130,6 +157,8 @@ static bext_tensor *bxad_exec(struct bxr_op *op) {
               op->api ? op->api : bxr_op_name(op->code), bxr_op_name(op->code));
     return NULL;
   }
+  if (tracked && op->code == BXR_OP_CAT && op->n_in > BXR_MAX_INPUTS && is_float(op->out.dtype))
+    return cat_tree(op);
   /* A float output of a differentiable op with a tracked input is
    * recorded; everything else (cast to int, no-gradient ops) is a
    * constant, which is the right gradient for it. */

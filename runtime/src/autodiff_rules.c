@@ -66,6 +66,15 @@ static void bw_max(const struct bxad_node *n, bext_tensor *g, bext_tensor **gi) 
     gi[1] = unbroadcast(bext_mul(R(g), as01(mx ? bext_lt(R(a), R(b)) : bext_gt(R(a), R(b)), dt)), &n->in[1]);
 }
 
+/* floored modulus x - floor(x/y) y: 1 in x, -floor(x/y) in y (the
+ * derivative exists off the jumps at x/y integer) */
+static void bw_rem(const struct bxad_node *n, bext_tensor *g, bext_tensor **gi) {
+  if (NEED(0)) gi[0] = unbroadcast(R(g), &n->in[0]);
+  if (NEED(1))
+    gi[1] = unbroadcast(bext_neg(bext_mul(R(g), bext_floor(bext_div(R(n->saved[0]), R(n->saved[1]))))),
+                        &n->in[1]);
+}
+
 static void bw_pass(const struct bxad_node *n, bext_tensor *g, bext_tensor **gi) {
   (void)n;
   gi[0] = R(g);
@@ -138,6 +147,37 @@ static void bw_mean(const struct bxad_node *n, bext_tensor *g, bext_tensor **gi)
   double cnt = (double)bxr_numel(n->in[0].rank, n->in[0].shape) / (double)bxr_numel(n->out.rank, n->out.shape);
   gi[0] = spread(n, bext_div_scalar(R(g), cnt));
 }
+/* t (OWNED, the input's shape) reduced like the node (sum or prod) with
+ * the reduced dims kept, then expanded back to the input's shape */
+static bext_tensor *kept(const struct bxad_node *n, bext_tensor *t, bool prod) {
+  const bext_spec *s = &n->in[0];
+  if (n->at.all) t = prod ? bext_prod(t) : bext_sum(t);
+  else t = prod ? bext_prod_dim(t, n->at.dim, true) : bext_sum_dim(t, n->at.dim, true);
+  return bext_expand(t, s->shape, s->rank);
+}
+/* d prod / d x_i = the product of the others, computed from the zeros'
+ * count so it is exact with any number of zeros: with z = (x == 0) and P
+ * the product with zeros taken as 1, a nonzero x_i gets P / x_i and a
+ * zero gets P, each only when no OTHER element of its reduction is zero
+ * (else 0).  With no zeros this is the familiar prod / x_i. */
+static void bw_prod(const struct bxad_node *n, bext_tensor *g, bext_tensor **gi) {
+  bext_tensor *x = n->saved[0];
+  bext_dtype dt = g->dtype;
+  bext_tensor *z = bext_eq_scalar(R(x), 0.0);
+  bext_tensor *x1 = bext_mask_fill(R(x), R(z), 1.0);
+  bext_tensor *p = kept(n, R(x1), true);
+  bext_tensor *others = bext_sub(kept(n, as01(R(z), dt), false), as01(R(z), dt));  /* zeros besides x_i */
+  bext_tensor *r = bext_mask_where(bext_div(R(p), x1), z, p);
+  r = bext_mask_fill(r, bext_gt_scalar(others, 0.0), 0.0);
+  gi[0] = bext_mul(spread(n, R(g)), r);
+}
+/* max/min: g goes to the elements equal to the result, split evenly among
+ * ties (PyTorch's amax/amin; its max(dim) picks one index instead) */
+static void bw_extreme(const struct bxad_node *n, bext_tensor *g, bext_tensor **gi) {
+  bext_tensor *hit = as01(bext_eq(R(n->saved[0]), spread(n, R(n->saved_out))), g->dtype);
+  bext_tensor *cnt = kept(n, R(hit), false);
+  gi[0] = bext_mul(spread(n, R(g)), bext_div(hit, cnt));
+}
 /* the adjoint of a prefix sum is a suffix sum */
 static void bw_cumsum(const struct bxad_node *n, bext_tensor *g, bext_tensor **gi) {
   int d = n->at.dim;
@@ -189,6 +229,25 @@ static void bw_slice(const struct bxad_node *n, bext_tensor *g, bext_tensor **gi
   }
   gi[0] = bext_slice_assign(bext_zeros(s->shape, s->rank, s->dtype, g->device), st, en, nr, R(g));
 }
+/* slice_assign: the slice of t was overwritten, so t's gradient is g with
+ * the slice zeroed; value's is the slice of g */
+static void bw_slice_assign(const struct bxad_node *n, bext_tensor *g, bext_tensor **gi) {
+  const bext_spec *v = &n->in[1];
+  const int64_t *st = n->at.start, *en = n->at.end;
+  int nr = n->at.nranges;
+  if (NEED(0)) gi[0] = bext_slice_assign(R(g), st, en, nr, bext_zeros(v->shape, v->rank, v->dtype, g->device));
+  if (NEED(1)) gi[1] = bext_slice(R(g), st, en, nr);
+}
+/* cat: each input's gradient is its stretch of g along dim */
+static void bw_cat(const struct bxad_node *n, bext_tensor *g, bext_tensor **gi) {
+  int d = n->at.dim;
+  int64_t off = 0;
+  for (int i = 0; i < n->n_in; i++) {
+    int64_t len = n->in[i].shape[d];
+    if (NEED(i)) gi[i] = bext_narrow(R(g), d, off, len);
+    off += len;
+  }
+}
 static void bw_repeat_dim(const struct bxad_node *n, bext_tensor *g, bext_tensor **gi) {
   const bext_spec *s = &n->in[0];
   int d = n->at.dim, r = 0;
@@ -199,6 +258,37 @@ static void bw_repeat_dim(const struct bxad_node *n, bext_tensor *g, bext_tensor
   }
   gi[0] = bext_sum_dim(bext_reshape(R(g), sh, r), d, false);
 }
+/* --------------------------------------------------------------- indexing
+ * Indices and masks are constants (int/bool: never tracked); the rules
+ * read them from saved[1].  Each gather/select is the adjoint of the
+ * matching scatter_add/select_assign, so repeated indices accumulate. */
+
+static void bw_gather(const struct bxad_node *n, bext_tensor *g, bext_tensor **gi) {
+  const bext_spec *s = &n->in[0];
+  gi[0] = bext_scatter_add(bext_zeros(s->shape, s->rank, s->dtype, g->device), n->at.dim, R(n->saved[1]), R(g));
+}
+static void bw_scatter_add(const struct bxad_node *n, bext_tensor *g, bext_tensor **gi) {
+  if (NEED(0)) gi[0] = R(g);
+  if (NEED(2)) gi[2] = bext_gather(R(g), n->at.dim, R(n->saved[1]));
+}
+static void bw_select(const struct bxad_node *n, bext_tensor *g, bext_tensor **gi) {
+  const bext_spec *s = &n->in[0];
+  gi[0] = bext_select_assign(bext_zeros(s->shape, s->rank, s->dtype, g->device), n->at.dim, R(n->saved[1]), R(g));
+}
+static void bw_select_assign(const struct bxad_node *n, bext_tensor *g, bext_tensor **gi) {
+  if (NEED(0)) gi[0] = R(g);
+  if (NEED(2)) gi[2] = bext_select(R(g), n->at.dim, R(n->saved[1]));
+}
+/* where(mask, value, t): g goes to value where mask holds, to t elsewhere;
+ * a rank-0 zero broadcasts against the other two */
+static void bw_mask_where(const struct bxad_node *n, bext_tensor *g, bext_tensor **gi) {
+  bext_tensor *m = n->saved[1];
+  if (NEED(0))
+    gi[0] = unbroadcast(bext_mask_where(R(g), R(m), bext_zeros(NULL, 0, g->dtype, g->device)), &n->in[0]);
+  if (NEED(2))
+    gi[2] = unbroadcast(bext_mask_where(bext_zeros(NULL, 0, g->dtype, g->device), R(m), R(g)), &n->in[2]);
+}
+
 static void bw_mask_fill(const struct bxad_node *n, bext_tensor *g, bext_tensor **gi) {
   gi[0] = bext_mask_fill(R(g), R(n->saved[1]), 0.0);
 }
@@ -225,21 +315,24 @@ const struct bxad_rule bxad_rules[BXR_OP_COUNT] = {
     [BXR_OP_PERMUTE] = DIFF(0, bw_permute),
     [BXR_OP_EXPAND] = DIFF(0, bw_expand),
     [BXR_OP_SLICE] = DIFF(0, bw_slice),
-    [BXR_OP_SLICE_ASSIGN] = NOT_YET,
-    [BXR_OP_CAT] = NOT_YET,
+    [BXR_OP_SLICE_ASSIGN] = DIFF(0, bw_slice_assign),
+    [BXR_OP_CAT] = DIFF(0, bw_cat),
     [BXR_OP_FLIP] = DIFF(0, bw_flip),
     [BXR_OP_NARROW] = DIFF(0, bw_slice),
     [BXR_OP_REPEAT_DIM] = DIFF(0, bw_repeat_dim),
     /* indexing */
-    [BXR_OP_GATHER] = NOT_YET, [BXR_OP_SCATTER_ADD] = NOT_YET, [BXR_OP_SELECT] = NOT_YET,
-    [BXR_OP_SELECT_ASSIGN] = NOT_YET, [BXR_OP_MASK_WHERE] = NOT_YET,
+    [BXR_OP_GATHER] = DIFF(BXAD_SAVE_IN(1), bw_gather),
+    [BXR_OP_SCATTER_ADD] = DIFF(BXAD_SAVE_IN(1), bw_scatter_add),
+    [BXR_OP_SELECT] = DIFF(BXAD_SAVE_IN(1), bw_select),
+    [BXR_OP_SELECT_ASSIGN] = DIFF(BXAD_SAVE_IN(1), bw_select_assign),
+    [BXR_OP_MASK_WHERE] = DIFF(BXAD_SAVE_IN(1), bw_mask_where),
     [BXR_OP_MASK_FILL] = DIFF(BXAD_SAVE_IN(1), bw_mask_fill),
     /* binary */
     [BXR_OP_ADD] = DIFF(0, bw_add),
     [BXR_OP_SUB] = DIFF(0, bw_sub),
     [BXR_OP_MUL] = DIFF(S01, bw_mul),
     [BXR_OP_DIV] = DIFF(BXAD_SAVE_IN(1) | SO, bw_div),
-    [BXR_OP_REM] = NOT_YET,
+    [BXR_OP_REM] = DIFF(S01, bw_rem),
     [BXR_OP_POW] = DIFF(S01 | SO, bw_pow),
     [BXR_OP_MAX] = DIFF(S01, bw_max),
     [BXR_OP_MIN] = DIFF(S01, bw_max),
@@ -281,9 +374,9 @@ const struct bxad_rule bxad_rules[BXR_OP_COUNT] = {
     /* reductions */
     [BXR_OP_SUM] = DIFF(0, bw_sum),
     [BXR_OP_MEAN] = DIFF(0, bw_mean),
-    [BXR_OP_PROD] = NOT_YET,
-    [BXR_OP_MAX_REDUCE] = NOT_YET,
-    [BXR_OP_MIN_REDUCE] = NOT_YET,
+    [BXR_OP_PROD] = DIFF(S0, bw_prod),
+    [BXR_OP_MAX_REDUCE] = DIFF(S0 | SO, bw_extreme),
+    [BXR_OP_MIN_REDUCE] = DIFF(S0 | SO, bw_extreme),
     [BXR_OP_ARGMAX] = NO_GRAD, [BXR_OP_ARGMIN] = NO_GRAD, [BXR_OP_ANY] = NO_GRAD, [BXR_OP_ALL] = NO_GRAD,
     [BXR_OP_CUMSUM] = DIFF(0, bw_cumsum),
     /* matmul, cast (float->float; a cast to int or bool is a constant) */
