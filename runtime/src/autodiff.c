@@ -16,6 +16,7 @@
  * order), which makes gradients bit-identical across runs. */
 #include "autodiff.h"
 
+#include <stdio.h>   /* snprintf */
 #include <stdlib.h>  /* qsort */
 #include <string.h>
 
@@ -23,14 +24,46 @@ static _Atomic uint64_t g_next_id = 1;
 
 /* ------------------------------------------------------------------ nodes */
 
-static struct bxad_node *node_new(int code) {
+/* A custom node's part (bext_autodiff_record), in the node's block. */
+struct bxad_custom {
+  bext_backward_fn backward;
+  void *state;
+  void (*state_free)(void *);
+  char name[48];
+};
+
+/* A node with room for n_in inputs and n_saved saved tensors: the inline
+ * arrays for a core op or a leaf, arrays past the struct (and the custom
+ * part) for BXAD_CUSTOM. */
+static struct bxad_node *node_new(int code, int n_in, int n_saved) {
   struct bxr_hook h = bxr_hook_now();
-  struct bxad_node *n = bxr_alloc_from(h, sizeof *n);
+  bool custom = code == BXAD_CUSTOM;
+  size_t sz = sizeof(struct bxad_node);
+  if (custom)
+    sz += sizeof(struct bxad_custom) + (size_t)n_in * (sizeof(bext_spec) + sizeof(struct bxad_node *)) +
+          (size_t)n_saved * sizeof(bext_tensor *);
+  struct bxad_node *n = bxr_alloc_from(h, sz);
   if (!n) return NULL;
-  memset(n, 0, sizeof *n);
+  memset(n, 0, sz);
   atomic_init(&n->refcount, 1);
   n->hook = h;
+  n->bytes = sz;
   n->code = code;
+  n->n_in = n_in;
+  n->n_saved = n_saved;
+  if (custom) {
+    /* struct, custom part, specs, parents, saved: each size a multiple of
+     * the next one's alignment (8) */
+    n->custom = (struct bxad_custom *)(n + 1);
+    n->in = (bext_spec *)(n->custom + 1);
+    n->parent = (struct bxad_node **)(n->in + n_in);
+    n->saved = (bext_tensor **)(n->parent + n_in);
+  } else {
+    BXR_ASSERT(n_in <= BXR_MAX_INPUTS && n_saved <= BXR_MAX_INPUTS);
+    n->in = n->in_buf;
+    n->parent = n->parent_buf;
+    n->saved = n->saved_buf;
+  }
   n->id = atomic_fetch_add_explicit(&g_next_id, 1, memory_order_relaxed);
   return n;
 }
@@ -58,10 +91,11 @@ static void node_release(struct bxad_node *n) {
         p->next_free = todo;
         todo = p;
       }
-      bext_release(d->saved[i]);
     }
+    for (int i = 0; i < d->n_saved; i++) bext_release(d->saved[i]);
     bext_release(d->saved_out);
-    bxr_free_to(d->hook, d, sizeof *d);
+    if (d->custom && d->custom->state_free) d->custom->state_free(d->custom->state);
+    bxr_free_to(d->hook, d, d->bytes);
   }
 }
 
@@ -165,8 +199,7 @@ static bext_tensor *bxad_exec(struct bxr_op *op) {
   struct bxad_node *node = NULL;
   if (tracked && r->kind == BXAD_DIFF && is_float(op->out.dtype)) {
     BXR_ASSERT(op->n_in <= BXR_MAX_INPUTS);
-    if (!(node = node_new((int)op->code))) return NULL;
-    node->n_in = op->n_in;
+    if (!(node = node_new((int)op->code, op->n_in, op->n_in))) return NULL;
     memcpy(node->sc, op->sc, sizeof node->sc);
     node->at = op->at;
     node->out = op->out;
@@ -294,7 +327,7 @@ bext_tensor *bext_require_grad(bext_tensor *t) {
   ok = ok && (is_float(t->dtype) ||
               bxr_error("bext_require_grad: gradients need a float dtype, the tensor is %s",
                         bext_dtype_name(t->dtype)));
-  struct bxad_node *leaf = ok ? node_new(-1) : NULL;
+  struct bxad_node *leaf = ok ? node_new(BXAD_LEAF, 0, 0) : NULL;
   bext_tensor *r = NULL;
   if (leaf) {
     leaf->out = t->spec;
@@ -425,6 +458,40 @@ oom:
   return NULL;  /* bxr_alloc set "out of memory" */
 }
 
+/* Runs custom node v's backward into gin and checks what it gave: a
+ * gradient of input k's spec on the inner device for every input that
+ * needs one.  false + error naming the node (gin's entries are the
+ * caller's to release either way). */
+static bool custom_backward(const struct bxad_node *v, bext_tensor *g, bext_tensor **gin,
+                            const struct bext_device *inner) {
+  const struct bxad_custom *c = v->custom;
+  bool needs[BEXT_AUTODIFF_MAX_INPUTS];
+  for (int k = 0; k < v->n_in; k++) needs[k] = v->parent[k] != NULL;
+  uint64_t before = bext_error_count();
+  if (!c->backward(c->state, g, v->saved, needs, gin)) {
+    if (bext_error_count() == before)
+      bxr_error("bext_backward: the backward of custom node '%s' failed without setting an error", c->name);
+    return false;
+  }
+  for (int k = 0; k < v->n_in; k++) {
+    if (!needs[k]) {
+      bext_release(gin[k]);
+      gin[k] = NULL;
+      continue;
+    }
+    if (!gin[k])
+      return bxr_error("bext_backward: custom node '%s' gave no gradient for input %d, which needs one", c->name, k);
+    if (gin[k]->device != inner || gin[k]->dtype != v->in[k].dtype ||
+        !bxr_same_shape(gin[k]->rank, gin[k]->shape, v->in[k].rank, v->in[k].shape)) {
+      char got[120], want[120];
+      return bxr_error("bext_backward: custom node '%s' gave input %d a gradient %s on %s, expected %s on %s", c->name,
+                       k, bxr_describe(gin[k], got, sizeof got), gin[k]->device->name,
+                       bxr_describe_spec(&v->in[k], want, sizeof want), inner->name);
+    }
+  }
+  return true;
+}
+
 bext_grads *bext_backward(bext_tensor *loss) {
   if (!loss) {
     bxr_error_null("bext_backward: the loss is NULL");
@@ -457,14 +524,15 @@ bext_grads *bext_backward(bext_tensor *loss) {
   int leaves = 0;
   for (int i = 0; i < n && ok; i++) {
     struct bxad_node *v = order[i];
-    if (v->code < 0) {
+    if (v->code == BXAD_LEAF) {
       leaves += grad[i] != NULL;
       continue;
     }
     if (!grad[i]) continue;  /* reachable only through constants' paths */
-    bext_tensor *gin[BXR_MAX_INPUTS] = {NULL, NULL, NULL};
-    bxad_rules[v->code].backward(v, grad[i], gin);
-    for (int k = 0; k < v->n_in; k++) {
+    bext_tensor *gin[BEXT_AUTODIFF_MAX_INPUTS] = {NULL};
+    if (v->code == BXAD_CUSTOM) ok = custom_backward(v, grad[i], gin, inner);
+    else bxad_rules[v->code].backward(v, grad[i], gin);
+    for (int k = 0; k < v->n_in && ok; k++) {
       if (!v->parent[k]) continue;
       if (!gin[k]) {
         ok = false;
@@ -477,7 +545,7 @@ bext_grads *bext_backward(bext_tensor *loss) {
       gin[k] = NULL;
       if (!grad[j]) ok = false;
     }
-    for (int k = 0; k < BXR_MAX_INPUTS; k++) bext_release(gin[k]);
+    for (int k = 0; k < v->n_in; k++) bext_release(gin[k]);
     bext_release(grad[i]);  /* interior gradients die as soon as they are spent */
     grad[i] = NULL;
   }
@@ -491,7 +559,7 @@ bext_grads *bext_backward(bext_tensor *loss) {
       g->dev = loss->device;
       g->n = 0;
       for (int i = 0; i < n; i++)
-        if (order[i]->code < 0 && grad[i]) {
+        if (order[i]->code == BXAD_LEAF && grad[i]) {
           g->e[g->n].node = node_retain(order[i]);
           g->e[g->n].grad = grad[i];
           grad[i] = NULL;
@@ -527,4 +595,104 @@ void bext_grads_free(bext_grads *g) {
     node_release(g->e[i].node);
   }
   bxr_free_to(g->hook, g, g->bytes);
+}
+
+/* ------------------------------------------------------- custom nodes */
+
+bext_tensor *bext_autodiff_value(const bext_tensor *t) {
+  if (!t) {
+    bxr_error_null("bext_autodiff_value: the tensor is NULL");
+    return NULL;
+  }
+  return bext_retain(on_autodiff(t) ? priv_of(t)->inner : (bext_tensor *)t);
+}
+
+static const char *strategy_name(bext_autodiff_strategy s) { return s == BEXT_AUTODIFF_BALANCED ? "balanced" : "none"; }
+
+/* The checks of bext_autodiff_record's arguments; the autodiff device
+ * (NULL: the inputs are on a plain device) in *dev_out. */
+static bool record_args(const bext_custom_node *n, const bext_tensor *out, struct bext_device **dev_out) {
+  const char *nm = n->name ? n->name : "(unnamed)";
+  if (n->n_in < 1 || n->n_in > BEXT_AUTODIFF_MAX_INPUTS || !n->inputs)
+    return bxr_error("bext_autodiff_record: node '%s': n_in is %d, expected 1..%d with an inputs array", nm, n->n_in,
+                     BEXT_AUTODIFF_MAX_INPUTS);
+  if (n->n_saved < 0 || n->n_saved > BEXT_AUTODIFF_MAX_INPUTS || (n->n_saved && !n->saved))
+    return bxr_error("bext_autodiff_record: node '%s': n_saved is %d, expected 0..%d with a saved array", nm,
+                     n->n_saved, BEXT_AUTODIFF_MAX_INPUTS);
+  if (!n->backward) return bxr_error("bext_autodiff_record: node '%s' has no backward function", nm);
+  struct bext_device *dev = NULL;
+  int first = -1;
+  for (int i = 0; i < n->n_in; i++) {
+    const bext_tensor *t = n->inputs[i];
+    if (!t) return bxr_error_null("bext_autodiff_record: node '%s': input %d is NULL", nm, i);
+    if (i == 0) {
+      dev = t->device;
+      first = 0;
+    } else if (t->device != dev) {
+      if (on_autodiff(t) && t->device->route == dev->route)
+        return bxr_error("bext_autodiff_record: node '%s': tracked inputs must share one checkpointing strategy: "
+                         "input %d is on %s (strategy %s), input %d on %s (strategy %s)",
+                         nm, first, dev->name, strategy_name(dev->strategy), i, t->device->name,
+                         strategy_name(t->device->strategy));
+      return bxr_error("bext_autodiff_record: node '%s': inputs on different devices: input 0 is on %s, input %d on %s",
+                       nm, dev->name, i, t->device->name);
+    }
+  }
+  bool ad = dev->vt == &bxad_backend;
+  const struct bext_device *want = ad ? dev->inner : dev;
+  const bext_tensor *o = ad && out->device == dev && !priv_of(out)->node ? priv_of(out)->inner : out;
+  if (o->device != want)
+    return bxr_error("bext_autodiff_record: node '%s': the output is on %s, expected %s (compute it from "
+                     "bext_autodiff_value of the inputs)", nm, out->device->name, want->name);
+  for (int i = 0; i < n->n_saved; i++) {
+    const bext_tensor *t = n->saved[i];
+    if (!t) return bxr_error_null("bext_autodiff_record: node '%s': saved tensor %d is NULL", nm, i);
+    if (t->device != want && !(t->device == dev && !priv_of(t)->node))
+      return bxr_error("bext_autodiff_record: node '%s': saved tensor %d is on %s, expected %s", nm, i,
+                       t->device->name, want->name);
+  }
+  *dev_out = ad ? dev : NULL;
+  return true;
+}
+
+bext_tensor *bext_autodiff_record(const bext_custom_node *n, bext_tensor *output) {
+  if (!n || !output) {
+    bxr_error_null("bext_autodiff_record: %s is NULL", n ? "the output" : "the node description");
+    if (n && n->state_free) n->state_free(n->state);
+    bext_release(output);
+    return NULL;
+  }
+  struct bext_device *dev = NULL;
+  bool ok = record_args(n, output, &dev);
+  bool tracked = false;
+  for (int i = 0; ok && dev && i < n->n_in; i++) tracked |= priv_of(n->inputs[i])->node != NULL;
+  struct bxad_node *node = NULL;
+  if (ok && tracked && is_float(output->dtype)) {
+    if ((node = node_new(BXAD_CUSTOM, n->n_in, n->n_saved))) {
+      struct bxad_custom *c = node->custom;
+      c->backward = n->backward;
+      c->state = n->state;
+      c->state_free = n->state_free;
+      snprintf(c->name, sizeof c->name, "%s", n->name ? n->name : "(unnamed)");
+      node->out = output->spec;
+      for (int i = 0; i < n->n_in; i++) {
+        node->in[i] = n->inputs[i]->spec;
+        node->parent[i] = node_retain(priv_of(n->inputs[i])->node);
+      }
+      for (int i = 0; i < n->n_saved; i++) node->saved[i] = bext_autodiff_value(n->saved[i]);
+    } else if (n->state_free) {
+      n->state_free(n->state);
+    }
+    ok = node != NULL;
+  } else if (n->state_free) {
+    n->state_free(n->state);  /* nothing recorded (or failed): the state is spent */
+  }
+  if (!ok) {
+    bext_release(output);
+    return NULL;
+  }
+  if (!dev) return output;  /* plain device: nothing to track */
+  bext_tensor *inner = output->device == dev ? bext_autodiff_value(output) : bext_retain(output);
+  bext_release(output);
+  return wrap(dev, inner, node);
 }

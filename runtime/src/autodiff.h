@@ -7,26 +7,41 @@
 
 #include "backend.h"
 
-/* One recorded op (or a leaf: code -1).  Reference-counted by the tensors
- * whose wrappers point at it and by its children (parent[]), so a graph
- * dies with its last tensor whether or not backward ran.  Everything the
- * rule needs is copied in at record time: the descriptor's scalars and
- * attributes (normalized by inference), the input and output specs, and
- * references to the INNER tensors the rule reads (saved[], saved_out). */
+/* One recorded op, a leaf (code BXAD_LEAF) or a custom node (BXAD_CUSTOM,
+ * bext_autodiff_record).  Reference-counted by the tensors whose wrappers
+ * point at it and by its children (parent[]), so a graph dies with its
+ * last tensor whether or not backward ran.  Everything the rule needs is
+ * copied in at record time: the descriptor's scalars and attributes
+ * (normalized by inference), the input and output specs, and references
+ * to the INNER tensors the rule reads (saved[], saved_out).
+ *
+ * in/parent/saved point into the node's own block: at the inline arrays
+ * for a core op (at most BXR_MAX_INPUTS inputs), at arrays allocated past
+ * the struct for a custom node (up to BEXT_AUTODIFF_MAX_INPUTS).  A node
+ * never moves, so the pointers stay valid. */
+#define BXAD_LEAF (-1)
+#define BXAD_CUSTOM (-2)
+struct bxad_custom;
 struct bxad_node {
   atomic_int refcount;
   struct bxr_hook hook;              /* the node is freed where it was allocated */
+  size_t bytes;                      /* the block's size, for the hook */
   uint64_t id;                       /* creation order: backward runs in decreasing id */
-  int code;                          /* enum bxr_opcode; -1 for a leaf */
+  int code;                          /* enum bxr_opcode, BXAD_LEAF or BXAD_CUSTOM */
   int n_in;
+  int n_saved;                       /* entries of saved[] (n_in for a core op) */
   bext_scalar sc[3];
   bext_attrs at;
   bext_spec out;
-  bext_spec in[BXR_MAX_INPUTS];
-  struct bxad_node *parent[BXR_MAX_INPUTS];  /* NULL: that input is a constant */
-  bext_tensor *saved[BXR_MAX_INPUTS];        /* inner inputs the rule reads */
-  bext_tensor *saved_out;                    /* the inner output, when the rule reads it */
+  bext_spec *in;                     /* [n_in] */
+  struct bxad_node **parent;         /* [n_in]; NULL: that input is a constant */
+  bext_tensor **saved;               /* [n_saved]; core ops: the inner inputs the rule reads */
+  bext_tensor *saved_out;            /* the inner output, when the rule reads it */
+  struct bxad_custom *custom;        /* BXAD_CUSTOM: the user's backward (autodiff.c) */
   struct bxad_node *next_free;       /* release's work list (no recursion on long chains) */
+  bext_spec in_buf[BXR_MAX_INPUTS];
+  struct bxad_node *parent_buf[BXR_MAX_INPUTS];
+  bext_tensor *saved_buf[BXR_MAX_INPUTS];
 };
 
 /* What the decorator does with a tracked input of an op. */

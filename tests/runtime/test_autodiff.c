@@ -247,6 +247,38 @@ static bext_tensor *f_twice(bext_tensor **in) {
   return bext_add(sq, bext_sin(a));
 }
 
+/* A custom node (bext_autodiff_record): a * sin(b), same shapes, with
+ * its own backward; state counts frees (one per recorded node). */
+static int g_state_frees;
+static void state_free(void *p) {
+  (void)p;
+  g_state_frees++;
+}
+static bool sinmul_backward(void *state, bext_tensor *g, bext_tensor *const *saved, const bool *needs,
+                            bext_tensor **gin) {
+  cr_assert_eq(*(int *)state, 42);
+  if (needs[0]) gin[0] = bext_mul(bext_retain(g), bext_sin(bext_retain(saved[1])));
+  if (needs[1]) gin[1] = bext_mul(bext_mul(bext_retain(g), bext_retain(saved[0])), bext_cos(bext_retain(saved[1])));
+  return (!needs[0] || gin[0]) && (!needs[1] || gin[1]);
+}
+static int g_state = 42;
+static bext_tensor *custom_sinmul(bext_tensor *a, bext_tensor *b, bext_backward_fn bw) {
+  bext_tensor *va = bext_autodiff_value(a), *vb = bext_autodiff_value(b);
+  bext_tensor *y = bext_mul(bext_retain(va), bext_sin(bext_retain(vb)));
+  bext_custom_node n = {.name = "test::sinmul", .n_in = 2, .inputs = (bext_tensor *[]){a, b}, .n_saved = 2,
+                        .saved = (bext_tensor *[]){va, vb}, .backward = bw, .state = &g_state,
+                        .state_free = state_free};
+  bext_tensor *r = bext_autodiff_record(&n, y);
+  bext_release(va);
+  bext_release(vb);
+  bext_release(a);
+  bext_release(b);
+  return r;
+}
+F2(f_custom, custom_sinmul(a, b, sinmul_backward))
+/* the custom node between core ops: gradients flow through it both ways */
+F2(f_custom_mid, bext_tanh(custom_sinmul(bext_mul_scalar(a, 1.5), bext_transpose(b), sinmul_backward)))
+
 #define C1(nm, fn, r, s0, lo, hi) {nm, fn, 1, {r}, {s0}, lo, hi}
 #define C2(nm, fn, r0, s0, r1, s1, lo, hi) {nm, fn, 2, {r0, r1}, {s0, s1}, lo, hi}
 #define C3(nm, fn, r0, s0, r1, s1, r2, s2, lo, hi) {nm, fn, 3, {r0, r1, r2}, {s0, s1, s2}, lo, hi}
@@ -335,6 +367,8 @@ static const struct gcase CASES[] = {
     C1("min_dim keepdim", f_min_d0k, 2, SH(3, 4), -1, 1),
     C1("max_dim of a transposed view", f_max_dt, 2, SH(4, 3), -1, 1),
     C1("a tensor used twice", f_twice, 2, SH(2, 3), -1, 1),
+    C2("custom node", f_custom, 2, SH(2, 3), 2, SH(2, 3), -2, 2),
+    C2("custom node between core ops, transposed input", f_custom_mid, 2, SH(2, 3), 2, SH(3, 2), -2, 2),
 };
 
 Test(autodiff, finite_differences_ndarray) {
@@ -623,4 +657,163 @@ Test(autodiff, a_long_chain_is_freed_without_recursion) {
   bext_release(l);
   bext_release(x);
   cr_expect_eq(count_now(), 0);
+}
+
+/* ---------------------------------------------------------- custom nodes */
+
+static bool bw_fails(void *st, bext_tensor *g, bext_tensor *const *sv, const bool *nd, bext_tensor **gin) {
+  (void)st, (void)g, (void)sv, (void)nd, (void)gin;
+  return bext_set_error("the user's backward says no");
+}
+static bool bw_silent(void *st, bext_tensor *g, bext_tensor *const *sv, const bool *nd, bext_tensor **gin) {
+  (void)st, (void)g, (void)sv, (void)nd, (void)gin;
+  return false;
+}
+static bool bw_wrong_shape(void *st, bext_tensor *g, bext_tensor *const *sv, const bool *nd, bext_tensor **gin) {
+  (void)st, (void)sv;
+  for (int i = 0; i < 2; i++)
+    if (nd[i]) gin[i] = bext_sum_dim(bext_retain(g), 0, false);
+  return true;
+}
+static bool bw_missing(void *st, bext_tensor *g, bext_tensor *const *sv, const bool *nd, bext_tensor **gin) {
+  (void)st, (void)g, (void)sv, (void)nd, (void)gin;
+  return true;
+}
+static bool bw_wrong_device(void *st, bext_tensor *g, bext_tensor *const *sv, const bool *nd, bext_tensor **gin) {
+  (void)st, (void)sv;
+  const bext_device *nd_ = bext_device_get("ndarray");
+  for (int i = 0; i < 2; i++)
+    if (nd[i]) gin[i] = bext_zeros(bext_shape(g), bext_rank(g), bext_dtype_of(g), nd_);
+  return true;
+}
+
+/* backward with bw over a*sin(b): NULL + its error message in *msg */
+static bext_grads *custom_backward_with(const bext_device *d, bext_backward_fn bw) {
+  bext_tensor *a = bext_require_grad(bext_full((int64_t[]){2, 3}, 2, 0.5, BEXT_F64, d));
+  bext_tensor *b = bext_require_grad(bext_full((int64_t[]){2, 3}, 2, 0.25, BEXT_F64, d));
+  bext_tensor *l = bext_sum(custom_sinmul(bext_retain(a), bext_retain(b), bw));
+  cr_assert_not_null(l, "%s", bext_last_error());
+  bext_grads *g = bext_backward(l);
+  bext_release(l);
+  bext_release(a);
+  bext_release(b);
+  return g;
+}
+
+Test(autodiff, custom_node_errors_name_the_node) {
+  const bext_device *d = dev_of("flex+autodiff");
+  struct {
+    bext_backward_fn bw;
+    const char *want;
+  } bad[] = {
+      {bw_fails, "the user's backward says no"},
+      {bw_silent, "custom node 'test::sinmul' failed without setting an error"},
+      {bw_wrong_shape, "custom node 'test::sinmul' gave input 0 a gradient [3] f64 on flex, expected [2,3] f64"},
+      {bw_missing, "custom node 'test::sinmul' gave no gradient for input 0"},
+      {bw_wrong_device, "gave input 0 a gradient [2,3] f64 on ndarray, expected [2,3] f64 on flex"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    g_state_frees = 0;
+    bext_grads *g = custom_backward_with(d, bad[i].bw);
+    cr_expect_null(g);
+    cr_expect(strstr(bext_last_error(), bad[i].want), "case %zu: %s", i, bext_last_error());
+    bext_grads_free(g);
+    cr_expect_eq(g_state_frees, 1, "case %zu: the state was freed %d times", i, g_state_frees);
+  }
+}
+
+Test(autodiff, custom_node_argument_errors) {
+  const bext_device *d = dev_of("flex+autodiff"), *bal = dev_of("flex+autodiff(balanced)"), *flex = dev_of("flex");
+  bext_tensor *a = bext_require_grad(bext_ones((int64_t[]){3}, 1, BEXT_F64, d));
+  bext_tensor *b = bext_require_grad(bext_ones((int64_t[]){3}, 1, BEXT_F64, bal));
+  bext_tensor *va = bext_autodiff_value(a);
+  cr_expect_eq(bext_device_of(va), flex);
+  cr_expect(!bext_is_tracked(va));
+  struct {
+    bext_custom_node n;
+    bext_tensor *out;
+    const char *want;
+  } bad[] = {
+      {{.name = "t::mix", .n_in = 2, .inputs = (bext_tensor *[]){a, b}, .backward = sinmul_backward},
+       bext_retain(va),
+       "node 't::mix': tracked inputs must share one checkpointing strategy: input 0 is on flex+autodiff "
+       "(strategy none), input 1 on flex+autodiff(balanced) (strategy balanced)"},
+      {{.name = "t::n", .n_in = 0, .inputs = (bext_tensor *[]){a}, .backward = sinmul_backward}, bext_retain(va),
+       "n_in is 0, expected 1..64"},
+      {{.name = "t::bw", .n_in = 1, .inputs = (bext_tensor *[]){a}}, bext_retain(va), "'t::bw' has no backward"},
+      {{.name = "t::out", .n_in = 1, .inputs = (bext_tensor *[]){a}, .backward = sinmul_backward}, bext_retain(a),
+       "the output is on flex+autodiff, expected flex"},
+      {{.name = "t::nul", .n_in = 1, .inputs = (bext_tensor *[]){NULL}, .backward = sinmul_backward},
+       bext_retain(va), "input 0 is NULL"},
+      {{.name = "t::sv", .n_in = 1, .inputs = (bext_tensor *[]){a}, .n_saved = 1, .saved = (bext_tensor *[]){b},
+        .backward = sinmul_backward},
+       bext_retain(va), "saved tensor 0 is on flex+autodiff(balanced), expected flex"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    g_state_frees = 0;
+    bad[i].n.state = &g_state;
+    bad[i].n.state_free = state_free;
+    cr_expect_null(bext_autodiff_record(&bad[i].n, bad[i].out));
+    cr_expect(strstr(bext_last_error(), bad[i].want), "case %zu: %s", i, bext_last_error());
+    cr_expect_eq(g_state_frees, 1, "case %zu: the state on failure was freed %d times", i, g_state_frees);
+  }
+  /* untracked inputs: nothing recorded, the state is freed at once, the
+   * output comes back untracked on the autodiff device */
+  g_state_frees = 0;
+  bext_tensor *c = bext_ones((int64_t[]){3}, 1, BEXT_F64, d);
+  bext_custom_node n = {.name = "t::c", .n_in = 1, .inputs = &c, .backward = sinmul_backward, .state = &g_state,
+                        .state_free = state_free};
+  bext_tensor *r = bext_autodiff_record(&n, bext_retain(va));
+  cr_assert_not_null(r, "%s", bext_last_error());
+  cr_expect(!bext_is_tracked(r));
+  cr_expect_eq(bext_device_of(r), d);
+  cr_expect_eq(g_state_frees, 1);
+  bext_release(r);
+  /* plain devices: the same code runs, value is the tensor itself */
+  bext_tensor *p = bext_ones((int64_t[]){3}, 1, BEXT_F64, flex), *vp = bext_autodiff_value(p);
+  cr_expect_eq(vp, p);
+  n.inputs = &p;
+  r = bext_autodiff_record(&n, vp);
+  cr_expect_eq(r, p);
+  bext_release(r);
+  bext_release(p);
+  bext_release(c);
+  bext_release(va);
+  bext_release(a);
+  bext_release(b);
+}
+
+Test(autodiff, custom_nodes_die_with_their_graph) {
+  const bext_device *d = dev_of("flex+autodiff");
+  count_start();
+  g_state_frees = 0;
+  bext_tensor *a = bext_require_grad(bext_ones((int64_t[]){4}, 1, BEXT_F64, d));
+  bext_tensor *b = bext_require_grad(bext_ones((int64_t[]){4}, 1, BEXT_F64, d));
+  bext_tensor *l = bext_sum(custom_sinmul(bext_retain(a), bext_retain(b), sinmul_backward));
+  cr_assert_not_null(l, "%s", bext_last_error());
+  cr_expect_eq(g_state_frees, 0);
+  bext_release(l);  /* no backward */
+  cr_expect_eq(g_state_frees, 1);
+  /* with backward, and 64 inputs (the most a custom node takes) */
+  bext_tensor *many[BEXT_AUTODIFF_MAX_INPUTS];
+  for (int i = 0; i < BEXT_AUTODIFF_MAX_INPUTS; i++) many[i] = i % 2 ? a : b;
+  bext_tensor *va = bext_autodiff_value(a), *vb = bext_autodiff_value(b);
+  bext_custom_node n = {.name = "t::many", .n_in = BEXT_AUTODIFF_MAX_INPUTS, .inputs = many, .n_saved = 2,
+                        .saved = (bext_tensor *[]){va, vb}, .backward = sinmul_backward, .state = &g_state,
+                        .state_free = state_free};
+  bext_release(vb);
+  /* sinmul's backward fills inputs 0 and 1 only: input 2 needs a
+   * gradient too, and backward says which one is missing */
+  l = bext_autodiff_record(&n, bext_mul(bext_retain(va), bext_retain(va)));
+  cr_assert_not_null(l, "%s", bext_last_error());
+  bext_release(va);
+  bext_tensor *s = bext_sum(l);
+  bext_grads *g = bext_backward(s);
+  cr_expect_null(g);
+  cr_expect(strstr(bext_last_error(), "gave no gradient for input 2"), "%s", bext_last_error());
+  bext_release(s);
+  cr_expect_eq(g_state_frees, 2);
+  bext_release(a);
+  bext_release(b);
+  cr_expect_eq(count_now(), 0, "%lld bytes left", count_now());
 }

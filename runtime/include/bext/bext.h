@@ -553,6 +553,57 @@ bext_tensor *bext_grad(const bext_grads *g, const bext_tensor *t);
  * NULL is a no-op. */
 void bext_grads_free(bext_grads *g);
 
+/* Custom nodes: an op with a gradient of its own (torch.autograd.Function's
+ * role), the route of a hand-written `_autodiff` implementation of an
+ * extension method (docs/codegen.md "Extension calls on +autodiff
+ * devices").  The implementation computes its result from the inputs'
+ * values with any ops, on the inner device, then records ONE node whose
+ * backward is its own function:
+ *
+ *   bext_tensor *x_ = bext_autodiff_value(x);          // inner, untracked
+ *   bext_tensor *y_ = my_forward(bext_retain(x_));
+ *   bext_custom_node n = {.name = "my_ext::op", .n_in = 1, .inputs = &x,
+ *                         .n_saved = 1, .saved = &x_, .backward = my_backward};
+ *   bext_tensor *y = bext_autodiff_record(&n, y_);     // tracked when x is
+ *   bext_release(x_);
+ *
+ * The backward runs inside bext_backward, on the inner device, with plain
+ * (untracked) tensors: grad is the gradient of the node's output
+ * (BORROWED, the output's shape and dtype); saved[] are the tensors given
+ * at record time (BORROWED); for every input with needs[i], grad_in[i]
+ * must receive a NEW tensor on that device with input i's shape and
+ * dtype (others may stay NULL).  It returns false (after bext_set_error)
+ * to fail backward; a gradient of the wrong shape, dtype or device fails
+ * backward with an error naming the node and the input. */
+#define BEXT_AUTODIFF_MAX_INPUTS 64
+typedef bool (*bext_backward_fn)(void *state, bext_tensor *grad, bext_tensor *const *saved, const bool *needs,
+                                 bext_tensor **grad_in);
+typedef struct bext_custom_node {
+  const char *name;              /* for messages ("my_ext::gelu"); copied (47 bytes kept) */
+  int n_in;                      /* 1..BEXT_AUTODIFF_MAX_INPUTS */
+  bext_tensor *const *inputs;    /* BORROWED: what the output depends on, on one autodiff device */
+  int n_saved;                   /* 0..BEXT_AUTODIFF_MAX_INPUTS */
+  bext_tensor *const *saved;     /* BORROWED: values backward reads (the node keeps references) */
+  bext_backward_fn backward;
+  void *state;                   /* handed to backward; see bext_autodiff_record */
+  void (*state_free)(void *state);  /* NULL: state is not freed */
+} bext_custom_node;
+/* The value of t (BORROWED) to compute with: for a tensor of an autodiff
+ * device, a NEW reference to its untracked value on the inner device; for
+ * any other tensor, t itself (a new reference), so one implementation
+ * serves tracked and plain devices.  NULL + error for NULL. */
+bext_tensor *bext_autodiff_value(const bext_tensor *t);
+/* The custom op's result: output (OWNED; computed on the inputs' inner
+ * device, or an untracked tensor of their autodiff device) as a tensor of
+ * the inputs' autodiff device, tracked, with a node for n->backward, when
+ * an input is tracked and the output has a float dtype; untracked
+ * otherwise.  Inputs on plain devices: output is returned as it is.  The
+ * inputs must share one device (an autodiff strategy mismatch is named).
+ * n->state belongs to the call: freed with n->state_free when the node
+ * dies, at once when no node is recorded, and on failure.  NULL + error
+ * for bad arguments (each named). */
+bext_tensor *bext_autodiff_record(const bext_custom_node *n, bext_tensor *output);
+
 /* ------------------------------------------------------- errors and hooks */
 
 /* ERROR CONTRACT (errno-like, per thread):
