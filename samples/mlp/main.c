@@ -94,6 +94,8 @@ int main(int argc, char **argv) {
     /* the update runs on constants (detached values), then the result
      * becomes the next step's leaf: the old graph dies with `loss` */
     for (int i = 0; i < NPARAM; i++) {
+      /* fetched first: bext_grad borrows p[i], bext_detach consumes it, and
+       * C leaves the order of one call's arguments unspecified */
       bext_tensor *gi = bext_grad(g, p[i]);
       if (!gi) return fail(PARAM_NAME[i]);
       p[i] = bext_require_grad(bext_sub(bext_detach(p[i]), bext_mul_scalar(gi, LR)));
