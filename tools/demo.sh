@@ -1,7 +1,8 @@
 #!/bin/sh
 # demo.sh BUILD — what `make demo` shows: bextc checking the samples, a
-# diagnostic for a broken file, metadata evaluated in the REPL, and a small
-# program on the runtime.  Stops at the first unexpected failure.
+# diagnostic for a broken file, metadata evaluated in the REPL, a small
+# program on the runtime, the extension samples, and a small MLP trained on
+# flex+autodiff.  Stops at the first unexpected failure.
 set -eu
 B=${1:-build}
 bin=$B/bin
@@ -33,3 +34,9 @@ for s in transpose counted activations pointwise gated gated_full; do
   step "samples/$s"
   "$bin/$s"
 done
+
+# Training on +autodiff: a two-layer MLP learns a smooth surface by plain
+# SGD (samples/mlp); it exits 1 unless the final loss is below its bound.
+[ -x "$bin/mlp" ] || { echo "demo: $bin/mlp was not built" >&2; exit 1; }
+step "samples/mlp (training on flex+autodiff)"
+"$bin/mlp"

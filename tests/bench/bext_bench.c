@@ -2,7 +2,7 @@
  * by side in one process (absolute figures drift between runs and
  * machines; ratios measured in the same run do not).
  *
- *   bext-bench [OUT.json] [--threads N] [--reps R]
+ *   bext-bench [OUT.json] [--threads N] [--reps R] [--only CASE,CASE...]
  *
  * Each case runs R repetitions (default 7), alternating bext and the peer
  * so drift hits both alike, and reports medians.  ratio = peer_ns /
@@ -27,14 +27,26 @@
  *   ext_pass_count  ext_pass_1's entry point on a "flex+count" tensor
  *                 (tests/decorator's counting layer: unwrap, forward,
  *                 wrap the output) vs the direct call               [< 50 ns]
- *   add_16's goal: >= 12 must hold, 20 is the target (issue 7).
+ *   autodiff_add_16  on flex+autodiff: 16-element add of two tracked
+ *                 leaves, sum, backward, both gradients read, vs the
+ *                 same in libtorch autograd: per-op autodiff overhead  [>= 10]
+ *   mlp_512_autodiff  one training step of an MLP 512 -> 512 -> 512
+ *                 (relu), batch 64, f32, on flex+autodiff: forward,
+ *                 loss = mean((out - y)^2), backward, SGD update of the
+ *                 four parameters, vs libtorch autograd with
+ *                 p.add_(p.grad(), -lr) under NoGradGuard          [>= 1.5]
+ *   add_16's goal: >= 12 must hold, 20 is the target (issue 7); the two
+ *   autodiff goals are issue 8's.  --only runs just the named cases (a
+ *   matmul_1024 or ext_* name runs its whole group).
  *
  * The rest of the op table is timed by bext-matrix (matrix.c, the speed
  * matrix of issue 15), which `make bench` runs next and which adds its
  * cells to the JSON file written here. */
 #define _GNU_SOURCE
 #include <cblas.h>
+#include <math.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +60,11 @@
 #include "torch_shim.h"
 
 static int g_threads = 2, g_reps = 7;
+static const char *g_only;  /* --only: comma-separated case names, NULL: all */
+
+/* True when --only is absent or lists one of the n names (a group of
+ * rows timed together runs when any of its rows is asked for). */
+static bool selected(int n, ...);
 
 static double now_ns(void) {
   struct timespec ts;
@@ -107,6 +124,83 @@ static double bext_case(enum bcase c, bext_tensor *a, bext_tensor *b, int iters)
     bext_release(r);
   }
   return (now_ns() - t0) / iters;
+}
+
+/* ------------------------------------------------- +autodiff cases */
+static const bext_device *g_ad;   /* flex+autodiff */
+
+/* ns per iteration of a + b -> sum -> backward on two tracked leaves,
+ * both gradients fetched and read (the peer reads them too). */
+static double ad_add_case(bext_tensor *a, bext_tensor *b, int iters) {
+  float ga_v[16], gb_v[16];
+  size_t bytes = (size_t)bext_numel(a) * sizeof(float);
+  if (bytes > sizeof ga_v) die("ad_add_case: at most 16 elements");
+  double t0 = now_ns();
+  for (int i = 0; i < iters; i++) {
+    bext_tensor *s = bext_sum(bext_add(bext_retain(a), bext_retain(b)));
+    bext_grads *g = bext_backward(s);
+    if (!g) die("backward");
+    bext_tensor *ga = bext_grad(g, a), *gb = bext_grad(g, b);
+    if (!bext_read(ga, ga_v, bytes) || !bext_read(gb, gb_v, bytes)) die("grad");
+    bext_release(ga);
+    bext_release(gb);
+    bext_grads_free(g);
+    bext_release(s);
+  }
+  return (now_ns() - t0) / iters;
+}
+
+/* The MLP case's data: host floats from one formula, read by both sides. */
+struct mlp_data {
+  int64_t batch, width;
+  float *x, *y, *p[4];  /* p: w1 b1 w2 b2 */
+};
+enum { MLP_W1, MLP_B1, MLP_W2, MLP_B2 };
+static const double MLP_LR = 1e-3;
+
+static float *ramp_floats(size_t n, unsigned mul, unsigned mod, float scale) {
+  float *v = malloc(n * sizeof *v);
+  if (!v) die("malloc");
+  for (size_t i = 0; i < n; i++) v[i] = scale * ((float)((i * mul) % mod) / (float)mod - 0.5f);
+  return v;
+}
+
+/* ns per training step: the parameters start from d's values on every
+ * call (untimed, as the peer's do), then each step is
+ *   loss = mean(e * e),  e = relu(x @ w1 + b1) @ w2 + b2 - y
+ *   g = backward(loss);  p = require_grad(detach(p) - lr * grad(g, p)) */
+static double ad_mlp_case(const struct mlp_data *d, int iters, float *last_loss) {
+  const int64_t B = d->batch, W = d->width;
+  const int64_t pshape[4][2] = { { W, W }, { W, 0 }, { W, W }, { W, 0 } };
+  bext_tensor *x = bext_from_data(d->x, BEXT_F32, (int64_t[]){ B, W }, 2, g_ad);
+  bext_tensor *y = bext_from_data(d->y, BEXT_F32, (int64_t[]){ B, W }, 2, g_ad);
+  bext_tensor *p[4];
+  for (int k = 0; k < 4; k++)
+    if (!(p[k] = bext_require_grad(bext_from_data(d->p[k], BEXT_F32, pshape[k], pshape[k][1] ? 2 : 1, g_ad))))
+      die("mlp parameter");
+  float lv = 0;
+  double t0 = now_ns();
+  for (int i = 0; i < iters; i++) {
+    bext_tensor *h = bext_relu(bext_add(bext_matmul(bext_retain(x), bext_retain(p[MLP_W1])), bext_retain(p[MLP_B1])));
+    bext_tensor *e = bext_sub(bext_add(bext_matmul(h, bext_retain(p[MLP_W2])), bext_retain(p[MLP_B2])), bext_retain(y));
+    bext_tensor *loss = bext_mean(bext_mul(bext_retain(e), e));
+    bext_grads *g = bext_backward(loss);
+    if (!g) die("mlp backward");
+    for (int k = 0; k < 4; k++) {
+      bext_tensor *gk = bext_grad(g, p[k]);  /* before detach consumes p[k] */
+      if (!(p[k] = bext_require_grad(bext_sub(bext_detach(p[k]), bext_mul_scalar(gk, MLP_LR)))))
+        die("mlp update");
+    }
+    bext_grads_free(g);
+    if (!bext_read(loss, &lv, sizeof lv)) die("mlp loss");
+    bext_release(loss);
+  }
+  double ns = (now_ns() - t0) / iters;
+  *last_loss = lv;
+  for (int k = 0; k < 4; k++) bext_release(p[k]);
+  bext_release(x);
+  bext_release(y);
+  return ns;
 }
 
 /* --------------------------------------------------- plain C loop peers */
@@ -178,6 +272,25 @@ static double sgemm_case(const float *a, const float *b, float *c, int n, int it
   return (now_ns() - t0) / iters;
 }
 
+static bool selected(int n, ...) {
+  if (!g_only) return true;
+  bool hit = false;
+  va_list ap;
+  va_start(ap, n);
+  for (int i = 0; i < n && !hit; i++) {
+    const char *name = va_arg(ap, const char *);
+    size_t len = strlen(name);
+    for (const char *c = g_only; !hit; c++) {
+      size_t k = strcspn(c, ",");
+      hit = k == len && !strncmp(c, name, len);
+      if (!c[k]) break;
+      c += k;
+    }
+  }
+  va_end(ap);
+  return hit;
+}
+
 /* --------------------------------------------------------------- report */
 struct row {
   const char *name, *peer, *goal;
@@ -185,7 +298,7 @@ struct row {
   bool has_extra;   /* dispatch rows: extra_ns = bext_ns - peer_ns */
   double extra_ns;
 };
-static struct row g_rows[16];
+static struct row g_rows[32];
 static int g_nrows;
 
 static void record(const char *name, const char *peer, const char *goal, double *bv, double *pv) {
@@ -280,9 +393,10 @@ int main(int argc, char **argv) {
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--threads") && i + 1 < argc) g_threads = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--reps") && i + 1 < argc) g_reps = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--only") && i + 1 < argc) g_only = argv[++i];
     else if (argv[i][0] != '-' && !out) out = argv[i];
     else {
-      fprintf(stderr, "usage: bext-bench [OUT.json] [--threads N] [--reps R]\n");
+      fprintf(stderr, "usage: bext-bench [OUT.json] [--threads N] [--reps R] [--only CASE,CASE...]\n");
       return 2;
     }
   }
@@ -299,7 +413,7 @@ int main(int argc, char **argv) {
     execv("/proc/self/exe", argv);
     perror("bext-bench: re-exec");   /* fall through: run with what we have */
   }
-  if (!(g_flex = bext_device_get("flex"))) die("device");
+  if (!(g_flex = bext_device_get("flex")) || !(g_ad = bext_device_get("flex+autodiff"))) die("device");
   int tt = bxbt_torch_set_threads(g_threads);
 
   printf("bext-bench: %d threads (flex pool, OpenBLAS, libtorch %d, C loops), median of %d\n",
@@ -311,7 +425,7 @@ int main(int argc, char **argv) {
   const int64_t N16 = 16, NBIG = (int64_t)1 << 24;
 
   /* add, 16 elements */
-  {
+  if (selected(1, "add_16")) {
     bext_tensor *a = filled(N16, 0.5), *b = filled(N16, 0.25);
     int it = 200000;
     bext_case(B_ADD, a, b, it / 10);
@@ -326,52 +440,54 @@ int main(int argc, char **argv) {
   }
 
   /* large elementwise and reductions */
-  bext_tensor *A = filled(NBIG, 0.5), *B = filled(NBIG, 0.25);
-  float *ca = huge_floats((size_t)NBIG), *cb = huge_floats((size_t)NBIG), *cc = huge_floats((size_t)NBIG);
-  if (!ca || !cb || !cc) die("malloc");
-  bext_read(A, ca, sizeof(float) * (size_t)NBIG);
-  bext_read(B, cb, sizeof(float) * (size_t)NBIG);
-  memset(cc, 0, sizeof(float) * (size_t)NBIG);   /* warm: no page faults in the peer */
-  {
-    int it = 10;
-    bext_case(B_ADD, A, B, 2);
-    cloop_case(0, ca, cb, cc, (size_t)NBIG, 2);
-    for (int r = 0; r < g_reps; r++) {
-      bv[r] = bext_case(B_ADD, A, B, it);
-      pv[r] = cloop_case(0, ca, cb, cc, (size_t)NBIG, it);
+  if (selected(3, "add_16M", "sum_16M", "exp_16M")) {
+    bext_tensor *A = filled(NBIG, 0.5), *B = filled(NBIG, 0.25);
+    float *ca = huge_floats((size_t)NBIG), *cb = huge_floats((size_t)NBIG), *cc = huge_floats((size_t)NBIG);
+    if (!ca || !cb || !cc) die("malloc");
+    bext_read(A, ca, sizeof(float) * (size_t)NBIG);
+    bext_read(B, cb, sizeof(float) * (size_t)NBIG);
+    memset(cc, 0, sizeof(float) * (size_t)NBIG);   /* warm: no page faults in the peer */
+    {
+      int it = 10;
+      bext_case(B_ADD, A, B, 2);
+      cloop_case(0, ca, cb, cc, (size_t)NBIG, 2);
+      for (int r = 0; r < g_reps; r++) {
+        bv[r] = bext_case(B_ADD, A, B, it);
+        pv[r] = cloop_case(0, ca, cb, cc, (size_t)NBIG, it);
+      }
+      record("add_16M", "C loop (warm out)", ">= 0.8", bv, pv);
     }
-    record("add_16M", "C loop (warm out)", ">= 0.8", bv, pv);
-  }
-  {
-    int it = 10;
-    bext_case(B_SUM, A, NULL, 2);
-    cloop_case(1, ca, NULL, NULL, (size_t)NBIG, 2);
-    for (int r = 0; r < g_reps; r++) {
-      bv[r] = bext_case(B_SUM, A, NULL, it);
-      pv[r] = cloop_case(1, ca, NULL, NULL, (size_t)NBIG, it);
+    {
+      int it = 10;
+      bext_case(B_SUM, A, NULL, 2);
+      cloop_case(1, ca, NULL, NULL, (size_t)NBIG, 2);
+      for (int r = 0; r < g_reps; r++) {
+        bv[r] = bext_case(B_SUM, A, NULL, it);
+        pv[r] = cloop_case(1, ca, NULL, NULL, (size_t)NBIG, it);
+      }
+      record("sum_16M", "C loop", ">= 0.8", bv, pv);
     }
-    record("sum_16M", "C loop", ">= 0.8", bv, pv);
-  }
-  {
-    int it = 4;
-    bext_tensor *E = bext_mul_scalar(bext_retain(A), 0.02);   /* exp of [0, 0.17] */
-    bext_case(B_EXP, E, NULL, 1);
-    for (int r = 0; r < g_reps; r++) {
-      bv[r] = bext_case(B_EXP, E, NULL, it);
-      pv[r] = bxbt_torch_exp_ns(NBIG, it);
-      if (pv[r] < 0) die(bxbt_torch_error());
+    {
+      int it = 4;
+      bext_tensor *E = bext_mul_scalar(bext_retain(A), 0.02);   /* exp of [0, 0.17] */
+      bext_case(B_EXP, E, NULL, 1);
+      for (int r = 0; r < g_reps; r++) {
+        bv[r] = bext_case(B_EXP, E, NULL, it);
+        pv[r] = bxbt_torch_exp_ns(NBIG, it);
+        if (pv[r] < 0) die(bxbt_torch_error());
+      }
+      record("exp_16M", "libtorch at::exp", "", bv, pv);
+      bext_release(E);
     }
-    record("exp_16M", "libtorch at::exp", "", bv, pv);
-    bext_release(E);
+    free(ca);
+    free(cb);
+    free(cc);
+    bext_release(A);
+    bext_release(B);
   }
-  free(ca);
-  free(cb);
-  free(cc);
-  bext_release(A);
-  bext_release(B);
 
   /* matmul 1024^2 */
-  {
+  if (selected(2, "matmul_1024", "matmul_1024_torch")) {
     const int n = 1024;
     bext_tensor *a = bext_reshape(filled((int64_t)n * n, 0.01), (int64_t[]){ n, n }, 2);
     bext_tensor *b = bext_reshape(filled((int64_t)n * n, 0.02), (int64_t[]){ n, n }, 2);
@@ -400,7 +516,55 @@ int main(int argc, char **argv) {
   }
 
   /* generated entry point vs a direct call, 1-element tensor */
-  dispatch_cases();
+  if (selected(3, "ext_pass_1", "ext_bump_1", "ext_pass_count")) dispatch_cases();
+
+  /* +autodiff: per-op overhead, then a training step */
+  if (selected(1, "autodiff_add_16")) {
+    bext_tensor *a = bext_require_grad(bext_to_device(filled(N16, 0.5), g_ad));
+    bext_tensor *b = bext_require_grad(bext_to_device(filled(N16, 0.25), g_ad));
+    if (!a || !b) die("autodiff leaves");
+    int it = 50000;
+    ad_add_case(a, b, it / 10);
+    for (int r = 0; r < g_reps; r++) {
+      bv[r] = ad_add_case(a, b, it);
+      pv[r] = bxbt_torch_autograd_add_ns(N16, it);
+      if (pv[r] < 0) die(bxbt_torch_error());
+    }
+    record("autodiff_add_16", "libtorch autograd", ">= 10", bv, pv);
+    bext_release(a);
+    bext_release(b);
+  }
+  if (selected(1, "mlp_512_autodiff")) {
+    struct mlp_data d = { .batch = 64, .width = 512 };
+    size_t W = (size_t)d.width, BW = (size_t)d.batch * W;
+    d.x = ramp_floats(BW, 7, 17, 2.0f);
+    d.y = ramp_floats(BW, 5, 23, 1.0f);
+    d.p[MLP_W1] = ramp_floats(W * W, 13, 31, 0.08f);   /* ~ 1/sqrt(512) */
+    d.p[MLP_B1] = ramp_floats(W, 3, 11, 0.1f);
+    d.p[MLP_W2] = ramp_floats(W * W, 11, 29, 0.08f);
+    d.p[MLP_B2] = ramp_floats(W, 5, 13, 0.1f);
+    int it = 20;
+    float lb = 0, lt = 0;
+    ad_mlp_case(&d, 2, &lb);
+    for (int r = 0; r < g_reps; r++) {
+      bv[r] = ad_mlp_case(&d, it, &lb);
+      pv[r] = bxbt_torch_mlp_step_ns(d.x, d.p[MLP_W1], d.p[MLP_B1], d.p[MLP_W2], d.p[MLP_B2], d.y, d.batch,
+                                     d.width, MLP_LR, it, &lt);
+      if (pv[r] < 0) die(bxbt_torch_error());
+    }
+    /* the same training: after the same steps (the peer's warm-up call is
+     * one more) the losses agree to float rounding */
+    float l1 = 0;
+    ad_mlp_case(&d, it + 1, &l1);
+    if (!(fabsf(l1 - lt) <= 1e-4f * fabsf(lt))) {
+      fprintf(stderr, "bext-bench: mlp_512_autodiff: bext's loss %.7g differs from libtorch's %.7g\n", l1, lt);
+      exit(1);
+    }
+    record("mlp_512_autodiff", "libtorch autograd", ">= 1.5", bv, pv);
+    free(d.x);
+    free(d.y);
+    for (int k = 0; k < 4; k++) free(d.p[k]);
+  }
 
   if (out && write_json(out)) return 1;
   if (out) printf("\nwrote %s\n", out);

@@ -2,6 +2,9 @@
 // torch_shim.h).
 // Only <ATen/ATen.h> is included: <torch/torch.h> costs ~36 s to compile
 // and autograd recording would add ~1.5 us per op that bext does not pay.
+// The autograd peers need no more: requires_grad, backward() and grad()
+// are Tensor methods, NoGradGuard is in <ATen/core/grad_mode.h>, and
+// libtorch_cpu registers the autograd engine they call.
 #include "torch_shim.h"
 
 #include <ATen/ATen.h>
@@ -79,6 +82,45 @@ extern "C" double bxbt_torch_matmul_ns(int64_t n, int iters) {
     at::Tensor c = at::matmul(a, b);
     sink = c.data_ptr<float>()[0];
   });
+}
+
+// ------------------------------------------------------ autograd peers
+extern "C" double bxbt_torch_autograd_add_ns(int64_t n, int iters) {
+  at::Tensor a = ramp(n, 0.5).set_requires_grad(true), b = ramp(n, 0.25).set_requires_grad(true);
+  volatile float sink = 0;
+  return time_loop(iters, [&] {
+    at::Tensor s = at::sum(at::add(a, b));
+    s.backward();
+    sink = a.grad().data_ptr<float>()[n - 1] + b.grad().data_ptr<float>()[0];
+    a.mutable_grad().reset();
+    b.mutable_grad().reset();
+  });
+}
+
+extern "C" double bxbt_torch_mlp_step_ns(const float *x, const float *w1, const float *b1, const float *w2,
+                                         const float *b2, const float *y, int64_t batch, int64_t width,
+                                         double lr, int iters, float *last_loss) {
+  auto in = [](const float *d, std::vector<int64_t> shape) {
+    return at::from_blob(const_cast<float *>(d), shape, at::kFloat).clone();
+  };
+  at::Tensor X = in(x, {batch, width}), Y = in(y, {batch, width});
+  at::Tensor p[4] = { in(w1, {width, width}), in(b1, {width}), in(w2, {width, width}), in(b2, {width}) };
+  for (at::Tensor &t : p) t.set_requires_grad(true);
+  float loss_v = 0;
+  double ns = time_loop(iters, [&] {
+    at::Tensor h = at::relu(at::add(at::matmul(X, p[0]), p[1]));
+    at::Tensor e = at::sub(at::add(at::matmul(h, p[2]), p[3]), Y);
+    at::Tensor loss = at::mean(at::mul(e, e));
+    loss.backward();
+    {
+      at::NoGradGuard no_grad;
+      for (at::Tensor &t : p) t.add_(t.grad(), -lr);
+    }
+    for (at::Tensor &t : p) t.mutable_grad().reset();
+    loss_v = loss.data_ptr<float>()[0];
+  });
+  *last_loss = loss_v;
+  return ns;
 }
 
 // ------------------------------------------------------- the speed matrix

@@ -26,6 +26,23 @@ double bxbt_torch_exp_ns(int64_t n, int iters);
 double bxbt_torch_sum_ns(int64_t n, int iters);
 /* at::matmul(a, b) of two n x n f32 matrices. */
 double bxbt_torch_matmul_ns(int64_t n, int iters);
+/* Autograd peers (bext's +autodiff rows).  Both build their leaves with
+ * requires_grad (untimed), and each iteration is what a libtorch user
+ * writes: the forward ops, loss.backward(), the gradients read, then
+ * grads set to none (zero_grad(set_to_none=true), the torch 2 default).
+ *
+ * a + b of two n-element f32 leaves, summed, backward. */
+double bxbt_torch_autograd_add_ns(int64_t n, int iters);
+/* One training step of an MLP: x [batch, width] (constant), w1, w2
+ * [width, width], b1, b2 [width] (leaves), target y [batch, width];
+ *   loss = mean(e * e),  e = relu(x @ w1 + b1) @ w2 + b2 - y
+ * loss.backward(), then for each parameter p.add_(p.grad(), -lr) under
+ * NoGradGuard (torch.optim.SGD's update) and its grad set to none.  The
+ * data are row-major host floats, copied; every call starts from them.
+ * *last_loss: the loss of the last step (bext-bench checks it is bext's). */
+double bxbt_torch_mlp_step_ns(const float *x, const float *w1, const float *b1, const float *w2,
+                              const float *b2, const float *y, int64_t batch, int64_t width,
+                              double lr, int iters, float *last_loss);
 /* ---------------------------------------------------- the speed matrix
  * bext-matrix (matrix.c) times every op of bext's table against its
  * libtorch counterpart.  The peer is prepared once per cell (inputs made
