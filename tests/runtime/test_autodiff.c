@@ -751,6 +751,7 @@ static size_t chain_peak(const char *spec, float *grad, double *bw_ms) {
   bext_release(gx);
   bext_grads_free(g);
   bext_release(loss);
+  bext_release(row);
   bext_release(x);
   return st.peak_bytes;
 }
