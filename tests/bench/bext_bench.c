@@ -27,6 +27,9 @@
  *   ext_pass_count  ext_pass_1's entry point on a "flex+count" tensor
  *                 (tests/decorator's counting layer: unwrap, forward,
  *                 wrap the output) vs the direct call               [< 50 ns]
+ *   autodiff_balanced_peak  peak live bytes of a 32-op elementwise chain's
+ *                 forward + backward, flex+autodiff(balanced) over
+ *                 flex+autodiff: ratio = balanced / none, LOWER is better  [<= 0.6]
  *   add_16's goal: >= 12 must hold, 20 is the target (issue 7).
  *
  * The rest of the op table is timed by bext-matrix (matrix.c, the speed
@@ -275,6 +278,46 @@ static void dispatch_cases(void) {
   dispatch_case("ext_pass_count", bench_ext_pass, bench_ext_pass_flex, true, 2000000, "flex+count", 50);
 }
 
+/* -------------------------------------------- autodiff checkpointing
+ * autodiff_balanced_peak: peak live bytes of the Flex device over forward
+ * and backward of a 32-op elementwise chain (sin, *0.5, exp, tanh, + a
+ * row; loss = sum) on 1M f32, flex+autodiff(balanced) against
+ * flex+autodiff.  A memory row, not a time row: "bext" is none's peak,
+ * "peer" balanced's, so ratio = balanced / none (lower is better; issue 8
+ * asks <= 0.6, tests/runtime/test_autodiff.c asserts it). */
+static double autodiff_chain_peak(const char *spec) {
+  const bext_device *d = bext_device_get(spec), *in = d ? bext_device_inner(d) : NULL;
+  if (!in) die(spec);
+  bext_tensor *x = bext_require_grad(bext_random_normal((int64_t[]){1024, 1024}, 2, 0, 1, 7, BEXT_F32, d));
+  bext_tensor *row = bext_random_normal((int64_t[]){1024}, 1, 0, 0.1, 8, BEXT_F32, d);
+  if (!x || !row) die(spec);
+  bext_memory_reset_peak(in);
+  bext_tensor *y = bext_retain(x);
+  for (int i = 0; i < 32; i++) {
+    bext_tensor *(*un[4])(bext_tensor *) = {bext_sin, NULL, bext_exp, bext_tanh};
+    y = i % 5 == 1 ? bext_mul_scalar(y, 0.5) : i % 5 == 4 ? bext_add(y, bext_retain(row)) : un[i % 5](y);
+  }
+  bext_tensor *loss = bext_sum(y);
+  bext_grads *g = loss ? bext_backward(loss) : NULL;
+  if (!g) die("autodiff_balanced_peak backward");
+  bext_memory st;
+  bext_memory_stats(in, &st);
+  bext_grads_free(g);
+  bext_release(loss);
+  bext_release(row);
+  bext_release(x);
+  return (double)st.peak_bytes;
+}
+
+static void autodiff_balanced_peak_row(void) {
+  double bv[99], pv[99];
+  for (int r = 0; r < g_reps; r++) {
+    bv[r] = autodiff_chain_peak("flex+autodiff");
+    pv[r] = autodiff_chain_peak("flex+autodiff(balanced)");
+  }
+  record("autodiff_balanced_peak", "balanced peak bytes", "<= 0.6 (lower is better)", bv, pv);
+}
+
 int main(int argc, char **argv) {
   const char *out = NULL;
   for (int i = 1; i < argc; i++) {
@@ -401,6 +444,8 @@ int main(int argc, char **argv) {
 
   /* generated entry point vs a direct call, 1-element tensor */
   dispatch_cases();
+
+  autodiff_balanced_peak_row();
 
   if (out && write_json(out)) return 1;
   if (out) printf("\nwrote %s\n", out);
