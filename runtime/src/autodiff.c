@@ -13,7 +13,11 @@
  * the graph, with or without backward.  Why ids from one atomic counter:
  * a node is always made after its parents, so decreasing id is a
  * topological order, and the same one on every run (no hash or address
- * order), which makes gradients bit-identical across runs. */
+ * order), which makes gradients bit-identical across runs.
+ *
+ * On +autodiff(balanced) devices memory-bound nodes keep less and
+ * backward recomputes what they dropped ("Balanced checkpointing" below,
+ * "lazy values" before bext_backward). */
 #include "autodiff.h"
 
 #include <stdio.h>   /* snprintf */
@@ -567,7 +571,7 @@ static void plan_reads(struct lazy *lz, int n) {
       if (reads_lazy(v, k)) lz->reads[pos_of(lz, v->parent[k])]++;
     if (v->recompute && lz->reads[i] > 0)
       for (int k = 0; k < v->n_in; k++)
-        if (!v->saved[k]) lz->reads[pos_of(lz, v->parent[k])]++;
+        if (!v->saved[k] && v->parent[k]) lz->reads[pos_of(lz, v->parent[k])]++;
   }
 }
 

@@ -47,7 +47,7 @@ struct bxad_node {
   bext_spec out;
   bext_spec *in;                     /* [n_in] */
   struct bxad_node **parent;         /* [n_in]; NULL: that input is a constant */
-  bext_tensor **saved;               /* [n_saved]; core ops: the inner inputs the rule reads */
+  bext_tensor **saved;               /* [n_saved]; core ops: the inner inputs kept (autodiff.c keeps_input) */
   bext_tensor *saved_out;            /* the inner output, when the rule reads it */
   struct bxad_custom *custom;        /* BXAD_CUSTOM: the user's backward (autodiff.c) */
   struct bxad_node *next_free;       /* release's work list (no recursion on long chains) */

@@ -294,8 +294,13 @@ static double autodiff_chain_peak(const char *spec) {
   bext_memory_reset_peak(in);
   bext_tensor *y = bext_retain(x);
   for (int i = 0; i < 32; i++) {
-    bext_tensor *(*un[4])(bext_tensor *) = {bext_sin, NULL, bext_exp, bext_tanh};
-    y = i % 5 == 1 ? bext_mul_scalar(y, 0.5) : i % 5 == 4 ? bext_add(y, bext_retain(row)) : un[i % 5](y);
+    switch (i % 5) {
+    case 0: y = bext_sin(y); break;
+    case 1: y = bext_mul_scalar(y, 0.5); break;
+    case 2: y = bext_exp(y); break;
+    case 3: y = bext_tanh(y); break;
+    default: y = bext_add(y, bext_retain(row)); break;
+    }
   }
   bext_tensor *loss = bext_sum(y);
   bext_grads *g = loss ? bext_backward(loss) : NULL;
