@@ -5,7 +5,10 @@
  * conventions finite differences cannot check); no-gradient ops giving
  * constants; the API's contracts; graphs freed without backward and no
  * growth over a training loop (a counting allocation hook: every runtime
- * byte goes through it); bit-identical repeated backward runs. */
+ * byte goes through it); bit-identical repeated backward runs.  Every
+ * check also runs on +autodiff(balanced), whose gradients must equal
+ * none's bit for bit, with the peak live bytes of a 32-op elementwise
+ * chain at most 0.6x none's. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
@@ -16,7 +19,10 @@
 #include "autodiff.h"
 #include "bext/bext.h"
 
-static const char *const DEVS[] = {"ndarray+autodiff", "flex+autodiff"};
+/* both strategies: balanced must pass every test none does */
+static const char *const DEVS[] = {"ndarray+autodiff", "flex+autodiff", "ndarray+autodiff(balanced)",
+                                   "flex+autodiff(balanced)"};
+#define NDEVS ((int)(sizeof DEVS / sizeof DEVS[0]))
 
 static const bext_device *dev_of(const char *spec) {
   const bext_device *d = bext_device_get(spec);
@@ -450,7 +456,7 @@ static void expect_grad(const bext_device *d, const double *x, int rank, const i
 }
 
 Test(autodiff, prod_with_zeros) {
-  for (int k = 0; k < 2; k++) {
+  for (int k = 0; k < NDEVS; k++) {
     const bext_device *d = dev_of(DEVS[k]);
     expect_grad(d, (double[]){2, 0, 3, 4}, 1, (int64_t[]){4}, true, (double[]){0, 24, 0, 0}, 4);
     expect_grad(d, (double[]){2, 0, 3, 0}, 1, (int64_t[]){4}, true, (double[]){0, 0, 0, 0}, 4);
@@ -462,7 +468,7 @@ Test(autodiff, prod_with_zeros) {
 
 /* max/min ties: the gradient is split evenly (PyTorch's amax/amin) */
 Test(autodiff, max_min_ties_split_evenly) {
-  for (int k = 0; k < 2; k++) {
+  for (int k = 0; k < NDEVS; k++) {
     const bext_device *d = dev_of(DEVS[k]);
     bext_tensor *x = bext_require_grad(
         bext_from_data((double[]){1, 3, 3, 2, -1, -1, 0, -1}, BEXT_F64, (int64_t[]){2, 4}, 2, d));
@@ -581,7 +587,7 @@ static bext_tensor *small_graph(bext_tensor *x, bext_tensor *w) {
 }
 
 Test(autodiff, graphs_dropped_without_backward_are_freed) {
-  for (int k = 0; k < 2; k++) {
+  for (int k = 0; k < NDEVS; k++) {
     const bext_device *d = dev_of(DEVS[k]);
     count_start();
     bext_tensor *x = bext_require_grad(bext_ones((int64_t[]){4, 3}, 2, BEXT_F64, d));
@@ -607,8 +613,8 @@ Test(autodiff, graphs_dropped_without_backward_are_freed) {
   }
 }
 
-Test(autodiff, a_training_loop_does_not_grow) {
-  const bext_device *d = dev_of("flex+autodiff");
+static void training_loop_does_not_grow(const char *spec) {
+  const bext_device *d = dev_of(spec);
   count_start();
   double xs[8 * 3], ys[8];
   for (int i = 0; i < 8; i++) {
@@ -636,16 +642,20 @@ Test(autodiff, a_training_loop_does_not_grow) {
     bext_release(loss);
     if (step == 5) at5 = count_now();
   }
-  cr_expect_eq(count_now(), at5, "live bytes grew from %lld (step 5) to %lld (step 50)", at5, count_now());
+  cr_expect_eq(count_now(), at5, "%s: live bytes grew from %lld (step 5) to %lld (step 50)", spec, at5, count_now());
   cr_expect_lt(last, first * 0.1, "loss %g -> %g", first, last);
   bext_release(w);
   bext_release(y);
   bext_release(x);
   cr_expect_eq(count_now(), 0);
 }
+Test(autodiff, a_training_loop_does_not_grow) {
+  training_loop_does_not_grow("flex+autodiff");
+  training_loop_does_not_grow("flex+autodiff(balanced)");
+}
 
 Test(autodiff, backward_twice_is_bit_identical) {
-  for (int k = 0; k < 2; k++) {
+  for (int k = 0; k < NDEVS; k++) {
     const bext_device *d = dev_of(DEVS[k]);
     bext_tensor *x = bext_require_grad(bext_random_normal((int64_t[]){16, 8}, 2, 0, 1, 1, BEXT_F32, d));
     bext_tensor *w = bext_require_grad(bext_random_normal((int64_t[]){8, 4}, 2, 0, 1, 2, BEXT_F32, d));
