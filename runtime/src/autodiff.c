@@ -636,23 +636,21 @@ static void run_rule(struct lazy *lz, struct bxad_node *v, bext_tensor *g, bext_
   for (int k = 0; k <= BXR_MAX_INPUTS; k++) bext_release(taken[k]);
 }
 
-/* The lazy-value state of a graph with recomputable nodes; false with
- * lz->val NULL for a graph without (nothing to do), false + error when
- * out of memory (*oom set). */
-static bool lazy_init(struct lazy *lz, struct bxad_node **order, int n, const struct nodeset *set, bool *oom) {
-  memset(lz, 0, sizeof *lz);
+/* The lazy-value state of one backward run; val and reads only for a
+ * graph with recomputable nodes (a none graph pays nothing).  false +
+ * error when out of memory. */
+static bool lazy_init(struct lazy *lz, struct bxad_node **order, int n, const struct nodeset *set) {
+  *lz = (struct lazy){.order = order, .set = set};
   bool any = false;
   for (int i = 0; i < n && !any; i++) any = order[i]->recompute;
-  if (!any) return false;
-  lz->order = order;
-  lz->set = set;
+  if (!any) return true;
   lz->val = bxr_calloc((size_t)n * sizeof *lz->val);
   lz->reads = bxr_calloc((size_t)n * sizeof *lz->reads);
   if (!lz->val || !lz->reads) {
     if (lz->val) bxr_free(lz->val, (size_t)n * sizeof *lz->val);
     if (lz->reads) bxr_free(lz->reads, (size_t)n * sizeof *lz->reads);
     lz->val = NULL;
-    *oom = true;
+    lz->reads = NULL;
     return false;
   }
   plan_reads(lz, n);
@@ -731,10 +729,7 @@ bext_grads *bext_backward(bext_tensor *loss) {
   struct bext_device *inner = loss->device->inner;
   if (ok) ok = (grad[0] = bext_ones(NULL, 0, loss->dtype, inner)) != NULL;
   struct lazy lz;
-  bool oom = false;
-  lazy_init(&lz, order, n, &set, &oom);
-  lz.order = order;
-  ok = ok && !oom;
+  ok = lazy_init(&lz, order, n, &set) && ok;
   for (int i = 0; i < n && ok; i++) ok = backward_step(&lz, i, grad, &set, inner);
   lazy_free(&lz, n);
   int leaves = 0;
