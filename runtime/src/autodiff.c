@@ -13,7 +13,11 @@
  * the graph, with or without backward.  Why ids from one atomic counter:
  * a node is always made after its parents, so decreasing id is a
  * topological order, and the same one on every run (no hash or address
- * order), which makes gradients bit-identical across runs. */
+ * order), which makes gradients bit-identical across runs.
+ *
+ * On +autodiff(balanced) devices memory-bound nodes keep less and
+ * backward recomputes what they dropped ("Balanced checkpointing" below,
+ * "lazy values" before bext_backward). */
 #include "autodiff.h"
 
 #include <stdio.h>   /* snprintf */
@@ -181,6 +185,36 @@ static bext_tensor *cat_tree(struct bxr_op *op) {
   return res;
 }
 
+/* Balanced checkpointing (+autodiff(balanced)), after Burn's
+ * BalancedCheckpointing: a node of a memory-bound op (the row's recompute
+ * flag) is recomputable, so it keeps no reference to a value a
+ * recomputable parent can give back, and backward re-runs its op when a
+ * rule needs its output (bext_backward, "lazy values").  Compute-bound
+ * ops, leaves and custom nodes are checkpoints: their children keep their
+ * outputs, as under none.  bext's addition to Burn's scheme is the depth
+ * bound (BXAD_MAX_DEPTH, autodiff.h): without it, a long elementwise chain
+ * would recompute from its leaf, and holding the recomputed values would
+ * bring the peak back. */
+static void plan_recompute(struct bxad_node *n, const struct bxad_rule *r, bool balanced) {
+  if (!balanced || !r->recompute) return;
+  int depth = 0;
+  for (int i = 0; i < n->n_in; i++)
+    if (n->parent[i] && n->parent[i]->recompute && n->parent[i]->depth > depth) depth = n->parent[i]->depth;
+  if (depth + 1 > BXAD_MAX_DEPTH) return;  /* a checkpoint: the chain restarts here */
+  n->recompute = true;
+  n->depth = (unsigned char)(depth + 1);
+}
+
+/* Whether node n keeps input i.  Under none: what its rule reads.  Under
+ * balanced, a recomputable node also needs every input to re-run its op;
+ * either way an input a recomputable parent can give back is not kept,
+ * and a constant (no parent) always is, since nothing can recompute it. */
+static bool keeps_input(const struct bxad_node *n, const struct bxad_rule *r, int i) {
+  const struct bxad_node *p = n->parent[i];
+  bool needed = n->recompute || (r->save & BXAD_SAVE_IN(i));
+  return needed && !(p && p->recompute);
+}
+
 static bext_tensor *bxad_exec(struct bxr_op *op) {
   struct bext_device *dev = op->device;
   const struct bxad_rule *r = &bxad_rules[op->code];
@@ -204,13 +238,14 @@ static bext_tensor *bxad_exec(struct bxr_op *op) {
     node->at = op->at;
     node->out = op->out;
     for (int i = 0; i < op->n_in; i++) {
-      struct bxad_priv *p = priv_of(op->in[i]);
       node->in[i] = op->in[i]->spec;
-      node->parent[i] = node_retain(p->node);
-      /* retained before dispatch: the inner backend then sees it shared
-       * and never overwrites it in place */
-      if (r->save & BXAD_SAVE_IN(i)) node->saved[i] = bext_retain(p->inner);
+      node->parent[i] = node_retain(priv_of(op->in[i])->node);
     }
+    plan_recompute(node, r, dev->strategy == BEXT_AUTODIFF_BALANCED);
+    /* retained before dispatch: the inner backend then sees them shared
+     * and never overwrites them in place */
+    for (int i = 0; i < op->n_in; i++)
+      if (keeps_input(node, r, i)) node->saved[i] = bext_retain(priv_of(op->in[i])->inner);
   }
   struct bxr_op in = *op;
   in.device = dev->inner;
@@ -222,7 +257,7 @@ static bext_tensor *bxad_exec(struct bxr_op *op) {
   for (int i = 0; i < op->n_in; i++) in.in[i] = unwrap(op->in[i]);
   bext_tensor *res = bxr_dispatch(&in);  /* consumes the inner inputs */
   if (in.in != in.inbuf) bxr_free(in.in, (size_t)op->n_in * sizeof *in.in);
-  if (res && node && (r->save & BXAD_SAVE_OUT)) node->saved_out = bext_retain(res);
+  if (res && node && (r->save & BXAD_SAVE_OUT) && !node->recompute) node->saved_out = bext_retain(res);
   return wrap(dev, res, node);
 }
 
@@ -492,6 +527,178 @@ static bool custom_backward(const struct bxad_node *v, bext_tensor *g, bext_tens
   return true;
 }
 
+/* ---------------------------------------------------------- lazy values
+ * A balanced graph's rules may read values no node kept: the output of a
+ * recomputable node (its own rule's saved_out, or saved[k] of a child).
+ * Backward re-runs those ops on the inner device, from the inputs the
+ * recomputable node kept and, recursively (at most BXAD_MAX_DEPTH deep),
+ * from its recomputable parents' values: the same ops on the same values
+ * as the forward pass, so the gradients are bit-identical to none's.
+ *
+ * Each recomputed value is cached in val[] (indexed like order[]) with the
+ * count of reads still to come, planned before the first rule runs; the
+ * last read takes the cache's reference, so a value lives only while a
+ * step still to run needs it (and a stepping stone of a recomputation dies
+ * as soon as the next op has read it).  In decreasing-id order every
+ * reader of a value runs before its node, so a value still cached when
+ * its own node has run (its rule skipped) is dropped there. */
+struct lazy {
+  struct bxad_node **order;
+  const struct nodeset *set;
+  bext_tensor **val;          /* [n] recomputed outputs, NULL: none cached */
+  int *reads;                 /* [n] reads still to come */
+};
+
+static int pos_of(const struct lazy *lz, const struct bxad_node *u) { return lz->set->val[ns_find(lz->set, u)]; }
+
+/* Whether v's rule reads input k, or its output (k == -1), from a value
+ * no node kept. */
+static bool reads_lazy(const struct bxad_node *v, int k) {
+  unsigned save = bxad_rules[v->code].save;
+  if (k < 0) return (save & BXAD_SAVE_OUT) && !v->saved_out;
+  return (save & BXAD_SAVE_IN(k)) && !v->saved[k] && v->parent[k];
+}
+
+/* The reads of every lazy value, children before parents: v's own rule,
+ * then, when v's value will be computed at all, re-running v reads each
+ * input it did not keep. */
+static void plan_reads(struct lazy *lz, int n) {
+  for (int i = 0; i < n; i++) {
+    const struct bxad_node *v = lz->order[i];
+    if (v->code < 0) continue;  /* leaves and custom nodes read what they kept */
+    if (reads_lazy(v, -1)) lz->reads[i]++;
+    for (int k = 0; k < v->n_in; k++)
+      if (reads_lazy(v, k)) lz->reads[pos_of(lz, v->parent[k])]++;
+    if (v->recompute && lz->reads[i] > 0)
+      for (int k = 0; k < v->n_in; k++)
+        if (!v->saved[k] && v->parent[k]) lz->reads[pos_of(lz, v->parent[k])]++;
+  }
+}
+
+static bext_tensor *lazy_take(struct lazy *lz, struct bxad_node *u);
+
+/* u's output computed again: its op on the inputs it kept and its
+ * recomputable parents' values.  NULL + error. */
+static bext_tensor *recompute(struct lazy *lz, struct bxad_node *u) {
+  BXR_ASSERT(u->recompute && u->code >= 0);
+  struct bxr_op op = {.code = (enum bxr_opcode)u->code, .api = bxr_op_name((enum bxr_opcode)u->code),
+                      .n_in = u->n_in, .at = u->at};
+  op.in = op.inbuf;
+  memcpy(op.sc, u->sc, sizeof op.sc);
+  for (int k = 0; k < u->n_in; k++)  /* a NULL (failed) input makes dispatch fail */
+    op.in[k] = u->saved[k] ? bext_retain(u->saved[k]) : lazy_take(lz, u->parent[k]);
+  return bxr_dispatch(&op);
+}
+
+/* A new reference to u's output: cached, or recomputed and cached; one
+ * planned read spent (the last one takes the cache's reference, so an op
+ * reading it may reuse the buffer in place).  NULL + error. */
+static bext_tensor *lazy_take(struct lazy *lz, struct bxad_node *u) {
+  int j = pos_of(lz, u);
+  if (!lz->val[j] && !(lz->val[j] = recompute(lz, u))) return NULL;
+  if (lz->reads[j] > 0) lz->reads[j]--;
+  if (lz->reads[j] > 0) return bext_retain(lz->val[j]);
+  bext_tensor *t = lz->val[j];
+  lz->val[j] = NULL;
+  return t;
+}
+
+/* Runs v's rule.  On a balanced graph the values it reads that no node
+ * kept are put in a shadow of v (the fields a rule reads; v itself may be
+ * shared with another thread's backward, so it is never written). */
+static void run_rule(struct lazy *lz, struct bxad_node *v, bext_tensor *g, bext_tensor **gin) {
+  const struct bxad_rule *r = &bxad_rules[v->code];
+  bool lazy = false;
+  for (int k = -1; lz && k < v->n_in; k++) lazy |= reads_lazy(v, k);
+  if (!lazy) {
+    r->backward(v, g, gin);
+    return;
+  }
+  struct bxad_node sh;
+  memset(&sh, 0, sizeof sh);
+  sh.code = v->code;
+  sh.n_in = sh.n_saved = v->n_in;
+  memcpy(sh.sc, v->sc, sizeof sh.sc);
+  sh.at = v->at;
+  sh.out = v->out;
+  sh.in = v->in;
+  sh.parent = v->parent;
+  sh.saved = sh.saved_buf;
+  bext_tensor *taken[BXR_MAX_INPUTS + 1] = {NULL};
+  bool ok = true;
+  for (int k = 0; k < v->n_in; k++) {
+    sh.saved[k] = v->saved[k];
+    if (reads_lazy(v, k)) ok &= (sh.saved[k] = taken[k] = lazy_take(lz, v->parent[k])) != NULL;
+  }
+  sh.saved_out = v->saved_out;
+  if (reads_lazy(v, -1)) ok &= (sh.saved_out = taken[BXR_MAX_INPUTS] = lazy_take(lz, v)) != NULL;
+  if (ok) r->backward(&sh, g, gin);  /* else no gradient: backward fails with the recompute's error */
+  for (int k = 0; k <= BXR_MAX_INPUTS; k++) bext_release(taken[k]);
+}
+
+/* The lazy-value state of one backward run; val and reads only for a
+ * graph with recomputable nodes (a none graph pays nothing).  false +
+ * error when out of memory. */
+static bool lazy_init(struct lazy *lz, struct bxad_node **order, int n, const struct nodeset *set) {
+  *lz = (struct lazy){.order = order, .set = set};
+  bool any = false;
+  for (int i = 0; i < n && !any; i++) any = order[i]->recompute;
+  if (!any) return true;
+  lz->val = bxr_calloc((size_t)n * sizeof *lz->val);
+  lz->reads = bxr_calloc((size_t)n * sizeof *lz->reads);
+  if (!lz->val || !lz->reads) {
+    if (lz->val) bxr_free(lz->val, (size_t)n * sizeof *lz->val);
+    if (lz->reads) bxr_free(lz->reads, (size_t)n * sizeof *lz->reads);
+    lz->val = NULL;
+    lz->reads = NULL;
+    return false;
+  }
+  plan_reads(lz, n);
+  return true;
+}
+
+static void lazy_free(struct lazy *lz, int n) {
+  if (!lz->val) return;
+  for (int i = 0; i < n; i++) bext_release(lz->val[i]);
+  bxr_free(lz->val, (size_t)n * sizeof *lz->val);
+  bxr_free(lz->reads, (size_t)n * sizeof *lz->reads);
+}
+
+/* One backward step: node order[i]'s rule on its gradient, the input
+ * gradients summed into grad[] (their parents' slots).  Its own lazy
+ * value, if still cached, dies here: every reader has run. */
+static bool backward_step(struct lazy *lz, int i, bext_tensor **grad, const struct nodeset *set,
+                          struct bext_device *inner) {
+  struct bxad_node *v = lz->order[i];
+  bool ok = true;
+  if (v->code != BXAD_LEAF && grad[i]) {  /* no gradient: reachable only through constants' paths */
+    bext_tensor *gin[BEXT_AUTODIFF_MAX_INPUTS] = {NULL};
+    if (v->code == BXAD_CUSTOM) ok = custom_backward(v, grad[i], gin, inner);
+    else run_rule(lz->val ? lz : NULL, v, grad[i], gin);
+    for (int k = 0; k < v->n_in && ok; k++) {
+      if (!v->parent[k]) continue;
+      if (!gin[k]) {
+        ok = false;
+        continue;
+      }
+      BXR_ASSERT(gin[k]->dtype == v->in[k].dtype &&
+                 bxr_same_shape(gin[k]->rank, gin[k]->shape, v->in[k].rank, v->in[k].shape));
+      int j = set->val[ns_find(set, v->parent[k])];
+      grad[j] = grad[j] ? bext_add(grad[j], gin[k]) : gin[k];
+      gin[k] = NULL;
+      if (!grad[j]) ok = false;
+    }
+    for (int k = 0; k < v->n_in; k++) bext_release(gin[k]);
+    bext_release(grad[i]);  /* interior gradients die as soon as they are spent */
+    grad[i] = NULL;
+  }
+  if (lz->val) {
+    bext_release(lz->val[i]);
+    lz->val[i] = NULL;
+  }
+  return ok;
+}
+
 bext_grads *bext_backward(bext_tensor *loss) {
   if (!loss) {
     bxr_error_null("bext_backward: the loss is NULL");
@@ -521,34 +728,12 @@ bext_grads *bext_backward(bext_tensor *loss) {
   bool ok = grad != NULL;
   struct bext_device *inner = loss->device->inner;
   if (ok) ok = (grad[0] = bext_ones(NULL, 0, loss->dtype, inner)) != NULL;
+  struct lazy lz;
+  ok = lazy_init(&lz, order, n, &set) && ok;
+  for (int i = 0; i < n && ok; i++) ok = backward_step(&lz, i, grad, &set, inner);
+  lazy_free(&lz, n);
   int leaves = 0;
-  for (int i = 0; i < n && ok; i++) {
-    struct bxad_node *v = order[i];
-    if (v->code == BXAD_LEAF) {
-      leaves += grad[i] != NULL;
-      continue;
-    }
-    if (!grad[i]) continue;  /* reachable only through constants' paths */
-    bext_tensor *gin[BEXT_AUTODIFF_MAX_INPUTS] = {NULL};
-    if (v->code == BXAD_CUSTOM) ok = custom_backward(v, grad[i], gin, inner);
-    else bxad_rules[v->code].backward(v, grad[i], gin);
-    for (int k = 0; k < v->n_in && ok; k++) {
-      if (!v->parent[k]) continue;
-      if (!gin[k]) {
-        ok = false;
-        continue;
-      }
-      BXR_ASSERT(gin[k]->dtype == v->in[k].dtype &&
-                 bxr_same_shape(gin[k]->rank, gin[k]->shape, v->in[k].rank, v->in[k].shape));
-      int j = set.val[ns_find(&set, v->parent[k])];
-      grad[j] = grad[j] ? bext_add(grad[j], gin[k]) : gin[k];
-      gin[k] = NULL;
-      if (!grad[j]) ok = false;
-    }
-    for (int k = 0; k < v->n_in; k++) bext_release(gin[k]);
-    bext_release(grad[i]);  /* interior gradients die as soon as they are spent */
-    grad[i] = NULL;
-  }
+  for (int i = 0; i < n && ok; i++) leaves += order[i]->code == BXAD_LEAF && grad[i];
   bext_grads *g = NULL;
   if (ok) {
     struct bxr_hook h = bxr_hook_now();

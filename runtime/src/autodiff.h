@@ -15,6 +15,16 @@
  * (normalized by inference), the input and output specs, and references
  * to the INNER tensors the rule reads (saved[], saved_out).
  *
+ * On a balanced device (+autodiff(balanced)) a node of a memory-bound op
+ * may be RECOMPUTABLE instead: it keeps no reference to a value another
+ * recomputable node can give back, and backward re-runs the op from what
+ * the node holds (code, sc, at and the inputs it did save).  depth counts
+ * the ops re-run to get its output (itself included); a node that would
+ * exceed BXAD_MAX_DEPTH becomes a checkpoint (recompute false, depth 0):
+ * its children keep its output, as every child of a compute-bound node,
+ * leaf or custom node does.  Both are set at record time and never change,
+ * so other threads may read them without a lock.
+ *
  * in/parent/saved point into the node's own block: at the inline arrays
  * for a core op (at most BXR_MAX_INPUTS inputs), at arrays allocated past
  * the struct for a custom node (up to BEXT_AUTODIFF_MAX_INPUTS).  A node
@@ -30,12 +40,14 @@ struct bxad_node {
   int code;                          /* enum bxr_opcode, BXAD_LEAF or BXAD_CUSTOM */
   int n_in;
   int n_saved;                       /* entries of saved[] (n_in for a core op) */
+  bool recompute;                    /* balanced: backward re-runs the op for its output */
+  unsigned char depth;               /* ops re-run to get the output; 0 unless recompute */
   bext_scalar sc[3];
   bext_attrs at;
   bext_spec out;
   bext_spec *in;                     /* [n_in] */
   struct bxad_node **parent;         /* [n_in]; NULL: that input is a constant */
-  bext_tensor **saved;               /* [n_saved]; core ops: the inner inputs the rule reads */
+  bext_tensor **saved;               /* [n_saved]; core ops: the inner inputs kept (autodiff.c keeps_input) */
   bext_tensor *saved_out;            /* the inner output, when the rule reads it */
   struct bxad_custom *custom;        /* BXAD_CUSTOM: the user's backward (autodiff.c) */
   struct bxad_node *next_free;       /* release's work list (no recursion on long chains) */
@@ -63,7 +75,22 @@ struct bxad_rule {
   enum bxad_kind kind;
   unsigned save;                     /* BXAD_SAVE_* : what record keeps for the rule */
   bxad_backward_fn backward;
+  /* Memory-bound (elementwise, layout, indexing, cast): re-running it costs
+   * about what reading a kept copy would, so a balanced device recomputes
+   * its output in backward rather than keep it.  False for compute-bound
+   * ops (matmul, reductions, cumsum), whose outputs become checkpoints. */
+  bool recompute;
 };
+
+/* The longest run of recomputable nodes one value may need re-run: the
+ * bound on the recomputation's depth (and recursion), on the values a
+ * backward step holds at once, and the spacing of the checkpoints it
+ * forces in a long memory-bound chain.  A chain of n such ops then keeps
+ * about n/8 checkpoints and re-runs at most 8 ops per missing value, the
+ * sqrt(n) optimum (Chen et al., "Training deep nets with sublinear memory
+ * cost") for chains of ~64, longer than the elementwise runs between two
+ * matmuls of the usual models, where the matmuls are the checkpoints. */
+#define BXAD_MAX_DEPTH 8
 BXR_DATA const struct bxad_rule bxad_rules[BXR_OP_COUNT];
 
 /* The decorator's vtable (device.c puts it in the AUTODIFF layer row). */

@@ -3,6 +3,9 @@
  * whether an op is differentiable, has no gradient (its output is a
  * constant), or has no rule yet (a tracked input fails the forward call,
  * PyTorch's "no autograd formula" — never a silent zero gradient).
+ * The same row says whether the op is memory-bound (MEM: recomputed in
+ * backward on +autodiff(balanced) devices) or compute-bound (DIFF: its
+ * output is a checkpoint there).
  *
  * Rules run on the INNER device with the public op API: g and the saved
  * tensors are inner tensors, every op consumes its operands, so a rule
@@ -298,9 +301,12 @@ static void bw_cast(const struct bxad_node *n, bext_tensor *g, bext_tensor **gi)
 
 /* ----------------------------------------------------------------- table */
 
-#define NOT_YET {BXAD_NOT_YET, 0, NULL}
-#define NO_GRAD {BXAD_NO_GRAD, 0, NULL}
-#define DIFF(save, fn) {BXAD_DIFF, save, fn}
+/* DIFF: a compute-bound op (a checkpoint on balanced devices); MEM: a
+ * memory-bound one, recomputed in backward on balanced devices. */
+#define NOT_YET {BXAD_NOT_YET, 0, NULL, false}
+#define NO_GRAD {BXAD_NO_GRAD, 0, NULL, false}
+#define DIFF(save, fn) {BXAD_DIFF, save, fn, false}
+#define MEM(save, fn) {BXAD_DIFF, save, fn, true}
 #define S0 BXAD_SAVE_IN(0)
 #define S01 (BXAD_SAVE_IN(0) | BXAD_SAVE_IN(1))
 #define SO BXAD_SAVE_OUT
@@ -310,41 +316,41 @@ const struct bxad_rule bxad_rules[BXR_OP_COUNT] = {
     [BXR_OP_EMPTY] = NO_GRAD, [BXR_OP_ZEROS] = NO_GRAD, [BXR_OP_ONES] = NO_GRAD, [BXR_OP_FULL] = NO_GRAD,
     [BXR_OP_ARANGE] = NO_GRAD, [BXR_OP_RANDOM_UNIFORM] = NO_GRAD, [BXR_OP_RANDOM_NORMAL] = NO_GRAD,
     /* layout */
-    [BXR_OP_RESHAPE] = DIFF(0, bw_reshape),
-    [BXR_OP_SWAP_DIMS] = DIFF(0, bw_swap_dims),
-    [BXR_OP_PERMUTE] = DIFF(0, bw_permute),
-    [BXR_OP_EXPAND] = DIFF(0, bw_expand),
-    [BXR_OP_SLICE] = DIFF(0, bw_slice),
-    [BXR_OP_SLICE_ASSIGN] = DIFF(0, bw_slice_assign),
-    [BXR_OP_CAT] = DIFF(0, bw_cat),
-    [BXR_OP_FLIP] = DIFF(0, bw_flip),
-    [BXR_OP_NARROW] = DIFF(0, bw_slice),
-    [BXR_OP_REPEAT_DIM] = DIFF(0, bw_repeat_dim),
+    [BXR_OP_RESHAPE] = MEM(0, bw_reshape),
+    [BXR_OP_SWAP_DIMS] = MEM(0, bw_swap_dims),
+    [BXR_OP_PERMUTE] = MEM(0, bw_permute),
+    [BXR_OP_EXPAND] = MEM(0, bw_expand),
+    [BXR_OP_SLICE] = MEM(0, bw_slice),
+    [BXR_OP_SLICE_ASSIGN] = MEM(0, bw_slice_assign),
+    [BXR_OP_CAT] = MEM(0, bw_cat),
+    [BXR_OP_FLIP] = MEM(0, bw_flip),
+    [BXR_OP_NARROW] = MEM(0, bw_slice),
+    [BXR_OP_REPEAT_DIM] = MEM(0, bw_repeat_dim),
     /* indexing */
-    [BXR_OP_GATHER] = DIFF(BXAD_SAVE_IN(1), bw_gather),
-    [BXR_OP_SCATTER_ADD] = DIFF(BXAD_SAVE_IN(1), bw_scatter_add),
-    [BXR_OP_SELECT] = DIFF(BXAD_SAVE_IN(1), bw_select),
-    [BXR_OP_SELECT_ASSIGN] = DIFF(BXAD_SAVE_IN(1), bw_select_assign),
-    [BXR_OP_MASK_WHERE] = DIFF(BXAD_SAVE_IN(1), bw_mask_where),
-    [BXR_OP_MASK_FILL] = DIFF(BXAD_SAVE_IN(1), bw_mask_fill),
+    [BXR_OP_GATHER] = MEM(BXAD_SAVE_IN(1), bw_gather),
+    [BXR_OP_SCATTER_ADD] = MEM(BXAD_SAVE_IN(1), bw_scatter_add),
+    [BXR_OP_SELECT] = MEM(BXAD_SAVE_IN(1), bw_select),
+    [BXR_OP_SELECT_ASSIGN] = MEM(BXAD_SAVE_IN(1), bw_select_assign),
+    [BXR_OP_MASK_WHERE] = MEM(BXAD_SAVE_IN(1), bw_mask_where),
+    [BXR_OP_MASK_FILL] = MEM(BXAD_SAVE_IN(1), bw_mask_fill),
     /* binary */
-    [BXR_OP_ADD] = DIFF(0, bw_add),
-    [BXR_OP_SUB] = DIFF(0, bw_sub),
-    [BXR_OP_MUL] = DIFF(S01, bw_mul),
-    [BXR_OP_DIV] = DIFF(BXAD_SAVE_IN(1) | SO, bw_div),
-    [BXR_OP_REM] = DIFF(S01, bw_rem),
-    [BXR_OP_POW] = DIFF(S01 | SO, bw_pow),
-    [BXR_OP_MAX] = DIFF(S01, bw_max),
-    [BXR_OP_MIN] = DIFF(S01, bw_max),
+    [BXR_OP_ADD] = MEM(0, bw_add),
+    [BXR_OP_SUB] = MEM(0, bw_sub),
+    [BXR_OP_MUL] = MEM(S01, bw_mul),
+    [BXR_OP_DIV] = MEM(BXAD_SAVE_IN(1) | SO, bw_div),
+    [BXR_OP_REM] = MEM(S01, bw_rem),
+    [BXR_OP_POW] = MEM(S01 | SO, bw_pow),
+    [BXR_OP_MAX] = MEM(S01, bw_max),
+    [BXR_OP_MIN] = MEM(S01, bw_max),
     /* scalar forms; rem_scalar's derivative is 1 wherever it exists */
-    [BXR_OP_ADD_SCALAR] = DIFF(0, bw_pass),
-    [BXR_OP_SUB_SCALAR] = DIFF(0, bw_pass),
-    [BXR_OP_MUL_SCALAR] = DIFF(0, bw_mul_scalar),
-    [BXR_OP_DIV_SCALAR] = DIFF(0, bw_div_scalar),
-    [BXR_OP_REM_SCALAR] = DIFF(0, bw_pass),
-    [BXR_OP_POW_SCALAR] = DIFF(S0, bw_pow_scalar),
-    [BXR_OP_MAX_SCALAR] = DIFF(S0, bw_max_scalar),
-    [BXR_OP_MIN_SCALAR] = DIFF(S0, bw_max_scalar),
+    [BXR_OP_ADD_SCALAR] = MEM(0, bw_pass),
+    [BXR_OP_SUB_SCALAR] = MEM(0, bw_pass),
+    [BXR_OP_MUL_SCALAR] = MEM(0, bw_mul_scalar),
+    [BXR_OP_DIV_SCALAR] = MEM(0, bw_div_scalar),
+    [BXR_OP_REM_SCALAR] = MEM(0, bw_pass),
+    [BXR_OP_POW_SCALAR] = MEM(S0, bw_pow_scalar),
+    [BXR_OP_MAX_SCALAR] = MEM(S0, bw_max_scalar),
+    [BXR_OP_MIN_SCALAR] = MEM(S0, bw_max_scalar),
     /* comparisons and bool logic: bool outputs */
     [BXR_OP_EQ] = NO_GRAD, [BXR_OP_NE] = NO_GRAD, [BXR_OP_GT] = NO_GRAD, [BXR_OP_GE] = NO_GRAD,
     [BXR_OP_LT] = NO_GRAD, [BXR_OP_LE] = NO_GRAD, [BXR_OP_EQ_SCALAR] = NO_GRAD,
@@ -352,26 +358,26 @@ const struct bxad_rule bxad_rules[BXR_OP_COUNT] = {
     [BXR_OP_LT_SCALAR] = NO_GRAD, [BXR_OP_LE_SCALAR] = NO_GRAD,
     [BXR_OP_AND] = NO_GRAD, [BXR_OP_OR] = NO_GRAD, [BXR_OP_XOR] = NO_GRAD, [BXR_OP_NOT] = NO_GRAD,
     /* unary */
-    [BXR_OP_NEG] = DIFF(0, bw_unary),
-    [BXR_OP_ABS] = DIFF(S0, bw_unary),
-    [BXR_OP_EXP] = DIFF(SO, bw_unary),
-    [BXR_OP_LOG] = DIFF(S0, bw_unary),
-    [BXR_OP_LOG1P] = DIFF(S0, bw_unary),
-    [BXR_OP_SQRT] = DIFF(SO, bw_unary),
-    [BXR_OP_RSQRT] = DIFF(S0 | SO, bw_unary),
-    [BXR_OP_SIN] = DIFF(S0, bw_unary),
-    [BXR_OP_COS] = DIFF(S0, bw_unary),
-    [BXR_OP_TANH] = DIFF(SO, bw_unary),
-    [BXR_OP_ERF] = DIFF(S0, bw_unary),
-    [BXR_OP_SIGMOID] = DIFF(SO, bw_unary),
-    [BXR_OP_RELU] = DIFF(S0, bw_unary),
-    [BXR_OP_RECIP] = DIFF(SO, bw_unary),
+    [BXR_OP_NEG] = MEM(0, bw_unary),
+    [BXR_OP_ABS] = MEM(S0, bw_unary),
+    [BXR_OP_EXP] = MEM(SO, bw_unary),
+    [BXR_OP_LOG] = MEM(S0, bw_unary),
+    [BXR_OP_LOG1P] = MEM(S0, bw_unary),
+    [BXR_OP_SQRT] = MEM(SO, bw_unary),
+    [BXR_OP_RSQRT] = MEM(S0 | SO, bw_unary),
+    [BXR_OP_SIN] = MEM(S0, bw_unary),
+    [BXR_OP_COS] = MEM(S0, bw_unary),
+    [BXR_OP_TANH] = MEM(SO, bw_unary),
+    [BXR_OP_ERF] = MEM(S0, bw_unary),
+    [BXR_OP_SIGMOID] = MEM(SO, bw_unary),
+    [BXR_OP_RELU] = MEM(S0, bw_unary),
+    [BXR_OP_RECIP] = MEM(SO, bw_unary),
     /* piecewise constant: the derivative is 0 wherever it exists, so a
      * constant output IS the gradient (PyTorch gives the same zeros) */
     [BXR_OP_FLOOR] = NO_GRAD, [BXR_OP_CEIL] = NO_GRAD, [BXR_OP_ROUND] = NO_GRAD, [BXR_OP_SIGN] = NO_GRAD,
-    [BXR_OP_CLAMP] = DIFF(S0, bw_clamp),
-    [BXR_OP_POWI] = DIFF(S0, bw_unary),
-    /* reductions */
+    [BXR_OP_CLAMP] = MEM(S0, bw_clamp),
+    [BXR_OP_POWI] = MEM(S0, bw_unary),
+    /* reductions: compute-bound, checkpoints on balanced devices */
     [BXR_OP_SUM] = DIFF(0, bw_sum),
     [BXR_OP_MEAN] = DIFF(0, bw_mean),
     [BXR_OP_PROD] = DIFF(S0, bw_prod),
@@ -381,6 +387,6 @@ const struct bxad_rule bxad_rules[BXR_OP_COUNT] = {
     [BXR_OP_CUMSUM] = DIFF(0, bw_cumsum),
     /* matmul, cast (float->float; a cast to int or bool is a constant) */
     [BXR_OP_MATMUL] = DIFF(S01, bw_matmul),
-    [BXR_OP_CAST] = DIFF(0, bw_cast),
+    [BXR_OP_CAST] = MEM(0, bw_cast),
 };
 _Static_assert(sizeof bxad_rules / sizeof bxad_rules[0] == BXR_OP_COUNT, "one autodiff rule per op");

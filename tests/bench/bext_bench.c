@@ -35,7 +35,10 @@
  *                 loss = mean((out - y)^2), backward, SGD update of the
  *                 four parameters, vs libtorch autograd with
  *                 p.add_(p.grad(), -lr) under NoGradGuard          [>= 1.5]
- *   add_16's goal: >= 12 must hold, 20 is the target (issue 7); the two
+ *   autodiff_balanced_peak  peak live bytes of a 32-op elementwise chain's
+ *                 forward + backward, flex+autodiff(balanced) over
+ *                 flex+autodiff: ratio = balanced / none, LOWER is better  [<= 0.6]
+ *   add_16's goal: >= 12 must hold, 20 is the target (issue 7); the three
  *   autodiff goals are issue 8's.  --only runs just the named cases (a
  *   matmul_1024 or ext_* name runs its whole group).
  *
@@ -388,6 +391,51 @@ static void dispatch_cases(void) {
   dispatch_case("ext_pass_count", bench_ext_pass, bench_ext_pass_flex, true, 2000000, "flex+count", 50);
 }
 
+/* -------------------------------------------- autodiff checkpointing
+ * autodiff_balanced_peak: peak live bytes of the Flex device over forward
+ * and backward of a 32-op elementwise chain (sin, *0.5, exp, tanh, + a
+ * row; loss = sum) on 1M f32, flex+autodiff(balanced) against
+ * flex+autodiff.  A memory row, not a time row: "bext" is none's peak,
+ * "peer" balanced's, so ratio = balanced / none (lower is better; issue 8
+ * asks <= 0.6, tests/runtime/test_autodiff.c asserts it). */
+static double autodiff_chain_peak(const char *spec) {
+  const bext_device *d = bext_device_get(spec), *in = d ? bext_device_inner(d) : NULL;
+  if (!in) die(spec);
+  bext_tensor *x = bext_require_grad(bext_random_normal((int64_t[]){1024, 1024}, 2, 0, 1, 7, BEXT_F32, d));
+  bext_tensor *row = bext_random_normal((int64_t[]){1024}, 1, 0, 0.1, 8, BEXT_F32, d);
+  if (!x || !row) die(spec);
+  bext_memory_reset_peak(in);
+  bext_tensor *y = bext_retain(x);
+  for (int i = 0; i < 32; i++) {
+    switch (i % 5) {
+    case 0: y = bext_sin(y); break;
+    case 1: y = bext_mul_scalar(y, 0.5); break;
+    case 2: y = bext_exp(y); break;
+    case 3: y = bext_tanh(y); break;
+    default: y = bext_add(y, bext_retain(row)); break;
+    }
+  }
+  bext_tensor *loss = bext_sum(y);
+  bext_grads *g = loss ? bext_backward(loss) : NULL;
+  if (!g) die("autodiff_balanced_peak backward");
+  bext_memory st;
+  bext_memory_stats(in, &st);
+  bext_grads_free(g);
+  bext_release(loss);
+  bext_release(row);
+  bext_release(x);
+  return (double)st.peak_bytes;
+}
+
+static void autodiff_balanced_peak_row(void) {
+  double bv[99], pv[99];
+  for (int r = 0; r < g_reps; r++) {
+    bv[r] = autodiff_chain_peak("flex+autodiff");
+    pv[r] = autodiff_chain_peak("flex+autodiff(balanced)");
+  }
+  record("autodiff_balanced_peak", "balanced peak bytes", "<= 0.6 (lower is better)", bv, pv);
+}
+
 int main(int argc, char **argv) {
   const char *out = NULL;
   for (int i = 1; i < argc; i++) {
@@ -565,6 +613,8 @@ int main(int argc, char **argv) {
     free(d.y);
     for (int k = 0; k < 4; k++) free(d.p[k]);
   }
+
+  if (selected(1, "autodiff_balanced_peak")) autodiff_balanced_peak_row();
 
   if (out && write_json(out)) return 1;
   if (out) printf("\nwrote %s\n", out);

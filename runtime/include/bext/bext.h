@@ -120,7 +120,10 @@ const char *bext_layer_name(bext_layer_kind layer);
 /* Autodiff's checkpointing strategy, "+autodiff(balanced)". */
 typedef enum bext_autodiff_strategy {
   BEXT_AUTODIFF_NONE = 0,      /* keep every activation (the default) */
-  BEXT_AUTODIFF_BALANCED = 1   /* recompute cheap ops in backward */
+  BEXT_AUTODIFF_BALANCED = 1   /* keep compute-bound outputs (matmul, reductions) as
+                                  * checkpoints, recompute memory-bound ops (elementwise,
+                                  * layout, indexing) in backward: the same gradients bit
+                                  * for bit, a lower peak (docs/runtime.md "Autodiff") */
 } bext_autodiff_strategy;
 
 /* A device is an object: one backend instance (its per-device state: a
