@@ -23,16 +23,19 @@ typedef struct def_ctx {
     bool var_tensor[DEF_MAX_VARS];
     uint32_t nvars;
     bool ok;               /* one error per body: the generator stops at its first */
+    bool formula;          /* a `#[backward]` formula rather than a default body */
 } def_ctx;
 
 static void def_err(def_ctx *d, bxc_span span, const char *what) {
     if (!d->ok) return;
     d->ok = false;
-    bxc_diag *dg = chk_error(d->cx, CHK_E_FUSION_DEFAULT, span, "%s is not allowed in a default body",
-                             what);
+    bxc_diag *dg = chk_error(d->cx, d->formula ? CHK_E_BACKWARD : CHK_E_FUSION_DEFAULT, span,
+                             "%s is not allowed in %s", what,
+                             d->formula ? "a backward formula" : "a default body");
     chk_help(d->cx, dg,
-             "default bodies are straight-line tensor expressions: `let` bindings, numbers, "
-             "tensor operators and ops, and `as` on numbers (see language.md §3)");
+             "%s straight-line tensor expressions: `let` bindings, numbers, tensor operators and "
+             "ops, and `as` on numbers (see language.md %s)",
+             d->formula ? "backward formulas are" : "default bodies are", d->formula ? "§6" : "§3");
 }
 
 static bool ty_tensor(bxc_type *t) {
@@ -150,7 +153,8 @@ static bool def_expr(def_ctx *d, const bxc_expr *e) {
             int v = def_lookup(d, e->path->segs.items[0].name);
             if (v >= 0) return d->var_tensor[v];
         }
-        def_err(d, e->span, "a name other than a parameter or `let` variable");
+        def_err(d, e->span, d->formula ? "a name other than an argument, `grad`, `output` or a `let` variable"
+                                       : "a name other than a parameter or `let` variable");
         return false;
     case BXC_EXPR_FIELD: {
         const bxc_expr *o = e->field.object;
@@ -237,4 +241,28 @@ void chk_default_body_subset(chk_ctx *cx, const bxc_fn *fn, bxc_type *ret) {
                                  "the value of a default body must be a tensor");
         chk_help(cx, dg, "end the body with the tensor it computes");
     }
+}
+
+/* A `#[backward]` formula (language.md §6) is lowered by the same
+ * generator as a default body (emit_body.c), with the method's arguments,
+ * `grad` and `output` in scope; its value is the gradient, a tensor. */
+void chk_backward_formula_subset(chk_ctx *cx, const bxc_fn *fn, const bxc_expr *formula) {
+    def_ctx d;
+    memset(&d, 0, sizeof d);
+    d.cx = cx;
+    d.ok = true;
+    d.formula = true;
+    for (uint32_t i = 0; i < fn->params.len && d.nvars < DEF_MAX_VARS - 2; i++) {
+        const bxc_param *p = fn->params.items[i];
+        if (!p->pat || p->pat->kind != BXC_PAT_IDENT || !p->pat->ty) continue;
+        d.vars[d.nvars] = p->pat->name.name;
+        d.var_tensor[d.nvars++] = ty_tensor(p->pat->ty);
+    }
+    d.vars[d.nvars] = "grad";
+    d.var_tensor[d.nvars++] = true;
+    d.vars[d.nvars] = "output";
+    d.var_tensor[d.nvars++] = true;
+    if (def_expr(&d, formula) || !d.ok) return;
+    bxc_diag *dg = chk_error(cx, CHK_E_BACKWARD, formula->span, "the value of a backward formula must be a tensor");
+    chk_help(cx, dg, "a formula computes the gradient of its argument, a tensor of the argument's shape");
 }

@@ -178,6 +178,8 @@ void chk_fn_body(chk_ctx *cx, chk_module *cm, bxc_fn *fn, bxc_type *fnty,
 /* check_default.c: reject in a (typed, error-free) default body what the
  * C generator cannot lower; `ret` is the method's output type. */
 void chk_default_body_subset(chk_ctx *cx, const bxc_fn *fn, bxc_type *ret);
+/* The same for one (typed, error-free) `#[backward]` formula of fn. */
+void chk_backward_formula_subset(chk_ctx *cx, const bxc_fn *fn, const bxc_expr *formula);
 /* Candidate names of a kind for did-you-mean (arena array). */
 const char **chk_names_of(chk_ctx *cx, chk_module *cm, int kind_mask, uint32_t *n);
 

@@ -582,11 +582,22 @@ static void check_scalars(method *m, bool active) {
 
 /* ---- default bodies and backward formulas ----------------------------------------------- */
 
-static void check_backward(method *m) {
+/* `#[backward(x = f, ...)]` (language.md §6): bextc generates the
+ * method's Autodiff implementation from the formulas (emit_backward.c),
+ * so besides typing each formula (tensor mode, with `grad` and `output`,
+ * the output's gradient and value, bound next to the arguments) this
+ * checks what that generator needs: one FloatTensor output, tensor and
+ * ordinary arguments only, a formula for every FloatTensor argument (a
+ * missing one would be a silent zero gradient), and formulas inside the
+ * lowerable subset (check_default.c). */
+static void check_backward(method *m, const char *trait) {
     chk_ctx *cx = m->cx;
+    bxc_attr *first = NULL;
     for (uint32_t i = 0; i < m->fn->attrs.len; i++) {
         bxc_attr *a = m->fn->attrs.items[i];
         if (!chk_attr_is(a, "backward")) continue;
+        if (first) continue;   /* check_attrs.c reports the duplicate */
+        first = a;
         if (!a->has_args || !a->args.len) {
             chk_error(cx, CHK_E_BACKWARD, a->span,
                       "`#[backward]` needs a gradient per tensor argument: `#[backward(x = ...)]`");
@@ -607,12 +618,17 @@ static void check_backward(method *m) {
                                         "`#[backward]` names `%s`, which is not a tensor argument of `%s`",
                                         key, m->name);
                 chk_help(cx, d, "give one gradient per tensor argument");
+            } else if (target->base->kind == BXC_TYPE_TENSOR && target->base->tensor_kind != BXC_TENSOR_FLOAT) {
+                bxc_diag *d = chk_error(cx, CHK_E_BACKWARD, arg->path->span,
+                                        "`%s` is a `%s`, which has no gradient", key, chk_tn(cx, target->base));
+                chk_help(cx, d, "give gradients of `FloatTensor` arguments only");
             }
             for (uint32_t j = 0; j < k; j++) {
                 bxc_attr_arg *o = a->args.items[j];
                 if (o->kind == BXC_ATTR_ARG_ASSIGN && chk_path_is(o->path, key))
                     chk_error(cx, CHK_E_BACKWARD, arg->span, "gradient of `%s` given twice", key);
             }
+            uint32_t before = cx->diags->errors;
             chk_fn f;
             chk_fn_init(&f, cx, m->cm, CHK_MODE_TENSOR);
             f.what = "a backward formula";
@@ -620,13 +636,92 @@ static void check_backward(method *m) {
             for (uint32_t j = 0; j < m->nargs; j++)
                 if (m->args[j].p->pat) chk_bind_pat(&f, m->args[j].p->pat, m->args[j].type);
             bxc_type *rt = bxc_type_resolve(m->ret);
-            chk_bind(&f, "grad", rt->kind == BXC_TYPE_TENSOR ? rt : bxc_type_error(), false,
-                     bxc_span_none());
+            bxc_type *gt = rt->kind == BXC_TYPE_TENSOR ? rt : bxc_type_error();
+            chk_bind(&f, "grad", gt, false, bxc_span_none());
+            chk_bind(&f, "output", gt, false, bxc_span_none());
             bxc_type *t = bxc_type_strip_refs(chk_expr(&f, arg->value, NULL));
-            if (target && target->cls == ARG_TENSOR)
+            if (target && target->cls == ARG_TENSOR && target->base->kind == BXC_TYPE_TENSOR &&
+                target->base->tensor_kind == BXC_TENSOR_FLOAT)
                 chk_coerce(&f, target->base, t, arg->value->span);
             chk_zonk_expr(cx, arg->value);
+            if (cx->diags->errors == before) chk_backward_formula_subset(cx, m->fn, arg->value);
         }
+    }
+    if (!first) {
+        /* Autodiff listed, no route bextc can see: the generated code
+         * references a hand-written `_autodiff` strongly (docs/codegen.md),
+         * so the link fails when it is missing; say it here first. */
+        if (m->sel->listed[CHK_SEL_AUTODIFF] && !m->fn->body && has_tensor_input(m, false)) {
+            bxc_type *rt = bxc_type_resolve(m->ret);
+            bool one_float = rt->kind == BXC_TYPE_TENSOR && rt->tensor_kind == BXC_TENSOR_FLOAT;
+            const char *x = NULL;
+            for (uint32_t j = 0; j < m->nargs && !x; j++)
+                if (m->args[j].cls == ARG_TENSOR && m->args[j].base->kind == BXC_TYPE_TENSOR &&
+                    m->args[j].base->tensor_kind == BXC_TENSOR_FLOAT)
+                    x = m->args[j].name;
+            bxc_diag *d = chk_warning(cx, CHK_W_NO_AUTODIFF, m->fn->name.span,
+                                      "`%s::%s` has no default body or `#[backward]`: `%s` lists "
+                                      "`Autodiff`, so the generated code calls a hand-written `_autodiff` "
+                                      "implementation, and the link fails without one",
+                                      trait, m->name, trait);
+            if (one_float)
+                chk_help(cx, d, "give `%s` a default body (differentiated through its ops), write its "
+                                "`_autodiff` implementation in C (bext_autodiff_value + bext_autodiff_record), "
+                                "or add `#[backward(%s = ...)]` formulas",
+                         m->name, x ? x : "x");
+            else
+                chk_help(cx, d, "write its `_autodiff` implementation in C (bext_autodiff_value + "
+                                "bext_autodiff_record): a default body or `#[backward]` formulas need one "
+                                "`FloatTensor` output, and `%s` returns `%s`",
+                         m->name, chk_tn(cx, rt));
+        }
+        return;
+    }
+    /* what the generator of the Autodiff implementation supports */
+    bxc_type *rt = bxc_type_resolve(m->ret);
+    const char *why = NULL;
+    if (!bxc_type_is_error(rt) && (rt->kind != BXC_TYPE_TENSOR || rt->tensor_kind != BXC_TENSOR_FLOAT))
+        why = bxc_arena_printf(cx->arena, "it returns `%s`", chk_tn(cx, rt));
+    for (uint32_t j = 0; !why && j < m->nargs; j++)
+        if (m->args[j].cls == ARG_EXT)
+            why = bxc_arena_printf(cx->arena, "its argument `%s` is an extension value", m->args[j].name);
+    if (why) {
+        bxc_diag *d = chk_error(cx, CHK_E_BACKWARD_SHAPE, first->span,
+                                "bextc cannot generate the gradient of `%s` from `#[backward]`: %s",
+                                m->name, why);
+        chk_help(cx, d, "`#[backward]` supports methods returning one `FloatTensor` from tensor and "
+                        "ordinary arguments; write the `_autodiff` implementation in C instead "
+                        "(bext_autodiff_record)");
+        return;
+    }
+    for (uint32_t j = 0; j < m->nargs; j++) {
+        arg_info *ai = &m->args[j];
+        if (!strcmp(ai->name, "grad") || !strcmp(ai->name, "output")) {
+            bxc_diag *d = chk_error(cx, CHK_E_BACKWARD, ai->p->span,
+                                    "argument `%s` of `%s` is hidden by the formulas' own `%s`",
+                                    ai->name, m->name, ai->name);
+            chk_help(cx, d, "rename the argument: in `#[backward]`, `grad` is the output's gradient "
+                            "and `output` its value");
+        }
+        if (ai->cls != ARG_TENSOR || ai->base->kind != BXC_TYPE_TENSOR || ai->base->tensor_kind != BXC_TENSOR_FLOAT)
+            continue;
+        bool given = false;
+        for (uint32_t k = 0; k < first->args.len; k++) {
+            bxc_attr_arg *arg = first->args.items[k];
+            given |= arg->kind == BXC_ATTR_ARG_ASSIGN && chk_path_is(arg->path, ai->name);
+        }
+        if (!given && first->args.len) {
+            bxc_diag *d = chk_error(cx, CHK_E_BACKWARD, first->span,
+                                    "`#[backward]` gives no gradient for `%s`, a `FloatTensor` argument of `%s`",
+                                    ai->name, m->name);
+            chk_help(cx, d, "add `%s = <its gradient>`: an input without one would get a silent zero "
+                            "gradient", ai->name);
+        }
+    }
+    if (!m->sel->listed[CHK_SEL_AUTODIFF]) {
+        bxc_diag *d = chk_warning(cx, CHK_W_UNUSED_ATTR, first->span,
+                                  "`#[backward]` has no effect: `%s` does not list `Autodiff`", trait);
+        chk_help(cx, d, "add `Autodiff` to `#[backend_extension(...)]`");
     }
 }
 
@@ -674,7 +769,7 @@ static void check_method(chk_ctx *cx, chk_module *cm, bxc_fn *fn, const chk_sele
         /* only a body that types has its generator subset checked: no cascades */
         if (cx->diags->errors == before) chk_default_body_subset(cx, fn, m->ret);
     }
-    check_backward(m);
+    check_backward(m, trait);
 
     parse_fusion_attrs(m);
     bool fusion = sel->listed[CHK_SEL_FUSION];

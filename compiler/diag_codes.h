@@ -77,8 +77,10 @@
     X(CHK_E_NO_METADATA,     E0706, "extension type without its metadata companion")          \
     X(CHK_E_OUTPUT,          E0707, "outputs not allowed under Fusion")                       \
     X(CHK_E_BACKWARD,        E0708, "malformed `#[backward]` attribute")              \
+    X(CHK_E_BACKWARD_SHAPE,  E0709, "`#[backward]` on a method whose gradient bextc cannot generate (only one FloatTensor output, tensor and ordinary arguments)") \
     X(CHK_W_SCALAR_ALIAS,    W0301, "alias of a scalar type is not exposed")                  \
     X(CHK_W_UNUSED_ATTR,     W0302, "attribute has no effect here")                           \
+    X(CHK_W_NO_AUTODIFF,     W0303, "`Autodiff` listed, but the method has no default body or `#[backward]`: its `_autodiff` implementation must be hand-written, else the link fails") \
     /* ---- metadata interpreter and REPL evaluation (interp*.c) ---- */                      \
     X(BXI_E_OVERFLOW,        E1001, "integer overflow, or a value out of the type's range")   \
     X(BXI_E_DIV_ZERO,        E1002, "division or remainder by zero")                          \

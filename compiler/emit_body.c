@@ -48,7 +48,7 @@ typedef struct body_ctx {
 } body_ctx;
 
 static void berr(body_ctx *b, bxc_span span, const char *what) {
-    if (b->ok) bxc_emit_error(b->cx, span, "%s is not supported in a default body by the C generator", what);
+    if (b->ok) bxc_emit_error(b->cx, span, "%s is not supported in a default body or formula by the C generator", what);
     b->ok = false;
 }
 
@@ -326,6 +326,29 @@ static bval compile(body_ctx *b, const bxc_expr *e) {
     }
 }
 
+/* Writes `static bext_tensor *name(params)` around the code compiled
+ * into b (its value r): temporaries declared NULL, the result taken out of
+ * r, every temporary still held released at `bext_done`, then `release`
+ * (the owned parameters). */
+static void emit_tensor_fn(body_ctx *b, const char *comment, const char *name, const char *params, bval r,
+                           const char *const *cparams, uint32_t ncparams, const bxc_emit_buf *release) {
+    bxc_emit_buf *c = &b->cx->code_c;
+    bxc_emit_printf(c, "/* %s */\nstatic __attribute__((unused)) bext_tensor *%s(%s) {\n  bext_tensor *bext_result = NULL;\n",
+                    comment, name, params);
+    for (uint32_t i = 1; i <= b->ntemps; i++) bxc_emit_printf(c, "  bext_tensor *bext_t%u = NULL;\n", i);
+    for (uint32_t i = 1; i <= b->nfloats; i++) bxc_emit_printf(c, "  double bext_f%u = 0;\n", i);
+    for (uint32_t i = 1; i <= b->nints; i++) bxc_emit_printf(c, "  int64_t bext_n%u = 0;\n", i);
+    /* unused parameters and scalars are fine in a body: keep -Wextra quiet */
+    for (uint32_t i = 1; i <= b->nfloats; i++) bxc_emit_printf(c, "  (void)bext_f%u;\n", i);
+    for (uint32_t i = 1; i <= b->nints; i++) bxc_emit_printf(c, "  (void)bext_n%u;\n", i);
+    for (uint32_t i = 0; i < ncparams; i++) bxc_emit_printf(c, "  (void)%s;\n", cparams[i]);
+    bxc_emit_append(c, &b->code);
+    bxc_emit_printf(c, "  bext_result = %s;\n  %s = NULL;\n  goto bext_done;\nbext_done:\n", r.c, r.c);
+    for (uint32_t i = 1; i <= b->ntemps; i++) bxc_emit_printf(c, "  bext_release(bext_t%u);\n", i);
+    if (release) bxc_emit_append(c, release);
+    bxc_emit_puts(c, "  return bext_result;\n}\n\n");
+}
+
 bool bxc_emit_default_body(bxc_emit_ctx *cx, const bxc_fn *fn, const char *name, const char *params) {
     body_ctx b;
     memset(&b, 0, sizeof b);
@@ -333,8 +356,11 @@ bool bxc_emit_default_body(bxc_emit_ctx *cx, const bxc_fn *fn, const char *name,
     b.ok = true;
     bxc_arena *a = cx->a;
     bxc_emit_buf release = {0};
+    const char **cparams = bxc_arena_alloc(a, (fn->params.len + 1) * sizeof *cparams);
+    uint32_t ncparams = 0;
     for (uint32_t i = 0; i < fn->params.len; i++) {
         const bxc_param *p = fn->params.items[i];
+        if (p->pat && p->pat->kind == BXC_PAT_IDENT) cparams[ncparams++] = bxc_emit_ident(a, p->pat->name.name);
         bxc_type *pt = p->type ? bxc_emit_tyexpr_type(cx, p->type) : NULL;
         if (!p->pat || p->pat->kind != BXC_PAT_IDENT || !pt) continue;
         bxc_type *t = bxc_type_resolve(pt);
@@ -359,29 +385,29 @@ bool bxc_emit_default_body(bxc_emit_ctx *cx, const bxc_fn *fn, const char *name,
     bval r = compile_block(&b, fn->body);
     if (b.ok && !r.tensor) berr(&b, fn->body->span, "a default body whose value is not a tensor");
     bool ok = b.ok;
-    if (ok) {
-        bxc_emit_buf *c = &cx->code_c;
-        bxc_emit_printf(c, "/* The default body: serves every listed backend without an implementation. */\n"
-                           "static __attribute__((unused)) bext_tensor *%s(%s) {\n  bext_tensor *bext_result = NULL;\n",
-                        name, params);
-        for (uint32_t i = 1; i <= b.ntemps; i++) bxc_emit_printf(c, "  bext_tensor *bext_t%u = NULL;\n", i);
-        for (uint32_t i = 1; i <= b.nfloats; i++) bxc_emit_printf(c, "  double bext_f%u = 0;\n", i);
-        for (uint32_t i = 1; i <= b.nints; i++) bxc_emit_printf(c, "  int64_t bext_n%u = 0;\n", i);
-        /* unused parameters and scalars are fine in a body: keep -Wextra quiet */
-        for (uint32_t i = 1; i <= b.nfloats; i++) bxc_emit_printf(c, "  (void)bext_f%u;\n", i);
-        for (uint32_t i = 1; i <= b.nints; i++) bxc_emit_printf(c, "  (void)bext_n%u;\n", i);
-        for (uint32_t i = 0; i < fn->params.len; i++) {
-            const bxc_param *p = fn->params.items[i];
-            if (p->pat && p->pat->kind == BXC_PAT_IDENT)
-                bxc_emit_printf(c, "  (void)%s;\n", bxc_emit_ident(a, p->pat->name.name));
-        }
-        bxc_emit_append(c, &b.code);
-        bxc_emit_printf(c, "  bext_result = %s;\n  %s = NULL;\n  goto bext_done;\nbext_done:\n", r.c, r.c);
-        for (uint32_t i = 1; i <= b.ntemps; i++) bxc_emit_printf(c, "  bext_release(bext_t%u);\n", i);
-        bxc_emit_append(c, &release);
-        bxc_emit_puts(c, "  return bext_result;\n}\n\n");
-    }
+    if (ok)
+        emit_tensor_fn(&b, "The default body: serves every listed backend without an implementation.", name,
+                       params, r, cparams, ncparams, &release);
     bxc_emit_buf_free(&b.code);
     bxc_emit_buf_free(&release);
+    return ok;
+}
+
+bool bxc_emit_formula(bxc_emit_ctx *cx, const bxc_expr *formula, const char *comment, const char *name,
+                      const char *params, const bxc_emit_var *vars, uint32_t nvars) {
+    body_ctx b;
+    memset(&b, 0, sizeof b);
+    b.cx = cx;
+    b.ok = true;
+    const char **cparams = bxc_arena_alloc(cx->a, (nvars + 1) * sizeof *cparams);
+    for (uint32_t i = 0; i < nvars && i < MAX_VARS; i++) {
+        b.vars[b.nvars++] = (bvar){vars[i].name, vars[i].c, vars[i].tensor, vars[i].is_float};
+        cparams[i] = vars[i].c;
+    }
+    bval r = compile(&b, formula);
+    if (b.ok && !r.tensor) berr(&b, formula->span, "a formula whose value is not a tensor");
+    bool ok = b.ok;
+    if (ok) emit_tensor_fn(&b, comment, name, params, r, cparams, b.nvars, NULL);
+    bxc_emit_buf_free(&b.code);
     return ok;
 }

@@ -280,10 +280,33 @@ static const char *op_id(bxc_emit_ctx *cx, const bxc_fn *fn) {
     return fn->name.name;
 }
 
+/* The Autodiff selector's row: backends first, then layers (above). */
+#define AUTODIFF_SEL (&selectors[BEXT_BACKEND_COUNT + BEXT_LAYER_AUTODIFF])
+_Static_assert(NSEL == BEXT_BACKEND_COUNT + BEXT_LAYER_COUNT, "selectors: one row per backend, then per layer");
+
+/* The method's `#[backward(...)]` when its trait lists `Autodiff` (else
+ * the checker warned that it has no effect), or NULL. */
+static const bxc_attr *backward_attr(const trait_info *ti, const bxc_fn *fn) {
+    bool listed = false;
+    for (uint32_t k = 0; k < ti->nsels; k++) listed |= ti->sels[k].info == AUTODIFF_SEL;
+    for (uint32_t i = 0; listed && i < fn->attrs.len; i++)
+        if (bxc_emit_path_is(fn->attrs.items[i]->path, "backward") && fn->attrs.items[i]->args.len)
+            return fn->attrs.items[i];
+    return NULL;
+}
+
+/* Whether the arm of selector ls is the user's function: not when the
+ * runtime supplies it, nor for Autodiff when bextc generates it from
+ * `#[backward]`. */
+static bool user_arm(const listed_sel *ls, const bxc_attr *bw) {
+    if (ls->info->runtime_arm) return false;
+    return !(bw && ls->info == AUTODIFF_SEL);
+}
+
 /* The method descriptor, the argument struct, its slot functions and
  * invoke, then the entry point that packs a call and dispatches it. */
 static void emit_descriptor(bxc_emit_ctx *cx, const trait_info *ti, const method_info *mi, const bxc_fn *fn,
-                            bool has_default, const bxc_emit_meta_info *meta, uint32_t *nin_out) {
+                            bool has_default, const bxc_attr *bw, const bxc_emit_meta_info *meta, uint32_t *nin_out) {
     bxc_emit_buf *c = &cx->code_c;
     const char *e = mi->entry;
     /* argument struct: a dummy member keeps it non-empty */
@@ -417,8 +440,8 @@ static void emit_descriptor(bxc_emit_ctx *cx, const trait_info *ti, const method
     for (uint32_t k = 0; k < ti->nsels; k++) {
         const listed_sel *ls = &ti->sels[k];
         if (!ls->info->layer || ls->info->runtime_arm) continue;
-        bxc_emit_printf(c, "#if %s\n  .layer_impl[%s] = (bext_ext_fn)%s_%s,\n#endif\n", impl_cond(cx, ls),
-                        ls->info->layer, e, ls->info->suffix);
+        bxc_emit_printf(c, "#if %s\n  .layer_impl[%s] = (bext_ext_fn)%s_%s%s,\n#endif\n", impl_cond(cx, ls),
+                        ls->info->layer, e, user_arm(ls, bw) ? "" : "bext_", ls->info->suffix);
     }
     bxc_emit_printf(c, "  .only_backend = %s,\n", only ? only->info->backend : "0");
     bxc_emit_printf(c, "  .args_size = sizeof(struct %s_bext_args),\n", e);
@@ -475,12 +498,13 @@ static void emit_method(bxc_emit_ctx *cx, const trait_info *ti, const bxc_fn *fn
     const char *mcond = bxc_emit_cfg_attrs(cx, &fn->attrs);
     if (!method_signature(cx, ti, fn, &mi)) return;
     bool has_default = fn->body != NULL;
+    const bxc_attr *bw = backward_attr(ti, fn);
     /* every file-scope name this method produces (emit_names.c) */
     bool named = bxc_emit_claim(cx, mi.entry, fn->name.span,
                                 bxc_arena_printf(cx->a, "the entry point of method `%s`", mi.what));
     for (uint32_t k = 0; k < ti->nsels; k++) {
         const listed_sel *ls = &ti->sels[k];
-        if (ls->info->runtime_arm) continue;
+        if (!user_arm(ls, bw)) continue;
         named &= bxc_emit_claim(cx, bxc_arena_printf(cx->a, "%s_%s", mi.entry, ls->info->suffix), fn->name.span,
                                 bxc_arena_printf(cx->a, "the %s implementation of method `%s`", ls->info->name,
                                                  mi.what));
@@ -488,6 +512,10 @@ static void emit_method(bxc_emit_ctx *cx, const trait_info *ti, const bxc_fn *fn
     if (has_default)
         named &= bxc_emit_claim(cx, bxc_arena_printf(cx->a, "%s_bext_default", mi.entry), fn->name.span,
                                 bxc_arena_printf(cx->a, "the default body of method `%s`", mi.what));
+    if (bw)
+        named &= bxc_emit_claim(cx, bxc_arena_printf(cx->a, "%s_bext_autodiff", mi.entry), fn->name.span,
+                                bxc_arena_printf(cx->a, "the generated Autodiff implementation of method `%s`",
+                                                 mi.what));
     if (!named) return;
     bxc_emit_buf *h = &cx->protos_h, *c = &cx->code_c;
 
@@ -500,11 +528,12 @@ static void emit_method(bxc_emit_ctx *cx, const trait_info *ti, const bxc_fn *fn
                     mi.ret_tensor ? "NULL + bext_last_error() on failure."
                                   : "false + bext_last_error() on failure (*bext_out zeroed).");
     bxc_emit_printf(h, "%s%s(%s);\n", ret_decl(&mi), mi.entry, mi.cparams);
-    bxc_emit_printf(h, "/* Implementations you supply%s (same contract): */\n",
-                    has_default ? " — optional: the default body serves a missing one" : "");
+    bxc_emit_printf(h, "/* Implementations you supply%s (same contract)%s: */\n",
+                    has_default ? " — optional: the default body serves a missing one" : "",
+                    bw ? "; Autodiff's is generated from #[backward]" : "");
     for (uint32_t k = 0; k < ti->nsels; k++) {
         const listed_sel *ls = &ti->sels[k];
-        if (ls->info->runtime_arm) continue;
+        if (!user_arm(ls, bw)) continue;
         bxc_emit_printf(h, "#if %s\n%s%s_%s(%s);\n#endif\n", impl_cond(cx, ls), ret_decl(&mi), mi.entry,
                         ls->info->suffix, mi.cparams);
     }
@@ -516,7 +545,7 @@ static void emit_method(bxc_emit_ctx *cx, const trait_info *ti, const bxc_fn *fn
     if (has_default) {
         for (uint32_t k = 0; k < ti->nsels; k++) {
             const listed_sel *ls = &ti->sels[k];
-            if (ls->info->runtime_arm) continue;
+            if (!user_arm(ls, bw)) continue;
             bxc_emit_printf(c, "#if %s\nextern %s%s_%s(%s) __attribute__((weak));\n#endif\n", impl_cond(cx, ls),
                             ret_decl(&mi), mi.entry, ls->info->suffix, mi.cparams);
         }
@@ -529,8 +558,15 @@ static void emit_method(bxc_emit_ctx *cx, const trait_info *ti, const bxc_fn *fn
     /* the metadata functions first: the descriptor calls those that exist */
     bxc_emit_meta_info meta;
     bxc_emit_method_meta(cx, mi.entry, fn, mcond, &meta);
+    /* the Autodiff implementation of #[backward]; it calls the entry
+     * point, declared in the header */
+    bool bw_ok = bw && mi.ret_tensor &&
+                 bxc_emit_backward(cx, fn, bw, mi.entry, mi.what, mi.params, mi.nparams, mi.cparams);
+    if (bw && !mi.ret_tensor)
+        bxc_emit_error(cx, bw->span, "the C generator supports `#[backward]` on methods with one tensor output only");
+    if (bw && !bw_ok) return;
     uint32_t nin = 0;
-    emit_descriptor(cx, ti, &mi, fn, has_default, &meta, &nin);
+    emit_descriptor(cx, ti, &mi, fn, has_default, bw, &meta, &nin);
     if (nin == 0) {
         /* No tensor input: the checker allows exactly one backend selector. */
         bool any = false;

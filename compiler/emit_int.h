@@ -148,6 +148,28 @@ bxc_type *bxc_emit_tyexpr_type(bxc_emit_ctx *cx, const bxc_tyexpr *te);
 /* Emits `static <ret> <name>(<params>)` computing the default body of fn;
  * `params` is the C parameter list text.  False after an error. */
 bool bxc_emit_default_body(bxc_emit_ctx *cx, const bxc_fn *fn, const char *name, const char *params);
+/* A name a formula sees: its source name, its C expression, its kind.
+ * Tensors are BORROWED by the function (a use takes a new reference). */
+typedef struct bxc_emit_var {
+    const char *name;
+    const char *c;
+    bool tensor;
+    bool is_float;
+} bxc_emit_var;
+/* Emits `static bext_tensor *<name>(<params>)` computing one tensor
+ * expression (a `#[backward]` formula) with the same lowering as a
+ * default body, `comment` above it; the C names of vars must be params.
+ * False after an error. */
+bool bxc_emit_formula(bxc_emit_ctx *cx, const bxc_expr *formula, const char *comment, const char *name,
+                      const char *params, const bxc_emit_var *vars, uint32_t nvars);
+
+/* ---- generated Autodiff implementations (emit_backward.c) ---- */
+/* For a method with `#[backward(...)]` (attr): the formulas, the backward
+ * callback and `static <ret> <entry>_bext_autodiff(<cparams>)`, which
+ * runs the method on the inputs' values and records a custom node.
+ * `what` is `Trait::method`, `cargs` forwards cparams. False after an error. */
+bool bxc_emit_backward(bxc_emit_ctx *cx, const bxc_fn *fn, const bxc_attr *attr, const char *entry, const char *what,
+                       const bxc_emit_param *params, uint32_t nparams, const char *cparams);
 
 /* ---- depfile (emit_depfile.c) ---- */
 /* Appends `c_path h_path: <every file the unit read>` to out. */

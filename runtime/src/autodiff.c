@@ -314,22 +314,66 @@ static bool forward_inner(struct bext_device *dev, bext_ext_call *call) {
   return ok;
 }
 
-/* Extension calls (docs/codegen.md "Autodiff"): the user's _autodiff
- * implementation when there is one; else, with no tracked input, the
- * inner device's arm; else the default body run on THIS device, whose
- * core ops record nodes, so it is differentiable for free.  A method with
- * none of these fails naming the ways to give it a gradient. */
+static const char *strategy_name(bext_autodiff_strategy s);
+
+/* The inputs' autodiff contexts merge (language.md §3): untracked inputs
+ * are constants, tracked ones must share one checkpointing strategy.
+ * Strategies of one stack route together (device.c), so a call may bring
+ * `flex+autodiff` and `flex+autodiff(balanced)` here.  Tracked inputs on
+ * two strategies: which one the result would follow is not the runtime's
+ * to guess, so that is an error naming the method, the two arguments and
+ * their strategies.  Untracked inputs on a sibling strategy are moved
+ * (slot swapped, the call owns one reference of each) to the tracked
+ * inputs' device, or dev when none is tracked, so that every route below
+ * (a custom node, the default body's ops, the inner arm) sees one device.
+ * *tracked: whether any input is tracked. */
+static bool merge_contexts(struct bext_device *dev, const bext_ext_method *m, const bext_ext_slot *s, int n,
+                           bool *tracked) {
+  int first = -1;
+  for (int i = 0; i < n; i++) {
+    const bext_tensor *t = *s[i].at;
+    if (!t || t->device->vt != &bxad_backend || !priv_of(t)->node) continue;
+    if (first < 0) {
+      first = i;
+      continue;
+    }
+    const struct bext_device *d0 = (*s[first].at)->device, *d = t->device;
+    if (d->strategy != d0->strategy)
+      return bxr_error("%s: tracked inputs must share one checkpointing strategy: `%s` is on %s (strategy %s), "
+                       "`%s` on %s (strategy %s)",
+                       m->what, s[first].name, d0->name, strategy_name(d0->strategy), s[i].name, d->name,
+                       strategy_name(d->strategy));
+  }
+  *tracked = first >= 0;
+  struct bext_device *target = first >= 0 ? (*s[first].at)->device : dev;
+  for (int i = 0; i < n; i++) {
+    bext_tensor *t = *s[i].at;
+    if (!t || t->device == target || t->device->vt != &bxad_backend) continue;
+    bext_tensor *moved = wrap(target, bext_retain(priv_of(t)->inner), NULL);
+    if (!moved) return false;
+    *s[i].at = moved;
+    bext_release(t);
+  }
+  return true;
+}
+
+/* Extension calls (docs/codegen.md "Autodiff"): after the contexts merge,
+ * the user's (or the #[backward]-generated) _autodiff implementation when
+ * there is one; else, with no tracked input, the inner device's arm; else
+ * the default body run on THIS device, whose core ops record nodes, so it
+ * is differentiable for free.  A method with none of these fails naming
+ * the ways to give it a gradient. */
 static bool bxad_ext_exec(struct bext_device *dev, bext_ext_call *call) {
   const bext_ext_method *m = call->m;
-  if (m->layer_impl[BEXT_LAYER_AUTODIFF]) return m->invoke(m->layer_impl[BEXT_LAYER_AUTODIFF], call->args, call->out);
   bext_ext_slot s[BEXT_EXT_MAX_SLOTS];
   int n = m->in_slots(call->args, s);
   bool tracked = false;
-  for (int i = 0; i < n; i++) tracked |= *s[i].at && priv_of(*s[i].at)->node;
+  if (!merge_contexts(dev, m, s, n, &tracked)) return false;
+  if (m->layer_impl[BEXT_LAYER_AUTODIFF]) return m->invoke(m->layer_impl[BEXT_LAYER_AUTODIFF], call->args, call->out);
   if (!tracked && inner_has_arm(m, dev->inner)) return forward_inner(dev, call);
   if (m->fallback) return m->invoke(m->fallback, call->args, call->out);
   return bxr_error("%s: no autodiff route on %s: give the method a default body, an `_autodiff` "
-                   "implementation, or #[backward] formulas (not generated yet)",
+                   "implementation, or #[backward] formulas",
                    m->what, dev->name);
 }
 

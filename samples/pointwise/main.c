@@ -3,7 +3,9 @@
  * NdArray (core ops), prints the result and which implementation ran, and
  * checks every element against softplus computed here.  Then the Flex loop
  * on an f64 tensor and on a transposed view (bext_contiguous inside makes
- * it row-major), and the error for a dtype the loop does not handle. */
+ * it row-major), the error for a dtype the loop does not handle, and the
+ * gradient on flex+autodiff and ndarray+autodiff, which bextc generated
+ * from the method's #[backward] formula. */
 #include <stdio.h>
 
 #include "../common/sample.h"
@@ -59,5 +61,29 @@ int main(void) {
   bext_tensor *bad = pointwise_softplus_scaled(x16, beta);
   printf("f16: %s\n", bad ? "unexpected success" : bext_last_error());
   if (bad) return 1;
+
+  /* d/dx sum(softplus_scaled(x, beta)) = sigmoid(beta * x): the forward
+   * runs the kernels above, the backward the #[backward] formula. */
+  float dwant[N];
+  for (int i = 0; i < N; i++) dwant[i] = (float)(1.0 / (1.0 + exp(-beta * in[i])));
+  const char *const ad[] = { "flex+autodiff", "ndarray+autodiff" };
+  for (int d = 0; d < 2; d++) {
+    printf("== %s\n", ad[d]);
+    bext_tensor *xg = bext_require_grad(sample_tensor(in, (const int64_t[]){ R, C }, 2, ad[d]));
+    pointwise_last_impl = NULL;
+    bext_tensor *y = xg ? pointwise_softplus_scaled(bext_retain(xg), beta) : NULL;
+    if (!y) sample_die("pointwise_softplus_scaled");
+    printf("forward routed to: %s\n", pointwise_last_impl ? pointwise_last_impl : "(nothing)");
+    bext_tensor *loss = bext_sum(y);
+    bext_grads *g = loss ? bext_backward(loss) : NULL;
+    bext_tensor *gx = g ? bext_grad(g, xg) : NULL;
+    if (!gx) sample_die("bext_backward");
+    sample_print("d loss / d x", gx, got, N);
+    sample_expect("gradient", got, dwant, N, 1e-6);
+    bext_release(gx);
+    bext_grads_free(g);
+    bext_release(loss);
+    bext_release(xg);
+  }
   return 0;
 }

@@ -17,3 +17,29 @@ bext_tensor *my_extension_transpose_2d_ndarray(bext_tensor *input) {
   transpose_last_impl = "my_extension_transpose_2d_ndarray";
   return bext_contiguous(bext_permute(input, (const int[]){ 1, 0 }, 2));
 }
+
+/* Autodiff, written by hand with the custom-node C API (bext.h,
+ * bext_autodiff_record): the forward is the method itself on the input's
+ * value (bext_autodiff_value: the inner device's tensor, so the call
+ * routes to the Flex or NdArray implementation above), and one node
+ * records it with its own backward: the gradient of a transpose is the
+ * transposed gradient.  Nothing needs saving. */
+static bool transpose_backward(void *state, bext_tensor *grad, bext_tensor *const *saved, const bool *needs,
+                               bext_tensor **grad_in) {
+  (void)state;
+  (void)saved;
+  if (needs[0] && !(grad_in[0] = bext_contiguous(bext_swap_dims(bext_retain(grad), 0, 1)))) return false;
+  return true;
+}
+
+bext_tensor *my_extension_transpose_2d_autodiff(bext_tensor *input) {
+  bext_tensor *value = bext_autodiff_value(input);                 /* NEW, untracked, inner device */
+  bext_tensor *y = value ? my_extension_transpose_2d(value) : NULL; /* consumes value */
+  const char *inner = transpose_last_impl;
+  bext_custom_node n = {.name = "MyExtension::transpose_2d", .n_in = 1, .inputs = &input,
+                        .backward = transpose_backward};
+  bext_tensor *out = y ? bext_autodiff_record(&n, y) : NULL;       /* consumes y */
+  bext_release(input);                                             /* owned: consumed */
+  transpose_last_impl = inner ? "my_extension_transpose_2d_autodiff" : NULL;
+  return out;
+}

@@ -14,7 +14,10 @@
 #                              (bext-uninstalled.pc) + make; then the
 #                              feature check (features/): a file built
 #                              without BEXT_FEATURE_ND next to a feat.c
-#                              built with it must fail to link, naming it
+#                              built with it must fail to link, naming it;
+#                              and (nograd/) a method listing Autodiff with
+#                              no route: bextc warns, the link fails
+#                              naming its `_autodiff`
 #            readme-make       the README's Makefile, extracted verbatim,
 #                              on a clean tree against an installed prefix
 #            errors            misuse of bext_add_extension and a .bext with
@@ -157,6 +160,26 @@ pkgconfig-uninstalled)
   # shellcheck disable=SC2086
   $cc $flags -o "$f/same" "$f/main_on.o" "$f/feat.o" $libs || fail "a consistent build did not link"
   "$f/same" | grep -q "^features: ok" || fail "the consistent build did not print features: ok"
+  # Autodiff listed, no route for a method: bextc warns, the link fails
+  # naming the missing hand-written implementation.
+  a=$work/nograd
+  cp -R "$src/tests/integration/nograd" "$a"
+  step "bextc nograd.bext: warns W0303 naming NogradOps::halve"
+  "$bextc" "$a/nograd.bext" -o "$a/gen" 2>"$a/bextc.log" || { cat "$a/bextc.log"; fail "bextc nograd.bext failed"; }
+  grep -q "warning\[W0303\]: \`NogradOps::halve\` has no default body or \`#\[backward\]\`" "$a/bextc.log" ||
+    { cat "$a/bextc.log"; fail "bextc did not warn about NogradOps::halve"; }
+  cflags="$(pkg-config --cflags bext) -I$a/gen $flags"
+  # shellcheck disable=SC2086
+  $cc $cflags -c -o "$a/nograd.o" "$a/gen/nograd.c" || fail "nograd.c did not compile"
+  # shellcheck disable=SC2086
+  $cc $cflags -c -o "$a/main.o" "$a/main.c" || fail "nograd main.c did not compile"
+  step "link without nograd_ops_halve_autodiff: must fail naming it"
+  # shellcheck disable=SC2086
+  if $cc $flags -o "$a/nograd" "$a/main.o" "$a/nograd.o" $libs >"$a/link.log" 2>&1; then
+    fail "a program listing Autodiff without an _autodiff implementation linked"
+  fi
+  grep -q "undefined reference to .nograd_ops_halve_autodiff" "$a/link.log" ||
+    { cat "$a/link.log"; fail "the link error does not name nograd_ops_halve_autodiff"; }
   ;;
 readme-make)
   install_prefix "$work/prefix"

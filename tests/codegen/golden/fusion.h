@@ -131,7 +131,7 @@ bool activations_concat0_meta_shape(const bext_meta_shape *lhs, const bext_meta_
 /* Entry point: routes to the implementation of the input tensors' device.
  * Consumes its owned arguments; NULL + bext_last_error() on failure. */
 bext_tensor *activations_scaled(bext_tensor *input, float factor, uint32_t steps, bool exact);
-/* Implementations you supply (same contract): */
+/* Implementations you supply (same contract); Autodiff's is generated from #[backward]: */
 #if defined(BEXT_HAVE_CUBE) && (defined(BEXT_FEATURE_WGPU))
 bext_tensor *activations_scaled_cube(bext_tensor *input, float factor, uint32_t steps, bool exact);
 #endif
@@ -143,9 +143,6 @@ bext_tensor *activations_scaled_ndarray(bext_tensor *input, float factor, uint32
 #endif
 #if defined(BEXT_HAVE_LIBTORCH) && (((defined(BEXT_FEATURE_TORCH)) || (defined(BEXT_FEATURE_LIBTORCH))))
 bext_tensor *activations_scaled_libtorch(bext_tensor *input, float factor, uint32_t steps, bool exact);
-#endif
-#if defined(BEXT_HAVE_AUTODIFF)
-bext_tensor *activations_scaled_autodiff(bext_tensor *input, float factor, uint32_t steps, bool exact);
 #endif
 
 bool activations_scaled_meta_dtype(bext_dtype input, const float *factor, const uint32_t *steps, const bool *exact, bext_dtype *bext_out, bext_meta_error *err);

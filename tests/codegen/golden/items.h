@@ -111,7 +111,7 @@ bool items_joined_shape(const bext_meta_shape *lhs, const bext_meta_shape *rhs, 
 /* Entry point: routes to the implementation of the input tensors' device.
  * Consumes its owned arguments; NULL + bext_last_error() on failure. */
 bext_tensor *my_extension_transpose_2d(bext_tensor *input);
-/* Implementations you supply (same contract): */
+/* Implementations you supply (same contract); Autodiff's is generated from #[backward]: */
 #if defined(BEXT_HAVE_CUBE)
 bext_tensor *my_extension_transpose_2d_cube(bext_tensor *input);
 #endif
@@ -120,9 +120,6 @@ bext_tensor *my_extension_transpose_2d_flex(bext_tensor *input);
 #endif
 #if defined(BEXT_HAVE_NDARRAY) && (defined(BEXT_FEATURE_NDARRAY))
 bext_tensor *my_extension_transpose_2d_ndarray(bext_tensor *input);
-#endif
-#if defined(BEXT_HAVE_AUTODIFF)
-bext_tensor *my_extension_transpose_2d_autodiff(bext_tensor *input);
 #endif
 
 bool my_extension_transpose_2d_meta_dtype(bext_dtype input, bext_dtype *bext_out, bext_meta_error *err);
