@@ -293,6 +293,10 @@ BXK_FUNC bool bxk_eval_bin(enum bxk_op op, enum bxk_type t, union bxk_lit a, uni
 BXK_FUNC bool bxk_eval_un(enum bxk_op op, enum bxk_type t, union bxk_lit a, union bxk_lit *out);
 BXK_FUNC bool bxk_eval_cast(enum bxk_type to, enum bxk_type from, union bxk_lit a,
                             union bxk_lit *out);
+/* Constant folding in place (kir_fold.c): ops whose operands are all
+ * constants become constants; value ids stay.  Returns how many folded.
+ * For verified kernels. */
+BXK_FUNC uint32_t bxk_fold(struct bxk_kernel *k);
 /* A literal of type t normalized: ints wrapped to their width, floats
  * rounded to their precision, bool to 0/1. */
 BXK_FUNC union bxk_lit bxk_lit_norm(enum bxk_type t, union bxk_lit a);

@@ -134,26 +134,25 @@ void bxk_set(struct bxk_builder *b, int local, bxk_val v) {
   bxk_raw(b, BXK_OP_SET, BXK_VOID, 0, v, 0, 0, idx(local));
 }
 
-static struct bxk_block dead; /* where a failed allocation's blocks point */
-
 void bxk_if(struct bxk_builder *b, bxk_val cond, struct bxk_block **then_blk,
             struct bxk_block **else_blk) {
   struct bxk_inst *i = bxk_raw(b, BXK_OP_IF, BXK_VOID, 0, cond, 0, 0, NOIMM);
-  /* Out of memory: hand out a scratch block so callers need no checks;
-   * the kernel is marked oom and verification fails. */
-  if (then_blk) *then_blk = i ? i->blk[0] : (memset(&dead, 0, sizeof dead), &dead);
-  if (else_blk) *else_blk = i ? i->blk[1] : (memset(&dead, 0, sizeof dead), &dead);
+  /* Out of memory: hand out the body so callers need no checks; nothing
+   * more can be appended (the arena refuses once k->oom is set) and the
+   * verifier rejects the kernel. */
+  if (then_blk) *then_blk = i ? i->blk[0] : &b->k->body;
+  if (else_blk) *else_blk = i ? i->blk[1] : &b->k->body;
 }
 
 bxk_val bxk_for(struct bxk_builder *b, bxk_val lo, bxk_val hi, bxk_val step, struct bxk_block **body) {
   struct bxk_inst *i = bxk_raw(b, BXK_OP_FOR, nonvoid(ty(b, lo)), 0, lo, hi, step, NOIMM);
-  if (body) *body = i ? i->blk[0] : (memset(&dead, 0, sizeof dead), &dead);
+  if (body) *body = i ? i->blk[0] : &b->k->body; /* out of memory: see bxk_if */
   return res(i);
 }
 
 void bxk_loop(struct bxk_builder *b, struct bxk_block **body) {
   struct bxk_inst *i = bxk_raw(b, BXK_OP_LOOP, BXK_VOID, 0, 0, 0, 0, NOIMM);
-  if (body) *body = i ? i->blk[0] : (memset(&dead, 0, sizeof dead), &dead);
+  if (body) *body = i ? i->blk[0] : &b->k->body; /* out of memory: see bxk_if */
 }
 
 void bxk_break(struct bxk_builder *b) { bxk_raw(b, BXK_OP_BREAK, BXK_VOID, 0, 0, 0, 0, NOIMM); }

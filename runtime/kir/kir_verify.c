@@ -180,7 +180,13 @@ static void check(struct vstate *S, const struct bxk_inst *i, bool cvary, int de
   const struct bxk_kernel *k = S->k;
   bool v = vary(S, i->arg[0]) || vary(S, i->arg[1]) || vary(S, i->arg[2]);
   switch (oi->cls) {
-  case BXK_C_CONST: break;
+  case BXK_C_CONST:
+    /* the payload must be what the type can hold: what is printed and
+     * serialized is then what every lowering computes with */
+    if (!bxk_type_is_float(i->type) && bxk_lit_norm((enum bxk_type)i->type, i->imm).u != i->imm.u)
+      ERR(S, BXK_E_TYPE, i, i->res, "constant %%%u: %lld does not fit %s", i->res,
+          (long long)i->imm.i, tn(i->type));
+    break;
   case BXK_C_SCALAR:
     if (index_ok(S, i, k->nscalar, "scalar")) result(S, i, k->scalar[i->imm.u]);
     break;

@@ -514,6 +514,11 @@ bool bxl_lower(struct bxl_cg *cg, const struct bxk_kernel *k, const char *symbol
   L.bindt = LLVMStructTypeInContext(ctx, (LLVMTypeRef[]){L.ptr, L.i32, L.i32, arr, arr}, 5, 0);
   L.invariant_kind = LLVMGetMDKindIDInContext(ctx, "invariant.load", 14);
 
+  if (LLVMGetNamedFunction(cg->mod, symbol)) { /* LLVM would rename it silently */
+    bxk_diag_add(cg->ds, BXK_E_LOWER, (struct bxk_loc){0}, 0, "two kernels named %s in one module",
+                 symbol);
+    return false;
+  }
   L.val = calloc((size_t)k->nval + 1, sizeof *L.val);
   L.local = calloc((size_t)k->nlocal + 1, sizeof *L.local);
   L.shoff = calloc((size_t)k->nshared + 1, sizeof *L.shoff);

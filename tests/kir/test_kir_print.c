@@ -3,6 +3,7 @@
  * wrong-version blobs rejected with a clear diagnostic, never a crash
  * (a few thousand deterministic mutations; run under ASan in build-asan). */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -102,6 +103,44 @@ Test(kir_print, constants_and_names) {
     "  %4: f16 = const 0.0999755859\n"
     "  %5: bool = const true\n"
     "  %6: bool = scalar s1\n"
+    "}\n");
+}
+
+Test(kir_fold, folds_with_the_header_semantics) {
+  struct bxk_kernel *k = bxk_kernel_new("fold");
+  bxk_add_binding(k, BXK_I32, 1, true);
+  struct bxk_builder B = bxk_builder_at(k, NULL);
+  bxk_val seven = bxk_const_i(&B, BXK_I32, -7), zero = bxk_const_i(&B, BXK_I32, 0);
+  bxk_val three = bxk_const_i(&B, BXK_I32, 3);
+  bxk_val d = bxk_bin(&B, BXK_OP_DIV, seven, zero);          /* 0 */
+  bxk_val r = bxk_bin(&B, BXK_OP_REM, seven, three);         /* floored: 2 */
+  bxk_val s = bxk_bin(&B, BXK_OP_ADD, d, r);                 /* a chain: 2 */
+  bxk_val f = bxk_cast(&B, BXK_I32, bxk_const_f(&B, BXK_F32, 3e9)); /* saturates */
+  bxk_val pos = bxk_topo(&B, BXK_TOPO_UNIT_POS);
+  bxk_store(&B, 0, pos, s);
+  bxk_store(&B, 0, pos, f);
+  bxk_val one = bxk_const_f(&B, BXK_F64, 1);
+  bxk_bin(&B, BXK_OP_MAX, one, bxk_const_f(&B, BXK_F64, NAN)); /* NaN wins */
+  cr_expect_eq(bxk_fold(k), 5);
+  struct bxk_diags ds = {0};
+  cr_expect(bxk_verify(k, &ds));
+  golden(k,
+    "kernel fold(b0: &mut tensor<i32, 1>)\n"
+    "{\n"
+    "  %1: i32 = const -7\n"
+    "  %2: i32 = const 0\n"
+    "  %3: i32 = const 3\n"
+    "  %4: i32 = const 0\n"
+    "  %5: i32 = const 2\n"
+    "  %6: i32 = const 2\n"
+    "  %7: f32 = const 3e+09\n"
+    "  %8: i32 = const 2147483647\n"
+    "  %9: u32 = topo UNIT_POS\n"
+    "  store b0[%9], %6\n"
+    "  store b0[%9], %8\n"
+    "  %10: f64 = const 1.0\n"
+    "  %11: f64 = const nan\n"
+    "  %12: f64 = const nan\n"
     "}\n");
 }
 

@@ -255,6 +255,13 @@ Test(kir_verify, result_type_wrong) {
   reject(k, BXK_E_TYPE, "result of lt must be bool, found i32");
 }
 
+Test(kir_verify, constant_does_not_fit) {
+  struct bxk_kernel *k = bxk_kernel_new("bad");
+  struct bxk_builder B = bxk_builder_at(k, NULL);
+  bxk_raw(&B, BXK_OP_CONST, BXK_U8, 0, 0, 0, 0, (union bxk_lit){.i = 300});
+  reject(k, BXK_E_TYPE, "constant %1: 300 does not fit u8");
+}
+
 Test(kir_verify, bad_opcode_and_locals) {
   struct bxk_kernel *k = bxk_kernel_new("bad");
   bxk_add_local(k, BXK_VOID);
