@@ -5,7 +5,7 @@
 set -eu
 
 core="build-essential cmake ninja-build pkg-config re2c lemon clang libclang-rt-14-dev
-libcriterion-dev libedit-dev libopenblas-dev libcjson-dev python3"
+libcriterion-dev libedit-dev libopenblas-dev libcjson-dev python3 llvm-19-dev"
 bench="libtorch-dev"
 
 want=$core

@@ -1,0 +1,167 @@
+/* bxk_scalar.h — the scalar semantics of the kernel IR's core ops, once.
+ *
+ * Static inline C, no dependencies beyond libm, so it can be included by
+ * the IR's evaluator (kir_eval.c), by CPU kernels (Flex), and pasted into
+ * generated CUDA/HIP C; the LLVM lowering (runtime/llvm) is tested element
+ * by element against it (tests/kir/test_llvm_jit.c).
+ *
+ * The rules are the runtime's (bext.h "elementwise" and bext_cast, as the
+ * NdArray reference implements them in backends/ndarray/nd_elem.c and
+ * runtime/src/dtype.c):
+ *   - integers wrap on overflow (two's complement); x/0 and x%0 give 0;
+ *     signed x/-1 is the wrapping negation and x%-1 is 0 (so INT_MIN/-1
+ *     does not trap);
+ *   - rem is the floored modulus, result has the divisor's sign (Python,
+ *     Burn), for floats and ints;
+ *   - max/min: NaN wins (if either operand is NaN the result is NaN);
+ *     otherwise a > b ? a : b (so max(-0, +0) is +0 and max(+0, -0) is -0,
+ *     as the reference's expression gives);
+ *   - sign(x): 1, -1, or x itself (0, -0, NaN); ints -1/0/1;
+ *   - round: half to even; shifts take the amount modulo the bit width;
+ *     shr is arithmetic for signed types, logical for unsigned;
+ *   - casts: float->int NaN->0, truncate toward zero, saturate to the
+ *     target range; int->int wraps; ->bool is x != 0; bool->x is 0 or 1;
+ *     int->f16 and f64->f16 go through f32 (as the runtime's stores do);
+ *     f16 rounds to nearest even;
+ *   - f16 arithmetic is f32 arithmetic rounded to f16 after every op;
+ *   - transcendental functions (exp log sin erf ...) are libm's for the
+ *     type; their last-bit results are not part of this contract.
+ */
+#ifndef BXK_SCALAR_H
+#define BXK_SCALAR_H
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+/* ---------------------------------------------------------------- f16 */
+
+static inline uint32_t bxk_f2u_(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
+static inline float bxk_u2f_(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
+
+static inline float bxk_f16_to_f32(uint16_t h) {
+  uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+  uint32_t e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
+  if (e == 0x1f) return bxk_u2f_(sign | 0x7f800000u | (m << 13));        /* inf, NaN */
+  if (e == 0) return (sign ? -1.0f : 1.0f) * (float)m * (1.0f / 16777216.0f); /* 2^-24 */
+  return bxk_u2f_(sign | ((e + 112) << 23) | (m << 13));
+}
+
+/* Round to nearest even; NaN stays a quiet NaN with its top payload bits. */
+static inline uint16_t bxk_f32_to_f16(float f) {
+  uint32_t x = bxk_f2u_(f);
+  uint32_t sign = (x >> 16) & 0x8000u, ax = x & 0x7fffffffu;
+  if (ax >= 0x7f800000u) {
+    if (ax > 0x7f800000u) return (uint16_t)(sign | 0x7e00u | ((ax >> 13) & 0x3ffu));
+    return (uint16_t)(sign | 0x7c00u);
+  }
+  if (ax >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u);  /* rounds to inf */
+  if (ax < 0x38800000u)                                      /* subnormal: exact scale, RNE */
+    return (uint16_t)(sign | (uint32_t)nearbyintf(bxk_u2f_(ax) * 16777216.0f));
+  uint32_t h = (((ax >> 23) - 112) << 10) | ((ax & 0x7fffffu) >> 13);
+  uint32_t r = ax & 0x1fffu;
+  if (r > 0x1000u || (r == 0x1000u && (h & 1u))) h++;       /* carry into the exponent is right */
+  return (uint16_t)(sign | h);
+}
+
+/* The f16 value nearest to x (as a float): how f16 arithmetic rounds. */
+static inline float bxk_round_f16(float x) { return bxk_f16_to_f32(bxk_f32_to_f16(x)); }
+
+/* -------------------------------------------------------------- floats */
+
+#define BXK_FLOAT_OPS_(T, S, FMOD, NEARBY)                                        \
+  static inline T bxk_rem_##S(T a, T b) {                                        \
+    T r = FMOD(a, b);                                                            \
+    if (r != 0 && ((r < 0) != (b < 0))) r += b;                                  \
+    return r;                                                                    \
+  }                                                                              \
+  static inline T bxk_max_##S(T a, T b) { return (a > b || a != a) ? a : b; }    \
+  static inline T bxk_min_##S(T a, T b) { return (a < b || a != a) ? a : b; }    \
+  static inline T bxk_sign_##S(T x) { return x > 0 ? (T)1 : x < 0 ? (T)-1 : x; } \
+  static inline T bxk_round_##S(T x) { return NEARBY(x); }
+
+BXK_FLOAT_OPS_(float, f32, fmodf, nearbyintf)
+BXK_FLOAT_OPS_(double, f64, fmod, nearbyint)
+#undef BXK_FLOAT_OPS_
+
+/* ---------------------------------------------------------------- ints */
+/* T: the type, U: its unsigned twin, S: suffix.  Shared rows first, then
+ * the rows that differ between signed and unsigned types. */
+#define BXK_INT_COMMON_(T, U, S, BITS)                                            \
+  static inline T bxk_add_##S(T a, T b) { return (T)(U)((U)a + (U)b); }          \
+  static inline T bxk_sub_##S(T a, T b) { return (T)(U)((U)a - (U)b); }          \
+  static inline T bxk_mul_##S(T a, T b) { return (T)(U)((U)a * (U)b); }          \
+  static inline T bxk_neg_##S(T a) { return (T)(U)((U)0 - (U)a); }               \
+  static inline T bxk_max_##S(T a, T b) { return a > b ? a : b; }                \
+  static inline T bxk_min_##S(T a, T b) { return a < b ? a : b; }                \
+  static inline T bxk_shl_##S(T a, T b) { return (T)(U)((U)a << ((U)b & (BITS - 1))); }
+
+#define BXK_INT_SIGNED_(T, U, S, BITS)                                            \
+  BXK_INT_COMMON_(T, U, S, BITS)                                                 \
+  static inline T bxk_div_##S(T a, T b) {                                        \
+    if (b == 0) return 0;                                                        \
+    if (b == -1) return bxk_neg_##S(a); /* INT_MIN / -1 wraps */                 \
+    return (T)(a / b);                                                           \
+  }                                                                              \
+  static inline T bxk_rem_##S(T a, T b) {                                        \
+    if (b == 0 || b == -1) return 0;                                             \
+    T r = (T)(a % b);                                                            \
+    if (r != 0 && ((r < 0) != (b < 0))) r = (T)(r + b);                          \
+    return r;                                                                    \
+  }                                                                              \
+  static inline T bxk_abs_##S(T a) { return a < 0 ? bxk_neg_##S(a) : a; }        \
+  static inline T bxk_sign_##S(T a) { return a > 0 ? 1 : a < 0 ? -1 : 0; }       \
+  static inline T bxk_shr_##S(T a, T b) { /* arithmetic, without C's UB */       \
+    unsigned n = (unsigned)((U)b & (BITS - 1));                                  \
+    return a < 0 ? (T)~(U)(~(U)a >> n) : (T)((U)a >> n);                         \
+  }
+
+#define BXK_INT_UNSIGNED_(T, S, BITS)                                             \
+  BXK_INT_COMMON_(T, T, S, BITS)                                                 \
+  static inline T bxk_div_##S(T a, T b) { return b == 0 ? 0 : (T)(a / b); }      \
+  static inline T bxk_rem_##S(T a, T b) { return b == 0 ? 0 : (T)(a % b); }      \
+  static inline T bxk_abs_##S(T a) { return a; }                                 \
+  static inline T bxk_sign_##S(T a) { return a > 0 ? 1 : 0; }                    \
+  static inline T bxk_shr_##S(T a, T b) { return (T)(a >> (b & (BITS - 1))); }
+
+BXK_INT_SIGNED_(int32_t, uint32_t, i32, 32)
+BXK_INT_SIGNED_(int64_t, uint64_t, i64, 64)
+BXK_INT_UNSIGNED_(uint32_t, u32, 32)
+BXK_INT_UNSIGNED_(uint8_t, u8, 8)
+#undef BXK_INT_COMMON_
+#undef BXK_INT_SIGNED_
+#undef BXK_INT_UNSIGNED_
+
+/* --------------------------------------------------------------- casts */
+
+/* float -> int: NaN -> 0, truncate toward zero, saturate.  Doubles hold
+ * every f32/f16 value exactly, so one set serves all float sources. */
+static inline int64_t bxk_f64_to_i64(double v) {
+  if (v != v) return 0;
+  v = trunc(v);
+  if (v >= 9223372036854775807.0) return INT64_MAX; /* 2^63 and above */
+  if (v <= -9223372036854775808.0) return INT64_MIN;
+  return (int64_t)v;
+}
+static inline int32_t bxk_f64_to_i32(double v) {
+  if (v != v) return 0;
+  v = trunc(v);
+  return v >= 2147483647.0 ? INT32_MAX : v <= -2147483648.0 ? INT32_MIN : (int32_t)v;
+}
+static inline uint32_t bxk_f64_to_u32(double v) {
+  if (v != v) return 0;
+  v = trunc(v);
+  return v >= 4294967295.0 ? UINT32_MAX : v <= 0 ? 0 : (uint32_t)v;
+}
+static inline uint8_t bxk_f64_to_u8(double v) {
+  if (v != v) return 0;
+  v = trunc(v);
+  return v >= 255.0 ? 255 : v <= 0 ? 0 : (uint8_t)v;
+}
+
+/* int -> f16 and f64 -> f16 round through f32 (the runtime's stores do). */
+static inline uint16_t bxk_i64_to_f16(int64_t v) { return bxk_f32_to_f16((float)v); }
+static inline uint16_t bxk_u64_to_f16(uint64_t v) { return bxk_f32_to_f16((float)v); }
+static inline uint16_t bxk_f64_to_f16(double v) { return bxk_f32_to_f16((float)v); }
+
+#endif
