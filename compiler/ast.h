@@ -391,6 +391,12 @@ const char *bxc_binop_str(bxc_binop op);   /* "+", "&&", "="(NONE) */
 const char *bxc_unop_str(bxc_unop op);     /* "-", "!", "*", "&", "&mut" */
 const char *bxc_expr_kind_name(bxc_expr_kind k);
 
+/* `#[backward(manual)]`: the method's Autodiff implementation is
+ * hand-written (language.md §6).  One predicate for the checker, which
+ * then skips the formula rules and the W0303 reminder, and the generator,
+ * which then references the user's `_autodiff` instead of generating one. */
+bool bxc_attr_is_backward_manual(const bxc_attr *a);
+
 /* --dump-ast: a stable indented S-expression, one node per line. */
 void bxc_ast_dump(FILE *out, const bxc_file *file);
 void bxc_ast_dump_expr(FILE *out, const bxc_expr *e, int indent);

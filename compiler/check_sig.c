@@ -592,11 +592,15 @@ static void check_scalars(method *m, bool active) {
  * lowerable subset (check_default.c). */
 static void check_backward(method *m, const char *trait) {
     chk_ctx *cx = m->cx;
-    bxc_attr *first = NULL;
+    bxc_attr *first = NULL, *manual = NULL;
     for (uint32_t i = 0; i < m->fn->attrs.len; i++) {
         bxc_attr *a = m->fn->attrs.items[i];
         if (!chk_attr_is(a, "backward")) continue;
         if (first) continue;   /* check_attrs.c reports the duplicate */
+        if (bxc_attr_is_backward_manual(a)) {
+            manual = a;
+            continue;
+        }
         first = a;
         if (!a->has_args || !a->args.len) {
             chk_error(cx, CHK_E_BACKWARD, a->span,
@@ -647,11 +651,17 @@ static void check_backward(method *m, const char *trait) {
             if (cx->diags->errors == before) chk_backward_formula_subset(cx, m->fn, arg->value);
         }
     }
+    if (manual && !m->sel->listed[CHK_SEL_AUTODIFF]) {
+        bxc_diag *d = chk_warning(cx, CHK_W_UNUSED_ATTR, manual->span,
+                                  "`#[backward(manual)]` has no effect: `%s` does not list `Autodiff`", trait);
+        chk_help(cx, d, "add `Autodiff` to `#[backend_extension(...)]`");
+    }
     if (!first) {
         /* Autodiff listed, no route bextc can see: the generated code
          * references a hand-written `_autodiff` strongly (docs/codegen.md),
-         * so the link fails when it is missing; say it here first. */
-        if (m->sel->listed[CHK_SEL_AUTODIFF] && !m->fn->body && has_tensor_input(m, false)) {
+         * so the link fails when it is missing; say it here first, unless
+         * `#[backward(manual)]` says the user wrote it. */
+        if (!manual && m->sel->listed[CHK_SEL_AUTODIFF] && !m->fn->body && has_tensor_input(m, false)) {
             bxc_type *rt = bxc_type_resolve(m->ret);
             bool one_float = rt->kind == BXC_TYPE_TENSOR && rt->tensor_kind == BXC_TENSOR_FLOAT;
             const char *x = NULL;
@@ -667,12 +677,14 @@ static void check_backward(method *m, const char *trait) {
             if (one_float)
                 chk_help(cx, d, "give `%s` a default body (differentiated through its ops), write its "
                                 "`_autodiff` implementation in C (bext_autodiff_value + bext_autodiff_record), "
-                                "or add `#[backward(%s = ...)]` formulas",
+                                "or add `#[backward(%s = ...)]` formulas; `#[backward(manual)]` says it is "
+                                "hand-written and silences this",
                          m->name, x ? x : "x");
             else
                 chk_help(cx, d, "write its `_autodiff` implementation in C (bext_autodiff_value + "
-                                "bext_autodiff_record): a default body or `#[backward]` formulas need one "
-                                "`FloatTensor` output, and `%s` returns `%s`",
+                                "bext_autodiff_record) and mark the method `#[backward(manual)]`: a default "
+                                "body or `#[backward]` formulas need one `FloatTensor` output, and `%s` "
+                                "returns `%s`",
                          m->name, chk_tn(cx, rt));
         }
         return;

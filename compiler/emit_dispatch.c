@@ -284,13 +284,15 @@ static const char *op_id(bxc_emit_ctx *cx, const bxc_fn *fn) {
 #define AUTODIFF_SEL (&selectors[BEXT_BACKEND_COUNT + BEXT_LAYER_AUTODIFF])
 _Static_assert(NSEL == BEXT_BACKEND_COUNT + BEXT_LAYER_COUNT, "selectors: one row per backend, then per layer");
 
-/* The method's `#[backward(...)]` when its trait lists `Autodiff` (else
- * the checker warned that it has no effect), or NULL. */
+/* The method's `#[backward(...)]` formulas when its trait lists
+ * `Autodiff` (else the checker warned that it has no effect), or NULL;
+ * NULL for `#[backward(manual)]`, whose `_autodiff` is the user's. */
 static const bxc_attr *backward_attr(const trait_info *ti, const bxc_fn *fn) {
     bool listed = false;
     for (uint32_t k = 0; k < ti->nsels; k++) listed |= ti->sels[k].info == AUTODIFF_SEL;
     for (uint32_t i = 0; listed && i < fn->attrs.len; i++)
-        if (bxc_emit_path_is(fn->attrs.items[i]->path, "backward") && fn->attrs.items[i]->args.len)
+        if (bxc_emit_path_is(fn->attrs.items[i]->path, "backward") && fn->attrs.items[i]->args.len &&
+            !bxc_attr_is_backward_manual(fn->attrs.items[i]))
             return fn->attrs.items[i];
     return NULL;
 }

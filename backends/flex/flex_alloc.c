@@ -22,10 +22,10 @@
 
 #include "flex_internal.h"
 
-#define BXFX_CACHE_MIN ((size_t)1 << 20)      /* cache blocks >= 1 MiB */
+#define BXFX_CACHE_MIN ((size_t)64 << 10)     /* cache blocks >= 64 KiB */
 #define BXFX_HUGE_MIN ((size_t)4 << 20)       /* align + madvise >= 4 MiB */
 #define BXFX_HUGE_ALIGN ((size_t)2 << 20)
-#define BXFX_CACHE_SLOTS 16
+#define BXFX_CACHE_SLOTS 64
 #define BXFX_CACHE_BYTES ((size_t)1 << 30)    /* at most 1 GiB kept idle */
 
 struct block {
