@@ -143,7 +143,9 @@ BXR_FUNC void bxr_device_count_free(struct bext_device *dev, size_t bytes);
 struct bxr_layer {
   const char *name;
   const char *selector;              /* "Fusion", for messages; NULL for extra layers */
-  int depth;
+  int depth;                         /* registering: 0 = outside every layer so far;
+                                      * else where it sits (1: +fusion's place,
+                                      * inside +autodiff) */
   bool transparent;
   const struct bxr_backend *vt;      /* NULL: not in this build */
 };

@@ -73,7 +73,7 @@ bool bxr_layer_register(const struct bxr_layer *l) {
     for (int i = 0; i < nlayers; i++)
       if (layers[i].depth > depth) depth = layers[i].depth;
     layers[nlayers] = *l;
-    layers[nlayers].depth = depth + 1;
+    if (l->depth <= 0) layers[nlayers].depth = depth + 1;
     nlayers++;
   }
   pthread_mutex_unlock(&reg_lock);

@@ -172,6 +172,12 @@ bool count_layer_register_opaque(const char *name) {
   return bxr_layer_register(&l);
 }
 
+bool count_layer_register_at(const char *name, int depth) {
+  struct bxr_layer l = {.name = name, .depth = depth, .transparent = true, .vt = &count_vt};
+  bool ok = bxr_layer_register(&l);
+  return ok || strstr(bext_last_error(), "exists");
+}
+
 bool count_layer_register(void) {
   static _Atomic int done;
   if (atomic_load(&done)) return true;

@@ -19,6 +19,9 @@ bool count_layer_register(void);
 /* The same decorator registered as a layer routing DOES see, under
  * another name: a trait that does not list it panics naming it. */
 bool count_layer_register_opaque(const char *name);
+/* The counting layer under another name at a given depth (backend.h:
+ * 1 sits where +fusion does, inside +autodiff); transparent. */
+bool count_layer_register_at(const char *name, int depth);
 /* Core ops seen, per opcode (opcode < count_ops()), and in total. */
 int count_ops(void);
 uint64_t count_core(int opcode);

@@ -241,3 +241,49 @@ Test(decorator, extension_ops_are_registered_by_trait_and_id) {
   bext_set_panic_hook(NULL, NULL);
   cr_expect_str_eq(g_panic, "extension op id 'pick' of trait Routed is registered twice: by Routed::pick and by Other::pick");
 }
+
+/* +autodiff over another decorator, where +fusion will sit
+ * ("flex+fusion+autodiff"): autodiff records against whatever device is
+ * inside it, so a stack with a layer between gives the plain stack's
+ * gradients bit for bit, and the layer below sees the forward ops and the
+ * backward rules' ops (both run one level down). */
+static void grads_of(const char *spec, double gx[6], double gw[3]) {
+  const bext_device *d = bext_device_get(spec);
+  cr_assert(d && bext_device_available(d), "%s: %s", spec, bext_last_error());
+  const double xv[6] = {0.5, -1.0, 2.0, 0.25, -0.75, 1.5}, wv[3] = {1.0, -0.5, 0.25};
+  bext_tensor *x = bext_require_grad(bext_from_data(xv, BEXT_F64, (int64_t[]){2, 3}, 2, d));
+  bext_tensor *w = bext_require_grad(bext_from_data(wv, BEXT_F64, (int64_t[]){3}, 1, d));
+  bext_tensor *l = bext_sum(bext_tanh(bext_mul(bext_exp(bext_retain(x)), bext_retain(w))));
+  cr_assert_not_null(l, "%s: %s", spec, bext_last_error());
+  bext_grads *g = bext_backward(l);
+  cr_assert_not_null(g, "%s: %s", spec, bext_last_error());
+  bext_tensor *a = bext_grad(g, x), *b = bext_grad(g, w);
+  cr_assert(a && b && bext_read(a, gx, 6 * sizeof *gx) && bext_read(b, gw, 3 * sizeof *gw), "%s: %s", spec,
+            bext_last_error());
+  bext_release(a);
+  bext_release(b);
+  bext_grads_free(g);
+  bext_release(l);
+  bext_release(x);
+  bext_release(w);
+}
+
+Test(decorator, autodiff_over_another_layer, .init = setup) {
+  cr_assert(count_layer_register_at("below", 1), "%s", bext_last_error());
+  const char *bases[] = {"flex", "ndarray"};
+  for (int i = 0; i < 2; i++) {
+    char plain[40], stacked[40];
+    snprintf(plain, sizeof plain, "%s+autodiff", bases[i]);
+    snprintf(stacked, sizeof stacked, "%s+below+autodiff", bases[i]);
+    double px[6], pw[3], sx[6], sw[3];
+    grads_of(plain, px, pw);
+    count_reset();
+    grads_of(stacked, sx, sw);
+    cr_expect(!memcmp(px, sx, sizeof px) && !memcmp(pw, sw, sizeof pw), "%s: gradients differ from %s", stacked,
+              plain);
+    /* forward: exp, mul, tanh, sum; backward adds at least one op per rule */
+    cr_expect_geq(count_core_total(), 8, "%s: %llu core ops seen below autodiff", stacked,
+                  (unsigned long long)count_core_total());
+    cr_expect_geq(count_core(BXR_OP_TANH), 1);
+  }
+}
