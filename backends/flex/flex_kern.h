@@ -9,8 +9,12 @@
 #ifndef BXFX_KERN_H
 #define BXFX_KERN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+/* The largest |exponent| powi_f32 takes; beyond, pow. */
+#define BXFX_POWI_MAX 64
 
 /* Binary f32 kernels: o[i] = a[i] OP b[i], with mode saying which operand
  * is a broadcast scalar (read at index 0). */
@@ -32,6 +36,15 @@ enum {
   BXFX_UN_COUNT
 };
 
+/* f32 comparisons o[i] = a[i] OP b[i] as 0/1 bytes (same modes). */
+#define BXFX_CMP_LIST(X) X(eq) X(ne) X(gt) X(ge) X(lt) X(le)
+enum {
+#define X(n) BXFX_CMP_##n,
+  BXFX_CMP_LIST(X)
+#undef X
+  BXFX_CMP_COUNT
+};
+
 typedef void (*bxfx_bin_f32_fn)(const float *a, const float *b, float *o, size_t n, int mode);
 typedef void (*bxfx_un_f32_fn)(const float *a, float *o, size_t n);
 
@@ -42,6 +55,9 @@ struct bxfx_kernels {
    * last-level cache (fences before returning). */
   bxfx_bin_f32_fn bin_nt[BXFX_BIN_COUNT];
   bxfx_un_f32_fn un[BXFX_UN_COUNT];
+  void (*cmp[BXFX_CMP_COUNT])(const float *a, const float *b, uint8_t *o, size_t n, int mode);
+  /* o[i] = x^e rounded to f32 from f64 lanes, |e| <= BXFX_POWI_MAX. */
+  void (*powi_f32)(const float *a, float *o, size_t n, int e);
   /* Sums of n elements, pairwise (bxfx_pw below) over leaves of
    * BXFX_LEAF elements, each leaf summed in 16 f64 lanes: the error is
    * O((16 + log2(n / BXFX_LEAF)) eps) of sum(|a|), like NumPy's, at memory
@@ -49,11 +65,27 @@ struct bxfx_kernels {
    * rounded f64 sum in all but pathological cases. */
   double (*sum_f32)(const float *a, size_t n);
   double (*sum_f64)(const double *a, size_t n);
+  /* acc[i] += x[i] in f64: one row of a sum across an outer axis. */
+  void (*acc_f32)(double *acc, const float *x, size_t n);
+  void (*acc_f64)(double *acc, const double *x, size_t n);
+  /* Index (n >= 1) of the first NaN, else of the first max (want_max) or
+   * min: what the reference's sequential scan keeps. */
+  int64_t (*argext_f32)(const float *a, size_t n, int want_max);
+  int64_t (*argext_f64)(const double *a, size_t n, int want_max);
+  /* Product in f64 lanes (1 for n == 0). */
+  double (*prod_f32)(const float *a, size_t n);
+  double (*prod_f64)(const double *a, size_t n);
   /* Conversions, round to nearest even (NaN stays NaN). */
   void (*f16_to_f32)(const uint16_t *a, float *o, size_t n);
   void (*f32_to_f16)(const float *a, uint16_t *o, size_t n);
   void (*bf16_to_f32)(const uint16_t *a, float *o, size_t n);
   void (*f32_to_bf16)(const float *a, uint16_t *o, size_t n);
+  /* The rest with bext_cast's rules: f32 -> i32 NaN 0, truncate, saturate;
+   * the others one rounding (or exact). */
+  void (*f32_to_i32)(const float *a, int32_t *o, size_t n);
+  void (*i32_to_f32)(const int32_t *a, float *o, size_t n);
+  void (*f32_to_f64)(const float *a, double *o, size_t n);
+  void (*f64_to_f32)(const double *a, float *o, size_t n);
 };
 
 /* Pairwise summation as a running binary counter: push the sums of

@@ -13,6 +13,14 @@ typedef float v8f __attribute__((vector_size(32)));
 typedef int32_t v8i __attribute__((vector_size(32)));
 
 static inline v8f SFX(ld)(const float *p) { v8f v; memcpy(&v, p, sizeof v); return v; }
+typedef double v4d __attribute__((vector_size(32)));
+typedef float v4f __attribute__((vector_size(16)));
+static inline v4d SFX(ld4d)(const double *p) { v4d v; memcpy(&v, p, sizeof v); return v; }
+static inline v4d SFX(ld4w)(const float *p) {
+  v4f v;
+  memcpy(&v, p, sizeof v);
+  return __builtin_convertvector(v, v4d);
+}
 /* Helpers that take vectors are macros: a vector-typed parameter of a
  * function makes GCC print an ABI note in the baseline-ISA variant. */
 #define BXFX_ST(p, v) do { v8f st_ = (v); memcpy((p), &st_, sizeof st_); } while (0)
@@ -103,6 +111,46 @@ BXFX_BIN_LIST(BXFX_BIN_NT_DEF)
 #define BXFX_BIN_NT(n) SFX(bin_##n)
 #endif
 
+/* ---- comparisons ------------------------------------------------------- */
+/* o[i] = a[i] OP b[i] as 0/1 bytes, with mode as for the binary kernels.
+ * Lanes compare to all-ones masks; the low byte of each mask's "& 1" is
+ * the answer, narrowed eight at a time. */
+typedef uint8_t v8b __attribute__((vector_size(8)));
+#define BXFX_CMP_DEF(name, OP)                                                      \
+  static void SFX(cmp_##name)(const float *a, const float *b, uint8_t *o, size_t n, \
+                              int mode) {                                           \
+    size_t i = 0;                                                                   \
+    const v8i one = SFX(splati)(1);                                                 \
+    if (mode == BXFX_VV) {                                                          \
+      for (; i + 8 <= n; i += 8) {                                                  \
+        v8b r = __builtin_convertvector((v8i)(SFX(ld)(a + i) OP SFX(ld)(b + i)) & one, v8b); \
+        memcpy(o + i, &r, sizeof r);                                                \
+      }                                                                             \
+      for (; i < n; i++) o[i] = a[i] OP b[i];                                       \
+    } else if (mode == BXFX_SV) {                                                   \
+      const v8f x = SFX(splat)(a[0]);                                               \
+      for (; i + 8 <= n; i += 8) {                                                  \
+        v8b r = __builtin_convertvector((v8i)(x OP SFX(ld)(b + i)) & one, v8b);     \
+        memcpy(o + i, &r, sizeof r);                                                \
+      }                                                                             \
+      for (; i < n; i++) o[i] = a[0] OP b[i];                                       \
+    } else {                                                                        \
+      const v8f y = SFX(splat)(b[0]);                                               \
+      for (; i + 8 <= n; i += 8) {                                                  \
+        v8b r = __builtin_convertvector((v8i)(SFX(ld)(a + i) OP y) & one, v8b);     \
+        memcpy(o + i, &r, sizeof r);                                                \
+      }                                                                             \
+      for (; i < n; i++) o[i] = a[i] OP b[0];                                       \
+    }                                                                               \
+  }
+BXFX_CMP_DEF(eq, ==)
+BXFX_CMP_DEF(ne, !=)
+BXFX_CMP_DEF(gt, >)
+BXFX_CMP_DEF(ge, >=)
+BXFX_CMP_DEF(lt, <)
+BXFX_CMP_DEF(le, <=)
+#undef BXFX_CMP_DEF
+
 /* ---- unary ------------------------------------------------------------- */
 /* Transcendentals: 8 lanes through libmvec when available, else libm. */
 #ifdef BXFX_MVEC
@@ -161,19 +209,46 @@ BXFX_UN_EL(abs, (v8f)((v8i)x & SFX(splati)(0x7fffffff)), fabsf(x))
 BXFX_UN_EL(relu, BXFX_SEL((x > zero) | (x != x), x, zero), (x > 0.0f || x != x) ? x : 0.0f)
 BXFX_UN_EL(recip, one / x, 1.0f / x)
 
+/* Integer powers of f32 in f64 lanes by repeated squaring, rounded to f32
+ * once at the end: the reference rounds pow((double)x, e) to f32; x^2,
+ * x^3 and x^4 are the correctly rounded doubles either way, larger |e|
+ * differ from pow in the last bits of the double only.  |e| <= 64 (the
+ * caller falls back to pow beyond); x^0 is 1 for every x, NaN included,
+ * and negative powers are 1 / x^|e| (signed zeros give signed infinities,
+ * like pow). */
+static void SFX(powi_f32)(const float *a, float *o, size_t n, int e) {
+  unsigned m = (unsigned)(e < 0 ? -e : e);
+  const v4d one = { 1, 1, 1, 1 };
+  size_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    v4d b = SFX(ld4w)(a + i), r = one;
+    for (unsigned k = m;;) {
+      if (k & 1u) r *= b;
+      k >>= 1;
+      if (!k) break;
+      b *= b;
+    }
+    if (e < 0) r = one / r;
+    v4f f = __builtin_convertvector(r, v4f);
+    memcpy(o + i, &f, sizeof f);
+  }
+  for (; i < n; i++) {
+    double b = a[i], r = 1;
+    for (unsigned k = m;;) {
+      if (k & 1u) r *= b;
+      k >>= 1;
+      if (!k) break;
+      b *= b;
+    }
+    o[i] = (float)(e < 0 ? 1 / r : r);
+  }
+}
+
 /* ---- reductions -------------------------------------------------------- */
 /* Sums: one leaf (at most BXFX_LEAF elements) in 16 f64 lanes, four
  * vectors of four so the adds overlap; leaves combined by the pairwise
  * counter (flex_kern.h).  f32 is widened to f64 on load: the sum is memory
  * bound, and the conversion is free next to the loads. */
-typedef double v4d __attribute__((vector_size(32)));
-typedef float v4f __attribute__((vector_size(16)));
-static inline v4d SFX(ld4d)(const double *p) { v4d v; memcpy(&v, p, sizeof v); return v; }
-static inline v4d SFX(ld4w)(const float *p) {
-  v4f v;
-  memcpy(&v, p, sizeof v);
-  return __builtin_convertvector(v, v4d);
-}
 
 #define BXFX_LEAF_BODY(LD)                                                       \
   v4d s0 = { 0 }, s1 = s0, s2 = s0, s3 = s0;                                    \
@@ -206,6 +281,103 @@ static double SFX(sum_f32)(const float *a, size_t n) {
   return bxfx_pw_done(&pw);
 }
 
+/* Row accumulation for sums across an outer axis: acc[i] += x[i] widened
+ * to f64 (the leaf step of flex_reduce.c's rows_sum). */
+static void SFX(acc_f32)(double *acc, const float *x, size_t n) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    v4d a0 = SFX(ld4d)(acc + i), a1 = SFX(ld4d)(acc + i + 4);
+    a0 += SFX(ld4w)(x + i);
+    a1 += SFX(ld4w)(x + i + 4);
+    memcpy(acc + i, &a0, sizeof a0);
+    memcpy(acc + i + 4, &a1, sizeof a1);
+  }
+  for (; i < n; i++) acc[i] += (double)x[i];
+}
+static void SFX(acc_f64)(double *acc, const double *x, size_t n) {
+  size_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    v4d a = SFX(ld4d)(acc + i) + SFX(ld4d)(x + i);
+    memcpy(acc + i, &a, sizeof a);
+  }
+  for (; i < n; i++) acc[i] += x[i];
+}
+
+/* Index of a row's extreme as the reference finds it: the first NaN if
+ * there is one, else the first element equal to the max (min).  Blocks of
+ * BXFX_EXT_BLK are scanned with vector lanes; only the first block whose
+ * extreme beats every earlier block is walked again for the index, so the
+ * row is read about once.  Comparisons are exact, so lanes change nothing
+ * but the order of work (a zero's sign comes from the first equal
+ * element, as in the sequential scan). */
+enum { BXFX_EXT_BLK = 2048 };
+typedef int64_t v4l __attribute__((vector_size(32)));
+#define BXFX_ARGEXT_DEF(name, T, VT, VI, W, LD)                                   \
+  static int64_t SFX(name)(const T *a, size_t n, int want_max) {                   \
+    T best = a[0];                                                                 \
+    size_t bestblk = 0;                                                            \
+    for (size_t b0 = 0; b0 < n; b0 += BXFX_EXT_BLK) {                              \
+      const T *p = a + b0;                                                         \
+      size_t m = n - b0 < BXFX_EXT_BLK ? n - b0 : BXFX_EXT_BLK, j = 0;             \
+      T e = p[0];                                                                  \
+      bool nan = false;                                                            \
+      if (m >= W) {                                                                \
+        VT ev = LD(p);                                                             \
+        VI nv = (VI)(ev != ev);                                                    \
+        if (want_max)                                                              \
+          for (j = W; j + W <= m; j += W) {                                        \
+            VT x = LD(p + j);                                                      \
+            nv |= (VI)(x != x);                                                    \
+            VI gt = (VI)(x > ev);                                                  \
+            ev = (VT)(((VI)x & gt) | ((VI)ev & ~gt));                              \
+          }                                                                        \
+        else                                                                       \
+          for (j = W; j + W <= m; j += W) {                                        \
+            VT x = LD(p + j);                                                      \
+            nv |= (VI)(x != x);                                                    \
+            VI lt = (VI)(x < ev);                                                  \
+            ev = (VT)(((VI)x & lt) | ((VI)ev & ~lt));                              \
+          }                                                                        \
+        for (int l = 0; l < W; l++) {                                              \
+          nan |= nv[l] != 0;                                                       \
+          if (want_max ? ev[l] > e : ev[l] < e) e = ev[l];                         \
+        }                                                                          \
+      }                                                                            \
+      for (; j < m; j++) {                                                         \
+        T x = p[j];                                                                \
+        nan |= x != x;                                                             \
+        if (want_max ? x > e : x < e) e = x;                                       \
+      }                                                                            \
+      if (nan)                                                                     \
+        for (j = 0;; j++)                                                          \
+          if (p[j] != p[j]) return (int64_t)(b0 + j);                              \
+      if (want_max ? e > best : e < best) best = e, bestblk = b0;                  \
+    }                                                                              \
+    for (size_t j = bestblk;; j++)                                                 \
+      if (a[j] == best) return (int64_t)j;                                         \
+  }
+BXFX_ARGEXT_DEF(argext_f32, float, v8f, v8i, 8, SFX(ld))
+BXFX_ARGEXT_DEF(argext_f64, double, v4d, v4l, 4, SFX(ld4d))
+#undef BXFX_ARGEXT_DEF
+
+/* Products in f64 lanes (four vectors of four): the rounding differs from
+ * a sequential product by O(n eps) relative, like any reordering. */
+#define BXFX_PROD_DEF(name, T, LD)                                                \
+  static double SFX(name)(const T *a, size_t n) {                                  \
+    v4d one = { 1, 1, 1, 1 }, p0 = one, p1 = one, p2 = one, p3 = one;              \
+    size_t j = 0;                                                                  \
+    for (; j + 16 <= n; j += 16) {                                                 \
+      p0 *= LD(a + j); p1 *= LD(a + j + 4); p2 *= LD(a + j + 8); p3 *= LD(a + j + 12); \
+    }                                                                              \
+    v4d p = (p0 * p1) * (p2 * p3);                                                 \
+    double r = (p[0] * p[1]) * (p[2] * p[3]);                                      \
+    for (; j < n; j++) r *= (double)a[j];                                          \
+    return r;                                                                      \
+  }
+BXFX_PROD_DEF(prod_f32, float, SFX(ld4w))
+BXFX_PROD_DEF(prod_f64, double, SFX(ld4d))
+#undef BXFX_PROD_DEF
+
 /* ---- conversions ------------------------------------------------------- */
 static void SFX(f16_to_f32)(const uint16_t *a, float *o, size_t n) {
   size_t i = 0;
@@ -223,6 +395,51 @@ static void SFX(f32_to_f16)(const float *a, uint16_t *o, size_t n) {
                      _mm256_cvtps_ph(_mm256_loadu_ps(a + i), _MM_FROUND_TO_NEAREST_INT));
 #endif
   for (; i < n; i++) o[i] = bxfx_f2h(a[i]);
+}
+/* f32 -> i32 as casts do it: NaN 0, truncate, saturate.  Lanes outside
+ * the range are parked at 0 before the conversion (whose result would be
+ * undefined there) and patched after. */
+static void SFX(f32_to_i32)(const float *a, int32_t *o, size_t n) {
+  size_t i = 0;
+  const v8f lo = SFX(splat)(-2147483648.0f), hi = SFX(splat)(2147483648.0f), zero = SFX(splat)(0.0f);
+  const v8i imax = SFX(splati)(INT32_MAX);
+  for (; i + 8 <= n; i += 8) {
+    v8f x = SFX(ld)(a + i);
+    v8i big = (v8i)(x >= hi);
+    x = BXFX_SEL((v8i)(x != x) | big, zero, x);
+    x = BXFX_SEL((v8i)(x < lo), lo, x);
+    v8i r = __builtin_convertvector(x, v8i);
+    r = (r & ~big) | (imax & big);
+    memcpy(o + i, &r, sizeof r);
+  }
+  for (; i < n; i++) {
+    float x = a[i];
+    o[i] = x != x ? 0 : x >= 2147483648.0f ? INT32_MAX : x <= -2147483648.0f ? INT32_MIN : (int32_t)x;
+  }
+}
+/* i32 -> f32: one rounding, as the reference's (float)int64 does. */
+static void SFX(i32_to_f32)(const int32_t *a, float *o, size_t n) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    v8i x;
+    memcpy(&x, a + i, sizeof x);
+    v8f f = __builtin_convertvector(x, v8f);
+    memcpy(o + i, &f, sizeof f);
+  }
+  for (; i < n; i++) o[i] = (float)a[i];
+}
+static void SFX(f32_to_f64)(const float *a, double *o, size_t n) {
+  size_t i = 0;
+  for (; i + 4 <= n; i += 4) { v4d d = SFX(ld4w)(a + i); memcpy(o + i, &d, sizeof d); }
+  for (; i < n; i++) o[i] = a[i];
+}
+static void SFX(f64_to_f32)(const double *a, float *o, size_t n) {
+  size_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    v4f f = __builtin_convertvector(SFX(ld4d)(a + i), v4f);
+    memcpy(o + i, &f, sizeof f);
+  }
+  for (; i < n; i++) o[i] = (float)a[i];
 }
 static void SFX(bf16_to_f32)(const uint16_t *a, float *o, size_t n) {
   for (size_t i = 0; i < n; i++) o[i] = bxfx_bf2f(a[i]);
@@ -248,10 +465,26 @@ const struct bxfx_kernels VARIANT = {
     BXFX_UN_LIST(X)
 #undef X
   },
+  .cmp = {
+#define X(n) [BXFX_CMP_##n] = SFX(cmp_##n),
+    BXFX_CMP_LIST(X)
+#undef X
+  },
+  .powi_f32 = SFX(powi_f32),
   .sum_f32 = SFX(sum_f32),
   .sum_f64 = SFX(sum_f64),
+  .acc_f32 = SFX(acc_f32),
+  .acc_f64 = SFX(acc_f64),
+  .argext_f32 = SFX(argext_f32),
+  .argext_f64 = SFX(argext_f64),
+  .prod_f32 = SFX(prod_f32),
+  .prod_f64 = SFX(prod_f64),
   .f16_to_f32 = SFX(f16_to_f32),
   .f32_to_f16 = SFX(f32_to_f16),
   .bf16_to_f32 = SFX(bf16_to_f32),
   .f32_to_bf16 = SFX(f32_to_bf16),
+  .f32_to_i32 = SFX(f32_to_i32),
+  .i32_to_f32 = SFX(i32_to_f32),
+  .f32_to_f64 = SFX(f32_to_f64),
+  .f64_to_f32 = SFX(f64_to_f32),
 };

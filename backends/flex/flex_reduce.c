@@ -33,6 +33,7 @@ struct red {
   /* whole-tensor float sum split: the sum of chunk c of BXFX_SUM_CHUNK
    * elements goes to part[c] */
   double *part;
+  int64_t *pidx;            /* the same for extremes: each chunk's index */
 };
 
 /* Elements per chunk of the threaded whole-tensor sum: a power-of-two
@@ -78,6 +79,7 @@ enum { BXFX_RS_W = 128, BXFX_RS_NODES = 44 };   /* 44 nodes: up to 2^42 leaves *
 __attribute__((noinline)) static void rows_sum(const struct red *R, const char *base, size_t n, double *out) {
   const size_t es = bext_dtype_size(R->dt);
   const int64_t rowbytes = R->inner * (int64_t)es;
+  const struct bxfx_kernels *K = bxfx_kern();
   _Alignas(32) double node[BXFX_RS_NODES][BXFX_RS_W], x[BXFX_RS_W];
   unsigned char lvl[BXFX_RS_NODES];
   int top = 0;
@@ -87,14 +89,19 @@ __attribute__((noinline)) static void rows_sum(const struct red *R, const char *
     int64_t k1 = k0 + BXFX_ROW_LEAF < R->K ? k0 + BXFX_ROW_LEAF : R->K;
     bxfx_load(leaf, BXFX_R_F64, base + k0 * rowbytes, R->dt, 1, n);
     for (int64_t k = k0 + 1; k < k1; k++) {
-      const double *xr = x;
-      if (R->dt == BEXT_F64) xr = (const double *)(base + k * rowbytes);
-      else bxfx_load(x, BXFX_R_F64, base + k * rowbytes, R->dt, 1, n);
-      for (size_t i = 0; i < n; i++) leaf[i] += xr[i];
+      const char *row = base + k * rowbytes;
+      if (R->dt == BEXT_F32) {
+        K->acc_f32(leaf, (const float *)row, n);
+      } else if (R->dt == BEXT_F64) {
+        K->acc_f64(leaf, (const double *)row, n);
+      } else {
+        bxfx_load(x, BXFX_R_F64, row, R->dt, 1, n);
+        K->acc_f64(leaf, x, n);
+      }
     }
     unsigned char l = 0;
     while (top > 0 && lvl[top - 1] == l) {   /* equal neighbours merge: left += right */
-      for (size_t i = 0; i < n; i++) node[top - 1][i] += node[top][i];
+      K->acc_f64(node[top - 1], node[top], n);
       top--;
       l++;
     }
@@ -179,6 +186,81 @@ static void init_acc(const struct red *R, void *acc, int64_t *arg, const void *f
   }
 }
 
+static inline bool is_extreme(enum bxr_opcode c) {
+  return c == BXR_OP_MAX_REDUCE || c == BXR_OP_MIN_REDUCE || c == BXR_OP_ARGMAX || c == BXR_OP_ARGMIN;
+}
+static inline bool wants_max(enum bxr_opcode c) { return c == BXR_OP_MAX_REDUCE || c == BXR_OP_ARGMAX; }
+
+/* One contiguous row of K >= 1 elements, any op but a float sum, into
+ * acc[0] (and arg[0]).  f32/f64 rows go straight to the vector kernels;
+ * other dtypes are widened a block at a time and each block reduced with
+ * a tight loop (no per-element dispatch). */
+static void row_reduce(const struct red *R, const char *row, void *accv, int64_t *arg) {
+  const struct bxfx_kernels *Kn = bxfx_kern();
+  const size_t es = bext_dtype_size(R->dt);
+  const bool ext = is_extreme(R->op), mx = wants_max(R->op);
+  *arg = 0;
+  if (R->repr == BXFX_R_F64) {
+    double *acc = accv;
+    if (R->dt == BEXT_F32 && ext) {
+      *arg = Kn->argext_f32((const float *)row, (size_t)R->K, mx);
+      *acc = ((const float *)row)[*arg];
+      return;
+    }
+    if (R->dt == BEXT_F64 && ext) {
+      *arg = Kn->argext_f64((const double *)row, (size_t)R->K, mx);
+      *acc = ((const double *)row)[*arg];
+      return;
+    }
+    if (R->dt == BEXT_F32) { *acc = Kn->prod_f32((const float *)row, (size_t)R->K); return; }
+    if (R->dt == BEXT_F64) { *acc = Kn->prod_f64((const double *)row, (size_t)R->K); return; }
+    _Alignas(32) double x[BXFX_BLK];
+    *acc = 1.0;
+    for (int64_t k0 = 0; k0 < R->K; k0 += BXFX_BLK) {
+      size_t m = (size_t)(R->K - k0 < BXFX_BLK ? R->K - k0 : BXFX_BLK);
+      bxfx_load(x, BXFX_R_F64, row + k0 * (int64_t)es, R->dt, 1, m);
+      if (!ext) { *acc *= Kn->prod_f64(x, m); continue; }
+      int64_t i = Kn->argext_f64(x, m, mx);
+      double v = x[i];
+      if (v != v) { *acc = v; *arg = k0 + i; return; }   /* the first NaN wins */
+      if (k0 == 0 || (mx ? v > *acc : v < *acc)) { *acc = v; *arg = k0 + i; }
+    }
+    return;
+  }
+  if (R->repr == BXFX_R_I64) {
+    int64_t *acc = accv, a = R->op == BXR_OP_PROD ? 1 : 0, at = 0;
+    _Alignas(32) int64_t x[BXFX_BLK];
+    for (int64_t k0 = 0; k0 < R->K; k0 += BXFX_BLK) {
+      size_t m = (size_t)(R->K - k0 < BXFX_BLK ? R->K - k0 : BXFX_BLK);
+      bxfx_load(x, BXFX_R_I64, row + k0 * (int64_t)es, R->dt, 1, m);
+      size_t j = 0;
+      if (k0 == 0 && ext) a = x[j++];   /* the first element seeds the extreme */
+      switch (R->op) {
+      case BXR_OP_SUM: case BXR_OP_MEAN: for (; j < m; j++) a = wadd(a, x[j]); break;
+      case BXR_OP_PROD: for (; j < m; j++) a = wmul(a, x[j]); break;
+      case BXR_OP_MAX_REDUCE: for (; j < m; j++) a = x[j] > a ? x[j] : a; break;
+      case BXR_OP_MIN_REDUCE: for (; j < m; j++) a = x[j] < a ? x[j] : a; break;
+      case BXR_OP_ARGMAX: for (; j < m; j++) if (x[j] > a) a = x[j], at = k0 + (int64_t)j; break;
+      default: for (; j < m; j++) if (x[j] < a) a = x[j], at = k0 + (int64_t)j; break;
+      }
+    }
+    *acc = a;
+    *arg = at;
+    return;
+  }
+  /* bool any/all: stop at the first element that decides the answer */
+  const uint8_t *b = (const uint8_t *)row;
+  bool any = R->op == BXR_OP_ANY;
+  uint8_t r = any ? 0 : 1;
+  for (int64_t k0 = 0; k0 < R->K && r == (any ? 0 : 1); k0 += BXFX_BLK) {
+    size_t m = (size_t)(R->K - k0 < BXFX_BLK ? R->K - k0 : BXFX_BLK);
+    uint8_t o = 0, a = 1;
+    for (size_t j = 0; j < m; j++) o |= b[k0 + (int64_t)j], a &= b[k0 + (int64_t)j] != 0;
+    r = any ? o != 0 : a;
+  }
+  *(uint8_t *)accv = r;
+}
+
 /* Writes n results (acc or arg) to output elements [pos, pos+n). */
 static void finish(const struct red *R, void *acc, const int64_t *arg, size_t n, size_t pos) {
   char *dst = R->dst + pos * bxr_dtype_size(R->odt);
@@ -220,21 +302,8 @@ static void red_chunk(void *ctx, size_t b, size_t e) {
         finish(R, acc, arg, 1, (size_t)o);
         continue;
       }
-      /* reduce the row block-wise into lane 0 by treating each block as
-       * K'=block steps of width 1 */
-      bool seeded = false;
-      for (int64_t k0 = 0; k0 < R->K; k0 += BXFX_BLK) {
-        size_t m = (size_t)(R->K - k0 < BXFX_BLK ? R->K - k0 : BXFX_BLK);
-        bxfx_load(x, R->repr, row + k0 * (int64_t)es, R->dt, 1, m);
-        size_t rs = bxfx_repr_size(R->repr);
-        for (size_t j = 0; j < m; j++) {
-          if (!seeded) { init_acc(R, acc, arg, x + j * rs, 1); seeded = true;
-            if (R->op == BXR_OP_MAX_REDUCE || R->op == BXR_OP_MIN_REDUCE || R->op == BXR_OP_ARGMAX ||
-                R->op == BXR_OP_ARGMIN) continue; }
-          combine(R, acc, arg, x + j * rs, 1, k0 + (int64_t)j);
-        }
-      }
-      if (!seeded) init_acc(R, acc, arg, x, 1);  /* K == 0: identity */
+      if (R->K == 0) init_acc(R, acc, arg, x, 1);  /* the identity */
+      else row_reduce(R, row, acc, arg);
       finish(R, acc, arg, 1, (size_t)o);
       continue;
     }
@@ -265,6 +334,21 @@ static void sum_chunks(void *ctx, size_t b, size_t e) {
     int64_t lo = (int64_t)c * BXFX_SUM_CHUNK, hi = lo + BXFX_SUM_CHUNK < R->K ? lo + BXFX_SUM_CHUNK : R->K;
     R->part[c] = R->dt == BEXT_F32 ? bxfx_kern()->sum_f32((const float *)R->src + lo, (size_t)(hi - lo))
                                    : bxfx_kern()->sum_f64((const double *)R->src + lo, (size_t)(hi - lo));
+  }
+}
+
+/* Whole-tensor extreme or product of f32/f64, chunk c as in sum_chunks:
+ * part[c] the chunk's value, R->pidx[c] its index (extremes). */
+static void ext_chunks(void *ctx, size_t b, size_t e) {
+  struct red *R = ctx;
+  const size_t es = bext_dtype_size(R->dt);
+  for (size_t c = b; c < e; c++) {
+    int64_t lo = (int64_t)c * BXFX_SUM_CHUNK, hi = lo + BXFX_SUM_CHUNK < R->K ? lo + BXFX_SUM_CHUNK : R->K;
+    struct red sub = *R;
+    sub.K = hi - lo;
+    int64_t at;
+    row_reduce(&sub, R->src + lo * (int64_t)es, &R->part[c], &at);
+    R->pidx[c] = lo + at;
   }
 }
 
@@ -341,6 +425,32 @@ bext_tensor *bxfx_exec_reduce(struct bxr_op *op) {
     double s = bxfx_pw_done(&pw);
     if (R->part != local) bxr_free(R->part, bytes);
     finish(R, &s, NULL, 1, 0);
+  } else if (R->outer == 1 && R->inner == 1 && (R->dt == BEXT_F32 || R->dt == BEXT_F64) &&
+             (is_extreme(R->op) || R->op == BXR_OP_PROD) && nchunks > 1 && bxr_pool_threads() > 1) {
+    /* Chunk extremes (products) in parallel, combined in chunk order: the
+     * first NaN, else the first chunk holding the extreme, so the index is
+     * the sequential scan's. */
+    size_t bytes = (size_t)nchunks * (sizeof(double) + sizeof(int64_t));
+    char *mem = bxr_alloc(bytes);
+    if (!mem) {
+      if (tmp) bxr_free(tmp, tmpsize ? tmpsize : 1);
+      bext_release(out);
+      return NULL;
+    }
+    R->part = (double *)mem;
+    R->pidx = (int64_t *)(mem + (size_t)nchunks * sizeof(double));
+    bxr_pool_for((size_t)nchunks, (size_t)BXFX_SUM_CHUNK, 1, ext_chunks, R);
+    double v = R->part[0];
+    int64_t at = R->pidx[0];
+    const bool mx = wants_max(R->op);
+    for (int64_t c = 1; c < nchunks; c++) {
+      double x = R->part[c];
+      if (R->op == BXR_OP_PROD) v *= x;
+      else if (v != v) break;
+      else if (x != x || (mx ? x > v : x < v)) v = x, at = R->pidx[c];
+    }
+    bxr_free(mem, bytes);
+    finish(R, &v, &at, 1, 0);
   } else {
     int64_t nblk = (R->inner + BXFX_BLK - 1) / BXFX_BLK;
     size_t tasks = (size_t)(R->outer * nblk);
@@ -368,6 +478,26 @@ static void cum_chunk(void *ctx, size_t b, size_t e) {
   for (size_t task = b; task < e; task++) {
     int64_t o = (int64_t)task / nblk, i0 = ((int64_t)task % nblk) * BXFX_BLK;
     size_t n = (size_t)(C->inner - i0 < BXFX_BLK ? C->inner - i0 : BXFX_BLK);
+    if (C->inner == 1) {
+      /* One contiguous row: a running sum over blocks of the row. */
+      const char *src = C->src + o * C->K * (int64_t)es;
+      char *dst = C->dst + o * C->K * (int64_t)es;
+      double fa = 0;
+      int64_t ia = 0;
+      for (int64_t k0 = 0; k0 < C->K; k0 += BXFX_BLK) {
+        size_t m = (size_t)(C->K - k0 < BXFX_BLK ? C->K - k0 : BXFX_BLK);
+        bxfx_load(x, C->repr, src + k0 * (int64_t)es, C->dt, 1, m);
+        if (C->repr == BXFX_R_F64) {
+          double *v = (double *)x;
+          for (size_t j = 0; j < m; j++) v[j] = fa += v[j];
+        } else {
+          int64_t *v = (int64_t *)x;
+          for (size_t j = 0; j < m; j++) v[j] = ia = wadd(ia, v[j]);
+        }
+        bxfx_store(dst + k0 * (int64_t)es, C->dt, x, C->repr, m);
+      }
+      continue;
+    }
     memset(acc, 0, sizeof acc);
     for (int64_t k = 0; k < C->K; k++) {
       int64_t pos = (o * C->K + k) * C->inner + i0;
