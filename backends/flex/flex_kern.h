@@ -13,6 +13,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Flags of the extreme kernels. */
+enum { BXFX_EXT_MAX = 1, BXFX_EXT_VALUE = 2 };
+
 /* The largest |exponent| powi_f32 takes; beyond, pow. */
 #define BXFX_POWI_MAX 64
 
@@ -65,13 +68,23 @@ struct bxfx_kernels {
    * rounded f64 sum in all but pathological cases. */
   double (*sum_f32)(const float *a, size_t n);
   double (*sum_f64)(const double *a, size_t n);
-  /* acc[i] += x[i] in f64: one row of a sum across an outer axis. */
+  /* acc[i] += x[i] (mulacc: *=) in f64: one row of a sum (product)
+   * across an outer axis. */
   void (*acc_f32)(double *acc, const float *x, size_t n);
   void (*acc_f64)(double *acc, const double *x, size_t n);
-  /* Index (n >= 1) of the first NaN, else of the first max (want_max) or
-   * min: what the reference's sequential scan keeps. */
-  int64_t (*argext_f32)(const float *a, size_t n, int want_max);
-  int64_t (*argext_f64)(const double *a, size_t n, int want_max);
+  void (*mulacc_f32)(double *acc, const float *x, size_t n);
+  void (*mulacc_f64)(double *acc, const double *x, size_t n);
+  /* Index (n >= 1) of the first NaN, else of the first max (flags has
+   * BXFX_EXT_MAX) or min: what the reference's sequential scan keeps;
+   * *val the element.  With BXFX_EXT_VALUE, -1 where only the value was
+   * needed to know it. */
+  int64_t (*argext_f32)(const float *a, size_t n, int flags, float *val);
+  int64_t (*argext_f64)(const double *a, size_t n, int flags, double *val);
+  /* Row k of an extreme across an outer axis: acc[i] (and arg[i] = k
+   * unless arg is NULL) take x[i] where it beats acc[i] or is the first
+   * NaN. */
+  void (*extrow_f32)(float *acc, int64_t *arg, const float *x, size_t n, int64_t k, int flags);
+  void (*extrow_f64)(double *acc, int64_t *arg, const double *x, size_t n, int64_t k, int flags);
   /* Product in f64 lanes (1 for n == 0). */
   double (*prod_f32)(const float *a, size_t n);
   double (*prod_f64)(const double *a, size_t n);

@@ -281,39 +281,62 @@ static double SFX(sum_f32)(const float *a, size_t n) {
   return bxfx_pw_done(&pw);
 }
 
-/* Row accumulation for sums across an outer axis: acc[i] += x[i] widened
- * to f64 (the leaf step of flex_reduce.c's rows_sum). */
-static void SFX(acc_f32)(double *acc, const float *x, size_t n) {
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    v4d a0 = SFX(ld4d)(acc + i), a1 = SFX(ld4d)(acc + i + 4);
-    a0 += SFX(ld4w)(x + i);
-    a1 += SFX(ld4w)(x + i + 4);
-    memcpy(acc + i, &a0, sizeof a0);
-    memcpy(acc + i + 4, &a1, sizeof a1);
+/* Row accumulation across an outer axis: acc[i] = acc[i] OP x[i] in f64
+ * (x widened), the step of flex_reduce.c's sums (rows_sum) and products
+ * along a dim: per column the same sequence of operations as the
+ * reference's. */
+#define BXFX_ROWACC_DEF(name, OP)                                                   \
+  static void SFX(name##_f32)(double *acc, const float *x, size_t n) {              \
+    size_t i = 0;                                                                   \
+    for (; i + 8 <= n; i += 8) {                                                    \
+      v4d a0 = SFX(ld4d)(acc + i), a1 = SFX(ld4d)(acc + i + 4);                     \
+      a0 = a0 OP SFX(ld4w)(x + i);                                                  \
+      a1 = a1 OP SFX(ld4w)(x + i + 4);                                              \
+      memcpy(acc + i, &a0, sizeof a0);                                              \
+      memcpy(acc + i + 4, &a1, sizeof a1);                                          \
+    }                                                                               \
+    for (; i < n; i++) acc[i] = acc[i] OP (double)x[i];                             \
+  }                                                                                 \
+  static void SFX(name##_f64)(double *acc, const double *x, size_t n) {             \
+    size_t i = 0;                                                                   \
+    for (; i + 4 <= n; i += 4) {                                                    \
+      v4d a = SFX(ld4d)(acc + i) OP SFX(ld4d)(x + i);                               \
+      memcpy(acc + i, &a, sizeof a);                                                \
+    }                                                                               \
+    for (; i < n; i++) acc[i] = acc[i] OP x[i];                                     \
   }
-  for (; i < n; i++) acc[i] += (double)x[i];
-}
-static void SFX(acc_f64)(double *acc, const double *x, size_t n) {
-  size_t i = 0;
-  for (; i + 4 <= n; i += 4) {
-    v4d a = SFX(ld4d)(acc + i) + SFX(ld4d)(x + i);
-    memcpy(acc + i, &a, sizeof a);
-  }
-  for (; i < n; i++) acc[i] += x[i];
-}
+BXFX_ROWACC_DEF(acc, +)
+BXFX_ROWACC_DEF(mulacc, *)
+#undef BXFX_ROWACC_DEF
 
 /* Index of a row's extreme as the reference finds it: the first NaN if
  * there is one, else the first element equal to the max (min).  Blocks of
- * BXFX_EXT_BLK are scanned with vector lanes; only the first block whose
- * extreme beats every earlier block is walked again for the index, so the
- * row is read about once.  Comparisons are exact, so lanes change nothing
- * but the order of work (a zero's sign comes from the first equal
- * element, as in the sequential scan). */
+ * BXFX_EXT_BLK are scanned with four vectors of lanes; only the first
+ * block whose extreme beats every earlier block is walked again for the
+ * index, so the row is read about once.  Comparisons are exact, so lanes
+ * change nothing but the order of work (a zero's sign comes from the first
+ * equal element, as in the sequential scan).  *val gets the element; with
+ * BXFX_EXT_VALUE in flags the walk is skipped where the value alone is
+ * known (not a zero) and -1 returned. */
 enum { BXFX_EXT_BLK = 2048 };
 typedef int64_t v4l __attribute__((vector_size(32)));
+#define BXFX_EXT_STEP(CMP, VT, VI, x, e) e = (VT)((((VI)(x)) & (VI)((x) CMP (e))) | (((VI)(e)) & ~(VI)((x) CMP (e))))
+#define BXFX_EXT_SCAN(CMP, VT, VI, W, LD)                                                          \
+  for (; j + 4 * W <= m; j += 4 * W) {                                              \
+    VT x0 = LD(p + j), x1 = LD(p + j + W), x2 = LD(p + j + 2 * W), x3 = LD(p + j + 3 * W); \
+    nv |= (VI)(x0 != x0) | (VI)(x1 != x1) | (VI)(x2 != x2) | (VI)(x3 != x3);         \
+    BXFX_EXT_STEP(CMP, VT, VI, x0, e0); BXFX_EXT_STEP(CMP, VT, VI, x1, e1);                          \
+    BXFX_EXT_STEP(CMP, VT, VI, x2, e2); BXFX_EXT_STEP(CMP, VT, VI, x3, e3);                          \
+  }                                                                                 \
+  BXFX_EXT_STEP(CMP, VT, VI, e1, e0); BXFX_EXT_STEP(CMP, VT, VI, e3, e2); BXFX_EXT_STEP(CMP, VT, VI, e2, e0); \
+  for (; j + W <= m; j += W) {                                                      \
+    VT x0 = LD(p + j);                                                              \
+    nv |= (VI)(x0 != x0);                                                           \
+    BXFX_EXT_STEP(CMP, VT, VI, x0, e0);                                                     \
+  }
 #define BXFX_ARGEXT_DEF(name, T, VT, VI, W, LD)                                   \
-  static int64_t SFX(name)(const T *a, size_t n, int want_max) {                   \
+  static int64_t SFX(name)(const T *a, size_t n, int flags, T *val) {              \
+    const bool want_max = flags & BXFX_EXT_MAX;                                    \
     T best = a[0];                                                                 \
     size_t bestblk = 0;                                                            \
     for (size_t b0 = 0; b0 < n; b0 += BXFX_EXT_BLK) {                              \
@@ -322,25 +345,13 @@ typedef int64_t v4l __attribute__((vector_size(32)));
       T e = p[0];                                                                  \
       bool nan = false;                                                            \
       if (m >= W) {                                                                \
-        VT ev = LD(p);                                                             \
-        VI nv = (VI)(ev != ev);                                                    \
-        if (want_max)                                                              \
-          for (j = W; j + W <= m; j += W) {                                        \
-            VT x = LD(p + j);                                                      \
-            nv |= (VI)(x != x);                                                    \
-            VI gt = (VI)(x > ev);                                                  \
-            ev = (VT)(((VI)x & gt) | ((VI)ev & ~gt));                              \
-          }                                                                        \
-        else                                                                       \
-          for (j = W; j + W <= m; j += W) {                                        \
-            VT x = LD(p + j);                                                      \
-            nv |= (VI)(x != x);                                                    \
-            VI lt = (VI)(x < ev);                                                  \
-            ev = (VT)(((VI)x & lt) | ((VI)ev & ~lt));                              \
-          }                                                                        \
+        VT e0 = LD(p), e1 = e0, e2 = e0, e3 = e0;                                  \
+        VI nv = (VI)(e0 != e0);                                                    \
+        if (want_max) { BXFX_EXT_SCAN(>, VT, VI, W, LD) } else { BXFX_EXT_SCAN(<, VT, VI, W, LD) }               \
+        (void)e1; (void)e2; (void)e3;                                              \
         for (int l = 0; l < W; l++) {                                              \
           nan |= nv[l] != 0;                                                       \
-          if (want_max ? ev[l] > e : ev[l] < e) e = ev[l];                         \
+          if (want_max ? e0[l] > e : e0[l] < e) e = e0[l];                         \
         }                                                                          \
       }                                                                            \
       for (; j < m; j++) {                                                         \
@@ -350,15 +361,53 @@ typedef int64_t v4l __attribute__((vector_size(32)));
       }                                                                            \
       if (nan)                                                                     \
         for (j = 0;; j++)                                                          \
-          if (p[j] != p[j]) return (int64_t)(b0 + j);                              \
+          if (p[j] != p[j]) { *val = p[j]; return (int64_t)(b0 + j); }             \
       if (want_max ? e > best : e < best) best = e, bestblk = b0;                  \
     }                                                                              \
+    *val = best;                                                                   \
+    if ((flags & BXFX_EXT_VALUE) && best != 0) return -1;                        \
     for (size_t j = bestblk;; j++)                                                 \
-      if (a[j] == best) return (int64_t)j;                                         \
+      if (a[j] == best) { *val = a[j]; return (int64_t)j; }                        \
   }
 BXFX_ARGEXT_DEF(argext_f32, float, v8f, v8i, 8, SFX(ld))
 BXFX_ARGEXT_DEF(argext_f64, double, v4d, v4l, 4, SFX(ld4d))
 #undef BXFX_ARGEXT_DEF
+#undef BXFX_EXT_SCAN
+
+/* One step of an extreme along an outer axis: per column, x (row k)
+ * replaces acc when it beats it or is the first NaN (a NaN accumulator
+ * stays), as the reference's sequential scan does; arg (may be NULL)
+ * records k there.  Most rows change few columns, so the indexes are
+ * patched lane by lane only where a vector's mask is not all zero. */
+#define BXFX_EXTROW_DEF(name, T, VT, VI, W, LD)                                    \
+  static void SFX(name)(T *acc, int64_t *arg, const T *x, size_t n, int64_t k, int flags) { \
+    const bool want_max = flags & BXFX_EXT_MAX;                                    \
+    size_t i = 0;                                                                  \
+    for (; i + W <= n; i += W) {                                                   \
+      VT v = LD(x + i), c = LD(acc + i);                                           \
+      VI m = (VI)(want_max ? v > c : v < c) | ((VI)(v != v) & (VI)(c == c));       \
+      VT r = (VT)(((VI)v & m) | ((VI)c & ~m));                                     \
+      memcpy(acc + i, &r, sizeof r);                                               \
+      if (arg) {                                                                   \
+        bool any = false;                                                          \
+        for (int l = 0; l < W; l++) any |= m[l] != 0;                              \
+        if (any)                                                                   \
+          for (int l = 0; l < W; l++)                                              \
+            if (m[l]) arg[i + (size_t)l] = k;                                      \
+      }                                                                            \
+    }                                                                              \
+    for (; i < n; i++) {                                                           \
+      T v = x[i], c = acc[i];                                                      \
+      if ((want_max ? v > c : v < c) || (v != v && c == c)) {                      \
+        acc[i] = v;                                                                \
+        if (arg) arg[i] = k;                                                       \
+      }                                                                            \
+    }                                                                              \
+  }
+BXFX_EXTROW_DEF(extrow_f32, float, v8f, v8i, 8, SFX(ld))
+BXFX_EXTROW_DEF(extrow_f64, double, v4d, v4l, 4, SFX(ld4d))
+#undef BXFX_EXTROW_DEF
+#undef BXFX_EXT_STEP
 
 /* Products in f64 lanes (four vectors of four): the rounding differs from
  * a sequential product by O(n eps) relative, like any reordering. */
@@ -475,6 +524,10 @@ const struct bxfx_kernels VARIANT = {
   .sum_f64 = SFX(sum_f64),
   .acc_f32 = SFX(acc_f32),
   .acc_f64 = SFX(acc_f64),
+  .mulacc_f32 = SFX(mulacc_f32),
+  .mulacc_f64 = SFX(mulacc_f64),
+  .extrow_f32 = SFX(extrow_f32),
+  .extrow_f64 = SFX(extrow_f64),
   .argext_f32 = SFX(argext_f32),
   .argext_f64 = SFX(argext_f64),
   .prod_f32 = SFX(prod_f32),

@@ -199,17 +199,22 @@ static void row_reduce(const struct red *R, const char *row, void *accv, int64_t
   const struct bxfx_kernels *Kn = bxfx_kern();
   const size_t es = bext_dtype_size(R->dt);
   const bool ext = is_extreme(R->op), mx = wants_max(R->op);
+  /* max/min need the value only: the kernels may skip finding its index */
+  const int flags = (mx ? BXFX_EXT_MAX : 0) |
+                    (R->op == BXR_OP_MAX_REDUCE || R->op == BXR_OP_MIN_REDUCE ? BXFX_EXT_VALUE : 0);
   *arg = 0;
   if (R->repr == BXFX_R_F64) {
     double *acc = accv;
     if (R->dt == BEXT_F32 && ext) {
-      *arg = Kn->argext_f32((const float *)row, (size_t)R->K, mx);
-      *acc = ((const float *)row)[*arg];
+      float v;
+      int64_t i = Kn->argext_f32((const float *)row, (size_t)R->K, flags, &v);
+      *arg = i < 0 ? 0 : i;
+      *acc = v;
       return;
     }
     if (R->dt == BEXT_F64 && ext) {
-      *arg = Kn->argext_f64((const double *)row, (size_t)R->K, mx);
-      *acc = ((const double *)row)[*arg];
+      int64_t i = Kn->argext_f64((const double *)row, (size_t)R->K, flags, acc);
+      *arg = i < 0 ? 0 : i;
       return;
     }
     if (R->dt == BEXT_F32) { *acc = Kn->prod_f32((const float *)row, (size_t)R->K); return; }
@@ -220,8 +225,9 @@ static void row_reduce(const struct red *R, const char *row, void *accv, int64_t
       size_t m = (size_t)(R->K - k0 < BXFX_BLK ? R->K - k0 : BXFX_BLK);
       bxfx_load(x, BXFX_R_F64, row + k0 * (int64_t)es, R->dt, 1, m);
       if (!ext) { *acc *= Kn->prod_f64(x, m); continue; }
-      int64_t i = Kn->argext_f64(x, m, mx);
-      double v = x[i];
+      double v;
+      int64_t i = Kn->argext_f64(x, m, flags, &v);
+      if (i < 0) i = 0;
       if (v != v) { *acc = v; *arg = k0 + i; return; }   /* the first NaN wins */
       if (k0 == 0 || (mx ? v > *acc : v < *acc)) { *acc = v; *arg = k0 + i; }
     }
@@ -259,6 +265,36 @@ static void row_reduce(const struct red *R, const char *row, void *accv, int64_t
     r = any ? o != 0 : a;
   }
   *(uint8_t *)accv = r;
+}
+
+/* Extremes and products of f32/f64 across an outer axis: K rows of n
+ * (<= BXFX_BLK) elements at base, row k at base + k*inner, straight from
+ * storage through the row kernels into acc (as f64) and arg. */
+static void rows_native(const struct red *R, const char *base, size_t n, void *accv, int64_t *arg) {
+  const struct bxfx_kernels *Kn = bxfx_kern();
+  const size_t es = bext_dtype_size(R->dt);
+  const int64_t rowbytes = R->inner * (int64_t)es;
+  double *acc = accv;
+  if (R->op == BXR_OP_PROD) {
+    for (size_t i = 0; i < n; i++) acc[i] = 1.0;
+    for (int64_t k = 0; k < R->K; k++) {
+      if (R->dt == BEXT_F32) Kn->mulacc_f32(acc, (const float *)(base + k * rowbytes), n);
+      else Kn->mulacc_f64(acc, (const double *)(base + k * rowbytes), n);
+    }
+    return;
+  }
+  const int flags = wants_max(R->op) ? BXFX_EXT_MAX : 0;
+  int64_t *ap = R->op == BXR_OP_ARGMAX || R->op == BXR_OP_ARGMIN ? arg : NULL;
+  for (size_t i = 0; i < n; i++) arg[i] = 0;
+  if (R->dt == BEXT_F64) {
+    memcpy(acc, base, n * sizeof(double));
+    for (int64_t k = 1; k < R->K; k++) Kn->extrow_f64(acc, ap, (const double *)(base + k * rowbytes), n, k, flags);
+    return;
+  }
+  _Alignas(32) float a[BXFX_BLK];
+  memcpy(a, base, n * sizeof(float));
+  for (int64_t k = 1; k < R->K; k++) Kn->extrow_f32(a, ap, (const float *)(base + k * rowbytes), n, k, flags);
+  for (size_t i = 0; i < n; i++) acc[i] = a[i];
 }
 
 /* Writes n results (acc or arg) to output elements [pos, pos+n). */
@@ -312,6 +348,8 @@ static void red_chunk(void *ctx, size_t b, size_t e) {
         rows_sum(R, base + j * es, n - j < BXFX_RS_W ? n - j : BXFX_RS_W, (double *)acc + j);
     } else if (R->K == 0) {
       init_acc(R, acc, arg, x, n);
+    } else if ((R->dt == BEXT_F32 || R->dt == BEXT_F64) && (is_extreme(R->op) || R->op == BXR_OP_PROD)) {
+      rows_native(R, base, n, acc, arg);
     } else {
       bxfx_load(x, R->repr, base, R->dt, 1, n);
       init_acc(R, acc, arg, x, n);
