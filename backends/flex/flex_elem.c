@@ -589,8 +589,8 @@ struct cast_job {
  * a float source widens to f64 exactly and bxfx_store applies the
  * reference's per-dtype stores; an int source other than i64 widens to
  * i64 (and to f64) exactly.  i64 to a float narrower than f64 rounds once
- * in the reference and would round twice here: left to bxr_convert.
- * Returns false for a pair it does not take. */
+ * to f32 in the reference: (float)v here too, not through double.
+ * Returns false for a pair it does not take (none at present). */
 static bool cast_fast(char *dst, bext_dtype ddt, const char *src, bext_dtype sdt, size_t n) {
   const struct bxfx_kernels *K = bxfx_kern();
   if (sdt == BEXT_F32) {
@@ -599,8 +599,29 @@ static bool cast_fast(char *dst, bext_dtype ddt, const char *src, bext_dtype sdt
     case BEXT_BF16: K->f32_to_bf16((const float *)src, (uint16_t *)dst, n); return true;
     case BEXT_I32: K->f32_to_i32((const float *)src, (int32_t *)dst, n); return true;
     case BEXT_F64: K->f32_to_f64((const float *)src, (double *)dst, n); return true;
+    case BEXT_BOOL: { /* x != 0 (NaN is true): the comparison kernel against 0 */
+      const float zero = 0.0f;
+      K->cmp[BXFX_CMP_ne]((const float *)src, &zero, (uint8_t *)dst, n, BXFX_VS);
+      return true;
+    }
     default: break;
     }
+  }
+  if (sdt == BEXT_I64 && (ddt == BEXT_F32 || ddt == BEXT_F16 || ddt == BEXT_BF16)) {
+    /* (float)v, one rounding as in the reference, which also narrows to
+     * the halves from that f32. */
+    const int64_t *a = (const int64_t *)src;
+    if (ddt == BEXT_F32) {
+      for (size_t i = 0; i < n; i++) ((float *)dst)[i] = (float)a[i];
+      return true;
+    }
+    _Alignas(32) float f[BXFX_BLK];
+    for (size_t i = 0; i < n; i += BXFX_BLK) {
+      size_t m = n - i < BXFX_BLK ? n - i : BXFX_BLK;
+      for (size_t j = 0; j < m; j++) f[j] = (float)a[i + j];
+      (ddt == BEXT_F16 ? K->f32_to_f16 : K->f32_to_bf16)(f, (uint16_t *)dst + i, m);
+    }
+    return true;
   }
   if (ddt == BEXT_F32) {
     switch (sdt) {
@@ -612,7 +633,6 @@ static bool cast_fast(char *dst, bext_dtype ddt, const char *src, bext_dtype sdt
     }
   }
   bool flt = bext_dtype_kind(sdt) == BEXT_KIND_FLOAT;
-  if (!flt && sdt == BEXT_I64 && bext_dtype_kind(ddt) == BEXT_KIND_FLOAT && ddt != BEXT_F64) return false;
   int r = flt ? BXFX_R_F64 : BXFX_R_I64;
   size_t ss = bext_dtype_size(sdt), ds = bext_dtype_size(ddt);
   _Alignas(32) char buf[BXFX_BLK * 8];

@@ -69,23 +69,33 @@ static double row_sum(const struct red *R, const char *row) {
   return bxfx_pw_done(&pw);
 }
 
-/* Pairwise sums over k of K rows of n <= BXFX_RS_W elements (row k at
+/* Pairwise sums over k of K rows of n <= rs_width(K) elements (row k at
  * base + k*inner elements) into out[0..n): leaves of BXFX_ROW_LEAF rows,
  * then bxfx_pw's tree with a block of n sums per node.  A column's tree
  * depends only on K, so the result does not depend on how the columns are
  * cut into blocks or threads.  The node stack (floor(log2(leaves)) + 2
- * blocks) lives on this frame: no allocation inside a pool task. */
-enum { BXFX_RS_W = 128, BXFX_RS_NODES = 44 };   /* 44 nodes: up to 2^42 leaves */
+ * blocks) lives on this frame: no allocation inside a pool task.  Its
+ * BXFX_RS_CELLS doubles are cut into as wide blocks as K's tree allows:
+ * wide blocks read each row in long runs (the rows are `inner` apart). */
+enum { BXFX_RS_NODES = 44, BXFX_RS_CELLS = 44 * 128 };   /* 44 nodes: up to 2^42 leaves */
+static size_t rs_width(int64_t K) {
+  int64_t leaves = (K + BXFX_ROW_LEAF - 1) / BXFX_ROW_LEAF;
+  int nodes = 2;
+  while (leaves > 1) leaves >>= 1, nodes++;
+  size_t w = (size_t)(BXFX_RS_CELLS / nodes) & ~(size_t)7;
+  return w > BXFX_BLK ? BXFX_BLK : w;
+}
 __attribute__((noinline)) static void rows_sum(const struct red *R, const char *base, size_t n, double *out) {
   const size_t es = bext_dtype_size(R->dt);
   const int64_t rowbytes = R->inner * (int64_t)es;
   const struct bxfx_kernels *K = bxfx_kern();
-  _Alignas(32) double node[BXFX_RS_NODES][BXFX_RS_W], x[BXFX_RS_W];
+  _Alignas(32) double cells[BXFX_RS_CELLS], x[BXFX_BLK];
   unsigned char lvl[BXFX_RS_NODES];
+#define node(t) (cells + (size_t)(t) * n)
   int top = 0;
   for (int64_t k0 = 0; k0 < R->K; k0 += BXFX_ROW_LEAF) {
-    BXR_ASSERT(top < BXFX_RS_NODES);
-    double *leaf = node[top];
+    BXR_ASSERT(top < BXFX_RS_NODES && (size_t)(top + 1) * n <= BXFX_RS_CELLS);
+    double *leaf = node(top);
     int64_t k1 = k0 + BXFX_ROW_LEAF < R->K ? k0 + BXFX_ROW_LEAF : R->K;
     bxfx_load(leaf, BXFX_R_F64, base + k0 * rowbytes, R->dt, 1, n);
     for (int64_t k = k0 + 1; k < k1; k++) {
@@ -101,7 +111,7 @@ __attribute__((noinline)) static void rows_sum(const struct red *R, const char *
     }
     unsigned char l = 0;
     while (top > 0 && lvl[top - 1] == l) {   /* equal neighbours merge: left += right */
-      K->acc_f64(node[top - 1], node[top], n);
+      K->acc_f64(node(top - 1), node(top), n);
       top--;
       l++;
     }
@@ -112,8 +122,9 @@ __attribute__((noinline)) static void rows_sum(const struct red *R, const char *
     return;
   }
   for (int t = top - 2; t >= 0; t--)   /* collapse from the smallest: v[t] + (...) */
-    for (size_t i = 0; i < n; i++) node[t][i] += node[t + 1][i];
-  memcpy(out, node[0], n * sizeof(double));
+    for (size_t i = 0; i < n; i++) node(t)[i] += node(t + 1)[i];
+  memcpy(out, node(0), n * sizeof(double));
+#undef node
 }
 
 static inline int64_t wadd(int64_t a, int64_t b) { return (int64_t)((uint64_t)a + (uint64_t)b); }
@@ -344,8 +355,8 @@ static void red_chunk(void *ctx, size_t b, size_t e) {
       continue;
     }
     if (is_float_sum(R)) {
-      for (size_t j = 0; j < n; j += BXFX_RS_W)
-        rows_sum(R, base + j * es, n - j < BXFX_RS_W ? n - j : BXFX_RS_W, (double *)acc + j);
+      const size_t w = rs_width(R->K);
+      for (size_t j = 0; j < n; j += w) rows_sum(R, base + j * es, n - j < w ? n - j : w, (double *)acc + j);
     } else if (R->K == 0) {
       init_acc(R, acc, arg, x, n);
     } else if ((R->dt == BEXT_F32 || R->dt == BEXT_F64) && (is_extreme(R->op) || R->op == BXR_OP_PROD)) {
@@ -508,34 +519,51 @@ struct cum {
   int64_t outer, K, inner;
 };
 
+/* Running sums along g <= BXFX_CUM_ROWS contiguous rows o0.. at once, a
+ * block of each row at a time: each row's sum is the reference's
+ * sequential chain, and the rows' chains interleave so the adds' latency
+ * overlaps (one chain is latency bound). */
+enum { BXFX_CUM_ROWS = 4 };
+static void cum_rows(const struct cum *C, int64_t o0, int g) {
+  const size_t es = bext_dtype_size(C->dt);
+  _Alignas(32) char x[BXFX_CUM_ROWS][BXFX_BLK * 8];
+  double fa[BXFX_CUM_ROWS] = { 0 };
+  int64_t ia[BXFX_CUM_ROWS] = { 0 };
+  for (int64_t k0 = 0; k0 < C->K; k0 += BXFX_BLK) {
+    size_t m = (size_t)(C->K - k0 < BXFX_BLK ? C->K - k0 : BXFX_BLK);
+    for (int r = 0; r < g; r++)
+      bxfx_load(x[r], C->repr, C->src + ((o0 + r) * C->K + k0) * (int64_t)es, C->dt, 1, m);
+    if (C->repr == BXFX_R_F64) {
+      double(*v)[BXFX_BLK] = (double(*)[BXFX_BLK])x;
+      if (g == BXFX_CUM_ROWS)
+        for (size_t j = 0; j < m; j++)
+          for (int r = 0; r < BXFX_CUM_ROWS; r++) v[r][j] = fa[r] += v[r][j];
+      else
+        for (int r = 0; r < g; r++)
+          for (size_t j = 0; j < m; j++) v[r][j] = fa[r] += v[r][j];
+    } else {
+      int64_t(*v)[BXFX_BLK] = (int64_t(*)[BXFX_BLK])x;
+      for (int r = 0; r < g; r++)
+        for (size_t j = 0; j < m; j++) v[r][j] = ia[r] = wadd(ia[r], v[r][j]);
+    }
+    for (int r = 0; r < g; r++)
+      bxfx_store(C->dst + ((o0 + r) * C->K + k0) * (int64_t)es, C->dt, x[r], C->repr, m);
+  }
+}
+
 static void cum_chunk(void *ctx, size_t b, size_t e) {
   const struct cum *C = ctx;
+  if (C->inner == 1) {   /* one task per contiguous row */
+    for (size_t o = b; o < e; o += BXFX_CUM_ROWS)
+      cum_rows(C, (int64_t)o, e - o < BXFX_CUM_ROWS ? (int)(e - o) : BXFX_CUM_ROWS);
+    return;
+  }
   const size_t es = bext_dtype_size(C->dt);
   const int64_t nblk = (C->inner + BXFX_BLK - 1) / BXFX_BLK;
   _Alignas(32) char acc[BXFX_BLK * 8], x[BXFX_BLK * 8];
   for (size_t task = b; task < e; task++) {
     int64_t o = (int64_t)task / nblk, i0 = ((int64_t)task % nblk) * BXFX_BLK;
     size_t n = (size_t)(C->inner - i0 < BXFX_BLK ? C->inner - i0 : BXFX_BLK);
-    if (C->inner == 1) {
-      /* One contiguous row: a running sum over blocks of the row. */
-      const char *src = C->src + o * C->K * (int64_t)es;
-      char *dst = C->dst + o * C->K * (int64_t)es;
-      double fa = 0;
-      int64_t ia = 0;
-      for (int64_t k0 = 0; k0 < C->K; k0 += BXFX_BLK) {
-        size_t m = (size_t)(C->K - k0 < BXFX_BLK ? C->K - k0 : BXFX_BLK);
-        bxfx_load(x, C->repr, src + k0 * (int64_t)es, C->dt, 1, m);
-        if (C->repr == BXFX_R_F64) {
-          double *v = (double *)x;
-          for (size_t j = 0; j < m; j++) v[j] = fa += v[j];
-        } else {
-          int64_t *v = (int64_t *)x;
-          for (size_t j = 0; j < m; j++) v[j] = ia = wadd(ia, v[j]);
-        }
-        bxfx_store(dst + k0 * (int64_t)es, C->dt, x, C->repr, m);
-      }
-      continue;
-    }
     memset(acc, 0, sizeof acc);
     for (int64_t k = 0; k < C->K; k++) {
       int64_t pos = (o * C->K + k) * C->inner + i0;
