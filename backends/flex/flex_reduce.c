@@ -197,10 +197,83 @@ static void init_acc(const struct red *R, void *acc, int64_t *arg, const void *f
   }
 }
 
+/* Integer reductions on the storage's own width, in loops the compiler
+ * vectorizes: sums and products wrap in the unsigned type of the dtype,
+ * which is what the i64 accumulation stored back into the dtype gives
+ * (and what an i32 mean divides); argmax/argmin find the extreme, then
+ * its first index.  Rows (inner == 1) into acc[0]/arg[0]; and steps of
+ * rows across an outer axis into a typed accumulator. */
+#define BXFX_INT_ROW(T, UT)                                                             \
+  static void int_row_##T(const struct red *R, const T##_t *x, int64_t *acc, int64_t *arg) { \
+    const int64_t K = R->K;                                                             \
+    *arg = 0;                                                                           \
+    switch (R->op) {                                                                    \
+    case BXR_OP_SUM: case BXR_OP_MEAN: {                                                \
+      UT s = 0;                                                                         \
+      for (int64_t k = 0; k < K; k++) s += (UT)x[k];                                    \
+      *acc = (T##_t)s;                                                                  \
+      return;                                                                           \
+    }                                                                                   \
+    case BXR_OP_PROD: {                                                                 \
+      UT p = 1;                                                                         \
+      for (int64_t k = 0; k < K; k++) p *= (UT)x[k];                                    \
+      *acc = (T##_t)p;                                                                  \
+      return;                                                                           \
+    }                                                                                   \
+    default: {                                                                          \
+      const bool mx = wants_max(R->op);                                                 \
+      T##_t m = x[0];                                                                   \
+      if (mx) for (int64_t k = 1; k < K; k++) m = x[k] > m ? x[k] : m;                  \
+      else for (int64_t k = 1; k < K; k++) m = x[k] < m ? x[k] : m;                     \
+      *acc = m;                                                                         \
+      if (R->op == BXR_OP_ARGMAX || R->op == BXR_OP_ARGMIN)                             \
+        for (int64_t k = 0;; k++)                                                       \
+          if (x[k] == m) { *arg = k; break; }                                           \
+      return;                                                                           \
+    }                                                                                   \
+    }                                                                                   \
+  }                                                                                     \
+  static void int_rows_##T(const struct red *R, const char *base, size_t n, int64_t *acc, int64_t *arg) { \
+    const int64_t rowbytes = R->inner * (int64_t)sizeof(T##_t);                         \
+    _Alignas(32) T##_t a[BXFX_BLK];                                                     \
+    const enum bxr_opcode op = R->op;                                                   \
+    for (size_t i = 0; i < n; i++) arg[i] = 0;                                          \
+    if (op == BXR_OP_SUM || op == BXR_OP_MEAN || op == BXR_OP_PROD) {                   \
+      for (size_t i = 0; i < n; i++) a[i] = op == BXR_OP_PROD ? 1 : 0;                  \
+      for (int64_t k = 0; k < R->K; k++) {                                              \
+        const T##_t *x = (const T##_t *)(base + k * rowbytes);                          \
+        if (op == BXR_OP_PROD) for (size_t i = 0; i < n; i++) a[i] = (T##_t)((UT)a[i] * (UT)x[i]); \
+        else for (size_t i = 0; i < n; i++) a[i] = (T##_t)((UT)a[i] + (UT)x[i]);        \
+      }                                                                                 \
+    } else {                                                                            \
+      memcpy(a, base, n * sizeof(T##_t));                                               \
+      for (int64_t k = 1; k < R->K; k++) {                                              \
+        const T##_t *x = (const T##_t *)(base + k * rowbytes);                          \
+        switch (op) {                                                                   \
+        case BXR_OP_MAX_REDUCE: for (size_t i = 0; i < n; i++) a[i] = x[i] > a[i] ? x[i] : a[i]; break; \
+        case BXR_OP_MIN_REDUCE: for (size_t i = 0; i < n; i++) a[i] = x[i] < a[i] ? x[i] : a[i]; break; \
+        case BXR_OP_ARGMAX:                                                             \
+          for (size_t i = 0; i < n; i++) if (x[i] > a[i]) a[i] = x[i], arg[i] = k;      \
+          break;                                                                        \
+        default:                                                                        \
+          for (size_t i = 0; i < n; i++) if (x[i] < a[i]) a[i] = x[i], arg[i] = k;      \
+          break;                                                                        \
+        }                                                                               \
+      }                                                                                 \
+    }                                                                                   \
+    for (size_t i = 0; i < n; i++) acc[i] = a[i];                                       \
+  }
+
 static inline bool is_extreme(enum bxr_opcode c) {
   return c == BXR_OP_MAX_REDUCE || c == BXR_OP_MIN_REDUCE || c == BXR_OP_ARGMAX || c == BXR_OP_ARGMIN;
 }
 static inline bool wants_max(enum bxr_opcode c) { return c == BXR_OP_MAX_REDUCE || c == BXR_OP_ARGMAX; }
+
+BXFX_INT_ROW(int32, uint32_t)
+BXFX_INT_ROW(int64, uint64_t)
+#undef BXFX_INT_ROW
+#define int_row_i32 int_row_int32
+#define int_row_i64 int_row_int64
 
 /* One contiguous row of K >= 1 elements, any op but a float sum, into
  * acc[0] (and arg[0]).  f32/f64 rows go straight to the vector kernels;
@@ -244,6 +317,8 @@ static void row_reduce(const struct red *R, const char *row, void *accv, int64_t
     }
     return;
   }
+  if (R->dt == BEXT_I32) { int_row_i32(R, (const int32_t *)row, accv, arg); return; }
+  if (R->dt == BEXT_I64) { int_row_i64(R, (const int64_t *)row, accv, arg); return; }
   if (R->repr == BXFX_R_I64) {
     int64_t *acc = accv, a = R->op == BXR_OP_PROD ? 1 : 0, at = 0;
     _Alignas(32) int64_t x[BXFX_BLK];
@@ -361,6 +436,10 @@ static void red_chunk(void *ctx, size_t b, size_t e) {
       init_acc(R, acc, arg, x, n);
     } else if ((R->dt == BEXT_F32 || R->dt == BEXT_F64) && (is_extreme(R->op) || R->op == BXR_OP_PROD)) {
       rows_native(R, base, n, acc, arg);
+    } else if (R->dt == BEXT_I32) {
+      int_rows_int32(R, base, n, (int64_t *)acc, arg);
+    } else if (R->dt == BEXT_I64) {
+      int_rows_int64(R, base, n, (int64_t *)acc, arg);
     } else {
       bxfx_load(x, R->repr, base, R->dt, 1, n);
       init_acc(R, acc, arg, x, n);
@@ -386,8 +465,9 @@ static void sum_chunks(void *ctx, size_t b, size_t e) {
   }
 }
 
-/* Whole-tensor extreme or product of f32/f64, chunk c as in sum_chunks:
- * part[c] the chunk's value, R->pidx[c] its index (extremes). */
+/* Whole-tensor extreme or product of f32/f64 (any reduction of i32/i64),
+ * chunk c as in sum_chunks: part[c] the chunk's accumulator (an f64, or
+ * the bits of an i64), R->pidx[c] its index (extremes). */
 static void ext_chunks(void *ctx, size_t b, size_t e) {
   struct red *R = ctx;
   const size_t es = bext_dtype_size(R->dt);
@@ -474,8 +554,9 @@ bext_tensor *bxfx_exec_reduce(struct bxr_op *op) {
     double s = bxfx_pw_done(&pw);
     if (R->part != local) bxr_free(R->part, bytes);
     finish(R, &s, NULL, 1, 0);
-  } else if (R->outer == 1 && R->inner == 1 && (R->dt == BEXT_F32 || R->dt == BEXT_F64) &&
-             (is_extreme(R->op) || R->op == BXR_OP_PROD) && nchunks > 1 && bxr_pool_threads() > 1) {
+  } else if (R->outer == 1 && R->inner == 1 && nchunks > 1 && bxr_pool_threads() > 1 &&
+             (((R->dt == BEXT_F32 || R->dt == BEXT_F64) && (is_extreme(R->op) || R->op == BXR_OP_PROD)) ||
+              R->dt == BEXT_I32 || R->dt == BEXT_I64)) {
     /* Chunk extremes (products) in parallel, combined in chunk order: the
      * first NaN, else the first chunk holding the extreme, so the index is
      * the sequential scan's. */
@@ -489,17 +570,30 @@ bext_tensor *bxfx_exec_reduce(struct bxr_op *op) {
     R->part = (double *)mem;
     R->pidx = (int64_t *)(mem + (size_t)nchunks * sizeof(double));
     bxr_pool_for((size_t)nchunks, (size_t)BXFX_SUM_CHUNK, 1, ext_chunks, R);
-    double v = R->part[0];
     int64_t at = R->pidx[0];
     const bool mx = wants_max(R->op);
-    for (int64_t c = 1; c < nchunks; c++) {
-      double x = R->part[c];
-      if (R->op == BXR_OP_PROD) v *= x;
-      else if (v != v) break;
-      else if (x != x || (mx ? x > v : x < v)) v = x, at = R->pidx[c];
+    if (R->repr == BXFX_R_I64) {   /* part holds each chunk's i64 accumulator */
+      int64_t v, x;
+      memcpy(&v, &R->part[0], sizeof v);
+      for (int64_t c = 1; c < nchunks; c++) {
+        memcpy(&x, &R->part[c], sizeof x);
+        if (R->op == BXR_OP_SUM || R->op == BXR_OP_MEAN) v = wadd(v, x);
+        else if (R->op == BXR_OP_PROD) v = wmul(v, x);
+        else if (mx ? x > v : x < v) v = x, at = R->pidx[c];
+      }
+      bxr_free(mem, bytes);
+      finish(R, &v, &at, 1, 0);
+    } else {
+      double v = R->part[0];
+      for (int64_t c = 1; c < nchunks; c++) {
+        double x = R->part[c];
+        if (R->op == BXR_OP_PROD) v *= x;
+        else if (v != v) break;
+        else if (x != x || (mx ? x > v : x < v)) v = x, at = R->pidx[c];
+      }
+      bxr_free(mem, bytes);
+      finish(R, &v, &at, 1, 0);
     }
-    bxr_free(mem, bytes);
-    finish(R, &v, &at, 1, 0);
   } else {
     int64_t nblk = (R->inner + BXFX_BLK - 1) / BXFX_BLK;
     size_t tasks = (size_t)(R->outer * nblk);
