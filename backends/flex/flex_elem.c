@@ -629,6 +629,13 @@ static bool cast_fast(char *dst, bext_dtype ddt, const char *src, bext_dtype sdt
     case BEXT_BF16: K->bf16_to_f32((const uint16_t *)src, (float *)dst, n); return true;
     case BEXT_I32: K->i32_to_f32((const int32_t *)src, (float *)dst, n); return true;
     case BEXT_F64: K->f64_to_f32((const double *)src, (float *)dst, n); return true;
+    case BEXT_BOOL: case BEXT_U8: {   /* bool bytes read as x != 0, as bxr_load_i64 does */
+      const uint8_t *a = (const uint8_t *)src;
+      float *o = (float *)dst;
+      if (sdt == BEXT_BOOL) for (size_t i = 0; i < n; i++) o[i] = a[i] != 0;
+      else for (size_t i = 0; i < n; i++) o[i] = a[i];
+      return true;
+    }
     default: break;
     }
   }

@@ -116,12 +116,36 @@ BXFX_BIN_LIST(BXFX_BIN_NT_DEF)
  * Lanes compare to all-ones masks; the low byte of each mask's "& 1" is
  * the answer, narrowed eight at a time. */
 typedef uint8_t v8b __attribute__((vector_size(8)));
+/* 32 answers from four 8-lane masks: AVX2 packs them (saturating -1 stays
+ * -1) within 128-bit halves, a dword permute restores the order. */
+#ifdef BXFX_AVX
+#define BXFX_CMP_ST32(p, m0, m1, m2, m3) do {                                       \
+    __m256i p01_ = _mm256_packs_epi32((__m256i)(m0), (__m256i)(m1));                  \
+    __m256i p23_ = _mm256_packs_epi32((__m256i)(m2), (__m256i)(m3));                  \
+    __m256i b_ = _mm256_permutevar8x32_epi32(_mm256_packs_epi16(p01_, p23_),          \
+                                             _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)); \
+    _mm256_storeu_si256((__m256i *)(p), _mm256_and_si256(b_, _mm256_set1_epi8(1)));  \
+  } while (0)
+#else
+#define BXFX_CMP_ST32(p, m0, m1, m2, m3) do {                                       \
+    v8i ms_[4] = { (m0), (m1), (m2), (m3) };                                          \
+    for (int q_ = 0; q_ < 4; q_++) {                                                  \
+      v8b r_ = __builtin_convertvector(ms_[q_] & SFX(splati)(1), v8b);                \
+      memcpy((p) + 8 * q_, &r_, sizeof r_);                                           \
+    }                                                                                 \
+  } while (0)
+#endif
 #define BXFX_CMP_DEF(name, OP)                                                      \
   static void SFX(cmp_##name)(const float *a, const float *b, uint8_t *o, size_t n, \
                               int mode) {                                           \
     size_t i = 0;                                                                   \
     const v8i one = SFX(splati)(1);                                                 \
     if (mode == BXFX_VV) {                                                          \
+      for (; i + 32 <= n; i += 32)                                                  \
+        BXFX_CMP_ST32(o + i, (v8i)(SFX(ld)(a + i) OP SFX(ld)(b + i)),               \
+                      (v8i)(SFX(ld)(a + i + 8) OP SFX(ld)(b + i + 8)),              \
+                      (v8i)(SFX(ld)(a + i + 16) OP SFX(ld)(b + i + 16)),            \
+                      (v8i)(SFX(ld)(a + i + 24) OP SFX(ld)(b + i + 24)));           \
       for (; i + 8 <= n; i += 8) {                                                  \
         v8b r = __builtin_convertvector((v8i)(SFX(ld)(a + i) OP SFX(ld)(b + i)) & one, v8b); \
         memcpy(o + i, &r, sizeof r);                                                \
@@ -129,6 +153,9 @@ typedef uint8_t v8b __attribute__((vector_size(8)));
       for (; i < n; i++) o[i] = a[i] OP b[i];                                       \
     } else if (mode == BXFX_SV) {                                                   \
       const v8f x = SFX(splat)(a[0]);                                               \
+      for (; i + 32 <= n; i += 32)                                                  \
+        BXFX_CMP_ST32(o + i, (v8i)(x OP SFX(ld)(b + i)), (v8i)(x OP SFX(ld)(b + i + 8)), \
+                      (v8i)(x OP SFX(ld)(b + i + 16)), (v8i)(x OP SFX(ld)(b + i + 24))); \
       for (; i + 8 <= n; i += 8) {                                                  \
         v8b r = __builtin_convertvector((v8i)(x OP SFX(ld)(b + i)) & one, v8b);     \
         memcpy(o + i, &r, sizeof r);                                                \
@@ -136,6 +163,9 @@ typedef uint8_t v8b __attribute__((vector_size(8)));
       for (; i < n; i++) o[i] = a[0] OP b[i];                                       \
     } else {                                                                        \
       const v8f y = SFX(splat)(b[0]);                                               \
+      for (; i + 32 <= n; i += 32)                                                  \
+        BXFX_CMP_ST32(o + i, (v8i)(SFX(ld)(a + i) OP y), (v8i)(SFX(ld)(a + i + 8) OP y), \
+                      (v8i)(SFX(ld)(a + i + 16) OP y), (v8i)(SFX(ld)(a + i + 24) OP y)); \
       for (; i + 8 <= n; i += 8) {                                                  \
         v8b r = __builtin_convertvector((v8i)(SFX(ld)(a + i) OP y) & one, v8b);     \
         memcpy(o + i, &r, sizeof r);                                                \
@@ -490,11 +520,34 @@ static void SFX(f64_to_f32)(const double *a, float *o, size_t n) {
   }
   for (; i < n; i++) o[i] = (float)a[i];
 }
+/* bf16 is the top half of an f32: widen by a shift; narrow rounding to
+ * nearest even on the bits, NaN made quiet (bxfx_bf2f/bxfx_f2bf, lane-wise). */
+typedef uint16_t v8h __attribute__((vector_size(16)));
+typedef uint32_t v8u __attribute__((vector_size(32)));
 static void SFX(bf16_to_f32)(const uint16_t *a, float *o, size_t n) {
-  for (size_t i = 0; i < n; i++) o[i] = bxfx_bf2f(a[i]);
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    v8h h;
+    memcpy(&h, a + i, sizeof h);
+    v8u u = __builtin_convertvector(h, v8u) << 16;
+    memcpy(o + i, &u, sizeof u);
+  }
+  for (; i < n; i++) o[i] = bxfx_bf2f(a[i]);
 }
 static void SFX(f32_to_bf16)(const float *a, uint16_t *o, size_t n) {
-  for (size_t i = 0; i < n; i++) o[i] = bxfx_f2bf(a[i]);
+  size_t i = 0;
+  const v8u absm = { 0x7fffffffu, 0x7fffffffu, 0x7fffffffu, 0x7fffffffu,
+                     0x7fffffffu, 0x7fffffffu, 0x7fffffffu, 0x7fffffffu };
+  for (; i + 8 <= n; i += 8) {
+    v8u u;
+    memcpy(&u, a + i, sizeof u);
+    v8u nan = (v8u)((u & absm) > 0x7f800000u);
+    v8u r = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+    r = (r & ~nan) | (((u >> 16) | 0x40u) & nan);
+    v8h h = __builtin_convertvector(r, v8h);
+    memcpy(o + i, &h, sizeof h);
+  }
+  for (; i < n; i++) o[i] = bxfx_f2bf(a[i]);
 }
 
 const struct bxfx_kernels VARIANT = {
