@@ -32,6 +32,8 @@ struct ew {
   double p0, p1;                      /* clamp bounds (float reprs) */
   int64_t i0, i1;                     /* clamp bounds (int repr), powi exponent */
   union { float f; double d; int64_t i; uint8_t b; } sv;  /* scalar operand */
+  void *tmp[3];                       /* contiguous copies of transposed inputs */
+  size_t tmpsz[3];
 };
 
 /* ------------------------------------------------------------ integers */
@@ -337,12 +339,47 @@ static void ew_shape(struct ew *E, int rank, const int64_t *shape) {
   for (int k = 0; k < E->nin; k++) memcpy(E->st[k], st[k], sizeof(int64_t) * (size_t)r);
 }
 
+/* A large input of the output's shape whose innermost dim is not its
+ * contiguous one (a transposed or permuted view): the blocks would gather
+ * each element from another row (another line and page).  A tiled copy
+ * (bxfx_copy_strided) makes it contiguous first, for about the cost of
+ * one more pass.  Returns the copy (caller frees) or NULL to read in place. */
+static void *transposed_copy(const bext_tensor *t, const bext_spec *out, size_t *bytes) {
+  if (t->rank < 2 || t->rank != out->rank || bxr_is_contiguous(t)) return NULL;
+  int64_t n = bxr_numel(t->rank, t->shape);
+  if (n < 4 * BXFX_BLK) return NULL;
+  int last = t->rank - 1;
+  while (last > 0 && t->shape[last] == 1) last--;
+  if (t->strides[last] == 1) return NULL;   /* rows are contiguous: read in place */
+  for (int d = 0; d < t->rank; d++)
+    if (t->shape[d] != out->shape[d]) return NULL;
+  size_t es = bext_dtype_size(t->dtype);
+  *bytes = (size_t)n * es;
+  void *p = bxr_alloc(*bytes);
+  if (!p) return NULL;   /* no memory for the copy: the strided path still works */
+  int64_t cs[BEXT_MAX_RANK];
+  bxr_contiguous_strides(t->rank, t->shape, cs);
+  bxfx_copy_strided(p, cs, bxr_data(t), t->strides, t->rank, t->shape, es);
+  return p;
+}
+
 static void ew_input(struct ew *E, int k, const bext_tensor *t, int repr, const bext_spec *out) {
   E->src[k] = bxr_data(t);
   E->dt[k] = t->dtype;
   E->rk[k] = repr;
+  E->tmp[k] = transposed_copy(t, out, &E->tmpsz[k]);
+  if (E->tmp[k]) {
+    E->src[k] = E->tmp[k];
+    bxr_contiguous_strides(out->rank, out->shape, E->st[k]);
+    return;
+  }
   bool ok = bxr_broadcast_strides(t, out->rank, out->shape, E->st[k]);
   BXR_ASSERT(ok);
+}
+
+static void ew_free_tmp(struct ew *E) {
+  for (int k = 0; k < 3; k++)
+    if (E->tmp[k]) bxr_free(E->tmp[k], E->tmpsz[k]);
 }
 
 /* A scalar operand as input k: a one-element broadcast of E->sv. */
@@ -543,8 +580,8 @@ __attribute__((noinline)) static bext_tensor *ew_general(struct bxr_op *op) {
   }
   if (code == BXR_OP_POWI) E.i0 = op->sc[0].i;
   bext_tensor *out = bxfx_output(op, scalar ? 1 : op->n_in);
-  if (!out) return NULL;
-  ew_run(&E, out);
+  if (out) ew_run(&E, out);
+  ew_free_tmp(&E);
   return out;
 }
 
@@ -569,8 +606,8 @@ bext_tensor *bxfx_exec_mask(struct bxr_op *op) {
     ew_scalar_input(&E, 2, E.rin);
   }
   bext_tensor *out = bxfx_output(op, 1);
-  if (!out) return NULL;
-  ew_run(&E, out);
+  if (out) ew_run(&E, out);
+  ew_free_tmp(&E);
   return out;
 }
 
@@ -677,6 +714,10 @@ bext_tensor *bxfx_exec_cast(struct bxr_op *op) {
   if (out == t) return out;
   struct cast_job J = { .t = t, .src = bxr_data(t), .dst = bxr_data(out), .sdt = t->dtype,
                         .ddt = out->dtype, .contig = bxr_is_contiguous(t) };
+  size_t tmpsz = 0;
+  void *tmp = J.contig ? NULL : transposed_copy(t, &op->out, &tmpsz);
+  if (tmp) J.src = tmp, J.contig = true;
   bxr_pool_for((size_t)bxr_numel(t->rank, t->shape), J.contig ? 2 : 8, 64, cast_chunk, &J);
+  if (tmp) bxr_free(tmp, tmpsz);
   return out;
 }

@@ -286,3 +286,50 @@ Test(flex_edges, f16_casts_of_special_values) {
     else cr_expect_eq(h[0][i], h[1][i], "f16 of %g: %#x, want %#x", big[i], h[0][i], h[1][i]);
   }
 }
+
+static bext_tensor *neg_op(bext_tensor *t, void *a) { (void)a; return bext_neg(t); }
+static bext_tensor *contig_op(bext_tensor *t, void *a) { (void)a; return bext_contiguous(t); }
+static bext_tensor *add_self_op(bext_tensor *t, void *a) {
+  /* transposed + contiguous copy of itself: one operand copied, one not */
+  (void)a;
+  bext_tensor *c = bext_contiguous(bext_retain(t));
+  return bext_add(t, c);
+}
+static bext_tensor *permute_contig_op(bext_tensor *t, void *a) {
+  bext_tensor *p = bext_permute(t, (const int *)a, 3);
+  return p ? bext_contiguous(p) : NULL;
+}
+static bext_tensor *permute_neg_op(bext_tensor *t, void *a) {
+  bext_tensor *p = bext_permute(t, (const int *)a, 3);
+  return p ? bext_neg(p) : NULL;
+}
+
+Test(flex_edges, transposed_inputs_through_tiles) {
+  /* Shapes around the 32-element tiles (and under them), large enough for
+   * the elementwise engine's tiled copy of a transposed input. */
+  const int64_t shapes[][2] = { { 70, 45 }, { 64, 64 }, { 33, 97 }, { 31, 200 }, { 1000, 3 } };
+  for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+    const int64_t *sh = shapes[i];
+    check(BEXT_F32, 2, sh, 1, true, neg_op, NULL, 0, "neg");
+    check(BEXT_F64, 2, sh, 1, true, contig_op, NULL, 0, "contiguous");
+    check(BEXT_I32, 2, sh, 0, true, contig_op, NULL, 0, "contiguous");
+    check(BEXT_F32, 2, sh, 1, true, add_self_op, NULL, 0, "add");
+    struct cmp_arg c = { 2, 0.3 };
+    check(BEXT_F32, 2, sh, 1, true, cmp_op, &c, 0, "gt_scalar");
+    bext_dtype to = BEXT_F16;
+    check(BEXT_F32, 2, sh, 1, true, cast_op, &to, 0, "cast");
+    to = BEXT_I64;
+    check(BEXT_I32, 2, sh, 0, true, cast_op, &to, 0, "cast");
+    int d = 1;
+    check(BEXT_F32, 2, sh, 0, true, cumsum_op, &d, 0, "cumsum");
+    struct red_arg r = { 2, 1 };
+    check(BEXT_F32, 2, sh, 1, true, red_op, &r, 0, "argmax_dim");
+  }
+  /* rank 3: the source's contiguous dim moved to the front or middle */
+  const int perms[][3] = { { 2, 0, 1 }, { 2, 1, 0 }, { 0, 2, 1 }, { 1, 2, 0 } };
+  for (size_t i = 0; i < sizeof perms / sizeof perms[0]; i++) {
+    check(BEXT_F32, 3, (int64_t[]){ 5, 40, 37 }, 1, false, permute_contig_op, (void *)perms[i], 0, "permute");
+    check(BEXT_F32, 3, (int64_t[]){ 3, 35, 66 }, 1, false, permute_neg_op, (void *)perms[i], 0, "permute neg");
+    check(BEXT_I64, 3, (int64_t[]){ 33, 2, 34 }, 0, false, permute_contig_op, (void *)perms[i], 0, "permute");
+  }
+}
