@@ -151,6 +151,11 @@ static inline float bxfx_bf2f(uint16_t h) {
   union { uint32_t u; float f; } v = { .u = (uint32_t)h << 16 };
   return v.f;
 }
+/* f32 -> i32 as bext_cast does it (the runtime's rule, for an f32): NaN 0,
+ * truncate toward zero, saturate. */
+static inline int32_t bxfx_f2i32(float x) {
+  return x != x ? 0 : x >= 2147483648.0f ? INT32_MAX : x <= -2147483648.0f ? INT32_MIN : (int32_t)x;
+}
 static inline uint16_t bxfx_f2bf(float f) {
   union { float f; uint32_t u; } v = { .f = f };
   if ((v.u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((v.u >> 16) | 0x40); /* quiet NaN */

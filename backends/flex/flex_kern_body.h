@@ -475,7 +475,7 @@ static void SFX(f32_to_f16)(const float *a, uint16_t *o, size_t n) {
 #endif
   for (; i < n; i++) o[i] = bxfx_f2h(a[i]);
 }
-/* f32 -> i32 as casts do it: NaN 0, truncate, saturate.  Lanes outside
+/* f32 -> i32 as casts do it (bxfx_f2i32, lane-wise).  Lanes outside
  * the range are parked at 0 before the conversion (whose result would be
  * undefined there) and patched after. */
 static void SFX(f32_to_i32)(const float *a, int32_t *o, size_t n) {
@@ -491,10 +491,7 @@ static void SFX(f32_to_i32)(const float *a, int32_t *o, size_t n) {
     r = (r & ~big) | (imax & big);
     memcpy(o + i, &r, sizeof r);
   }
-  for (; i < n; i++) {
-    float x = a[i];
-    o[i] = x != x ? 0 : x >= 2147483648.0f ? INT32_MAX : x <= -2147483648.0f ? INT32_MIN : (int32_t)x;
-  }
+  for (; i < n; i++) o[i] = bxfx_f2i32(a[i]);
 }
 /* i32 -> f32: one rounding, as the reference's (float)int64 does. */
 static void SFX(i32_to_f32)(const int32_t *a, float *o, size_t n) {
