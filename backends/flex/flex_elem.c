@@ -259,6 +259,8 @@ static void ew_chunk(void *ctx, size_t b, size_t e) {
     esz[k] = bext_dtype_size(E->dt[k]);
     for (int d = 0; d < R; d++) off[k] += idx[d] * E->st[k][d];
   }
+  const char *bsrc[3] = { NULL, NULL, NULL };   /* element splat in buf[k], and how far */
+  size_t bn[3] = { 0, 0, 0 };
   size_t lin = b;
   while (lin < e) {
     size_t n = (size_t)(L - idx[R - 1]);
@@ -271,11 +273,23 @@ static void ew_chunk(void *ctx, size_t b, size_t e) {
       const char *p = E->src[k] + off[k] * (int64_t)esz[k];
       size_t rs = bxfx_repr_size(E->rk[k]);
       if (s == 0) {
-        bxfx_load(buf[k], E->rk[k], p, E->dt[k], 0, 1);
         /* The f32 kernels take at most one broadcast operand. */
-        if (fast && !(k == 1 && bc[0])) bc[k] = 1;
-        else /* generic kernels see full vectors */
-          for (size_t i = 1; i < n; i++) memcpy(buf[k] + i * rs, buf[k], rs);
+        if (fast && !(k == 1 && bc[0])) {
+          bxfx_load(buf[k], E->rk[k], p, E->dt[k], 0, 1);
+          bc[k] = 1;
+        } else if (p != bsrc[k] || bn[k] < n) {
+          /* generic kernels see full vectors: splat the value, once for
+           * as long as the blocks keep reading the same element (a
+           * tensor-scalar op: the whole chunk) */
+          bxfx_load(buf[k], E->rk[k], p, E->dt[k], 0, 1);
+          switch (rs) {
+          case 8: { uint64_t v; memcpy(&v, buf[k], 8); for (size_t i = 1; i < n; i++) ((uint64_t *)(void *)buf[k])[i] = v; } break;
+          case 4: { uint32_t v; memcpy(&v, buf[k], 4); for (size_t i = 1; i < n; i++) ((uint32_t *)(void *)buf[k])[i] = v; } break;
+          default: memset(buf[k] + 1, buf[k][0], n - 1); break;
+          }
+          bsrc[k] = p;
+          bn[k] = n;
+        }
         ip[k] = buf[k];
       } else if (s == 1 && bxfx_is_native(E->dt[k], E->rk[k])) {
         ip[k] = p;
