@@ -54,7 +54,10 @@ static void *make_data(bext_dtype dt, int64_t n, uint64_t seed, int kinds) {
     case BEXT_F32: ((float *)p)[i] = (float)v; break;
     case BEXT_F64: ((double *)p)[i] = v; break;
     case BEXT_I32: ((int32_t *)p)[i] = isfinite(v) && fabs(v) < 2e9 ? (int32_t)v : (int32_t)(i * 7919); break;
-    case BEXT_I64: ((int64_t *)p)[i] = isfinite(v) ? (int64_t)(v * 1e6) * (i % 3 ? 1 : 1000003) : INT64_MIN + i; break;
+    case BEXT_I64:   /* large magnitudes (wrapping products), beyond 2^53 for the float casts */
+      ((int64_t *)p)[i] = isfinite(v) ? (int64_t)((uint64_t)(int64_t)(v * 1e6) * (i % 3 ? 1u : 1000003u))
+                                      : INT64_MIN + i;
+      break;
     default: cr_assert(false, "dtype %s not generated", bext_dtype_name(dt));
     }
   }
