@@ -32,8 +32,7 @@ struct ew {
   double p0, p1;                      /* clamp bounds (float reprs) */
   int64_t i0, i1;                     /* clamp bounds (int repr), powi exponent */
   union { float f; double d; int64_t i; uint8_t b; } sv;  /* scalar operand */
-  void *tmp[3];                       /* contiguous copies of transposed inputs */
-  size_t tmpsz[3];
+  bext_tensor *tmp[3];                /* contiguous copies of transposed inputs */
 };
 
 /* ------------------------------------------------------------ integers */
@@ -356,9 +355,11 @@ static void ew_shape(struct ew *E, int rank, const int64_t *shape) {
 /* A large input of the output's shape whose innermost dim is not its
  * contiguous one (a transposed or permuted view): the blocks would gather
  * each element from another row (another line and page).  A tiled copy
- * (bxfx_copy_strided) makes it contiguous first, for about the cost of
- * one more pass.  Returns the copy (caller frees) or NULL to read in place. */
-static void *transposed_copy(const bext_tensor *t, const bext_spec *out, size_t *bytes) {
+ * (bxfx_copy_strided) into a Flex tensor (the caching allocator: no fresh
+ * page faults in a loop) makes it contiguous first, for about the cost of
+ * one more pass.  Returns the copy (caller releases) or NULL to read t in
+ * place. */
+static bext_tensor *transposed_copy(const bext_tensor *t, const bext_spec *out) {
   if (t->rank < 2 || t->rank != out->rank || bxr_is_contiguous(t)) return NULL;
   int64_t n = bxr_numel(t->rank, t->shape);
   if (n < 4 * BXFX_BLK) return NULL;
@@ -367,23 +368,20 @@ static void *transposed_copy(const bext_tensor *t, const bext_spec *out, size_t 
   if (t->strides[last] == 1) return NULL;   /* rows are contiguous: read in place */
   for (int d = 0; d < t->rank; d++)
     if (t->shape[d] != out->shape[d]) return NULL;
-  size_t es = bext_dtype_size(t->dtype);
-  *bytes = (size_t)n * es;
-  void *p = bxr_alloc(*bytes);
-  if (!p) return NULL;   /* no memory for the copy: the strided path still works */
-  int64_t cs[BEXT_MAX_RANK];
-  bxr_contiguous_strides(t->rank, t->shape, cs);
-  bxfx_copy_strided(p, cs, bxr_data(t), t->strides, t->rank, t->shape, es);
-  return p;
+  bext_tensor *c = bxr_tensor_new(t->storage->device, t->dtype, t->rank, t->shape);
+  if (!c) return NULL;   /* no memory for the copy: the strided path still works */
+  bxfx_copy_strided(bxr_data(c), c->strides, bxr_data(t), t->strides, t->rank, t->shape,
+                    bext_dtype_size(t->dtype));
+  return c;
 }
 
 static void ew_input(struct ew *E, int k, const bext_tensor *t, int repr, const bext_spec *out) {
   E->src[k] = bxr_data(t);
   E->dt[k] = t->dtype;
   E->rk[k] = repr;
-  E->tmp[k] = transposed_copy(t, out, &E->tmpsz[k]);
+  E->tmp[k] = transposed_copy(t, out);
   if (E->tmp[k]) {
-    E->src[k] = E->tmp[k];
+    E->src[k] = bxr_data(E->tmp[k]);
     bxr_contiguous_strides(out->rank, out->shape, E->st[k]);
     return;
   }
@@ -393,7 +391,7 @@ static void ew_input(struct ew *E, int k, const bext_tensor *t, int repr, const 
 
 static void ew_free_tmp(struct ew *E) {
   for (int k = 0; k < 3; k++)
-    if (E->tmp[k]) bxr_free(E->tmp[k], E->tmpsz[k]);
+    if (E->tmp[k]) bext_release(E->tmp[k]);
 }
 
 /* A scalar operand as input k: a one-element broadcast of E->sv. */
@@ -728,10 +726,9 @@ bext_tensor *bxfx_exec_cast(struct bxr_op *op) {
   if (out == t) return out;
   struct cast_job J = { .t = t, .src = bxr_data(t), .dst = bxr_data(out), .sdt = t->dtype,
                         .ddt = out->dtype, .contig = bxr_is_contiguous(t) };
-  size_t tmpsz = 0;
-  void *tmp = J.contig ? NULL : transposed_copy(t, &op->out, &tmpsz);
-  if (tmp) J.src = tmp, J.contig = true;
+  bext_tensor *tmp = J.contig ? NULL : transposed_copy(t, &op->out);
+  if (tmp) J.src = bxr_data(tmp), J.contig = true;
   bxr_pool_for((size_t)bxr_numel(t->rank, t->shape), J.contig ? 2 : 8, 64, cast_chunk, &J);
-  if (tmp) bxr_free(tmp, tmpsz);
+  if (tmp) bext_release(tmp);
   return out;
 }
