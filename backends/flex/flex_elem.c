@@ -32,6 +32,7 @@ struct ew {
   double p0, p1;                      /* clamp bounds (float reprs) */
   int64_t i0, i1;                     /* clamp bounds (int repr), powi exponent */
   union { float f; double d; int64_t i; uint8_t b; } sv;  /* scalar operand */
+  bext_tensor *tmp[3];                /* contiguous copies of transposed inputs */
 };
 
 /* ------------------------------------------------------------ integers */
@@ -84,8 +85,24 @@ static bool is_fast_f32(const struct ew *E) {
   }
 }
 
+static bool is_compare(enum bxr_opcode c);
+
+/* f32 comparisons (of two tensors, or of a tensor and an f32 threshold,
+ * see f32_threshold) run as vector kernels with the same broadcast modes. */
+static bool is_fast_cmp(const struct ew *E) {
+  return E->rin == BXFX_R_F32 && E->nin == 2 && is_compare(E->op);
+}
+
 static void kernel(const struct ew *E, const void *const *in, const int *bc, void *out, size_t n) {
   const struct bxfx_kernels *K = bxfx_kern();
+  if (is_fast_cmp(E)) {
+    static const int map[] = { [BXR_OP_EQ] = BXFX_CMP_eq, [BXR_OP_NE] = BXFX_CMP_ne,
+                               [BXR_OP_GT] = BXFX_CMP_gt, [BXR_OP_GE] = BXFX_CMP_ge,
+                               [BXR_OP_LT] = BXFX_CMP_lt, [BXR_OP_LE] = BXFX_CMP_le };
+    int mode = bc[0] ? BXFX_SV : bc[1] ? BXFX_VS : BXFX_VV;
+    K->cmp[map[E->op]](in[0], in[1], out, n, mode);
+    return;
+  }
   if (is_fast_f32(E)) {
     static const int map[] = { [BXR_OP_ADD] = BXFX_BIN_add, [BXR_OP_SUB] = BXFX_BIN_sub,
                                [BXR_OP_MUL] = BXFX_BIN_mul, [BXR_OP_DIV] = BXFX_BIN_div,
@@ -102,12 +119,6 @@ static void kernel(const struct ew *E, const void *const *in, const int *bc, voi
     switch (E->op) {
     case BXR_OP_REM: L2(float, float, fremf(x, y));
     case BXR_OP_POW: L2(float, float, powf(x, y));
-    case BXR_OP_EQ: L2(float, uint8_t, x == y);
-    case BXR_OP_NE: L2(float, uint8_t, x != y);
-    case BXR_OP_GT: L2(float, uint8_t, x > y);
-    case BXR_OP_GE: L2(float, uint8_t, x >= y);
-    case BXR_OP_LT: L2(float, uint8_t, x < y);
-    case BXR_OP_LE: L2(float, uint8_t, x <= y);
     case BXR_OP_EXP: K->un[BXFX_UN_exp](in[0], out, n); break;
     case BXR_OP_LOG: K->un[BXFX_UN_log](in[0], out, n); break;
     case BXR_OP_LOG1P: K->un[BXFX_UN_log1p](in[0], out, n); break;
@@ -127,7 +138,9 @@ static void kernel(const struct ew *E, const void *const *in, const int *bc, voi
     case BXR_OP_ROUND: L1(float, float, nearbyintf(x));
     case BXR_OP_SIGN: L1(float, float, x > 0 ? 1.0f : x < 0 ? -1.0f : x);
     case BXR_OP_CLAMP: L1(float, float, x < pf0 ? pf0 : x > pf1 ? pf1 : x);
-    case BXR_OP_POWI: L1(float, float, (float)pow((double)x, (double)pi0));
+    case BXR_OP_POWI:
+      if (pi0 >= -BXFX_POWI_MAX && pi0 <= BXFX_POWI_MAX) { K->powi_f32(in[0], out, n, (int)pi0); break; }
+      L1(float, float, (float)pow((double)x, (double)pi0));
     default: BXR_ASSERT(!"flex: f32 op without kernel");
     }
     break;
@@ -229,7 +242,7 @@ static void ew_chunk(void *ctx, size_t b, size_t e) {
   const struct ew *E = ctx;
   const int R = E->rank, nin = E->nin;
   const int64_t L = E->shape[R - 1];
-  const bool fast = is_fast_f32(E);
+  const bool fast = is_fast_f32(E) || is_fast_cmp(E);
   size_t osz = bxfx_repr_size(E->rout), odsz = bext_dtype_size(E->odt);
   const bool onative = bxfx_is_native(E->odt, E->rout);
   _Alignas(32) char buf[3][BXFX_BLK * 8];
@@ -245,6 +258,8 @@ static void ew_chunk(void *ctx, size_t b, size_t e) {
     esz[k] = bext_dtype_size(E->dt[k]);
     for (int d = 0; d < R; d++) off[k] += idx[d] * E->st[k][d];
   }
+  const char *bsrc[3] = { NULL, NULL, NULL };   /* element splat in buf[k], and how far */
+  size_t bn[3] = { 0, 0, 0 };
   size_t lin = b;
   while (lin < e) {
     size_t n = (size_t)(L - idx[R - 1]);
@@ -257,11 +272,23 @@ static void ew_chunk(void *ctx, size_t b, size_t e) {
       const char *p = E->src[k] + off[k] * (int64_t)esz[k];
       size_t rs = bxfx_repr_size(E->rk[k]);
       if (s == 0) {
-        bxfx_load(buf[k], E->rk[k], p, E->dt[k], 0, 1);
         /* The f32 kernels take at most one broadcast operand. */
-        if (fast && !(k == 1 && bc[0])) bc[k] = 1;
-        else /* generic kernels see full vectors */
-          for (size_t i = 1; i < n; i++) memcpy(buf[k] + i * rs, buf[k], rs);
+        if (fast && !(k == 1 && bc[0])) {
+          bxfx_load(buf[k], E->rk[k], p, E->dt[k], 0, 1);
+          bc[k] = 1;
+        } else if (p != bsrc[k] || bn[k] < n) {
+          /* generic kernels see full vectors: splat the value, once for
+           * as long as the blocks keep reading the same element (a
+           * tensor-scalar op: the whole chunk) */
+          bxfx_load(buf[k], E->rk[k], p, E->dt[k], 0, 1);
+          switch (rs) {
+          case 8: { uint64_t v; memcpy(&v, buf[k], 8); for (size_t i = 1; i < n; i++) ((uint64_t *)(void *)buf[k])[i] = v; } break;
+          case 4: { uint32_t v; memcpy(&v, buf[k], 4); for (size_t i = 1; i < n; i++) ((uint32_t *)(void *)buf[k])[i] = v; } break;
+          default: memset(buf[k] + 1, buf[k][0], n - 1); break;
+          }
+          bsrc[k] = p;
+          bn[k] = n;
+        }
         ip[k] = buf[k];
       } else if (s == 1 && bxfx_is_native(E->dt[k], E->rk[k])) {
         ip[k] = p;
@@ -325,12 +352,46 @@ static void ew_shape(struct ew *E, int rank, const int64_t *shape) {
   for (int k = 0; k < E->nin; k++) memcpy(E->st[k], st[k], sizeof(int64_t) * (size_t)r);
 }
 
+/* A large input of the output's shape whose innermost dim is not its
+ * contiguous one (a transposed or permuted view): the blocks would gather
+ * each element from another row (another line and page).  A tiled copy
+ * (bxfx_copy_strided) into a Flex tensor (the caching allocator: no fresh
+ * page faults in a loop) makes it contiguous first, for about the cost of
+ * one more pass.  Returns the copy (caller releases) or NULL to read t in
+ * place. */
+static bext_tensor *transposed_copy(const bext_tensor *t, const bext_spec *out) {
+  if (t->rank < 2 || t->rank != out->rank || bxr_is_contiguous(t)) return NULL;
+  int64_t n = bxr_numel(t->rank, t->shape);
+  if (n < 4 * BXFX_BLK) return NULL;
+  int last = t->rank - 1;
+  while (last > 0 && t->shape[last] == 1) last--;
+  if (t->strides[last] == 1) return NULL;   /* rows are contiguous: read in place */
+  for (int d = 0; d < t->rank; d++)
+    if (t->shape[d] != out->shape[d]) return NULL;
+  bext_tensor *c = bxr_tensor_new(t->storage->device, t->dtype, t->rank, t->shape);
+  if (!c) return NULL;   /* no memory for the copy: the strided path still works */
+  bxfx_copy_strided(bxr_data(c), c->strides, bxr_data(t), t->strides, t->rank, t->shape,
+                    bext_dtype_size(t->dtype));
+  return c;
+}
+
 static void ew_input(struct ew *E, int k, const bext_tensor *t, int repr, const bext_spec *out) {
   E->src[k] = bxr_data(t);
   E->dt[k] = t->dtype;
   E->rk[k] = repr;
+  E->tmp[k] = transposed_copy(t, out);
+  if (E->tmp[k]) {
+    E->src[k] = bxr_data(E->tmp[k]);
+    bxr_contiguous_strides(out->rank, out->shape, E->st[k]);
+    return;
+  }
   bool ok = bxr_broadcast_strides(t, out->rank, out->shape, E->st[k]);
   BXR_ASSERT(ok);
+}
+
+static void ew_free_tmp(struct ew *E) {
+  for (int k = 0; k < 3; k++)
+    if (E->tmp[k]) bext_release(E->tmp[k]);
 }
 
 /* A scalar operand as input k: a one-element broadcast of E->sv. */
@@ -393,6 +454,24 @@ static enum bxr_opcode base_op(enum bxr_opcode c) {
 static bool is_compare(enum bxr_opcode c) {
   return c == BXR_OP_EQ || c == BXR_OP_NE || c == BXR_OP_GT || c == BXR_OP_GE ||
          c == BXR_OP_LT || c == BXR_OP_LE;
+}
+
+/* x OP s for a double s is x OP' t for one f32 t, for every f32 x (f16
+ * and bf16 values are f32 values): s itself when exact; else x > s iff
+ * x > rd(s) and x <= s iff x <= rd(s), rd(s) the largest f32 below s;
+ * x >= s and x < s likewise with ru(s), the least f32 above; x == s never
+ * holds and x != s always does, which NaN as t gives (as it does for a
+ * NaN s).  Returns OP', which is OP. */
+static enum bxr_opcode f32_threshold(enum bxr_opcode c, double s, float *t) {
+  float f = (float)s;
+  if (s != s || (double)f == s) { *t = f; return c; }
+  switch (c) {
+  case BXR_OP_GT: case BXR_OP_LE: if ((double)f > s) f = nextafterf(f, -INFINITY); break;
+  case BXR_OP_GE: case BXR_OP_LT: if ((double)f < s) f = nextafterf(f, INFINITY); break;
+  default: f = NAN; break;
+  }
+  *t = f;
+  return c;
 }
 
 /* bxr_data for a tensor known to be f32 (no dtype size lookup). */
@@ -483,20 +562,23 @@ __attribute__((noinline)) static bext_tensor *ew_general(struct bxr_op *op) {
   bext_dtype idt = op->in[0]->dtype;
   E.rin = bxfx_repr_of(idt);
   bool scalar = E.op != code;
+  float thr = 0;
   if (scalar && E.rin == BXFX_R_F32) {
     /* Computing in f32 with an f32 scalar equals the double computation
      * rounded to f32 when the scalar is exact in f32 (add/sub/mul/div are
-     * correctly rounded either way); otherwise, and for comparisons, work
-     * in double so the scalar is not rounded first. */
+     * correctly rounded either way); otherwise work in double so the
+     * scalar is not rounded first.  Comparisons stay in f32 against a
+     * threshold that gives the same answers (f32_threshold). */
     double s = op->sc[0].f;
-    if ((double)(float)s != s || is_compare(E.op) || (s != s)) E.rin = BXFX_R_F64;
+    if (is_compare(E.op)) E.op = f32_threshold(E.op, s, &thr);
+    else if ((double)(float)s != s || (s != s)) E.rin = BXFX_R_F64;
   }
   E.rout = is_compare(E.op) ? BXFX_R_U8 : E.rin;
   E.nin = (op->n_in == 2 || scalar) ? 2 : 1;
   ew_input(&E, 0, op->in[0], E.rin, &op->out);
   if (scalar) {
     switch (E.rin) {
-    case BXFX_R_F32: E.sv.f = (float)op->sc[0].f; break;
+    case BXFX_R_F32: E.sv.f = is_compare(E.op) ? thr : (float)op->sc[0].f; break;
     case BXFX_R_F64: E.sv.d = op->sc[0].f; break;
     default: E.sv.i = bxr_f64_to_i64_sat(op->sc[0].f); break;
     }
@@ -510,8 +592,8 @@ __attribute__((noinline)) static bext_tensor *ew_general(struct bxr_op *op) {
   }
   if (code == BXR_OP_POWI) E.i0 = op->sc[0].i;
   bext_tensor *out = bxfx_output(op, scalar ? 1 : op->n_in);
-  if (!out) return NULL;
-  ew_run(&E, out);
+  if (out) ew_run(&E, out);
+  ew_free_tmp(&E);
   return out;
 }
 
@@ -536,8 +618,8 @@ bext_tensor *bxfx_exec_mask(struct bxr_op *op) {
     ew_scalar_input(&E, 2, E.rin);
   }
   bext_tensor *out = bxfx_output(op, 1);
-  if (!out) return NULL;
-  ew_run(&E, out);
+  if (out) ew_run(&E, out);
+  ew_free_tmp(&E);
   return out;
 }
 
@@ -551,11 +633,79 @@ struct cast_job {
   bool contig;
 };
 
+/* Contiguous n elements by the kernels or by blocks through a compute
+ * representation, for the pairs where that is bxr_convert's rule exactly:
+ * a float source widens to f64 exactly and bxfx_store applies the
+ * reference's per-dtype stores; an int source other than i64 widens to
+ * i64 (and to f64) exactly.  i64 to a float narrower than f64 rounds once
+ * to f32 in the reference: (float)v here too, not through double.
+ * Returns false for a pair it does not take (none at present). */
+static bool cast_fast(char *dst, bext_dtype ddt, const char *src, bext_dtype sdt, size_t n) {
+  const struct bxfx_kernels *K = bxfx_kern();
+  if (sdt == BEXT_F32) {
+    switch (ddt) {
+    case BEXT_F16: K->f32_to_f16((const float *)src, (uint16_t *)dst, n); return true;
+    case BEXT_BF16: K->f32_to_bf16((const float *)src, (uint16_t *)dst, n); return true;
+    case BEXT_I32: K->f32_to_i32((const float *)src, (int32_t *)dst, n); return true;
+    case BEXT_F64: K->f32_to_f64((const float *)src, (double *)dst, n); return true;
+    case BEXT_BOOL: { /* x != 0 (NaN is true): the comparison kernel against 0 */
+      const float zero = 0.0f;
+      K->cmp[BXFX_CMP_ne]((const float *)src, &zero, (uint8_t *)dst, n, BXFX_VS);
+      return true;
+    }
+    default: break;
+    }
+  }
+  if (sdt == BEXT_I64 && (ddt == BEXT_F32 || ddt == BEXT_F16 || ddt == BEXT_BF16)) {
+    /* (float)v, one rounding as in the reference, which also narrows to
+     * the halves from that f32. */
+    const int64_t *a = (const int64_t *)src;
+    if (ddt == BEXT_F32) {
+      for (size_t i = 0; i < n; i++) ((float *)dst)[i] = (float)a[i];
+      return true;
+    }
+    _Alignas(32) float f[BXFX_BLK];
+    for (size_t i = 0; i < n; i += BXFX_BLK) {
+      size_t m = n - i < BXFX_BLK ? n - i : BXFX_BLK;
+      for (size_t j = 0; j < m; j++) f[j] = (float)a[i + j];
+      (ddt == BEXT_F16 ? K->f32_to_f16 : K->f32_to_bf16)(f, (uint16_t *)dst + i, m);
+    }
+    return true;
+  }
+  if (ddt == BEXT_F32) {
+    switch (sdt) {
+    case BEXT_F16: K->f16_to_f32((const uint16_t *)src, (float *)dst, n); return true;
+    case BEXT_BF16: K->bf16_to_f32((const uint16_t *)src, (float *)dst, n); return true;
+    case BEXT_I32: K->i32_to_f32((const int32_t *)src, (float *)dst, n); return true;
+    case BEXT_F64: K->f64_to_f32((const double *)src, (float *)dst, n); return true;
+    case BEXT_BOOL: case BEXT_U8: {   /* bool bytes read as x != 0, as bxr_load_i64 does */
+      const uint8_t *a = (const uint8_t *)src;
+      float *o = (float *)dst;
+      if (sdt == BEXT_BOOL) for (size_t i = 0; i < n; i++) o[i] = a[i] != 0;
+      else for (size_t i = 0; i < n; i++) o[i] = a[i];
+      return true;
+    }
+    default: break;
+    }
+  }
+  bool flt = bext_dtype_kind(sdt) == BEXT_KIND_FLOAT;
+  int r = flt ? BXFX_R_F64 : BXFX_R_I64;
+  size_t ss = bext_dtype_size(sdt), ds = bext_dtype_size(ddt);
+  _Alignas(32) char buf[BXFX_BLK * 8];
+  for (size_t i = 0; i < n; i += BXFX_BLK) {
+    size_t m = n - i < BXFX_BLK ? n - i : BXFX_BLK;
+    bxfx_load(buf, r, src + i * ss, sdt, 1, m);
+    bxfx_store(dst + i * ds, ddt, buf, r, m);
+  }
+  return true;
+}
+
 static void cast_chunk(void *ctx, size_t b, size_t e) {
   const struct cast_job *J = ctx;
   size_t ss = bext_dtype_size(J->sdt), ds = bext_dtype_size(J->ddt);
   if (J->contig) {
-    bxr_convert(J->dst + b * ds, J->ddt, J->src + b * ss, J->sdt, (int64_t)(e - b));
+    if (!cast_fast(J->dst + b * ds, J->ddt, J->src + b * ss, J->sdt, e - b))
+      bxr_convert(J->dst + b * ds, J->ddt, J->src + b * ss, J->sdt, (int64_t)(e - b));
     return;
   }
   _Alignas(8) char tmp[BXFX_BLK * 8];
@@ -576,6 +726,9 @@ bext_tensor *bxfx_exec_cast(struct bxr_op *op) {
   if (out == t) return out;
   struct cast_job J = { .t = t, .src = bxr_data(t), .dst = bxr_data(out), .sdt = t->dtype,
                         .ddt = out->dtype, .contig = bxr_is_contiguous(t) };
+  bext_tensor *tmp = J.contig ? NULL : transposed_copy(t, &op->out);
+  if (tmp) J.src = bxr_data(tmp), J.contig = true;
   bxr_pool_for((size_t)bxr_numel(t->rank, t->shape), J.contig ? 2 : 8, 64, cast_chunk, &J);
+  if (tmp) bext_release(tmp);
   return out;
 }

@@ -9,8 +9,15 @@
 #ifndef BXFX_KERN_H
 #define BXFX_KERN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+/* Flags of the extreme kernels. */
+enum { BXFX_EXT_MAX = 1, BXFX_EXT_VALUE = 2 };
+
+/* The largest |exponent| powi_f32 takes; beyond, pow. */
+#define BXFX_POWI_MAX 64
 
 /* Binary f32 kernels: o[i] = a[i] OP b[i], with mode saying which operand
  * is a broadcast scalar (read at index 0). */
@@ -32,6 +39,15 @@ enum {
   BXFX_UN_COUNT
 };
 
+/* f32 comparisons o[i] = a[i] OP b[i] as 0/1 bytes (same modes). */
+#define BXFX_CMP_LIST(X) X(eq) X(ne) X(gt) X(ge) X(lt) X(le)
+enum {
+#define X(n) BXFX_CMP_##n,
+  BXFX_CMP_LIST(X)
+#undef X
+  BXFX_CMP_COUNT
+};
+
 typedef void (*bxfx_bin_f32_fn)(const float *a, const float *b, float *o, size_t n, int mode);
 typedef void (*bxfx_un_f32_fn)(const float *a, float *o, size_t n);
 
@@ -42,6 +58,9 @@ struct bxfx_kernels {
    * last-level cache (fences before returning). */
   bxfx_bin_f32_fn bin_nt[BXFX_BIN_COUNT];
   bxfx_un_f32_fn un[BXFX_UN_COUNT];
+  void (*cmp[BXFX_CMP_COUNT])(const float *a, const float *b, uint8_t *o, size_t n, int mode);
+  /* o[i] = x^e rounded to f32 from f64 lanes, |e| <= BXFX_POWI_MAX. */
+  void (*powi_f32)(const float *a, float *o, size_t n, int e);
   /* Sums of n elements, pairwise (bxfx_pw below) over leaves of
    * BXFX_LEAF elements, each leaf summed in 16 f64 lanes: the error is
    * O((16 + log2(n / BXFX_LEAF)) eps) of sum(|a|), like NumPy's, at memory
@@ -49,11 +68,37 @@ struct bxfx_kernels {
    * rounded f64 sum in all but pathological cases. */
   double (*sum_f32)(const float *a, size_t n);
   double (*sum_f64)(const double *a, size_t n);
+  /* acc[i] += x[i] (mulacc: *=) in f64: one row of a sum (product)
+   * across an outer axis. */
+  void (*acc_f32)(double *acc, const float *x, size_t n);
+  void (*acc_f64)(double *acc, const double *x, size_t n);
+  void (*mulacc_f32)(double *acc, const float *x, size_t n);
+  void (*mulacc_f64)(double *acc, const double *x, size_t n);
+  /* Index (n >= 1) of the first NaN, else of the first max (flags has
+   * BXFX_EXT_MAX) or min: what the reference's sequential scan keeps;
+   * *val the element.  With BXFX_EXT_VALUE, -1 where only the value was
+   * needed to know it. */
+  int64_t (*argext_f32)(const float *a, size_t n, int flags, float *val);
+  int64_t (*argext_f64)(const double *a, size_t n, int flags, double *val);
+  /* Row k of an extreme across an outer axis: acc[i] (and arg[i] = k
+   * unless arg is NULL) take x[i] where it beats acc[i] or is the first
+   * NaN. */
+  void (*extrow_f32)(float *acc, int64_t *arg, const float *x, size_t n, int64_t k, int flags);
+  void (*extrow_f64)(double *acc, int64_t *arg, const double *x, size_t n, int64_t k, int flags);
+  /* Product in f64 lanes (1 for n == 0). */
+  double (*prod_f32)(const float *a, size_t n);
+  double (*prod_f64)(const double *a, size_t n);
   /* Conversions, round to nearest even (NaN stays NaN). */
   void (*f16_to_f32)(const uint16_t *a, float *o, size_t n);
   void (*f32_to_f16)(const float *a, uint16_t *o, size_t n);
   void (*bf16_to_f32)(const uint16_t *a, float *o, size_t n);
   void (*f32_to_bf16)(const float *a, uint16_t *o, size_t n);
+  /* The rest with bext_cast's rules: f32 -> i32 NaN 0, truncate, saturate;
+   * the others one rounding (or exact). */
+  void (*f32_to_i32)(const float *a, int32_t *o, size_t n);
+  void (*i32_to_f32)(const int32_t *a, float *o, size_t n);
+  void (*f32_to_f64)(const float *a, double *o, size_t n);
+  void (*f64_to_f32)(const double *a, float *o, size_t n);
 };
 
 /* Pairwise summation as a running binary counter: push the sums of
@@ -105,6 +150,11 @@ uint16_t bxfx_f2h(float f);
 static inline float bxfx_bf2f(uint16_t h) {
   union { uint32_t u; float f; } v = { .u = (uint32_t)h << 16 };
   return v.f;
+}
+/* f32 -> i32 as bext_cast does it (the runtime's rule, for an f32): NaN 0,
+ * truncate toward zero, saturate. */
+static inline int32_t bxfx_f2i32(float x) {
+  return x != x ? 0 : x >= 2147483648.0f ? INT32_MAX : x <= -2147483648.0f ? INT32_MIN : (int32_t)x;
 }
 static inline uint16_t bxfx_f2bf(float f) {
   union { float f; uint32_t u; } v = { .f = f };

@@ -13,6 +13,14 @@ typedef float v8f __attribute__((vector_size(32)));
 typedef int32_t v8i __attribute__((vector_size(32)));
 
 static inline v8f SFX(ld)(const float *p) { v8f v; memcpy(&v, p, sizeof v); return v; }
+typedef double v4d __attribute__((vector_size(32)));
+typedef float v4f __attribute__((vector_size(16)));
+static inline v4d SFX(ld4d)(const double *p) { v4d v; memcpy(&v, p, sizeof v); return v; }
+static inline v4d SFX(ld4w)(const float *p) {
+  v4f v;
+  memcpy(&v, p, sizeof v);
+  return __builtin_convertvector(v, v4d);
+}
 /* Helpers that take vectors are macros: a vector-typed parameter of a
  * function makes GCC print an ABI note in the baseline-ISA variant. */
 #define BXFX_ST(p, v) do { v8f st_ = (v); memcpy((p), &st_, sizeof st_); } while (0)
@@ -103,6 +111,76 @@ BXFX_BIN_LIST(BXFX_BIN_NT_DEF)
 #define BXFX_BIN_NT(n) SFX(bin_##n)
 #endif
 
+/* ---- comparisons ------------------------------------------------------- */
+/* o[i] = a[i] OP b[i] as 0/1 bytes, with mode as for the binary kernels.
+ * Lanes compare to all-ones masks; the low byte of each mask's "& 1" is
+ * the answer, narrowed eight at a time. */
+typedef uint8_t v8b __attribute__((vector_size(8)));
+/* 32 answers from four 8-lane masks: AVX2 packs them (saturating -1 stays
+ * -1) within 128-bit halves, a dword permute restores the order. */
+#ifdef BXFX_AVX
+#define BXFX_CMP_ST32(p, m0, m1, m2, m3) do {                                       \
+    __m256i p01_ = _mm256_packs_epi32((__m256i)(m0), (__m256i)(m1));                  \
+    __m256i p23_ = _mm256_packs_epi32((__m256i)(m2), (__m256i)(m3));                  \
+    __m256i b_ = _mm256_permutevar8x32_epi32(_mm256_packs_epi16(p01_, p23_),          \
+                                             _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)); \
+    _mm256_storeu_si256((__m256i *)(p), _mm256_and_si256(b_, _mm256_set1_epi8(1)));  \
+  } while (0)
+#else
+#define BXFX_CMP_ST32(p, m0, m1, m2, m3) do {                                       \
+    v8i ms_[4] = { (m0), (m1), (m2), (m3) };                                          \
+    for (int q_ = 0; q_ < 4; q_++) {                                                  \
+      v8b r_ = __builtin_convertvector(ms_[q_] & SFX(splati)(1), v8b);                \
+      memcpy((p) + 8 * q_, &r_, sizeof r_);                                           \
+    }                                                                                 \
+  } while (0)
+#endif
+#define BXFX_CMP_DEF(name, OP)                                                      \
+  static void SFX(cmp_##name)(const float *a, const float *b, uint8_t *o, size_t n, \
+                              int mode) {                                           \
+    size_t i = 0;                                                                   \
+    const v8i one = SFX(splati)(1);                                                 \
+    if (mode == BXFX_VV) {                                                          \
+      for (; i + 32 <= n; i += 32)                                                  \
+        BXFX_CMP_ST32(o + i, (v8i)(SFX(ld)(a + i) OP SFX(ld)(b + i)),               \
+                      (v8i)(SFX(ld)(a + i + 8) OP SFX(ld)(b + i + 8)),              \
+                      (v8i)(SFX(ld)(a + i + 16) OP SFX(ld)(b + i + 16)),            \
+                      (v8i)(SFX(ld)(a + i + 24) OP SFX(ld)(b + i + 24)));           \
+      for (; i + 8 <= n; i += 8) {                                                  \
+        v8b r = __builtin_convertvector((v8i)(SFX(ld)(a + i) OP SFX(ld)(b + i)) & one, v8b); \
+        memcpy(o + i, &r, sizeof r);                                                \
+      }                                                                             \
+      for (; i < n; i++) o[i] = a[i] OP b[i];                                       \
+    } else if (mode == BXFX_SV) {                                                   \
+      const v8f x = SFX(splat)(a[0]);                                               \
+      for (; i + 32 <= n; i += 32)                                                  \
+        BXFX_CMP_ST32(o + i, (v8i)(x OP SFX(ld)(b + i)), (v8i)(x OP SFX(ld)(b + i + 8)), \
+                      (v8i)(x OP SFX(ld)(b + i + 16)), (v8i)(x OP SFX(ld)(b + i + 24))); \
+      for (; i + 8 <= n; i += 8) {                                                  \
+        v8b r = __builtin_convertvector((v8i)(x OP SFX(ld)(b + i)) & one, v8b);     \
+        memcpy(o + i, &r, sizeof r);                                                \
+      }                                                                             \
+      for (; i < n; i++) o[i] = a[0] OP b[i];                                       \
+    } else {                                                                        \
+      const v8f y = SFX(splat)(b[0]);                                               \
+      for (; i + 32 <= n; i += 32)                                                  \
+        BXFX_CMP_ST32(o + i, (v8i)(SFX(ld)(a + i) OP y), (v8i)(SFX(ld)(a + i + 8) OP y), \
+                      (v8i)(SFX(ld)(a + i + 16) OP y), (v8i)(SFX(ld)(a + i + 24) OP y)); \
+      for (; i + 8 <= n; i += 8) {                                                  \
+        v8b r = __builtin_convertvector((v8i)(SFX(ld)(a + i) OP y) & one, v8b);     \
+        memcpy(o + i, &r, sizeof r);                                                \
+      }                                                                             \
+      for (; i < n; i++) o[i] = a[i] OP b[0];                                       \
+    }                                                                               \
+  }
+BXFX_CMP_DEF(eq, ==)
+BXFX_CMP_DEF(ne, !=)
+BXFX_CMP_DEF(gt, >)
+BXFX_CMP_DEF(ge, >=)
+BXFX_CMP_DEF(lt, <)
+BXFX_CMP_DEF(le, <=)
+#undef BXFX_CMP_DEF
+
 /* ---- unary ------------------------------------------------------------- */
 /* Transcendentals: 8 lanes through libmvec when available, else libm. */
 #ifdef BXFX_MVEC
@@ -161,19 +239,46 @@ BXFX_UN_EL(abs, (v8f)((v8i)x & SFX(splati)(0x7fffffff)), fabsf(x))
 BXFX_UN_EL(relu, BXFX_SEL((x > zero) | (x != x), x, zero), (x > 0.0f || x != x) ? x : 0.0f)
 BXFX_UN_EL(recip, one / x, 1.0f / x)
 
+/* Integer powers of f32 in f64 lanes by repeated squaring, rounded to f32
+ * once at the end: the reference rounds pow((double)x, e) to f32; x^2,
+ * x^3 and x^4 are the correctly rounded doubles either way, larger |e|
+ * differ from pow in the last bits of the double only.  |e| <= 64 (the
+ * caller falls back to pow beyond); x^0 is 1 for every x, NaN included,
+ * and negative powers are 1 / x^|e| (signed zeros give signed infinities,
+ * like pow). */
+static void SFX(powi_f32)(const float *a, float *o, size_t n, int e) {
+  unsigned m = (unsigned)(e < 0 ? -e : e);
+  const v4d one = { 1, 1, 1, 1 };
+  size_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    v4d b = SFX(ld4w)(a + i), r = one;
+    for (unsigned k = m;;) {
+      if (k & 1u) r *= b;
+      k >>= 1;
+      if (!k) break;
+      b *= b;
+    }
+    if (e < 0) r = one / r;
+    v4f f = __builtin_convertvector(r, v4f);
+    memcpy(o + i, &f, sizeof f);
+  }
+  for (; i < n; i++) {
+    double b = a[i], r = 1;
+    for (unsigned k = m;;) {
+      if (k & 1u) r *= b;
+      k >>= 1;
+      if (!k) break;
+      b *= b;
+    }
+    o[i] = (float)(e < 0 ? 1 / r : r);
+  }
+}
+
 /* ---- reductions -------------------------------------------------------- */
 /* Sums: one leaf (at most BXFX_LEAF elements) in 16 f64 lanes, four
  * vectors of four so the adds overlap; leaves combined by the pairwise
  * counter (flex_kern.h).  f32 is widened to f64 on load: the sum is memory
  * bound, and the conversion is free next to the loads. */
-typedef double v4d __attribute__((vector_size(32)));
-typedef float v4f __attribute__((vector_size(16)));
-static inline v4d SFX(ld4d)(const double *p) { v4d v; memcpy(&v, p, sizeof v); return v; }
-static inline v4d SFX(ld4w)(const float *p) {
-  v4f v;
-  memcpy(&v, p, sizeof v);
-  return __builtin_convertvector(v, v4d);
-}
 
 #define BXFX_LEAF_BODY(LD)                                                       \
   v4d s0 = { 0 }, s1 = s0, s2 = s0, s3 = s0;                                    \
@@ -206,6 +311,152 @@ static double SFX(sum_f32)(const float *a, size_t n) {
   return bxfx_pw_done(&pw);
 }
 
+/* Row accumulation across an outer axis: acc[i] = acc[i] OP x[i] in f64
+ * (x widened), the step of flex_reduce.c's sums (rows_sum) and products
+ * along a dim: per column the same sequence of operations as the
+ * reference's. */
+#define BXFX_ROWACC_DEF(name, OP)                                                   \
+  static void SFX(name##_f32)(double *acc, const float *x, size_t n) {              \
+    size_t i = 0;                                                                   \
+    for (; i + 8 <= n; i += 8) {                                                    \
+      v4d a0 = SFX(ld4d)(acc + i), a1 = SFX(ld4d)(acc + i + 4);                     \
+      a0 = a0 OP SFX(ld4w)(x + i);                                                  \
+      a1 = a1 OP SFX(ld4w)(x + i + 4);                                              \
+      memcpy(acc + i, &a0, sizeof a0);                                              \
+      memcpy(acc + i + 4, &a1, sizeof a1);                                          \
+    }                                                                               \
+    for (; i < n; i++) acc[i] = acc[i] OP (double)x[i];                             \
+  }                                                                                 \
+  static void SFX(name##_f64)(double *acc, const double *x, size_t n) {             \
+    size_t i = 0;                                                                   \
+    for (; i + 4 <= n; i += 4) {                                                    \
+      v4d a = SFX(ld4d)(acc + i) OP SFX(ld4d)(x + i);                               \
+      memcpy(acc + i, &a, sizeof a);                                                \
+    }                                                                               \
+    for (; i < n; i++) acc[i] = acc[i] OP x[i];                                     \
+  }
+BXFX_ROWACC_DEF(acc, +)
+BXFX_ROWACC_DEF(mulacc, *)
+#undef BXFX_ROWACC_DEF
+
+/* Index of a row's extreme as the reference finds it: the first NaN if
+ * there is one, else the first element equal to the max (min).  Blocks of
+ * BXFX_EXT_BLK are scanned with four vectors of lanes; only the first
+ * block whose extreme beats every earlier block is walked again for the
+ * index, so the row is read about once.  Comparisons are exact, so lanes
+ * change nothing but the order of work (a zero's sign comes from the first
+ * equal element, as in the sequential scan).  *val gets the element; with
+ * BXFX_EXT_VALUE in flags the walk is skipped where the value alone is
+ * known (not a zero) and -1 returned. */
+enum { BXFX_EXT_BLK = 2048 };
+typedef int64_t v4l __attribute__((vector_size(32)));
+#define BXFX_EXT_STEP(CMP, VT, VI, x, e) e = (VT)((((VI)(x)) & (VI)((x) CMP (e))) | (((VI)(e)) & ~(VI)((x) CMP (e))))
+#define BXFX_EXT_SCAN(CMP, VT, VI, W, LD)                                                          \
+  for (; j + 4 * W <= m; j += 4 * W) {                                              \
+    VT x0 = LD(p + j), x1 = LD(p + j + W), x2 = LD(p + j + 2 * W), x3 = LD(p + j + 3 * W); \
+    nv |= (VI)(x0 != x0) | (VI)(x1 != x1) | (VI)(x2 != x2) | (VI)(x3 != x3);         \
+    BXFX_EXT_STEP(CMP, VT, VI, x0, e0); BXFX_EXT_STEP(CMP, VT, VI, x1, e1);                          \
+    BXFX_EXT_STEP(CMP, VT, VI, x2, e2); BXFX_EXT_STEP(CMP, VT, VI, x3, e3);                          \
+  }                                                                                 \
+  BXFX_EXT_STEP(CMP, VT, VI, e1, e0); BXFX_EXT_STEP(CMP, VT, VI, e3, e2); BXFX_EXT_STEP(CMP, VT, VI, e2, e0); \
+  for (; j + W <= m; j += W) {                                                      \
+    VT x0 = LD(p + j);                                                              \
+    nv |= (VI)(x0 != x0);                                                           \
+    BXFX_EXT_STEP(CMP, VT, VI, x0, e0);                                                     \
+  }
+#define BXFX_ARGEXT_DEF(name, T, VT, VI, W, LD)                                   \
+  static int64_t SFX(name)(const T *a, size_t n, int flags, T *val) {              \
+    const bool want_max = flags & BXFX_EXT_MAX;                                    \
+    T best = a[0];                                                                 \
+    size_t bestblk = 0;                                                            \
+    for (size_t b0 = 0; b0 < n; b0 += BXFX_EXT_BLK) {                              \
+      const T *p = a + b0;                                                         \
+      size_t m = n - b0 < BXFX_EXT_BLK ? n - b0 : BXFX_EXT_BLK, j = 0;             \
+      T e = p[0];                                                                  \
+      bool nan = false;                                                            \
+      if (m >= W) {                                                                \
+        VT e0 = LD(p), e1 = e0, e2 = e0, e3 = e0;                                  \
+        VI nv = (VI)(e0 != e0);                                                    \
+        if (want_max) { BXFX_EXT_SCAN(>, VT, VI, W, LD) } else { BXFX_EXT_SCAN(<, VT, VI, W, LD) }               \
+        (void)e1; (void)e2; (void)e3;                                              \
+        for (int l = 0; l < W; l++) {                                              \
+          nan |= nv[l] != 0;                                                       \
+          if (want_max ? e0[l] > e : e0[l] < e) e = e0[l];                         \
+        }                                                                          \
+      }                                                                            \
+      for (; j < m; j++) {                                                         \
+        T x = p[j];                                                                \
+        nan |= x != x;                                                             \
+        if (want_max ? x > e : x < e) e = x;                                       \
+      }                                                                            \
+      if (nan)                                                                     \
+        for (j = 0;; j++)                                                          \
+          if (p[j] != p[j]) { *val = p[j]; return (int64_t)(b0 + j); }             \
+      if (want_max ? e > best : e < best) best = e, bestblk = b0;                  \
+    }                                                                              \
+    *val = best;                                                                   \
+    if ((flags & BXFX_EXT_VALUE) && best != 0) return -1;                        \
+    for (size_t j = bestblk;; j++)                                                 \
+      if (a[j] == best) { *val = a[j]; return (int64_t)j; }                        \
+  }
+BXFX_ARGEXT_DEF(argext_f32, float, v8f, v8i, 8, SFX(ld))
+BXFX_ARGEXT_DEF(argext_f64, double, v4d, v4l, 4, SFX(ld4d))
+#undef BXFX_ARGEXT_DEF
+#undef BXFX_EXT_SCAN
+
+/* One step of an extreme along an outer axis: per column, x (row k)
+ * replaces acc when it beats it or is the first NaN (a NaN accumulator
+ * stays), as the reference's sequential scan does; arg (may be NULL)
+ * records k there.  Most rows change few columns, so the indexes are
+ * patched lane by lane only where a vector's mask is not all zero. */
+#define BXFX_EXTROW_DEF(name, T, VT, VI, W, LD)                                    \
+  static void SFX(name)(T *acc, int64_t *arg, const T *x, size_t n, int64_t k, int flags) { \
+    const bool want_max = flags & BXFX_EXT_MAX;                                    \
+    size_t i = 0;                                                                  \
+    for (; i + W <= n; i += W) {                                                   \
+      VT v = LD(x + i), c = LD(acc + i);                                           \
+      VI m = (VI)(want_max ? v > c : v < c) | ((VI)(v != v) & (VI)(c == c));       \
+      VT r = (VT)(((VI)v & m) | ((VI)c & ~m));                                     \
+      memcpy(acc + i, &r, sizeof r);                                               \
+      if (arg) {                                                                   \
+        bool any = false;                                                          \
+        for (int l = 0; l < W; l++) any |= m[l] != 0;                              \
+        if (any)                                                                   \
+          for (int l = 0; l < W; l++)                                              \
+            if (m[l]) arg[i + (size_t)l] = k;                                      \
+      }                                                                            \
+    }                                                                              \
+    for (; i < n; i++) {                                                           \
+      T v = x[i], c = acc[i];                                                      \
+      if ((want_max ? v > c : v < c) || (v != v && c == c)) {                      \
+        acc[i] = v;                                                                \
+        if (arg) arg[i] = k;                                                       \
+      }                                                                            \
+    }                                                                              \
+  }
+BXFX_EXTROW_DEF(extrow_f32, float, v8f, v8i, 8, SFX(ld))
+BXFX_EXTROW_DEF(extrow_f64, double, v4d, v4l, 4, SFX(ld4d))
+#undef BXFX_EXTROW_DEF
+#undef BXFX_EXT_STEP
+
+/* Products in f64 lanes (four vectors of four): the rounding differs from
+ * a sequential product by O(n eps) relative, like any reordering. */
+#define BXFX_PROD_DEF(name, T, LD)                                                \
+  static double SFX(name)(const T *a, size_t n) {                                  \
+    v4d one = { 1, 1, 1, 1 }, p0 = one, p1 = one, p2 = one, p3 = one;              \
+    size_t j = 0;                                                                  \
+    for (; j + 16 <= n; j += 16) {                                                 \
+      p0 *= LD(a + j); p1 *= LD(a + j + 4); p2 *= LD(a + j + 8); p3 *= LD(a + j + 12); \
+    }                                                                              \
+    v4d p = (p0 * p1) * (p2 * p3);                                                 \
+    double r = (p[0] * p[1]) * (p[2] * p[3]);                                      \
+    for (; j < n; j++) r *= (double)a[j];                                          \
+    return r;                                                                      \
+  }
+BXFX_PROD_DEF(prod_f32, float, SFX(ld4w))
+BXFX_PROD_DEF(prod_f64, double, SFX(ld4d))
+#undef BXFX_PROD_DEF
+
 /* ---- conversions ------------------------------------------------------- */
 static void SFX(f16_to_f32)(const uint16_t *a, float *o, size_t n) {
   size_t i = 0;
@@ -224,11 +475,76 @@ static void SFX(f32_to_f16)(const float *a, uint16_t *o, size_t n) {
 #endif
   for (; i < n; i++) o[i] = bxfx_f2h(a[i]);
 }
+/* f32 -> i32 as casts do it (bxfx_f2i32, lane-wise).  Lanes outside
+ * the range are parked at 0 before the conversion (whose result would be
+ * undefined there) and patched after. */
+static void SFX(f32_to_i32)(const float *a, int32_t *o, size_t n) {
+  size_t i = 0;
+  const v8f lo = SFX(splat)(-2147483648.0f), hi = SFX(splat)(2147483648.0f), zero = SFX(splat)(0.0f);
+  const v8i imax = SFX(splati)(INT32_MAX);
+  for (; i + 8 <= n; i += 8) {
+    v8f x = SFX(ld)(a + i);
+    v8i big = (v8i)(x >= hi);
+    x = BXFX_SEL((v8i)(x != x) | big, zero, x);
+    x = BXFX_SEL((v8i)(x < lo), lo, x);
+    v8i r = __builtin_convertvector(x, v8i);
+    r = (r & ~big) | (imax & big);
+    memcpy(o + i, &r, sizeof r);
+  }
+  for (; i < n; i++) o[i] = bxfx_f2i32(a[i]);
+}
+/* i32 -> f32: one rounding, as the reference's (float)int64 does. */
+static void SFX(i32_to_f32)(const int32_t *a, float *o, size_t n) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    v8i x;
+    memcpy(&x, a + i, sizeof x);
+    v8f f = __builtin_convertvector(x, v8f);
+    memcpy(o + i, &f, sizeof f);
+  }
+  for (; i < n; i++) o[i] = (float)a[i];
+}
+static void SFX(f32_to_f64)(const float *a, double *o, size_t n) {
+  size_t i = 0;
+  for (; i + 4 <= n; i += 4) { v4d d = SFX(ld4w)(a + i); memcpy(o + i, &d, sizeof d); }
+  for (; i < n; i++) o[i] = a[i];
+}
+static void SFX(f64_to_f32)(const double *a, float *o, size_t n) {
+  size_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    v4f f = __builtin_convertvector(SFX(ld4d)(a + i), v4f);
+    memcpy(o + i, &f, sizeof f);
+  }
+  for (; i < n; i++) o[i] = (float)a[i];
+}
+/* bf16 is the top half of an f32: widen by a shift; narrow rounding to
+ * nearest even on the bits, NaN made quiet (bxfx_bf2f/bxfx_f2bf, lane-wise). */
+typedef uint16_t v8h __attribute__((vector_size(16)));
+typedef uint32_t v8u __attribute__((vector_size(32)));
 static void SFX(bf16_to_f32)(const uint16_t *a, float *o, size_t n) {
-  for (size_t i = 0; i < n; i++) o[i] = bxfx_bf2f(a[i]);
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    v8h h;
+    memcpy(&h, a + i, sizeof h);
+    v8u u = __builtin_convertvector(h, v8u) << 16;
+    memcpy(o + i, &u, sizeof u);
+  }
+  for (; i < n; i++) o[i] = bxfx_bf2f(a[i]);
 }
 static void SFX(f32_to_bf16)(const float *a, uint16_t *o, size_t n) {
-  for (size_t i = 0; i < n; i++) o[i] = bxfx_f2bf(a[i]);
+  size_t i = 0;
+  const v8u absm = { 0x7fffffffu, 0x7fffffffu, 0x7fffffffu, 0x7fffffffu,
+                     0x7fffffffu, 0x7fffffffu, 0x7fffffffu, 0x7fffffffu };
+  for (; i + 8 <= n; i += 8) {
+    v8u u;
+    memcpy(&u, a + i, sizeof u);
+    v8u nan = (v8u)((u & absm) > 0x7f800000u);
+    v8u r = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+    r = (r & ~nan) | (((u >> 16) | 0x40u) & nan);
+    v8h h = __builtin_convertvector(r, v8h);
+    memcpy(o + i, &h, sizeof h);
+  }
+  for (; i < n; i++) o[i] = bxfx_f2bf(a[i]);
 }
 
 const struct bxfx_kernels VARIANT = {
@@ -248,10 +564,30 @@ const struct bxfx_kernels VARIANT = {
     BXFX_UN_LIST(X)
 #undef X
   },
+  .cmp = {
+#define X(n) [BXFX_CMP_##n] = SFX(cmp_##n),
+    BXFX_CMP_LIST(X)
+#undef X
+  },
+  .powi_f32 = SFX(powi_f32),
   .sum_f32 = SFX(sum_f32),
   .sum_f64 = SFX(sum_f64),
+  .acc_f32 = SFX(acc_f32),
+  .acc_f64 = SFX(acc_f64),
+  .mulacc_f32 = SFX(mulacc_f32),
+  .mulacc_f64 = SFX(mulacc_f64),
+  .extrow_f32 = SFX(extrow_f32),
+  .extrow_f64 = SFX(extrow_f64),
+  .argext_f32 = SFX(argext_f32),
+  .argext_f64 = SFX(argext_f64),
+  .prod_f32 = SFX(prod_f32),
+  .prod_f64 = SFX(prod_f64),
   .f16_to_f32 = SFX(f16_to_f32),
   .f32_to_f16 = SFX(f32_to_f16),
   .bf16_to_f32 = SFX(bf16_to_f32),
   .f32_to_bf16 = SFX(f32_to_bf16),
+  .f32_to_i32 = SFX(f32_to_i32),
+  .i32_to_f32 = SFX(i32_to_f32),
+  .f32_to_f64 = SFX(f32_to_f64),
+  .f64_to_f32 = SFX(f64_to_f32),
 };

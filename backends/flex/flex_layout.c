@@ -45,6 +45,58 @@ static void copy_rows(void *ctx, size_t b, size_t e) {
   }
 }
 
+/* A transposing copy: the source is contiguous along dim p (ss[p] == 1),
+ * the destination along the last dim.  Walking either side alone strides
+ * the other by whole rows, a new cache line (and page) per element; tiles
+ * of BXFX_TILE x BXFX_TILE keep both sides' lines in L1.  Task = (the
+ * other dims' index, a band of BXFX_TILE along p). */
+enum { BXFX_TILE = 32 };
+struct tile_job {
+  const struct copy_job *J;
+  int p;
+  int64_t bands;
+};
+
+#define BXFX_TILE_COPY(T)                                                             \
+  for (int64_t j0 = 0; j0 < L; j0 += BXFX_TILE) {                                     \
+    int64_t j1 = j0 + BXFX_TILE < L ? j0 + BXFX_TILE : L;                             \
+    for (int64_t i = i0; i < i1; i++) {                                               \
+      T *d = (T *)dp + i * dsp;                                                       \
+      const T *s = (const T *)sp + i;                                                 \
+      for (int64_t j = j0; j < j1; j++) d[j * dsl] = s[j * ssl];                      \
+    }                                                                                 \
+  }
+
+static void copy_tiles(void *ctx, size_t b, size_t e) {
+  const struct tile_job *TJ = ctx;
+  const struct copy_job *J = TJ->J;
+  const int R = J->rank, p = TJ->p;
+  const int64_t L = J->shape[R - 1], dsl = J->ds[R - 1], ssl = J->ss[R - 1], dsp = J->ds[p];
+  const int64_t es = (int64_t)J->es;
+  for (size_t task = b; task < e; task++) {
+    size_t rem = task / (size_t)TJ->bands;
+    int64_t i0 = (int64_t)(task % (size_t)TJ->bands) * BXFX_TILE;
+    int64_t i1 = i0 + BXFX_TILE < J->shape[p] ? i0 + BXFX_TILE : J->shape[p];
+    int64_t doff = 0, soff = 0;
+    for (int d = R - 2; d >= 0; d--) {
+      if (d == p) continue;
+      int64_t i = (int64_t)(rem % (size_t)J->shape[d]);
+      rem /= (size_t)J->shape[d];
+      doff += i * J->ds[d];
+      soff += i * J->ss[d];
+    }
+    char *dp = J->dst + doff * es;
+    const char *sp = J->src + soff * es;
+    switch (es) {
+    case 1: BXFX_TILE_COPY(uint8_t) break;
+    case 2: BXFX_TILE_COPY(uint16_t) break;
+    case 4: BXFX_TILE_COPY(uint32_t) break;
+    default: BXFX_TILE_COPY(uint64_t) break;
+    }
+  }
+}
+#undef BXFX_TILE_COPY
+
 void bxfx_copy_strided(void *dst, const int64_t *dst_strides, const void *src,
                        const int64_t *src_strides, int rank, const int64_t *shape, size_t esize) {
   struct copy_job J = { .dst = dst, .src = src, .es = esize };
@@ -65,6 +117,18 @@ void bxfx_copy_strided(void *dst, const int64_t *dst_strides, const void *src,
   }
   if (r == 0) { J.shape[0] = 1; J.ds[0] = J.ss[0] = 1; r = 1; }
   J.rank = r;
+  /* a transpose: the source runs along some other dim than the last */
+  if (r >= 2 && J.ss[r - 1] != 1 && J.shape[r - 1] >= BXFX_TILE) {
+    for (int p = r - 2; p >= 0; p--) {
+      if (J.ss[p] != 1 || J.shape[p] < BXFX_TILE) continue;
+      struct tile_job T = { .J = &J, .p = p, .bands = (J.shape[p] + BXFX_TILE - 1) / BXFX_TILE };
+      size_t tasks = (size_t)T.bands;
+      for (int d = 0; d < r - 1; d++)
+        if (d != p) tasks *= (size_t)J.shape[d];
+      bxr_pool_for(tasks, (size_t)(BXFX_TILE * J.shape[r - 1]) / 4 + 1, 1, copy_tiles, &T);
+      return;
+    }
+  }
   size_t rows = 1;
   for (int d = 0; d < r - 1; d++) rows *= (size_t)J.shape[d];
   /* cost per row: its length (in elements), so small copies stay inline */

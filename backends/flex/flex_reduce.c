@@ -33,6 +33,7 @@ struct red {
   /* whole-tensor float sum split: the sum of chunk c of BXFX_SUM_CHUNK
    * elements goes to part[c] */
   double *part;
+  int64_t *pidx;            /* the same for extremes: each chunk's index */
 };
 
 /* Elements per chunk of the threaded whole-tensor sum: a power-of-two
@@ -68,33 +69,49 @@ static double row_sum(const struct red *R, const char *row) {
   return bxfx_pw_done(&pw);
 }
 
-/* Pairwise sums over k of K rows of n <= BXFX_RS_W elements (row k at
+/* Pairwise sums over k of K rows of n <= rs_width(K) elements (row k at
  * base + k*inner elements) into out[0..n): leaves of BXFX_ROW_LEAF rows,
  * then bxfx_pw's tree with a block of n sums per node.  A column's tree
  * depends only on K, so the result does not depend on how the columns are
  * cut into blocks or threads.  The node stack (floor(log2(leaves)) + 2
- * blocks) lives on this frame: no allocation inside a pool task. */
-enum { BXFX_RS_W = 128, BXFX_RS_NODES = 44 };   /* 44 nodes: up to 2^42 leaves */
+ * blocks) lives on this frame: no allocation inside a pool task.  Its
+ * BXFX_RS_CELLS doubles are cut into as wide blocks as K's tree allows:
+ * wide blocks read each row in long runs (the rows are `inner` apart). */
+enum { BXFX_RS_NODES = 44, BXFX_RS_CELLS = 44 * 128 };   /* 44 nodes: up to 2^42 leaves */
+static size_t rs_width(int64_t K) {
+  int64_t leaves = (K + BXFX_ROW_LEAF - 1) / BXFX_ROW_LEAF;
+  int nodes = 2;
+  while (leaves > 1) leaves >>= 1, nodes++;
+  size_t w = (size_t)(BXFX_RS_CELLS / nodes) & ~(size_t)7;
+  return w > BXFX_BLK ? BXFX_BLK : w;
+}
 __attribute__((noinline)) static void rows_sum(const struct red *R, const char *base, size_t n, double *out) {
   const size_t es = bext_dtype_size(R->dt);
   const int64_t rowbytes = R->inner * (int64_t)es;
-  _Alignas(32) double node[BXFX_RS_NODES][BXFX_RS_W], x[BXFX_RS_W];
+  const struct bxfx_kernels *K = bxfx_kern();
+  _Alignas(32) double cells[BXFX_RS_CELLS], x[BXFX_BLK];
   unsigned char lvl[BXFX_RS_NODES];
+#define node(t) (cells + (size_t)(t) * n)
   int top = 0;
   for (int64_t k0 = 0; k0 < R->K; k0 += BXFX_ROW_LEAF) {
-    BXR_ASSERT(top < BXFX_RS_NODES);
-    double *leaf = node[top];
+    BXR_ASSERT(top < BXFX_RS_NODES && (size_t)(top + 1) * n <= BXFX_RS_CELLS);
+    double *leaf = node(top);
     int64_t k1 = k0 + BXFX_ROW_LEAF < R->K ? k0 + BXFX_ROW_LEAF : R->K;
     bxfx_load(leaf, BXFX_R_F64, base + k0 * rowbytes, R->dt, 1, n);
     for (int64_t k = k0 + 1; k < k1; k++) {
-      const double *xr = x;
-      if (R->dt == BEXT_F64) xr = (const double *)(base + k * rowbytes);
-      else bxfx_load(x, BXFX_R_F64, base + k * rowbytes, R->dt, 1, n);
-      for (size_t i = 0; i < n; i++) leaf[i] += xr[i];
+      const char *row = base + k * rowbytes;
+      if (R->dt == BEXT_F32) {
+        K->acc_f32(leaf, (const float *)row, n);
+      } else if (R->dt == BEXT_F64) {
+        K->acc_f64(leaf, (const double *)row, n);
+      } else {
+        bxfx_load(x, BXFX_R_F64, row, R->dt, 1, n);
+        K->acc_f64(leaf, x, n);
+      }
     }
     unsigned char l = 0;
     while (top > 0 && lvl[top - 1] == l) {   /* equal neighbours merge: left += right */
-      for (size_t i = 0; i < n; i++) node[top - 1][i] += node[top][i];
+      K->acc_f64(node(top - 1), node(top), n);
       top--;
       l++;
     }
@@ -105,8 +122,9 @@ __attribute__((noinline)) static void rows_sum(const struct red *R, const char *
     return;
   }
   for (int t = top - 2; t >= 0; t--)   /* collapse from the smallest: v[t] + (...) */
-    for (size_t i = 0; i < n; i++) node[t][i] += node[t + 1][i];
-  memcpy(out, node[0], n * sizeof(double));
+    for (size_t i = 0; i < n; i++) node(t)[i] += node(t + 1)[i];
+  memcpy(out, node(0), n * sizeof(double));
+#undef node
 }
 
 static inline int64_t wadd(int64_t a, int64_t b) { return (int64_t)((uint64_t)a + (uint64_t)b); }
@@ -179,6 +197,192 @@ static void init_acc(const struct red *R, void *acc, int64_t *arg, const void *f
   }
 }
 
+/* Integer reductions on the storage's own width, in loops the compiler
+ * vectorizes: sums and products wrap in the unsigned type of the dtype,
+ * which is what the i64 accumulation stored back into the dtype gives
+ * (and what an i32 mean divides); argmax/argmin find the extreme, then
+ * its first index.  Rows (inner == 1) into acc[0]/arg[0]; and steps of
+ * rows across an outer axis into a typed accumulator. */
+#define BXFX_INT_ROW(T, UT)                                                             \
+  static void int_row_##T(const struct red *R, const T##_t *x, int64_t *acc, int64_t *arg) { \
+    const int64_t K = R->K;                                                             \
+    *arg = 0;                                                                           \
+    switch (R->op) {                                                                    \
+    case BXR_OP_SUM: case BXR_OP_MEAN: {                                                \
+      UT s = 0;                                                                         \
+      for (int64_t k = 0; k < K; k++) s += (UT)x[k];                                    \
+      *acc = (T##_t)s;                                                                  \
+      return;                                                                           \
+    }                                                                                   \
+    case BXR_OP_PROD: {                                                                 \
+      UT p = 1;                                                                         \
+      for (int64_t k = 0; k < K; k++) p *= (UT)x[k];                                    \
+      *acc = (T##_t)p;                                                                  \
+      return;                                                                           \
+    }                                                                                   \
+    default: {                                                                          \
+      const bool mx = wants_max(R->op);                                                 \
+      T##_t m = x[0];                                                                   \
+      if (mx) for (int64_t k = 1; k < K; k++) m = x[k] > m ? x[k] : m;                  \
+      else for (int64_t k = 1; k < K; k++) m = x[k] < m ? x[k] : m;                     \
+      *acc = m;                                                                         \
+      if (R->op == BXR_OP_ARGMAX || R->op == BXR_OP_ARGMIN)                             \
+        for (int64_t k = 0;; k++)                                                       \
+          if (x[k] == m) { *arg = k; break; }                                           \
+      return;                                                                           \
+    }                                                                                   \
+    }                                                                                   \
+  }                                                                                     \
+  static void int_rows_##T(const struct red *R, const char *base, size_t n, int64_t *acc, int64_t *arg) { \
+    const int64_t rowbytes = R->inner * (int64_t)sizeof(T##_t);                         \
+    _Alignas(32) T##_t a[BXFX_BLK];                                                     \
+    const enum bxr_opcode op = R->op;                                                   \
+    for (size_t i = 0; i < n; i++) arg[i] = 0;                                          \
+    if (op == BXR_OP_SUM || op == BXR_OP_MEAN || op == BXR_OP_PROD) {                   \
+      for (size_t i = 0; i < n; i++) a[i] = op == BXR_OP_PROD ? 1 : 0;                  \
+      for (int64_t k = 0; k < R->K; k++) {                                              \
+        const T##_t *x = (const T##_t *)(base + k * rowbytes);                          \
+        if (op == BXR_OP_PROD) for (size_t i = 0; i < n; i++) a[i] = (T##_t)((UT)a[i] * (UT)x[i]); \
+        else for (size_t i = 0; i < n; i++) a[i] = (T##_t)((UT)a[i] + (UT)x[i]);        \
+      }                                                                                 \
+    } else {                                                                            \
+      memcpy(a, base, n * sizeof(T##_t));                                               \
+      for (int64_t k = 1; k < R->K; k++) {                                              \
+        const T##_t *x = (const T##_t *)(base + k * rowbytes);                          \
+        switch (op) {                                                                   \
+        case BXR_OP_MAX_REDUCE: for (size_t i = 0; i < n; i++) a[i] = x[i] > a[i] ? x[i] : a[i]; break; \
+        case BXR_OP_MIN_REDUCE: for (size_t i = 0; i < n; i++) a[i] = x[i] < a[i] ? x[i] : a[i]; break; \
+        case BXR_OP_ARGMAX:                                                             \
+          for (size_t i = 0; i < n; i++) if (x[i] > a[i]) a[i] = x[i], arg[i] = k;      \
+          break;                                                                        \
+        default:                                                                        \
+          for (size_t i = 0; i < n; i++) if (x[i] < a[i]) a[i] = x[i], arg[i] = k;      \
+          break;                                                                        \
+        }                                                                               \
+      }                                                                                 \
+    }                                                                                   \
+    for (size_t i = 0; i < n; i++) acc[i] = a[i];                                       \
+  }
+
+static inline bool is_extreme(enum bxr_opcode c) {
+  return c == BXR_OP_MAX_REDUCE || c == BXR_OP_MIN_REDUCE || c == BXR_OP_ARGMAX || c == BXR_OP_ARGMIN;
+}
+static inline bool wants_max(enum bxr_opcode c) { return c == BXR_OP_MAX_REDUCE || c == BXR_OP_ARGMAX; }
+
+BXFX_INT_ROW(int32, uint32_t)
+BXFX_INT_ROW(int64, uint64_t)
+#undef BXFX_INT_ROW
+#define int_row_i32 int_row_int32
+#define int_row_i64 int_row_int64
+
+/* One contiguous row of K >= 1 elements, any op but a float sum, into
+ * acc[0] (and arg[0]).  f32/f64 rows go straight to the vector kernels;
+ * other dtypes are widened a block at a time and each block reduced with
+ * a tight loop (no per-element dispatch). */
+static void row_reduce(const struct red *R, const char *row, void *accv, int64_t *arg) {
+  const struct bxfx_kernels *Kn = bxfx_kern();
+  const size_t es = bext_dtype_size(R->dt);
+  const bool ext = is_extreme(R->op), mx = wants_max(R->op);
+  /* max/min need the value only: the kernels may skip finding its index */
+  const int flags = (mx ? BXFX_EXT_MAX : 0) |
+                    (R->op == BXR_OP_MAX_REDUCE || R->op == BXR_OP_MIN_REDUCE ? BXFX_EXT_VALUE : 0);
+  *arg = 0;
+  if (R->repr == BXFX_R_F64) {
+    double *acc = accv;
+    if (R->dt == BEXT_F32 && ext) {
+      float v;
+      int64_t i = Kn->argext_f32((const float *)row, (size_t)R->K, flags, &v);
+      *arg = i < 0 ? 0 : i;
+      *acc = v;
+      return;
+    }
+    if (R->dt == BEXT_F64 && ext) {
+      int64_t i = Kn->argext_f64((const double *)row, (size_t)R->K, flags, acc);
+      *arg = i < 0 ? 0 : i;
+      return;
+    }
+    if (R->dt == BEXT_F32) { *acc = Kn->prod_f32((const float *)row, (size_t)R->K); return; }
+    if (R->dt == BEXT_F64) { *acc = Kn->prod_f64((const double *)row, (size_t)R->K); return; }
+    _Alignas(32) double x[BXFX_BLK];
+    *acc = 1.0;
+    for (int64_t k0 = 0; k0 < R->K; k0 += BXFX_BLK) {
+      size_t m = (size_t)(R->K - k0 < BXFX_BLK ? R->K - k0 : BXFX_BLK);
+      bxfx_load(x, BXFX_R_F64, row + k0 * (int64_t)es, R->dt, 1, m);
+      if (!ext) { *acc *= Kn->prod_f64(x, m); continue; }
+      double v;
+      int64_t i = Kn->argext_f64(x, m, flags, &v);
+      if (i < 0) i = 0;
+      if (v != v) { *acc = v; *arg = k0 + i; return; }   /* the first NaN wins */
+      if (k0 == 0 || (mx ? v > *acc : v < *acc)) { *acc = v; *arg = k0 + i; }
+    }
+    return;
+  }
+  if (R->dt == BEXT_I32) { int_row_i32(R, (const int32_t *)row, accv, arg); return; }
+  if (R->dt == BEXT_I64) { int_row_i64(R, (const int64_t *)row, accv, arg); return; }
+  if (R->repr == BXFX_R_I64) {
+    int64_t *acc = accv, a = R->op == BXR_OP_PROD ? 1 : 0, at = 0;
+    _Alignas(32) int64_t x[BXFX_BLK];
+    for (int64_t k0 = 0; k0 < R->K; k0 += BXFX_BLK) {
+      size_t m = (size_t)(R->K - k0 < BXFX_BLK ? R->K - k0 : BXFX_BLK);
+      bxfx_load(x, BXFX_R_I64, row + k0 * (int64_t)es, R->dt, 1, m);
+      size_t j = 0;
+      if (k0 == 0 && ext) a = x[j++];   /* the first element seeds the extreme */
+      switch (R->op) {
+      case BXR_OP_SUM: case BXR_OP_MEAN: for (; j < m; j++) a = wadd(a, x[j]); break;
+      case BXR_OP_PROD: for (; j < m; j++) a = wmul(a, x[j]); break;
+      case BXR_OP_MAX_REDUCE: for (; j < m; j++) a = x[j] > a ? x[j] : a; break;
+      case BXR_OP_MIN_REDUCE: for (; j < m; j++) a = x[j] < a ? x[j] : a; break;
+      case BXR_OP_ARGMAX: for (; j < m; j++) if (x[j] > a) a = x[j], at = k0 + (int64_t)j; break;
+      default: for (; j < m; j++) if (x[j] < a) a = x[j], at = k0 + (int64_t)j; break;
+      }
+    }
+    *acc = a;
+    *arg = at;
+    return;
+  }
+  /* bool any/all: stop at the first element that decides the answer */
+  const uint8_t *b = (const uint8_t *)row;
+  bool any = R->op == BXR_OP_ANY;
+  uint8_t r = any ? 0 : 1;
+  for (int64_t k0 = 0; k0 < R->K && r == (any ? 0 : 1); k0 += BXFX_BLK) {
+    size_t m = (size_t)(R->K - k0 < BXFX_BLK ? R->K - k0 : BXFX_BLK);
+    uint8_t o = 0, a = 1;
+    for (size_t j = 0; j < m; j++) o |= b[k0 + (int64_t)j], a &= b[k0 + (int64_t)j] != 0;
+    r = any ? o != 0 : a;
+  }
+  *(uint8_t *)accv = r;
+}
+
+/* Extremes and products of f32/f64 across an outer axis: K rows of n
+ * (<= BXFX_BLK) elements at base, row k at base + k*inner, straight from
+ * storage through the row kernels into acc (as f64) and arg. */
+static void rows_native(const struct red *R, const char *base, size_t n, void *accv, int64_t *arg) {
+  const struct bxfx_kernels *Kn = bxfx_kern();
+  const size_t es = bext_dtype_size(R->dt);
+  const int64_t rowbytes = R->inner * (int64_t)es;
+  double *acc = accv;
+  if (R->op == BXR_OP_PROD) {
+    for (size_t i = 0; i < n; i++) acc[i] = 1.0;
+    for (int64_t k = 0; k < R->K; k++) {
+      if (R->dt == BEXT_F32) Kn->mulacc_f32(acc, (const float *)(base + k * rowbytes), n);
+      else Kn->mulacc_f64(acc, (const double *)(base + k * rowbytes), n);
+    }
+    return;
+  }
+  const int flags = wants_max(R->op) ? BXFX_EXT_MAX : 0;
+  int64_t *ap = R->op == BXR_OP_ARGMAX || R->op == BXR_OP_ARGMIN ? arg : NULL;
+  for (size_t i = 0; i < n; i++) arg[i] = 0;
+  if (R->dt == BEXT_F64) {
+    memcpy(acc, base, n * sizeof(double));
+    for (int64_t k = 1; k < R->K; k++) Kn->extrow_f64(acc, ap, (const double *)(base + k * rowbytes), n, k, flags);
+    return;
+  }
+  _Alignas(32) float a[BXFX_BLK];
+  memcpy(a, base, n * sizeof(float));
+  for (int64_t k = 1; k < R->K; k++) Kn->extrow_f32(a, ap, (const float *)(base + k * rowbytes), n, k, flags);
+  for (size_t i = 0; i < n; i++) acc[i] = a[i];
+}
+
 /* Writes n results (acc or arg) to output elements [pos, pos+n). */
 static void finish(const struct red *R, void *acc, const int64_t *arg, size_t n, size_t pos) {
   char *dst = R->dst + pos * bxr_dtype_size(R->odt);
@@ -220,29 +424,22 @@ static void red_chunk(void *ctx, size_t b, size_t e) {
         finish(R, acc, arg, 1, (size_t)o);
         continue;
       }
-      /* reduce the row block-wise into lane 0 by treating each block as
-       * K'=block steps of width 1 */
-      bool seeded = false;
-      for (int64_t k0 = 0; k0 < R->K; k0 += BXFX_BLK) {
-        size_t m = (size_t)(R->K - k0 < BXFX_BLK ? R->K - k0 : BXFX_BLK);
-        bxfx_load(x, R->repr, row + k0 * (int64_t)es, R->dt, 1, m);
-        size_t rs = bxfx_repr_size(R->repr);
-        for (size_t j = 0; j < m; j++) {
-          if (!seeded) { init_acc(R, acc, arg, x + j * rs, 1); seeded = true;
-            if (R->op == BXR_OP_MAX_REDUCE || R->op == BXR_OP_MIN_REDUCE || R->op == BXR_OP_ARGMAX ||
-                R->op == BXR_OP_ARGMIN) continue; }
-          combine(R, acc, arg, x + j * rs, 1, k0 + (int64_t)j);
-        }
-      }
-      if (!seeded) init_acc(R, acc, arg, x, 1);  /* K == 0: identity */
+      if (R->K == 0) init_acc(R, acc, arg, x, 1);  /* the identity */
+      else row_reduce(R, row, acc, arg);
       finish(R, acc, arg, 1, (size_t)o);
       continue;
     }
     if (is_float_sum(R)) {
-      for (size_t j = 0; j < n; j += BXFX_RS_W)
-        rows_sum(R, base + j * es, n - j < BXFX_RS_W ? n - j : BXFX_RS_W, (double *)acc + j);
+      const size_t w = rs_width(R->K);
+      for (size_t j = 0; j < n; j += w) rows_sum(R, base + j * es, n - j < w ? n - j : w, (double *)acc + j);
     } else if (R->K == 0) {
       init_acc(R, acc, arg, x, n);
+    } else if ((R->dt == BEXT_F32 || R->dt == BEXT_F64) && (is_extreme(R->op) || R->op == BXR_OP_PROD)) {
+      rows_native(R, base, n, acc, arg);
+    } else if (R->dt == BEXT_I32) {
+      int_rows_int32(R, base, n, (int64_t *)acc, arg);
+    } else if (R->dt == BEXT_I64) {
+      int_rows_int64(R, base, n, (int64_t *)acc, arg);
     } else {
       bxfx_load(x, R->repr, base, R->dt, 1, n);
       init_acc(R, acc, arg, x, n);
@@ -265,6 +462,22 @@ static void sum_chunks(void *ctx, size_t b, size_t e) {
     int64_t lo = (int64_t)c * BXFX_SUM_CHUNK, hi = lo + BXFX_SUM_CHUNK < R->K ? lo + BXFX_SUM_CHUNK : R->K;
     R->part[c] = R->dt == BEXT_F32 ? bxfx_kern()->sum_f32((const float *)R->src + lo, (size_t)(hi - lo))
                                    : bxfx_kern()->sum_f64((const double *)R->src + lo, (size_t)(hi - lo));
+  }
+}
+
+/* Whole-tensor extreme or product of f32/f64 (any reduction of i32/i64),
+ * chunk c as in sum_chunks: part[c] the chunk's accumulator (an f64, or
+ * the bits of an i64), R->pidx[c] its index (extremes). */
+static void ext_chunks(void *ctx, size_t b, size_t e) {
+  struct red *R = ctx;
+  const size_t es = bext_dtype_size(R->dt);
+  for (size_t c = b; c < e; c++) {
+    int64_t lo = (int64_t)c * BXFX_SUM_CHUNK, hi = lo + BXFX_SUM_CHUNK < R->K ? lo + BXFX_SUM_CHUNK : R->K;
+    struct red sub = *R;
+    sub.K = hi - lo;
+    int64_t at;
+    row_reduce(&sub, R->src + lo * (int64_t)es, &R->part[c], &at);
+    R->pidx[c] = lo + at;
   }
 }
 
@@ -341,6 +554,46 @@ bext_tensor *bxfx_exec_reduce(struct bxr_op *op) {
     double s = bxfx_pw_done(&pw);
     if (R->part != local) bxr_free(R->part, bytes);
     finish(R, &s, NULL, 1, 0);
+  } else if (R->outer == 1 && R->inner == 1 && nchunks > 1 && bxr_pool_threads() > 1 &&
+             (((R->dt == BEXT_F32 || R->dt == BEXT_F64) && (is_extreme(R->op) || R->op == BXR_OP_PROD)) ||
+              R->dt == BEXT_I32 || R->dt == BEXT_I64)) {
+    /* Chunk extremes (products) in parallel, combined in chunk order: the
+     * first NaN, else the first chunk holding the extreme, so the index is
+     * the sequential scan's. */
+    size_t bytes = (size_t)nchunks * (sizeof(double) + sizeof(int64_t));
+    char *mem = bxr_alloc(bytes);
+    if (!mem) {
+      if (tmp) bxr_free(tmp, tmpsize ? tmpsize : 1);
+      bext_release(out);
+      return NULL;
+    }
+    R->part = (double *)mem;
+    R->pidx = (int64_t *)(mem + (size_t)nchunks * sizeof(double));
+    bxr_pool_for((size_t)nchunks, (size_t)BXFX_SUM_CHUNK, 1, ext_chunks, R);
+    int64_t at = R->pidx[0];
+    const bool mx = wants_max(R->op);
+    if (R->repr == BXFX_R_I64) {   /* part holds each chunk's i64 accumulator */
+      int64_t v, x;
+      memcpy(&v, &R->part[0], sizeof v);
+      for (int64_t c = 1; c < nchunks; c++) {
+        memcpy(&x, &R->part[c], sizeof x);
+        if (R->op == BXR_OP_SUM || R->op == BXR_OP_MEAN) v = wadd(v, x);
+        else if (R->op == BXR_OP_PROD) v = wmul(v, x);
+        else if (mx ? x > v : x < v) v = x, at = R->pidx[c];
+      }
+      bxr_free(mem, bytes);
+      finish(R, &v, &at, 1, 0);
+    } else {
+      double v = R->part[0];
+      for (int64_t c = 1; c < nchunks; c++) {
+        double x = R->part[c];
+        if (R->op == BXR_OP_PROD) v *= x;
+        else if (v != v) break;
+        else if (x != x || (mx ? x > v : x < v)) v = x, at = R->pidx[c];
+      }
+      bxr_free(mem, bytes);
+      finish(R, &v, &at, 1, 0);
+    }
   } else {
     int64_t nblk = (R->inner + BXFX_BLK - 1) / BXFX_BLK;
     size_t tasks = (size_t)(R->outer * nblk);
@@ -360,8 +613,45 @@ struct cum {
   int64_t outer, K, inner;
 };
 
+/* Running sums along g <= BXFX_CUM_ROWS contiguous rows o0.. at once, a
+ * block of each row at a time: each row's sum is the reference's
+ * sequential chain, and the rows' chains interleave so the adds' latency
+ * overlaps (one chain is latency bound). */
+enum { BXFX_CUM_ROWS = 4 };
+static void cum_rows(const struct cum *C, int64_t o0, int g) {
+  const size_t es = bext_dtype_size(C->dt);
+  _Alignas(32) char x[BXFX_CUM_ROWS][BXFX_BLK * 8];
+  double fa[BXFX_CUM_ROWS] = { 0 };
+  int64_t ia[BXFX_CUM_ROWS] = { 0 };
+  for (int64_t k0 = 0; k0 < C->K; k0 += BXFX_BLK) {
+    size_t m = (size_t)(C->K - k0 < BXFX_BLK ? C->K - k0 : BXFX_BLK);
+    for (int r = 0; r < g; r++)
+      bxfx_load(x[r], C->repr, C->src + ((o0 + r) * C->K + k0) * (int64_t)es, C->dt, 1, m);
+    if (C->repr == BXFX_R_F64) {
+      double(*v)[BXFX_BLK] = (double(*)[BXFX_BLK])x;
+      if (g == BXFX_CUM_ROWS)
+        for (size_t j = 0; j < m; j++)
+          for (int r = 0; r < BXFX_CUM_ROWS; r++) v[r][j] = fa[r] += v[r][j];
+      else
+        for (int r = 0; r < g; r++)
+          for (size_t j = 0; j < m; j++) v[r][j] = fa[r] += v[r][j];
+    } else {
+      int64_t(*v)[BXFX_BLK] = (int64_t(*)[BXFX_BLK])x;
+      for (int r = 0; r < g; r++)
+        for (size_t j = 0; j < m; j++) v[r][j] = ia[r] = wadd(ia[r], v[r][j]);
+    }
+    for (int r = 0; r < g; r++)
+      bxfx_store(C->dst + ((o0 + r) * C->K + k0) * (int64_t)es, C->dt, x[r], C->repr, m);
+  }
+}
+
 static void cum_chunk(void *ctx, size_t b, size_t e) {
   const struct cum *C = ctx;
+  if (C->inner == 1) {   /* one task per contiguous row */
+    for (size_t o = b; o < e; o += BXFX_CUM_ROWS)
+      cum_rows(C, (int64_t)o, e - o < BXFX_CUM_ROWS ? (int)(e - o) : BXFX_CUM_ROWS);
+    return;
+  }
   const size_t es = bext_dtype_size(C->dt);
   const int64_t nblk = (C->inner + BXFX_BLK - 1) / BXFX_BLK;
   _Alignas(32) char acc[BXFX_BLK * 8], x[BXFX_BLK * 8];
