@@ -16,13 +16,17 @@
  *   - max/min: NaN wins (if either operand is NaN the result is NaN);
  *     otherwise a > b ? a : b (so max(-0, +0) is +0 and max(+0, -0) is -0,
  *     as the reference's expression gives);
+ *   - relu(x) is x < 0 ? 0 : x (so relu(-0) is -0 and NaN stays NaN);
  *   - sign(x): 1, -1, or x itself (0, -0, NaN); ints -1/0/1;
+ *   - integer pow: wrapping repeated squaring; a negative exponent gives
+ *     0 except for the bases 1 and -1 (1 / a^|e| truncated);
  *   - round: half to even; shifts take the amount modulo the bit width;
  *     shr is arithmetic for signed types, logical for unsigned;
  *   - casts: float->int NaN->0, truncate toward zero, saturate to the
  *     target range; int->int wraps; ->bool is x != 0; bool->x is 0 or 1;
  *     int->f16 and f64->f16 go through f32 (as the runtime's stores do);
- *     f16 rounds to nearest even;
+ *     f16 rounds to nearest even; bf16 is the top half of an f32, rounded
+ *     to nearest even on the bits, NaN made quiet;
  *   - f16 arithmetic is f32 arithmetic rounded to f16 after every op;
  *   - transcendental functions (exp log sin erf ...) are libm's for the
  *     type; their last-bit results are not part of this contract.
@@ -67,6 +71,18 @@ static inline uint16_t bxk_f32_to_f16(float f) {
 /* The f16 value nearest to x (as a float): how f16 arithmetic rounds. */
 static inline float bxk_round_f16(float x) { return bxk_f16_to_f32(bxk_f32_to_f16(x)); }
 
+/* --------------------------------------------------------------- bf16 */
+
+static inline float bxk_bf16_to_f32(uint16_t h) { return bxk_u2f_((uint32_t)h << 16); }
+
+/* Round to nearest even on the bits (a carry into the exponent is right,
+ * and overflows to inf); NaN stays NaN, made quiet. */
+static inline uint16_t bxk_f32_to_bf16(float f) {
+  uint32_t x = bxk_f2u_(f);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x40u);
+  return (uint16_t)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
+}
+
 /* -------------------------------------------------------------- floats */
 
 #define BXK_FLOAT_OPS_(T, S, FMOD, NEARBY)                                        \
@@ -78,6 +94,7 @@ static inline float bxk_round_f16(float x) { return bxk_f16_to_f32(bxk_f32_to_f1
   static inline T bxk_max_##S(T a, T b) { return (a > b || a != a) ? a : b; }    \
   static inline T bxk_min_##S(T a, T b) { return (a < b || a != a) ? a : b; }    \
   static inline T bxk_sign_##S(T x) { return x > 0 ? (T)1 : x < 0 ? (T)-1 : x; } \
+  static inline T bxk_relu_##S(T x) { return x < 0 ? (T)0 : x; }                \
   static inline T bxk_round_##S(T x) { return NEARBY(x); }
 
 BXK_FLOAT_OPS_(float, f32, fmodf, nearbyintf)
@@ -111,6 +128,17 @@ BXK_FLOAT_OPS_(double, f64, fmod, nearbyint)
   }                                                                              \
   static inline T bxk_abs_##S(T a) { return a < 0 ? bxk_neg_##S(a) : a; }        \
   static inline T bxk_sign_##S(T a) { return a > 0 ? 1 : a < 0 ? -1 : 0; }       \
+  static inline T bxk_relu_##S(T a) { return a < 0 ? 0 : a; }                    \
+  static inline T bxk_pow_##S(T a, T e) { /* the IR's pow is float-only */       \
+    if (e < 0) return a == 1 ? 1 : a == -1 ? ((e & 1) ? -1 : 1) : 0;             \
+    T r = 1;                                                                     \
+    while (e) {                                                                  \
+      if (e & 1) r = bxk_mul_##S(r, a);                                          \
+      a = bxk_mul_##S(a, a);                                                     \
+      e = (T)(e >> 1);                                                           \
+    }                                                                            \
+    return r;                                                                    \
+  }                                                                              \
   static inline T bxk_shr_##S(T a, T b) { /* arithmetic, without C's UB */       \
     unsigned n = (unsigned)((U)b & (BITS - 1));                                  \
     return a < 0 ? (T)~(U)(~(U)a >> n) : (T)((U)a >> n);                         \
@@ -135,27 +163,27 @@ BXK_INT_UNSIGNED_(uint8_t, u8, 8)
 /* --------------------------------------------------------------- casts */
 
 /* float -> int: NaN -> 0, truncate toward zero, saturate.  Doubles hold
- * every f32/f16 value exactly, so one set serves all float sources. */
+ * every f32/f16 value exactly, so one set serves all float sources.  The
+ * bounds are compared before truncating: a double at or past a bound
+ * saturates either way (those at 2^52 and above are integers already), and
+ * the C conversion truncates the rest.  No trunc() call: clang does not
+ * inline it for baseline x86-64, and these run in Flex's conversion loops. */
 static inline int64_t bxk_f64_to_i64(double v) {
   if (v != v) return 0;
-  v = trunc(v);
   if (v >= 9223372036854775807.0) return INT64_MAX; /* 2^63 and above */
   if (v <= -9223372036854775808.0) return INT64_MIN;
   return (int64_t)v;
 }
 static inline int32_t bxk_f64_to_i32(double v) {
   if (v != v) return 0;
-  v = trunc(v);
   return v >= 2147483647.0 ? INT32_MAX : v <= -2147483648.0 ? INT32_MIN : (int32_t)v;
 }
 static inline uint32_t bxk_f64_to_u32(double v) {
   if (v != v) return 0;
-  v = trunc(v);
   return v >= 4294967295.0 ? UINT32_MAX : v <= 0 ? 0 : (uint32_t)v;
 }
 static inline uint8_t bxk_f64_to_u8(double v) {
   if (v != v) return 0;
-  v = trunc(v);
   return v >= 255.0 ? 255 : v <= 0 ? 0 : (uint8_t)v;
 }
 

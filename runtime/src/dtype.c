@@ -1,9 +1,10 @@
 /* dtype.c — the dtype table's functions, f16/bf16 conversion (round to
- * nearest even), element load/store with bext_cast's semantics, and the
- * shared counter-based random generator. */
+ * nearest even, the rules of bxk_scalar.h), element load/store with
+ * bext_cast's semantics, and the shared counter-based random generator. */
 #include <math.h>
 #include <string.h>
 
+#include "bxk_scalar.h"
 #include "internal.h"
 
 static const struct {
@@ -35,68 +36,19 @@ bool bext_dtype_from_name(const char *name, bext_dtype *out) {
                    "i32 i64 u8 bool)", name);
 }
 
-/* ---------------------------------------------------------------- f16/bf16 */
+/* ------------------------------------------------- f16/bf16, float -> int */
+/* The rules live in bxk_scalar.h (one home for the ops' scalar semantics,
+ * shared with the kernel IR and Flex); these are the runtime's names for
+ * them.  test_dtypes.c checks them against hand-computed values. */
 
-static uint32_t f2u(float f) {
-  uint32_t u;
-  memcpy(&u, &f, 4);
-  return u;
-}
-static float u2f(uint32_t u) {
-  float f;
-  memcpy(&f, &u, 4);
-  return f;
-}
-
-float bxr_f16_to_f32(uint16_t h) {
-  uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
-  uint32_t e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
-  if (e == 0) {
-    float r = (float)m * (1.0f / 16777216.0f); /* m * 2^-24, exact */
-    return sign ? -r : r;
-  }
-  if (e == 31) return u2f(sign | 0x7f800000u | (m << 13));
-  return u2f(sign | ((e - 15 + 127) << 23) | (m << 13));
-}
-
-uint16_t bxr_f32_to_f16(float f) {
-  uint32_t x = f2u(f);
-  uint32_t sign = (x >> 16) & 0x8000u;
-  uint32_t ax = x & 0x7fffffffu;
-  if (ax >= 0x7f800000u) { /* inf or NaN (NaN stays quiet NaN) */
-    if (ax > 0x7f800000u) return (uint16_t)(sign | 0x7e00u | ((ax >> 13) & 0x3ffu));
-    return (uint16_t)(sign | 0x7c00u);
-  }
-  if (ax >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u); /* >= 65520 rounds to inf */
-  if (ax < 0x38800000u) {                                  /* below 2^-14: subnormal */
-    /* scale by 2^24 (exact) and round to an integer, ties to even */
-    uint32_t m = (uint32_t)nearbyintf(u2f(ax) * 16777216.0f);
-    return (uint16_t)(sign | m); /* m == 0x400 encodes the smallest normal */
-  }
-  uint32_t h = (((ax >> 23) - 127 + 15) << 10) | ((ax & 0x7fffffu) >> 13);
-  uint32_t rem = ax & 0x1fffu;
-  if (rem > 0x1000u || (rem == 0x1000u && (h & 1u))) h++; /* carry may reach the exponent: right */
-  return (uint16_t)(sign | h);
-}
-
-float bxr_bf16_to_f32(uint16_t h) { return u2f((uint32_t)h << 16); }
-
-uint16_t bxr_f32_to_bf16(float f) {
-  uint32_t x = f2u(f);
-  if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x40u); /* quiet NaN */
-  x += 0x7fffu + ((x >> 16) & 1u);
-  return (uint16_t)(x >> 16);
-}
+float bxr_f16_to_f32(uint16_t h) { return bxk_f16_to_f32(h); }
+uint16_t bxr_f32_to_f16(float f) { return bxk_f32_to_f16(f); }
+float bxr_bf16_to_f32(uint16_t h) { return bxk_bf16_to_f32(h); }
+uint16_t bxr_f32_to_bf16(float f) { return bxk_f32_to_bf16(f); }
 
 /* ------------------------------------------------------------ load/store */
 
-int64_t bxr_f64_to_i64_sat(double v) {
-  if (v != v) return 0;
-  v = trunc(v);
-  if (v >= 9223372036854775807.0) return INT64_MAX; /* 2^63 and above */
-  if (v <= -9223372036854775808.0) return INT64_MIN;
-  return (int64_t)v;
-}
+int64_t bxr_f64_to_i64_sat(double v) { return bxk_f64_to_i64(v); }
 
 double bxr_load_f64(const void *p, bext_dtype dt, int64_t i) {
   switch (dt) {
@@ -122,17 +74,15 @@ int64_t bxr_load_i64(const void *p, bext_dtype dt, int64_t i) {
   }
 }
 
-static int64_t clamp_i64(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : v > hi ? hi : v; }
-
 void bxr_store_f64(void *p, bext_dtype dt, int64_t i, double v) {
   switch (dt) {
   case BEXT_F32: ((float *)p)[i] = (float)v; break;
   case BEXT_F64: ((double *)p)[i] = v; break;
   case BEXT_F16: ((uint16_t *)p)[i] = bxr_f32_to_f16((float)v); break;
   case BEXT_BF16: ((uint16_t *)p)[i] = bxr_f32_to_bf16((float)v); break;
-  case BEXT_I32: ((int32_t *)p)[i] = (int32_t)clamp_i64(bxr_f64_to_i64_sat(v), INT32_MIN, INT32_MAX); break;
+  case BEXT_I32: ((int32_t *)p)[i] = bxk_f64_to_i32(v); break;
   case BEXT_I64: ((int64_t *)p)[i] = bxr_f64_to_i64_sat(v); break;
-  case BEXT_U8: ((uint8_t *)p)[i] = (uint8_t)clamp_i64(bxr_f64_to_i64_sat(v), 0, 255); break;
+  case BEXT_U8: ((uint8_t *)p)[i] = bxk_f64_to_u8(v); break;
   case BEXT_BOOL: ((uint8_t *)p)[i] = v != 0; break;
   default: BXR_ASSERT(!"bad dtype");
   }
