@@ -8,19 +8,8 @@
 
 #include "flex_kern.h"
 
-/* double -> int64 as casts do it: NaN -> 0, truncate, saturate. */
-static inline int64_t sat_i64(double v) {
-  if (v != v) return 0;
-  if (v >= 9223372036854775807.0) return INT64_MAX;
-  if (v <= -9223372036854775808.0) return INT64_MIN;
-  return (int64_t)v;
-}
-static inline int64_t sat_range(double v, double lo, double hi) {
-  if (v != v) return 0;
-  if (v >= hi) return (int64_t)hi;
-  if (v <= lo) return (int64_t)lo;
-  return (int64_t)v;
-}
+/* Element rules (f16/bf16 rounding, saturating float -> int) are
+ * bxk_scalar.h's, through flex_kern.h. */
 
 #define LOOP(expr) for (size_t i = 0; i < n; i++) { expr; }
 
@@ -36,11 +25,11 @@ void bxfx_load(void *dst, int r, const void *p, bext_dtype dt, int64_t s, size_t
     case BEXT_F32: LOOP(o[i] = AT(float, i)) break;
     case BEXT_F16:
       if (s == 1) bxfx_kern()->f16_to_f32(p, o, n);
-      else LOOP(o[i] = bxfx_h2f(AT(uint16_t, i)))
+      else LOOP(o[i] = bxk_f16_to_f32(AT(uint16_t, i)))
       break;
     case BEXT_BF16:
       if (s == 1) bxfx_kern()->bf16_to_f32(p, o, n);
-      else LOOP(o[i] = bxfx_bf2f(AT(uint16_t, i)))
+      else LOOP(o[i] = bxk_bf16_to_f32(AT(uint16_t, i)))
       break;
     case BEXT_F64: LOOP(o[i] = (float)AT(double, i)) break;
     case BEXT_I32: LOOP(o[i] = (float)(double)AT(int32_t, i)) break;
@@ -54,8 +43,8 @@ void bxfx_load(void *dst, int r, const void *p, bext_dtype dt, int64_t s, size_t
     switch (dt) {
     case BEXT_F64: LOOP(o[i] = AT(double, i)) break;
     case BEXT_F32: LOOP(o[i] = AT(float, i)) break;
-    case BEXT_F16: LOOP(o[i] = bxfx_h2f(AT(uint16_t, i))) break;
-    case BEXT_BF16: LOOP(o[i] = bxfx_bf2f(AT(uint16_t, i))) break;
+    case BEXT_F16: LOOP(o[i] = bxk_f16_to_f32(AT(uint16_t, i))) break;
+    case BEXT_BF16: LOOP(o[i] = bxk_bf16_to_f32(AT(uint16_t, i))) break;
     case BEXT_I32: LOOP(o[i] = AT(int32_t, i)) break;
     case BEXT_I64: LOOP(o[i] = (double)AT(int64_t, i)) break;
     default: LOOP(o[i] = AT(uint8_t, i)) break;
@@ -68,10 +57,10 @@ void bxfx_load(void *dst, int r, const void *p, bext_dtype dt, int64_t s, size_t
     case BEXT_I64: LOOP(o[i] = AT(int64_t, i)) break;
     case BEXT_I32: LOOP(o[i] = AT(int32_t, i)) break;
     case BEXT_U8: case BEXT_BOOL: LOOP(o[i] = AT(uint8_t, i)) break;
-    case BEXT_F32: LOOP(o[i] = sat_i64(AT(float, i))) break;
-    case BEXT_F64: LOOP(o[i] = sat_i64(AT(double, i))) break;
-    case BEXT_F16: LOOP(o[i] = sat_i64(bxfx_h2f(AT(uint16_t, i)))) break;
-    default: LOOP(o[i] = sat_i64(bxfx_bf2f(AT(uint16_t, i)))) break;
+    case BEXT_F32: LOOP(o[i] = bxk_f64_to_i64(AT(float, i))) break;
+    case BEXT_F64: LOOP(o[i] = bxk_f64_to_i64(AT(double, i))) break;
+    case BEXT_F16: LOOP(o[i] = bxk_f64_to_i64(bxk_f16_to_f32(AT(uint16_t, i)))) break;
+    default: LOOP(o[i] = bxk_f64_to_i64(bxk_bf16_to_f32(AT(uint16_t, i)))) break;
     }
     break;
   }
@@ -83,8 +72,8 @@ void bxfx_load(void *dst, int r, const void *p, bext_dtype dt, int64_t s, size_t
     case BEXT_I64: LOOP(o[i] = AT(int64_t, i) != 0) break;
     case BEXT_F32: LOOP(o[i] = AT(float, i) != 0) break;
     case BEXT_F64: LOOP(o[i] = AT(double, i) != 0) break;
-    case BEXT_F16: LOOP(o[i] = bxfx_h2f(AT(uint16_t, i)) != 0) break;
-    default: LOOP(o[i] = bxfx_bf2f(AT(uint16_t, i)) != 0) break;
+    case BEXT_F16: LOOP(o[i] = bxk_f16_to_f32(AT(uint16_t, i)) != 0) break;
+    default: LOOP(o[i] = bxk_bf16_to_f32(AT(uint16_t, i)) != 0) break;
     }
     break;
   }
@@ -97,11 +86,11 @@ void bxfx_load(void *dst, int r, const void *p, bext_dtype dt, int64_t s, size_t
   switch (dt) {                                                                \
   case BEXT_F32: { float *o = p; LOOP(o[i] = (float)(get)) break; }            \
   case BEXT_F64: { double *o = p; LOOP(o[i] = (get)) break; }                  \
-  case BEXT_F16: { uint16_t *o = p; LOOP(o[i] = bxfx_f2h((float)(get))) break; } \
-  case BEXT_BF16: { uint16_t *o = p; LOOP(o[i] = bxfx_f2bf((float)(get))) break; } \
-  case BEXT_I32: { int32_t *o = p; LOOP(o[i] = (int32_t)sat_range((get), -2147483648.0, 2147483647.0)) break; } \
-  case BEXT_I64: { int64_t *o = p; LOOP(o[i] = sat_i64(get)) break; }          \
-  case BEXT_U8: { uint8_t *o = p; LOOP(o[i] = (uint8_t)sat_range((get), 0.0, 255.0)) break; } \
+  case BEXT_F16: { uint16_t *o = p; LOOP(o[i] = bxk_f32_to_f16((float)(get))) break; } \
+  case BEXT_BF16: { uint16_t *o = p; LOOP(o[i] = bxk_f32_to_bf16((float)(get))) break; } \
+  case BEXT_I32: { int32_t *o = p; LOOP(o[i] = bxk_f64_to_i32(get)) break; } \
+  case BEXT_I64: { int64_t *o = p; LOOP(o[i] = bxk_f64_to_i64(get)) break; }          \
+  case BEXT_U8: { uint8_t *o = p; LOOP(o[i] = bxk_f64_to_u8(get)) break; } \
   default: { uint8_t *o = p; LOOP(o[i] = (get) != 0) break; }                  \
   }
 

@@ -35,41 +35,8 @@ struct ew {
   bext_tensor *tmp[3];                /* contiguous copies of transposed inputs */
 };
 
-/* ------------------------------------------------------------ integers */
-static inline int64_t wadd(int64_t a, int64_t b) { return (int64_t)((uint64_t)a + (uint64_t)b); }
-static inline int64_t wsub(int64_t a, int64_t b) { return (int64_t)((uint64_t)a - (uint64_t)b); }
-static inline int64_t wmul(int64_t a, int64_t b) { return (int64_t)((uint64_t)a * (uint64_t)b); }
-static inline int64_t idiv(int64_t a, int64_t b) {
-  if (b == 0) return 0;
-  if (b == -1) return wsub(0, a);       /* INT64_MIN / -1 wraps */
-  return a / b;
-}
-static inline int64_t irem(int64_t a, int64_t b) {
-  if (b == 0 || b == -1) return 0;
-  int64_t r = a % b;
-  if (r != 0 && ((r < 0) != (b < 0))) r += b;
-  return r;
-}
-static inline int64_t ipow(int64_t a, int64_t e) {
-  if (e < 0) return a == 1 ? 1 : a == -1 ? ((e & 1) ? -1 : 1) : 0;
-  int64_t r = 1;
-  while (e) {
-    if (e & 1) r = wmul(r, a);
-    a = wmul(a, a);
-    e >>= 1;
-  }
-  return r;
-}
-static inline double frem(double a, double b) {
-  double r = fmod(a, b);
-  if (r != 0 && ((r < 0) != (b < 0))) r += b;
-  return r;
-}
-static inline float fremf(float a, float b) {
-  float r = fmodf(a, b);
-  if (r != 0 && ((r < 0) != (b < 0))) r += b;
-  return r;
-}
+/* The element rules (wrapping ints, x/0 and x%0 are 0, floored rem, NaN-
+ * winning max/min, relu, sign, int pow, round) are bxk_scalar.h's. */
 
 /* ------------------------------------------------------------- kernels */
 /* Each case is one tight loop over n elements of contiguous arrays. */
@@ -117,7 +84,7 @@ static void kernel(const struct ew *E, const void *const *in, const int *bc, voi
   switch (E->rin) {
   case BXFX_R_F32:
     switch (E->op) {
-    case BXR_OP_REM: L2(float, float, fremf(x, y));
+    case BXR_OP_REM: L2(float, float, bxk_rem_f32(x, y));
     case BXR_OP_POW: L2(float, float, powf(x, y));
     case BXR_OP_EXP: K->un[BXFX_UN_exp](in[0], out, n); break;
     case BXR_OP_LOG: K->un[BXFX_UN_log](in[0], out, n); break;
@@ -135,8 +102,8 @@ static void kernel(const struct ew *E, const void *const *in, const int *bc, voi
     case BXR_OP_RECIP: K->un[BXFX_UN_recip](in[0], out, n); break;
     case BXR_OP_FLOOR: L1(float, float, floorf(x));
     case BXR_OP_CEIL: L1(float, float, ceilf(x));
-    case BXR_OP_ROUND: L1(float, float, nearbyintf(x));
-    case BXR_OP_SIGN: L1(float, float, x > 0 ? 1.0f : x < 0 ? -1.0f : x);
+    case BXR_OP_ROUND: L1(float, float, bxk_round_f32(x));
+    case BXR_OP_SIGN: L1(float, float, bxk_sign_f32(x));
     case BXR_OP_CLAMP: L1(float, float, x < pf0 ? pf0 : x > pf1 ? pf1 : x);
     case BXR_OP_POWI:
       if (pi0 >= -BXFX_POWI_MAX && pi0 <= BXFX_POWI_MAX) { K->powi_f32(in[0], out, n, (int)pi0); break; }
@@ -150,10 +117,10 @@ static void kernel(const struct ew *E, const void *const *in, const int *bc, voi
     case BXR_OP_SUB: L2(double, double, x - y);
     case BXR_OP_MUL: L2(double, double, x * y);
     case BXR_OP_DIV: L2(double, double, x / y);
-    case BXR_OP_REM: L2(double, double, frem(x, y));
+    case BXR_OP_REM: L2(double, double, bxk_rem_f64(x, y));
     case BXR_OP_POW: L2(double, double, pow(x, y));
-    case BXR_OP_MAX: L2(double, double, (x > y || x != x) ? x : y);
-    case BXR_OP_MIN: L2(double, double, (x < y || x != x) ? x : y);
+    case BXR_OP_MAX: L2(double, double, bxk_max_f64(x, y));
+    case BXR_OP_MIN: L2(double, double, bxk_min_f64(x, y));
     case BXR_OP_EQ: L2(double, uint8_t, x == y);
     case BXR_OP_NE: L2(double, uint8_t, x != y);
     case BXR_OP_GT: L2(double, uint8_t, x > y);
@@ -172,12 +139,12 @@ static void kernel(const struct ew *E, const void *const *in, const int *bc, voi
     case BXR_OP_SIGMOID: L1(double, double, 1.0 / (1.0 + exp(-x)));
     case BXR_OP_NEG: L1(double, double, -x);
     case BXR_OP_ABS: L1(double, double, fabs(x));
-    case BXR_OP_RELU: L1(double, double, (x > 0 || x != x) ? x : 0.0);
+    case BXR_OP_RELU: L1(double, double, bxk_relu_f64(x));
     case BXR_OP_RECIP: L1(double, double, 1.0 / x);
     case BXR_OP_FLOOR: L1(double, double, floor(x));
     case BXR_OP_CEIL: L1(double, double, ceil(x));
-    case BXR_OP_ROUND: L1(double, double, nearbyint(x));
-    case BXR_OP_SIGN: L1(double, double, x > 0 ? 1.0 : x < 0 ? -1.0 : x);
+    case BXR_OP_ROUND: L1(double, double, bxk_round_f64(x));
+    case BXR_OP_SIGN: L1(double, double, bxk_sign_f64(x));
     case BXR_OP_CLAMP: L1(double, double, x < pd0 ? pd0 : x > pd1 ? pd1 : x);
     case BXR_OP_POWI: L1(double, double, pow(x, (double)pi0));
     default: BXR_ASSERT(!"flex: f64 op without kernel");
@@ -185,24 +152,24 @@ static void kernel(const struct ew *E, const void *const *in, const int *bc, voi
     break;
   case BXFX_R_I64:
     switch (E->op) {
-    case BXR_OP_ADD: L2(int64_t, int64_t, wadd(x, y));
-    case BXR_OP_SUB: L2(int64_t, int64_t, wsub(x, y));
-    case BXR_OP_MUL: L2(int64_t, int64_t, wmul(x, y));
-    case BXR_OP_DIV: L2(int64_t, int64_t, idiv(x, y));
-    case BXR_OP_REM: L2(int64_t, int64_t, irem(x, y));
-    case BXR_OP_POW: L2(int64_t, int64_t, ipow(x, y));
-    case BXR_OP_MAX: L2(int64_t, int64_t, x > y ? x : y);
-    case BXR_OP_MIN: L2(int64_t, int64_t, x < y ? x : y);
+    case BXR_OP_ADD: L2(int64_t, int64_t, bxk_add_i64(x, y));
+    case BXR_OP_SUB: L2(int64_t, int64_t, bxk_sub_i64(x, y));
+    case BXR_OP_MUL: L2(int64_t, int64_t, bxk_mul_i64(x, y));
+    case BXR_OP_DIV: L2(int64_t, int64_t, bxk_div_i64(x, y));
+    case BXR_OP_REM: L2(int64_t, int64_t, bxk_rem_i64(x, y));
+    case BXR_OP_POW: L2(int64_t, int64_t, bxk_pow_i64(x, y));
+    case BXR_OP_MAX: L2(int64_t, int64_t, bxk_max_i64(x, y));
+    case BXR_OP_MIN: L2(int64_t, int64_t, bxk_min_i64(x, y));
     case BXR_OP_EQ: L2(int64_t, uint8_t, x == y);
     case BXR_OP_NE: L2(int64_t, uint8_t, x != y);
     case BXR_OP_GT: L2(int64_t, uint8_t, x > y);
     case BXR_OP_GE: L2(int64_t, uint8_t, x >= y);
     case BXR_OP_LT: L2(int64_t, uint8_t, x < y);
     case BXR_OP_LE: L2(int64_t, uint8_t, x <= y);
-    case BXR_OP_NEG: L1(int64_t, int64_t, wsub(0, x));
-    case BXR_OP_ABS: L1(int64_t, int64_t, x < 0 ? wsub(0, x) : x);
-    case BXR_OP_RELU: L1(int64_t, int64_t, x > 0 ? x : 0);
-    case BXR_OP_SIGN: L1(int64_t, int64_t, (x > 0) - (x < 0));
+    case BXR_OP_NEG: L1(int64_t, int64_t, bxk_neg_i64(x));
+    case BXR_OP_ABS: L1(int64_t, int64_t, bxk_abs_i64(x));
+    case BXR_OP_RELU: L1(int64_t, int64_t, bxk_relu_i64(x));
+    case BXR_OP_SIGN: L1(int64_t, int64_t, bxk_sign_i64(x));
     case BXR_OP_CLAMP: L1(int64_t, int64_t, x < pi0 ? pi0 : x > pi1 ? pi1 : x);
     default: BXR_ASSERT(!"flex: int op without kernel");
     }

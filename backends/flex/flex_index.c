@@ -19,9 +19,9 @@ static void add_elem(char *dst, const char *src, bext_dtype dt) {
   case BEXT_F32: { float a, b; memcpy(&a, dst, 4); memcpy(&b, src, 4); a += b; memcpy(dst, &a, 4); } break;
   case BEXT_F64: { double a, b; memcpy(&a, dst, 8); memcpy(&b, src, 8); a += b; memcpy(dst, &a, 8); } break;
   case BEXT_F16: { uint16_t a, b; memcpy(&a, dst, 2); memcpy(&b, src, 2);
-                   a = bxfx_f2h(bxfx_h2f(a) + bxfx_h2f(b)); memcpy(dst, &a, 2); } break;
+                   a = bxk_f32_to_f16(bxk_f16_to_f32(a) + bxk_f16_to_f32(b)); memcpy(dst, &a, 2); } break;
   case BEXT_BF16: { uint16_t a, b; memcpy(&a, dst, 2); memcpy(&b, src, 2);
-                    a = bxfx_f2bf(bxfx_bf2f(a) + bxfx_bf2f(b)); memcpy(dst, &a, 2); } break;
+                    a = bxk_f32_to_bf16(bxk_bf16_to_f32(a) + bxk_bf16_to_f32(b)); memcpy(dst, &a, 2); } break;
   case BEXT_I32: { uint32_t a, b; memcpy(&a, dst, 4); memcpy(&b, src, 4); a += b; memcpy(dst, &a, 4); } break;
   case BEXT_I64: { uint64_t a, b; memcpy(&a, dst, 8); memcpy(&b, src, 8); a += b; memcpy(dst, &a, 8); } break;
   case BEXT_U8: *(uint8_t *)dst = (uint8_t)(*(uint8_t *)dst + *(const uint8_t *)src); break;

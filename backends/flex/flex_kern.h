@@ -13,6 +13,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The ops' scalar semantics (conversions, rem, max/min, ...), once: the
+ * kernels' scalar paths call it, and the vector forms must agree with it
+ * (test_flex_blocks.c checks they do). */
+#include "bxk_scalar.h"
+
 /* Flags of the extreme kernels. */
 enum { BXFX_EXT_MAX = 1, BXFX_EXT_VALUE = 2 };
 
@@ -143,23 +148,5 @@ static inline const struct bxfx_kernels *bxfx_kern(void) {
 /* Both tables, for tests that check the variants agree. */
 extern const struct bxfx_kernels bxfx_kern_avx2;
 extern const struct bxfx_kernels bxfx_kern_gen;
-
-/* Scalar conversions shared by both variants and the strided paths. */
-float bxfx_h2f(uint16_t h);
-uint16_t bxfx_f2h(float f);
-static inline float bxfx_bf2f(uint16_t h) {
-  union { uint32_t u; float f; } v = { .u = (uint32_t)h << 16 };
-  return v.f;
-}
-/* f32 -> i32 as bext_cast does it (the runtime's rule, for an f32): NaN 0,
- * truncate toward zero, saturate. */
-static inline int32_t bxfx_f2i32(float x) {
-  return x != x ? 0 : x >= 2147483648.0f ? INT32_MAX : x <= -2147483648.0f ? INT32_MIN : (int32_t)x;
-}
-static inline uint16_t bxfx_f2bf(float f) {
-  union { float f; uint32_t u; } v = { .f = f };
-  if ((v.u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((v.u >> 16) | 0x40); /* quiet NaN */
-  return (uint16_t)((v.u + 0x7fffu + ((v.u >> 16) & 1u)) >> 16);
-}
 
 #endif

@@ -35,8 +35,10 @@ static inline v8i SFX(splati)(int32_t x) { v8i v = { x, x, x, x, x, x, x, x }; r
 #define BXFX_SEL(m, a, b) ((v8f)((((v8i)(a)) & (m)) | (((v8i)(b)) & ~(m))))
 
 /* ---- binary ------------------------------------------------------------ */
-/* Each expression sees vectors (or scalars) x, y.  max/min propagate NaN
- * like the reference: x > y or x is NaN picks x. */
+/* Each expression sees vectors (VEXPR) or scalars (SEXPR) x, y.  The
+ * scalar forms are bxk_scalar.h's; the vector max/min must agree with
+ * bxk_max_f32/bxk_min_f32 lane for lane (NaN wins: x > y or x is NaN picks
+ * x), which test_flex_blocks.c checks on NaN, signed zeros and infinities. */
 #define BXFX_VEXPR_add (x + y)
 #define BXFX_VEXPR_sub (x - y)
 #define BXFX_VEXPR_mul (x * y)
@@ -47,8 +49,8 @@ static inline v8i SFX(splati)(int32_t x) { v8i v = { x, x, x, x, x, x, x, x }; r
 #define BXFX_SEXPR_sub (x - y)
 #define BXFX_SEXPR_mul (x * y)
 #define BXFX_SEXPR_div (x / y)
-#define BXFX_SEXPR_max ((x > y || x != x) ? x : y)
-#define BXFX_SEXPR_min ((x < y || x != x) ? x : y)
+#define BXFX_SEXPR_max bxk_max_f32(x, y)
+#define BXFX_SEXPR_min bxk_min_f32(x, y)
 
 #define BXFX_BIN_DEF(name)                                                           \
   static void SFX(bin_##name)(const float *a, const float *b, float *o, size_t n,   \
@@ -236,7 +238,9 @@ BXFX_UN_EL(sqrt, BXFX_VSQRT(x), sqrtf(x))
 BXFX_UN_EL(rsqrt, one / BXFX_VSQRT(x), 1.0f / sqrtf(x))
 BXFX_UN_EL(neg, -x, -x)
 BXFX_UN_EL(abs, (v8f)((v8i)x & SFX(splati)(0x7fffffff)), fabsf(x))
-BXFX_UN_EL(relu, BXFX_SEL((x > zero) | (x != x), x, zero), (x > 0.0f || x != x) ? x : 0.0f)
+/* relu: the vector form must agree with bxk_relu_f32 (x < 0 ? 0 : x, so -0
+ * and NaN pass through), checked by test_flex_blocks.c. */
+BXFX_UN_EL(relu, BXFX_SEL((v8i)(x < zero), zero, x), bxk_relu_f32(x))
 BXFX_UN_EL(recip, one / x, 1.0f / x)
 
 /* Integer powers of f32 in f64 lanes by repeated squaring, rounded to f32
@@ -464,7 +468,7 @@ static void SFX(f16_to_f32)(const uint16_t *a, float *o, size_t n) {
   for (; i + 8 <= n; i += 8)
     _mm256_storeu_ps(o + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(a + i))));
 #endif
-  for (; i < n; i++) o[i] = bxfx_h2f(a[i]);
+  for (; i < n; i++) o[i] = bxk_f16_to_f32(a[i]);
 }
 static void SFX(f32_to_f16)(const float *a, uint16_t *o, size_t n) {
   size_t i = 0;
@@ -473,9 +477,9 @@ static void SFX(f32_to_f16)(const float *a, uint16_t *o, size_t n) {
     _mm_storeu_si128((__m128i *)(o + i),
                      _mm256_cvtps_ph(_mm256_loadu_ps(a + i), _MM_FROUND_TO_NEAREST_INT));
 #endif
-  for (; i < n; i++) o[i] = bxfx_f2h(a[i]);
+  for (; i < n; i++) o[i] = bxk_f32_to_f16(a[i]);
 }
-/* f32 -> i32 as casts do it (bxfx_f2i32, lane-wise).  Lanes outside
+/* f32 -> i32 as casts do it (bxk_f64_to_i32, lane-wise).  Lanes outside
  * the range are parked at 0 before the conversion (whose result would be
  * undefined there) and patched after. */
 static void SFX(f32_to_i32)(const float *a, int32_t *o, size_t n) {
@@ -491,7 +495,7 @@ static void SFX(f32_to_i32)(const float *a, int32_t *o, size_t n) {
     r = (r & ~big) | (imax & big);
     memcpy(o + i, &r, sizeof r);
   }
-  for (; i < n; i++) o[i] = bxfx_f2i32(a[i]);
+  for (; i < n; i++) o[i] = bxk_f64_to_i32(a[i]);
 }
 /* i32 -> f32: one rounding, as the reference's (float)int64 does. */
 static void SFX(i32_to_f32)(const int32_t *a, float *o, size_t n) {
@@ -518,7 +522,8 @@ static void SFX(f64_to_f32)(const double *a, float *o, size_t n) {
   for (; i < n; i++) o[i] = (float)a[i];
 }
 /* bf16 is the top half of an f32: widen by a shift; narrow rounding to
- * nearest even on the bits, NaN made quiet (bxfx_bf2f/bxfx_f2bf, lane-wise). */
+ * nearest even on the bits, NaN made quiet (bxk_bf16_to_f32/bxk_f32_to_bf16,
+ * lane-wise). */
 typedef uint16_t v8h __attribute__((vector_size(16)));
 typedef uint32_t v8u __attribute__((vector_size(32)));
 static void SFX(bf16_to_f32)(const uint16_t *a, float *o, size_t n) {
@@ -529,7 +534,7 @@ static void SFX(bf16_to_f32)(const uint16_t *a, float *o, size_t n) {
     v8u u = __builtin_convertvector(h, v8u) << 16;
     memcpy(o + i, &u, sizeof u);
   }
-  for (; i < n; i++) o[i] = bxfx_bf2f(a[i]);
+  for (; i < n; i++) o[i] = bxk_bf16_to_f32(a[i]);
 }
 static void SFX(f32_to_bf16)(const float *a, uint16_t *o, size_t n) {
   size_t i = 0;
@@ -544,7 +549,7 @@ static void SFX(f32_to_bf16)(const float *a, uint16_t *o, size_t n) {
     v8h h = __builtin_convertvector(r, v8h);
     memcpy(o + i, &h, sizeof h);
   }
-  for (; i < n; i++) o[i] = bxfx_f2bf(a[i]);
+  for (; i < n; i++) o[i] = bxk_f32_to_bf16(a[i]);
 }
 
 const struct bxfx_kernels VARIANT = {

@@ -127,10 +127,8 @@ __attribute__((noinline)) static void rows_sum(const struct red *R, const char *
 #undef node
 }
 
-static inline int64_t wadd(int64_t a, int64_t b) { return (int64_t)((uint64_t)a + (uint64_t)b); }
-static inline int64_t wmul(int64_t a, int64_t b) { return (int64_t)((uint64_t)a * (uint64_t)b); }
-
-/* Reduces n-element blocks: acc/arg over k (block of values x at step k). */
+/* Reduces n-element blocks: acc/arg over k (block of values x at step k).
+ * Integer sums and products wrap (bxk_scalar.h's add and mul). */
 static void combine(const struct red *R, void *accv, int64_t *arg, const void *xv, size_t n, int64_t k) {
   switch (R->repr) {
   case BXFX_R_F64: {
@@ -162,8 +160,8 @@ static void combine(const struct red *R, void *accv, int64_t *arg, const void *x
     int64_t *acc = accv;
     const int64_t *x = xv;
     switch (R->op) {
-    case BXR_OP_SUM: case BXR_OP_MEAN: for (size_t i = 0; i < n; i++) acc[i] = wadd(acc[i], x[i]); break;
-    case BXR_OP_PROD: for (size_t i = 0; i < n; i++) acc[i] = wmul(acc[i], x[i]); break;
+    case BXR_OP_SUM: case BXR_OP_MEAN: for (size_t i = 0; i < n; i++) acc[i] = bxk_add_i64(acc[i], x[i]); break;
+    case BXR_OP_PROD: for (size_t i = 0; i < n; i++) acc[i] = bxk_mul_i64(acc[i], x[i]); break;
     case BXR_OP_MAX_REDUCE: for (size_t i = 0; i < n; i++) if (x[i] > acc[i]) acc[i] = x[i]; break;
     case BXR_OP_MIN_REDUCE: for (size_t i = 0; i < n; i++) if (x[i] < acc[i]) acc[i] = x[i]; break;
     case BXR_OP_ARGMAX: for (size_t i = 0; i < n; i++) if (x[i] > acc[i]) { acc[i] = x[i]; arg[i] = k; } break;
@@ -328,8 +326,8 @@ static void row_reduce(const struct red *R, const char *row, void *accv, int64_t
       size_t j = 0;
       if (k0 == 0 && ext) a = x[j++];   /* the first element seeds the extreme */
       switch (R->op) {
-      case BXR_OP_SUM: case BXR_OP_MEAN: for (; j < m; j++) a = wadd(a, x[j]); break;
-      case BXR_OP_PROD: for (; j < m; j++) a = wmul(a, x[j]); break;
+      case BXR_OP_SUM: case BXR_OP_MEAN: for (; j < m; j++) a = bxk_add_i64(a, x[j]); break;
+      case BXR_OP_PROD: for (; j < m; j++) a = bxk_mul_i64(a, x[j]); break;
       case BXR_OP_MAX_REDUCE: for (; j < m; j++) a = x[j] > a ? x[j] : a; break;
       case BXR_OP_MIN_REDUCE: for (; j < m; j++) a = x[j] < a ? x[j] : a; break;
       case BXR_OP_ARGMAX: for (; j < m; j++) if (x[j] > a) a = x[j], at = k0 + (int64_t)j; break;
@@ -577,8 +575,8 @@ bext_tensor *bxfx_exec_reduce(struct bxr_op *op) {
       memcpy(&v, &R->part[0], sizeof v);
       for (int64_t c = 1; c < nchunks; c++) {
         memcpy(&x, &R->part[c], sizeof x);
-        if (R->op == BXR_OP_SUM || R->op == BXR_OP_MEAN) v = wadd(v, x);
-        else if (R->op == BXR_OP_PROD) v = wmul(v, x);
+        if (R->op == BXR_OP_SUM || R->op == BXR_OP_MEAN) v = bxk_add_i64(v, x);
+        else if (R->op == BXR_OP_PROD) v = bxk_mul_i64(v, x);
         else if (mx ? x > v : x < v) v = x, at = R->pidx[c];
       }
       bxr_free(mem, bytes);
@@ -638,7 +636,7 @@ static void cum_rows(const struct cum *C, int64_t o0, int g) {
     } else {
       int64_t(*v)[BXFX_BLK] = (int64_t(*)[BXFX_BLK])x;
       for (int r = 0; r < g; r++)
-        for (size_t j = 0; j < m; j++) v[r][j] = ia[r] = wadd(ia[r], v[r][j]);
+        for (size_t j = 0; j < m; j++) v[r][j] = ia[r] = bxk_add_i64(ia[r], v[r][j]);
     }
     for (int r = 0; r < g; r++)
       bxfx_store(C->dst + ((o0 + r) * C->K + k0) * (int64_t)es, C->dt, x[r], C->repr, m);
@@ -663,7 +661,7 @@ static void cum_chunk(void *ctx, size_t b, size_t e) {
       int64_t pos = (o * C->K + k) * C->inner + i0;
       bxfx_load(x, C->repr, C->src + pos * (int64_t)es, C->dt, 1, n);
       if (C->repr == BXFX_R_F64) for (size_t i = 0; i < n; i++) ((double *)acc)[i] += ((double *)x)[i];
-      else for (size_t i = 0; i < n; i++) ((int64_t *)acc)[i] = wadd(((int64_t *)acc)[i], ((int64_t *)x)[i]);
+      else for (size_t i = 0; i < n; i++) ((int64_t *)acc)[i] = bxk_add_i64(((int64_t *)acc)[i], ((int64_t *)x)[i]);
       bxfx_store(C->dst + pos * (int64_t)es, C->dt, acc, C->repr, n);
     }
   }

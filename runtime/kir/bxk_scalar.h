@@ -6,8 +6,10 @@
  * by element against it (tests/kir/test_llvm_jit.c).
  *
  * The rules are the runtime's (bext.h "elementwise" and bext_cast, as the
- * NdArray reference implements them in backends/ndarray/nd_elem.c and
- * runtime/src/dtype.c):
+ * NdArray reference implements them, independently, in
+ * backends/ndarray/nd_elem.c).  Flex and the runtime's own conversions
+ * (runtime/src/dtype.c, which NdArray's loads and stores use too, so
+ * test_dtypes.c checks those against hand-computed values) call it:
  *   - integers wrap on overflow (two's complement); x/0 and x%0 give 0;
  *     signed x/-1 is the wrapping negation and x%-1 is 0 (so INT_MIN/-1
  *     does not trap);

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "bxk_scalar.h"
 #include "kir_samples.h"
 
 static void accept(struct bxk_kernel *k) {
@@ -322,4 +323,32 @@ Test(kir_verify, scalar_semantics_header) {
   cr_expect_eq(r.f, 2.0);
   bxk_eval_bin(BXK_OP_SHR, BXK_I32, (union bxk_lit){.i = -8}, (union bxk_lit){.i = 33}, &r);
   cr_expect_eq(r.i, -4);
+}
+
+/* The rows that are not IR ops yet (Flex and the runtime call them): bf16,
+ * relu, integer pow, and the float -> int casts at their bounds. */
+Test(kir_verify, scalar_semantics_header_direct) {
+  cr_expect_eq(bxk_f32_to_bf16(1.0f + 0x1p-8f), 0x3f80);       /* tie, to even */
+  cr_expect_eq(bxk_f32_to_bf16(1.0f + 3 * 0x1p-8f), 0x3f82);   /* tie, odd -> up */
+  cr_expect_eq(bxk_f32_to_bf16(0x1.fffffep127f), 0x7f80);      /* rounds to inf */
+  cr_expect_eq(bxk_f32_to_bf16(-NAN) & 0xffc0, 0xffc0);         /* quiet NaN, sign kept */
+  cr_expect_eq(bxk_bf16_to_f32(0x4049), 3.140625f);
+  cr_expect(signbit(bxk_relu_f32(-0.0f)) && bxk_relu_f64(-2.0) == 0 && !signbit(bxk_relu_f64(-2.0)));
+  cr_expect(isnan(bxk_relu_f32(NAN)));
+  cr_expect_eq(bxk_relu_i64(-5), 0);
+  cr_expect_eq(bxk_pow_i64(3, 4), 81);
+  cr_expect_eq(bxk_pow_i64(2, 64), 0);                          /* wraps */
+  cr_expect_eq(bxk_pow_i64(-1, -3), -1);
+  cr_expect_eq(bxk_pow_i64(2, -1), 0);
+  cr_expect_eq(bxk_pow_i32(-3, 3), -27);
+  cr_expect_eq(bxk_f64_to_i64(0x1p63), INT64_MAX);
+  cr_expect_eq(bxk_f64_to_i64(-0x1p63), INT64_MIN);
+  cr_expect_eq(bxk_f64_to_i64(-0x1p63 - 4096), INT64_MIN);
+  cr_expect_eq(bxk_f64_to_i32(2147483647.5), INT32_MAX);
+  cr_expect_eq(bxk_f64_to_i32(-2147483648.9), INT32_MIN);
+  cr_expect_eq(bxk_f64_to_i32(-2147483647.9), -2147483647);
+  cr_expect_eq(bxk_f64_to_u8(-0.9), 0);
+  cr_expect_eq(bxk_f64_to_u8(255.9), 255);
+  cr_expect_eq(bxk_f64_to_u32(4294967295.5), UINT32_MAX);
+  cr_expect_eq(bxk_f64_to_u32(1.9), 1);
 }

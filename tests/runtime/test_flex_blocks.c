@@ -1,6 +1,6 @@
 /* test_flex_blocks.c — Flex's own building blocks: the AVX2 and generic
- * kernel variants agreeing, half-precision conversions against the
- * runtime's reference, and the caching allocator (reuse of large blocks;
+ * kernel variants agreeing and matching bxk_scalar.h's scalar rules
+ * (conversions, max/min, relu), and the caching allocator (reuse of large blocks;
  * failures of the allocation hook surface as errors).  The thread pool
  * they run on is the runtime's (test_pool.c). */
 #include <criterion/criterion.h>
@@ -92,7 +92,7 @@ Test(flex_blocks, new_kernel_variants_agree) {
   static uint16_t h[2][N];
   for (int v = 0; v < 2; v++) K[v]->f32_to_bf16(a, h[v], N);
   cr_expect(memcmp(h[0], h[1], sizeof h[0]) == 0, "f32_to_bf16 differs");
-  for (int i = 0; i < N; i++) cr_expect_eq(h[0][i], bxfx_f2bf(a[i]), "f32_to_bf16(%g)", a[i]);
+  for (int i = 0; i < N; i++) cr_expect_eq(h[0][i], bxk_f32_to_bf16(a[i]), "f32_to_bf16(%g)", a[i]);
   for (int v = 0; v < 2; v++) K[v]->bf16_to_f32(h[0], f[v], N);
   cr_expect(memcmp(f[0], f[1], sizeof f[0]) == 0, "bf16_to_f32 differs");
   for (int n = 1; n <= N; n += 97)
@@ -124,14 +124,30 @@ Test(flex_blocks, new_kernel_variants_agree) {
   }
 }
 
-Test(flex_blocks, half_conversions_match_reference) {
-  for (uint32_t h = 0; h < 65536; h++) {
-    float a = bxfx_h2f((uint16_t)h), b = bxr_f16_to_f32((uint16_t)h);
-    cr_assert((isnan(a) && isnan(b)) || memcmp(&a, &b, 4) == 0, "f16 %04x", h);
-    float c = bxfx_bf2f((uint16_t)h), d = bxr_bf16_to_f32((uint16_t)h);
-    cr_assert((isnan(c) && isnan(d)) || memcmp(&c, &d, 4) == 0, "bf16 %04x", h);
+/* The block converters of both variants (F16C and shifts in the AVX2 one,
+ * bit arithmetic in the generic one) against bxk_scalar.h's scalar rules,
+ * bit for bit; f32 -> f16 NaNs too (F16C keeps a NaN's top payload bits
+ * and makes it quiet, as bxk_f32_to_f16 does).  f16 -> f32 of a signaling
+ * NaN: F16C quiets it, the scalar rule keeps the bits, so there NaN is
+ * all that is asked. */
+Test(flex_blocks, half_conversions_match_scalar_rules) {
+  const struct bxfx_kernels *K[2] = { &bxfx_kern_avx2, &bxfx_kern_gen };
+  static uint16_t all[65536];
+  static float w[65536];
+  for (uint32_t h = 0; h < 65536; h++) all[h] = (uint16_t)h;
+  for (int v = 0; v < 2; v++) {
+    K[v]->f16_to_f32(all, w, 65536);
+    for (uint32_t h = 0; h < 65536; h++) {
+      float r = bxk_f16_to_f32((uint16_t)h);
+      cr_assert(memcmp(&w[h], &r, 4) == 0 || (isnan(r) && isnan(w[h])), "%s f16 %04x", K[v]->isa, h);
+    }
+    K[v]->bf16_to_f32(all, w, 65536);
+    for (uint32_t h = 0; h < 65536; h++) {
+      float r = bxk_bf16_to_f32((uint16_t)h);
+      cr_assert(memcmp(&w[h], &r, 4) == 0, "%s bf16 %04x", K[v]->isa, h);
+    }
   }
-  /* A stride through all float bit patterns, plus the block converters. */
+  /* A stride through all float bit patterns. */
   uint16_t v1[64], v2[64];
   float f[64];
   for (uint64_t u = 0; u < (1ull << 32); u += 65521 * 64) {
@@ -139,12 +155,54 @@ Test(flex_blocks, half_conversions_match_reference) {
       uint32_t x = (uint32_t)(u + (uint64_t)i * 65521);
       memcpy(&f[i], &x, 4);
     }
-    bxfx_kern()->f32_to_f16(f, v1, 64);
-    for (int i = 0; i < 64; i++) {
-      v2[i] = bxr_f32_to_f16(f[i]);
-      if (!isnan(f[i])) cr_assert_eq(v1[i], v2[i], "f16 of %a: %04x vs %04x", f[i], v1[i], v2[i]);
-      if (!isnan(f[i])) cr_assert_eq(bxfx_f2bf(f[i]), bxr_f32_to_bf16(f[i]), "bf16 of %a", f[i]);
+    for (int v = 0; v < 2; v++) {
+      K[v]->f32_to_f16(f, v1, 64);
+      K[v]->f32_to_bf16(f, v2, 64);
+      for (int i = 0; i < 64; i++) {
+        cr_assert_eq(v1[i], bxk_f32_to_f16(f[i]), "%s f16 of %a", K[v]->isa, f[i]);
+        cr_assert_eq(v2[i], bxk_f32_to_bf16(f[i]), "%s bf16 of %a", K[v]->isa, f[i]);
+      }
     }
+  }
+}
+
+/* The vector forms of max, min and relu and of the f32 -> i32 cast agree
+ * lane for lane with the scalar functions of bxk_scalar.h they stand for,
+ * on NaN, signed zeros and infinities, in every position of a vector and
+ * in the scalar tail, in both variants. */
+Test(flex_blocks, vector_forms_match_scalar_rules) {
+  static const float aw[] = { NAN, -NAN, 0.0f, -0.0f, INFINITY, -INFINITY, 1.0f, -1.0f,
+                              2147483648.0f, -2147483648.0f, 2147483520.0f, 3.5f, -3.5f,
+                              0x1p-149f, -0x1p-149f, 1e30f, -1e30f };
+  enum { NA = sizeof aw / sizeof aw[0], N = NA * NA };
+  static float a[N], b[N], o[N];
+  static int32_t oi[N];
+  for (int i = 0; i < NA; i++)
+    for (int j = 0; j < NA; j++) a[i * NA + j] = aw[i], b[i * NA + j] = aw[j];
+  const struct bxfx_kernels *K[2] = { &bxfx_kern_avx2, &bxfx_kern_gen };
+  for (int v = 0; v < 2; v++) {
+    for (int mode = 0; mode < 3; mode++) {
+      K[v]->bin[BXFX_BIN_max](a, b, o, N, mode);
+      for (int i = 0; i < N; i++) {
+        float x = mode == BXFX_SV ? a[0] : a[i], y = mode == BXFX_VS ? b[0] : b[i];
+        float r = bxk_max_f32(x, y);
+        cr_assert(memcmp(&o[i], &r, 4) == 0, "%s max(%g, %g) mode %d: %g", K[v]->isa, x, y, mode, o[i]);
+      }
+      K[v]->bin[BXFX_BIN_min](a, b, o, N, mode);
+      for (int i = 0; i < N; i++) {
+        float x = mode == BXFX_SV ? a[0] : a[i], y = mode == BXFX_VS ? b[0] : b[i];
+        float r = bxk_min_f32(x, y);
+        cr_assert(memcmp(&o[i], &r, 4) == 0, "%s min(%g, %g) mode %d: %g", K[v]->isa, x, y, mode, o[i]);
+      }
+    }
+    K[v]->un[BXFX_UN_relu](b, o, N);
+    for (int i = 0; i < N; i++) {
+      float r = bxk_relu_f32(b[i]);
+      cr_assert(memcmp(&o[i], &r, 4) == 0, "%s relu(%g): %g", K[v]->isa, b[i], o[i]);
+    }
+    K[v]->f32_to_i32(b, oi, N);
+    for (int i = 0; i < N; i++)
+      cr_assert_eq(oi[i], bxk_f64_to_i32(b[i]), "%s f32_to_i32(%a)", K[v]->isa, b[i]);
   }
 }
 

@@ -251,6 +251,34 @@ Test(flex_edges, powi) {
     }
 }
 
+/* Unary and scalar ops whose answers on signed zeros and NaN are part of
+ * the rules (bxk_scalar.h): relu(-0) is -0 (it once was +0 in Flex),
+ * sign and round keep zeros' signs, max/min with a zero of either sign,
+ * floored rem of zeros. */
+static bext_tensor *zero_op(bext_tensor *t, void *a) {
+  switch (*(int *)a) {
+  case 0: return bext_relu(t);
+  case 1: return bext_sign(t);
+  case 2: return bext_round(t);
+  case 3: return bext_max_scalar(t, 0.0);
+  case 4: return bext_max_scalar(t, -0.0);
+  case 5: return bext_min_scalar(t, 0.0);
+  case 6: return bext_min_scalar(t, -0.0);
+  default: return bext_rem_scalar(t, -1.5);
+  }
+}
+
+Test(flex_edges, signed_zeros_and_nans_elementwise) {
+  const bext_dtype dts[] = { BEXT_F32, BEXT_F64, BEXT_I64 };
+  for (int op = 0; op < 8; op++)
+    for (size_t di = 0; di < 3; di++)
+      for (int kinds = 1; kinds <= 2; kinds++) {
+        if (dts[di] == BEXT_I64 && op == 2) continue;   /* round takes floats */
+        check(dts[di], 1, (int64_t[]){ 1037 }, kinds, false, zero_op, &op, 0, "zeros");
+        check(dts[di], 2, (int64_t[]){ 9, 13 }, kinds, true, zero_op, &op, 0, "zeros");
+      }
+}
+
 static bext_tensor *cast_op(bext_tensor *t, void *a) { return bext_cast(t, *(bext_dtype *)a); }
 
 Test(flex_edges, casts) {
