@@ -511,13 +511,48 @@ static bool small_f32(struct bxr_op *op, bext_tensor **res) {
 
 static bext_tensor *ew_general(struct bxr_op *op);
 
+/* f32 tensor op a scalar f32 cannot hold (x * 1e-3): the result is the
+ * f64 operation rounded once to f32, so a widening kernel computes it in
+ * f64 lanes straight from the f32 input, split across the pool.  The
+ * general engine would get the same values through three passes per
+ * block (widen, operate, narrow) at about half the bandwidth. */
+struct widen_job {
+  int k;
+  double s;
+  const float *a;
+  float *o;
+};
+static void widen_chunk(void *ctx, size_t b, size_t e) {
+  const struct widen_job *J = ctx;
+  bxfx_kern()->binw_f32(J->k, J->a + b, J->s, J->o + b, e - b);
+}
+static bool widened_scalar(struct bxr_op *op, bext_tensor **res) {
+  static const signed char wk[BXR_OP_COUNT] = {
+    [BXR_OP_ADD_SCALAR] = BXFX_BIN_add + 1, [BXR_OP_SUB_SCALAR] = BXFX_BIN_sub + 1,
+    [BXR_OP_MUL_SCALAR] = BXFX_BIN_mul + 1, [BXR_OP_DIV_SCALAR] = BXFX_BIN_div + 1,
+  };
+  const bext_tensor *a = op->in[0];
+  int k = wk[op->code];
+  if (k <= 0 || a->dtype != BEXT_F32 || op->out.dtype != BEXT_F32 || !bxr_is_contiguous(a)) return false;
+  double s = op->sc[0].f;
+  if ((double)(float)s == s) return false;  /* exact: the f32 kernels (NaN is unequal: here) */
+  struct widen_job J = { k - 1, s, f32_data(a), NULL };
+  bext_tensor *out = bxfx_output(op, 1);
+  if (out) {
+    J.o = f32_data(out);
+    bxr_pool_for((size_t)bxr_numel(out->rank, out->shape), 2, 64, widen_chunk, &J);
+  }
+  *res = out;
+  return true;
+}
+
 /* Every binary, scalar, comparison, logic and unary op.  The small f32
  * path stays in this lean frame; the general engine (a ~400-byte
  * descriptor and its setup) is a separate, non-inlined function so small
  * ops do not pay its prologue. */
 bext_tensor *bxfx_exec_elementwise(struct bxr_op *op) {
   bext_tensor *res;
-  if (op->in[0]->dtype == BEXT_F32 && small_f32(op, &res)) return res;
+  if (op->in[0]->dtype == BEXT_F32 && (small_f32(op, &res) || widened_scalar(op, &res))) return res;
   return ew_general(op);
 }
 

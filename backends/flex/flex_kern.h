@@ -64,6 +64,11 @@ struct bxfx_kernels {
   bxfx_bin_f32_fn bin_nt[BXFX_BIN_COUNT];
   bxfx_un_f32_fn un[BXFX_UN_COUNT];
   void (*cmp[BXFX_CMP_COUNT])(const float *a, const float *b, uint8_t *o, size_t n, int mode);
+  /* o[i] = (float)((double)a[i] OP s) for add sub mul div (BXFX_BIN_*
+   * indices 0..3): an f32 tensor with a scalar f32 cannot hold exactly
+   * (an SGD step's 1e-3), in f64 lanes with one rounding, which is what
+   * the reference computes. */
+  void (*binw_f32)(int op, const float *a, double s, float *o, size_t n);
   /* o[i] = x^e rounded to f32 from f64 lanes, |e| <= BXFX_POWI_MAX. */
   void (*powi_f32)(const float *a, float *o, size_t n, int e);
   /* Sums of n elements, pairwise (bxfx_pw below) over leaves of

@@ -243,6 +243,29 @@ BXFX_UN_EL(abs, (v8f)((v8i)x & SFX(splati)(0x7fffffff)), fabsf(x))
 BXFX_UN_EL(relu, BXFX_SEL((v8i)(x < zero), zero, x), bxk_relu_f32(x))
 BXFX_UN_EL(recip, one / x, 1.0f / x)
 
+/* f32 op f64-scalar in f64 lanes (flex_kern.h binw_f32): one switch per
+ * call, so each loop is a straight convert-op-convert. */
+#define BXFX_BINW_LOOP(OP)                                                     \
+  for (; i + 8 <= n; i += 8) {                                                 \
+    v4d x0 = SFX(ld4w)(a + i), x1 = SFX(ld4w)(a + i + 4);                      \
+    v4f f0 = __builtin_convertvector(x0 OP y, v4f), f1 = __builtin_convertvector(x1 OP y, v4f); \
+    memcpy(o + i, &f0, sizeof f0);                                             \
+    memcpy(o + i + 4, &f1, sizeof f1);                                         \
+  }                                                                            \
+  for (; i < n; i++) o[i] = (float)((double)a[i] OP s);
+static void SFX(binw_f32)(int op, const float *a, double s, float *o, size_t n) {
+  const v4d y = { s, s, s, s };
+  size_t i = 0;
+  switch (op) {
+  case BXFX_BIN_add: BXFX_BINW_LOOP(+) break;
+  case BXFX_BIN_sub: BXFX_BINW_LOOP(-) break;
+  case BXFX_BIN_mul: BXFX_BINW_LOOP(*) break;
+  case BXFX_BIN_div: BXFX_BINW_LOOP(/) break;
+  default: break;
+  }
+}
+#undef BXFX_BINW_LOOP
+
 /* Integer powers of f32 in f64 lanes by repeated squaring, rounded to f32
  * once at the end: the reference rounds pow((double)x, e) to f32; x^2,
  * x^3 and x^4 are the correctly rounded doubles either way, larger |e|
@@ -574,6 +597,7 @@ const struct bxfx_kernels VARIANT = {
     BXFX_CMP_LIST(X)
 #undef X
   },
+  .binw_f32 = SFX(binw_f32),
   .powi_f32 = SFX(powi_f32),
   .sum_f32 = SFX(sum_f32),
   .sum_f64 = SFX(sum_f64),

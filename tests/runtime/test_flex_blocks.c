@@ -81,6 +81,20 @@ Test(flex_blocks, new_kernel_variants_agree) {
     for (int v = 0; v < 2; v++) K[v]->powi_f32(a, f[v], N, e);
     cr_expect(memcmp(f[0], f[1], sizeof f[0]) == 0, "powi %d differs", e);
   }
+  /* f32 op an inexact f64 scalar: one rounding of the f64 result */
+  const double ws[] = { 1e-3, -1.0 / 3.0, 1e300, NAN };
+  for (int op = BXFX_BIN_add; op <= BXFX_BIN_div; op++)
+    for (size_t j = 0; j < sizeof ws / sizeof ws[0]; j++) {
+      for (int v = 0; v < 2; v++) K[v]->binw_f32(op, a, ws[j], f[v], N);
+      cr_expect(memcmp(f[0], f[1], sizeof f[0]) == 0, "binw %d by %g differs", op, ws[j]);
+      for (int i = 0; i < N; i++) {
+        double x = a[i], y = ws[j], r = op == BXFX_BIN_add ? x + y : op == BXFX_BIN_sub ? x - y
+                                        : op == BXFX_BIN_mul ? x * y : x / y;
+        float want = (float)r;
+        cr_expect(memcmp(&f[0][i], &want, sizeof want) == 0 || (want != want && f[0][i] != f[0][i]),
+                  "binw %d: %g by %g gave %g, want %g", op, a[i], ws[j], f[0][i], want);
+      }
+    }
   static int32_t i32[2][N];
   for (int v = 0; v < 2; v++) K[v]->f32_to_i32(a, i32[v], N);
   cr_expect(memcmp(i32[0], i32[1], sizeof i32[0]) == 0, "f32_to_i32 differs");
