@@ -154,13 +154,13 @@ const char *bxc_expr_kind_name(bxc_expr_kind k) {
     return (unsigned)k < BXC_EXPR_KIND_COUNT ? expr_kind_names[k] : "?";
 }
 
-static bool path1_is(const bxc_path *p, const char *name) {
+bool bxc_path_is(const bxc_path *p, const char *name) {
     return p && p->segs.len == 1 && strcmp(p->segs.items[0].name, name) == 0;
 }
 
 bool bxc_attr_is_backward_manual(const bxc_attr *a) {
-    return a && path1_is(a->path, "backward") && a->has_args && a->args.len == 1 &&
-           a->args.items[0]->kind == BXC_ATTR_ARG_PATH && path1_is(a->args.items[0]->path, "manual");
+    return a && bxc_path_is(a->path, "backward") && a->has_args && a->args.len == 1 &&
+           a->args.items[0]->kind == BXC_ATTR_ARG_PATH && bxc_path_is(a->args.items[0]->path, "manual");
 }
 
 /* ---- dump ---------------------------------------------------------------- */

@@ -391,6 +391,9 @@ const char *bxc_binop_str(bxc_binop op);   /* "+", "&&", "="(NONE) */
 const char *bxc_unop_str(bxc_unop op);     /* "-", "!", "*", "&", "&mut" */
 const char *bxc_expr_kind_name(bxc_expr_kind k);
 
+/* `p` is the single segment `name` (`#[cube]`, `scalar = ..`): the one test
+ * the checker and the generator use for attribute names and keys. */
+bool bxc_path_is(const bxc_path *p, const char *name);
 /* `#[backward(manual)]`: the method's Autodiff implementation is
  * hand-written (language.md §6).  One predicate for the checker, which
  * then skips the formula rules and the W0303 reminder, and the generator,

@@ -51,12 +51,8 @@ static const char *site_name(chk_attr_site s) {
     return "this item";
 }
 
-bool chk_path_is(const bxc_path *p, const char *name) {
-    return p && p->segs.len == 1 && strcmp(p->segs.items[0].name, name) == 0;
-}
-
 bool chk_attr_is(const bxc_attr *a, const char *name) {
-    return a && chk_path_is(a->path, name);
+    return a && bxc_path_is(a->path, name);
 }
 
 bxc_attr *chk_find_attr(const bxc_attr_list *attrs, const char *name) {
@@ -349,7 +345,7 @@ void chk_backend_extension(chk_ctx *cx, const bxc_attr *a, chk_selectors *out) {
         bxc_span nspan = arg->path->span;
         if (arg->kind == BXC_ATTR_ARG_COLON) {
             const bxc_attr_arg *c = arg->args.len == 1 ? arg->args.items[0] : NULL;
-            if (!c || c->kind != BXC_ATTR_ARG_CALL || !chk_path_is(c->path, "cfg")) {
+            if (!c || c->kind != BXC_ATTR_ARG_CALL || !bxc_path_is(c->path, "cfg")) {
                 bxc_diag *d = chk_error(cx, CHK_E_CFG, c ? c->span : arg->span,
                                         "expected `cfg(...)` after `%s:`, found %s", name,
                                         c ? arg_desc(cx, c) : "nothing");
@@ -397,7 +393,7 @@ void chk_backend_extension(chk_ctx *cx, const bxc_attr *a, chk_selectors *out) {
 
 static bool derive_lists(const bxc_attr *a, const char *name) {
     for (uint32_t i = 0; i < a->args.len; i++)
-        if (a->args.items[i]->kind == BXC_ATTR_ARG_PATH && chk_path_is(a->args.items[i]->path, name))
+        if (a->args.items[i]->kind == BXC_ATTR_ARG_PATH && bxc_path_is(a->args.items[i]->path, name))
             return true;
     return false;
 }
@@ -417,7 +413,7 @@ bool chk_has_fusion_companion(const bxc_attr_list *attrs) {
         for (uint32_t k = 0; k < a->args.len; k++) {
             bxc_attr_arg *arg = a->args.items[k];
             if ((arg->kind == BXC_ATTR_ARG_PATH || arg->kind == BXC_ATTR_ARG_COLON) &&
-                chk_path_is(arg->path, "fusion"))
+                bxc_path_is(arg->path, "fusion"))
                 return true;
         }
     }
@@ -430,7 +426,7 @@ bool chk_has_fusion_scalar(const bxc_attr_list *attrs) {
         if (!chk_attr_is(a, "fusion")) continue;
         for (uint32_t k = 0; k < a->args.len; k++)
             if (a->args.items[k]->kind == BXC_ATTR_ARG_PATH &&
-                chk_path_is(a->args.items[k]->path, "scalar"))
+                bxc_path_is(a->args.items[k]->path, "scalar"))
                 return true;
     }
     return false;
@@ -497,10 +493,10 @@ void chk_type_attrs(chk_ctx *cx, chk_module *cm, bxc_item *it, chk_symbol *s) {
             }
             for (uint32_t k = 0; k < a->args.len; k++) {
                 bxc_attr_arg *arg = a->args.items[k];
-                if (arg->kind == BXC_ATTR_ARG_PATH && chk_path_is(arg->path, "fusion")) continue;
-                if (arg->kind == BXC_ATTR_ARG_COLON && chk_path_is(arg->path, "fusion")) {
+                if (arg->kind == BXC_ATTR_ARG_PATH && bxc_path_is(arg->path, "fusion")) continue;
+                if (arg->kind == BXC_ATTR_ARG_COLON && bxc_path_is(arg->path, "fusion")) {
                     const bxc_attr_arg *c = arg->args.len == 1 ? arg->args.items[0] : NULL;
-                    if (!c || c->kind != BXC_ATTR_ARG_CALL || !chk_path_is(c->path, "cfg") ||
+                    if (!c || c->kind != BXC_ATTR_ARG_CALL || !bxc_path_is(c->path, "cfg") ||
                         c->args.len != 1) {
                         bxc_diag *d = chk_error(cx, CHK_E_CFG, c ? c->span : arg->span,
                                                 "malformed `cfg`: expected `fusion: cfg(condition)`");
@@ -519,14 +515,14 @@ void chk_type_attrs(chk_ctx *cx, chk_module *cm, bxc_item *it, chk_symbol *s) {
             bool scalar = false;
             for (uint32_t k = 0; k < a->args.len; k++) {
                 bxc_attr_arg *arg = a->args.items[k];
-                if (arg->kind == BXC_ATTR_ARG_PATH && chk_path_is(arg->path, "scalar")) {
+                if (arg->kind == BXC_ATTR_ARG_PATH && bxc_path_is(arg->path, "scalar")) {
                     scalar = true;
                     continue;
                 }
                 bxc_diag *d = chk_error(cx, CHK_E_BAD_ATTR, arg->span,
                                         "`#[fusion(...)]` on a type only takes `scalar`, found %s",
                                         arg_desc(cx, arg));
-                if (arg->kind == BXC_ATTR_ARG_ASSIGN && chk_path_is(arg->path, "scalar"))
+                if (arg->kind == BXC_ATTR_ARG_ASSIGN && bxc_path_is(arg->path, "scalar"))
                     chk_help(cx, d, "a custom encoding `scalar = expr` goes on a method argument");
             }
             if (!a->has_args || !a->args.len)

@@ -623,33 +623,15 @@ static bxc_type *check_call(chk_fn *f, bxc_expr *e) {
     return check_args(f, name, e->span, args, ct->fn.params, ct->fn.nparams, ct->fn.ret);
 }
 
-typedef struct builtin_method {
-    bxc_type_kind recv;
-    const char *name;
-    uint8_t nparams;     /* all params are usize */
-    bool mutates;
-    bxc_type *(*ret)(void);
-} builtin_method;
-
-static bxc_type *ret_unit(void) { return bxc_type_unit(); }
-static bxc_type *ret_usize(void) { return usize_t(); }
-static bxc_type *ret_bool(void) { return bxc_type_bool(); }
-
-/* language.md §7: the methods of Shape and DType.  `clone` works on every
- * value and is handled separately. */
-static const builtin_method builtin_methods[] = {
-    {BXC_TYPE_SHAPE, "len", 0, false, ret_usize},
-    {BXC_TYPE_SHAPE, "num_elements", 0, false, ret_usize},
-    {BXC_TYPE_SHAPE, "swap", 2, true, ret_unit},
-    {BXC_TYPE_SHAPE, "push", 1, true, ret_unit},
-    {BXC_TYPE_SHAPE, "pop", 0, true, ret_usize},
-    {BXC_TYPE_SHAPE, "insert", 2, true, ret_unit},
-    {BXC_TYPE_SHAPE, "remove", 1, true, ret_usize},
-    {BXC_TYPE_DTYPE, "is_float", 0, false, ret_bool},
-    {BXC_TYPE_DTYPE, "is_int", 0, false, ret_bool},
-    {BXC_TYPE_DTYPE, "is_bool", 0, false, ret_bool},
-    {BXC_TYPE_DTYPE, "size", 0, false, ret_usize},
-};
+/* The result type of a builtin method (builtins.h, language.md §7). */
+static bxc_type *builtin_ret(bxc_builtin_ret r) {
+    switch (r) {
+    case BXC_BRET_UNIT: return bxc_type_unit();
+    case BXC_BRET_USIZE: return usize_t();
+    case BXC_BRET_BOOL: return bxc_type_bool();
+    }
+    return bxc_type_unit();
+}
 
 static bxc_type *check_method(chk_fn *f, bxc_expr *e) {
     chk_ctx *cx = f->cx;
@@ -666,12 +648,13 @@ static bxc_type *check_method(chk_fn *f, bxc_expr *e) {
         t->kind != BXC_TYPE_NEVER) {
         return check_args(f, "clone", e->span, args, NULL, 0, t);
     }
-    for (size_t i = 0; i < sizeof builtin_methods / sizeof *builtin_methods; i++) {
-        const builtin_method *bm = &builtin_methods[i];
-        if (bm->recv != t->kind || strcmp(bm->name, m) != 0) continue;
+    bxc_builtin_method id = bxc_builtin_method_find(t->kind, m);
+    if (id != BXC_BM_NONE) {
+        const bxc_builtin_method_info *bm = &bxc_builtin_methods[id];
         if (bm->mutates) check_mutable(f, recv, bxc_arena_printf(cx->arena, "call `%s` on", m));
         bxc_type *ps[2] = {usize_t(), usize_t()};
-        return check_args(f, m, e->span, args, ps, bm->nparams, bm->ret());
+        _Static_assert(sizeof ps / sizeof *ps == 2, "builtin methods take at most two usize");
+        return check_args(f, m, e->span, args, ps, bm->nparams, builtin_ret(bm->ret));
     }
     if (t->kind == BXC_TYPE_STRUCT || t->kind == BXC_TYPE_ENUM) {
         chk_method *im = chk_find_method(cx, t, m);
@@ -710,8 +693,8 @@ static bxc_type *check_method(chk_fn *f, bxc_expr *e) {
     /* unknown method: suggest a near name of this receiver */
     const char *cands[32];
     uint32_t nc = 0;
-    for (size_t i = 0; i < sizeof builtin_methods / sizeof *builtin_methods; i++)
-        if (builtin_methods[i].recv == t->kind) cands[nc++] = builtin_methods[i].name;
+    for (int i = 0; i < BXC_BM_COUNT; i++)
+        if (bxc_builtin_methods[i].recv == t->kind) cands[nc++] = bxc_builtin_methods[i].name;
     cands[nc++] = "clone";
     if (t->kind == BXC_TYPE_STRUCT || t->kind == BXC_TYPE_ENUM)
         for (chk_method *im = cx->methods; im && nc < 32; im = im->next)
@@ -759,10 +742,16 @@ static bxc_type *check_field(chk_fn *f, bxc_expr *e) {
             if (t->decl->fields[i].name) cands[nc++] = t->decl->fields[i].name;
         const char *near = chk_nearest(name, cands, nc);
         if (near) chk_help(cx, d, "did you mean `%s`?", near);
-    } else if (t->kind == BXC_TYPE_SHAPE || t->kind == BXC_TYPE_DTYPE) {
-        static const char *const shape_names[] = {"len", "num_elements"};
-        const char *near = chk_nearest(name, shape_names, 2);
-        if (near && t->kind == BXC_TYPE_SHAPE) chk_help(cx, d, "call the method `%s()`", near);
+    } else if (t->kind == BXC_TYPE_SHAPE) {
+        /* `s.len`: the argument-free methods read like fields */
+        const char *cands[BXC_BM_COUNT];
+        uint32_t nc = 0;
+        for (int i = 0; i < BXC_BM_COUNT; i++)
+            if (bxc_builtin_methods[i].recv == BXC_TYPE_SHAPE && !bxc_builtin_methods[i].nparams &&
+                !bxc_builtin_methods[i].mutates)
+                cands[nc++] = bxc_builtin_methods[i].name;
+        const char *near = chk_nearest(name, cands, nc);
+        if (near) chk_help(cx, d, "call the method `%s()`", near);
     }
     return err();
 }
@@ -1431,17 +1420,9 @@ void chk_zonk_block(chk_ctx *cx, bxc_block *b) {
     chk_zonk_expr(cx, b->tail);
 }
 
+/* A literal's magnitude (the sign is a separate negation) fits kind k. */
 static bool int_fits(uint64_t v, bxc_int_kind k) {
-    switch (k) {
-    case BXC_I8: return v <= 127;
-    case BXC_I16: return v <= 32767;
-    case BXC_I32: return v <= 2147483647u;
-    case BXC_I64: case BXC_ISIZE: return v <= INT64_MAX;
-    case BXC_U8: return v <= 255;
-    case BXC_U16: return v <= 65535;
-    case BXC_U32: return v <= 4294967295u;
-    default: return true;
-    }
+    return k >= BXC_INT_KIND_COUNT || v <= bxc_int_kinds[k].max;
 }
 
 void chk_zonk_expr(chk_ctx *cx, bxc_expr *e) {

@@ -195,7 +195,6 @@ typedef enum chk_attr_site {
 void chk_attrs_placement(chk_ctx *cx, const bxc_attr_list *attrs, chk_attr_site site);
 bxc_attr *chk_find_attr(const bxc_attr_list *attrs, const char *name);
 bool chk_attr_is(const bxc_attr *a, const char *name);
-bool chk_path_is(const bxc_path *p, const char *name);
 /* Validates a cfg condition (the argument of `cfg(...)`); on success
  * *value says whether it holds for the unit's features. */
 bool chk_cfg_condition(chk_ctx *cx, const bxc_attr_arg *arg, bool *value);

@@ -58,20 +58,15 @@ static void table_order_push(chk_ctx *cx, chk_table *t, chk_symbol *s) {
 const char **chk_names_of(chk_ctx *cx, chk_module *cm, int kind_mask, uint32_t *n) {
     uint32_t cap = 16, len = 0;
     const char **out = bxc_arena_alloc(cx->arena, cap * sizeof *out);
-    static const char *const builtin_types[] = {
-        "FloatTensor", "IntTensor", "BoolTensor", "QuantizedTensor", "Shape", "DType",
-        "TensorSpec", "bool", "i8", "i16", "i32", "i64", "isize", "u8", "u16", "u32",
-        "u64", "usize", "f32", "f64",
-    };
     if (kind_mask & (1 << CHK_SYM_TYPE))
-        for (size_t i = 0; i < sizeof builtin_types / sizeof *builtin_types; i++) {
+        for (uint32_t i = 0; i < bxc_builtin_type_count; i++) {
             if (len == cap) {
                 const char **no = bxc_arena_alloc(cx->arena, cap * 2 * sizeof *no);
                 memcpy(no, out, len * sizeof *no);
                 out = no;
                 cap *= 2;
             }
-            out[len++] = builtin_types[i];
+            out[len++] = bxc_builtin_types[i].name;
         }
     if (cm)
         for (uint32_t b = 0; b < CHK_BUCKETS; b++)
@@ -329,29 +324,12 @@ static bool generic_named(const bxc_generic_list *g, const char *name) {
 }
 
 static bool builtin_type(const char *n, bxc_type **out, bool *takes_args) {
-    static const struct { const char *name; bxc_tensor_kind k; } tensors[] = {
-        {"FloatTensor", BXC_TENSOR_FLOAT}, {"IntTensor", BXC_TENSOR_INT},
-        {"BoolTensor", BXC_TENSOR_BOOL}, {"QuantizedTensor", BXC_TENSOR_QUANTIZED},
-    };
+    const bxc_builtin_type *bt = bxc_builtin_type_find(n);
     *takes_args = false;
-    for (size_t i = 0; i < 4; i++)
-        if (strcmp(n, tensors[i].name) == 0) {
-            *out = bxc_type_tensor(tensors[i].k);
-            *takes_args = true;   /* `<Self>` / `<B>` carry no meaning */
-            return true;
-        }
-    for (int k = 0; k < BXC_INT_KIND_COUNT; k++)
-        if (strcmp(n, bxc_int_kind_name((bxc_int_kind)k)) == 0) {
-            *out = bxc_type_int((bxc_int_kind)k);
-            return true;
-        }
-    if (strcmp(n, "f32") == 0) { *out = bxc_type_float(BXC_F32); return true; }
-    if (strcmp(n, "f64") == 0) { *out = bxc_type_float(BXC_F64); return true; }
-    if (strcmp(n, "bool") == 0) { *out = bxc_type_bool(); return true; }
-    if (strcmp(n, "Shape") == 0) { *out = bxc_type_shape(); return true; }
-    if (strcmp(n, "DType") == 0) { *out = bxc_type_dtype(); return true; }
-    if (strcmp(n, "TensorSpec") == 0) { *out = bxc_type_spec(); return true; }
-    return false;
+    if (!bt) return false;
+    *out = bxc_type_builtin(bt);
+    *takes_args = bt->kind == BXC_TYPE_TENSOR;   /* `<Self>` / `<B>` carry no meaning */
+    return true;
 }
 
 static bxc_type *resolve_alias(chk_ctx *cx, chk_symbol *s);

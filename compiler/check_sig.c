@@ -526,9 +526,9 @@ static void check_scalars(method *m, bool active) {
         if (fa) {
             for (uint32_t k = 0; k < fa->args.len; k++) {
                 bxc_attr_arg *arg = fa->args.items[k];
-                if (chk_path_is(arg->path, "scalar") && arg->kind == BXC_ATTR_ARG_PATH) {
+                if (bxc_path_is(arg->path, "scalar") && arg->kind == BXC_ATTR_ARG_PATH) {
                     marked = true;
-                } else if (chk_path_is(arg->path, "scalar") && arg->kind == BXC_ATTR_ARG_ASSIGN) {
+                } else if (bxc_path_is(arg->path, "scalar") && arg->kind == BXC_ATTR_ARG_ASSIGN) {
                     custom = arg->value;
                 } else {
                     bxc_diag *d = chk_error(cx, CHK_E_BAD_ATTR, arg->span,
@@ -629,7 +629,7 @@ static void check_backward(method *m, const char *trait) {
             }
             for (uint32_t j = 0; j < k; j++) {
                 bxc_attr_arg *o = a->args.items[j];
-                if (o->kind == BXC_ATTR_ARG_ASSIGN && chk_path_is(o->path, key))
+                if (o->kind == BXC_ATTR_ARG_ASSIGN && bxc_path_is(o->path, key))
                     chk_error(cx, CHK_E_BACKWARD, arg->span, "gradient of `%s` given twice", key);
             }
             uint32_t before = cx->diags->errors;
@@ -720,7 +720,7 @@ static void check_backward(method *m, const char *trait) {
         bool given = false;
         for (uint32_t k = 0; k < first->args.len; k++) {
             bxc_attr_arg *arg = first->args.items[k];
-            given |= arg->kind == BXC_ATTR_ARG_ASSIGN && chk_path_is(arg->path, ai->name);
+            given |= arg->kind == BXC_ATTR_ARG_ASSIGN && bxc_path_is(arg->path, ai->name);
         }
         if (!given && first->args.len) {
             bxc_diag *d = chk_error(cx, CHK_E_BACKWARD, first->span,
@@ -862,7 +862,7 @@ static const char *op_id(bxc_fn *fn, bxc_span *span) {
         if (!chk_attr_is(a, "fusion")) continue;
         for (uint32_t k = 0; k < a->args.len; k++) {
             bxc_attr_arg *g = a->args.items[k];
-            if (g->kind == BXC_ATTR_ARG_ASSIGN && chk_path_is(g->path, "id") && g->value &&
+            if (g->kind == BXC_ATTR_ARG_ASSIGN && bxc_path_is(g->path, "id") && g->value &&
                 g->value->kind == BXC_EXPR_STRING && g->value->string_lit.len &&
                 strlen(g->value->string_lit.value) == g->value->string_lit.len) {
                 id = g->value->string_lit.value;

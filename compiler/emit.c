@@ -190,30 +190,16 @@ const char *bxc_emit_comment_text(bxc_arena *a, const char *s) {
     return out;
 }
 
-bool bxc_emit_path_is(const bxc_path *p, const char *name) {
-    return p && p->segs.len == 1 && strcmp(p->segs.items[0].name, name) == 0;
-}
-
-static const char *const int_kind_consts[] = {
-    "BEXT_GEN_I8", "BEXT_GEN_I16", "BEXT_GEN_I32", "BEXT_GEN_I64", "BEXT_GEN_ISIZE",
-    "BEXT_GEN_U8", "BEXT_GEN_U16", "BEXT_GEN_U32", "BEXT_GEN_U64", "BEXT_GEN_USIZE",
-};
-
 const char *bxc_emit_int_kind(bxc_int_kind k) {
-    return k < BXC_INT_KIND_COUNT ? int_kind_consts[k] : "BEXT_GEN_I64";
+    return k < BXC_INT_KIND_COUNT ? bxc_int_kinds[k].gen : "BEXT_GEN_I64";
 }
-
-static const char *const int_ctypes[] = {
-    "int8_t", "int16_t", "int32_t", "int64_t", "ptrdiff_t",
-    "uint8_t", "uint16_t", "uint32_t", "uint64_t", "size_t",
-};
 
 const char *bxc_emit_ctype_of(bxc_emit_ctx *cx, bxc_type *t) {
     t = bxc_type_strip_refs(bxc_type_resolve(t));
     switch (t->kind) {
     case BXC_TYPE_UNIT: return "void";
     case BXC_TYPE_BOOL: return "bool";
-    case BXC_TYPE_INT: return int_ctypes[t->int_kind];
+    case BXC_TYPE_INT: return bxc_int_kinds[t->int_kind].ctype;
     case BXC_TYPE_FLOAT: return t->float_kind == BXC_F32 ? "float" : "double";
     case BXC_TYPE_SHAPE: return "bext_meta_shape";
     case BXC_TYPE_DTYPE: return "bext_dtype";
@@ -242,7 +228,7 @@ static const char *feature_macro(bxc_arena *a, const char *feature) {
 }
 
 static const char *feature_name(const bxc_attr_arg *arg) {
-    if (arg->kind != BXC_ATTR_ARG_ASSIGN || !bxc_emit_path_is(arg->path, "feature") || !arg->value ||
+    if (arg->kind != BXC_ATTR_ARG_ASSIGN || !bxc_path_is(arg->path, "feature") || !arg->value ||
         arg->value->kind != BXC_EXPR_STRING)
         return NULL;
     return arg->value->string_lit.value;
@@ -306,7 +292,7 @@ const char *bxc_emit_cfg_attrs(bxc_emit_ctx *cx, const bxc_attr_list *attrs) {
     const char *s = NULL;
     for (uint32_t i = 0; i < attrs->len; i++) {
         const bxc_attr *at = attrs->items[i];
-        if (!bxc_emit_path_is(at->path, "cfg")) continue;
+        if (!bxc_path_is(at->path, "cfg")) continue;
         const char *c = at->args.len == 1 ? bxc_emit_cfg_c(cx, at->args.items[0]) : "0";
         s = s ? bxc_arena_printf(cx->a, "%s && (%s)", s, c) : bxc_arena_printf(cx->a, "(%s)", c);
     }

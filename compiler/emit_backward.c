@@ -26,7 +26,7 @@
 static const bxc_expr *formula_of(const bxc_attr *attr, const char *name) {
     for (uint32_t k = 0; k < attr->args.len; k++) {
         const bxc_attr_arg *g = attr->args.items[k];
-        if (g->kind == BXC_ATTR_ARG_ASSIGN && bxc_emit_path_is(g->path, name)) return g->value;
+        if (g->kind == BXC_ATTR_ARG_ASSIGN && bxc_path_is(g->path, name)) return g->value;
     }
     return NULL;
 }

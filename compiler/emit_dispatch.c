@@ -116,17 +116,8 @@ bxc_type *bxc_emit_tyexpr_type(bxc_emit_ctx *cx, const bxc_tyexpr *te) {
     }
     if (te->kind != BXC_TY_PATH || !te->path || !te->path->segs.len) return NULL;
     const char *n = te->path->segs.items[te->path->segs.len - 1].name;
-    static const char *const tk[] = {"FloatTensor", "IntTensor", "BoolTensor", "QuantizedTensor"};
-    for (int k = 0; k < 4; k++)
-        if (!strcmp(n, tk[k])) return bxc_type_tensor((bxc_tensor_kind)k);
-    for (int k = 0; k < BXC_INT_KIND_COUNT; k++)
-        if (!strcmp(n, bxc_int_kind_name((bxc_int_kind)k))) return bxc_type_int((bxc_int_kind)k);
-    if (!strcmp(n, "f32")) return bxc_type_float(BXC_F32);
-    if (!strcmp(n, "f64")) return bxc_type_float(BXC_F64);
-    if (!strcmp(n, "bool")) return bxc_type_bool();
-    if (!strcmp(n, "Shape")) return bxc_type_shape();
-    if (!strcmp(n, "DType")) return bxc_type_dtype();
-    if (!strcmp(n, "TensorSpec")) return bxc_type_spec();
+    const bxc_builtin_type *bt = bxc_builtin_type_find(n);
+    if (bt) return bxc_type_builtin(bt);
     return bxc_check_lookup_type(cx->u, n);
 }
 
@@ -269,10 +260,10 @@ static const char *arg_field_decl(bxc_emit_ctx *cx, const param_info *p) {
 static const char *op_id(bxc_emit_ctx *cx, const bxc_fn *fn) {
     for (uint32_t i = 0; i < fn->attrs.len; i++) {
         const bxc_attr *a = fn->attrs.items[i];
-        if (!bxc_emit_path_is(a->path, "fusion")) continue;
+        if (!bxc_path_is(a->path, "fusion")) continue;
         for (uint32_t k = 0; k < a->args.len; k++) {
             const bxc_attr_arg *g = a->args.items[k];
-            if (g->kind == BXC_ATTR_ARG_ASSIGN && bxc_emit_path_is(g->path, "id") && g->value &&
+            if (g->kind == BXC_ATTR_ARG_ASSIGN && bxc_path_is(g->path, "id") && g->value &&
                 g->value->kind == BXC_EXPR_STRING && g->value->string_lit.len)
                 return bxc_arena_strndup(cx->a, g->value->string_lit.value, g->value->string_lit.len);
         }
@@ -291,7 +282,7 @@ static const bxc_attr *backward_attr(const trait_info *ti, const bxc_fn *fn) {
     bool listed = false;
     for (uint32_t k = 0; k < ti->nsels; k++) listed |= ti->sels[k].info == AUTODIFF_SEL;
     for (uint32_t i = 0; listed && i < fn->attrs.len; i++)
-        if (bxc_emit_path_is(fn->attrs.items[i]->path, "backward") && fn->attrs.items[i]->args.len &&
+        if (bxc_path_is(fn->attrs.items[i]->path, "backward") && fn->attrs.items[i]->args.len &&
             !bxc_attr_is_backward_manual(fn->attrs.items[i]))
             return fn->attrs.items[i];
     return NULL;
@@ -594,7 +585,7 @@ void bxc_emit_traits(bxc_emit_ctx *cx) {
         if (it->kind != BXC_ITEM_TRAIT) continue;
         const bxc_attr *be = NULL;
         for (uint32_t k = 0; k < it->attrs.len; k++)
-            if (bxc_emit_path_is(it->attrs.items[k]->path, "backend_extension")) be = it->attrs.items[k];
+            if (bxc_path_is(it->attrs.items[k]->path, "backend_extension")) be = it->attrs.items[k];
         if (!be) continue;
         trait_info ti;
         memset(&ti, 0, sizeof ti);

@@ -273,9 +273,9 @@ static const char *view_args(bxc_emit_ctx *cx, const bxc_emit_param *ps, uint32_
 static bool has_scalar_attr(const bxc_attr_list *attrs, bxc_attr_arg_kind kind) {
     for (uint32_t i = 0; i < attrs->len; i++) {
         const bxc_attr *a = attrs->items[i];
-        if (!bxc_emit_path_is(a->path, "fusion")) continue;
+        if (!bxc_path_is(a->path, "fusion")) continue;
         for (uint32_t k = 0; k < a->args.len; k++)
-            if (a->args.items[k]->kind == kind && bxc_emit_path_is(a->args.items[k]->path, "scalar")) return true;
+            if (a->args.items[k]->kind == kind && bxc_path_is(a->args.items[k]->path, "scalar")) return true;
     }
     return false;
 }
@@ -311,9 +311,8 @@ static bool type_marked(bxc_emit_ctx *cx, const bxc_tyexpr *t) {
 static bool type_inferred(const bxc_tyexpr *t) {
     if (!t || t->kind != BXC_TY_PATH || !t->path || t->path->segs.len != 1) return false;
     const char *n = t->path->segs.items[0].name;
-    for (int k = 0; k < BXC_INT_KIND_COUNT; k++)
-        if (!strcmp(n, bxc_int_kind_name((bxc_int_kind)k))) return true;
-    return !strcmp(n, "f32") || !strcmp(n, "f64") || !strcmp(n, "bool");
+    const bxc_builtin_type *bt = bxc_builtin_type_find(n);
+    return bt && (bt->kind == BXC_TYPE_INT || bt->kind == BXC_TYPE_FLOAT || bt->kind == BXC_TYPE_BOOL);
 }
 
 /* Appends `bext_s[k]`'s kind, type and value from C expression v of scalar

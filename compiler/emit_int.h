@@ -107,7 +107,6 @@ const char *bxc_emit_cfg_c(bxc_emit_ctx *cx, const bxc_attr_arg *cond);
 const char *bxc_emit_cfg_text(bxc_emit_ctx *cx, const bxc_attr_arg *cond);
 /* `#[cfg(...)]` attributes of a list as one C condition, or NULL if none. */
 const char *bxc_emit_cfg_attrs(bxc_emit_ctx *cx, const bxc_attr_list *attrs);
-bool bxc_emit_path_is(const bxc_path *p, const char *name);
 
 /* ---- the C name table (emit_names.c) ---- */
 /* Claims file-scope C name cname for the .bext item `what` at span.  A

@@ -601,11 +601,6 @@ static const char *mcall(mctx *m, const bxc_expr *e) {
     return "0";
 }
 
-static bool is_shape_mutator(const char *n) {
-    return !strcmp(n, "push") || !strcmp(n, "pop") || !strcmp(n, "insert") || !strcmp(n, "remove") ||
-           !strcmp(n, "swap");
-}
-
 static const char *mmethod(mctx *m, const bxc_expr *e) {
     bxc_arena *A = m->cx->a;
     const char *n = e->method_call.method.name;
@@ -618,32 +613,38 @@ static const char *mmethod(mctx *m, const bxc_expr *e) {
     }
     for (uint32_t i = 0; i < al->len; i++) args[i] = mx(m, al->items[i]);
     bxc_type *rty = T(recv->ty);
-    if (is_shape_mutator(n) && rty && rty->kind == BXC_TYPE_SHAPE) {
+    /* The checker accepted the call: a builtin method has its arity. */
+    bxc_builtin_method id = rty ? bxc_builtin_method_find(rty->kind, n) : BXC_BM_NONE;
+    if (id != BXC_BM_NONE && bxc_builtin_methods[id].nparams != al->len) id = BXC_BM_NONE;
+    if (id != BXC_BM_NONE && bxc_builtin_methods[id].mutates) {
         bool placeable = recv->kind == BXC_EXPR_PATH || recv->kind == BXC_EXPR_FIELD ||
                          recv->kind == BXC_EXPR_TUPLE_FIELD;
         const char *s = placeable ? place(m, recv) : mx(m, recv);
-        if (!strcmp(n, "push") && al->len == 1) {
+        const char *v = NULL;
+        switch (id) {
+        case BXC_BM_SHAPE_PUSH:
             line(m, "if (!bext_gen_shape_push(err, &%s, (uint64_t)(%s))) %s", s, args[0], fail_ret());
             return NULL;
-        }
-        if (!strcmp(n, "insert") && al->len == 2) {
+        case BXC_BM_SHAPE_INSERT:
             line(m, "if (!bext_gen_shape_insert(err, &%s, (uint64_t)(%s), (uint64_t)(%s))) %s", s, args[0], args[1],
                  fail_ret());
             return NULL;
-        }
-        if (!strcmp(n, "swap") && al->len == 2) {
+        case BXC_BM_SHAPE_SWAP:
             line(m, "if (!bext_gen_shape_swap(err, &%s, (uint64_t)(%s), (uint64_t)(%s))) %s", s, args[0], args[1],
                  fail_ret());
             return NULL;
-        }
-        const char *v = tmp(m);
-        line(m, "uint64_t %s_ = 0;", v);
-        if (!strcmp(n, "pop") && al->len == 0)
+        case BXC_BM_SHAPE_POP:
+            v = tmp(m);
+            line(m, "uint64_t %s_ = 0;", v);
             line(m, "if (!bext_gen_shape_pop(err, &%s, &%s_)) %s", s, v, fail_ret());
-        else if (!strcmp(n, "remove") && al->len == 1)
+            break;
+        case BXC_BM_SHAPE_REMOVE:
+            v = tmp(m);
+            line(m, "uint64_t %s_ = 0;", v);
             line(m, "if (!bext_gen_shape_remove(err, &%s, (uint64_t)(%s), &%s_)) %s", s, args[0], v, fail_ret());
-        else {
-            unsupported(m, e->span, "this shape method");
+            break;
+        default:
+            unsupported(m, e->span, bxc_arena_printf(A, "the method `%s`", n));
             return "0";
         }
         line(m, "BEXT_GEN_UNUSED size_t %s = (size_t)%s_;", v, v);
@@ -655,27 +656,26 @@ static const char *mmethod(mctx *m, const bxc_expr *e) {
         impl_fn f;
         if (find_impl_fn(m->cx, rty->decl, NULL, n, &f) && impl_has_self(f.fn)) return call_impl(m, e, &f, r, args, al->len);
     }
-    if (rty && rty->kind == BXC_TYPE_SHAPE && al->len == 0) {
-        if (!strcmp(n, "len") || !strcmp(n, "num_dims") || !strcmp(n, "rank"))
-            return bind_tmp(m, e->ty, bxc_arena_printf(A, "(size_t)%s.len", r));
-        if (!strcmp(n, "is_empty")) return bind_tmp(m, e->ty, bxc_arena_printf(A, "%s.len == 0", r));
-        if (!strcmp(n, "num_elements")) {
-            const char *v = tmp(m);
-            line(m, "uint64_t %s_ = 0;", v);
-            line(m, "if (!bext_gen_shape_numel(err, &%s, &%s_)) %s", r, v, fail_ret());
-            line(m, "BEXT_GEN_UNUSED size_t %s = (size_t)%s_;", v, v);
-            return v;
-        }
+    switch (id) {
+    case BXC_BM_SHAPE_LEN:
+        return bind_tmp(m, e->ty, bxc_arena_printf(A, "(size_t)%s.len", r));
+    case BXC_BM_SHAPE_NUM_ELEMENTS: {
+        const char *v = tmp(m);
+        line(m, "uint64_t %s_ = 0;", v);
+        line(m, "if (!bext_gen_shape_numel(err, &%s, &%s_)) %s", r, v, fail_ret());
+        line(m, "BEXT_GEN_UNUSED size_t %s = (size_t)%s_;", v, v);
+        return v;
     }
-    if (rty && rty->kind == BXC_TYPE_DTYPE && al->len == 0) {
-        if (!strcmp(n, "is_float") || !strcmp(n, "is_int") || !strcmp(n, "is_bool"))
-            return bind_tmp(m, e->ty, bxc_arena_printf(A, "bext_gen_dtype_%s(%s)", n, r));
-        if (!strcmp(n, "size")) return bind_tmp(m, e->ty, bxc_arena_printf(A, "(size_t)bext_gen_dtype_size(%s)", r));
+    case BXC_BM_DTYPE_IS_FLOAT:
+    case BXC_BM_DTYPE_IS_INT:
+    case BXC_BM_DTYPE_IS_BOOL:
+        /* bext_gen_dtype_is_float / _is_int / _is_bool: the method's name */
+        return bind_tmp(m, e->ty, bxc_arena_printf(A, "bext_gen_dtype_%s(%s)", bxc_builtin_methods[id].name, r));
+    case BXC_BM_DTYPE_SIZE:
+        return bind_tmp(m, e->ty, bxc_arena_printf(A, "(size_t)bext_gen_dtype_size(%s)", r));
+    default:
+        break;
     }
-    if (rty && rty->kind == BXC_TYPE_INT && al->len == 1 && (!strcmp(n, "min") || !strcmp(n, "max")))
-        return bind_tmp(m, e->ty,
-                        bxc_arena_printf(A, "(bext_i128)(%s) %s (bext_i128)(%s) ? (%s) : (%s)", r,
-                                         !strcmp(n, "min") ? "<" : ">", args[0], r, args[0]));
     unsupported(m, e->span, bxc_arena_printf(A, "the method `%s`", n));
     return "0";
 }
@@ -1126,7 +1126,7 @@ static void emit_fn(bxc_emit_ctx *cx, const char *cname, const char *what, const
 
 static bool fn_is_cube(const bxc_item *it) {
     for (uint32_t i = 0; i < it->attrs.len; i++)
-        if (bxc_emit_path_is(it->attrs.items[i]->path, "cube")) return true;
+        if (bxc_path_is(it->attrs.items[i]->path, "cube")) return true;
     return false;
 }
 
@@ -1257,10 +1257,10 @@ void bxc_emit_helpers(bxc_emit_ctx *cx) {
 static const bxc_attr_arg *fusion_arg(const bxc_fn *fn, const char *name) {
     for (uint32_t i = 0; i < fn->attrs.len; i++) {
         const bxc_attr *a = fn->attrs.items[i];
-        if (!bxc_emit_path_is(a->path, "fusion")) continue;
+        if (!bxc_path_is(a->path, "fusion")) continue;
         for (uint32_t k = 0; k < a->args.len; k++) {
             const bxc_attr_arg *g = a->args.items[k];
-            if (g->kind == BXC_ATTR_ARG_ASSIGN && bxc_emit_path_is(g->path, name)) return g;
+            if (g->kind == BXC_ATTR_ARG_ASSIGN && bxc_path_is(g->path, name)) return g;
         }
     }
     return NULL;
@@ -1283,10 +1283,10 @@ static bxc_type *meta_param_type(bxc_type *t, int form) {
 static const bxc_attr_arg *scalar_encoding(const bxc_param *p) {
     for (uint32_t i = 0; i < p->attrs.len; i++) {
         const bxc_attr *a = p->attrs.items[i];
-        if (!bxc_emit_path_is(a->path, "fusion")) continue;
+        if (!bxc_path_is(a->path, "fusion")) continue;
         for (uint32_t k = 0; k < a->args.len; k++) {
             const bxc_attr_arg *g = a->args.items[k];
-            if (g->kind == BXC_ATTR_ARG_ASSIGN && bxc_emit_path_is(g->path, "scalar") && g->value) return g;
+            if (g->kind == BXC_ATTR_ARG_ASSIGN && bxc_path_is(g->path, "scalar") && g->value) return g;
         }
     }
     return NULL;

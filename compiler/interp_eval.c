@@ -659,12 +659,6 @@ static BxvValue make_variant(bxi_interp *in, const bxc_path *path, const bxc_var
 
 /* ---- builtin methods ------------------------------------------------------ */
 
-static bool is_shape_mutator(const char *m)
-{
-    return !strcmp(m, "push") || !strcmp(m, "pop") || !strcmp(m, "insert") || !strcmp(m, "remove") ||
-           !strcmp(m, "swap");
-}
-
 static bxi_status want_args(bxi_interp *in, const bxc_expr *e, uint32_t want)
 {
     uint32_t got = e->method_call.args.len;
@@ -688,10 +682,11 @@ static bxi_status shape_room(bxi_interp *in, const BxvShape *s, bxc_span span)
 static bxi_status shape_mutate(bxi_interp *in, const bxc_expr *e, BxvShape *s, BxvValue *args,
                                BxvValue *out)
 {
-    const char *m = e->method_call.method.name;
     const bxc_expr_list *al = &e->method_call.args;
     *out = bxv_unit();
-    if (!strcmp(m, "push")) {
+    bxc_builtin_method id = bxc_builtin_method_find(BXC_TYPE_SHAPE, e->method_call.method.name);
+    switch (id) {
+    case BXC_BM_SHAPE_PUSH: {
         uint64_t d;
         if (want_args(in, e, 1) || bxi_to_index(in, args[0], al->items[0]->span, "a dimension", &d) ||
             shape_room(in, s, e->span))
@@ -699,7 +694,7 @@ static bxi_status shape_mutate(bxi_interp *in, const bxc_expr *e, BxvShape *s, B
         bxv_shape_push(&in->scratch, s, d);
         return BXI_OK;
     }
-    if (!strcmp(m, "pop")) {
+    case BXC_BM_SHAPE_POP:
         /* Rust's Vec::pop returns an Option; the language has no Option, so
          * popping an empty shape is an error and the result is the dim. */
         if (want_args(in, e, 0))
@@ -710,8 +705,7 @@ static bxi_status shape_mutate(bxi_interp *in, const bxc_expr *e, BxvShape *s, B
         }
         *out = bxv_int(s->dims[--s->len], BXV_USIZE);
         return BXI_OK;
-    }
-    if (!strcmp(m, "insert")) {
+    case BXC_BM_SHAPE_INSERT: {
         uint64_t at, d;
         if (want_args(in, e, 2) || bxi_to_index(in, args[0], al->items[0]->span, "an index", &at) ||
             bxi_to_index(in, args[1], al->items[1]->span, "a dimension", &d))
@@ -727,7 +721,7 @@ static bxi_status shape_mutate(bxi_interp *in, const bxc_expr *e, BxvShape *s, B
         bxv_shape_insert(&in->scratch, s, (size_t)at, d);
         return BXI_OK;
     }
-    if (!strcmp(m, "remove")) {
+    case BXC_BM_SHAPE_REMOVE: {
         uint64_t at;
         if (want_args(in, e, 1) || bxi_to_index(in, args[0], al->items[0]->span, "an index", &at))
             return BXI_ERR;
@@ -740,7 +734,14 @@ static bxi_status shape_mutate(bxi_interp *in, const bxc_expr *e, BxvShape *s, B
         *out = bxv_int(bxv_shape_remove(s, (size_t)at), BXV_USIZE);
         return BXI_OK;
     }
-    /* swap */
+    case BXC_BM_SHAPE_SWAP:
+        break;
+    default:
+        /* a mutating method of another receiver (builtins.h) */
+        bxi_error(in, BXI_E_NAME, e->method_call.method.span, "no method `%s` on a value of type `Shape`",
+                  e->method_call.method.name);
+        return BXI_ERR;
+    }
     uint64_t a, b;
     if (want_args(in, e, 2) || bxi_to_index(in, args[0], al->items[0]->span, "an index", &a) ||
         bxi_to_index(in, args[1], al->items[1]->span, "an index", &b))
@@ -800,7 +801,7 @@ static bxi_status method_call(bxi_interp *in, const bxc_expr *e, BxvValue *out)
         if (st != BXI_OK)
             return st;
     }
-    if (is_shape_mutator(m)) {
+    if (bxc_builtin_method_mutates(m)) {
         const bxc_expr *recv = e->method_call.receiver;
         bool placeable = recv->kind == BXC_EXPR_PATH || recv->kind == BXC_EXPR_FIELD ||
                          recv->kind == BXC_EXPR_TUPLE_FIELD;
@@ -849,44 +850,44 @@ static bxi_status method_call(bxi_interp *in, const bxc_expr *e, BxvValue *out)
         *out = bxv_copy(&in->scratch, &v);
         return BXI_OK;
     }
-    if (v.kind == BXV_SHAPE) {
-        const BxvShape *s = &v.u.shape;
-        if (!strcmp(m, "len")) {
-            if (want_args(in, e, 0))
+    bxc_builtin_method id = v.kind == BXV_SHAPE ? bxc_builtin_method_find(BXC_TYPE_SHAPE, m)
+                          : v.kind == BXV_DTYPEV ? bxc_builtin_method_find(BXC_TYPE_DTYPE, m)
+                          : BXC_BM_NONE;
+    if (id != BXC_BM_NONE && want_args(in, e, bxc_builtin_methods[id].nparams))
+        return BXI_ERR;
+    switch (id) {
+    case BXC_BM_SHAPE_LEN:
+        *out = bxv_int((__int128)v.u.shape.len, BXV_USIZE);
+        return BXI_OK;
+    case BXC_BM_SHAPE_NUM_ELEMENTS: {
+        __int128 n = 1;
+        for (size_t i = 0; i < v.u.shape.len; i++) {
+            n *= v.u.shape.dims[i];
+            if (n > (__int128)UINT64_MAX) {
+                bxi_error(in, BXI_E_OVERFLOW, e->span, "the number of elements overflows `usize`");
                 return BXI_ERR;
-            *out = bxv_int((__int128)s->len, BXV_USIZE);
-            return BXI_OK;
-        }
-        if (!strcmp(m, "num_elements")) {
-            if (want_args(in, e, 0))
-                return BXI_ERR;
-            __int128 n = 1;
-            for (size_t i = 0; i < s->len; i++) {
-                n *= s->dims[i];
-                if (n > (__int128)UINT64_MAX) {
-                    bxi_error(in, BXI_E_OVERFLOW, e->span, "the number of elements overflows `usize`");
-                    return BXI_ERR;
-                }
             }
-            *out = bxv_int(n, BXV_USIZE);
-            return BXI_OK;
         }
-    } else if (v.kind == BXV_DTYPEV) {
+        *out = bxv_int(n, BXV_USIZE);
+        return BXI_OK;
+    }
+    case BXC_BM_DTYPE_IS_FLOAT:
+    case BXC_BM_DTYPE_IS_INT:
+    case BXC_BM_DTYPE_IS_BOOL: {
         BxvDType d = v.u.dtype;
-        if (!strcmp(m, "is_float") || !strcmp(m, "is_int") || !strcmp(m, "is_bool")) {
-            if (want_args(in, e, 0))
-                return BXI_ERR;
-            bool fl = d == BXV_DT_F32 || d == BXV_DT_F64 || d == BXV_DT_F16 || d == BXV_DT_BF16;
-            bool bo = d == BXV_DT_BOOL;
-            *out = bxv_bool(m[3] == 'f' ? fl : m[3] == 'b' ? bo : !fl && !bo);
-            return BXI_OK;
-        }
-        if (!strcmp(m, "size")) {
-            if (want_args(in, e, 0))
-                return BXI_ERR;
-            *out = bxv_int(bxv_dtype_size(d), BXV_USIZE);
-            return BXI_OK;
-        }
+        bool fl = d == BXV_DT_F32 || d == BXV_DT_F64 || d == BXV_DT_F16 || d == BXV_DT_BF16;
+        bool bo = d == BXV_DT_BOOL;
+        *out = bxv_bool(id == BXC_BM_DTYPE_IS_FLOAT ? fl : id == BXC_BM_DTYPE_IS_BOOL ? bo : !fl && !bo);
+        return BXI_OK;
+    }
+    case BXC_BM_DTYPE_SIZE:
+        *out = bxv_int(bxv_dtype_size(v.u.dtype), BXV_USIZE);
+        return BXI_OK;
+    case BXC_BM_SHAPE_SWAP: case BXC_BM_SHAPE_PUSH: case BXC_BM_SHAPE_POP:
+    case BXC_BM_SHAPE_INSERT: case BXC_BM_SHAPE_REMOVE:
+        break;   /* mutators: evaluated on a place above */
+    case BXC_BM_NONE: case BXC_BM_COUNT:
+        break;
     }
     if (v.kind == BXV_STRUCT || v.kind == BXV_ENUM)
         return impl_method_call(in, e, &v, args, nargs, out);
@@ -1412,8 +1413,7 @@ static __attribute__((noinline)) bxi_status ev_unary(bxi_interp *in, const bxc_e
             /* Bitwise not within the type's width. */
             __int128 r = bxv_int_type_signed(a.u.i.ty) ? ~a.u.i.v : 0;
             if (!bxv_int_type_signed(a.u.i.ty)) {
-                __int128 max = a.u.i.ty == BXV_U8 ? UINT8_MAX : a.u.i.ty == BXV_U16 ? UINT16_MAX
-                             : a.u.i.ty == BXV_U32 ? UINT32_MAX : (__int128)UINT64_MAX;
+                __int128 max = (__int128)bxc_int_kinds[a.u.i.ty].max;
                 r = max - a.u.i.v;
             }
             *out = bxv_int(r, a.u.i.ty);

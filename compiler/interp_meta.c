@@ -12,10 +12,9 @@
  *                         runs over the specs, each op through the
  *                         runtime's inference rule (interp_body.c). */
 #include "interp_int.h"
+#include "types.h"
 
 #include <string.h>
-
-static const char *const tensor_types[] = {"FloatTensor", "IntTensor", "BoolTensor", "QuantizedTensor"};
 
 static bool is_tensor_type(const bxc_tyexpr *t)
 {
@@ -23,10 +22,8 @@ static bool is_tensor_type(const bxc_tyexpr *t)
     if (!t || t->kind != BXC_TY_PATH || !t->path)
         return false;
     const char *n = t->path->segs.items[t->path->segs.len - 1].name;
-    for (size_t i = 0; i < sizeof tensor_types / sizeof tensor_types[0]; i++)
-        if (strcmp(n, tensor_types[i]) == 0)
-            return true;
-    return false;
+    const bxc_builtin_type *bt = bxc_builtin_type_find(n);
+    return bt && bt->kind == BXC_TYPE_TENSOR;
 }
 
 /* The name of the extension type (#[derive(ExtensionType)]) a parameter

@@ -255,22 +255,30 @@ bool bxc_type_has_tensors(bxc_type *t) {
     return false;
 }
 
-static const char *const int_names[BXC_INT_KIND_COUNT] = {
-    "i8", "i16", "i32", "i64", "isize", "u8", "u16", "u32", "u64", "usize",
-};
-_Static_assert(sizeof int_names / sizeof *int_names == BXC_INT_KIND_COUNT, "ORDER BXV_INT");
+bxc_type *bxc_type_builtin(const bxc_builtin_type *bt) {
+    switch ((bxc_type_kind)bt->kind) {
+    case BXC_TYPE_TENSOR: return bxc_type_tensor((bxc_tensor_kind)bt->sub);
+    case BXC_TYPE_INT: return bxc_type_int((bxc_int_kind)bt->sub);
+    case BXC_TYPE_FLOAT: return bxc_type_float((bxc_float_kind)bt->sub);
+    case BXC_TYPE_BOOL: return bxc_type_bool();
+    case BXC_TYPE_SHAPE: return bxc_type_shape();
+    case BXC_TYPE_DTYPE: return bxc_type_dtype();
+    case BXC_TYPE_SPEC: return bxc_type_spec();
+    default: return bxc_type_error();
+    }
+}
 
 const char *bxc_int_kind_name(bxc_int_kind k) {
-    return k < BXC_INT_KIND_COUNT ? int_names[k] : "?";
+    return k < BXC_INT_KIND_COUNT ? bxc_int_kinds[k].name : "?";
 }
-bool bxc_int_kind_signed(bxc_int_kind k) { return k <= BXC_ISIZE; }
+bool bxc_int_kind_signed(bxc_int_kind k) { return k < BXC_INT_KIND_COUNT && bxc_int_kinds[k].is_signed; }
 const char *bxc_float_kind_name(bxc_float_kind k) { return k == BXC_F32 ? "f32" : "f64"; }
 
-static const char *const tensor_names[BXC_TENSOR_KIND_COUNT] = {
-    "FloatTensor", "IntTensor", "BoolTensor", "QuantizedTensor",
-};
 const char *bxc_tensor_kind_name(bxc_tensor_kind k) {
-    return k < BXC_TENSOR_KIND_COUNT ? tensor_names[k] : "?";
+    for (uint32_t i = 0; i < bxc_builtin_type_count; i++)
+        if (bxc_builtin_types[i].kind == BXC_TYPE_TENSOR && bxc_builtin_types[i].sub == k)
+            return bxc_builtin_types[i].name;
+    return "?";
 }
 
 static const char *const kind_names[BXC_TYPE_KIND_COUNT] = {

@@ -30,6 +30,7 @@
 #include <stdint.h>
 
 #include "arena.h"
+#include "builtins.h"
 #include "source.h"
 
 struct bxc_item;
@@ -60,11 +61,12 @@ typedef enum bxc_type_kind {
     BXC_TYPE_KIND_COUNT
 } bxc_type_kind;
 
-/* ORDER BXV_INT: the same order as value.h's BxvIntType, so the
- * interpreter can convert with a cast. */
+/* The rows of builtins.h's BXC_INT_KINDS; value.h's BxvIntType is made
+ * from the same table, so the interpreter converts with a cast. */
 typedef enum bxc_int_kind {
-    BXC_I8, BXC_I16, BXC_I32, BXC_I64, BXC_ISIZE,
-    BXC_U8, BXC_U16, BXC_U32, BXC_U64, BXC_USIZE,
+#define X(n, s, b, sg, lo, hi, c, g) BXC_##n,
+    BXC_INT_KINDS(X)
+#undef X
     BXC_INT_KIND_COUNT
 } bxc_int_kind;
 
@@ -183,6 +185,8 @@ bool bxc_type_is_extension(bxc_type *t);
 const char *bxc_int_kind_name(bxc_int_kind k);      /* "usize" */
 const char *bxc_float_kind_name(bxc_float_kind k);  /* "f32" */
 const char *bxc_tensor_kind_name(bxc_tensor_kind k);/* "FloatTensor" */
+/* The singleton type a builtins.h builtin type row names. */
+bxc_type *bxc_type_builtin(const bxc_builtin_type *bt);
 bool bxc_int_kind_signed(bxc_int_kind k);
 const char *bxc_type_kind_name(bxc_type_kind k);
 

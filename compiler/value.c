@@ -23,14 +23,6 @@ static void *bxv_xmalloc(size_t n)
 
 /* ---- type tables ------------------------------------------------------- */
 
-static const char *const int_names[] = {
-#define X(n, s) s,
-    BXV_INT_TYPES(X)
-#undef X
-};
-_Static_assert(sizeof int_names / sizeof int_names[0] == BXV_INT_TYPE_COUNT,
-               "int_names follows BXV_INT_TYPES");
-
 static const struct { const char *name; unsigned size; } dtype_info[] = {
 #define X(n, s, sz) {s, sz},
     BXV_DTYPES(X)
@@ -39,42 +31,32 @@ static const struct { const char *name; unsigned size; } dtype_info[] = {
 _Static_assert(sizeof dtype_info / sizeof dtype_info[0] == BXV_DTYPE_COUNT,
                "dtype_info follows BXV_DTYPES");
 
-const char *bxv_int_type_name(BxvIntType t) { return int_names[t]; }
+/* The kinds below BXV_ILIT are builtins.h's integer table, in its order. */
+const char *bxv_int_type_name(BxvIntType t)
+{
+    return t < BXV_ILIT ? bxc_int_kinds[t].name : "{integer}";
+}
 
 bool bxv_int_type_signed(BxvIntType t)
 {
-    return t <= BXV_ISIZE || t == BXV_ILIT;
+    return t >= BXV_ILIT || bxc_int_kinds[t].is_signed;
 }
 
 bool bxv_int_fits(__int128 v, BxvIntType t)
 {
-    switch (t) {
-    case BXV_I8:    return v >= INT8_MIN && v <= INT8_MAX;
-    case BXV_I16:   return v >= INT16_MIN && v <= INT16_MAX;
-    case BXV_I32:   return v >= INT32_MIN && v <= INT32_MAX;
-    case BXV_I64:
-    case BXV_ISIZE: return v >= INT64_MIN && v <= INT64_MAX;  /* 64-bit hosts */
-    case BXV_U8:    return v >= 0 && v <= UINT8_MAX;
-    case BXV_U16:   return v >= 0 && v <= UINT16_MAX;
-    case BXV_U32:   return v >= 0 && v <= UINT32_MAX;
-    case BXV_U64:
-    case BXV_USIZE: return v >= 0 && v <= (__int128)UINT64_MAX;
+    if (t < BXV_ILIT)
+        return v >= (__int128)bxc_int_kinds[t].min && v <= (__int128)bxc_int_kinds[t].max;
     /* An unsuffixed literal must fit some 64-bit type. */
-    case BXV_ILIT:  return v >= INT64_MIN && v <= (__int128)UINT64_MAX;
-    case BXV_INT_TYPE_COUNT: break;
-    }
-    return false;
+    return t == BXV_ILIT && v >= INT64_MIN && v <= (__int128)UINT64_MAX;
 }
 
 bool bxv_int_type_from_name(const char *name, size_t len, BxvIntType *out)
 {
-    for (int t = 0; t < BXV_ILIT; t++) {
-        if (strlen(int_names[t]) == len && memcmp(int_names[t], name, len) == 0) {
-            *out = (BxvIntType)t;
-            return true;
-        }
-    }
-    return false;
+    int k = bxc_int_kind_find(name, (uint32_t)len);
+    if (k < 0)
+        return false;
+    *out = (BxvIntType)k;
+    return true;
 }
 
 const char *bxv_float_type_name(BxvFloatType t)

@@ -23,18 +23,17 @@
 #include <stdint.h>
 
 #include "arena.h"
+#include "builtins.h"
 
 /* ---- integer and float types ----------------------------------------- */
 
-/* ORDER BXV_INT: the table in value.c (names, bounds) follows this order. */
-#define BXV_INT_TYPES(X) \
-    X(I8, "i8")   X(I16, "i16") X(I32, "i32") X(I64, "i64") X(ISIZE, "isize") \
-    X(U8, "u8")   X(U16, "u16") X(U32, "u32") X(U64, "u64") X(USIZE, "usize") \
-    X(ILIT, "{integer}")
+/* The integer kinds of builtins.h's BXC_INT_KINDS (names, bounds), in its
+ * order, then ILIT: an unsuffixed literal not yet given a type. */
 typedef enum BxvIntType {
-#define X(n, s) BXV_##n,
-    BXV_INT_TYPES(X)
+#define X(n, s, b, sg, lo, hi, c, g) BXV_##n,
+    BXC_INT_KINDS(X)
 #undef X
+    BXV_ILIT,
     BXV_INT_TYPE_COUNT
 } BxvIntType;
 

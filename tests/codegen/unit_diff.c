@@ -108,14 +108,11 @@ static const char *spelling(bxc_arena *a, bxc_type *t) {
   }
 }
 
-static const char *const int_ctypes[] = {"int8_t",  "int16_t",  "int32_t",  "int64_t",  "ptrdiff_t",
-                                         "uint8_t", "uint16_t", "uint32_t", "uint64_t", "size_t"};
-
 static const char *ctype(bxc_arena *a, const char *stem, bxc_type *t) {
   t = strip(t);
   switch (t->kind) {
   case BXC_TYPE_BOOL: return "bool";
-  case BXC_TYPE_INT: return int_ctypes[t->int_kind];
+  case BXC_TYPE_INT: return bxc_int_kinds[t->int_kind].ctype;
   case BXC_TYPE_FLOAT: return t->float_kind == BXC_F32 ? "float" : "double";
   case BXC_TYPE_SHAPE: return "bext_meta_shape";
   case BXC_TYPE_DTYPE: return "bext_dtype";
@@ -207,9 +204,9 @@ static void gen_value(bxc_arena *a, const char *stem, bxc_type *t, unsigned pick
     __int128 v = fits[pick % n];
     *out = bxv_int(v, (BxvIntType)t->int_kind);
     char b[48];
-    if (v == INT64_MIN) bprintf(c, "(%s)(-9223372036854775807LL - 1)", int_ctypes[t->int_kind]);
-    else if (v < 0) bprintf(c, "(%s)%sLL", int_ctypes[t->int_kind], i128s(b, v));
-    else bprintf(c, "(%s)%sULL", int_ctypes[t->int_kind], i128s(b, v));
+    if (v == INT64_MIN) bprintf(c, "(%s)(-9223372036854775807LL - 1)", bxc_int_kinds[t->int_kind].ctype);
+    else if (v < 0) bprintf(c, "(%s)%sLL", bxc_int_kinds[t->int_kind].ctype, i128s(b, v));
+    else bprintf(c, "(%s)%sULL", bxc_int_kinds[t->int_kind].ctype, i128s(b, v));
     return;
   }
   case BXC_TYPE_FLOAT: {
@@ -809,4 +806,34 @@ Test(diff, metadata_functions_match_the_interpreter, .timeout = 300) {
   }
   cr_log_info("compared %u calls from %u files", total, files);
   cr_assert_gt(total, 300, "too few calls compared (%u): are the helpers found?", total);
+}
+
+/* compiler/builtins.h is the one list of builtin methods: every row needs a
+ * helper <receiver>_<method> in ext/builtins.bext that calls it, which the
+ * differential test above then runs through the checker, the interpreter
+ * and the generated C.  A row added without one fails here. */
+Test(diff, builtins_table_rows_have_a_helper) {
+  const char *rel = "tests/codegen/ext/builtins.bext";
+  bxc_unit u;
+  cr_assert(cg_try_load(&u, rel), "%s does not check", rel);
+  unsigned found = 0;
+  for (int id = 0; id < BXC_BM_COUNT; id++) {
+    const bxc_builtin_method_info *bm = &bxc_builtin_methods[id];
+    char want[64];
+    snprintf(want, sizeof want, "%s_%s", bm->recv == BXC_TYPE_SHAPE ? "shape" : "dtype", bm->name);
+    cr_assert(bm->recv == BXC_TYPE_SHAPE || bm->recv == BXC_TYPE_DTYPE, "`%s`: a new receiver kind; name it here",
+              bm->name);
+    bool has = false;
+    for (uint32_t m = 0; m < u.norder && !has; m++) {
+      const bxc_module *mod = u.order[m];
+      for (uint32_t i = 0; mod->is_root && mod->ast && i < mod->ast->items.len; i++) {
+        const bxc_item *it = mod->ast->items.items[i];
+        if (it->kind == BXC_ITEM_FN && !strcmp(it->fn->name.name, want)) has = true;
+      }
+    }
+    cr_expect(has, "%s has no helper `%s` for the builtin method `%s`", rel, want, bm->name);
+    found += has;
+  }
+  cr_assert_eq(found, (unsigned)BXC_BM_COUNT);
+  bxc_unit_free(&u);
 }

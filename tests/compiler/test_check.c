@@ -390,3 +390,22 @@ Test(check, repl_items_replace_older_ones) {
         cr_assert_str_eq(tn(t), want[k]);
     }
 }
+
+/* compiler/builtins.h: every builtin type name resolves, in a signature, to
+ * the type the row names, and that type prints as the name (the printer's
+ * own names for tensor, float and integer kinds agree with the table). */
+Test(check, builtin_types_table_resolves_and_prints) {
+    char src[4096];
+    size_t len = 0;
+    for (uint32_t i = 0; i < bxc_builtin_type_count; i++) {
+        const char *n = bxc_builtin_types[i].name;
+        cr_assert_str_eq(tn(bxc_type_builtin(&bxc_builtin_types[i])), n);
+        len += (size_t)snprintf(src + len, sizeof src - len, "type A%u = %s;\n", i, n);
+    }
+    cr_assert(check_text(src), "%s", all_messages());
+    for (int k = 0; k < BXC_INT_KIND_COUNT; k++) {
+        cr_assert_str_eq(bxc_int_kind_name((bxc_int_kind)k), bxc_int_kinds[k].name);
+        cr_assert_eq(bxc_int_kind_signed((bxc_int_kind)k), bxc_int_kinds[k].is_signed);
+        cr_assert(bxc_builtin_type_find(bxc_int_kinds[k].name), "`%s` is not a builtin type", bxc_int_kinds[k].name);
+    }
+}
