@@ -314,7 +314,6 @@ static bool forward_inner(struct bext_device *dev, bext_ext_call *call) {
   return ok;
 }
 
-static const char *strategy_name(bext_autodiff_strategy s);
 
 /* The inputs' autodiff contexts merge (language.md §3): untracked inputs
  * are constants, tracked ones must share one checkpointing strategy.
@@ -341,8 +340,8 @@ static bool merge_contexts(struct bext_device *dev, const bext_ext_method *m, co
     if (d->strategy != d0->strategy)
       return bxr_error("%s: tracked inputs must share one checkpointing strategy: `%s` is on %s (strategy %s), "
                        "`%s` on %s (strategy %s)",
-                       m->what, s[first].name, d0->name, strategy_name(d0->strategy), s[i].name, d->name,
-                       strategy_name(d->strategy));
+                       m->what, s[first].name, d0->name, bxr_strategy_name(d0->strategy), s[i].name, d->name,
+                       bxr_strategy_name(d->strategy));
   }
   *tracked = first >= 0;
   struct bext_device *target = first >= 0 ? (*s[first].at)->device : dev;
@@ -836,7 +835,6 @@ bext_tensor *bext_autodiff_value(const bext_tensor *t) {
   return bext_retain(on_autodiff(t) ? priv_of(t)->inner : (bext_tensor *)t);
 }
 
-static const char *strategy_name(bext_autodiff_strategy s) { return s == BEXT_AUTODIFF_BALANCED ? "balanced" : "none"; }
 
 /* The checks of bext_autodiff_record's arguments; the autodiff device
  * (NULL: the inputs are on a plain device) in *dev_out. */
@@ -861,8 +859,8 @@ static bool record_args(const bext_custom_node *n, const bext_tensor *out, struc
       if (on_autodiff(t) && t->device->route == dev->route)
         return bxr_error("bext_autodiff_record: node '%s': tracked inputs must share one checkpointing strategy: "
                          "input %d is on %s (strategy %s), input %d on %s (strategy %s)",
-                         nm, first, dev->name, strategy_name(dev->strategy), i, t->device->name,
-                         strategy_name(t->device->strategy));
+                         nm, first, dev->name, bxr_strategy_name(dev->strategy), i, t->device->name,
+                         bxr_strategy_name(t->device->strategy));
       return bxr_error("bext_autodiff_record: node '%s': inputs on different devices: input 0 is on %s, input %d on %s",
                        nm, dev->name, i, t->device->name);
     }

@@ -130,6 +130,8 @@ BXR_FUNC struct bext_device *bxr_device_resolve(const bext_device *dev, const ch
 /* The base device of a backend kind with its default spelling ("flex",
  * "cube:cpu"), interned once; NULL + error for a kind out of range. */
 BXR_FUNC const bext_device *bxr_device_base(bext_backend_kind kind);
+/* "none", "balanced": a strategy as "+autodiff(...)" spells it. */
+BXR_FUNC const char *bxr_strategy_name(bext_autodiff_strategy s);
 /* Storage accounting (tensor.c calls these for storage_alloc'ed buffers). */
 BXR_FUNC void bxr_device_count_alloc(struct bext_device *dev, size_t bytes);
 BXR_FUNC void bxr_device_count_free(struct bext_device *dev, size_t bytes);

@@ -80,6 +80,16 @@ bool bxr_layer_register(const struct bxr_layer *l) {
   return ok;
 }
 
+/* Autodiff's strategies as spelled in "+autodiff(...)", the one list the
+ * parser, the canonical spelling and autodiff's messages read. */
+#define BXR_STRATEGY_COUNT 2
+static const char *const strategy_names[BXR_STRATEGY_COUNT] = {
+    [BEXT_AUTODIFF_NONE] = "none", [BEXT_AUTODIFF_BALANCED] = "balanced"};
+
+const char *bxr_strategy_name(bext_autodiff_strategy s) {
+  return (unsigned)s < BXR_STRATEGY_COUNT ? strategy_names[s] : "?";
+}
+
 /* -------------------------------------------------------------- the grammar */
 
 /* A parsed spec before interning. */
@@ -195,8 +205,10 @@ static const char *parse_layer(const char *s, struct spec *d, int *row, const ch
       return NULL;
     }
     size_t an = (size_t)(close - p - 1);
-    if (an == 4 && !strncmp(p + 1, "none", 4)) d->strategy = BEXT_AUTODIFF_NONE;
-    else if (an == 8 && !strncmp(p + 1, "balanced", 8)) d->strategy = BEXT_AUTODIFF_BALANCED;
+    int st = -1;
+    for (int k = 0; k < BXR_STRATEGY_COUNT && st < 0; k++)
+      if (strlen(strategy_names[k]) == an && !strncmp(p + 1, strategy_names[k], an)) st = k;
+    if (st >= 0) d->strategy = (bext_autodiff_strategy)st;
     else {
       snprintf(msg, mn, "unknown autodiff strategy '%.*s' (expected none or balanced)", (int)an, p + 1);
       *why = msg;
@@ -259,8 +271,9 @@ static void format_spec(const struct spec *d, int nl, char *buf, size_t n) {
   else w = snprintf(buf, n, "%s", k);
   for (int i = 0; i < nl && w >= 0 && (size_t)w < n; i++) {
     int row = d->layer[i];
-    bool bal = row == BEXT_LAYER_AUTODIFF && d->strategy == BEXT_AUTODIFF_BALANCED;
-    w += snprintf(buf + w, n - (size_t)w, "+%s%s", layers[row].name, bal ? "(balanced)" : "");
+    bool st = row == BEXT_LAYER_AUTODIFF && d->strategy != BEXT_AUTODIFF_NONE;
+    w += snprintf(buf + w, n - (size_t)w, "+%s%s%s%s", layers[row].name, st ? "(" : "",
+                  st ? strategy_names[d->strategy] : "", st ? ")" : "");
   }
 }
 

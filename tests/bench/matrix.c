@@ -52,6 +52,7 @@
 
 #include "bext/bext.h"
 #include "bext/ops.h"
+#include "bench_env.h"
 #include "torch_shim.h"
 
 static int g_threads = 2, g_reps = 3;
@@ -839,18 +840,7 @@ int main(int argc, char **argv) {
   }
   if (g_threads < 1) g_threads = 1;
   if (g_reps < 1) g_reps = 1;
-  /* OpenMP reads its environment when libgomp loads: set it and re-exec
-   * (as bext-bench does: passive idle threads, one thread count for all). */
-  if (!getenv("BXBT_REEXEC")) {
-    char nt[16];
-    snprintf(nt, sizeof nt, "%d", g_threads);
-    setenv("OMP_WAIT_POLICY", "passive", 1);
-    setenv("OMP_NUM_THREADS", nt, 1);
-    setenv("BEXT_NUM_THREADS", nt, 1);
-    setenv("BXBT_REEXEC", "1", 1);
-    execv("/proc/self/exe", argv);
-    perror("bext-matrix: re-exec");
-  }
+  bxbt_reexec_with_threads(g_threads, argv, "bext-matrix");
   if (!(g_flex = bext_device_get("flex"))) die("device");
   int tt = bxbt_torch_set_threads(g_threads);
   double t_start = now_ns();
