@@ -273,8 +273,10 @@ BXK_FUNC char *bxk_print_alloc(const struct bxk_kernel *k);
 
 /* ----------------------------------------------------------- serializer */
 #define BXK_FORMAT_VERSION 1
-/* malloc'd bytes (free()); NULL when out of memory.  The kernel need not be
- * verified, but only verified kernels are meant to travel. */
+/* malloc'd bytes (free()); NULL when out of memory.  Only a verified
+ * kernel is guaranteed to read back: an unverified one (a value defined
+ * twice, a constant of type void) is written as it stands, and
+ * bxk_deserialize may reject the result (the fuzzer found one). */
 BXK_FUNC uint8_t *bxk_serialize(const struct bxk_kernel *k, size_t *len);
 /* A new kernel, or NULL with a FORMAT/VERSION/OOM diagnostic.  Never
  * trusts the input: every count and index is bounded; the result is

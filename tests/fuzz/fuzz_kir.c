@@ -4,8 +4,9 @@
  * checksum) so the fuzzer explores the parser rather than the checksum;
  * inputs starting with 0xFF go in raw, for the header checks.  A blob
  * must be accepted or rejected with a diagnostic; an accepted kernel is
- * verified, printed, and (when it verifies) folded and round-tripped:
- * print(deserialize(serialize(k))) must equal print(k).  Any crash,
+ * printed and verified, and one that verifies is round-tripped
+ * (print(deserialize(serialize(k))) must equal print(k): the serializer's
+ * contract covers verified kernels only) and folded.  Any crash,
  * sanitizer report, leak or hang is a finding. */
 #include <stdint.h>
 #include <stdlib.h>
@@ -49,11 +50,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (ds.n == 0) abort(); /* a rejection always says why */
     return 0;
   }
+  /* The printer prints anything; the serializer, like every other
+   * consumer, takes verified kernels only (bxk.h), so the round trip is
+   * checked on those. */
   char *a = bxk_print_alloc(k);
-  char *b = reprint(k);
-  if (!a || !b || strcmp(a, b) != 0) abort();
-  free(b);
+  if (!a) abort();
   if (bxk_verify(k, &ds)) {
+    char *b = reprint(k);
+    if (!b || strcmp(a, b) != 0) abort();
+    free(b);
     bxk_fold(k);
     if (!bxk_verify(k, &ds)) abort(); /* folding keeps a kernel valid */
   }
