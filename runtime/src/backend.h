@@ -24,10 +24,14 @@
 
 #include "bext/ext.h"
 
+struct bxk_kernel;   /* runtime/kir/bxk.h: a kernel in the kernel IR */
+struct bxr_kernel;   /* a device's compiled kernel: opaque outside its backend */
+union bxl_scalar;    /* runtime/llvm/bxl.h: one 8-byte scalar argument slot */
+
 /* Bump when a member changes meaning; backends set .api_version to it and
  * the device registry refuses a mismatching backend.  2: device instances,
- * opaque storage, sync, extension ops. */
-#define BXR_BACKEND_API_VERSION 2
+ * opaque storage, sync, extension ops.  3: kernel_prepare / kernel_launch. */
+#define BXR_BACKEND_API_VERSION 3
 
 struct bxr_backend {
   int api_version;           /* BXR_BACKEND_API_VERSION */
@@ -95,6 +99,31 @@ struct bxr_backend {
    * dev's backend (bxr_ext_run).  A decorator sets it to record, tape,
    * send or (a transparent layer) forward the call to dev->inner. */
   bool (*ext_exec)(struct bext_device *dev, bext_ext_call *call);
+
+  /* Kernels in the kernel IR reach a device through these two members
+   * and no other way (issue 9): Fusion's fused chains, the stdlib kernels
+   * of cube:cpu and the launchers of .bext kernels all call them.  NULL:
+   * the device cannot run IR kernels (LibTorch, Remote): Fusion then runs
+   * the recorded ops unfused.
+   *
+   * kernel_prepare compiles ir (a verified kernel; the caller keeps
+   * ownership) for dev.  key identifies the IR for the device's caches
+   * (equal keys mean equal IR: a hash of the serialized form).  The
+   * result stays valid until the device closes (the device owns it);
+   * NULL + error (the IR's diagnostics, rendered) on failure.
+   *
+   * kernel_launch runs k over a grid of cube_count[i] * cube_dim[i] units
+   * along each axis (every component >= 1).  bindings[i] is the kernel's
+   * binding i: a tensor on dev of the binding's element type (mut
+   * bindings are written in place; the caller made them).  scalars[i] is
+   * scalar parameter i in an 8-byte slot.  Returns when the results are
+   * in place on CPU devices; a GPU device may queue and finish at sync.
+   * false + error on failure. */
+  struct bxr_kernel *(*kernel_prepare)(struct bext_device *dev, const struct bxk_kernel *ir,
+                                       uint64_t key);
+  bool (*kernel_launch)(struct bext_device *dev, struct bxr_kernel *k, const uint32_t cube_count[3],
+                        const uint32_t cube_dim[3], bext_tensor *const *bindings,
+                        const union bxl_scalar *scalars);
 };
 
 /* A device instance (bext.h: "A device is an object").  Made once per
