@@ -256,6 +256,8 @@ BXR_FUNC bool bxr_kernel_cpu_launch(struct bext_device *dev, struct bxr_kernel *
 struct bxr_kernel_stats {
   unsigned long compiles;     /* kernels compiled by LLVM */
   unsigned long memory_hits;  /* prepares answered by the in-memory cache */
+  unsigned long disk_hits;    /* kernels loaded from the on-disk cache */
+  unsigned long disk_rejects; /* on-disk entries that failed their checks (rebuilt) */
 };
 BXR_FUNC void bxr_kernel_cpu_stats(struct bxr_kernel_stats *st);
 

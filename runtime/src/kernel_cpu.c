@@ -11,7 +11,9 @@
  *
  * Prepare: a lock-free lookup by key (the hit path of a caller that
  * prepares per launch); on a miss, the global lock is held across the
- * compile, so two threads preparing one key compile it once.  IR equal to
+ * compile, so two threads preparing one key compile it once, and the
+ * on-disk cache (kernel_cache.c) is asked before LLVM, so a second
+ * process start compiles nothing.  IR equal to
  * an entry's under another key reuses its code (keyed by the hash of the
  * serialized form).
  *
@@ -51,12 +53,15 @@ static struct {
   struct bxl_jit *jit;
   const struct bxl_api *api;
   struct bxr_kernel *_Atomic bucket[BXR_KERNEL_BUCKETS];
-  atomic_ulong compiles, hits;
+  char target[4096];        /* bxl_host_target, once */
+  atomic_ulong compiles, hits, disk_hits, disk_rejects;
 } K = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 void bxr_kernel_cpu_stats(struct bxr_kernel_stats *st) {
   st->compiles = atomic_load(&K.compiles);
   st->memory_hits = atomic_load(&K.hits);
+  st->disk_hits = atomic_load(&K.disk_hits);
+  st->disk_rejects = atomic_load(&K.disk_rejects);
 }
 
 static struct bxr_kernel *lookup(uint64_t key) {
@@ -102,6 +107,44 @@ static bool diag_error(const char *what, const char *name, const struct bxk_diag
   char text[2048];
   bxk_diags_render(ds, text, sizeof text);
   return bxr_error("kernel_prepare(%s): %s:\n%s", name, what, text);
+}
+
+/* k->fn for ir (under the lock): the disk cache's object when it has a
+ * valid one, else a fresh compile, which is then kept on disk.  The
+ * symbol is a function of the IR alone, so an object compiled by another
+ * process defines the name this one looks up. */
+static bool compile(struct bxr_kernel *k, const struct bxk_kernel *ir, struct bxk_diags *ds) {
+  char sym[96];
+  snprintf(sym, sizeof sym, "bxk.%.40s.%016" PRIx64, k->name, k->hash);
+  struct bxr_kcache_entry e;
+  bool retry = false;
+  int got = bxr_kcache_load(k->hash, K.target, &e);
+  if (got > 0) {
+    k->fn = K.api->jit_add_object(K.jit, e.obj, e.len, sym, ds);
+    bxr_kcache_release(&e);
+    if (k->fn) {
+      atomic_fetch_add(&K.disk_hits, 1);
+      return true;
+    }
+    /* LLVM refused an entry that passed its checks: compile under another
+     * name (the failed one may be half-defined in the JIT) */
+    memset(ds, 0, sizeof *ds);
+    got = -1;
+    retry = true;
+    snprintf(sym, sizeof sym, "bxk.%.40s.%016" PRIx64 ".r", k->name, k->hash);
+  }
+  if (got < 0) atomic_fetch_add(&K.disk_rejects, 1);
+  void *obj = NULL;
+  size_t olen = 0;
+  atomic_fetch_add(&K.compiles, 1);
+  if (!K.api->compile_object(ir, sym, &obj, &olen, ds))
+    return diag_error("compiling the kernel failed", k->name, ds);
+  k->fn = K.api->jit_add_object(K.jit, obj, olen, sym, ds);
+  /* (a retried object's symbol is not the one other processes look up) */
+  if (k->fn && !retry) bxr_kcache_store(k->hash, K.target, obj, olen);
+  K.api->object_free(obj);
+  if (!k->fn) return diag_error("loading the compiled kernel failed", k->name, ds);
+  return true;
 }
 
 /* Compiles ir (under the lock) into a new entry for key. */
@@ -150,23 +193,8 @@ static struct bxr_kernel *build(const struct bxk_kernel *ir, uint64_t key) {
       diag_error("starting the JIT failed", name, &ds);
       goto fail;
     }
-    /* the symbol is a function of the IR alone, so an object compiled by
-     * another process defines the name this one looks up */
-    char sym[96];
-    snprintf(sym, sizeof sym, "bxk.%.40s.%016" PRIx64, name, k->hash);
-    void *obj = NULL;
-    size_t olen = 0;
-    atomic_fetch_add(&K.compiles, 1);
-    if (!K.api->compile_object(ir, sym, &obj, &olen, &ds)) {
-      diag_error("compiling the kernel failed", name, &ds);
-      goto fail;
-    }
-    k->fn = K.api->jit_add_object(K.jit, obj, olen, sym, &ds);
-    K.api->object_free(obj);
-    if (!k->fn) {
-      diag_error("loading the compiled kernel failed", name, &ds);
-      goto fail;
-    }
+    if (!K.target[0]) K.api->host_target(K.target, sizeof K.target);
+    if (!compile(k, ir, &ds)) goto fail;
   }
   free(bytes);
   struct bxr_kernel *_Atomic *head = &K.bucket[key % BXR_KERNEL_BUCKETS];
