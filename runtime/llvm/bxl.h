@@ -13,8 +13,10 @@
  * at grid->cube_pos, one after the other in a loop.  The loop is written
  * twice: for cubes with cube_dim y = z = 1 (UNIT_POS_X is the unit id, the
  * case O3 vectorizes) and for the general 3-D case.  A launcher may split a
- * cube's units over several calls, except for kernels using shared memory,
- * whose cube must run in one call (the array lives in that call's frame).
+ * cube's units over several calls, except for kernels using shared memory
+ * or sync_cube, whose cube must run in one call (the array, and the
+ * per-unit state kept between the phases a barrier splits the units
+ * into, live in that call's frame).
  * Launch contract: every cube_dim and cube_count component >= 1; indices
  * are not bounds-checked (the kernel's own guards decide). */
 #ifndef BXL_H

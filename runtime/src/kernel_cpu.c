@@ -34,6 +34,10 @@
 /* bindings a kernel may have: the launch maps them on the stack */
 #define BXR_KERNEL_MAX_BINDINGS 32
 #define BXR_KERNEL_BUCKETS 256
+/* units per cube of a kernel with sync_cube: each unit's state between
+ * phases (at most 65 8-byte slots, bxl_lower.c) lives on the stack of
+ * the thread running the cube, so 1024 units take at most 520 KiB */
+#define BXR_KERNEL_MAX_PHASED_CUBE 1024u
 
 struct bxr_kernel {
   uint64_t key;            /* the caller's key */
@@ -42,6 +46,7 @@ struct bxr_kernel {
   uint32_t nbind, nscalar;
   uint32_t cost;           /* per-unit work estimate for bxr_pool_for */
   bool whole_cube;         /* shared memory or sync_cube: a cube runs in one call */
+  bool phased;             /* sync_cube: the cube runs in phases */
   bext_dtype dt[BXR_KERNEL_MAX_BINDINGS];
   uint8_t rank[BXR_KERNEL_MAX_BINDINGS];   /* 0: any */
   char name[48];
@@ -176,6 +181,7 @@ static struct bxr_kernel *build(const struct bxk_kernel *ir, uint64_t key) {
   uint32_t n = walk(&ir->body, &sync);
   k->cost = n < 1 ? 1 : n > 256 ? 256 : n;
   k->whole_cube = sync || ir->nshared > 0;
+  k->phased = sync;
 
   size_t len = 0;
   uint8_t *bytes = bxk_serialize(ir, &len);
@@ -319,6 +325,11 @@ bool bxr_kernel_cpu_launch(struct bext_device *dev, struct bxr_kernel *k, const 
                        "than 4294967295 units (unit positions are u32)", k->name, cube_count[0],
                        cube_count[1], cube_count[2], cube_dim[0], cube_dim[1], cube_dim[2]);
   }
+  if (k->phased && dim > BXR_KERNEL_MAX_PHASED_CUBE)
+    return bxr_error("kernel_launch(%s): cube_dim [%u,%u,%u] has %" PRIu64 " units; a kernel with "
+                     "sync_cube takes at most %u per cube on the CPU (each unit's state between "
+                     "phases lives on the stack)", k->name, cube_dim[0], cube_dim[1], cube_dim[2],
+                     dim, BXR_KERNEL_MAX_PHASED_CUBE);
   struct bxl_binding b[BXR_KERNEL_MAX_BINDINGS];
   for (uint32_t j = 0; j < k->nbind; j++)
     if (!bind(k, j, bindings[j], &b[j])) return false;
