@@ -236,3 +236,37 @@ Test(kernel_cpu, scalars) {
   bext_release(ti), bext_release(to);
   bxk_kernel_free(ir);
 }
+
+/* The launch path allocates nothing: a counting allocation hook sees no
+ * call over 1000 launches (prepared kernel, tensors made before). */
+static long g_hook_calls;
+static void *counting(void *ud, void *ptr, size_t osize, size_t nsize) {
+  g_hook_calls++;
+  if (nsize == 0) {
+    free(ptr);
+    return NULL;
+  }
+  return realloc(ptr, nsize);
+}
+
+Test(kernel_cpu, launch_allocates_nothing) {
+  struct bext_device *d = flex();
+  struct bxk_kernel *ir = sample_add(BXK_F32, true);
+  struct bxr_kernel *k = prepare(d, ir, 77);
+  int64_t n = 1000;
+  bext_tensor *a = bext_zeros(&n, 1, BEXT_F32, bext_device_get("flex"));
+  bext_tensor *o = bext_zeros(&n, 1, BEXT_F32, bext_device_get("flex"));
+  cr_assert(a && o, "%s", bext_last_error());
+  bext_tensor *bind[3] = {a, a, o};
+  uint32_t count[3] = {4, 1, 1}, dim[3] = {250, 1, 1};
+  bext_set_allocator(counting, NULL);
+  g_hook_calls = 0;
+  bool ok = true;
+  for (int i = 0; i < 1000 && ok; i++) ok = d->vt->kernel_launch(d, k, count, dim, bind, NULL);
+  long calls = g_hook_calls;
+  bext_set_allocator(NULL, NULL);
+  cr_assert(ok, "%s", bext_last_error());
+  cr_assert_eq(calls, 0, "1000 launches called the allocation hook %ld times", calls);
+  bext_release(a), bext_release(o);
+  bxk_kernel_free(ir);
+}
