@@ -38,6 +38,9 @@ const struct bxr_backend bxr_backend_flex = {
   .from_data = bxr_host_from_data,
   .read = bxr_host_read,
   .copy = flex_copy,
+  /* kernels in the kernel IR (Fusion's fused chains): the runtime's CPU JIT */
+  .kernel_prepare = bxr_kernel_cpu_prepare,
+  .kernel_launch = bxr_kernel_cpu_launch,
   .exec = {
     /* creation */
     [BXR_OP_EMPTY] = bxfx_exec_create, [BXR_OP_ZEROS] = bxfx_exec_create,

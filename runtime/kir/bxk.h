@@ -284,6 +284,9 @@ BXK_FUNC uint8_t *bxk_serialize(const struct bxk_kernel *k, size_t *len);
 BXK_FUNC struct bxk_kernel *bxk_deserialize(const uint8_t *p, size_t len, struct bxk_diags *ds);
 /* FNV-1a 32 of the payload: the checksum the trailer carries. */
 BXK_FUNC uint32_t bxk_checksum(const uint8_t *p, size_t len);
+/* FNV-1a 64 of any bytes: the identity of a serialized kernel (the
+ * runtime's kernel caches key on it; kernel_prepare's key may be it). */
+BXK_FUNC uint64_t bxk_hash64(const uint8_t *p, size_t len);
 
 /* ------------------------------------------------------------ evaluator */
 /* Constant evaluation with exactly the semantics of bxk_scalar.h (the one

@@ -31,6 +31,12 @@ uint32_t bxk_checksum(const uint8_t *p, size_t len) {
   return h;
 }
 
+uint64_t bxk_hash64(const uint8_t *p, size_t len) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (size_t i = 0; i < len; i++) h = (h ^ p[i]) * 0x100000001b3ull;
+  return h;
+}
+
 /* -------------------------------------------------------------- writer */
 
 struct wr {

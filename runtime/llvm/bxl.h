@@ -13,8 +13,10 @@
  * at grid->cube_pos, one after the other in a loop.  The loop is written
  * twice: for cubes with cube_dim y = z = 1 (UNIT_POS_X is the unit id, the
  * case O3 vectorizes) and for the general 3-D case.  A launcher may split a
- * cube's units over several calls, except for kernels using shared memory,
- * whose cube must run in one call (the array lives in that call's frame).
+ * cube's units over several calls, except for kernels using shared memory
+ * or sync_cube, whose cube must run in one call (the array, and the
+ * per-unit state kept between the phases a barrier splits the units
+ * into, live in that call's frame).
  * Launch contract: every cube_dim and cube_count component >= 1; indices
  * are not bounds-checked (the kernel's own guards decide). */
 #ifndef BXL_H
@@ -84,5 +86,43 @@ BXK_FUNC void bxl_jit_free(struct bxl_jit *j);
 /* Verifies, lowers, checks the module, runs default<O3> and compiles. */
 BXK_FUNC bxl_kernel_fn bxl_jit_compile(struct bxl_jit *j, const struct bxk_kernel *k,
                                        struct bxk_diags *ds);
+
+/* --------------------------------------------- objects for the runtime */
+/* The runtime compiles a kernel to an object in memory (kept in its disk
+ * cache) and adds that object to its JIT, so a fresh compile and a cache
+ * hit load the same bytes the same way.  The object is for this machine
+ * (host CPU and features) and defines `symbol` (the ABI above).
+ * bxl_object_free releases *obj. */
+BXK_FUNC bool bxl_compile_object(const struct bxk_kernel *k, const char *symbol, void **obj,
+                                 size_t *len, struct bxk_diags *ds);
+BXK_FUNC void bxl_object_free(void *obj);
+/* Adds an object made by bxl_compile_object (the bytes are copied) and
+ * returns its `symbol`; NULL with a diagnostic when LLVM rejects it (a
+ * damaged object, a symbol already defined). */
+BXK_FUNC bxl_kernel_fn bxl_jit_add_object(struct bxl_jit *j, const void *obj, size_t len,
+                                          const char *symbol, struct bxk_diags *ds);
+/* What compiled code depends on besides the IR: "llvm 19.1.7 <triple>
+ * <cpu> <features>", into buf (truncated to cap); returns the full length.
+ * Objects made under one target string are valid under that string only. */
+BXK_FUNC size_t bxl_host_target(char *buf, size_t cap);
+
+/* ---------------------------------------------------- the loaded library */
+/* libbext never links LLVM: it dlopen()s libbext_llvm.so on its first
+ * kernel_prepare and finds this table under the name BXL_API_SYMBOL, the
+ * only symbol the shared object exports.  version changes when a member
+ * is added or changes meaning; the runtime refuses another version. */
+#define BXL_API_VERSION 1
+#define BXL_API_SYMBOL "bxl_api_v1"
+struct bxl_api {
+  uint32_t version;   /* BXL_API_VERSION */
+  struct bxl_jit *(*jit_new)(struct bxk_diags *ds);
+  void (*jit_free)(struct bxl_jit *j);
+  bool (*compile_object)(const struct bxk_kernel *k, const char *symbol, void **obj, size_t *len,
+                         struct bxk_diags *ds);
+  void (*object_free)(void *obj);
+  bxl_kernel_fn (*jit_add_object)(struct bxl_jit *j, const void *obj, size_t len,
+                                  const char *symbol, struct bxk_diags *ds);
+  size_t (*host_target)(char *buf, size_t cap);
+};
 
 #endif

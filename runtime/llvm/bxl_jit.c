@@ -121,3 +121,73 @@ bxl_kernel_fn bxl_jit_compile(struct bxl_jit *j, const struct bxk_kernel *k, str
   LLVMOrcDisposeThreadSafeContext(tsc); /* the module keeps its own reference */
   return fn;
 }
+
+/* ------------------------------------------------------- runtime objects */
+
+bool bxl_compile_object(const struct bxk_kernel *k, const char *symbol, void **obj, size_t *len,
+                        struct bxk_diags *ds) {
+  *obj = NULL;
+  *len = 0;
+  if (!bxk_verify(k, ds)) return false;
+  struct bxl_cg cg;
+  if (!bxl_cg_init(&cg, symbol, NULL, NULL, ds)) return false;
+  bool ok = bxl_lower(&cg, k, symbol) && bxl_cg_finish(&cg, true);
+  if (ok) {
+    char *err = NULL;
+    LLVMMemoryBufferRef buf = NULL;
+    if (LLVMTargetMachineEmitToMemoryBuffer(cg.tm, cg.mod, LLVMObjectFile, &err, &buf)) {
+      bxk_diag_add(ds, BXK_E_LLVM, (struct bxk_loc){0}, 0, "emitting the kernel's object failed: %s",
+                   err ? err : "(no message)");
+      ok = false;
+    } else {
+      size_t n = LLVMGetBufferSize(buf);
+      *obj = malloc(n ? n : 1);
+      if (*obj) {
+        memcpy(*obj, LLVMGetBufferStart(buf), n);
+        *len = n;
+      } else {
+        bxk_diag_add(ds, BXK_E_OOM, (struct bxk_loc){0}, 0, "out of memory copying an object");
+        ok = false;
+      }
+      LLVMDisposeMemoryBuffer(buf);
+    }
+    if (err) LLVMDisposeMessage(err);
+  }
+  bxl_cg_dispose(&cg);
+  return ok;
+}
+
+void bxl_object_free(void *obj) { free(obj); }
+
+bxl_kernel_fn bxl_jit_add_object(struct bxl_jit *j, const void *obj, size_t len, const char *symbol,
+                                 struct bxk_diags *ds) {
+  LLVMMemoryBufferRef buf = LLVMCreateMemoryBufferWithMemoryRangeCopy(obj, len, symbol);
+  if (!buf) {
+    bxk_diag_add(ds, BXK_E_OOM, (struct bxk_loc){0}, 0, "out of memory copying an object");
+    return NULL;
+  }
+  /* the JIT owns buf from here, on failure too */
+  LLVMErrorRef e = LLVMOrcLLJITAddObjectFile(j->jit, LLVMOrcLLJITGetMainJITDylib(j->jit), buf);
+  if (e) {
+    bxl_error_diag(ds, "adding the kernel's object to the JIT failed", e);
+    return NULL;
+  }
+  LLVMOrcExecutorAddress addr = 0;
+  if ((e = LLVMOrcLLJITLookup(j->jit, &addr, symbol))) {
+    bxl_error_diag(ds, "linking the kernel's object failed", e);
+    return NULL;
+  }
+  return (bxl_kernel_fn)(uintptr_t)addr;
+}
+
+size_t bxl_host_target(char *buf, size_t cap) {
+  unsigned maj = 0, min = 0, patch = 0;
+  LLVMGetVersion(&maj, &min, &patch);
+  char *triple = LLVMGetDefaultTargetTriple(), *cpu = LLVMGetHostCPUName(),
+       *feat = LLVMGetHostCPUFeatures();
+  int n = snprintf(buf, cap, "llvm %u.%u.%u %s %s %s", maj, min, patch, triple, cpu, feat);
+  LLVMDisposeMessage(triple);
+  LLVMDisposeMessage(cpu);
+  LLVMDisposeMessage(feat);
+  return n < 0 ? 0 : (size_t)n;
+}

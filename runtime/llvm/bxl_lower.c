@@ -6,6 +6,8 @@
  * units of the call.  Inlined into both copies of the unit loop (1-D and
  * 3-D, see bxl.h), the body's topology values become the loop counter plus
  * loop invariants in the 1-D copy, which is what lets O3 vectorize it.
+ * A kernel with top-level sync_cube gets one unit function per phase
+ * instead ("phases" below).
  *
  * Every op follows bxk_scalar.h exactly (tests/kir/test_llvm_jit.c checks
  * element by element): integer division and rem guard 0 and -1 with
@@ -26,6 +28,8 @@ struct lw {
   LLVMBuilderRef b;
   LLVMValueRef fn, entry_term;          /* allocas go before entry_term */
   LLVMValueRef pb, ps, pg, psh, u, ux, uy, uz;  /* unit function parameters */
+  LLVMValueRef pspill;                   /* phased kernels: this unit's spill record */
+  bool phased;                           /* the body has top-level sync_cube */
   LLVMValueRef *val;                     /* by value id */
   LLVMValueRef *local;                   /* allocas */
   uint32_t *shoff;                       /* byte offset of each shared array */
@@ -472,11 +476,14 @@ static void inst(struct lw *L, const struct bxk_inst *i) {
     return;
   }
   case BXK_C_JUMP:
+    if (op == BXK_OP_RETURN && L->phased) /* the unit sits out the later phases */
+      LLVMBuildStore(b, LLVMConstInt(L->i8, 1, 0), L->pspill);
     if (op == BXK_OP_RETURN) LLVMBuildRetVoid(b);
     else LLVMBuildBr(b, op == BXK_OP_BREAK ? L->loops[L->nloops - 1].brk : L->loops[L->nloops - 1].cont);
     return;
-  case BXK_C_SYNC:
-    fail(L, i, "sync_cube: the CPU lowering does not run a cube's units in phases yet");
+  case BXK_C_SYNC: /* top-level ones split the phases and never get here */
+    fail(L, i, "sync_cube inside if/for/loop: the CPU lowering runs a cube's units in phases "
+               "split at top-level sync_cube only");
     return;
   }
   if (i->res) {
@@ -492,10 +499,166 @@ static void block(struct lw *L, const struct bxk_block *blk) {
   }
 }
 
+/* ------------------------------------------------------------ phases */
+/* A kernel with top-level sync_cube runs as phases: the body is cut at
+ * each top-level barrier into segments, each segment becomes its own unit
+ * function, and the kernel runs phase 0 for every unit of the call, then
+ * phase 1, and so on, so every unit reaches a barrier before any unit
+ * passes it.  What a unit carries from one phase to the next lives in its
+ * spill record, one per unit in an array on the kernel's stack:
+ *   byte 0          1 once the unit has returned (it sits out the rest)
+ *   8 * (1 + j)     local v_j (locals persist across barriers)
+ *   8 * (1 + nlocal + s)   the s-th value defined at top level in one
+ *                   segment and used in a later one
+ * Barriers under if/for/loop are refused (K0013, at the barrier).  The
+ * verifier already guarantees a top-level barrier is reached by all units
+ * or by none. */
+
+#define BXL_MAX_SPILL 64   /* slots per unit besides the flag: locals + crossing values */
+
+struct phases {
+  uint32_t n;                    /* segments */
+  const struct bxk_inst **start; /* first instruction of each segment (NULL: empty) */
+  uint32_t *defseg;              /* top-level value -> segment + 1 (0: not top level) */
+  uint32_t *slot;                /* crossing value -> spill slot (0: not spilled) */
+  uint32_t nslots, rec;          /* slots used (flag and locals included), record bytes */
+};
+
+static void nested_sync(struct lw *L, const struct bxk_block *blk, bool top) {
+  for (const struct bxk_inst *i = blk ? blk->first : NULL; i && L->ok; i = i->next) {
+    if (i->op == BXK_OP_SYNC && !top) inst(L, i); /* the located refusal */
+    for (int j = 0; j < 2; j++) nested_sync(L, i->blk[j], false);
+  }
+}
+
+/* Marks the operands of i (and of its nested blocks) defined at top level
+ * in an earlier segment than seg. */
+static void uses(const struct phases *P, const struct bxk_inst *i, uint32_t seg, bool *cross) {
+  for (int a = 0; a < 3; a++)
+    if (i->arg[a] && P->defseg[i->arg[a]] && P->defseg[i->arg[a]] - 1 < seg) cross[i->arg[a]] = true;
+  for (int j = 0; j < 2; j++)
+    for (const struct bxk_inst *n = i->blk[j] ? i->blk[j]->first : NULL; n; n = n->next)
+      uses(P, n, seg, cross);
+}
+
+/* Splits the body; false (with K0013) when too much crosses a barrier. */
+static bool plan_phases(struct lw *L, struct phases *P) {
+  const struct bxk_kernel *k = L->k;
+  P->n = 1;
+  for (const struct bxk_inst *i = k->body.first; i; i = i->next) P->n += i->op == BXK_OP_SYNC;
+  P->start = calloc(P->n, sizeof *P->start);
+  P->defseg = calloc((size_t)k->nval + 1, sizeof *P->defseg);
+  P->slot = calloc((size_t)k->nval + 1, sizeof *P->slot);
+  bool *cross = calloc((size_t)k->nval + 1, sizeof *cross);
+  if (!P->start || !P->defseg || !P->slot || !cross) {
+    free(cross);
+    fail(L, NULL, "out of memory planning the phases");
+    return false;
+  }
+  uint32_t seg = 0;
+  bool at_start = true;
+  for (const struct bxk_inst *i = k->body.first; i; i = i->next) {
+    if (i->op == BXK_OP_SYNC) {
+      seg++;
+      at_start = true;
+      continue;
+    }
+    if (at_start) P->start[seg] = i, at_start = false;
+    if (i->res) P->defseg[i->res] = seg + 1;
+  }
+  seg = 0;
+  for (const struct bxk_inst *i = k->body.first; i; i = i->next) {
+    if (i->op == BXK_OP_SYNC) {
+      seg++;
+      continue;
+    }
+    uses(P, i, seg, cross);
+  }
+  P->nslots = 1 + k->nlocal;
+  for (uint32_t v = 1; v <= k->nval; v++)
+    if (cross[v]) P->slot[v] = P->nslots++;
+  free(cross);
+  if (P->nslots - 1 > BXL_MAX_SPILL) {
+    char msg[200];
+    snprintf(msg, sizeof msg, "%u locals and values live across sync_cube; the CPU lowering keeps "
+             "at most %d per unit between phases", P->nslots - 1, BXL_MAX_SPILL);
+    fail(L, NULL, msg);
+    return false;
+  }
+  P->rec = 8 * P->nslots;
+  return true;
+}
+
+static void free_phases(struct phases *P) {
+  free(P->start), free(P->defseg), free(P->slot);
+}
+
+static LLVMValueRef spill_slot(struct lw *L, uint32_t slot) {
+  LLVMValueRef off = LLVMConstInt(L->i64, 8ull * slot, 0);
+  return LLVMBuildGEP2(L->b, L->i8, L->pspill, &off, 1, "");
+}
+
 /* ------------------------------------------------------------ functions */
 
 static LLVMAttributeRef attr(LLVMContextRef ctx, const char *name) {
   return LLVMCreateEnumAttribute(ctx, LLVMGetEnumAttributeKindForName(name, strlen(name)), 0);
+}
+
+/* NAME.unit[.p](bindings, scalars, grid, shared, spill, u, ux, uy, uz):
+ * segment p of the body for one unit (the whole body when not phased). */
+static LLVMValueRef unit_fn(struct lw *L, const char *symbol, const struct phases *P, uint32_t p,
+                            LLVMTypeRef uft) {
+  const struct bxk_kernel *k = L->k;
+  char uname[300];
+  if (P) snprintf(uname, sizeof uname, "%s.unit.%u", symbol, p);
+  else snprintf(uname, sizeof uname, "%s.unit", symbol);
+  LLVMValueRef ufn = LLVMAddFunction(L->cg->mod, uname, uft);
+  LLVMContextRef ctx = L->cg->ctx;
+  LLVMSetLinkage(ufn, LLVMInternalLinkage);
+  LLVMAddAttributeAtIndex(ufn, LLVMAttributeFunctionIndex, attr(ctx, "alwaysinline"));
+  LLVMAddAttributeAtIndex(ufn, LLVMAttributeFunctionIndex, attr(ctx, "nounwind"));
+  L->fn = ufn;
+  L->pb = LLVMGetParam(ufn, 0), L->ps = LLVMGetParam(ufn, 1), L->pg = LLVMGetParam(ufn, 2);
+  L->psh = LLVMGetParam(ufn, 3), L->pspill = LLVMGetParam(ufn, 4), L->u = LLVMGetParam(ufn, 5);
+  L->ux = LLVMGetParam(ufn, 6), L->uy = LLVMGetParam(ufn, 7), L->uz = LLVMGetParam(ufn, 8);
+  LLVMBasicBlockRef entry = bb(L, "entry"), start = bb(L, "start");
+  LLVMPositionBuilderAtEnd(L->b, entry);
+  L->entry_term = LLVMBuildBr(L->b, start);
+  LLVMPositionBuilderAtEnd(L->b, start);
+  if (!P) {
+    for (uint32_t j = 0; j < k->nlocal; j++) { /* locals start at zero in every unit */
+      L->local[j] = entry_alloca(L, mty(L, k->local[j]), "local");
+      LLVMBuildStore(L->b, LLVMConstNull(mty(L, k->local[j])), L->local[j]);
+    }
+    block(L, &k->body);
+  } else {
+    for (uint32_t j = 0; j < k->nlocal; j++) L->local[j] = spill_slot(L, 1 + j);
+    if (p == 0) {
+      LLVMBuildStore(L->b, LLVMConstInt(L->i8, 0, 0), L->pspill);
+      for (uint32_t j = 0; j < k->nlocal; j++)
+        LLVMBuildStore(L->b, LLVMConstNull(mty(L, k->local[j])), L->local[j]);
+    } else { /* a unit that returned in an earlier phase does nothing */
+      LLVMBasicBlockRef run = bb(L, "run"), out = bb(L, "returned");
+      LLVMValueRef done = LLVMBuildLoad2(L->b, L->i8, L->pspill, "done");
+      LLVMBuildCondBr(L->b, LLVMBuildICmp(L->b, LLVMIntNE, done, LLVMConstInt(L->i8, 0, 0), ""), out, run);
+      LLVMPositionBuilderAtEnd(L->b, out);
+      LLVMBuildRetVoid(L->b);
+      LLVMPositionBuilderAtEnd(L->b, run);
+      for (uint32_t v = 1; v <= k->nval; v++)
+        if (P->slot[v] && P->defseg[v] - 1 < p)
+          L->val[v] = mem_load(L, bxk_value_type(k, v), spill_slot(L, P->slot[v]));
+    }
+    for (const struct bxk_inst *i = P->start[p]; i && i->op != BXK_OP_SYNC && L->ok; i = i->next) {
+      inst(L, i);
+      if (bxk_opinfo[i->op].cls == BXK_C_JUMP) break;
+    }
+    if (L->ok && !terminated(L))
+      for (uint32_t v = 1; v <= k->nval; v++)
+        if (P->slot[v] && P->defseg[v] - 1 == p)
+          mem_store(L, bxk_value_type(k, v), L->val[v], spill_slot(L, P->slot[v]));
+  }
+  if (L->ok && !terminated(L)) LLVMBuildRetVoid(L->b);
+  return ufn;
 }
 
 bool bxl_lower(struct bxl_cg *cg, const struct bxk_kernel *k, const char *symbol) {
@@ -532,37 +695,20 @@ bool bxl_lower(struct bxl_cg *cg, const struct bxk_kernel *k, const char *symbol
     L.shoff[j] = (uint32_t)shbytes;
     shbytes += ((uint64_t)k->shared[j].count * ((bxk_type_bits(k->shared[j].elem) + 7) / 8) + 15) & ~15ull;
   }
-  if (shbytes > (1u << 20)) {
-    fail(&L, NULL, "shared memory over 1 MiB per cube");
-    free(L.val), free(L.local), free(L.shoff);
-    return false;
-  }
+  if (shbytes > (1u << 20)) fail(&L, NULL, "shared memory over 1 MiB per cube");
+  nested_sync(&L, &k->body, true);
+  struct phases P = {0};
+  for (const struct bxk_inst *i = k->body.first; i; i = i->next) L.phased |= i->op == BXK_OP_SYNC;
+  if (L.ok && L.phased) plan_phases(&L, &P);
 
-  /* NAME.unit(bindings, scalars, grid, shared, u, ux, uy, uz) */
-  char uname[300];
-  snprintf(uname, sizeof uname, "%s.unit", symbol);
-  LLVMTypeRef uparams[8] = {L.ptr, L.ptr, L.ptr, L.ptr, L.i32, L.i32, L.i32, L.i32};
-  LLVMTypeRef uft = LLVMFunctionType(L.voidt, uparams, 8, 0);
-  LLVMValueRef ufn = LLVMAddFunction(cg->mod, uname, uft);
-  LLVMSetLinkage(ufn, LLVMInternalLinkage);
-  LLVMAddAttributeAtIndex(ufn, LLVMAttributeFunctionIndex, attr(ctx, "alwaysinline"));
-  LLVMAddAttributeAtIndex(ufn, LLVMAttributeFunctionIndex, attr(ctx, "nounwind"));
-  L.fn = ufn;
-  L.pb = LLVMGetParam(ufn, 0), L.ps = LLVMGetParam(ufn, 1), L.pg = LLVMGetParam(ufn, 2);
-  L.psh = LLVMGetParam(ufn, 3), L.u = LLVMGetParam(ufn, 4), L.ux = LLVMGetParam(ufn, 5);
-  L.uy = LLVMGetParam(ufn, 6), L.uz = LLVMGetParam(ufn, 7);
-  LLVMBasicBlockRef entry = bb(&L, "entry"), start = bb(&L, "start");
-  LLVMPositionBuilderAtEnd(L.b, entry);
-  L.entry_term = LLVMBuildBr(L.b, start);
-  LLVMPositionBuilderAtEnd(L.b, start);
-  for (uint32_t j = 0; j < k->nlocal; j++) { /* locals start at zero in every unit */
-    L.local[j] = entry_alloca(&L, mty(&L, k->local[j]), "local");
-    LLVMBuildStore(L.b, LLVMConstNull(mty(&L, k->local[j])), L.local[j]);
-  }
-  block(&L, &k->body);
-  if (L.ok && !terminated(&L)) LLVMBuildRetVoid(L.b);
+  LLVMTypeRef uparams[9] = {L.ptr, L.ptr, L.ptr, L.ptr, L.ptr, L.i32, L.i32, L.i32, L.i32};
+  LLVMTypeRef uft = LLVMFunctionType(L.voidt, uparams, 9, 0);
+  uint32_t nphase = L.phased ? P.n : 1;
+  LLVMValueRef *ufn = calloc(nphase, sizeof *ufn);
+  if (!ufn) fail(&L, NULL, "out of memory lowering the phases");
+  for (uint32_t p = 0; p < nphase && L.ok; p++) ufn[p] = unit_fn(&L, symbol, L.phased ? &P : NULL, p, uft);
 
-  if (L.ok) { /* NAME(bindings, scalars, grid, first, last): the unit loop */
+  if (L.ok) { /* NAME(bindings, scalars, grid, first, last): the unit loops */
     LLVMTypeRef params[5] = {L.ptr, L.ptr, L.ptr, L.i32, L.i32};
     LLVMValueRef fn = LLVMAddFunction(cg->mod, symbol, LLVMFunctionType(L.voidt, params, 5, 0));
     LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, attr(ctx, "nounwind"));
@@ -573,7 +719,7 @@ bool bxl_lower(struct bxl_cg *cg, const struct bxk_kernel *k, const char *symbol
                       slow = bb(&L, "unit3d"), done = bb(&L, "done");
     LLVMBuilderRef b = L.b;
     LLVMPositionBuilderAtEnd(b, e);
-    LLVMValueRef sh = LLVMConstNull(L.ptr);
+    LLVMValueRef sh = LLVMConstNull(L.ptr), spill = LLVMConstNull(L.ptr);
     if (shbytes) {
       sh = LLVMBuildAlloca(b, LLVMArrayType2(L.i8, shbytes), "shared");
       LLVMSetAlignment(sh, 16);
@@ -583,31 +729,51 @@ bool bxl_lower(struct bxl_cg *cg, const struct bxk_kernel *k, const char *symbol
     L.pg = pg;
     LLVMValueRef dx = grid(&L, 3), dy = grid(&L, 4), dz = grid(&L, 5);
     LLVMValueRef one = c32(&L, 1), zero = c32(&L, 0);
+    if (L.phased) { /* one spill record per unit of the call */
+      LLVMValueRef n = LLVMBuildZExt(b, LLVMBuildSub(b, last, first, ""), L.i64, "");
+      spill = LLVMBuildArrayAlloca(b, L.i8, LLVMBuildMul(b, n, LLVMConstInt(L.i64, P.rec, 0), ""), "spill");
+      LLVMSetAlignment(spill, 16);
+    }
     LLVMValueRef flat = LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntEQ, dy, one, ""),
                                      LLVMBuildICmp(b, LLVMIntEQ, dz, one, ""), "");
     LLVMBuildCondBr(b, flat, fast, slow);
     for (int pass = 0; pass < 2; pass++) {
-      LLVMBasicBlockRef body = pass == 0 ? fast : slow;
-      LLVMPositionBuilderAtEnd(b, body);
-      LLVMValueRef u = LLVMBuildPhi(b, L.i32, "u");
-      LLVMValueRef ux = u, uy = zero, uz = zero;
-      if (pass == 1) {
-        ux = LLVMBuildURem(b, u, dx, "");
-        LLVMValueRef q = LLVMBuildUDiv(b, u, dx, "");
-        uy = LLVMBuildURem(b, q, dy, "");
-        uz = LLVMBuildUDiv(b, q, dy, "");
+      LLVMBasicBlockRef from = pass == 0 ? fast : slow;
+      LLVMPositionBuilderAtEnd(b, from);
+      for (uint32_t p = 0; p < nphase; p++) { /* phase p for every unit, then p + 1 */
+        LLVMBasicBlockRef body = bb(&L, "phase"), next = p + 1 < nphase ? bb(&L, "barrier") : done;
+        LLVMBuildBr(b, body);
+        LLVMPositionBuilderAtEnd(b, body);
+        LLVMValueRef u = LLVMBuildPhi(b, L.i32, "u");
+        LLVMValueRef ux = u, uy = zero, uz = zero;
+        if (pass == 1) {
+          ux = LLVMBuildURem(b, u, dx, "");
+          LLVMValueRef q = LLVMBuildUDiv(b, u, dx, "");
+          uy = LLVMBuildURem(b, q, dy, "");
+          uz = LLVMBuildUDiv(b, q, dy, "");
+        }
+        LLVMValueRef rec = spill;
+        if (L.phased) {
+          LLVMValueRef off = LLVMBuildMul(b, LLVMBuildZExt(b, LLVMBuildSub(b, u, first, ""), L.i64, ""),
+                                          LLVMConstInt(L.i64, P.rec, 0), "");
+          rec = LLVMBuildGEP2(b, L.i8, spill, &off, 1, "rec");
+        }
+        LLVMValueRef args[9] = {pb, ps, pg, sh, rec, u, ux, uy, uz};
+        LLVMBuildCall2(b, uft, ufn[p], args, 9, "");
+        LLVMValueRef nx = LLVMBuildAdd(b, u, one, "");
+        LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntULT, nx, last, ""), body, next);
+        LLVMValueRef inv[2] = {first, nx};
+        LLVMBasicBlockRef inc[2] = {from, body};
+        LLVMAddIncoming(u, inv, inc, 2);
+        from = next;
+        LLVMPositionBuilderAtEnd(b, next);
       }
-      LLVMValueRef args[8] = {pb, ps, pg, sh, u, ux, uy, uz};
-      LLVMBuildCall2(b, uft, ufn, args, 8, "");
-      LLVMValueRef nx = LLVMBuildAdd(b, u, one, "");
-      LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntULT, nx, last, ""), body, done);
-      LLVMValueRef inv[2] = {first, nx};
-      LLVMBasicBlockRef from[2] = {pick, body};
-      LLVMAddIncoming(u, inv, from, 2);
     }
     LLVMPositionBuilderAtEnd(b, done);
     LLVMBuildRetVoid(b);
   }
+  free(ufn);
+  free_phases(&P);
   free(L.val);
   free(L.local);
   free(L.shoff);

@@ -241,6 +241,30 @@ BXR_FUNC int bxr_pool_set_threads(int n);
  * threaded path ran). */
 BXR_FUNC unsigned long bxr_pool_jobs_split(void);
 
+/* ------------------------------------------------------------ CPU kernels */
+/* kernel_prepare / kernel_launch for any host-memory CPU device
+ * (kernel_cpu.c; Flex and cube:cpu point their members here).  Kernels are
+ * compiled by libbext_llvm.so, loaded on the first prepare, and shared by
+ * every CPU device of the process (they depend on the IR and this machine
+ * only); they stay valid for the life of the process.  Prepare is
+ * thread-safe (one compile per key however many threads ask); launch
+ * takes no lock and allocates nothing, accepts contiguous and strided
+ * host tensors whose extents, strides and farthest element fit u32, and
+ * runs the grid on the thread pool (docs/kernels.md "The CPU runtime"). */
+BXR_FUNC struct bxr_kernel *bxr_kernel_cpu_prepare(struct bext_device *dev,
+                                                   const struct bxk_kernel *ir, uint64_t key);
+BXR_FUNC bool bxr_kernel_cpu_launch(struct bext_device *dev, struct bxr_kernel *k,
+                                    const uint32_t cube_count[3], const uint32_t cube_dim[3],
+                                    bext_tensor *const *bindings, const union bxl_scalar *scalars);
+/* Counters since the process started (tests and benchmarks). */
+struct bxr_kernel_stats {
+  unsigned long compiles;     /* kernels compiled by LLVM */
+  unsigned long memory_hits;  /* prepares answered by the in-memory cache */
+  unsigned long disk_hits;    /* kernels loaded from the on-disk cache */
+  unsigned long disk_rejects; /* on-disk entries that failed their checks (rebuilt) */
+};
+BXR_FUNC void bxr_kernel_cpu_stats(struct bxr_kernel_stats *st);
+
 /* The backends of this build: each backends/<name>/ folder defines
  *     const struct bxr_backend bxr_backend_<name> = { ... };
  * and the device registry refers to all of them (bxr_backends.inc,

@@ -43,7 +43,8 @@ install_prefix() {
   step "cmake --install $build --prefix $1"
   cmake --install "$build" --prefix "$1" >"$work/install.log" 2>&1 ||
     { cat "$work/install.log"; fail "install failed"; }
-  for f in bin/bextc bin/bext-repl lib/libbext.a include/bext/bext.h include/bext/gen.h \
+  for f in bin/bextc bin/bext-repl lib/libbext.a lib/libbext_kir.a lib/libbext_llvm.so \
+           include/bext/bext.h include/bext/gen.h \
            include/bext/ext.h include/bext/ops.h include/bext/config.h \
            lib/cmake/bext/bextConfig.cmake lib/cmake/bext/BextExtension.cmake \
            lib/pkgconfig/bext.pc share/bext/stdlib/std/shape.bext; do

@@ -140,8 +140,8 @@ static inline struct bxk_kernel *sample_topo(void) {
   return k;
 }
 
-/* A cube-wide reduction through shared memory with sync_cube (verifies;
- * the CPU lowering does not take barriers yet). */
+/* Shared memory with sync_cube: every unit stores its element, then unit
+ * 0 writes the cube's first one (sh[0]) to out[CUBE_POS]. */
 static inline struct bxk_kernel *sample_shared_sum(void) {
   struct bxk_kernel *k = bxk_kernel_new("shared_sum");
   int in = bxk_add_binding(k, BXK_F32, 1, false), out = bxk_add_binding(k, BXK_F32, 1, true);

@@ -433,11 +433,27 @@ Test(llvm, emit_ll_vectorizes_unit_loop) {
 
 Test(llvm, rejects_what_it_cannot_compile) {
   struct bxk_diags ds = {0};
-  struct bxk_kernel *k = sample_shared_sum();
+  /* a barrier under uniform control flow (the verifier accepts it): the
+   * CPU lowering splits phases at top-level barriers only, and says so at
+   * the barrier's location */
+  struct bxk_kernel *k = bxk_kernel_new("nested_sync");
+  int o = bxk_add_binding(k, BXK_F32, 1, true);
+  struct bxk_builder B = bxk_builder_at(k, NULL);
+  struct bxk_block *body;
+  bxk_val i = bxk_for(&B, bxk_const_i(&B, BXK_U32, 0), bxk_const_i(&B, BXK_U32, 4),
+                      bxk_const_i(&B, BXK_U32, 1), &body);
+  struct bxk_builder I = bxk_builder_at(k, body);
+  I.loc = (struct bxk_loc){3, 120, 11};
+  bxk_sync(&I);
+  (void)i;
+  bxk_store(&B, o, bxk_topo(&B, BXK_TOPO_ABSOLUTE_POS), bxk_const_f(&B, BXK_F32, 1));
+  cr_assert(bxk_verify(k, &ds), "the verifier should accept a barrier in a uniform loop");
   cr_expect(!bxl_jit_compile(jit, k, &ds));
   cr_assert_geq(ds.n, 1);
   cr_expect_eq(ds.d[0].err, BXK_E_LOWER);
-  cr_expect(strstr(ds.d[0].msg, "sync_cube"), "%s", ds.d[0].msg);
+  cr_expect(strstr(ds.d[0].msg, "sync_cube inside if/for/loop"), "%s", ds.d[0].msg);
+  cr_expect(ds.d[0].loc.file == 3 && ds.d[0].loc.off == 120 && ds.d[0].loc.len == 11,
+            "the refusal is not at the barrier");
   bxk_kernel_free(k);
   /* one object, two kernels with one name: refused, not renamed */
   struct bxk_kernel *two[2] = {sample_add(BXK_F32, true), sample_add(BXK_F64, true)};
@@ -449,7 +465,7 @@ Test(llvm, rejects_what_it_cannot_compile) {
   /* an unverified kernel never reaches LLVM */
   memset(&ds, 0, sizeof ds);
   k = bxk_kernel_new("bad");
-  struct bxk_builder B = bxk_builder_at(k, NULL);
+  B = bxk_builder_at(k, NULL);
   bxk_un(&B, BXK_OP_EXP, bxk_const_i(&B, BXK_I32, 1));
   cr_expect(!bxl_jit_compile(jit, k, &ds));
   cr_expect(!bxl_emit_ll(k, NULL, true, &ds));
@@ -478,6 +494,14 @@ Test(llvm, same_kernel_twice_and_shared_memory) {
   struct bxl_binding bs[2] = {bind(a, 48), bind(o, 48)};
   run1d(fr, bs, NULL, 48, 16);
   for (int i = 0; i < 48; i++) cr_assert_eq(o[i], 3 * (i - 20));
+  /* with a barrier: unit 0 writes the cube's first element after every
+   * unit stored its own (phases) */
+  fr = compile(sample_shared_sum());
+  float f[256], sums[4] = {0};
+  for (int i = 0; i < 256; i++) f[i] = (float)(i * 3 + 1);
+  struct bxl_binding fs[2] = {bind(f, 256), bind(sums, 4)};
+  run1d(fr, fs, NULL, 256, 64);
+  for (int c = 0; c < 4; c++) cr_assert_eq(sums[c], f[64 * c], "cube %d: %g", c, sums[c]);
 }
 
 /* Ahead of time: an object for the baseline CPU, linked into a shared

@@ -192,8 +192,11 @@ Test(fusion, the_second_iteration_of_a_loop_builds_nothing) {
   bext_tensor *x = f32(d, xv, (int64_t[]){2, 4}, 2), *w = f32(d, wv, (int64_t[]){2, 4}, 2),
               *b = f32(d, bv, (int64_t[]){1}, 1);
   cr_assert(bext_sync(d));
+  bext_fusion_stat s0 = stats();
   float first = loop_step(d, x, w, b, 0.1);
   bext_fusion_stat s1 = stats();
+  cr_expect_eq(s1.plans_built - s0.plans_built, 1);
+  cr_expect_eq(s1.kernels_compiled - s0.kernels_compiled, 1, "mul, add, tanh, mul_scalar: one kernel");
   float second = loop_step(d, x, w, b, 0.2);   /* a new scalar: out of band */
   bext_fusion_stat s2 = stats();
   cr_expect_eq(s2.plans_built, s1.plans_built, "the second iteration built a plan");
@@ -262,8 +265,15 @@ Test(fusion, an_elementwise_chain_is_one_group_and_the_plan_dumps) {
   bext_tensor *in = bext_mul_scalar(bext_add(bext_retain(x), bext_mul_scalar(x3, 0.044715)), 0.79788456);
   bext_tensor *y = bext_mul(bext_mul_scalar(x, 0.5), bext_add_scalar(bext_tanh(in), 1.0));
   float got[6];
+  bext_fusion_stat s0 = stats();
   cr_assert(bext_read(y, got, sizeof got), "%s", bext_last_error());
+  bext_fusion_stat s1 = stats();
   unsetenv("BEXT_FUSION_DUMP");
+  /* Flex runs IR kernels (kernel_prepare / kernel_launch): the chain ran
+   * as one fused kernel */
+  cr_expect_eq(s1.kernels_compiled - s0.kernels_compiled, 1);
+  cr_expect_eq(s1.kernels_launched - s0.kernels_launched, 1);
+  cr_expect_eq(s1.ops_fused - s0.ops_fused, 9);
   for (int i = 0; i < 6; i++) {
     double xx = v[i], want = 0.5 * xx * (1 + tanh(0.79788456 * (xx + 0.044715 * xx * xx * xx)));
     cr_expect(fabs(got[i] - want) < 1e-5, "%d: %g vs %g", i, got[i], want);
@@ -564,13 +574,24 @@ Test(fusion, random_programs_agree_with_eager_flex, .timeout = 600) {
   bext_fusion_stat s1 = stats();
   cr_expect_gt(s1.ops_recorded - s0.ops_recorded, (uint64_t)n * 4, "the programs ran lazily");
   cr_expect_gt(s1.ops_dropped - s0.ops_dropped, 0, "some values were never read");
+  /* fused kernels ran (Flex has kernel_prepare), and so did unfused ops:
+   * the comparison above covers both paths */
+  cr_expect_gt(s1.kernels_launched - s0.kernels_launched, 0, "no fused kernel ran");
+  cr_expect_gt(s1.ops_fused - s0.ops_fused, 0);
+  cr_expect_gt(s1.ops_run - s0.ops_run, s1.ops_fused - s0.ops_fused);
 }
 
-/* The same generator on ndarray+fusion: the decorator is not Flex's. */
-Test(fusion, random_programs_agree_on_ndarray) {
+/* The same generator on ndarray+fusion: the decorator is not Flex's, and
+ * NdArray runs no IR kernels, so every group runs unfused there (the
+ * fallback LibTorch and Remote get). */
+Test(fusion, random_programs_agree_on_ndarray_unfused) {
   const bext_device *E = dev("ndarray"), *L = dev("ndarray+fusion");
+  bext_fusion_stat s0 = stats();
   for (long p = 0; p < 300; p++) {
     rng = 0x5851F42D4C957F2Dull ^ (uint64_t)(p + 1) * 0x2545F4914F6CDD1Dull;
     run_program(E, L, 6 + (int)rnd(10));
   }
+  bext_fusion_stat s1 = stats();
+  cr_expect_eq(s1.kernels_launched, s0.kernels_launched, "ndarray cannot run IR kernels");
+  cr_expect_gt(s1.ops_run, s0.ops_run);
 }

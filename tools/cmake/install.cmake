@@ -6,6 +6,7 @@ include(CMakePackageConfigHelpers)
 
 set(BEXT_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/bext)
 set(_bext_targets)
+# bext_kir: libbext links the kernel IR (a static archive too)
 foreach(t bext bext_kir bextc_exe bext-repl)
   if(TARGET ${t})
     list(APPEND _bext_targets ${t})
