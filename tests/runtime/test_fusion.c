@@ -10,7 +10,7 @@
  * non-float dtypes, within a tolerance for floats, NaN equal to NaN) and
  * identical error messages for calls that fail at record time.
  * The long run: `BEXT_FUSION_PROGRAMS=200000 runtime_test_fusion`
- * (ctest -L long, `make test-long`). */
+ * (`make test-long`). */
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <math.h>
