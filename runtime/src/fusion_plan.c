@@ -130,13 +130,22 @@ static bool segment_build(struct bxfu_segment *g, struct bxfu_rec *rec, int n, s
   g->uses = calloc((size_t)n, sizeof *g->uses);
   g->held = calloc((size_t)n, sizeof *g->held);
   g->handle = calloc((size_t)n, sizeof *g->handle);
-  struct pmap prod, ext;
-  bool ok = g->src && g->uses && g->held && g->handle && pmap_init(&prod, n);
-  if (ok && !pmap_init(&ext, 4 * n)) {
-    pmap_free(&prod);
-    ok = false;
+  struct pmap prod = {0}, ext = {0};
+  bool ok = g->src && g->uses && g->held && g->handle;
+  ok = ok && pmap_init(&prod, n);
+  /* externals: at most one per input of the segment (a full table would
+   * never end a probe) */
+  int total = 0;
+  for (int i = 0; ok && i < n; i++) {
+    bext_ext_slot sl[BEXT_EXT_MAX_SLOTS];
+    total += rec[i].kind == BXFU_EXT ? rec[i].m->in_slots(rec[i].args, sl) : rec[i].n_in;
   }
-  if (!ok) return false;
+  ok = ok && pmap_init(&ext, total);
+  if (!ok) {
+    pmap_free(&prod);
+    pmap_free(&ext);
+    return false;
+  }
   int next_ext = 0;
   for (int i = 0; i < n; i++) {
     struct bxfu_rec *r = &rec[i];
