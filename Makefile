@@ -6,6 +6,8 @@
 #   make test    the suite in build/ (gcc, optimized), the threaded tests under
 #                TSan (make tsan), then the suite in build/asan (ASan+UBSan)
 #   make tsan    the runtime's threaded tests under ThreadSanitizer (build/tsan)
+#   make test-long  the long runs: 200,000 random programs on flex vs
+#                flex+fusion (FUSION_PROGRAMS=n for another count)
 #   make bench   optimized benchmarks vs libtorch / OpenBLAS / plain C
 #   make install PREFIX=/opt/bext   bextc, libbext, headers, stdlib, CMake + pkg-config
 #   make deps    install missing Debian packages (idempotent)
@@ -16,7 +18,7 @@ TSAN    ?= build/tsan
 GEN     ?= Ninja
 JOBS    ?= $(shell nproc)
 
-.PHONY: all deps deps-bench build demo test tsan bench install clean
+.PHONY: all deps deps-bench build demo test test-long tsan bench install clean
 
 all: build
 
@@ -46,6 +48,14 @@ test: build
 	    -DCMAKE_C_COMPILER=clang -DBEXT_SANITIZE=ON -DBEXT_FUZZ=ON >/dev/null
 	@cmake --build $(ASAN) -j $(JOBS)
 	@cd $(ASAN) && ctest --output-on-failure -j $(JOBS)
+
+# The suite's random-program tests with a fixed seed run 10,000 small
+# programs; the long run is the same generator, many more programs (a few
+# minutes on 2 cores).
+FUSION_PROGRAMS ?= 200000
+test-long: build
+	@BEXT_FUSION_PROGRAMS=$(FUSION_PROGRAMS) $(BUILD)/bin/runtime_test_fusion --jobs=1 \
+	    --filter 'fusion/random_programs_agree_with_eager_flex'
 
 # The runtime tests that run threads (the list: BEXT_TSAN_TESTS in
 # tests/CMakeLists.txt), built with clang -fsanitize=thread in their own

@@ -271,14 +271,6 @@ static bool bxad_read(const bext_tensor *t, void *dst) {
   return in->device->vt->read(in, dst);
 }
 
-/* Whether the inner device can run m itself (ext.c's arm rule one level
- * down, without its messages). */
-static bool inner_has_arm(const bext_ext_method *m, const struct bext_device *d) {
-  while (d->layer >= 0 && d->transparent) d = d->inner;
-  if (d->layer >= 0) return d->layer < BEXT_LAYER_COUNT && ((m->layers >> d->layer) & 1u);
-  return ((m->have >> d->kind) & 1u) && (m->impl[d->kind] || m->fallback);
-}
-
 /* The call one layer down (count_layer.c's pattern), for calls without a
  * tracked input: the inner device's own kernels, outputs untracked. */
 static bool forward_inner(struct bext_device *dev, bext_ext_call *call) {
@@ -369,7 +361,7 @@ static bool bxad_ext_exec(struct bext_device *dev, bext_ext_call *call) {
   bool tracked = false;
   if (!merge_contexts(dev, m, s, n, &tracked)) return false;
   if (m->layer_impl[BEXT_LAYER_AUTODIFF]) return m->invoke(m->layer_impl[BEXT_LAYER_AUTODIFF], call->args, call->out);
-  if (!tracked && inner_has_arm(m, dev->inner)) return forward_inner(dev, call);
+  if (!tracked && bxr_ext_has_arm(m, dev->inner)) return forward_inner(dev, call);
   if (m->fallback) return m->invoke(m->fallback, call->args, call->out);
   return bxr_error("%s: no autodiff route on %s: give the method a default body, an `_autodiff` "
                    "implementation, or #[backward] formulas",

@@ -189,6 +189,10 @@ BXR_FUNC bext_tensor *bxr_meta_like(const bext_tensor *t);
 /* Runs an extension call on dev with the arm dispatch would choose there
  * (decorators call it for their inner device), without re-routing. */
 BXR_FUNC bool bxr_ext_exec(struct bext_device *dev, bext_ext_call *call);
+/* Whether dev can run m itself: the arm bxr_ext_exec would take there is
+ * listed (a layer) or implemented (a backend: its own or the default
+ * body).  Decorators ask it of their inner device before forwarding. */
+BXR_FUNC bool bxr_ext_has_arm(const bext_ext_method *m, const struct bext_device *dev);
 
 /* Host-memory implementations of the storage/data members for CPU backends. */
 BXR_FUNC bool bxr_host_storage_alloc(struct bxr_storage *s, size_t bytes);

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "autodiff.h"
+#include "fusion.h"
 #include "backend.h"
 
 /* ------------------------------------------------------------- the tables */
@@ -47,7 +48,7 @@ static const struct bxr_backend *backend_vt(bext_backend_kind kind) {
  * layers.  A row's decorator is BXR_LAYER_VT_<ROW>: NULL until it arrives
  * with its issue ("not available in this build"). */
 #define BXR_LAYER_VT_AUTODIFF (&bxad_backend)
-#define BXR_LAYER_VT_FUSION NULL
+#define BXR_LAYER_VT_FUSION (&bxfu_backend)
 #define MAX_LAYERS 8
 static struct bxr_layer layers[MAX_LAYERS] = {
 #define BXR_X_(E, s, S, d) [BEXT_LAYER_##E] = {#s, #S, d, false, BXR_LAYER_VT_##E},

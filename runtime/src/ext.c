@@ -57,6 +57,12 @@ static bool arm_listed(const bext_ext_method *m, const struct bext_device *dev, 
   return false;
 }
 
+bool bxr_ext_has_arm(const bext_ext_method *m, const struct bext_device *d) {
+  while (d->layer >= 0 && d->transparent) d = d->inner;
+  if (d->layer >= 0) return d->layer < BEXT_LAYER_COUNT && ((m->layers >> d->layer) & 1u);
+  return ((m->have >> d->kind) & 1u) && (m->impl[d->kind] || m->fallback);
+}
+
 bool bxr_ext_exec(struct bext_device *dev, bext_ext_call *call) {
   if (dev->vt->ext_exec) return dev->vt->ext_exec(dev, call);
   /* A base device: the method's implementation for its backend. */

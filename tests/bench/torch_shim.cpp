@@ -66,6 +66,18 @@ extern "C" double bxbt_torch_exp_ns(int64_t n, int iters) {
   });
 }
 
+/* The GELU (tanh form) chain as 9 eager ops, the ops gelu_chain in
+ * bext_bench.c records on flex+fusion. */
+extern "C" double bxbt_torch_gelu_chain_ns(int64_t n, int iters) {
+  at::Tensor x = ramp(n, 0.01);
+  volatile float sink = 0;
+  return time_loop(iters, [&] {
+    at::Tensor t = at::mul(x, x).mul(0.044715).add(1.0).mul(x).mul(0.79788456);
+    at::Tensor y = at::tanh(t).mul(0.5).add(0.5).mul(x);
+    sink = y.data_ptr<float>()[n - 1];
+  });
+}
+
 extern "C" double bxbt_torch_sum_ns(int64_t n, int iters) {
   at::Tensor a = ramp(n, 0.01);
   volatile float sink = 0;

@@ -22,6 +22,8 @@ int bxbt_torch_set_threads(int n);
 double bxbt_torch_add_ns(int64_t n, int iters);
 /* at::exp(a) of an n-element f32 tensor. */
 double bxbt_torch_exp_ns(int64_t n, int iters);
+/* x * (0.5 + 0.5 tanh(0.79788456 x (1 + 0.044715 x^2))) as 9 eager ops */
+double bxbt_torch_gelu_chain_ns(int64_t n, int iters);
 /* at::sum(a) of an n-element f32 tensor. */
 double bxbt_torch_sum_ns(int64_t n, int iters);
 /* at::matmul(a, b) of two n x n f32 matrices. */

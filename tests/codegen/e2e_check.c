@@ -128,3 +128,46 @@ Test(check, output_kinds, .fini = off) {
   cr_expect_not_null(r, "f64 is a float: %s", bext_last_error());
   bext_release(r);
 }
+
+/* On flex+fusion a method with tensor metadata is recorded: its output
+ * handle comes from the metadata at once, and an implementation that
+ * disagrees is caught when the deferred call runs (at the read), without
+ * check mode, naming the method and both specs.  A shape expression's own
+ * panic stops the call at record time; struct and enum outputs run
+ * eagerly, so the backend's own variant and fields come back. */
+Test(check, fusion_records_from_metadata_and_catches_disagreement) {
+  const bext_device *fu = bext_device_get("flex+fusion");
+  bext_fusion_stat s0, s1;
+  cr_assert(bext_fusion_stats(&s0));
+  bext_tensor *ok = checked_same(mat("flex+fusion", 2, 3), 0);
+  bext_tensor *bad = checked_same(mat("flex+fusion", 2, 3), 1);
+  cr_assert(ok && bad, "%s", bext_last_error());
+  cr_expect_eq(bext_rank(bad), 2, "published from the metadata, before the implementation ran");
+  cr_expect_eq(bext_device_of(bad), fu);
+  float got[6];
+  cr_expect(bext_read(ok, got, sizeof got), "%s", bext_last_error());
+  cr_expect_eq(got[1], -2.0f);
+  cr_expect(!bext_read(bad, got, sizeof got));
+  cr_expect(strstr(bext_last_error(), "Checked::same: the flex implementation returned [6] f32, its metadata said "
+                                      "[2,3] f32"),
+            "%s", bext_last_error());
+  cr_assert(bext_fusion_stats(&s1));
+  cr_expect_geq(s1.ops_recorded - s0.ops_recorded, 2, "both calls were recorded");
+  bext_release(ok);
+  bext_release(bad);
+  cr_expect(!bext_sync(fu), "sync reports the deferred failure once");
+  cr_expect(bext_sync(fu), "%s", bext_last_error());
+
+  cr_expect_null(checked_matrix_only(bext_reshape(mat("flex+fusion", 2, 3), (int64_t[]){6}, 1)));
+  cr_expect(strstr(bext_last_error(), "x must be a matrix"), "%s", bext_last_error());
+
+  Packet p;
+  cr_assert(checked_packet(mat("flex+fusion", 2, 3), true, &p), "%s", bext_last_error());
+  cr_expect_eq(p.tag, PACKET_EMPTY, "the backend's variant: the call ran eagerly");
+  packet_release(&p);
+  Counted c;
+  cr_assert(checked_counted(mat("flex+fusion", 2, 3), 1, &c), "%s", bext_last_error());
+  cr_expect_eq(c.count, 7);
+  cr_expect_eq(bext_device_of(c.tensor), fu);
+  counted_release(&c);
+}

@@ -126,9 +126,10 @@ Test(devices, grammar_rejects_bad_syntax) {
 }
 
 /* The autodiff decorator exists (runtime/src/autodiff.c) over both CPU
- * backends, with either strategy; fusion under it still does not. */
+ * backends, with either strategy, and over fusion (runtime/src/fusion.c). */
 Test(devices, autodiff_stacks_are_available) {
-  const char *specs[] = {"flex+autodiff", "ndarray+autodiff", "flex+autodiff(balanced)"};
+  const char *specs[] = {"flex+autodiff", "ndarray+autodiff", "flex+autodiff(balanced)", "ndarray+fusion",
+                         "flex+fusion+autodiff", "ndarray+fusion+autodiff(balanced)"};
   for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++)
     cr_expect(bext_device_available(get_ok(specs[i])), "%s: %s", specs[i], bext_last_error());
 }
@@ -141,8 +142,6 @@ Test(devices, unavailable_devices_say_so) {
       {"cube:vulkan:0", "backend not available in this build"},
       {"libtorch:cpu", "backend not available in this build"},
       {"remote:tcp://127.0.0.1:7878", "backend not available in this build"},
-      {"ndarray+fusion", "the fusion decorator is not available in this build"},
-      {"flex+fusion+autodiff", "the fusion decorator is not available in this build"},
   };
   for (size_t i = 0; i < sizeof later / sizeof later[0]; i++) {
     const bext_device *d = get_ok(later[i].spec);

@@ -190,6 +190,17 @@ typedef struct bext_memory {
 bool bext_memory_stats(const bext_device *dev, bext_memory *out);
 /* Sets dev's peak to its current live bytes (tests measure one phase). */
 bool bext_memory_reset_peak(const bext_device *dev);
+/* What the +fusion layer did since the process started, over every fusion
+ * device and thread (docs/runtime.md "Fusion"): ops recorded and run (or
+ * dropped: nobody could read their result), stream flushes, plans built
+ * and replayed from the cache (segments past the cache's cap run without
+ * one), fused kernels compiled and launched, and ops run inside them. */
+typedef struct bext_fusion_stat {
+  uint64_t ops_recorded, ops_run, ops_dropped, flushes;
+  uint64_t plans_built, plans_reused, segments_unplanned;
+  uint64_t kernels_compiled, kernels_launched, ops_fused;
+} bext_fusion_stat;
+bool bext_fusion_stats(bext_fusion_stat *out);
 /* Closes dev: frees its caches and per-device state (drops a connection).
  * The device object stays valid, its tensors stay usable, and its next use
  * opens it again.  True on success (and for a device never opened).  Like

@@ -1,0 +1,62 @@
+/* fusion_kernel.h — the optimizer of a plan (fusion_kernel.c): which
+ * records of a segment fuse (one legality function), the kernel IR of
+ * each fused group, and how a plan's groups run. */
+#ifndef BXFU_FUSION_KERNEL_H
+#define BXFU_FUSION_KERNEL_H
+
+#include "fusion.h"
+
+struct bxk_kernel;
+
+/* A segment as the plan builder sees it (fusion_plan.c): n live records;
+ * src[i][k]: the record whose output is input k of record i, -1 when it
+ * comes from outside the segment; uses[i]: how many inputs in the segment
+ * read record i's value; held[i]: its value is held outside the segment
+ * (by the user); handle[i]: its wrapper, as a later record holds it. */
+struct bxfu_segment {
+  int n;
+  struct bxfu_rec *rec;
+  int **src;
+  int *uses;
+  bool *held;
+  bext_tensor **handle;
+};
+
+/* One fused group: records run as one kernel at the position of the
+ * last one (root).  Inputs from outside the group are its bindings 0..
+ * nbind-2 (one per distinct value: ext_rec[b] / ext_in[b] say where it
+ * is first read), the output is binding nbind-1; each *_scalar member has
+ * a scalar parameter (scal_rec[s]). */
+struct bxfu_group {
+  int root, n;
+  int *member;                  /* record indices, ascending */
+  int nbind, *ext_rec, *ext_in;
+  int nscal, *scal_rec;
+  struct bxk_kernel *ir;        /* NULL: could not be expressed (runs unfused) */
+  struct bxr_kernel *k;         /* compiled; NULL when the device cannot run IR */
+  uint32_t numel;
+};
+
+/* A plan's grouping: group_of[i] is the group of record i, -1 when it
+ * runs alone. */
+struct bxfu_groups {
+  int n_rec;
+  int *group_of;
+  int ngroups;
+  struct bxfu_group *g;
+};
+
+/* Fusion legality, in one place (house style 14): may record p's value
+ * stay inside the kernel of its consumer c? */
+BXR_FUNC bool bxfu_can_fuse(const struct bxfu_segment *g, int p, int c);
+/* Groups the segment's elementwise records and builds (and, when dev's
+ * inner device has kernel_prepare, compiles) each group's kernel. */
+BXR_FUNC void bxfu_groups_build(struct bxfu_groups *out, const struct bxfu_segment *g, struct bext_device *dev);
+BXR_FUNC void bxfu_groups_free(struct bxfu_groups *gs);
+/* Runs the segment's records with this grouping. */
+BXR_FUNC void bxfu_groups_run(const struct bxfu_groups *gs, const struct bxfu_segment *g, struct bxfu_stream *s);
+/* BEXT_FUSION_DUMP=DIR: writes a new plan as Graphviz DOT and its
+ * kernels' IR text into DIR. */
+BXR_FUNC void bxfu_plan_dump(const struct bxfu_groups *gs, const struct bxfu_segment *g, struct bext_device *dev);
+
+#endif /* BXFU_FUSION_KERNEL_H */

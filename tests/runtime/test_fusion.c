@@ -1,0 +1,597 @@
+/* test_fusion.c — the "+fusion" decorator (runtime/src/fusion*.c):
+ * deferred execution (outputs published at once from the inference rule,
+ * work run at a read, a sync, a full stream or a move off the device),
+ * errors of deferred work reported at the read or sync naming the op,
+ * records nobody can observe dropped, plans cached so a loop's second
+ * iteration builds nothing, the cache's cap, the optimizer's groups
+ * (seen through BEXT_FUSION_DUMP), and the random program generator:
+ * BEXT_FUSION_PROGRAMS (default 10000) programs of mixed core ops, each
+ * run on flex and on flex+fusion with identical results (bitwise for
+ * non-float dtypes, within a tolerance for floats, NaN equal to NaN) and
+ * identical error messages for calls that fail at record time.
+ * The long run: `BEXT_FUSION_PROGRAMS=200000 runtime_test_fusion`
+ * (`make test-long`). */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bext/bext.h>
+
+static const bext_device *dev(const char *spec) {
+  const bext_device *d = bext_device_get(spec);
+  cr_assert_not_null(d, "%s: %s", spec, bext_last_error());
+  return d;
+}
+
+static bext_fusion_stat stats(void) {
+  bext_fusion_stat s;
+  cr_assert(bext_fusion_stats(&s));
+  return s;
+}
+
+static bext_tensor *f32(const bext_device *d, const float *v, const int64_t *shape, int rank) {
+  bext_tensor *t = bext_from_data(v, BEXT_F32, shape, rank, d);
+  cr_assert_not_null(t, "%s", bext_last_error());
+  return t;
+}
+
+/* ------------------------------------------------------------ basics */
+
+Test(fusion, the_device_is_available_over_every_cpu_backend) {
+  const char *specs[] = {"flex+fusion", "ndarray+fusion", "flex+fusion+autodiff", "ndarray+fusion+autodiff(balanced)"};
+  for (size_t i = 0; i < sizeof specs / sizeof *specs; i++)
+    cr_expect(bext_device_available(dev(specs[i])), "%s: %s", specs[i], bext_last_error());
+}
+
+Test(fusion, ops_are_deferred_until_a_read) {
+  const bext_device *d = dev("flex+fusion");
+  cr_assert(bext_sync(d));
+  float v[6] = {1, 2, 3, 4, 5, 6};
+  bext_tensor *x = f32(d, v, (int64_t[]){2, 3}, 2);
+  bext_fusion_stat s0 = stats();
+  bext_tensor *y = bext_sum_dim(bext_mul_scalar(bext_exp(bext_retain(x)), 2.0), 1, false);
+  cr_assert_not_null(y, "%s", bext_last_error());
+  /* the output's spec is there at once, nothing ran yet */
+  cr_expect_eq(bext_rank(y), 1);
+  cr_expect_eq(bext_shape(y)[0], 2);
+  cr_expect_eq(bext_device_of(y), d);
+  bext_fusion_stat s1 = stats();
+  cr_expect_eq(s1.ops_run, s0.ops_run, "ran before a read");
+  float got[2];
+  cr_assert(bext_read(y, got, sizeof got), "%s", bext_last_error());
+  bext_fusion_stat s2 = stats();
+  cr_expect_eq(s2.ops_run - s0.ops_run, 3, "three ops ran at the read");
+  for (int r = 0; r < 2; r++) {
+    double want = 0;
+    for (int c = 0; c < 3; c++) want += 2 * exp(v[r * 3 + c]);
+    cr_expect(fabs(got[r] - want) < 1e-3 * want, "row %d: %g vs %g", r, got[r], want);
+  }
+  /* bext_data cannot hand out lazy memory: it says so instead */
+  cr_expect_null(bext_data(y));
+  cr_expect(strstr(bext_last_error(), "not host memory"), "%s", bext_last_error());
+  bext_release(x);
+  bext_release(y);
+}
+
+Test(fusion, moving_a_tensor_off_the_device_runs_its_stream) {
+  const bext_device *d = dev("flex+fusion");
+  float v[4] = {1, -2, 3, -4};
+  bext_tensor *y = bext_relu(bext_neg(f32(d, v, (int64_t[]){4}, 1)));
+  bext_tensor *z = bext_to_device(y, dev("flex"));
+  cr_assert_not_null(z, "%s", bext_last_error());
+  const float *p = bext_data(z);
+  cr_assert_not_null(p);
+  float want[4] = {0, 2, 0, 4};
+  cr_expect_arr_eq(p, want, sizeof want);
+  bext_release(z);
+}
+
+Test(fusion, sync_runs_every_stream_and_a_full_stream_runs_itself) {
+  const bext_device *d = dev("flex+fusion");
+  cr_assert(bext_sync(d));
+  bext_fusion_stat s0 = stats();
+  bext_tensor *x = bext_zeros((int64_t[]){3}, 1, BEXT_F32, d);
+  for (int i = 0; i < 2500; i++) x = bext_add_scalar(x, 1.0);   /* past the cap (1024) twice */
+  cr_assert_not_null(x, "%s", bext_last_error());
+  bext_fusion_stat s1 = stats();
+  cr_expect_geq(s1.flushes - s0.flushes, 2, "a full stream must run without a read");
+  cr_assert(bext_sync(d), "%s", bext_last_error());
+  bext_fusion_stat s2 = stats();
+  cr_expect_eq(s2.ops_recorded - s0.ops_recorded, 2501);
+  float got[3];
+  cr_assert(bext_read(x, got, sizeof got));
+  cr_expect_eq(got[0], 2500.0f);
+  bext_release(x);
+}
+
+Test(fusion, unobserved_records_are_dropped_and_nothing_leaks) {
+  const bext_device *d = dev("flex+fusion"), *flex = dev("flex");
+  cr_assert(bext_sync(d));
+  bext_memory m0;
+  cr_assert(bext_memory_stats(flex, &m0));
+  bext_fusion_stat s0 = stats();
+  float v[4096];
+  for (int i = 0; i < 4096; i++) v[i] = (float)i;
+  bext_tensor *x = f32(d, v, (int64_t[]){4096}, 1);
+  bext_tensor *keep = bext_exp(bext_retain(x));
+  bext_tensor *lost = bext_sin(bext_cos(x));   /* released below, never read */
+  bext_release(lost);
+  cr_assert(bext_sync(d), "%s", bext_last_error());
+  bext_fusion_stat s1 = stats();
+  cr_expect_eq(s1.ops_dropped - s0.ops_dropped, 2, "cos and sin nobody can read");
+  cr_expect_eq(s1.ops_run - s0.ops_run, 1);
+  bext_release(keep);
+  bext_memory m1;
+  cr_assert(bext_memory_stats(flex, &m1));
+  cr_expect_eq(m1.live_bytes, m0.live_bytes, "deferred values leaked %zu bytes",
+               (size_t)(m1.live_bytes - m0.live_bytes));
+  /* recorded and released without any sync: the records go at the next one */
+  bext_release(bext_exp(bext_ones((int64_t[]){4096}, 1, BEXT_F32, d)));
+  cr_assert(bext_sync(d));
+  cr_assert(bext_memory_stats(flex, &m1));
+  cr_expect_eq(m1.live_bytes, m0.live_bytes);
+}
+
+/* ------------------------------------------------------------ errors */
+
+Test(fusion, an_index_error_surfaces_at_the_read_naming_the_op) {
+  const bext_device *d = dev("flex+fusion");
+  cr_assert(bext_sync(d));
+  float v[3] = {1, 2, 3};
+  int64_t bad[2] = {1, 7};
+  bext_tensor *idx = bext_from_data(bad, BEXT_I64, (int64_t[]){2}, 1, d);
+  bext_tensor *g = bext_gather(f32(d, v, (int64_t[]){3}, 1), 0, idx);
+  cr_assert_not_null(g, "recording never reads index values: %s", bext_last_error());
+  bext_tensor *h = bext_mul_scalar(g, 2.0);   /* computed from the failed value */
+  float ok_v[3];
+  bext_tensor *fine = bext_neg(f32(d, v, (int64_t[]){3}, 1));
+  float got[2];
+  cr_expect(!bext_read(h, got, sizeof got));
+  const char *e = bext_last_error();
+  cr_expect(strstr(e, "deferred op `bext_gather` failed") && strstr(e, "index 7") && strstr(e, "out of range"),
+            "message: %s", e);
+  /* a value that does not depend on it reads fine */
+  cr_expect(bext_read(fine, ok_v, sizeof ok_v), "%s", bext_last_error());
+  cr_expect_eq(ok_v[2], -3.0f);
+  /* sync reports the failure once, then the device is clean again */
+  cr_expect(!bext_sync(d));
+  cr_expect(strstr(bext_last_error(), "bext_gather"), "%s", bext_last_error());
+  cr_expect(bext_sync(d), "%s", bext_last_error());
+  bext_release(h);
+  bext_release(fine);
+}
+
+Test(fusion, record_time_errors_are_the_eager_ones) {
+  const bext_device *d = dev("flex+fusion");
+  bext_tensor *a = bext_zeros((int64_t[]){2, 3}, 2, BEXT_F32, d), *b = bext_zeros((int64_t[]){4}, 1, BEXT_F32, d);
+  cr_expect_null(bext_add(a, b));
+  cr_expect(strstr(bext_last_error(), "bext_add: shapes are not broadcastable"), "%s", bext_last_error());
+  cr_expect(bext_sync(d), "an inference error is not a deferred one: %s", bext_last_error());
+}
+
+/* ------------------------------------------------------------ plans */
+
+/* One step of a small training-like loop: y = tanh(x * w + b) * lr. */
+static float loop_step(const bext_device *d, bext_tensor *x, bext_tensor *w, bext_tensor *b, double lr) {
+  bext_tensor *y = bext_mul_scalar(bext_tanh(bext_add(bext_mul(bext_retain(x), bext_retain(w)), bext_retain(b))), lr);
+  bext_tensor *l = bext_sum(y);
+  float out = 0;
+  cr_assert(bext_read(l, &out, sizeof out), "%s", bext_last_error());
+  bext_release(l);
+  (void)d;
+  return out;
+}
+
+Test(fusion, the_second_iteration_of_a_loop_builds_nothing) {
+  const bext_device *d = dev("flex+fusion");
+  float xv[8] = {1, 2, 3, 4, 5, 6, 7, 8}, wv[8] = {.5f, .5f, .5f, .5f, -1, -1, -1, -1}, bv[1] = {0.25f};
+  bext_tensor *x = f32(d, xv, (int64_t[]){2, 4}, 2), *w = f32(d, wv, (int64_t[]){2, 4}, 2),
+              *b = f32(d, bv, (int64_t[]){1}, 1);
+  cr_assert(bext_sync(d));
+  bext_fusion_stat s0 = stats();
+  float first = loop_step(d, x, w, b, 0.1);
+  bext_fusion_stat s1 = stats();
+  cr_expect_eq(s1.plans_built - s0.plans_built, 1);
+  cr_expect_eq(s1.kernels_compiled - s0.kernels_compiled, 1, "mul, add, tanh, mul_scalar: one kernel");
+  float second = loop_step(d, x, w, b, 0.2);   /* a new scalar: out of band */
+  bext_fusion_stat s2 = stats();
+  cr_expect_eq(s2.plans_built, s1.plans_built, "the second iteration built a plan");
+  cr_expect_eq(s2.kernels_compiled, s1.kernels_compiled, "the second iteration compiled a kernel");
+  cr_expect_eq(s2.plans_reused - s1.plans_reused, 1);
+  cr_expect(fabsf(second - 2 * first) < 1e-5f, "the replay used the new scalar: %g vs 2 x %g", second, first);
+  bext_release(x);
+  bext_release(w);
+  bext_release(b);
+}
+
+Test(fusion, a_never_repeating_graph_stops_growing_the_cache) {
+  const bext_device *d = dev("ndarray+fusion");   /* a device of its own: an empty cache */
+  bext_fusion_stat s0 = stats();
+  for (int i = 1; i <= 300; i++) {   /* 300 shapes: 300 different segments */
+    bext_tensor *t = bext_sum(bext_exp(bext_ones((int64_t[]){i}, 1, BEXT_F32, d)));
+    float v;
+    cr_assert(bext_read(t, &v, sizeof v), "%s", bext_last_error());
+    cr_expect(fabsf(v - (float)i * expf(1)) < 1e-3f * (float)i);
+    bext_release(t);
+  }
+  bext_fusion_stat s1 = stats();
+  cr_expect_leq(s1.plans_built - s0.plans_built, 256, "the cache grew past its cap");
+  cr_expect_geq(s1.segments_unplanned - s0.segments_unplanned, 300 - 256);
+}
+
+/* ------------------------------------------------------------ optimizer */
+
+static int count_files(const char *dir, const char *suffix, char *last, size_t n) {
+  DIR *dd = opendir(dir);
+  if (!dd) return 0;
+  int k = 0;
+  struct dirent *e;
+  while ((e = readdir(dd))) {
+    size_t l = strlen(e->d_name), s = strlen(suffix);
+    if (l > s && !strcmp(e->d_name + l - s, suffix)) {
+      k++;
+      if (last) snprintf(last, n, "%s/%s", dir, e->d_name);
+    }
+  }
+  closedir(dd);
+  return k;
+}
+
+static char *slurp(const char *path) {
+  FILE *f = fopen(path, "r");
+  if (!f) return NULL;
+  static char buf[1 << 16];
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  buf[n] = 0;
+  fclose(f);
+  return buf;
+}
+
+/* The GELU chain (9 ops as written here) becomes one group whose kernel IR verifies; the
+ * dump shows it, whether or not the inner device can run IR kernels. */
+Test(fusion, an_elementwise_chain_is_one_group_and_the_plan_dumps) {
+  char dir[] = "/tmp/bext_fusion_dumpXXXXXX";
+  cr_assert_not_null(mkdtemp(dir));
+  setenv("BEXT_FUSION_DUMP", dir, 1);
+  const bext_device *d = dev("flex+fusion");
+  float v[6] = {-2, -1, 0, .5f, 1, 3};
+  bext_tensor *x = f32(d, v, (int64_t[]){2, 3}, 2);
+  /* x * 0.5 * (1 + tanh(0.79788456 * (x + 0.044715 x^3))) */
+  bext_tensor *x3 = bext_mul(bext_mul(bext_retain(x), bext_retain(x)), bext_retain(x));
+  bext_tensor *in = bext_mul_scalar(bext_add(bext_retain(x), bext_mul_scalar(x3, 0.044715)), 0.79788456);
+  bext_tensor *y = bext_mul(bext_mul_scalar(x, 0.5), bext_add_scalar(bext_tanh(in), 1.0));
+  float got[6];
+  bext_fusion_stat s0 = stats();
+  cr_assert(bext_read(y, got, sizeof got), "%s", bext_last_error());
+  bext_fusion_stat s1 = stats();
+  unsetenv("BEXT_FUSION_DUMP");
+  /* Flex runs IR kernels (kernel_prepare / kernel_launch): the chain ran
+   * as one fused kernel */
+  cr_expect_eq(s1.kernels_compiled - s0.kernels_compiled, 1);
+  cr_expect_eq(s1.kernels_launched - s0.kernels_launched, 1);
+  cr_expect_eq(s1.ops_fused - s0.ops_fused, 9);
+  for (int i = 0; i < 6; i++) {
+    double xx = v[i], want = 0.5 * xx * (1 + tanh(0.79788456 * (xx + 0.044715 * xx * xx * xx)));
+    cr_expect(fabs(got[i] - want) < 1e-5, "%d: %g vs %g", i, got[i], want);
+  }
+  char kir[600], dot[600];
+  cr_expect_eq(count_files(dir, ".dot", dot, sizeof dot), 1);
+  cr_assert_eq(count_files(dir, ".kir", kir, sizeof kir), 1, "one fused group");
+  char *txt = slurp(kir);
+  cr_assert_not_null(txt);
+  cr_expect(strstr(txt, "fused_9_ops"), "every op of the chain in one kernel:\n%s", txt);
+  cr_expect(strstr(txt, "tanh"), "%s", txt);
+  txt = slurp(dot);
+  cr_expect(strstr(txt, "digraph") && strstr(txt, "cluster_0") && strstr(txt, "tanh"), "%s", txt);
+  bext_release(y);
+  char cmd[700];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  cr_expect_eq(system(cmd), 0);
+}
+
+/* Legality: a value the user still holds is never folded into a kernel,
+ * and a value read twice splits the chain. */
+Test(fusion, held_and_shared_values_stay_outside_kernels) {
+  char dir[] = "/tmp/bext_fusion_dumpXXXXXX";
+  cr_assert_not_null(mkdtemp(dir));
+  setenv("BEXT_FUSION_DUMP", dir, 1);
+  const bext_device *d = dev("flex+fusion");
+  float v[4] = {1, 2, 3, 4};
+  bext_tensor *x = f32(d, v, (int64_t[]){4}, 1);
+  bext_tensor *a = bext_exp(x);                      /* held by us */
+  bext_tensor *b = bext_sin(bext_neg(bext_retain(a)));   /* neg+sin fuse; a does not join */
+  float got[4], ga[4];
+  cr_assert(bext_read(b, got, sizeof got), "%s", bext_last_error());
+  cr_assert(bext_read(a, ga, sizeof ga), "the held value is still readable: %s", bext_last_error());
+  unsetenv("BEXT_FUSION_DUMP");
+  for (int i = 0; i < 4; i++) {
+    cr_expect(fabsf(ga[i] - expf(v[i])) < 1e-4f * expf(v[i]));
+    cr_expect(fabsf(got[i] - sinf(-expf(v[i]))) < 1e-4f);
+  }
+  char kir[600];
+  cr_assert_eq(count_files(dir, ".kir", kir, sizeof kir), 1);
+  cr_expect(strstr(slurp(kir), "fused_2_ops"), "%s", slurp(kir));
+  bext_release(a);
+  bext_release(b);
+  char cmd[700];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  cr_expect_eq(system(cmd), 0);
+}
+
+/* ------------------------------------------------------ random programs */
+
+static uint64_t rng;
+static uint32_t rnd(uint32_t n) {
+  rng ^= rng << 13;
+  rng ^= rng >> 7;
+  rng ^= rng << 17;
+  return n ? (uint32_t)((rng >> 11) % n) : 0;
+}
+
+typedef struct {
+  bext_tensor *e, *l;   /* the same value on flex (eager) and flex+fusion (lazy) */
+} pair;
+
+#define POOL 8
+struct prog {
+  const bext_device *E, *L;
+  pair p[POOL];
+  int n;
+  int64_t base[3];
+  long step;
+};
+
+/* Takes pool entry i for an op: a moved entry leaves the pool (the op may
+ * reuse its buffer in place), a kept one is retained. */
+static pair take(struct prog *g, int i) {
+  pair r = g->p[i];
+  if (rnd(2)) {
+    bext_retain(r.e);
+    bext_retain(r.l);
+  } else {
+    g->p[i] = g->p[--g->n];
+  }
+  return r;
+}
+
+static void push(struct prog *g, pair r) {
+  if (g->n == POOL) {   /* full: drop a random one unread */
+    int i = (int)rnd(POOL);
+    bext_release(g->p[i].e);
+    bext_release(g->p[i].l);
+    g->p[i] = r;
+  } else {
+    g->p[g->n++] = r;
+  }
+}
+
+static bool near(double a, double b, double tol) {
+  if (isnan(a) || isnan(b)) return isnan(a) && isnan(b);
+  if (isinf(a) || isinf(b)) return a == b;
+  return fabs(a - b) <= tol * (1 + fabs(a) + fabs(b));
+}
+
+/* Reads both and compares: bitwise for ints and bools, within a relative
+ * tolerance for floats. */
+static void compare(const struct prog *g, pair r, const char *what) {
+  bext_tensor *e = r.e, *l = r.l;
+  cr_assert_eq(bext_dtype_of(e), bext_dtype_of(l), "%s at step %ld", what, g->step);
+  cr_assert_eq(bext_rank(e), bext_rank(l), "%s at step %ld", what, g->step);
+  for (int d = 0; d < bext_rank(e); d++) cr_assert_eq(bext_shape(e)[d], bext_shape(l)[d]);
+  size_t bytes = (size_t)bext_numel(e) * bext_dtype_size(bext_dtype_of(e));
+  unsigned char *be = malloc(bytes + 8), *bl = malloc(bytes + 8);
+  cr_assert(bext_read(e, be, bytes), "%s: eager read: %s", what, bext_last_error());
+  cr_assert(bext_read(l, bl, bytes), "%s: lazy read at step %ld: %s", what, g->step, bext_last_error());
+  bext_dtype dt = bext_dtype_of(e);
+  int64_t n = bext_numel(e);
+  if (dt == BEXT_F32) {
+    for (int64_t i = 0; i < n; i++)
+      cr_assert(near(((float *)be)[i], ((float *)bl)[i], 1e-5), "%s: element %lld: %g vs %g (step %ld)", what,
+                (long long)i, ((float *)be)[i], ((float *)bl)[i], g->step);
+  } else if (dt == BEXT_F64) {
+    for (int64_t i = 0; i < n; i++)
+      cr_assert(near(((double *)be)[i], ((double *)bl)[i], 1e-12), "%s: element %lld", what, (long long)i);
+  } else {
+    cr_assert(!memcmp(be, bl, bytes), "%s: %s data differ (step %ld)", what, bext_dtype_name(dt), g->step);
+  }
+  free(be);
+  free(bl);
+}
+
+/* A random shape broadcastable against the program's base shape. */
+static int rand_shape(const struct prog *g, int64_t *sh) {
+  int rank = (int)rnd(4);
+  for (int d = 0; d < rank; d++) sh[d] = rnd(3) ? g->base[3 - rank + d] : 1;
+  return rank;
+}
+
+static pair leaf(struct prog *g) {
+  int64_t sh[3];
+  int rank = rand_shape(g, sh);
+  int64_t n = 1;
+  for (int d = 0; d < rank; d++) n *= sh[d];
+  int kind = (int)rnd(6);
+  bext_dtype dt = kind < 3 ? BEXT_F32 : kind == 3 ? BEXT_I32 : kind == 4 ? BEXT_I64 : BEXT_BOOL;
+  unsigned char buf[64 * 8];
+  for (int64_t i = 0; i < n; i++) {
+    int r = (int)rnd(25) - 12;
+    if (dt == BEXT_F32) ((float *)buf)[i] = (float)r * 0.25f;
+    else if (dt == BEXT_I32) ((int32_t *)buf)[i] = r;
+    else if (dt == BEXT_I64) ((int64_t *)buf)[i] = r;
+    else buf[i] = r > 0;
+  }
+  pair p = {bext_from_data(buf, dt, sh, rank, g->E), bext_from_data(buf, dt, sh, rank, g->L)};
+  cr_assert(p.e && p.l, "%s", bext_last_error());
+  return p;
+}
+
+enum { U_NEG, U_ABS, U_EXP, U_SIN, U_TANH, U_SIGMOID, U_RELU, U_SQRT, U_LOG1P, U_FLOOR, U_SIGN, U_NOT, U_COUNT };
+enum { B_ADD, B_SUB, B_MUL, B_DIV, B_MAX, B_MIN, B_GT, B_EQ, B_AND, B_REM, B_COUNT };
+
+static bext_tensor *unary(int op, bext_tensor *t, double s, int d0, int d1) {
+  switch (op) {
+  case 0: {
+    static bext_tensor *(*const f[U_COUNT])(bext_tensor *) = {bext_neg, bext_abs, bext_exp, bext_sin,
+                                                               bext_tanh, bext_sigmoid, bext_relu, bext_sqrt,
+                                                               bext_log1p, bext_floor, bext_sign, bext_not};
+    return f[d0 % U_COUNT](t);
+  }
+  case 1: {
+    static bext_tensor *(*const f[])(bext_tensor *, double) = {bext_add_scalar, bext_mul_scalar, bext_sub_scalar,
+                                                              bext_max_scalar, bext_div_scalar, bext_gt_scalar};
+    return f[d0 % 6](t, s);
+  }
+  case 2: return bext_swap_dims(t, d0 % (bext_rank(t) ? bext_rank(t) : 1), d1 % (bext_rank(t) ? bext_rank(t) : 1));
+  case 3: return bext_reshape(t, (int64_t[]){-1}, 1);
+  case 4: return bext_sum_dim(t, d0 % (bext_rank(t) ? bext_rank(t) : 1), d1 & 1);
+  case 5: return bext_mean(t);
+  case 6: return bext_max_dim(t, d0 % (bext_rank(t) ? bext_rank(t) : 1), d1 & 1);
+  case 7: return bext_cast(t, (bext_dtype[]){BEXT_F32, BEXT_F64, BEXT_I32, BEXT_BOOL}[d0 % 4]);
+  case 8: return bext_flip(t, (int[]){0}, bext_rank(t) ? 1 : 0);
+  case 9: return bext_narrow(t, 0, 0, bext_rank(t) ? (bext_shape(t)[0] + 1) / 2 : 1);
+  case 10: return bext_expand(t, (int64_t[]){2, bext_rank(t) > 0 ? bext_shape(t)[0] : 1}, bext_rank(t) == 1 ? 2 : 0);
+  case 11: {   /* matmul with its own transpose: [m,k] x [k,m] */
+    int64_t m = bext_rank(t) ? bext_shape(t)[0] : 1, k = bext_numel(t) / (m ? m : 1);
+    bext_tensor *a = bext_reshape(t, (int64_t[]){m, k}, 2);
+    bext_tensor *at = bext_transpose(bext_retain(a));   /* before a is consumed: C orders no arguments */
+    return bext_matmul(a, at);
+  }
+  case 12: {   /* cat of four: more inputs than a descriptor holds inline */
+    bext_tensor *ts[4] = {bext_retain(t), bext_retain(t), bext_retain(t), t};
+    return bext_cat(ts, 4, 0);
+  }
+  case 13: return bext_permute(t, (int[]){2, 0, 1}, bext_rank(t) == 3 ? 3 : 0);
+  case 14: return bext_cumsum(t, 0);
+  default: return bext_clamp(t, -1.0, s);
+  }
+}
+
+static bext_tensor *binary(int op, bext_tensor *a, bext_tensor *b) {
+  static bext_tensor *(*const f[B_COUNT])(bext_tensor *, bext_tensor *) = {
+      bext_add, bext_sub, bext_mul, bext_div, bext_max, bext_min, bext_gt, bext_eq, bext_and, bext_rem};
+  return f[op % B_COUNT](a, b);
+}
+
+/* Checks that both devices agree on failure (same message) or success. */
+static void result(struct prog *g, bext_tensor *e, bext_tensor *l, const char *what) {
+  if (!e || !l) {
+    char msg[600];
+    snprintf(msg, sizeof msg, "%s", bext_last_error());
+    cr_assert(!e && !l, "%s: only one device failed (step %ld): %s", what, g->step, msg);
+    return;
+  }
+  push(g, (pair){e, l});
+}
+
+static void run_program(const bext_device *E, const bext_device *L, int len) {
+  struct prog g = {.E = E, .L = L};
+  for (int d = 0; d < 3; d++) g.base[d] = 1 + rnd(4);
+  int nleaf = 2 + (int)rnd(3);
+  for (int i = 0; i < nleaf; i++) push(&g, leaf(&g));
+  for (int s = 0; s < len; s++, g.step++) {
+    if (!g.n) push(&g, leaf(&g));
+    int what = (int)rnd(20);
+    if (what < 9) {   /* a one-input op */
+      int op = (int)rnd(16), d0 = (int)rnd(8), d1 = (int)rnd(8);
+      double sc = (double)((int)rnd(9) - 4) * 0.5;
+      pair a = take(&g, (int)rnd((uint32_t)g.n));
+      char err_e[600];
+      bext_tensor *e = unary(op, a.e, sc, d0, d1);
+      snprintf(err_e, sizeof err_e, "%s", e ? "" : bext_last_error());
+      bext_tensor *l = unary(op, a.l, sc, d0, d1);
+      if (!e && !l)
+        cr_assert_str_eq(bext_last_error(), err_e, "the same error on both devices (step %ld)", g.step);
+      result(&g, e, l, "unary");
+    } else if (what < 16) {   /* a two-input op, broadcasting */
+      int op = (int)rnd(B_COUNT), i = (int)rnd((uint32_t)g.n), j = (int)rnd((uint32_t)g.n);
+      pair a = take(&g, i);
+      if (j >= g.n) j = g.n ? (int)rnd((uint32_t)g.n) : -1;
+      pair b = j >= 0 ? take(&g, j) : leaf(&g);
+      char err_e[600];
+      bext_tensor *e = binary(op, a.e, b.e);
+      snprintf(err_e, sizeof err_e, "%s", e ? "" : bext_last_error());
+      bext_tensor *l = binary(op, a.l, b.l);
+      if (!e && !l) cr_assert_str_eq(bext_last_error(), err_e, "step %ld", g.step);
+      result(&g, e, l, "binary");
+    } else if (what < 17) {   /* mask_where with a mask made from a value */
+      pair a = take(&g, (int)rnd((uint32_t)g.n));
+      pair m = {bext_gt_scalar(bext_retain(a.e), 0), bext_gt_scalar(bext_retain(a.l), 0)};
+      pair v = leaf(&g);
+      result(&g, bext_mask_where(a.e, m.e, v.e), bext_mask_where(a.l, m.l, v.l), "mask_where");
+    } else if (what < 18) {   /* gather with in-range indices */
+      pair a = take(&g, (int)rnd((uint32_t)g.n));
+      int64_t n0 = bext_rank(a.e) ? bext_shape(a.e)[0] : 1, idx[3] = {rnd((uint32_t)n0), 0, rnd((uint32_t)n0)};
+      int64_t sh[3];
+      int rank = bext_rank(a.e);
+      for (int d = 0; d < rank; d++) sh[d] = d == 0 ? 3 : bext_shape(a.e)[d];
+      int64_t cnt = 1;
+      for (int d = 0; d < rank; d++) cnt *= sh[d];
+      int64_t *iv = calloc((size_t)(cnt ? cnt : 1), sizeof *iv);
+      for (int64_t q = 0; q < cnt; q++) iv[q] = idx[q % 3] % (n0 ? n0 : 1);
+      pair ix = {bext_from_data(iv, BEXT_I64, sh, rank, g.E), bext_from_data(iv, BEXT_I64, sh, rank, g.L)};
+      free(iv);
+      char err_e[600];
+      bext_tensor *e = bext_gather(a.e, 0, ix.e);
+      snprintf(err_e, sizeof err_e, "%s", e ? "" : bext_last_error());
+      bext_tensor *l = bext_gather(a.l, 0, ix.l);
+      if (!e && !l) cr_assert_str_eq(bext_last_error(), err_e, "step %ld", g.step);
+      result(&g, e, l, "gather");
+    } else if (what < 19) {   /* a read in the middle: a sync point */
+      compare(&g, g.p[rnd((uint32_t)g.n)], "mid-program read");
+    } else {   /* a creation op */
+      int64_t sh[3];
+      int rank = rand_shape(&g, sh);
+      double v = (double)((int)rnd(9) - 4);
+      result(&g, bext_full(sh, rank, v, BEXT_F32, g.E), bext_full(sh, rank, v, BEXT_F32, g.L), "full");
+    }
+  }
+  for (int i = 0; i < g.n; i++) {
+    compare(&g, g.p[i], "final read");
+    bext_release(g.p[i].e);
+    bext_release(g.p[i].l);
+  }
+}
+
+static long programs(void) {
+  const char *e = getenv("BEXT_FUSION_PROGRAMS");
+  long n = e && *e ? strtol(e, NULL, 10) : 10000;
+  return n > 0 ? n : 10000;
+}
+
+Test(fusion, random_programs_agree_with_eager_flex, .timeout = 600) {
+  const bext_device *E = dev("flex"), *L = dev("flex+fusion");
+  long n = programs();
+  bext_fusion_stat s0 = stats();
+  for (long p = 0; p < n; p++) {
+    rng = 0x9E3779B97F4A7C15ull ^ (uint64_t)(p + 1) * 0xD1B54A32D192ED03ull;
+    run_program(E, L, 6 + (int)rnd(10));
+  }
+  cr_assert(bext_sync(L), "%s", bext_last_error());
+  bext_fusion_stat s1 = stats();
+  cr_expect_gt(s1.ops_recorded - s0.ops_recorded, (uint64_t)n * 4, "the programs ran lazily");
+  cr_expect_gt(s1.ops_dropped - s0.ops_dropped, 0, "some values were never read");
+  /* fused kernels ran (Flex has kernel_prepare), and so did unfused ops:
+   * the comparison above covers both paths */
+  cr_expect_gt(s1.kernels_launched - s0.kernels_launched, 0, "no fused kernel ran");
+  cr_expect_gt(s1.ops_fused - s0.ops_fused, 0);
+  cr_expect_gt(s1.ops_run - s0.ops_run, s1.ops_fused - s0.ops_fused);
+}
+
+/* The same generator on ndarray+fusion: the decorator is not Flex's, and
+ * NdArray runs no IR kernels, so every group runs unfused there (the
+ * fallback LibTorch and Remote get). */
+Test(fusion, random_programs_agree_on_ndarray_unfused) {
+  const bext_device *E = dev("ndarray"), *L = dev("ndarray+fusion");
+  bext_fusion_stat s0 = stats();
+  for (long p = 0; p < 300; p++) {
+    rng = 0x5851F42D4C957F2Dull ^ (uint64_t)(p + 1) * 0x2545F4914F6CDD1Dull;
+    run_program(E, L, 6 + (int)rnd(10));
+  }
+  bext_fusion_stat s1 = stats();
+  cr_expect_eq(s1.kernels_launched, s0.kernels_launched, "ndarray cannot run IR kernels");
+  cr_expect_gt(s1.ops_run, s0.ops_run);
+}
