@@ -42,6 +42,7 @@ struct bxcu_nvrtc;
 BXK_FUNC struct bxcu_nvrtc *bxcu_nvrtc_open(struct bxk_diags *ds);
 /* Loads exactly this library (a path or a soname); the same diagnostics. */
 BXK_FUNC struct bxcu_nvrtc *bxcu_nvrtc_open_at(const char *lib, struct bxk_diags *ds);
+/* Frees the handle; the library itself stays loaded (RTLD_NODELETE). */
 BXK_FUNC void bxcu_nvrtc_close(struct bxcu_nvrtc *nv);
 /* Which library was loaded, and NVRTC's version as major*1000+minor*10. */
 BXK_FUNC const char *bxcu_nvrtc_path(const struct bxcu_nvrtc *nv);

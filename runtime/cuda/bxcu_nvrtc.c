@@ -65,7 +65,10 @@ static struct bxcu_nvrtc *open_first(const char *const *cands, int n, const char
   for (int c = 0; c < n; c++) {
     if (!cands[c]) continue;
     char why[160];
-    nv->lib = dlopen(cands[c], RTLD_NOW | RTLD_LOCAL);
+    /* NODELETE: NVRTC carries C++ runtime state (its exception pool,
+     * static objects) that is not meant to be unloaded; once loaded it
+     * stays, and a later open finds it again without reinitializing. */
+    nv->lib = dlopen(cands[c], RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
     bool got = nv->lib && resolve(nv, why, sizeof why);
     if (got && nv->version(&nv->major, &nv->minor) == 0) {
       snprintf(nv->path, sizeof nv->path, "%s", cands[c]);
