@@ -56,4 +56,20 @@ BXK_FUNC int bxcu_nvrtc_version(const struct bxcu_nvrtc *nv);
 BXK_FUNC char *bxcu_nvrtc_ptx(struct bxcu_nvrtc *nv, const char *src, const char *kernel,
                               const char *arch, char **log, struct bxk_diags *ds);
 
+/* -------------------------------------------------------- CUDA driver */
+/* The start of `cube:cuda:N`: the driver API dlopen'd, device N found and
+ * named.  It loads no module and runs no kernel yet. */
+struct bxcu_driver;
+
+/* libcuda.so.1, cuInit, device index.  NULL with a CUDA diagnostic
+ * "backend unavailable: no CUDA driver (libcuda.so.1: <why>)" where there
+ * is no driver (or only the toolkit's stub), or "... no CUDA device N". */
+BXK_FUNC struct bxcu_driver *bxcu_driver_open(int index, struct bxk_diags *ds);
+/* The same with this library (a path or a soname). */
+BXK_FUNC struct bxcu_driver *bxcu_driver_open_at(const char *lib, int index, struct bxk_diags *ds);
+BXK_FUNC int bxcu_driver_devices(const struct bxcu_driver *d);
+BXK_FUNC const char *bxcu_driver_device_name(const struct bxcu_driver *d);
+/* Frees the handle; the driver stays loaded (RTLD_NODELETE). */
+BXK_FUNC void bxcu_driver_close(struct bxcu_driver *d);
+
 #endif

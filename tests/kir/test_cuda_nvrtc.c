@@ -348,3 +348,42 @@ Test(cuda, ptxas_assembles_for_sm_90) {
   free(src);
   bxcu_nvrtc_close(nv);
 }
+
+/* ----------------------------------------------------------- CUDA driver */
+
+/* Without a driver (this build machine) the device says so plainly; with
+ * one (a lent GPU machine) it names device 0. */
+Test(cuda, driver_absent_says_backend_unavailable) {
+  struct bxk_diags ds = {0};
+  struct bxcu_driver *d = bxcu_driver_open(0, &ds);
+  if (d) {
+    cr_log_info("CUDA driver: %d devices, device 0 is %s", bxcu_driver_devices(d), bxcu_driver_device_name(d));
+    cr_expect_gt(bxcu_driver_devices(d), 0);
+    cr_expect_neq(bxcu_driver_device_name(d)[0], 0);
+    bxcu_driver_close(d);
+    return;
+  }
+  cr_assert_eq(ds.n, 1);
+  cr_expect_str_eq(bxk_err_code(ds.d[0].err), "K0015");
+  cr_expect(strncmp(ds.d[0].msg, "backend unavailable: ", 21) == 0, "%s", ds.d[0].msg);
+  cr_log_info("%s", ds.d[0].msg);
+  ds = (struct bxk_diags){0};
+  cr_expect_null(bxcu_driver_open_at("/nonexistent/libcuda.so.1", 0, &ds));
+  cr_expect(strstr(ds.d[0].msg, "backend unavailable: no CUDA driver (/nonexistent/libcuda.so.1: "),
+            "%s", ds.d[0].msg);
+}
+
+/* The toolkit's stub libcuda loads but cannot initialize: a real cuInit
+ * failure, reported with the driver's error name or, as the stub cannot
+ * name it, its number (34, CUDA_ERROR_STUB_LIBRARY). */
+Test(cuda, driver_stub_fails_cuinit) {
+  const char *stub = "/usr/local/cuda/lib64/stubs/libcuda.so";
+  if (access(stub, R_OK) != 0) cr_skip_test("skipped: no CUDA stub library at %s", stub);
+  struct bxk_diags ds = {0};
+  cr_expect_null(bxcu_driver_open_at(stub, 0, &ds));
+  cr_assert_eq(ds.n, 1);
+  cr_expect(strstr(ds.d[0].msg, "backend unavailable: no CUDA driver (") &&
+                (strstr(ds.d[0].msg, "cuInit: CUDA_ERROR_STUB_LIBRARY)") ||
+                 strstr(ds.d[0].msg, "cuInit: CUresult 34)")),
+            "%s", ds.d[0].msg);
+}
