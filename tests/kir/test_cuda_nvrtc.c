@@ -220,48 +220,41 @@ Test(cuda, samples_compile_to_ptx) {
   bxcu_nvrtc_close(nv);
 }
 
-/* One kernel per type with every valid binary op (as test_llvm_jit.c). */
-Test(cuda, binary_ops_every_type_compile) {
-  struct bxcu_nvrtc *nv = nvrtc_or_skip();
-  unsigned nops_total = 0;
+/* One kernel per type computing every valid op of the family (binary:
+ * add..ge, else neg..trunc) into its own output, as test_llvm_jit.c does;
+ * returns how many op x type pairs were compiled. */
+static unsigned compile_ops_per_type(struct bxcu_nvrtc *nv, bool binary) {
+  unsigned total = 0, first = binary ? BXK_OP_ADD : BXK_OP_NEG, last = binary ? BXK_OP_GE : BXK_OP_TRUNC;
   for (size_t ti = 0; ti < NTYPES; ti++) {
     enum bxk_type t = (enum bxk_type)types[ti];
-    struct bxk_kernel *k = bxk_kernel_new("binops");
+    struct bxk_kernel *k = bxk_kernel_new(binary ? "binops" : "unops");
     int a = bxk_add_binding(k, t, 1, false), b = bxk_add_binding(k, t, 1, false);
     struct bxk_builder B = bxk_builder_at(k, NULL);
     bxk_val pos = bxk_topo(&B, BXK_TOPO_ABSOLUTE_POS);
     bxk_val x = bxk_load(&B, a, pos), y = bxk_load(&B, b, pos);
-    for (unsigned op = BXK_OP_ADD; op <= BXK_OP_GE; op++) {
-      if (!valid(sample_binop((enum bxk_op)op, t))) continue;
-      bool cmp = bxk_opinfo[op].cls == BXK_C_CMP;
-      int o = bxk_add_binding(k, cmp ? BXK_BOOL : t, 1, true);
-      bxk_store(&B, o, pos, bxk_bin(&B, (enum bxk_op)op, x, y));
-      nops_total++;
+    for (unsigned op = first; op <= last; op++) {
+      enum bxk_op o = (enum bxk_op)op;
+      if (!valid(binary ? sample_binop(o, t) : sample_unop(o, t))) continue;
+      int out = bxk_add_binding(k, bxk_opinfo[op].cls == BXK_C_CMP ? BXK_BOOL : t, 1, true);
+      bxk_store(&B, out, pos, binary ? bxk_bin(&B, o, x, y) : bxk_un(&B, o, x));
+      total++;
     }
     compile_free(nv, k);
   }
-  cr_expect_gt(nops_total, 100u, "only %u op x type pairs", nops_total);
+  return total;
+}
+
+Test(cuda, binary_ops_every_type_compile) {
+  struct bxcu_nvrtc *nv = nvrtc_or_skip();
+  unsigned n = compile_ops_per_type(nv, true);
+  cr_expect_gt(n, 100u, "only %u op x type pairs", n);
   bxcu_nvrtc_close(nv);
 }
 
 Test(cuda, unary_ops_every_type_compile) {
   struct bxcu_nvrtc *nv = nvrtc_or_skip();
-  unsigned nops_total = 0;
-  for (size_t ti = 0; ti < NTYPES; ti++) {
-    enum bxk_type t = (enum bxk_type)types[ti];
-    struct bxk_kernel *k = bxk_kernel_new("unops");
-    int a = bxk_add_binding(k, t, 1, false);
-    struct bxk_builder B = bxk_builder_at(k, NULL);
-    bxk_val pos = bxk_topo(&B, BXK_TOPO_ABSOLUTE_POS);
-    bxk_val x = bxk_load(&B, a, pos);
-    for (unsigned op = BXK_OP_NEG; op <= BXK_OP_TRUNC; op++) {
-      if (!valid(sample_unop((enum bxk_op)op, t))) continue;
-      bxk_store(&B, bxk_add_binding(k, t, 1, true), pos, bxk_un(&B, (enum bxk_op)op, x));
-      nops_total++;
-    }
-    compile_free(nv, k);
-  }
-  cr_expect_gt(nops_total, 50u, "only %u op x type pairs", nops_total);
+  unsigned n = compile_ops_per_type(nv, false);
+  cr_expect_gt(n, 50u, "only %u op x type pairs", n);
   bxcu_nvrtc_close(nv);
 }
 
