@@ -49,7 +49,8 @@ BXK_FUNC const char *bxcu_nvrtc_path(const struct bxcu_nvrtc *nv);
 BXK_FUNC int bxcu_nvrtc_version(const struct bxcu_nvrtc *nv);
 
 /* CUDA C -> PTX text (malloc'd; free()).  arch: a virtual architecture
- * for --gpu-architecture (NULL: "compute_90").  kernel names the kernel
+ * for --gpu-architecture (NULL: "compute_90"); the other options are
+ * fixed (-default-device --std=c++17 --fmad=false).  kernel names the kernel
  * in diagnostics.  When NVRTC rejects the source: NULL, a CUDA diagnostic
  * with the start of the compile log, and the whole log in *log when log
  * is not NULL (malloc'd; free(); set to NULL when there is none). */

@@ -130,7 +130,9 @@ char *bxcu_nvrtc_ptx(struct bxcu_nvrtc *nv, const char *src, const char *kernel,
   char archopt[64], file[96];
   snprintf(archopt, sizeof archopt, "--gpu-architecture=%s", arch ? arch : "compute_90");
   snprintf(file, sizeof file, "%s.cu", kernel);
-  const char *opts[] = {archopt, "-default-device", "--std=c++17"};
+  /* --fmad=false: NVRTC would contract a*b+c into one fma by default,
+   * rounding once where the IR (and the CPU lowering) round twice. */
+  const char *opts[] = {archopt, "-default-device", "--std=c++17", "--fmad=false"};
   nvrtc_prog p = NULL;
   nvrtc_result r = nv->create(&p, src, file, 0, NULL, NULL);
   if (r != 0) {

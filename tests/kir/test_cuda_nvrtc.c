@@ -210,7 +210,9 @@ Test(cuda, samples_compile_to_ptx) {
   char *ptx = compile(nv, sample_gelu(BXK_F64));
   cr_expect(strstr(ptx, ".f64"), "GELU f64 computes in f64");
   free(ptx);
-  compile_free(nv, sample_loops());
+  ptx = compile(nv, sample_loops()); /* acc + x*w: two roundings, as in the IR */
+  cr_expect_null(strstr(ptx, "fma.rn.f32"), "a*b+c was contracted into an fma");
+  free(ptx);
   compile_free(nv, sample_topo());
   ptx = compile(nv, sample_shared_sum());
   cr_expect(strstr(ptx, ".shared"), "shared_sum declares no shared memory");
