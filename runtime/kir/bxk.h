@@ -1,7 +1,7 @@
 /* bxk.h — the kernel IR (prefix bxk_): one typed, structured IR for every
  * kernel, whether it comes from a `#[cube]` function (docs/language.md §8)
  * or from Fusion's generated elementwise chains, and every lowering (LLVM
- * for the CPU now; CUDA C, HIP C and SPIR-V later) reads it.
+ * for the CPU, CUDA C through NVRTC; HIP C and SPIR-V later) reads it.
  *
  * Shape of the IR (docs/kernels.md has the full description):
  *   - a kernel declares bindings (tensors: element type, mutability),
@@ -166,7 +166,8 @@ struct bxk_kernel {
   X(FORMAT, "K0011")       /* serialized form: magic, truncation, checksum */ \
   X(VERSION, "K0012")      /* serialized form: unsupported version */ \
   X(LOWER, "K0013")        /* a lowering cannot compile this (yet) */ \
-  X(LLVM, "K0014")         /* LLVM reported an error */
+  X(LLVM, "K0014")         /* LLVM reported an error */   \
+  X(CUDA, "K0015")         /* NVRTC or the CUDA driver: absent, or it rejected a kernel */
 
 enum bxk_err {
 #define BXK_X_(E, c) BXK_E_##E,

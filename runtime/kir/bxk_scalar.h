@@ -1,6 +1,6 @@
 /* bxk_scalar.h — the scalar semantics of the kernel IR's core ops, once.
  *
- * Static inline C, no dependencies beyond libm, so it can be included by
+ * Static inline C (BXK_SCALAR_FN), no dependencies beyond libm, so it can be included by
  * the IR's evaluator (kir_eval.c), by CPU kernels (Flex), and pasted into
  * generated CUDA/HIP C; the LLVM lowering (runtime/llvm) is tested element
  * by element against it (tests/kir/test_llvm_jit.c).
@@ -36,16 +36,29 @@
 #ifndef BXK_SCALAR_H
 #define BXK_SCALAR_H
 
+/* One qualifier for every function, so the same text compiles as CUDA
+ * device code when the CUDA emitter (runtime/cuda) pastes it in. */
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+#define BXK_SCALAR_FN static __device__ __forceinline__
+#else
+#define BXK_SCALAR_FN static inline
+#endif
+
+/* NVRTC has no libc headers: the CUDA prelude (runtime/cuda/bxcu_emit.c)
+ * defines the fixed-width types and limits; device math and memcpy are
+ * CUDA built-ins. */
+#ifndef __CUDACC_RTC__
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
+#endif
 
 /* ---------------------------------------------------------------- f16 */
 
-static inline uint32_t bxk_f2u_(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
-static inline float bxk_u2f_(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
+BXK_SCALAR_FN uint32_t bxk_f2u_(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
+BXK_SCALAR_FN float bxk_u2f_(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
 
-static inline float bxk_f16_to_f32(uint16_t h) {
+BXK_SCALAR_FN float bxk_f16_to_f32(uint16_t h) {
   uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
   uint32_t e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
   if (e == 0x1f) return bxk_u2f_(sign | 0x7f800000u | (m << 13));        /* inf, NaN */
@@ -54,7 +67,7 @@ static inline float bxk_f16_to_f32(uint16_t h) {
 }
 
 /* Round to nearest even; NaN stays a quiet NaN with its top payload bits. */
-static inline uint16_t bxk_f32_to_f16(float f) {
+BXK_SCALAR_FN uint16_t bxk_f32_to_f16(float f) {
   uint32_t x = bxk_f2u_(f);
   uint32_t sign = (x >> 16) & 0x8000u, ax = x & 0x7fffffffu;
   if (ax >= 0x7f800000u) {
@@ -71,15 +84,15 @@ static inline uint16_t bxk_f32_to_f16(float f) {
 }
 
 /* The f16 value nearest to x (as a float): how f16 arithmetic rounds. */
-static inline float bxk_round_f16(float x) { return bxk_f16_to_f32(bxk_f32_to_f16(x)); }
+BXK_SCALAR_FN float bxk_round_f16(float x) { return bxk_f16_to_f32(bxk_f32_to_f16(x)); }
 
 /* --------------------------------------------------------------- bf16 */
 
-static inline float bxk_bf16_to_f32(uint16_t h) { return bxk_u2f_((uint32_t)h << 16); }
+BXK_SCALAR_FN float bxk_bf16_to_f32(uint16_t h) { return bxk_u2f_((uint32_t)h << 16); }
 
 /* Round to nearest even on the bits (a carry into the exponent is right,
  * and overflows to inf); NaN stays NaN, made quiet. */
-static inline uint16_t bxk_f32_to_bf16(float f) {
+BXK_SCALAR_FN uint16_t bxk_f32_to_bf16(float f) {
   uint32_t x = bxk_f2u_(f);
   if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x40u);
   return (uint16_t)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
@@ -88,16 +101,16 @@ static inline uint16_t bxk_f32_to_bf16(float f) {
 /* -------------------------------------------------------------- floats */
 
 #define BXK_FLOAT_OPS_(T, S, FMOD, NEARBY)                                        \
-  static inline T bxk_rem_##S(T a, T b) {                                        \
+  BXK_SCALAR_FN T bxk_rem_##S(T a, T b) {                                        \
     T r = FMOD(a, b);                                                            \
     if (r != 0 && ((r < 0) != (b < 0))) r += b;                                  \
     return r;                                                                    \
   }                                                                              \
-  static inline T bxk_max_##S(T a, T b) { return (a > b || a != a) ? a : b; }    \
-  static inline T bxk_min_##S(T a, T b) { return (a < b || a != a) ? a : b; }    \
-  static inline T bxk_sign_##S(T x) { return x > 0 ? (T)1 : x < 0 ? (T)-1 : x; } \
-  static inline T bxk_relu_##S(T x) { return x < 0 ? (T)0 : x; }                \
-  static inline T bxk_round_##S(T x) { return NEARBY(x); }
+  BXK_SCALAR_FN T bxk_max_##S(T a, T b) { return (a > b || a != a) ? a : b; }    \
+  BXK_SCALAR_FN T bxk_min_##S(T a, T b) { return (a < b || a != a) ? a : b; }    \
+  BXK_SCALAR_FN T bxk_sign_##S(T x) { return x > 0 ? (T)1 : x < 0 ? (T)-1 : x; } \
+  BXK_SCALAR_FN T bxk_relu_##S(T x) { return x < 0 ? (T)0 : x; }                \
+  BXK_SCALAR_FN T bxk_round_##S(T x) { return NEARBY(x); }
 
 BXK_FLOAT_OPS_(float, f32, fmodf, nearbyintf)
 BXK_FLOAT_OPS_(double, f64, fmod, nearbyint)
@@ -107,31 +120,31 @@ BXK_FLOAT_OPS_(double, f64, fmod, nearbyint)
 /* T: the type, U: its unsigned twin, S: suffix.  Shared rows first, then
  * the rows that differ between signed and unsigned types. */
 #define BXK_INT_COMMON_(T, U, S, BITS)                                            \
-  static inline T bxk_add_##S(T a, T b) { return (T)(U)((U)a + (U)b); }          \
-  static inline T bxk_sub_##S(T a, T b) { return (T)(U)((U)a - (U)b); }          \
-  static inline T bxk_mul_##S(T a, T b) { return (T)(U)((U)a * (U)b); }          \
-  static inline T bxk_neg_##S(T a) { return (T)(U)((U)0 - (U)a); }               \
-  static inline T bxk_max_##S(T a, T b) { return a > b ? a : b; }                \
-  static inline T bxk_min_##S(T a, T b) { return a < b ? a : b; }                \
-  static inline T bxk_shl_##S(T a, T b) { return (T)(U)((U)a << ((U)b & (BITS - 1))); }
+  BXK_SCALAR_FN T bxk_add_##S(T a, T b) { return (T)(U)((U)a + (U)b); }          \
+  BXK_SCALAR_FN T bxk_sub_##S(T a, T b) { return (T)(U)((U)a - (U)b); }          \
+  BXK_SCALAR_FN T bxk_mul_##S(T a, T b) { return (T)(U)((U)a * (U)b); }          \
+  BXK_SCALAR_FN T bxk_neg_##S(T a) { return (T)(U)((U)0 - (U)a); }               \
+  BXK_SCALAR_FN T bxk_max_##S(T a, T b) { return a > b ? a : b; }                \
+  BXK_SCALAR_FN T bxk_min_##S(T a, T b) { return a < b ? a : b; }                \
+  BXK_SCALAR_FN T bxk_shl_##S(T a, T b) { return (T)(U)((U)a << ((U)b & (BITS - 1))); }
 
 #define BXK_INT_SIGNED_(T, U, S, BITS)                                            \
   BXK_INT_COMMON_(T, U, S, BITS)                                                 \
-  static inline T bxk_div_##S(T a, T b) {                                        \
+  BXK_SCALAR_FN T bxk_div_##S(T a, T b) {                                        \
     if (b == 0) return 0;                                                        \
     if (b == -1) return bxk_neg_##S(a); /* INT_MIN / -1 wraps */                 \
     return (T)(a / b);                                                           \
   }                                                                              \
-  static inline T bxk_rem_##S(T a, T b) {                                        \
+  BXK_SCALAR_FN T bxk_rem_##S(T a, T b) {                                        \
     if (b == 0 || b == -1) return 0;                                             \
     T r = (T)(a % b);                                                            \
     if (r != 0 && ((r < 0) != (b < 0))) r = (T)(r + b);                          \
     return r;                                                                    \
   }                                                                              \
-  static inline T bxk_abs_##S(T a) { return a < 0 ? bxk_neg_##S(a) : a; }        \
-  static inline T bxk_sign_##S(T a) { return a > 0 ? 1 : a < 0 ? -1 : 0; }       \
-  static inline T bxk_relu_##S(T a) { return a < 0 ? 0 : a; }                    \
-  static inline T bxk_pow_##S(T a, T e) { /* the IR's pow is float-only */       \
+  BXK_SCALAR_FN T bxk_abs_##S(T a) { return a < 0 ? bxk_neg_##S(a) : a; }        \
+  BXK_SCALAR_FN T bxk_sign_##S(T a) { return a > 0 ? 1 : a < 0 ? -1 : 0; }       \
+  BXK_SCALAR_FN T bxk_relu_##S(T a) { return a < 0 ? 0 : a; }                    \
+  BXK_SCALAR_FN T bxk_pow_##S(T a, T e) { /* the IR's pow is float-only */       \
     if (e < 0) return a == 1 ? 1 : a == -1 ? ((e & 1) ? -1 : 1) : 0;             \
     T r = 1;                                                                     \
     while (e) {                                                                  \
@@ -141,18 +154,18 @@ BXK_FLOAT_OPS_(double, f64, fmod, nearbyint)
     }                                                                            \
     return r;                                                                    \
   }                                                                              \
-  static inline T bxk_shr_##S(T a, T b) { /* arithmetic, without C's UB */       \
+  BXK_SCALAR_FN T bxk_shr_##S(T a, T b) { /* arithmetic, without C's UB */       \
     unsigned n = (unsigned)((U)b & (BITS - 1));                                  \
     return a < 0 ? (T)~(U)(~(U)a >> n) : (T)((U)a >> n);                         \
   }
 
 #define BXK_INT_UNSIGNED_(T, S, BITS)                                             \
   BXK_INT_COMMON_(T, T, S, BITS)                                                 \
-  static inline T bxk_div_##S(T a, T b) { return b == 0 ? 0 : (T)(a / b); }      \
-  static inline T bxk_rem_##S(T a, T b) { return b == 0 ? 0 : (T)(a % b); }      \
-  static inline T bxk_abs_##S(T a) { return a; }                                 \
-  static inline T bxk_sign_##S(T a) { return a > 0 ? 1 : 0; }                    \
-  static inline T bxk_shr_##S(T a, T b) { return (T)(a >> (b & (BITS - 1))); }
+  BXK_SCALAR_FN T bxk_div_##S(T a, T b) { return b == 0 ? 0 : (T)(a / b); }      \
+  BXK_SCALAR_FN T bxk_rem_##S(T a, T b) { return b == 0 ? 0 : (T)(a % b); }      \
+  BXK_SCALAR_FN T bxk_abs_##S(T a) { return a; }                                 \
+  BXK_SCALAR_FN T bxk_sign_##S(T a) { return a > 0 ? 1 : 0; }                    \
+  BXK_SCALAR_FN T bxk_shr_##S(T a, T b) { return (T)(a >> (b & (BITS - 1))); }
 
 BXK_INT_SIGNED_(int32_t, uint32_t, i32, 32)
 BXK_INT_SIGNED_(int64_t, uint64_t, i64, 64)
@@ -170,28 +183,28 @@ BXK_INT_UNSIGNED_(uint8_t, u8, 8)
  * saturates either way (those at 2^52 and above are integers already), and
  * the C conversion truncates the rest.  No trunc() call: clang does not
  * inline it for baseline x86-64, and these run in Flex's conversion loops. */
-static inline int64_t bxk_f64_to_i64(double v) {
+BXK_SCALAR_FN int64_t bxk_f64_to_i64(double v) {
   if (v != v) return 0;
   if (v >= 9223372036854775807.0) return INT64_MAX; /* 2^63 and above */
   if (v <= -9223372036854775808.0) return INT64_MIN;
   return (int64_t)v;
 }
-static inline int32_t bxk_f64_to_i32(double v) {
+BXK_SCALAR_FN int32_t bxk_f64_to_i32(double v) {
   if (v != v) return 0;
   return v >= 2147483647.0 ? INT32_MAX : v <= -2147483648.0 ? INT32_MIN : (int32_t)v;
 }
-static inline uint32_t bxk_f64_to_u32(double v) {
+BXK_SCALAR_FN uint32_t bxk_f64_to_u32(double v) {
   if (v != v) return 0;
   return v >= 4294967295.0 ? UINT32_MAX : v <= 0 ? 0 : (uint32_t)v;
 }
-static inline uint8_t bxk_f64_to_u8(double v) {
+BXK_SCALAR_FN uint8_t bxk_f64_to_u8(double v) {
   if (v != v) return 0;
   return v >= 255.0 ? 255 : v <= 0 ? 0 : (uint8_t)v;
 }
 
 /* int -> f16 and f64 -> f16 round through f32 (the runtime's stores do). */
-static inline uint16_t bxk_i64_to_f16(int64_t v) { return bxk_f32_to_f16((float)v); }
-static inline uint16_t bxk_u64_to_f16(uint64_t v) { return bxk_f32_to_f16((float)v); }
-static inline uint16_t bxk_f64_to_f16(double v) { return bxk_f32_to_f16((float)v); }
+BXK_SCALAR_FN uint16_t bxk_i64_to_f16(int64_t v) { return bxk_f32_to_f16((float)v); }
+BXK_SCALAR_FN uint16_t bxk_u64_to_f16(uint64_t v) { return bxk_f32_to_f16((float)v); }
+BXK_SCALAR_FN uint16_t bxk_f64_to_f16(double v) { return bxk_f32_to_f16((float)v); }
 
 #endif
