@@ -86,6 +86,9 @@ struct bxfx_kernels {
    * plus each further row added in turn, without storing every step. */
   void (*leafrows_f32)(double *out, const float *x, size_t stride, size_t rows, size_t n);
   void (*leafrows_f64)(double *out, const double *x, size_t stride, size_t rows, size_t n);
+  /* d[m*ds + k] = s[k*ss + m] for an 8x8 block of 4-byte elements
+   * (strides in elements), bits copied exactly: transposed copies. */
+  void (*tile8_u32)(uint32_t *d, int64_t ds, const uint32_t *s, int64_t ss);
   void (*mulacc_f32)(double *acc, const float *x, size_t n);
   void (*mulacc_f64)(double *acc, const double *x, size_t n);
   /* Index (n >= 1) of the first NaN, else of the first max (flags has

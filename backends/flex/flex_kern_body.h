@@ -590,6 +590,31 @@ static void SFX(f32_to_bf16)(const float *a, uint16_t *o, size_t n) {
   for (; i < n; i++) o[i] = bxk_f32_to_bf16(a[i]);
 }
 
+/* ---- layout ------------------------------------------------------------ */
+/* An 8x8 block of 4-byte elements transposed: d[m*ds + k] = s[k*ss + m]
+ * (strides in elements).  Lanes only move (no arithmetic), so any bits
+ * (NaN payloads, ints) are copied exactly: unpack pairs, then quads, then
+ * 128-bit halves. */
+static void SFX(tile8_u32)(uint32_t *d, int64_t ds, const uint32_t *s, int64_t ss) {
+  v8i r[8], t[8], u[8];
+  for (int k = 0; k < 8; k++) memcpy(&r[k], s + k * ss, sizeof r[k]);
+  for (int k = 0; k < 8; k += 2) {
+    t[k] = __builtin_shufflevector(r[k], r[k + 1], 0, 8, 1, 9, 4, 12, 5, 13);
+    t[k + 1] = __builtin_shufflevector(r[k], r[k + 1], 2, 10, 3, 11, 6, 14, 7, 15);
+  }
+  for (int k = 0; k < 8; k += 4)
+    for (int h = 0; h < 2; h++) {
+      u[k + 2 * h] = __builtin_shufflevector(t[k + h], t[k + 2 + h], 0, 1, 8, 9, 4, 5, 12, 13);
+      u[k + 2 * h + 1] = __builtin_shufflevector(t[k + h], t[k + 2 + h], 2, 3, 10, 11, 6, 7, 14, 15);
+    }
+  for (int m = 0; m < 4; m++) {
+    v8i lo = __builtin_shufflevector(u[m], u[m + 4], 0, 1, 2, 3, 8, 9, 10, 11);
+    v8i hi = __builtin_shufflevector(u[m], u[m + 4], 4, 5, 6, 7, 12, 13, 14, 15);
+    memcpy(d + m * ds, &lo, sizeof lo);
+    memcpy(d + (m + 4) * ds, &hi, sizeof hi);
+  }
+}
+
 const struct bxfx_kernels VARIANT = {
   .isa = VARIANT_NAME,
   .bin = {
@@ -619,6 +644,7 @@ const struct bxfx_kernels VARIANT = {
   .acc_f64 = SFX(acc_f64),
   .leafrows_f32 = SFX(leafrows_f32),
   .leafrows_f64 = SFX(leafrows_f64),
+  .tile8_u32 = SFX(tile8_u32),
   .mulacc_f32 = SFX(mulacc_f32),
   .mulacc_f64 = SFX(mulacc_f64),
   .extrow_f32 = SFX(extrow_f32),

@@ -175,6 +175,26 @@ Test(flex_blocks, leaf_rows_sum_left_to_right) {
       }
 }
 
+/* tile8_u32 (transposed copies, flex_layout.c) in both variants: every
+ * element lands at its transposed place with its bits (NaN payloads,
+ * ints), and nothing outside the 8x8 block is written. */
+Test(flex_blocks, tile8_transposes_bits_exactly) {
+  enum { SS = 13, DS = 11 };
+  static uint32_t src[8 * SS], dst[2][9 * DS];
+  for (int i = 0; i < 8 * SS; i++) src[i] = 0x7fc00001u + (uint32_t)i * 0x01010101u;
+  const struct bxfx_kernels *K[2] = { &bxfx_kern_avx2, &bxfx_kern_gen };
+  for (int v = 0; v < 2; v++) {
+    memset(dst[v], 0xab, sizeof dst[v]);
+    K[v]->tile8_u32(dst[v], DS, src, SS);
+    for (int m = 0; m < 9; m++)
+      for (int k = 0; k < DS; k++) {
+        uint32_t want = m < 8 && k < 8 ? src[k * SS + m] : 0xababababu;
+        cr_expect_eq(dst[v][m * DS + k], want, "%s tile8 [%d][%d] = %08x, want %08x", K[v]->isa, m, k,
+                     dst[v][m * DS + k], want);
+      }
+  }
+}
+
 /* The block converters of both variants (F16C and shifts in the AVX2 one,
  * bit arithmetic in the generic one) against bxk_scalar.h's scalar rules,
  * bit for bit; f32 -> f16 NaNs too (F16C keeps a NaN's top payload bits

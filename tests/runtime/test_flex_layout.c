@@ -7,7 +7,9 @@
  * with NaN, infinities and signed zeros in the data, for unary, scalar,
  * comparison, integer and two-operand ops; and the cases that must not
  * keep a layout (mixed layouts, views that skip elements, small tensors)
- * still give the row-major values in a row-major output. */
+ * still give the row-major values in a row-major output.  And the
+ * transposed copy (bext_contiguous of a transpose: 8x8 register blocks
+ * plus ragged edges) puts every element, bits and all, in its place. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
@@ -151,4 +153,39 @@ Test(flex_layout, other_layouts_stay_row_major) {
   bext_release(s);
   bext_release(sv);
   bext_release(t);
+}
+
+/* bext_contiguous of transposes whose sides are no multiple of the 8x8
+ * blocks or the 32-wide tiles, 4-byte (f32 with NaNs, i32) and other
+ * element sizes (f64, bool): element (i, j) of the copy is (j, i) of the
+ * source, compared as bits. */
+Test(flex_layout, transposed_copies_put_every_element_in_place) {
+  const int64_t sides[][2] = { { 67, 131 }, { 8, 8 }, { 33, 40 }, { 257, 9 } };
+  const bext_dtype dts[] = { BEXT_F32, BEXT_I32, BEXT_F64, BEXT_BOOL };
+  for (size_t si = 0; si < sizeof sides / sizeof sides[0]; si++)
+    for (size_t di = 0; di < sizeof dts / sizeof dts[0]; di++) {
+      const int64_t R = sides[si][0], C = sides[si][1];
+      bext_dtype dt = dts[di];
+      bext_tensor *src = matrix(R, C, dt == BEXT_I32 ? BEXT_I32 : BEXT_F32, 10 + (unsigned)si);
+      if (dt == BEXT_F64 || dt == BEXT_BOOL) src = bext_cast(src, dt);
+      cr_assert_not_null(src, "%s", bext_last_error());
+      bext_tensor *c = bext_contiguous(bext_transpose(bext_retain(src)));
+      cr_assert_not_null(c, "%s", bext_last_error());
+      cr_expect(bext_is_contiguous(c));
+      size_t ns, nc, es = bext_dtype_size(dt);
+      unsigned char *s = bytes_of(src, &ns), *t = bytes_of(c, &nc);
+      cr_assert_eq(ns, nc);
+      int bad = 0;
+      for (int64_t i = 0; i < C && bad < 3; i++)
+        for (int64_t j = 0; j < R && bad < 3; j++)
+          if (memcmp(t + (size_t)(i * R + j) * es, s + (size_t)(j * C + i) * es, es) != 0) {
+            cr_expect_fail("%ldx%ld dtype %d: copy[%ld][%ld] is not source[%ld][%ld]", (long)R, (long)C, (int)dt,
+                           (long)i, (long)j, (long)j, (long)i);
+            bad++;
+          }
+      free(s);
+      free(t);
+      bext_release(src);
+      bext_release(c);
+    }
 }
