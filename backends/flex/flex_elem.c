@@ -10,7 +10,10 @@
  * representation with unit stride are read in place, others are gathered
  * (and widened: f16/bf16 -> f32, ints -> i64) into stack buffers.  Large
  * index spaces are split across the pool; each chunk restarts the
- * multi-index, so threaded and serial runs compute the same values. */
+ * multi-index, so threaded and serial runs compute the same values.
+ * Operands that all share one dense permuted layout (a transposed view)
+ * keep it: the output takes it and the buffers are walked flat
+ * (keeps_layout). */
 #include <math.h>
 #include <string.h>
 
@@ -356,6 +359,67 @@ static void ew_input(struct ew *E, int k, const bext_tensor *t, int repr, const 
   BXR_ASSERT(ok);
 }
 
+/* ---------------------------------------------------------- kept layout */
+/* True when t is dense (its elements fill numel consecutive slots from
+ * bxr_data(t), in some order of the dims) with positive strides but not
+ * row-major: a transposed or permuted view of a whole buffer. */
+static bool dense_permuted(const bext_tensor *t) {
+  if (bxr_is_contiguous(t)) return false;
+  int64_t st[BEXT_MAX_RANK], sh[BEXT_MAX_RANK];
+  int r = 0;
+  for (int d = 0; d < t->rank; d++) {
+    if (t->shape[d] == 1) continue;
+    if (t->strides[d] <= 0) return false;
+    int j = r++;   /* insertion by stride, smallest first */
+    while (j > 0 && st[j - 1] > t->strides[d]) { st[j] = st[j - 1]; sh[j] = sh[j - 1]; j--; }
+    st[j] = t->strides[d];
+    sh[j] = t->shape[d];
+  }
+  for (int i = 0; i < r; i++)
+    if (st[i] != (i == 0 ? 1 : st[i - 1] * sh[i - 1])) return false;
+  return r > 0;
+}
+
+/* Every tensor input of a large op has the output's shape and one and the
+ * same dense permuted layout (x^T, exp(x^T), x^T * 2, a^T + b^T): then
+ * the output takes that layout too and the op runs over the buffers as
+ * flat arrays, with no transposition at all (PyTorch keeps layouts the
+ * same way).  Walking the logical order instead would gather each element
+ * from another row, or cost a tiled copy first (transposed_copy). */
+static bool keeps_layout(const struct bxr_op *op, int ntensors) {
+  if (bxr_numel(op->out.rank, op->out.shape) < 4 * BXFX_BLK) return false;
+  const bext_tensor *a = op->in[0];
+  if (!dense_permuted(a)) return false;
+  for (int k = 0; k < ntensors; k++) {
+    const bext_tensor *t = op->in[k];
+    /* (op->same_shape false tells nothing: compare) */
+    if (!op->same_shape && !bxr_same_shape(t->rank, t->shape, op->out.rank, op->out.shape)) return false;
+    for (int d = 0; k > 0 && d < a->rank; d++)
+      if (a->shape[d] != 1 && t->strides[d] != a->strides[d]) return false;
+  }
+  return true;
+}
+
+/* A fresh output of op laid out like `like` (dense permuted): a flat
+ * buffer viewed with like's strides. */
+static bext_tensor *output_like(const struct bxr_op *op, const bext_tensor *like) {
+  int64_t n = bxr_numel(op->out.rank, op->out.shape);
+  bext_tensor *flat = bxr_tensor_new(op->device, op->out.dtype, 1, &n);
+  if (!flat) return NULL;
+  bext_tensor *v = bxr_tensor_view(flat, op->out.rank, op->out.shape, like->strides, 0);
+  bext_release(flat);
+  return v;
+}
+
+/* Input k of a kept-layout op: its buffer, read as a flat array. */
+static void ew_flat_input(struct ew *E, int k, const bext_tensor *t, int repr) {
+  E->src[k] = bxr_data(t);
+  E->dt[k] = t->dtype;
+  E->rk[k] = repr;
+  memset(E->st[k], 0, sizeof E->st[k]);
+  E->st[k][0] = 1;
+}
+
 static void ew_free_tmp(struct ew *E) {
   for (int k = 0; k < 3; k++)
     if (E->tmp[k]) bext_release(E->tmp[k]);
@@ -380,11 +444,13 @@ static size_t ew_cost(const struct ew *E) {
   }
 }
 
-static void ew_run(struct ew *E, bext_tensor *out) {
+/* Runs E into out over the index space `shape` (out's own, or [numel]
+ * when the layout is kept: out's buffer as a flat array). */
+static void ew_run(struct ew *E, bext_tensor *out, int rank, const int64_t *shape) {
   E->dst = bxr_data(out);
   E->odt = out->dtype;
-  ew_shape(E, out->rank, out->shape);
-  size_t n = (size_t)bxr_numel(out->rank, out->shape);
+  ew_shape(E, rank, shape);
+  size_t n = (size_t)bxr_numel(rank, shape);
   if (n == 0) return;
   /* Past ~32 MiB the output cannot stay cached anyway: stream it. */
   E->stream = is_fast_f32(E) && bxfx_is_native(E->odt, E->rout) && n * sizeof(float) >= ((size_t)32 << 20);
@@ -577,7 +643,11 @@ __attribute__((noinline)) static bext_tensor *ew_general(struct bxr_op *op) {
   }
   E.rout = is_compare(E.op) ? BXFX_R_U8 : E.rin;
   E.nin = (op->n_in == 2 || scalar) ? 2 : 1;
-  ew_input(&E, 0, op->in[0], E.rin, &op->out);
+  const bool keep = keeps_layout(op, scalar ? 1 : op->n_in);
+  for (int k = 0; k < (scalar ? 1 : op->n_in); k++) {
+    if (keep) ew_flat_input(&E, k, op->in[k], E.rin);
+    else ew_input(&E, k, op->in[k], E.rin, &op->out);
+  }
   if (scalar) {
     switch (E.rin) {
     case BXFX_R_F32: E.sv.f = is_compare(E.op) ? thr : (float)op->sc[0].f; break;
@@ -585,16 +655,18 @@ __attribute__((noinline)) static bext_tensor *ew_general(struct bxr_op *op) {
     default: E.sv.i = bxr_f64_to_i64_sat(op->sc[0].f); break;
     }
     ew_scalar_input(&E, 1, E.rin);
-  } else if (op->n_in == 2) {
-    ew_input(&E, 1, op->in[1], E.rin, &op->out);
   }
   if (code == BXR_OP_CLAMP) {
     E.p0 = op->sc[0].f; E.p1 = op->sc[1].f;
     E.i0 = bxr_f64_to_i64_sat(op->sc[0].f); E.i1 = bxr_f64_to_i64_sat(op->sc[1].f);
   }
   if (code == BXR_OP_POWI) E.i0 = op->sc[0].i;
-  bext_tensor *out = bxfx_output(op, scalar ? 1 : op->n_in);
-  if (out) ew_run(&E, out);
+  bext_tensor *out = keep ? output_like(op, op->in[0]) : bxfx_output(op, scalar ? 1 : op->n_in);
+  if (out) {
+    int64_t n = bxr_numel(out->rank, out->shape);
+    if (keep) ew_run(&E, out, 1, &n);
+    else ew_run(&E, out, out->rank, out->shape);
+  }
   ew_free_tmp(&E);
   return out;
 }
@@ -620,7 +692,7 @@ bext_tensor *bxfx_exec_mask(struct bxr_op *op) {
     ew_scalar_input(&E, 2, E.rin);
   }
   bext_tensor *out = bxfx_output(op, 1);
-  if (out) ew_run(&E, out);
+  if (out) ew_run(&E, out, out->rank, out->shape);
   ew_free_tmp(&E);
   return out;
 }

@@ -80,8 +80,15 @@ struct bxfx_kernels {
   double (*sum_f64)(const double *a, size_t n);
   /* acc[i] += x[i] (mulacc: *=) in f64: one row of a sum (product)
    * across an outer axis. */
-  void (*acc_f32)(double *acc, const float *x, size_t n);
   void (*acc_f64)(double *acc, const double *x, size_t n);
+  /* out[i] = x[0*stride + i] + ... + x[(rows-1)*stride + i] in f64, left
+   * to right (rows >= 1): a leaf of rows_sum, bit for bit the first row
+   * plus each further row added in turn, without storing every step. */
+  void (*leafrows_f32)(double *out, const float *x, size_t stride, size_t rows, size_t n);
+  void (*leafrows_f64)(double *out, const double *x, size_t stride, size_t rows, size_t n);
+  /* d[m*ds + k] = s[k*ss + m] for an 8x8 block of 4-byte elements
+   * (strides in elements), bits copied exactly: transposed copies. */
+  void (*tile8_u32)(uint32_t *d, int64_t ds, const uint32_t *s, int64_t ss);
   void (*mulacc_f32)(double *acc, const float *x, size_t n);
   void (*mulacc_f64)(double *acc, const double *x, size_t n);
   /* Index (n >= 1) of the first NaN, else of the first max (flags has

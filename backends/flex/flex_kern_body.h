@@ -341,8 +341,8 @@ static double SFX(sum_f32)(const float *a, size_t n) {
 /* Row accumulation across an outer axis: acc[i] = acc[i] OP x[i] in f64
  * (x widened), the step of flex_reduce.c's sums (rows_sum) and products
  * along a dim: per column the same sequence of operations as the
- * reference's. */
-#define BXFX_ROWACC_DEF(name, OP)                                                   \
+ * reference's.  (acc_f64 also merges rows_sum's tree nodes.) */
+#define BXFX_ROWACC_F32(name, OP)                                                   \
   static void SFX(name##_f32)(double *acc, const float *x, size_t n) {              \
     size_t i = 0;                                                                   \
     for (; i + 8 <= n; i += 8) {                                                    \
@@ -353,7 +353,8 @@ static double SFX(sum_f32)(const float *a, size_t n) {
       memcpy(acc + i + 4, &a1, sizeof a1);                                          \
     }                                                                               \
     for (; i < n; i++) acc[i] = acc[i] OP (double)x[i];                             \
-  }                                                                                 \
+  }
+#define BXFX_ROWACC_F64(name, OP)                                                   \
   static void SFX(name##_f64)(double *acc, const double *x, size_t n) {             \
     size_t i = 0;                                                                   \
     for (; i + 4 <= n; i += 4) {                                                    \
@@ -362,9 +363,23 @@ static double SFX(sum_f32)(const float *a, size_t n) {
     }                                                                               \
     for (; i < n; i++) acc[i] = acc[i] OP x[i];                                     \
   }
-BXFX_ROWACC_DEF(acc, +)
-BXFX_ROWACC_DEF(mulacc, *)
-#undef BXFX_ROWACC_DEF
+BXFX_ROWACC_F64(acc, +)   /* (f32 sums take leafrows_f32 below) */
+BXFX_ROWACC_F32(mulacc, *)
+BXFX_ROWACC_F64(mulacc, *)
+#undef BXFX_ROWACC_F32
+#undef BXFX_ROWACC_F64
+
+/* One leaf of a sum across an outer axis: out[i] = x[0][i] + x[1][i] +
+ * ... + x[rows-1][i] in f64, left to right (row r at x + r*stride), the
+ * sequence the first row plus each further row added in turn computes,
+ * with the running sums of a strip of 16 columns held in registers over
+ * all the rows: one store per column per leaf instead of one per row. */
+#define BXFX_LEAFROWS_DEF(T, LD)                                                       static void SFX(leafrows_##T)(double *out, const T##_elem *x, size_t stride, size_t rows, size_t n) {     size_t i = 0;                                                                        for (; i + 16 <= n; i += 16) {                                                         const T##_elem *p = x + i;                                                           v4d s0 = LD(p), s1 = LD(p + 4), s2 = LD(p + 8), s3 = LD(p + 12);                    for (size_t r = 1; r < rows; r++) {                                                    p += stride;                                                                         s0 += LD(p); s1 += LD(p + 4); s2 += LD(p + 8); s3 += LD(p + 12);                  }                                                                                    memcpy(out + i, &s0, sizeof s0);                                                     memcpy(out + i + 4, &s1, sizeof s1);                                                 memcpy(out + i + 8, &s2, sizeof s2);                                                 memcpy(out + i + 12, &s3, sizeof s3);                                              }                                                                                    for (; i < n; i++) {                                                                   double s = (double)x[i];                                                             for (size_t r = 1; r < rows; r++) s += (double)x[r * stride + i];                    out[i] = s;                                                                        }                                                                                  }
+typedef float f32_elem;
+typedef double f64_elem;
+BXFX_LEAFROWS_DEF(f32, SFX(ld4w))
+BXFX_LEAFROWS_DEF(f64, SFX(ld4d))
+#undef BXFX_LEAFROWS_DEF
 
 /* Index of a row's extreme as the reference finds it: the first NaN if
  * there is one, else the first element equal to the max (min).  Blocks of
@@ -575,6 +590,31 @@ static void SFX(f32_to_bf16)(const float *a, uint16_t *o, size_t n) {
   for (; i < n; i++) o[i] = bxk_f32_to_bf16(a[i]);
 }
 
+/* ---- layout ------------------------------------------------------------ */
+/* An 8x8 block of 4-byte elements transposed: d[m*ds + k] = s[k*ss + m]
+ * (strides in elements).  Lanes only move (no arithmetic), so any bits
+ * (NaN payloads, ints) are copied exactly: unpack pairs, then quads, then
+ * 128-bit halves. */
+static void SFX(tile8_u32)(uint32_t *d, int64_t ds, const uint32_t *s, int64_t ss) {
+  v8i r[8], t[8], u[8];
+  for (int k = 0; k < 8; k++) memcpy(&r[k], s + k * ss, sizeof r[k]);
+  for (int k = 0; k < 8; k += 2) {
+    t[k] = __builtin_shufflevector(r[k], r[k + 1], 0, 8, 1, 9, 4, 12, 5, 13);
+    t[k + 1] = __builtin_shufflevector(r[k], r[k + 1], 2, 10, 3, 11, 6, 14, 7, 15);
+  }
+  for (int k = 0; k < 8; k += 4)
+    for (int h = 0; h < 2; h++) {
+      u[k + 2 * h] = __builtin_shufflevector(t[k + h], t[k + 2 + h], 0, 1, 8, 9, 4, 5, 12, 13);
+      u[k + 2 * h + 1] = __builtin_shufflevector(t[k + h], t[k + 2 + h], 2, 3, 10, 11, 6, 7, 14, 15);
+    }
+  for (int m = 0; m < 4; m++) {
+    v8i lo = __builtin_shufflevector(u[m], u[m + 4], 0, 1, 2, 3, 8, 9, 10, 11);
+    v8i hi = __builtin_shufflevector(u[m], u[m + 4], 4, 5, 6, 7, 12, 13, 14, 15);
+    memcpy(d + m * ds, &lo, sizeof lo);
+    memcpy(d + (m + 4) * ds, &hi, sizeof hi);
+  }
+}
+
 const struct bxfx_kernels VARIANT = {
   .isa = VARIANT_NAME,
   .bin = {
@@ -601,8 +641,10 @@ const struct bxfx_kernels VARIANT = {
   .powi_f32 = SFX(powi_f32),
   .sum_f32 = SFX(sum_f32),
   .sum_f64 = SFX(sum_f64),
-  .acc_f32 = SFX(acc_f32),
   .acc_f64 = SFX(acc_f64),
+  .leafrows_f32 = SFX(leafrows_f32),
+  .leafrows_f64 = SFX(leafrows_f64),
+  .tile8_u32 = SFX(tile8_u32),
   .mulacc_f32 = SFX(mulacc_f32),
   .mulacc_f64 = SFX(mulacc_f64),
   .extrow_f32 = SFX(extrow_f32),

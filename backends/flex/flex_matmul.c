@@ -1,7 +1,12 @@
 /* flex_matmul.c — batched matmul with NumPy-broadcast batch dims.
  *
  * f32/f64 go to OpenBLAS (cblas_sgemm/dgemm), one call per batch matrix;
- * a strided operand whose rows or columns are unit-stride is passed as is
+ * a large product is cut into column (or row) panels run on the runtime's
+ * thread pool, one single-threaded gemm per panel.  OpenBLAS's own
+ * threads are never used (pool.c keeps it at one): after each call they
+ * spin in sched_yield for ~2^28 cycles, which on a few shared cores took
+ * the core the pool's next elementwise chunk needed (perf on the MLP
+ * training step: over half the cycles in sched_yield).  A strided operand whose rows or columns are unit-stride is passed as is
  * (NoTrans with its row stride as leading dimension, or Trans with its
  * column stride), so transposed views cost no copy.  Other layouts are
  * packed into a contiguous scratch matrix first.  f16/bf16 are widened to
@@ -24,6 +29,49 @@ static bool blas_layout(int64_t rows, int64_t cols, int64_t rs, int64_t cs, CBLA
   if (cs == 1 && rs >= (cols > 1 ? cols : 1)) { *tr = CblasNoTrans; *ld = rs; return true; }
   if (rs == 1 && cs >= (rows > 1 ? rows : 1)) { *tr = CblasTrans; *ld = cs; return true; }
   return false;
+}
+
+/* One gemm of a batch: C = A B, A m x k, B k x n, C m x n row-major
+ * (ldc = n); the pool runs panels of it (gemm_panel). */
+struct gemm_job {
+  bool f64, by_cols;          /* split n (column panels) or m (row panels) */
+  CBLAS_TRANSPOSE ta, tb;
+  int64_t m, n, k, lda, ldb;
+  const char *A, *B;
+  char *C;
+};
+
+/* Element offset of row/column i of a BLAS operand stored with transpose
+ * flag tr and leading dimension ld: row i of a NoTrans matrix starts at
+ * i * ld, of a Trans one at i; column j the other way round. */
+static int64_t row_off(CBLAS_TRANSPOSE tr, int64_t ld, int64_t i) { return tr == CblasNoTrans ? i * ld : i; }
+static int64_t col_off(CBLAS_TRANSPOSE tr, int64_t ld, int64_t j) { return tr == CblasNoTrans ? j : j * ld; }
+
+static void gemm_panel(void *ctx, size_t lo, size_t hi) {
+  const struct gemm_job *g = ctx;
+  const size_t es = g->f64 ? 8 : 4;
+  int64_t m = g->m, n = g->n, i0 = 0, j0 = 0;
+  if (g->by_cols) { j0 = (int64_t)lo; n = (int64_t)(hi - lo); }
+  else { i0 = (int64_t)lo; m = (int64_t)(hi - lo); }
+  const char *A = g->A + (size_t)row_off(g->ta, g->lda, i0) * es;
+  const char *B = g->B + (size_t)col_off(g->tb, g->ldb, j0) * es;
+  char *C = g->C + (size_t)(i0 * g->n + j0) * es;
+  if (g->f64)
+    cblas_dgemm(CblasRowMajor, g->ta, g->tb, (int)m, (int)n, (int)g->k, 1.0, (const double *)A, (int)g->lda,
+                (const double *)B, (int)g->ldb, 0.0, (double *)C, (int)g->n);
+  else
+    cblas_sgemm(CblasRowMajor, g->ta, g->tb, (int)m, (int)n, (int)g->k, 1.0f, (const float *)A, (int)g->lda,
+                (const float *)B, (int)g->ldb, 0.0f, (float *)C, (int)g->n);
+}
+
+/* Runs one gemm over the pool: panels along the longer of m and n, whole
+ * multiples of 16 (the gemm kernels' register tile) so no panel ends in
+ * a partial tile.  Cost per index is one column's (or row's) flops in
+ * f32-add units, so small products stay on the calling thread. */
+static void gemm_pooled(struct gemm_job *g) {
+  g->by_cols = g->n >= g->m;
+  size_t len = (size_t)(g->by_cols ? g->n : g->m), other = (size_t)(g->by_cols ? g->m : g->n);
+  bxr_pool_for(len, 2 * other * (size_t)g->k, 16, gemm_panel, g);
 }
 
 /* Packs/widens a rows x cols strided matrix of dt into f32 or f64 scratch. */
@@ -85,12 +133,10 @@ bext_tensor *bxfx_exec_matmul(struct bxr_op *op) {
     const void *Ap = pa ? (const void *)A : (const void *)ap, *Bp = pb ? (const void *)B : (const void *)bp;
     if (k == 0) {
       memset(native ? (void *)op_ : (void *)C, 0, (size_t)(m * n) * (native ? es : rsz));
-    } else if (repr == BXFX_R_F32) {
-      cblas_sgemm(CblasRowMajor, ta, tb, (int)m, (int)n, (int)k, 1.0f, Ap, (int)lda, Bp, (int)ldb, 0.0f,
-                  native ? (float *)op_ : (float *)C, (int)n);
-    } else if (repr == BXFX_R_F64) {
-      cblas_dgemm(CblasRowMajor, ta, tb, (int)m, (int)n, (int)k, 1.0, Ap, (int)lda, Bp, (int)ldb, 0.0,
-                  (double *)op_, (int)n);
+    } else if (repr == BXFX_R_F32 || repr == BXFX_R_F64) {
+      struct gemm_job g = { .f64 = repr == BXFX_R_F64, .ta = ta, .tb = tb, .m = m, .n = n, .k = k,
+                            .lda = lda, .ldb = ldb, .A = Ap, .B = Bp, .C = native ? op_ : C };
+      gemm_pooled(&g);
     } else {
       const int64_t *Ai = Ap, *Bi = Bp;
       int64_t *Ci = (int64_t *)C;

@@ -12,8 +12,10 @@
  * Float sums are pairwise (bext.h states the bound): a contiguous row goes
  * through the kernels' sum_f32/sum_f64 (leaves of BXFX_LEAF elements in
  * f64 lanes, combined by the pairwise counter of flex_kern.h); rows of
- * `inner` elements are summed in leaves of BXFX_ROW_LEAF rows, combined by
- * the same counter with a block of `inner` sums per node.  The whole-tensor
+ * `inner` elements are summed in leaves of BXFX_ROW_LEAF rows (the
+ * kernels' leafrows: running sums of a column strip stay in registers
+ * over the leaf's rows), combined by the same counter with a block of
+ * `inner` sums per node.  The whole-tensor
  * sum splits across threads in chunks of BXFX_SUM_CHUNK elements at fixed
  * boundaries, and the counter combines the chunk sums: the same bits as
  * one serial pass, whatever the thread count. */
@@ -97,15 +99,15 @@ __attribute__((noinline)) static void rows_sum(const struct red *R, const char *
     BXR_ASSERT(top < BXFX_RS_NODES && (size_t)(top + 1) * n <= BXFX_RS_CELLS);
     double *leaf = node(top);
     int64_t k1 = k0 + BXFX_ROW_LEAF < R->K ? k0 + BXFX_ROW_LEAF : R->K;
-    bxfx_load(leaf, BXFX_R_F64, base + k0 * rowbytes, R->dt, 1, n);
-    for (int64_t k = k0 + 1; k < k1; k++) {
-      const char *row = base + k * rowbytes;
-      if (R->dt == BEXT_F32) {
-        K->acc_f32(leaf, (const float *)row, n);
-      } else if (R->dt == BEXT_F64) {
-        K->acc_f64(leaf, (const double *)row, n);
-      } else {
-        bxfx_load(x, BXFX_R_F64, row, R->dt, 1, n);
+    const char *row0 = base + k0 * rowbytes;
+    if (R->dt == BEXT_F32) {
+      K->leafrows_f32(leaf, (const float *)row0, (size_t)R->inner, (size_t)(k1 - k0), n);
+    } else if (R->dt == BEXT_F64) {
+      K->leafrows_f64(leaf, (const double *)row0, (size_t)R->inner, (size_t)(k1 - k0), n);
+    } else {
+      bxfx_load(leaf, BXFX_R_F64, row0, R->dt, 1, n);
+      for (int64_t k = k0 + 1; k < k1; k++) {
+        bxfx_load(x, BXFX_R_F64, base + k * rowbytes, R->dt, 1, n);
         K->acc_f64(leaf, x, n);
       }
     }

@@ -212,8 +212,10 @@ BXR_FUNC bool bxr_check_indices(struct bxr_op *op);
  * per thread; the calling thread runs the first chunk itself and the
  * persistent workers (created lazily, sized to the online cores or
  * BEXT_NUM_THREADS) run the rest.  Workers sleep on a condition variable
- * between jobs (no spin-forever: the cores are shared with OpenBLAS, which
- * is told the same thread count).  Small ranges, nested calls from inside
+ * between jobs (no spin-forever: the cores are shared with the program's
+ * own threads).  OpenBLAS runs single-threaded inside pool chunks (a
+ * backend splits a large gemm into panels): its own idle threads would
+ * spin against the pool's.  Small ranges, nested calls from inside
  * a chunk and calls made while another thread owns the pool all run
  * inline on the caller, so the small path takes no lock at all. */
 
@@ -233,7 +235,7 @@ BXR_FUNC void bxr_pool_for(size_t n, size_t cost, size_t align, bxr_pool_task fn
 /* The number of threads large work is split across (workers + caller). */
 BXR_FUNC int bxr_pool_threads(void);
 /* Limits the split to n threads (1 = everything inline; <= 0 or more
- * than the pool holds = all of them).  Also tells OpenBLAS.  Returns the
+ * than the pool holds = all of them).  Returns the
  * previous limit.  Tests compare threaded and serial results with it; the
  * benchmarks pin a thread count. */
 BXR_FUNC int bxr_pool_set_threads(int n);

@@ -94,7 +94,7 @@ static void pool_init(void) {
   pthread_attr_destroy(&attr);
   P.nworkers = made;
   atomic_store(&P.limit, made + 1);
-  openblas_set_num_threads(made + 1);
+  openblas_set_num_threads(1);
 }
 
 int bxr_pool_threads(void) {
@@ -106,9 +106,7 @@ int bxr_pool_set_threads(int n) {
   pthread_once(&P.once, pool_init);
   /* (in a forked child nworkers is 0, so this stays 1) */
   if (n <= 0 || n > P.nworkers + 1) n = P.nworkers + 1;
-  int old = atomic_exchange(&P.limit, n);
-  openblas_set_num_threads(n);
-  return old;
+  return atomic_exchange(&P.limit, n);
 }
 
 unsigned long bxr_pool_jobs_split(void) { return atomic_load(&P.split); }

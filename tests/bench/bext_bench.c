@@ -7,8 +7,10 @@
  * Each case runs R repetitions (default 7), alternating bext and the peer
  * so drift hits both alike, and reports medians.  ratio = peer_ns /
  * bext_ns: above 1 means bext is faster.  Every participant uses the same
- * thread count (default 2): the Flex pool (BEXT_NUM_THREADS, which also
- * sets OpenBLAS), libtorch's intra-op threads, and the C-loop peers.
+ * thread count (default 2): the Flex pool (BEXT_NUM_THREADS; bext splits
+ * gemm over it, OpenBLAS single-threaded inside), libtorch's intra-op
+ * threads and OpenBLAS's threads while a peer's gemm is timed, and the
+ * C-loop peers.
  * OpenMP is made passive (re-exec with OMP_WAIT_POLICY=passive) so
  * libtorch's idle threads do not spin against the others on 2 cores.
  *
@@ -35,6 +37,12 @@
  *                 loss = mean((out - y)^2), backward, SGD update of the
  *                 four parameters, vs libtorch autograd with
  *                 p.add_(p.grad(), -lr) under NoGradGuard          [>= 1.5]
+ *                 Fair by construction: same shapes and data (the
+ *                 losses must agree), both warm (one untimed step
+ *                 each, so libtorch's caching allocator and bext's
+ *                 block cache are primed), both on g_threads threads
+ *                 (bext: its pool, gemm cut in panels; libtorch: its
+ *                 intra-op threads and OpenBLAS's, passive when idle).
  *   kernel_launch_16  Flex kernel_launch of a prepared 16-element add
  *                 (the CPU JIT, kernel_cpu.c) vs bext_add of the same
  *                 16 elements: launch overhead            [bext_ns <= 5000]
@@ -328,11 +336,17 @@ static double cloop_case(int kind, const float *a, const float *b, float *c, siz
   return (now_ns() - t0) / iters;
 }
 
+/* OpenBLAS's own threading, g_threads of them (bext keeps OpenBLAS
+ * single-threaded and splits gemm over its pool; restored after). */
 static double sgemm_case(const float *a, const float *b, float *c, int n, int iters) {
+  int old = openblas_get_num_threads();
+  openblas_set_num_threads(g_threads);
   double t0 = now_ns();
   for (int i = 0; i < iters; i++)
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);
-  return (now_ns() - t0) / iters;
+  double ns = (now_ns() - t0) / iters;
+  openblas_set_num_threads(old);
+  return ns;
 }
 
 static bool selected(int n, ...) {

@@ -9,6 +9,7 @@
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
+#include <cblas.h>
 
 #include <chrono>
 #include <functional>
@@ -19,8 +20,19 @@
 namespace {
 std::string last_error;
 
+// libtorch's gemm is the process's one OpenBLAS, which bext keeps
+// single-threaded (it splits gemm over its own pool): while libtorch is
+// timed, OpenBLAS gets libtorch's thread count, as it would in a program
+// of its own.
+struct BlasThreads {
+  int old = openblas_get_num_threads();
+  BlasThreads() { openblas_set_num_threads(at::get_num_threads()); }
+  ~BlasThreads() { openblas_set_num_threads(old); }
+};
+
 template <class F>
 double time_loop(int iters, F &&body) {
+  BlasThreads blas;
   try {
     body();  // warm-up: first-call allocations and dispatch caches
     auto t0 = std::chrono::steady_clock::now();

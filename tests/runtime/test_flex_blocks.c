@@ -138,6 +138,63 @@ Test(flex_blocks, new_kernel_variants_agree) {
   }
 }
 
+/* leafrows (a leaf of a sum across an outer axis, flex_reduce.c) in both
+ * variants: per column the first row plus each further row in turn, in
+ * f64, bit for bit (a column of -0.0 stays -0.0; NaN and infinities
+ * propagate), for strip widths around the 16-column register strip and
+ * 1..16 rows. */
+Test(flex_blocks, leaf_rows_sum_left_to_right) {
+  enum { W = 41, ROWS = 16 };
+  static float a[ROWS * W];
+  static double d[ROWS * W];
+  for (int i = 0; i < ROWS * W; i++) {
+    a[i] = (float)((i * 37) % 101) / 10.0f - 5.0f;
+    if (i % 89 == 3) a[i] = NAN;
+    if (i % 97 == 5) a[i] = -INFINITY;
+    if (i % W == 20) a[i] = -0.0f;          /* an all -0.0 column */
+    if (i % W == 33) a[i] = (i / W) % 2 ? 1e30f : -1e30f;   /* cancellation */
+    d[i] = (double)a[i] * 1.25;
+  }
+  const struct bxfx_kernels *K[2] = { &bxfx_kern_avx2, &bxfx_kern_gen };
+  const size_t widths[] = { 0, 1, 15, 16, 17, 33, W };
+  for (int v = 0; v < 2; v++)
+    for (size_t wi = 0; wi < sizeof widths / sizeof widths[0]; wi++)
+      for (size_t rows = 1; rows <= ROWS; rows += rows < 3 ? 1 : 6) {
+        size_t n = widths[wi];
+        double got[W], gotd[W];
+        K[v]->leafrows_f32(got, a, W, rows, n);
+        K[v]->leafrows_f64(gotd, d, W, rows, n);
+        for (size_t i = 0; i < n; i++) {
+          double want = a[i], wantd = d[i];
+          for (size_t r = 1; r < rows; r++) want += (double)a[r * W + i], wantd += d[r * W + i];
+          cr_expect(memcmp(&got[i], &want, 8) == 0 || (isnan(got[i]) && isnan(want)),
+                    "%s leafrows_f32 n=%zu rows=%zu [%zu]: %g, want %g", K[v]->isa, n, rows, i, got[i], want);
+          cr_expect(memcmp(&gotd[i], &wantd, 8) == 0 || (isnan(gotd[i]) && isnan(wantd)),
+                    "%s leafrows_f64 n=%zu rows=%zu [%zu]: %g, want %g", K[v]->isa, n, rows, i, gotd[i], wantd);
+        }
+      }
+}
+
+/* tile8_u32 (transposed copies, flex_layout.c) in both variants: every
+ * element lands at its transposed place with its bits (NaN payloads,
+ * ints), and nothing outside the 8x8 block is written. */
+Test(flex_blocks, tile8_transposes_bits_exactly) {
+  enum { SS = 13, DS = 11 };
+  static uint32_t src[8 * SS], dst[2][9 * DS];
+  for (int i = 0; i < 8 * SS; i++) src[i] = 0x7fc00001u + (uint32_t)i * 0x01010101u;
+  const struct bxfx_kernels *K[2] = { &bxfx_kern_avx2, &bxfx_kern_gen };
+  for (int v = 0; v < 2; v++) {
+    memset(dst[v], 0xab, sizeof dst[v]);
+    K[v]->tile8_u32(dst[v], DS, src, SS);
+    for (int m = 0; m < 9; m++)
+      for (int k = 0; k < DS; k++) {
+        uint32_t want = m < 8 && k < 8 ? src[k * SS + m] : 0xababababu;
+        cr_expect_eq(dst[v][m * DS + k], want, "%s tile8 [%d][%d] = %08x, want %08x", K[v]->isa, m, k,
+                     dst[v][m * DS + k], want);
+      }
+  }
+}
+
 /* The block converters of both variants (F16C and shifts in the AVX2 one,
  * bit arithmetic in the generic one) against bxk_scalar.h's scalar rules,
  * bit for bit; f32 -> f16 NaNs too (F16C keeps a NaN's top payload bits
