@@ -1,7 +1,8 @@
 #!/bin/sh
 # demo.sh BUILD — what `make demo` shows: bextc checking the samples, a
 # diagnostic for a broken file, metadata evaluated in the REPL, a small
-# program on the runtime, the extension samples, and a small MLP trained on
+# program on the runtime, the extension samples, a fused chain on
+# flex+fusion with its plan dumped, and a small MLP trained on
 # flex+autodiff.  Stops at the first unexpected failure.
 set -eu
 B=${1:-build}
@@ -34,6 +35,17 @@ for s in transpose counted activations pointwise gated gated_full; do
   step "samples/$s"
   "$bin/$s"
 done
+
+# Deferred execution and fusion: the GELU chain recorded on flex+fusion,
+# run as one fused kernel at the read, its plan replayed on the second
+# iteration; BEXT_FUSION_DUMP writes the plan (DOT) and the kernel IR.
+[ -x "$bin/fusion" ] || { echo "demo: $bin/fusion was not built" >&2; exit 1; }
+step "samples/fusion (a fused chain on flex+fusion, plan dumped to $B/fusion_dump)"
+rm -rf "$B/fusion_dump"
+BEXT_FUSION_DUMP="$B/fusion_dump" "$bin/fusion"
+ls "$B/fusion_dump"
+echo "-- the fused kernel's IR (first lines):"
+head -n 12 "$B"/fusion_dump/*_kernel_0.kir
 
 # Training on +autodiff: a two-layer MLP learns a smooth surface by plain
 # SGD (samples/mlp); it exits 1 unless the final loss is below its bound.
