@@ -9,9 +9,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "ast.h"
+#include "bxk.h"
+#include "bxl.h"
 #include "check.h"
+#include "cube.h"
 #include "diag.h"
 #include "emit.h"
 #include "lex.h"
@@ -26,6 +31,8 @@ typedef struct options {
     const char *input;
     bool check, dump_tokens, dump_ast, json, depfile;
     const char *out_dir;
+    const char *emit;        /* "kir" or "ll": dump a kernel stage (stdout) */
+    const char *kernel_cpu;  /* LLVM CPU of kernel code (NULL: BXL_CPU_BASELINE) */
 } options;
 
 static void usage(FILE *out) {
@@ -42,6 +49,10 @@ static void usage(FILE *out) {
           "  --dump-ast              print the root file's syntax tree\n"
           "  -o DIR                  emit C sources into DIR (DIR/<stem>.h, DIR/<stem>.c)\n"
           "  -MD                     with -o: also write the depfile DIR/<stem>.d\n"
+          "  --emit=kir              check, then print the kernel IR of every `#[cube]`\n"
+          "                          instantiation of FILE (gelu_f32, gelu_f64, ...)\n"
+          "  --emit=ll               the same as LLVM IR, after default<O3>\n"
+          "  --kernel-cpu CPU        LLVM CPU that kernel code targets (default x86-64-v2)\n"
           "  --explain CODE          print what diagnostic CODE (e.g. E0505) means\n"
           "  --help, --version\n"
           "\n"
@@ -112,6 +123,67 @@ static bool any_diag_with_code(const bxc_diag_list *l, const char *code) {
     return false;
 }
 
+/* --emit=kir|ll: every instantiation of the root module's kernels, in
+ * declaration order, each verified (bxc_cube_lower_root); LLVM's own
+ * failures (K0013: what the CPU lowering cannot compile yet) become
+ * E0810. */
+/* LLVM has no C API that says whether it knows a CPU name, and aborts
+ * the process on some it does not know (no 64-bit feature).  So a
+ * `--kernel-cpu` is tried once on k in a child process first: bad input
+ * gets an error, not an abort. */
+static bool cpu_usable(const struct bxk_kernel *k, const char *cpu) {
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0) return true;   /* cannot probe: let LLVM decide */
+    if (pid == 0) {
+        if (!freopen("/dev/null", "w", stderr)) _exit(2);
+        struct bxk_diags ds = {0};
+        char *ll = bxl_emit_ll(k, cpu, true, &ds);
+        _exit(ll ? 0 : 1);
+    }
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0) {}
+    return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+static void emit_kernels(bxc_unit *u, const options *o) {
+    struct bxk_kernel **ks;
+    uint32_t n;
+    if (!bxc_cube_lower_root(u, &ks, &n)) return;
+    if (n && strcmp(o->emit, "ll") == 0 && o->kernel_cpu && !cpu_usable(ks[0], o->kernel_cpu)) {
+        bxc_diag *d = bxc_diag_error(&u->diags, CHK_E_CUBE_LOWER, (bxc_span){BXC_NO_FILE, 0, 0},
+                                     "LLVM cannot compile for CPU `%s` (--kernel-cpu)", o->kernel_cpu);
+        bxc_diag_set_help(&u->diags, d, "%s", "use an LLVM CPU name such as x86-64-v2, x86-64-v3 or haswell");
+        for (uint32_t i = 0; i < n; i++) bxk_kernel_free(ks[i]);
+        free(ks);
+        return;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        if (strcmp(o->emit, "kir") == 0) {
+            char *text = bxk_print_alloc(ks[i]);
+            if (text) fputs(text, stdout);
+            if (text && i + 1 < n) fputc('\n', stdout);
+            free(text);
+            continue;
+        }
+        struct bxk_diags ds = {0};
+        char *ll = bxl_emit_ll(ks[i], o->kernel_cpu ? o->kernel_cpu : BXL_CPU_BASELINE, true, &ds);
+        if (ll) {
+            fputs(ll, stdout);
+            free(ll);
+            continue;
+        }
+        /* at the instruction LLVM could not take, when it says which */
+        bxc_span at = {BXC_NO_FILE, 0, 0};
+        if (ds.n && ds.d[0].loc.len) at = (bxc_span){ds.d[0].loc.file, ds.d[0].loc.off, ds.d[0].loc.len};
+        bxc_diag_error(&u->diags, CHK_E_CUBE_LOWER, at, "kernel `%s`: %s %s", ks[i]->name,
+                       ds.n ? bxk_err_code(ds.d[0].err) : "", ds.n ? ds.d[0].msg : "LLVM failed");
+    }
+    for (uint32_t i = 0; i < n; i++) bxk_kernel_free(ks[i]);
+    free(ks);
+}
+
 static int run(bxc_unit *u, const options *o) {
     bxc_load_status st = bxc_unit_load(u, o->input);
     if (st != BXC_LOAD_UNREADABLE && u->nmodules > 0) {
@@ -136,6 +208,9 @@ static int run(bxc_unit *u, const options *o) {
         const char *h, *c;
         bxc_emit_c_memory(u, NULL, &h, &c);
     }
+
+    if (st != BXC_LOAD_UNREADABLE && o->emit && !bxc_diag_has_errors(&u->diags))
+        emit_kernels(u, o);
 
     if (o->json) bxc_diag_render_json_file(stderr, &u->diags, &u->sources);
     else bxc_diag_render_text(stderr, &u->diags, &u->sources);
@@ -175,6 +250,17 @@ int main(int argc, char **argv) {
             o.check = true;
         } else if (strcmp(a, "--dump-tokens") == 0) {
             o.dump_tokens = true;
+        } else if (strcmp(a, "--emit=kir") == 0 || strcmp(a, "--emit=ll") == 0) {
+            o.emit = a + 7;
+            o.check = true;
+        } else if (strncmp(a, "--emit=", 7) == 0) {
+            rc = usage_error("unknown stage `%s` (expected kir or ll)", a + 7);
+        } else if (strcmp(a, "--kernel-cpu") == 0 || strncmp(a, "--kernel-cpu=", 13) == 0) {
+            if (a[12] == '\0' && i + 1 >= argc) {
+                rc = usage_error("`%s` needs an argument", a);
+                break;
+            }
+            o.kernel_cpu = a[12] == '=' ? a + 13 : argv[++i];
         } else if (strcmp(a, "-MD") == 0) {
             o.depfile = true;
         } else if (strcmp(a, "--dump-ast") == 0) {
