@@ -187,8 +187,7 @@ typedef struct kc {
     bxc_cube_kernel *k;
     bxc_scope *scope;
     uint32_t loop_depth;
-    bxc_type **vars;          /* literal inference variables, defaulted at the end */
-    uint32_t nvars, capvars;
+    struct { bxc_type **items; uint32_t len, cap; } lits;   /* literal variables, defaulted at the end */
     bool broken;              /* met a syntax error's placeholder: never lower */
 } kc;
 
@@ -200,15 +199,8 @@ static bxc_cube_var *new_var(kc *c, bxc_cube_var_kind kind, const char *name, bx
     v->name = name;
     v->type = t;
     v->span = span;
-    v->id = k->nvars;
-    if (k->nvars == k->capvars) {
-        uint32_t nc = k->capvars ? 2 * k->capvars : 16;
-        bxc_cube_var **nv = bxc_arena_alloc(c->cx->arena, nc * sizeof *nv);
-        if (k->nvars) memcpy(nv, k->vars, k->nvars * sizeof *nv);
-        k->vars = nv;
-        k->capvars = nc;
-    }
-    k->vars[k->nvars++] = v;
+    v->id = k->vars.len;
+    BXC_LIST_PUSH(c->cx->arena, &k->vars, v);
     v->binding = bxc_scope_bind(c->cx->arena, c->scope, name, t,
                                 kind == BXC_CUBE_MUT || kind == BXC_CUBE_SHARED);
     v->binding->span = span;
@@ -218,8 +210,8 @@ static bxc_cube_var *new_var(kc *c, bxc_cube_var_kind kind, const char *name, bx
 static bxc_cube_var *lookup_var(kc *c, const char *name) {
     bxc_binding *b = bxc_scope_lookup(c->scope, name);
     if (!b) return NULL;
-    for (uint32_t i = c->k->nvars; i-- > 0;)
-        if (c->k->vars[i]->binding == b) return c->k->vars[i];
+    for (uint32_t i = c->k->vars.len; i-- > 0;)
+        if (c->k->vars.items[i]->binding == b) return c->k->vars.items[i];
     return NULL;
 }
 
@@ -228,14 +220,7 @@ static void pop_scope(kc *c) { c->scope = c->scope->parent; }
 
 static bxc_type *lit_var(kc *c, bool is_float) {
     bxc_type *v = bxc_type_var(c->cx->arena, is_float);
-    if (c->nvars == c->capvars) {
-        uint32_t nc = c->capvars ? 2 * c->capvars : 32;
-        bxc_type **nv = bxc_arena_alloc(c->cx->arena, nc * sizeof *nv);
-        if (c->nvars) memcpy(nv, c->vars, c->nvars * sizeof *nv);
-        c->vars = nv;
-        c->capvars = nc;
-    }
-    c->vars[c->nvars++] = v;
+    BXC_LIST_PUSH(c->cx->arena, &c->lits, v);
     return v;
 }
 
@@ -391,13 +376,13 @@ static bxc_cube_var *place_var(kc *c, bxc_expr *e) {
 }
 
 static const char **name_cands(kc *c, uint32_t *n, bool values) {
-    uint32_t cap = BXK_TOPO_COUNT + BXK_OP_COUNT + c->k->nvars + 1;
+    uint32_t cap = BXK_TOPO_COUNT + BXK_OP_COUNT + c->k->vars.len + 1;
     const char **out = bxc_arena_alloc(c->cx->arena, cap * sizeof *out);
     uint32_t m = 0;
     if (values) {
         for (unsigned t = 0; t < BXK_TOPO_COUNT; t++) out[m++] = bxk_topo_name(t);
-        for (uint32_t i = 0; i < c->k->nvars; i++)
-            if (lookup_var(c, c->k->vars[i]->name) == c->k->vars[i]) out[m++] = c->k->vars[i]->name;
+        for (uint32_t i = 0; i < c->k->vars.len; i++)
+            if (lookup_var(c, c->k->vars.items[i]->name) == c->k->vars.items[i]) out[m++] = c->k->vars.items[i]->name;
     } else {
         for (unsigned op = 0; op < BXK_OP_COUNT; op++)
             if (is_intrinsic_op(op)) out[m++] = op_names[op];
@@ -1170,8 +1155,8 @@ static void default_literals(kc *c) {
             fdef = bxc_type_generic(c->cx->arena, c->k->generics[g].name);
             break;
         }
-    for (uint32_t i = 0; i < c->nvars; i++) {
-        bxc_type *r = bxc_type_resolve(c->vars[i]);
+    for (uint32_t i = 0; i < c->lits.len; i++) {
+        bxc_type *r = bxc_type_resolve(c->lits.items[i]);
         if (r->kind == BXC_TYPE_VAR) r->var.link = r->var.is_float ? fdef : bxc_type_int(BXC_I32);
     }
 }

@@ -52,7 +52,7 @@ typedef struct bxc_cube_var {
     bxc_binding *binding;     /* its entry in the checker's scope */
     bxc_type *type;           /* value type; element type of a tensor / shared array */
     bool is_mut;              /* TENSOR: `&mut` */
-    uint32_t id;              /* index in kernel->vars */
+    uint32_t id;              /* index in kernel->vars.items */
     uint32_t slot;            /* TENSOR, SCALAR, COMPTIME: parameter slot */
     bxc_expr *count;          /* SHARED: its element count, a constant expression */
     bxc_span span;
@@ -70,6 +70,8 @@ typedef struct bxc_cube_comptime {
     int64_t *values;          /* from `#[cube(name = v)]` / `= [v, w]` */
     uint32_t nvalues;
 } bxc_cube_comptime;
+
+BXC_DEFINE_LIST(bxc_cube_var_list, bxc_cube_var *);
 
 /* A node of the body and the variable it names (a PATH expression) or
  * binds (the bxc_pat of a `let` or `for`). */
@@ -89,8 +91,7 @@ typedef struct bxc_cube_kernel {
     bxc_cube_comptime *comptimes;
     uint32_t ncomptimes;
     uint32_t nbindings, nscalars;
-    bxc_cube_var **vars;      /* parameters first, then body variables */
-    uint32_t nvars, capvars;
+    bxc_cube_var_list vars;   /* parameters first, then body variables */
     bxc_cube_use *uses;       /* open addressing, capuses a power of two */
     uint32_t nuses, capuses;
 } bxc_cube_kernel;

@@ -453,16 +453,16 @@ struct bxk_kernel *bxc_cube_lower(struct bxc_unit *u, const bxc_cube_kernel *ck,
     struct bxk_kernel *k = bxk_kernel_new(name);
     if (!k) return NULL;
     lk L = {.u = u, .ck = ck, .inst = inst, .k = k};
-    L.val = calloc(ck->nvars + 1, sizeof *L.val);
-    L.slot = calloc(ck->nvars + 1, sizeof *L.slot);
+    L.val = calloc(ck->vars.len + 1, sizeof *L.val);
+    L.slot = calloc(ck->vars.len + 1, sizeof *L.slot);
     if (!L.val || !L.slot) {
         free(L.val), free(L.slot);
         bxk_kernel_free(k);
         return NULL;
     }
     /* Declarations in parameter order: bindings b0.., scalars s0.. */
-    for (uint32_t i = 0; i < ck->nvars; i++) {
-        const bxc_cube_var *v = ck->vars[i];
+    for (uint32_t i = 0; i < ck->vars.len; i++) {
+        const bxc_cube_var *v = ck->vars.items[i];
         if (v->kind == BXC_CUBE_TENSOR) bxk_add_binding(k, ir_type(&L, v->type), 0, v->is_mut);
         else if (v->kind == BXC_CUBE_SCALAR) bxk_add_scalar(k, ir_type(&L, v->type));
     }

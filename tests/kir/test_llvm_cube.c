@@ -14,6 +14,7 @@
 #include "check.h"
 #include "cube.h"
 #include "diag.h"
+#include "llvm_bind.h"
 #include "module.h"
 
 static struct bxl_jit *jit;
@@ -72,13 +73,6 @@ static bxl_kernel_fn compile(struct bxk_kernel *k) {
   cr_assert(fn, "JIT of %s failed: %s", k->name, ds.n ? ds.d[0].msg : "?");
   bxk_kernel_free(k);
   return fn;
-}
-
-static struct bxl_binding bind(void *data, uint32_t len) {
-  struct bxl_binding b = {.data = data, .len = len, .rank = 1};
-  b.shape[0] = len;
-  b.stride[0] = 1;
-  return b;
 }
 
 /* Whole cubes of `dim` units over n: the kernels guard themselves. */
