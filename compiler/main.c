@@ -47,12 +47,15 @@ static void usage(FILE *out) {
           "  --diagnostics=text|json diagnostic format on stderr (default text)\n"
           "  --dump-tokens           print the root file's tokens\n"
           "  --dump-ast              print the root file's syntax tree\n"
-          "  -o DIR                  emit C sources into DIR (DIR/<stem>.h, DIR/<stem>.c)\n"
+          "  -o DIR                  emit C sources into DIR (DIR/<stem>.h, DIR/<stem>.c) and,\n"
+          "                          when FILE has `#[cube]` kernels, DIR/<stem>.kernels.o\n"
           "  -MD                     with -o: also write the depfile DIR/<stem>.d\n"
           "  --emit=kir              check, then print the kernel IR of every `#[cube]`\n"
           "                          instantiation of FILE (gelu_f32, gelu_f64, ...)\n"
           "  --emit=ll               the same as LLVM IR, after default<O3>\n"
-          "  --kernel-cpu CPU        LLVM CPU that kernel code targets (default x86-64-v2)\n"
+          "  --kernel-cpu CPU        LLVM CPU that kernel code targets (default x86-64-v2):\n"
+          "                          --emit=ll, and DIR/<stem>.kernels.o that -o writes\n"
+          "                          when FILE has kernels\n"
           "  --explain CODE          print what diagnostic CODE (e.g. E0505) means\n"
           "  --help, --version\n"
           "\n"
@@ -147,14 +150,28 @@ static bool cpu_usable(const struct bxk_kernel *k, const char *cpu) {
     return WIFEXITED(st) && WEXITSTATUS(st) == 0;
 }
 
+/* --kernel-cpu, when given, tried on k; false after reporting E0810. */
+static bool kernel_cpu_ok(bxc_unit *u, const struct bxk_kernel *k, const options *o) {
+    if (!o->kernel_cpu || cpu_usable(k, o->kernel_cpu)) return true;
+    bxc_diag *d = bxc_diag_error(&u->diags, CHK_E_CUBE_LOWER, (bxc_span){BXC_NO_FILE, 0, 0},
+                                 "LLVM cannot compile for CPU `%s` (--kernel-cpu)", o->kernel_cpu);
+    bxc_diag_set_help(&u->diags, d, "%s", "use an LLVM CPU name such as x86-64-v2, x86-64-v3 or haswell");
+    return false;
+}
+
+/* An LLVM stage's failure as E0810: at the instruction it names, if any. */
+static void report_llvm(bxc_unit *u, const struct bxk_diags *ds, const char *what) {
+    bxc_span at = {BXC_NO_FILE, 0, 0};
+    if (ds->n && ds->d[0].loc.len) at = (bxc_span){ds->d[0].loc.file, ds->d[0].loc.off, ds->d[0].loc.len};
+    bxc_diag_error(&u->diags, CHK_E_CUBE_LOWER, at, "%s: %s %s", what,
+                   ds->n ? bxk_err_code(ds->d[0].err) : "", ds->n ? ds->d[0].msg : "LLVM failed");
+}
+
 static void emit_kernels(bxc_unit *u, const options *o) {
     struct bxk_kernel **ks;
     uint32_t n;
     if (!bxc_cube_lower_root(u, &ks, &n)) return;
-    if (n && strcmp(o->emit, "ll") == 0 && o->kernel_cpu && !cpu_usable(ks[0], o->kernel_cpu)) {
-        bxc_diag *d = bxc_diag_error(&u->diags, CHK_E_CUBE_LOWER, (bxc_span){BXC_NO_FILE, 0, 0},
-                                     "LLVM cannot compile for CPU `%s` (--kernel-cpu)", o->kernel_cpu);
-        bxc_diag_set_help(&u->diags, d, "%s", "use an LLVM CPU name such as x86-64-v2, x86-64-v3 or haswell");
+    if (n && strcmp(o->emit, "ll") == 0 && !kernel_cpu_ok(u, ks[0], o)) {
         for (uint32_t i = 0; i < n; i++) bxk_kernel_free(ks[i]);
         free(ks);
         return;
@@ -174,14 +191,35 @@ static void emit_kernels(bxc_unit *u, const options *o) {
             free(ll);
             continue;
         }
-        /* at the instruction LLVM could not take, when it says which */
-        bxc_span at = {BXC_NO_FILE, 0, 0};
-        if (ds.n && ds.d[0].loc.len) at = (bxc_span){ds.d[0].loc.file, ds.d[0].loc.off, ds.d[0].loc.len};
-        bxc_diag_error(&u->diags, CHK_E_CUBE_LOWER, at, "kernel `%s`: %s %s", ks[i]->name,
-                       ds.n ? bxk_err_code(ds.d[0].err) : "", ds.n ? ds.d[0].msg : "LLVM failed");
+        report_llvm(u, &ds, bxc_arena_printf(&u->arena, "kernel `%s`", ks[i]->name));
     }
     for (uint32_t i = 0; i < n; i++) bxk_kernel_free(ks[i]);
     free(ks);
+}
+
+/* -o DIR: every kernel instantiation of the root module, compiled by LLVM
+ * for --kernel-cpu (default x86-64-v2), into DIR/<stem>.kernels.o (one
+ * symbol per instantiation, the CPU kernel ABI of docs/kernels.md).  No
+ * kernels, no file: projects without kernels are unchanged.  False after
+ * reporting an error. */
+static bool emit_kernel_object(bxc_unit *u, const options *o) {
+    struct bxk_kernel **ks;
+    uint32_t n;
+    if (!bxc_cube_lower_root(u, &ks, &n)) return false;
+    bool ok = true;
+    if (n) {
+        const char *path = bxc_arena_printf(&u->arena, "%s/%s.kernels.o", o->out_dir, bxc_emit_stem(u));
+        struct bxk_diags ds = {0};
+        if (!kernel_cpu_ok(u, ks[0], o)) {
+            ok = false;
+        } else if (!bxl_emit_object((const struct bxk_kernel *const *)ks, n, o->kernel_cpu, path, &ds)) {
+            report_llvm(u, &ds, bxc_arena_printf(&u->arena, "cannot write `%s`", path));
+            ok = false;
+        }
+    }
+    for (uint32_t i = 0; i < n; i++) bxk_kernel_free(ks[i]);
+    free(ks);
+    return ok;
 }
 
 static int run(bxc_unit *u, const options *o) {
@@ -202,6 +240,8 @@ static int run(bxc_unit *u, const options *o) {
         bxc_emit_options eo = {.depfile = o->depfile};
         if (!bxc_emit_c(u, o->out_dir, &eo))
             cannot_write = any_diag_with_code(&u->diags, bxc_diag_code_str(BXC_EMIT_E_IO));
+        else
+            emit_kernel_object(u, o);
     } else if (st != BXC_LOAD_UNREADABLE && o->check && !bxc_diag_has_errors(&u->diags)) {
         /* --check accepts exactly what -o generates: the generator's own
          * rules (C name clashes, what it can lower) run too, in memory. */
