@@ -197,6 +197,14 @@ static void emit_kernels(bxc_unit *u, const options *o) {
     free(ks);
 }
 
+/* Whether a block (or a block nested in it) holds a sync_cube, which
+ * the CPU lowering cannot compile yet (K0013, docs/kernels.md). */
+static bool has_sync(const struct bxk_block *b) {
+    for (const struct bxk_inst *i = b ? b->first : NULL; i; i = i->next)
+        if (i->op == BXK_OP_SYNC || has_sync(i->blk[0]) || has_sync(i->blk[1])) return true;
+    return false;
+}
+
 /* -o DIR: every kernel instantiation of the root module, compiled by LLVM
  * for --kernel-cpu (default x86-64-v2), into DIR/<stem>.kernels.o (one
  * symbol per instantiation, the CPU kernel ABI of docs/kernels.md).  No
@@ -207,6 +215,26 @@ static bool emit_kernel_object(bxc_unit *u, const options *o) {
     uint32_t n;
     if (!bxc_cube_lower_root(u, &ks, &n)) return false;
     bool ok = true;
+    /* Kernels with barriers stay out of the object, with a warning, until
+     * the CPU lowering runs them (docs/kernels.md "Next steps"). */
+    uint32_t m = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (!has_sync(&ks[i]->body)) {
+            ks[m++] = ks[i];
+            continue;
+        }
+        const bxc_cube_set *set = bxc_cube_kernels(u);
+        bxc_span at = {BXC_NO_FILE, 0, 0};
+        for (uint32_t j = 0; set && j < set->len; j++)
+            if (set->items[j]->in_root &&
+                strncmp(ks[i]->name, set->items[j]->name, strlen(set->items[j]->name)) == 0)
+                at = set->items[j]->fn->name.span;
+        bxc_diag_warning(&u->diags, CHK_W_CUBE_SKIPPED, at,
+                         "kernel `%s` uses sync_cube, which the CPU lowering cannot compile yet: "
+                         "it is left out of %s.kernels.o", ks[i]->name, bxc_emit_stem(u));
+        bxk_kernel_free(ks[i]);
+    }
+    n = m;
     if (n) {
         const char *path = bxc_arena_printf(&u->arena, "%s/%s.kernels.o", o->out_dir, bxc_emit_stem(u));
         struct bxk_diags ds = {0};
