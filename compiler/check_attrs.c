@@ -31,6 +31,7 @@ static const struct known_attr {
     {"backward", SITE(CHK_SITE_METHOD)},
     {"cfg", ALL_SITES & ~SITE(CHK_SITE_PARAM)},
     {"cube", SITE(CHK_SITE_FN) | SITE(CHK_SITE_IMPL)},
+    {"comptime", SITE(CHK_SITE_PARAM)},   /* kernel parameters (check_cube.c) */
     {"doc", ALL_SITES},
 };
 
@@ -94,7 +95,7 @@ void chk_attrs_placement(chk_ctx *cx, const bxc_attr_list *attrs, chk_attr_site 
             if (near) chk_help(cx, d, "did you mean `#[%s]`?", near);
             else
                 chk_help(cx, d, "attributes of `.bext` files: backend_extension, derive, "
-                                "extension_type, fusion, backward, cfg, cube, doc");
+                                "extension_type, fusion, backward, cfg, cube, comptime, doc");
             continue;
         }
         if (!(k->sites & SITE(site))) {

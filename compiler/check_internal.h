@@ -10,6 +10,7 @@
  *   check_sig.c    backend-extension methods: signature rules, `#[fusion]`
  *                  forms, field expressions, `meta`, scalars, backward
  *   check_expr.c   the metadata expression language with type inference
+ *   check_cube.c   `#[cube]` kernels (§8); their model is in cube.h
  *
  * Each check returns bool (false: it reported an error) and the callers
  * keep going, so one run reports every error (c3c style).  Not part of any
@@ -113,6 +114,7 @@ typedef struct chk_ctx {
      * chk_note accept). */
     uint32_t quiet;
     chk_feature *features;       /* every feature name met, newest first */
+    struct bxc_cube_set *cubes;  /* `#[cube]` kernels checked (check_cube.c, cube.h) */
 } chk_ctx;
 
 /* The expression language is used in several places with slightly

@@ -309,6 +309,10 @@ static const char *file_stem(bxc_arena *a, const char *path) {
     return bxc_arena_strndup(a, base, n);
 }
 
+const char *bxc_emit_stem(struct bxc_unit *u) {
+    return file_stem(&u->arena, u->nmodules ? u->modules[0]->path : "out");
+}
+
 static const char *c_identifier(bxc_arena *a, const char *s) {
     char *out = bxc_arena_printf(a, "%s%s", (s[0] >= '0' && s[0] <= '9') ? "x" : "", s);
     for (char *p = out; *p; p++)

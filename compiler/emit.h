@@ -23,6 +23,9 @@ typedef struct bxc_emit_options {
  * Problems are appended to unit->diags (I/O errors included); returns false
  * if any was an error, in which case no output file was (re)written. */
 bool bxc_emit_c(struct bxc_unit *unit, const char *outdir, const bxc_emit_options *opts);
+/* The stem every output file of the unit is named by: the root file's
+ * name without `.bext` (`my_ext` for DIR/my_ext.h, my_ext.kernels.o). */
+const char *bxc_emit_stem(struct bxc_unit *unit);
 
 /* The same into memory (tests): *header / *source are arena strings of the
  * unit; `stem` names the output (NULL: the root file's stem). */

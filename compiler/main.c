@@ -9,9 +9,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "ast.h"
+#include "bxk.h"
+#include "bxl.h"
 #include "check.h"
+#include "cube.h"
 #include "diag.h"
 #include "emit.h"
 #include "lex.h"
@@ -26,6 +31,8 @@ typedef struct options {
     const char *input;
     bool check, dump_tokens, dump_ast, json, depfile;
     const char *out_dir;
+    const char *emit;        /* "kir" or "ll": dump a kernel stage (stdout) */
+    const char *kernel_cpu;  /* LLVM CPU of kernel code (NULL: BXL_CPU_BASELINE) */
 } options;
 
 static void usage(FILE *out) {
@@ -40,8 +47,15 @@ static void usage(FILE *out) {
           "  --diagnostics=text|json diagnostic format on stderr (default text)\n"
           "  --dump-tokens           print the root file's tokens\n"
           "  --dump-ast              print the root file's syntax tree\n"
-          "  -o DIR                  emit C sources into DIR (DIR/<stem>.h, DIR/<stem>.c)\n"
+          "  -o DIR                  emit C sources into DIR (DIR/<stem>.h, DIR/<stem>.c) and,\n"
+          "                          when FILE has `#[cube]` kernels, DIR/<stem>.kernels.o\n"
           "  -MD                     with -o: also write the depfile DIR/<stem>.d\n"
+          "  --emit=kir              check, then print the kernel IR of every `#[cube]`\n"
+          "                          instantiation of FILE (gelu_f32, gelu_f64, ...)\n"
+          "  --emit=ll               the same as LLVM IR, after default<O3>\n"
+          "  --kernel-cpu CPU        LLVM CPU that kernel code targets (default x86-64-v2):\n"
+          "                          --emit=ll, and DIR/<stem>.kernels.o that -o writes\n"
+          "                          when FILE has kernels\n"
           "  --explain CODE          print what diagnostic CODE (e.g. E0505) means\n"
           "  --help, --version\n"
           "\n"
@@ -112,6 +126,130 @@ static bool any_diag_with_code(const bxc_diag_list *l, const char *code) {
     return false;
 }
 
+/* --emit=kir|ll: every instantiation of the root module's kernels, in
+ * declaration order, each verified (bxc_cube_lower_root); LLVM's own
+ * failures (K0013: what the CPU lowering cannot compile yet) become
+ * E0810. */
+/* LLVM has no C API that says whether it knows a CPU name, and aborts
+ * the process on some it does not know (no 64-bit feature).  So a
+ * `--kernel-cpu` is tried once on k in a child process first: bad input
+ * gets an error, not an abort. */
+static bool cpu_usable(const struct bxk_kernel *k, const char *cpu) {
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0) return true;   /* cannot probe: let LLVM decide */
+    if (pid == 0) {
+        if (!freopen("/dev/null", "w", stderr)) _exit(2);
+        struct bxk_diags ds = {0};
+        char *ll = bxl_emit_ll(k, cpu, true, &ds);
+        _exit(ll ? 0 : 1);
+    }
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0) {}
+    return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+/* --kernel-cpu, when given, tried on k; false after reporting E0810. */
+static bool kernel_cpu_ok(bxc_unit *u, const struct bxk_kernel *k, const options *o) {
+    if (!o->kernel_cpu || cpu_usable(k, o->kernel_cpu)) return true;
+    bxc_diag *d = bxc_diag_error(&u->diags, CHK_E_CUBE_LOWER, (bxc_span){BXC_NO_FILE, 0, 0},
+                                 "LLVM cannot compile for CPU `%s` (--kernel-cpu)", o->kernel_cpu);
+    bxc_diag_set_help(&u->diags, d, "%s", "use an LLVM CPU name such as x86-64-v2, x86-64-v3 or haswell");
+    return false;
+}
+
+/* An LLVM stage's failure as E0810: at the instruction it names, if any. */
+static void report_llvm(bxc_unit *u, const struct bxk_diags *ds, const char *what) {
+    bxc_span at = {BXC_NO_FILE, 0, 0};
+    if (ds->n && ds->d[0].loc.len) at = (bxc_span){ds->d[0].loc.file, ds->d[0].loc.off, ds->d[0].loc.len};
+    bxc_diag_error(&u->diags, CHK_E_CUBE_LOWER, at, "%s: %s %s", what,
+                   ds->n ? bxk_err_code(ds->d[0].err) : "", ds->n ? ds->d[0].msg : "LLVM failed");
+}
+
+static void emit_kernels(bxc_unit *u, const options *o) {
+    struct bxk_kernel **ks;
+    uint32_t n;
+    if (!bxc_cube_lower_root(u, &ks, &n)) return;
+    if (n && strcmp(o->emit, "ll") == 0 && !kernel_cpu_ok(u, ks[0], o)) {
+        for (uint32_t i = 0; i < n; i++) bxk_kernel_free(ks[i]);
+        free(ks);
+        return;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        if (strcmp(o->emit, "kir") == 0) {
+            char *text = bxk_print_alloc(ks[i]);
+            if (text) fputs(text, stdout);
+            if (text && i + 1 < n) fputc('\n', stdout);
+            free(text);
+            continue;
+        }
+        struct bxk_diags ds = {0};
+        char *ll = bxl_emit_ll(ks[i], o->kernel_cpu ? o->kernel_cpu : BXL_CPU_BASELINE, true, &ds);
+        if (ll) {
+            fputs(ll, stdout);
+            free(ll);
+            continue;
+        }
+        report_llvm(u, &ds, bxc_arena_printf(&u->arena, "kernel `%s`", ks[i]->name));
+    }
+    for (uint32_t i = 0; i < n; i++) bxk_kernel_free(ks[i]);
+    free(ks);
+}
+
+/* Whether a block (or a block nested in it) holds a sync_cube, which
+ * the CPU lowering cannot compile yet (K0013, docs/kernels.md). */
+static bool has_sync(const struct bxk_block *b) {
+    for (const struct bxk_inst *i = b ? b->first : NULL; i; i = i->next)
+        if (i->op == BXK_OP_SYNC || has_sync(i->blk[0]) || has_sync(i->blk[1])) return true;
+    return false;
+}
+
+/* -o DIR: every kernel instantiation of the root module, compiled by LLVM
+ * for --kernel-cpu (default x86-64-v2), into DIR/<stem>.kernels.o (one
+ * symbol per instantiation, the CPU kernel ABI of docs/kernels.md).  No
+ * kernels, no file: projects without kernels are unchanged.  False after
+ * reporting an error. */
+static bool emit_kernel_object(bxc_unit *u, const options *o) {
+    struct bxk_kernel **ks;
+    uint32_t n;
+    if (!bxc_cube_lower_root(u, &ks, &n)) return false;
+    bool ok = true;
+    /* Kernels with barriers stay out of the object, with a warning, until
+     * the CPU lowering runs them (docs/kernels.md "Next steps"). */
+    uint32_t m = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (!has_sync(&ks[i]->body)) {
+            ks[m++] = ks[i];
+            continue;
+        }
+        const bxc_cube_set *set = bxc_cube_kernels(u);
+        bxc_span at = {BXC_NO_FILE, 0, 0};
+        for (uint32_t j = 0; set && j < set->len; j++)
+            if (set->items[j]->in_root &&
+                strncmp(ks[i]->name, set->items[j]->name, strlen(set->items[j]->name)) == 0)
+                at = set->items[j]->fn->name.span;
+        bxc_diag_warning(&u->diags, CHK_W_CUBE_SKIPPED, at,
+                         "kernel `%s` uses sync_cube, which the CPU lowering cannot compile yet: "
+                         "it is left out of %s.kernels.o", ks[i]->name, bxc_emit_stem(u));
+        bxk_kernel_free(ks[i]);
+    }
+    n = m;
+    if (n) {
+        const char *path = bxc_arena_printf(&u->arena, "%s/%s.kernels.o", o->out_dir, bxc_emit_stem(u));
+        struct bxk_diags ds = {0};
+        if (!kernel_cpu_ok(u, ks[0], o)) {
+            ok = false;
+        } else if (!bxl_emit_object((const struct bxk_kernel *const *)ks, n, o->kernel_cpu, path, &ds)) {
+            report_llvm(u, &ds, bxc_arena_printf(&u->arena, "cannot write `%s`", path));
+            ok = false;
+        }
+    }
+    for (uint32_t i = 0; i < n; i++) bxk_kernel_free(ks[i]);
+    free(ks);
+    return ok;
+}
+
 static int run(bxc_unit *u, const options *o) {
     bxc_load_status st = bxc_unit_load(u, o->input);
     if (st != BXC_LOAD_UNREADABLE && u->nmodules > 0) {
@@ -130,12 +268,17 @@ static int run(bxc_unit *u, const options *o) {
         bxc_emit_options eo = {.depfile = o->depfile};
         if (!bxc_emit_c(u, o->out_dir, &eo))
             cannot_write = any_diag_with_code(&u->diags, bxc_diag_code_str(BXC_EMIT_E_IO));
+        else
+            emit_kernel_object(u, o);
     } else if (st != BXC_LOAD_UNREADABLE && o->check && !bxc_diag_has_errors(&u->diags)) {
         /* --check accepts exactly what -o generates: the generator's own
          * rules (C name clashes, what it can lower) run too, in memory. */
         const char *h, *c;
         bxc_emit_c_memory(u, NULL, &h, &c);
     }
+
+    if (st != BXC_LOAD_UNREADABLE && o->emit && !bxc_diag_has_errors(&u->diags))
+        emit_kernels(u, o);
 
     if (o->json) bxc_diag_render_json_file(stderr, &u->diags, &u->sources);
     else bxc_diag_render_text(stderr, &u->diags, &u->sources);
@@ -175,6 +318,17 @@ int main(int argc, char **argv) {
             o.check = true;
         } else if (strcmp(a, "--dump-tokens") == 0) {
             o.dump_tokens = true;
+        } else if (strcmp(a, "--emit=kir") == 0 || strcmp(a, "--emit=ll") == 0) {
+            o.emit = a + 7;
+            o.check = true;
+        } else if (strncmp(a, "--emit=", 7) == 0) {
+            rc = usage_error("unknown stage `%s` (expected kir or ll)", a + 7);
+        } else if (strcmp(a, "--kernel-cpu") == 0 || strncmp(a, "--kernel-cpu=", 13) == 0) {
+            if (a[12] == '\0' && i + 1 >= argc) {
+                rc = usage_error("`%s` needs an argument", a);
+                break;
+            }
+            o.kernel_cpu = a[12] == '=' ? a + 13 : argv[++i];
         } else if (strcmp(a, "-MD") == 0) {
             o.depfile = true;
         } else if (strcmp(a, "--dump-ast") == 0) {

@@ -18,6 +18,7 @@
 #include "bxk_scalar.h"
 #include "bxl.h"
 #include "kir_samples.h"
+#include "llvm_bind.h"
 
 static struct bxl_jit *jit;
 static double compile_ms[512], compile_cpu_ms[512];
@@ -68,13 +69,6 @@ static bxl_kernel_fn compile(struct bxk_kernel *k) {
   cr_assert(fn, "kernel %s did not compile:\n%s", k->name, buf);
   bxk_kernel_free(k);
   return fn;
-}
-
-static struct bxl_binding bind(void *data, uint32_t len) {
-  struct bxl_binding b = {.data = data, .len = len, .rank = 1};
-  b.shape[0] = len;
-  b.stride[0] = 1;
-  return b;
 }
 
 /* n units over 1-D cubes of dim units; the last call stops at n (the

@@ -1,0 +1,144 @@
+/* cube.h — `#[cube]` kernels in the front end (language.md §8).
+ *
+ *   check_cube.c  the kernel checker: signatures, generics and their
+ *                 dtypes, `#[comptime]` values, bodies typed with the
+ *                 checker's types (types.h) and scopes (check.h); it
+ *                 records, per kernel, what every name in the body means
+ *                 (a bxc_cube_kernel), so the lowering resolves nothing.
+ *   lower_kir.c   one instantiation of a checked kernel -> the kernel IR
+ *                 (runtime/kir/bxk.h) with the bxk_ builder, verified.
+ *
+ * A kernel generic over `F: Float` is one source and several IR kernels:
+ * one per combination of its type parameters' dtypes and its comptime
+ * parameters' values, named `name_f32`, `name_f64_256`, ... (mangling:
+ * bxc_cube_instance_name).  The kernels of a unit live in the checker's
+ * per-unit data and die with the unit. */
+#ifndef BXC_CUBE_H
+#define BXC_CUBE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ast.h"
+#include "check.h"
+#include "types.h"
+
+struct bxc_unit;
+struct bxk_kernel;
+struct chk_ctx;
+struct chk_module;
+
+/* X(ENUM, "Bound", dtypes...): what a type parameter's bound allows and
+ * the dtypes (enum bxk_type, without BXK_) a kernel is instantiated at,
+ * in that order.  The IR's f16 has no front-end type yet (types.h). */
+#define BXC_CUBE_BOUNDS(X)                                   \
+    X(FLOAT, "Float", true, false, {BXK_F32, BXK_F64})       \
+    X(INT, "Int", false, true, {BXK_I32, BXK_U32, BXK_I64})  \
+    X(NUMERIC, "Numeric", true, true, {BXK_F32, BXK_F64, BXK_I32, BXK_U32, BXK_I64})
+
+typedef enum bxc_cube_var_kind {
+    BXC_CUBE_TENSOR,    /* `&Tensor<T>` / `&mut Tensor<T>` parameter: IR binding `slot` */
+    BXC_CUBE_SCALAR,    /* scalar parameter: IR scalar `slot` */
+    BXC_CUBE_COMPTIME,  /* `#[comptime]` parameter: comptime `slot`, a constant */
+    BXC_CUBE_LET,       /* `let x = e;`: the value of e */
+    BXC_CUBE_MUT,       /* `let mut x = e;`: an IR local */
+    BXC_CUBE_SHARED,    /* `let s: SharedMemory<T> = SharedMemory::new(N);` */
+    BXC_CUBE_INDEX,     /* `for i in a..b`: the loop's induction value */
+} bxc_cube_var_kind;
+
+typedef struct bxc_cube_var {
+    bxc_cube_var_kind kind;
+    const char *name;
+    bxc_binding *binding;     /* its entry in the checker's scope */
+    bxc_type *type;           /* value type; element type of a tensor / shared array */
+    bool is_mut;              /* TENSOR: `&mut` */
+    uint32_t id;              /* index in kernel->vars.items */
+    uint32_t slot;            /* TENSOR, SCALAR, COMPTIME: parameter slot */
+    bxc_expr *count;          /* SHARED: its element count, a constant expression */
+    bxc_span span;
+} bxc_cube_var;
+
+typedef struct bxc_cube_generic {
+    const char *name;         /* `F` */
+    const uint8_t *dtypes;    /* enum bxk_type, instantiation order */
+    uint32_t ndtypes;
+    bool is_float, is_int;    /* what the bound allows (both: Numeric) */
+} bxc_cube_generic;
+
+typedef struct bxc_cube_comptime {
+    bxc_cube_var *var;
+    int64_t *values;          /* from `#[cube(name = v)]` / `= [v, w]` */
+    uint32_t nvalues;
+} bxc_cube_comptime;
+
+BXC_DEFINE_LIST(bxc_cube_var_list, bxc_cube_var *);
+
+/* A node of the body and the variable it names (a PATH expression) or
+ * binds (the bxc_pat of a `let` or `for`). */
+typedef struct bxc_cube_use {
+    const void *node;
+    bxc_cube_var *var;
+} bxc_cube_use;
+
+typedef struct bxc_cube_kernel {
+    bxc_item *item;
+    bxc_fn *fn;
+    const char *name;
+    bool in_root;             /* declared in the unit's root module */
+    bool ok;                  /* checked without errors: lowering may run */
+    bxc_cube_generic *generics;
+    uint32_t ngenerics;
+    bxc_cube_comptime *comptimes;
+    uint32_t ncomptimes;
+    uint32_t nbindings, nscalars;
+    bxc_cube_var_list vars;   /* parameters first, then body variables */
+    bxc_cube_use *uses;       /* open addressing, capuses a power of two */
+    uint32_t nuses, capuses;
+} bxc_cube_kernel;
+
+typedef struct bxc_cube_set {
+    bxc_cube_kernel **items;
+    uint32_t len, cap;
+} bxc_cube_set;
+
+/* ---- check_cube.c ----------------------------------------------------- */
+
+/* Checks every `#[cube]` fn of a module (the checker's pipeline hook,
+ * after helper fns) and lowers each instantiation once, so that rules the
+ * IR verifier enforces (`sync_cube` placement) become located errors. */
+void chk_cube_module(struct chk_ctx *cx, struct chk_module *cm);
+
+/* The kernels bxc_check_unit checked (NULL before it ran). */
+const bxc_cube_set *bxc_cube_kernels(const struct bxc_unit *u);
+/* The variable a PATH expression of k's body names (NULL: a builtin), or
+ * the one a `let` / `for` pattern binds. */
+bxc_cube_var *bxc_cube_use_of(const bxc_cube_kernel *k, const void *node);
+/* The IR op of a math intrinsic (`exp`, `max`, `abs`, ...) taking nargs
+ * arguments, from the IR's own op table; -1 when `name` is none. */
+int bxc_cube_intrinsic(const char *name, uint32_t *nargs, bool *float_only);
+/* The IR topology row a builtin name (`ABSOLUTE_POS`) spells, or -1. */
+int bxc_cube_topo(const char *name);
+
+/* Instantiations: the product of the generics' dtype counts and the
+ * comptime parameters' value counts; inst in [0, count) picks one. */
+uint32_t bxc_cube_instance_count(const bxc_cube_kernel *k);
+/* dtype (enum bxk_type) of generic g / value of comptime c in inst. */
+unsigned bxc_cube_instance_dtype(const bxc_cube_kernel *k, uint32_t inst, uint32_t g);
+int64_t bxc_cube_instance_value(const bxc_cube_kernel *k, uint32_t inst, uint32_t c);
+/* `gelu_kernel_f32`, `sum_f64_256`: name, then each generic's dtype, then
+ * each comptime value (arena string). */
+const char *bxc_cube_instance_name(bxc_arena *a, const bxc_cube_kernel *k, uint32_t inst);
+
+/* ---- lower_kir.c ------------------------------------------------------- */
+
+/* One instantiation of a checked kernel (k->ok) as a verified IR kernel
+ * (free with bxk_kernel_free), or NULL after reporting located errors on
+ * u->diags (a `sync_cube` where units may diverge: E0805; anything else
+ * the verifier rejects is a front-end bug: E0809). */
+struct bxk_kernel *bxc_cube_lower(struct bxc_unit *u, const bxc_cube_kernel *k, uint32_t inst);
+/* Every instantiation of every kernel of the root module, in declaration
+ * order, into a malloc'd array (*out, *n; free each kernel, then the
+ * array).  False after reporting errors (nothing is returned then). */
+bool bxc_cube_lower_root(struct bxc_unit *u, struct bxk_kernel ***out, uint32_t *n);
+
+#endif
