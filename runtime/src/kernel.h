@@ -12,6 +12,10 @@
  * caller's lock: kernel_cpu.c's).  NULL + an error naming every path tried
  * when it is missing, or names another BXL_API_VERSION. */
 BXR_FUNC const struct bxl_api *bxr_llvm_api(void);
+/* The first of paths (NULL or empty ones skipped) that loads and carries
+ * this BXL_API_VERSION's table; NULL + an error listing each path with
+ * why it failed, then note.  bxr_llvm_api's search, testable. */
+BXR_FUNC const struct bxl_api *bxr_llvm_load(const char *const *paths, int n, const char *note);
 
 /* The on-disk cache (kernel_cache.c; layout and checks there and in
  * docs/kernels.md).  target: bxl_host_target's text. */

@@ -42,16 +42,22 @@ static const struct bxl_api *try_path(const char *path, char *why, size_t cap) {
   return api;
 }
 
+const struct bxl_api *bxr_llvm_load(const char *const *paths, int n, const char *note) {
+  char why[1536] = "";
+  for (int i = 0; i < n; i++) {
+    if (!paths[i] || !*paths[i]) continue;
+    const struct bxl_api *api = try_path(paths[i], why, sizeof why);
+    if (api) return api;
+  }
+  bxr_error("kernel_prepare: cannot load libbext_llvm.so, which compiles kernels (set "
+            "BEXT_LLVM_LIB to its path, or install bext); tried:%s%s", why, note ? note : "");
+  return NULL;
+}
+
 const struct bxl_api *bxr_llvm_api(void) {
   if (loaded) return loaded;
-  char why[1536] = "";
   const char *env = getenv("BEXT_LLVM_LIB");
   const char *paths[3] = {env && *env ? env : NULL, BXR_LLVM_INSTALL_PATH, BXR_LLVM_BUILD_PATH};
-  for (int i = 0; i < 3 && !loaded; i++)
-    if (paths[i] && *paths[i]) loaded = try_path(paths[i], why, sizeof why);
-  if (!loaded)
-    bxr_error("kernel_prepare: cannot load libbext_llvm.so, which compiles kernels (set "
-              "BEXT_LLVM_LIB to its path, or install bext); tried:%s%s",
-              why, env && *env ? "" : "\n  ($BEXT_LLVM_LIB is not set)");
+  loaded = bxr_llvm_load(paths, 3, env && *env ? NULL : "\n  ($BEXT_LLVM_LIB is not set)");
   return loaded;
 }

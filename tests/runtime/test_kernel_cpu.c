@@ -10,6 +10,7 @@
 
 #include "backend.h"
 #include "bxl.h"
+#include "kernel.h"
 #include "kir_samples.h"
 #include "tensor.h"
 
@@ -269,4 +270,19 @@ Test(kernel_cpu, launch_allocates_nothing) {
   cr_assert_eq(calls, 0, "1000 launches called the allocation hook %ld times", calls);
   bext_release(a), bext_release(o);
   bxk_kernel_free(ir);
+}
+
+/* The loader's error when no candidate is libbext_llvm.so: every path is
+ * named with its reason (bxr_llvm_load is bxr_llvm_api's search over the
+ * three compiled-in places, which the build tree always satisfies). */
+Test(kernel_cpu, missing_llvm_library_is_named) {
+  const char *paths[3] = {"/nonexistent/libbext_llvm.so", NULL, "libc.so.6"};
+  cr_assert_null(bxr_llvm_load(paths, 3, "\n  (a note)"), "libc.so.6 was taken for libbext_llvm");
+  const char *e = bext_last_error();
+  cr_assert(strstr(e, "cannot load libbext_llvm.so"), "%s", e);
+  cr_assert(strstr(e, "/nonexistent/libbext_llvm.so: "), "the missing path is not named: %s", e);
+  cr_assert(strstr(e, "libc.so.6: has no bxl_api_v1"), "the wrong library is not named: %s", e);
+  cr_assert(strstr(e, "(a note)"), "%s", e);
+  const char *good[1] = {BXR_TEST_LLVM_PATH};
+  cr_assert_not_null(bxr_llvm_load(good, 1, NULL), "%s", bext_last_error());
 }
