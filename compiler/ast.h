@@ -197,10 +197,53 @@ struct bxc_block {
     bxc_span span;             /* `{` .. `}` */
 };
 
+/* What the checker resolved a name to: the one answer the interpreter,
+ * the C generator and the REPL read instead of resolving again (docs/
+ * frontend.md, "Resolution records").  Filled on PATH, CALL, METHOD_CALL,
+ * FIELD and STRUCT expressions; a CALL carries what its callee names.
+ * NONE where the checker did not resolve (an error, code never checked). */
+typedef enum bxc_res_kind {
+    BXC_RES_NONE,
+    BXC_RES_LOCAL,          /* a `let`, parameter or closure parameter */
+    BXC_RES_FN,             /* helper fn: item, fn, module (declaring) */
+    BXC_RES_IMPL_FN,        /* fn of an inherent impl block: fn, item (the block), module, type (Self) */
+    BXC_RES_VARIANT,        /* enum variant: type (the enum), index */
+    BXC_RES_STRUCT,         /* struct: type (literal, unit-struct value) */
+    BXC_RES_FIELD,          /* struct field: type (the struct), index */
+    BXC_RES_SPEC_FIELD,     /* TensorSpec's `shape` (index 0) / `dtype` (1) */
+    BXC_RES_SPEC,           /* `TensorSpec { .. }` literal */
+    BXC_RES_BUILTIN_METHOD, /* builtins.h method row: index (bxc_builtin_method) */
+    BXC_RES_BUILTIN_FN,     /* index: bxc_builtin_fn */
+    BXC_RES_DTYPE,          /* `DType::X`: index in bxc_dtype_names order */
+    BXC_RES_CLONE,          /* `.clone()` */
+    BXC_RES_TENSOR_OP,      /* tensor_ops.h op (default bodies): op */
+} bxc_res_kind;
+
+typedef enum bxc_builtin_fn {
+    BXC_BFN_SHAPE_NEW, BXC_BFN_SPEC_NEW, BXC_BFN_PANIC,
+} bxc_builtin_fn;
+
+struct bxc_top;
+struct bxc_fn;
+
+typedef struct bxc_res {
+    bxc_res_kind kind;
+    uint32_t index;
+    struct bxc_module *module;   /* FN, IMPL_FN: where the fn is declared */
+    const struct bxc_item *item; /* FN: its item; IMPL_FN: the impl block */
+    const struct bxc_fn *fn;     /* FN, IMPL_FN */
+    struct bxc_type *type;       /* IMPL_FN, VARIANT, STRUCT, FIELD: the type */
+    const struct bxc_top *op;    /* TENSOR_OP */
+} bxc_res;
+
+/* "fn", "impl fn", ... for dumps and tests. */
+const char *bxc_res_kind_name(bxc_res_kind k);
+
 struct bxc_expr {
     bxc_expr_kind kind;
     bxc_span span;
     struct bxc_type *ty;       /* filled by the checker */
+    bxc_res res;               /* filled by the checker (above) */
     uint32_t depth;            /* tree height, bounded by the parser */
     union {
         struct { const char *text; uint64_t value; } int_lit;    /* text as written */

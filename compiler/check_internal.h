@@ -82,6 +82,7 @@ typedef struct chk_method {
     bxc_type_decl *decl;
     const char *name;
     bxc_fn *fn;
+    bxc_item *impl;              /* the impl block */
     struct chk_module *cm;       /* module of the impl block */
     bxc_type *self_type;
     bxc_type *type;
