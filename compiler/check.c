@@ -228,6 +228,25 @@ bool bxc_check_repl_item(struct bxc_unit *unit, bxc_item *item) {
     return cx->diags->errors == before;
 }
 
+void bxc_check_repl_see_unit(struct bxc_unit *unit, struct bxc_unit *other) {
+    chk_ctx *cx = repl_ctx(unit);
+    chk_ctx *ox = repl_ctx(other);
+    if (cx == ox || !ox->nmods) return;
+    chk_module *cm = repl_module(cx);
+    chk_module *om = ox->mods[0];
+    /* the symbols themselves are shared: the checker resolves a name to
+     * the same record whichever file's input names it */
+    for (uint32_t b = 0; b < CHK_BUCKETS; b++)
+        for (chk_entry *e = om->table.buckets[b]; e; e = e->next)
+            if (!chk_lookup(cm, e->name)) chk_table_put(cx, &cm->table, e->name, e->sym);
+    for (chk_method *m = ox->methods; m; m = m->next) {
+        chk_method *c = bxc_arena_alloc(cx->arena, sizeof *c);
+        *c = *m;
+        c->next = cx->methods;
+        cx->methods = c;
+    }
+}
+
 struct bxc_type *bxc_check_lookup_type(struct bxc_unit *unit, const char *name) {
     chk_ctx *cx = repl_ctx(unit);
     if (!cx->nmods) return NULL;
