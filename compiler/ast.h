@@ -399,6 +399,8 @@ struct bxc_item {
             bxc_generic_list generics;
             bxc_tyexpr_list supertraits; /* `: Backend + X` */
             bxc_fn_list methods;
+            /* checker: `#[backend_extension]`'s selectors (above), or NULL */
+            const struct bxc_trait_selectors *selectors;
         } trait;
         struct {
             bxc_generic_list generics;
@@ -408,6 +410,22 @@ struct bxc_item {
         } impl;
     };
 };
+
+/* The checker's record of a trait's `#[backend_extension(..)]`, kept on the
+ * trait (item->trait.selectors) also when a `#[cfg]` switches the trait off
+ * (the generator still emits it, under `#if`): the selectors in the order
+ * written, each once. */
+typedef struct bxc_selector_use {
+    uint32_t index;              /* check_internal.h CHK_SEL_* (bext.h backends, then layers) */
+    const char *name;            /* as written */
+    const bxc_attr_arg *cfg;     /* `Sel: cfg(..)`: that `cfg(..)` argument, else NULL */
+} bxc_selector_use;
+
+typedef struct bxc_trait_selectors {
+    bxc_selector_use *items;
+    uint32_t len;
+    const bxc_attr_arg *bad;     /* the first argument that is no selector, or NULL */
+} bxc_trait_selectors;
 
 /* One parsed file (or REPL input). */
 typedef struct bxc_file {

@@ -137,8 +137,14 @@ bool bxc_check_unit(struct bxc_unit *u) {
         bxc_item_list *items = &cms[i]->mod->ast->items;
         for (uint32_t k = 0; k < items->len; k++) {
             bxc_item *it = items->items[k];
-            if (it->kind == BXC_ITEM_TRAIT && chk_cfg_active(cx, &it->attrs))
+            if (it->kind != BXC_ITEM_TRAIT) continue;
+            if (chk_cfg_active(cx, &it->attrs)) {
                 chk_trait(cx, cms[i], it);
+            } else {
+                /* switched off for these features, still generated */
+                const bxc_attr *be = chk_find_attr(&it->attrs, "backend_extension");
+                if (be) it->trait.selectors = chk_selector_record(cx, be);
+            }
         }
     }
     sort_diags(&u->diags);

@@ -232,6 +232,10 @@ typedef struct chk_selectors {
     const char *names;           /* "Cube, Flex" for messages */
 } chk_selectors;
 void chk_backend_extension(chk_ctx *cx, const bxc_attr *a, chk_selectors *out);
+/* The trait's selector record (ast.h bxc_trait_selectors) from its
+ * `#[backend_extension]`: no diagnostics (chk_backend_extension reports),
+ * so it serves traits a `#[cfg]` switches off too. */
+const bxc_trait_selectors *chk_selector_record(chk_ctx *cx, const bxc_attr *a);
 
 /* ---- check_impl.c ------------------------------------------------------------ */
 

@@ -145,3 +145,45 @@ Test(resolve, the_generator_calls_what_the_checker_resolved) {
     cr_expect(strstr(b, "shadow_shadow_lib_scale(") != NULL, "%s", b);
     free(b);
 }
+
+/* The selector record of `#[backend_extension]` (ast.h
+ * bxc_trait_selectors): the checker's reading of the attribute, which the
+ * generator emits from — also for a trait a `#[cfg]` switches off. */
+Test(selectors, the_checker_records_each_trait_s_selectors) {
+    static const char src[] =
+        "#[backend_extension(Cube, Flex: cfg(feature = \"flex\"), Fusion)]\n"
+        "pub trait On: Backend {\n"
+        "    #[fusion(dtype = x, shape = x)]\n"
+        "    fn op(x: FloatTensor<Self>) -> FloatTensor<Self>;\n"
+        "}\n"
+        "#[cfg(feature = \"never\")]\n"
+        "#[backend_extension(NdArray)]\n"
+        "pub trait Off: Backend {\n"
+        "    fn op(x: FloatTensor<Self>) -> FloatTensor<Self>;\n"
+        "}\n";
+    bxc_unit u;
+    bxc_unit_init(&u);
+    cr_assert_eq(bxc_unit_load_memory(&u, "sel.bext", src, sizeof src - 1), BXC_LOAD_OK);
+    cr_assert(bxc_check_unit(&u), "%s", fe_text(&u.diags, &u.sources));
+    const bxc_item *on = u.modules[0]->ast->items.items[0], *off = u.modules[0]->ast->items.items[1];
+    const bxc_trait_selectors *r = on->trait.selectors;
+    cr_assert(r && !r->bad);
+    cr_assert_eq(r->len, 3);
+    cr_expect_str_eq(r->items[0].name, "Cube");
+    cr_expect_null(r->items[0].cfg);
+    cr_expect_str_eq(r->items[1].name, "Flex");
+    cr_assert_not_null(r->items[1].cfg, "`Flex: cfg(..)` keeps its condition");
+    cr_expect(bxc_path_is(r->items[1].cfg->path, "cfg"));
+    cr_expect_str_eq(r->items[2].name, "Fusion");
+    cr_expect_neq(r->items[0].index, r->items[1].index);
+    cr_assert(off->trait.selectors, "a trait switched off is still recorded");
+    cr_expect_eq(off->trait.selectors->len, 1);
+    cr_expect_str_eq(off->trait.selectors->items[0].name, "NdArray");
+    /* the generator emits both from the records */
+    const char *h = NULL, *c = NULL;
+    cr_assert(bxc_emit_c_memory(&u, NULL, &h, &c), "%s", fe_text(&u.diags, &u.sources));
+    cr_expect(strstr(h, "#[backend_extension(Cube, Flex: cfg(feature = \"flex\"), Fusion)]") != NULL, "%s", h);
+    cr_expect(strstr(h, "#[backend_extension(NdArray)]") != NULL, "%s", h);
+    cr_expect(strstr(h, "on_op_flex") != NULL && strstr(h, "off_op_ndarray") != NULL, "%s", h);
+    bxc_unit_free(&u);
+}
