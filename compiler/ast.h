@@ -461,6 +461,19 @@ bool bxc_path_is(const bxc_path *p, const char *name);
  * which then references the user's `_autodiff` instead of generating one. */
 bool bxc_attr_is_backward_manual(const bxc_attr *a);
 
+/* The node at byte `offset` of a parsed file (ast_at.c): the innermost
+ * expression holding it — its `ty` and `res` are the checker's answers
+ * (after bxc_check_unit) — and the item and fn around it (NULL where none;
+ * an offset in a `#[fusion(..)]` argument finds its expression and the
+ * method).  False when no item holds the offset.  The base of hover and
+ * go-to-definition: nothing is resolved here. */
+typedef struct bxc_node_at {
+    const bxc_item *item;
+    const bxc_fn *fn;
+    const bxc_expr *expr;
+} bxc_node_at;
+bool bxc_ast_node_at(const bxc_file *file, uint32_t offset, bxc_node_at *out);
+
 /* --dump-ast: a stable indented S-expression, one node per line. */
 void bxc_ast_dump(FILE *out, const bxc_file *file);
 void bxc_ast_dump_expr(FILE *out, const bxc_expr *e, int indent);

@@ -187,3 +187,62 @@ Test(selectors, the_checker_records_each_trait_s_selectors) {
     cr_expect(strstr(h, "on_op_flex") != NULL && strstr(h, "off_op_ndarray") != NULL, "%s", h);
     bxc_unit_free(&u);
 }
+
+/* Offset -> innermost node + its record (ast.h bxc_ast_node_at), what a
+ * language server's hover and go-to-definition start from. */
+static uint32_t offset_of(const bxc_source *src, const char *needle, uint32_t skip) {
+    const char *p = strstr(src->text, needle);
+    cr_assert(p, "`%s` not in the file", needle);
+    return (uint32_t)(p - src->text) + skip;
+}
+
+Test(resolve, node_at_an_offset_carries_the_checker_s_record) {
+    const bxc_module *root = unit.modules[0];
+    const bxc_source *src = bxc_sources_get(&unit.sources, root->file_id);
+    bxc_node_at at;
+    /* on `scale` of `shadow_lib::scale(x)`: the callee path, resolved to the module's fn */
+    cr_assert(bxc_ast_node_at(root->ast, offset_of(src, "{ shadow_lib::scale(x)", 15), &at));
+    cr_assert_not_null(at.expr);
+    cr_expect_eq(at.expr->kind, BXC_EXPR_PATH);
+    cr_expect_eq(at.expr->res.kind, BXC_RES_FN);
+    cr_expect_str_eq(at.expr->res.module->name, "shadow_lib");
+    cr_expect_str_eq(at.fn->name.name, "via_module");
+    cr_expect_eq(at.item->kind, BXC_ITEM_FN);
+    /* on its argument: the parameter, typed */
+    cr_assert(bxc_ast_node_at(root->ast, offset_of(src, "{ shadow_lib::scale(x)", 20), &at));
+    cr_expect_eq(at.expr->res.kind, BXC_RES_LOCAL);
+    cr_expect_eq(bxc_type_resolve(at.expr->ty)->kind, BXC_TYPE_INT);
+    /* on `100` in `Step { by: 100 }`: the literal, typed by the field */
+    cr_assert(bxc_ast_node_at(root->ast, offset_of(src, "by: 100", 5), &at));
+    cr_expect_eq(at.expr->kind, BXC_EXPR_INT);
+    cr_expect_eq(bxc_type_resolve(at.expr->ty), bxc_type_int(BXC_U32));
+    /* on `apply`: the method call and its impl fn */
+    cr_assert(bxc_ast_node_at(root->ast, offset_of(src, ".apply(x)", 2), &at));
+    cr_expect_eq(at.expr->kind, BXC_EXPR_METHOD_CALL);
+    cr_expect_eq(at.expr->res.kind, BXC_RES_IMPL_FN);
+    /* between items: nothing */
+    cr_expect_not(bxc_ast_node_at(root->ast, offset_of(src, "\n\nfn via_root", 1), &at));
+    cr_expect_null(at.expr);
+}
+
+Test(selectors, node_at_finds_expressions_in_fusion_attributes) {
+    static const char src[] =
+        "#[backend_extension(Flex, Fusion)]\n"
+        "pub trait T: Backend {\n"
+        "    #[fusion(dtype = x, shape = x.clone())]\n"
+        "    fn op(x: FloatTensor<Self>) -> FloatTensor<Self>;\n"
+        "}\n";
+    bxc_unit u;
+    bxc_unit_init(&u);
+    cr_assert_eq(bxc_unit_load_memory(&u, "at.bext", src, sizeof src - 1), BXC_LOAD_OK);
+    cr_assert(bxc_check_unit(&u), "%s", fe_text(&u.diags, &u.sources));
+    bxc_node_at at;
+    uint32_t off = (uint32_t)(strstr(src, "x.clone()") - src) + 3;
+    cr_assert(bxc_ast_node_at(u.modules[0]->ast, off, &at));
+    cr_assert_not_null(at.expr);
+    cr_expect_eq(at.expr->kind, BXC_EXPR_METHOD_CALL);
+    cr_expect_eq(at.expr->res.kind, BXC_RES_CLONE);
+    cr_expect_eq(at.expr->ty, bxc_type_shape(), "a shape field expression sees shapes");
+    cr_expect_eq(at.item->kind, BXC_ITEM_TRAIT);
+    bxc_unit_free(&u);
+}
