@@ -114,3 +114,20 @@ Test(repl_use, type_and_meta_see_every_loaded_file)
     free(out);
     rm_tree(dir);
 }
+
+/* A fn typed at the prompt calls what the checker resolved when it was
+ * typed: redefining a name later does not change an older fn's callee
+ * (the checker typed `g` against the first `f`'s signature). */
+Test(repl_use, a_typed_fn_keeps_the_callee_it_was_checked_against)
+{
+    char *out = run_repl(".", "",
+                         "fn f() -> u32 { 1 }\n"
+                         "fn g() -> u32 { f() }\n"
+                         "fn f() -> u64 { 2 }\n"
+                         "g()\n"
+                         ":type f()\n"
+                         "f()\n",
+                         NULL);
+    cr_expect_str_eq(out, "1\nu64\n2\n");
+    free(out);
+}
