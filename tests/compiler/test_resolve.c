@@ -31,8 +31,9 @@ static void unload(void) { bxc_unit_free(&unit); }
 static const bxc_item *item_in(const bxc_module *m, bxc_item_kind kind, const char *name) {
     for (uint32_t i = 0; i < m->ast->items.len; i++) {
         const bxc_item *it = m->ast->items.items[i];
-        const char *n = kind == BXC_ITEM_FN ? it->fn->name.name : it->name.name;
-        if (it->kind == kind && (kind == BXC_ITEM_IMPL || !strcmp(n, name))) return it;
+        if (it->kind != kind) continue;
+        if (kind == BXC_ITEM_IMPL || !strcmp(kind == BXC_ITEM_FN ? it->fn->name.name : it->name.name, name))
+            return it;
     }
     return NULL;
 }
