@@ -154,6 +154,17 @@ const char *bxc_expr_kind_name(bxc_expr_kind k) {
     return (unsigned)k < BXC_EXPR_KIND_COUNT ? expr_kind_names[k] : "?";
 }
 
+static const char *const res_kind_names[] = {
+    "none", "local", "fn", "impl fn", "variant", "struct", "field", "spec field",
+    "spec", "builtin method", "builtin fn", "dtype", "clone", "tensor op",
+};
+_Static_assert(sizeof res_kind_names / sizeof res_kind_names[0] == BXC_RES_TENSOR_OP + 1,
+               "one name per resolution kind");
+
+const char *bxc_res_kind_name(bxc_res_kind k) {
+    return (unsigned)k <= BXC_RES_TENSOR_OP ? res_kind_names[k] : "?";
+}
+
 bool bxc_path_is(const bxc_path *p, const char *name) {
     return p && p->segs.len == 1 && strcmp(p->segs.items[0].name, name) == 0;
 }

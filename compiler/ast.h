@@ -197,10 +197,53 @@ struct bxc_block {
     bxc_span span;             /* `{` .. `}` */
 };
 
+/* What the checker resolved a name to: the one answer the interpreter,
+ * the C generator and the REPL read instead of resolving again (docs/
+ * frontend.md, "Resolution records").  Filled on PATH, CALL, METHOD_CALL,
+ * FIELD and STRUCT expressions; a CALL carries what its callee names.
+ * NONE where the checker did not resolve (an error, code never checked). */
+typedef enum bxc_res_kind {
+    BXC_RES_NONE,
+    BXC_RES_LOCAL,          /* a `let`, parameter or closure parameter */
+    BXC_RES_FN,             /* helper fn: item, fn, module (declaring) */
+    BXC_RES_IMPL_FN,        /* fn of an inherent impl block: fn, item (the block), module, type (Self) */
+    BXC_RES_VARIANT,        /* enum variant: type (the enum), index */
+    BXC_RES_STRUCT,         /* struct: type (literal, unit-struct value) */
+    BXC_RES_FIELD,          /* struct field: type (the struct), index */
+    BXC_RES_SPEC_FIELD,     /* TensorSpec's `shape` (index 0) / `dtype` (1) */
+    BXC_RES_SPEC,           /* `TensorSpec { .. }` literal */
+    BXC_RES_BUILTIN_METHOD, /* builtins.h method row: index (bxc_builtin_method) */
+    BXC_RES_BUILTIN_FN,     /* index: bxc_builtin_fn */
+    BXC_RES_DTYPE,          /* `DType::X`: index in bxc_dtype_names order */
+    BXC_RES_CLONE,          /* `.clone()` */
+    BXC_RES_TENSOR_OP,      /* tensor_ops.h op (default bodies): op */
+} bxc_res_kind;
+
+typedef enum bxc_builtin_fn {
+    BXC_BFN_SHAPE_NEW, BXC_BFN_SPEC_NEW, BXC_BFN_PANIC,
+} bxc_builtin_fn;
+
+struct bxc_top;
+struct bxc_fn;
+
+typedef struct bxc_res {
+    bxc_res_kind kind;
+    uint32_t index;
+    struct bxc_module *module;   /* FN, IMPL_FN: where the fn is declared */
+    const struct bxc_item *item; /* FN: its item; IMPL_FN: the impl block */
+    const struct bxc_fn *fn;     /* FN, IMPL_FN */
+    struct bxc_type *type;       /* IMPL_FN, VARIANT, STRUCT, FIELD: the type */
+    const struct bxc_top *op;    /* TENSOR_OP */
+} bxc_res;
+
+/* "fn", "impl fn", ... for dumps and tests. */
+const char *bxc_res_kind_name(bxc_res_kind k);
+
 struct bxc_expr {
     bxc_expr_kind kind;
     bxc_span span;
     struct bxc_type *ty;       /* filled by the checker */
+    bxc_res res;               /* filled by the checker (above) */
     uint32_t depth;            /* tree height, bounded by the parser */
     union {
         struct { const char *text; uint64_t value; } int_lit;    /* text as written */
@@ -356,6 +399,8 @@ struct bxc_item {
             bxc_generic_list generics;
             bxc_tyexpr_list supertraits; /* `: Backend + X` */
             bxc_fn_list methods;
+            /* checker: `#[backend_extension]`'s selectors (above), or NULL */
+            const struct bxc_trait_selectors *selectors;
         } trait;
         struct {
             bxc_generic_list generics;
@@ -365,6 +410,22 @@ struct bxc_item {
         } impl;
     };
 };
+
+/* The checker's record of a trait's `#[backend_extension(..)]`, kept on the
+ * trait (item->trait.selectors) also when a `#[cfg]` switches the trait off
+ * (the generator still emits it, under `#if`): the selectors in the order
+ * written, each once. */
+typedef struct bxc_selector_use {
+    uint32_t index;              /* check_internal.h CHK_SEL_* (bext.h backends, then layers) */
+    const char *name;            /* as written */
+    const bxc_attr_arg *cfg;     /* `Sel: cfg(..)`: that `cfg(..)` argument, else NULL */
+} bxc_selector_use;
+
+typedef struct bxc_trait_selectors {
+    bxc_selector_use *items;
+    uint32_t len;
+    const bxc_attr_arg *bad;     /* the first argument that is no selector, or NULL */
+} bxc_trait_selectors;
 
 /* One parsed file (or REPL input). */
 typedef struct bxc_file {
@@ -399,6 +460,19 @@ bool bxc_path_is(const bxc_path *p, const char *name);
  * then skips the formula rules and the W0303 reminder, and the generator,
  * which then references the user's `_autodiff` instead of generating one. */
 bool bxc_attr_is_backward_manual(const bxc_attr *a);
+
+/* The node at byte `offset` of a parsed file (ast_at.c): the innermost
+ * expression holding it — its `ty` and `res` are the checker's answers
+ * (after bxc_check_unit) — and the item and fn around it (NULL where none;
+ * an offset in a `#[fusion(..)]` argument finds its expression and the
+ * method).  False when no item holds the offset.  The base of hover and
+ * go-to-definition: nothing is resolved here. */
+typedef struct bxc_node_at {
+    const bxc_item *item;
+    const bxc_fn *fn;
+    const bxc_expr *expr;
+} bxc_node_at;
+bool bxc_ast_node_at(const bxc_file *file, uint32_t offset, bxc_node_at *out);
 
 /* --dump-ast: a stable indented S-expression, one node per line. */
 void bxc_ast_dump(FILE *out, const bxc_file *file);

@@ -51,3 +51,15 @@ bool bxc_builtin_method_mutates(const char *name) {
         if (bxc_builtin_methods[i].mutates && strcmp(bxc_builtin_methods[i].name, name) == 0) return true;
     return false;
 }
+
+const char *const bxc_dtype_const_names[BXC_DT_COUNT] = {
+#define X(id, s, c) [BXC_DT_##id] = s,
+    BXC_DTYPE_CONSTS(X)
+#undef X
+};
+
+const char *const bxc_dtype_const_c[BXC_DT_COUNT] = {
+#define X(id, s, c) [BXC_DT_##id] = c,
+    BXC_DTYPE_CONSTS(X)
+#undef X
+};

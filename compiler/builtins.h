@@ -123,4 +123,23 @@ bxc_builtin_method bxc_builtin_method_find(unsigned recv, const char *name);
  * interpreter evaluates such a receiver as a place. */
 bool bxc_builtin_method_mutates(const char *name);
 
+/* X(ID, "name", "C constant"): the `DType::X` constants (language.md §7)
+ * and the runtime's bext_dtype each generated value takes (bext.h).  The
+ * checker resolves `DType::F32` to its row (BXC_RES_DTYPE, index). */
+#define BXC_DTYPE_CONSTS(X)                                                        \
+    X(F32, "F32", "BEXT_F32") X(F64, "F64", "BEXT_F64") X(F16, "F16", "BEXT_F16") \
+    X(BF16, "BF16", "BEXT_BF16") X(I32, "I32", "BEXT_I32") X(I64, "I64", "BEXT_I64") \
+    X(U8, "U8", "BEXT_U8") X(BOOL, "Bool", "BEXT_BOOL")
+
+typedef enum bxc_dtype_const {
+#define X(id, s, c) BXC_DT_##id,
+    BXC_DTYPE_CONSTS(X)
+#undef X
+    BXC_DT_COUNT
+} bxc_dtype_const;
+
+/* Indexed by bxc_dtype_const. */
+extern const char *const bxc_dtype_const_names[BXC_DT_COUNT];
+extern const char *const bxc_dtype_const_c[BXC_DT_COUNT];
+
 #endif

@@ -139,8 +139,14 @@ bool bxc_check_unit(struct bxc_unit *u) {
         bxc_item_list *items = &cms[i]->mod->ast->items;
         for (uint32_t k = 0; k < items->len; k++) {
             bxc_item *it = items->items[k];
-            if (it->kind == BXC_ITEM_TRAIT && chk_cfg_active(cx, &it->attrs))
+            if (it->kind != BXC_ITEM_TRAIT) continue;
+            if (chk_cfg_active(cx, &it->attrs)) {
                 chk_trait(cx, cms[i], it);
+            } else {
+                /* switched off for these features, still generated */
+                const bxc_attr *be = chk_find_attr(&it->attrs, "backend_extension");
+                if (be) it->trait.selectors = chk_selector_record(cx, be);
+            }
         }
     }
     sort_diags(&u->diags);
@@ -228,6 +234,25 @@ bool bxc_check_repl_item(struct bxc_unit *unit, bxc_item *item) {
     uint32_t before = cx->diags->errors;
     chk_add_item(cx, cm, item);
     return cx->diags->errors == before;
+}
+
+void bxc_check_repl_see_unit(struct bxc_unit *unit, struct bxc_unit *other) {
+    chk_ctx *cx = repl_ctx(unit);
+    chk_ctx *ox = repl_ctx(other);
+    if (cx == ox || !ox->nmods) return;
+    chk_module *cm = repl_module(cx);
+    chk_module *om = ox->mods[0];
+    /* the symbols themselves are shared: the checker resolves a name to
+     * the same record whichever file's input names it */
+    for (uint32_t b = 0; b < CHK_BUCKETS; b++)
+        for (chk_entry *e = om->table.buckets[b]; e; e = e->next)
+            if (!chk_lookup(cm, e->name)) chk_table_put(cx, &cm->table, e->name, e->sym);
+    for (chk_method *m = ox->methods; m; m = m->next) {
+        chk_method *c = bxc_arena_alloc(cx->arena, sizeof *c);
+        *c = *m;
+        c->next = cx->methods;
+        cx->methods = c;
+    }
 }
 
 struct bxc_type *bxc_check_lookup_type(struct bxc_unit *unit, const char *name) {

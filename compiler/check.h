@@ -69,6 +69,15 @@ struct bxc_type *bxc_check_repl_block(struct bxc_unit *unit, bxc_scope *bindings
  * false on errors. */
 bool bxc_check_repl_item(struct bxc_unit *unit, bxc_item *item);
 
+/* Makes the names of `other`'s root module (its items and what it imports)
+ * and its impl methods visible to REPL input checked against `unit`, after
+ * unit's own names (a name unit already has keeps its meaning).  The REPL
+ * loads one unit per file and calls this for every further file, so typed
+ * input (`:type`, evaluation) sees the names of every file, as `:meta`
+ * does.  Both units must be checked; `other` must live as long as `unit`
+ * is used. */
+void bxc_check_repl_see_unit(struct bxc_unit *unit, struct bxc_unit *other);
+
 /* ---- queries for the interpreter / code generators ----------------------- */
 
 /* The type named `name` in the root module (structs, enums, aliases,

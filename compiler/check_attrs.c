@@ -390,6 +390,28 @@ void chk_backend_extension(chk_ctx *cx, const bxc_attr *a, chk_selectors *out) {
     }
 }
 
+const bxc_trait_selectors *chk_selector_record(chk_ctx *cx, const bxc_attr *a) {
+    bxc_trait_selectors *r = bxc_arena_alloc(cx->arena, sizeof *r);
+    r->items = bxc_arena_alloc(cx->arena, CHK_SEL_COUNT * sizeof *r->items);
+    bool listed[CHK_SEL_COUNT] = {false};
+    for (uint32_t i = 0; i < a->args.len; i++) {
+        const bxc_attr_arg *arg = a->args.items[i];
+        bool readable = (arg->kind == BXC_ATTR_ARG_PATH || arg->kind == BXC_ATTR_ARG_COLON) && arg->path &&
+                        arg->path->segs.len == 1;
+        int k = readable ? selector_index(arg->path->segs.items[0].name) : -1;
+        if (k < 0) {
+            if (!r->bad) r->bad = arg;
+            continue;
+        }
+        if (listed[k]) continue;   /* a duplicate: reported by chk_backend_extension */
+        listed[k] = true;
+        r->items[r->len++] = (bxc_selector_use){
+            (uint32_t)k, arg->path->segs.items[0].name,
+            arg->kind == BXC_ATTR_ARG_COLON && arg->args.len == 1 ? arg->args.items[0] : NULL};
+    }
+    return r;
+}
+
 /* ---- type attributes ---------------------------------------------------------------- */
 
 static bool derive_lists(const bxc_attr *a, const char *name) {

@@ -235,7 +235,33 @@ static bxc_type *qualifier_type(chk_fn *f, const bxc_path *p, uint32_t nseg) {
     return NULL;
 }
 
-static const char *const dtype_consts[] = {"F32", "F64", "F16", "BF16", "I32", "I64", "U8", "Bool"};
+/* ---- resolution records (ast.h bxc_res) ------------------------------------------ */
+
+static bxc_res *res_set(bxc_expr *e, bxc_res_kind kind) {
+    e->res = (bxc_res){.kind = kind};
+    return &e->res;
+}
+
+static void res_fn(bxc_expr *e, const chk_symbol *s) {
+    bxc_res *r = res_set(e, BXC_RES_FN);
+    r->item = s->item;
+    r->fn = s->item ? s->item->fn : NULL;
+    r->module = s->module;
+}
+
+static void res_impl_fn(bxc_expr *e, const chk_method *im) {
+    bxc_res *r = res_set(e, BXC_RES_IMPL_FN);
+    r->item = im->impl;
+    r->fn = im->fn;
+    r->module = im->cm->mod;
+    r->type = im->self_type;
+}
+
+static void res_variant(bxc_expr *e, bxc_type *enum_ty, const bxc_type_variant *v) {
+    bxc_res *r = res_set(e, BXC_RES_VARIANT);
+    r->type = enum_ty;
+    r->index = (uint32_t)(v - enum_ty->decl->variants);
+}
 
 /* ---- places and mutability ------------------------------------------------------ */
 
@@ -400,12 +426,20 @@ static bxc_type *check_path(chk_fn *f, bxc_expr *e) {
     const char *first = p->segs.items[0].name;
     if (n == 1) {
         bxc_binding *b = bxc_scope_lookup(f->scope, first);
-        if (b) return b->type;
+        if (b) {
+            res_set(e, BXC_RES_LOCAL);
+            return b->type;
+        }
         chk_symbol *s = chk_lookup(f->cm, first);
-        if (s && s->kind == CHK_SYM_FN) return chk_fn_signature(cx, s);
+        if (s && s->kind == CHK_SYM_FN) {
+            res_fn(e, s);
+            return chk_fn_signature(cx, s);
+        }
         if (s && s->kind == CHK_SYM_TYPE && s->type->kind == BXC_TYPE_STRUCT &&
-            s->type->decl->item && s->type->decl->item->struct_.is_unit)
+            s->type->decl->item && s->type->decl->item->struct_.is_unit) {
+            res_set(e, BXC_RES_STRUCT)->type = s->type;
             return s->type;
+        }
         if (s && (s->kind == CHK_SYM_TYPE || s->kind == CHK_SYM_ALIAS)) {
             chk_error(cx, CHK_E_BAD_EXPR, e->span, "expected a value, found type `%s`", first);
             return err();
@@ -427,11 +461,14 @@ static bxc_type *check_path(chk_fn *f, bxc_expr *e) {
     }
     const char *last = p->segs.items[n - 1].name;
     if (n == 2 && strcmp(first, "DType") == 0) {
-        for (size_t i = 0; i < sizeof dtype_consts / sizeof *dtype_consts; i++)
-            if (strcmp(dtype_consts[i], last) == 0) return bxc_type_dtype();
+        for (uint32_t i = 0; i < BXC_DT_COUNT; i++)
+            if (strcmp(bxc_dtype_const_names[i], last) == 0) {
+                res_set(e, BXC_RES_DTYPE)->index = i;
+                return bxc_type_dtype();
+            }
         bxc_diag *d = chk_error(cx, CHK_E_UNKNOWN_NAME, p->segs.items[1].span,
                                 "no constant `%s` on `DType`", last);
-        const char *near = chk_nearest(last, dtype_consts, 8);
+        const char *near = chk_nearest(last, bxc_dtype_const_names, BXC_DT_COUNT);
         chk_help(cx, d, near ? "did you mean `DType::%s`?" : "%s",
                  near ? near : "one of F32, F64, F16, BF16, I32, I64, U8, Bool");
         return err();
@@ -457,6 +494,7 @@ static bxc_type *check_path(chk_fn *f, bxc_expr *e) {
                           "no variant `%s` in enum `%s`", last, q->decl->name);
                 return err();
             }
+            if (v->shape != BXC_VSHAPE_STRUCT) res_variant(e, q, v);
             if (v->shape == BXC_VSHAPE_UNIT) return q;
             if (v->shape == BXC_VSHAPE_TUPLE) {
                 bxc_type *ps[64];
@@ -479,7 +517,10 @@ static bxc_type *check_path(chk_fn *f, bxc_expr *e) {
         return err();
     }
     chk_symbol *s = chk_lookup_path(cx, f->cm, p);
-    if (s && s->kind == CHK_SYM_FN) return chk_fn_signature(cx, s);
+    if (s && s->kind == CHK_SYM_FN) {
+        res_fn(e, s);
+        return chk_fn_signature(cx, s);
+    }
     chk_module *m = chk_path_module(cx, f->cm, p);
     if (m && !s) {
         uint32_t nc;
@@ -507,6 +548,8 @@ static bxc_type *check_call(chk_fn *f, bxc_expr *e) {
         if (n == 2 && strcmp(first, "Shape") == 0) {
             callee->ty = err();
             if (strcmp(last, "new") == 0) {
+                res_set(e, BXC_RES_BUILTIN_FN)->index = BXC_BFN_SHAPE_NEW;
+                callee->res = e->res;
                 bxc_type *r = check_args(f, "Shape::new", e->span, args, NULL, 0, bxc_type_shape());
                 callee->ty = bxc_type_fn(cx->arena, NULL, 0, bxc_type_shape());
                 return r;
@@ -519,6 +562,8 @@ static bxc_type *check_call(chk_fn *f, bxc_expr *e) {
         if (n == 2 && strcmp(first, "TensorSpec") == 0) {
             callee->ty = err();
             if (strcmp(last, "new") == 0) {
+                res_set(e, BXC_RES_BUILTIN_FN)->index = BXC_BFN_SPEC_NEW;
+                callee->res = e->res;
                 bxc_type *ps[2] = {bxc_type_shape(), bxc_type_dtype()};
                 callee->ty = bxc_type_fn(cx->arena, ps, 2, bxc_type_spec());
                 return check_args(f, "TensorSpec::new", e->span, args, ps, 2, bxc_type_spec());
@@ -532,6 +577,8 @@ static bxc_type *check_call(chk_fn *f, bxc_expr *e) {
             /* panic("message") or panic("dims {} and {} clash", a, b): a
              * string literal, then one integer or bool per `{}` */
             callee->ty = err();
+            res_set(e, BXC_RES_BUILTIN_FN)->index = BXC_BFN_PANIC;
+            callee->res = e->res;
             bxc_expr *msg = args->len ? args->items[0] : NULL;
             if (!msg || msg->kind != BXC_EXPR_STRING) {
                 bxc_diag *d = chk_error(cx, CHK_E_ARG_COUNT, msg ? msg->span : e->span,
@@ -563,6 +610,8 @@ static bxc_type *check_call(chk_fn *f, bxc_expr *e) {
             /* `erf(x)`, `sum_dim(x, 1)`: an op with its receiver first */
             callee->ty = err();
             const bxc_top *op = bxc_top_find(first);
+            res_set(e, BXC_RES_TENSOR_OP)->op = op;
+            callee->res = e->res;
             if (args->len == 0) {
                 chk_error(cx, CHK_E_ARG_COUNT, e->span, "`%s` takes %u argument%s but 0 were given",
                           first, op->nargs + 1u, op->nargs ? "s" : "");
@@ -599,6 +648,8 @@ static bxc_type *check_call(chk_fn *f, bxc_expr *e) {
         if (im && !(q->kind == BXC_TYPE_ENUM && bxc_type_decl_variant(q->decl, last))) {
             bxc_type *ft = bxc_type_resolve(im->type);
             callee->ty = ft;
+            res_impl_fn(callee, im);
+            e->res = callee->res;
             if (ft->kind != BXC_TYPE_FN) {
                 for (uint32_t i = 0; i < args->len; i++) chk_expr(f, args->items[i], NULL);
                 return err();
@@ -620,6 +671,8 @@ static bxc_type *check_call(chk_fn *f, bxc_expr *e) {
         return err();
     }
     const char *name = callee->kind == BXC_EXPR_PATH ? path_str(cx, callee->path) : "closure";
+    /* the call names what its callee names (a fn, a tuple variant, a local) */
+    e->res = callee->res;
     return check_args(f, name, e->span, args, ct->fn.params, ct->fn.nparams, ct->fn.ret);
 }
 
@@ -646,11 +699,13 @@ static bxc_type *check_method(chk_fn *f, bxc_expr *e) {
     }
     if (strcmp(m, "clone") == 0 && t->kind != BXC_TYPE_FN && t->kind != BXC_TYPE_VAR &&
         t->kind != BXC_TYPE_NEVER) {
+        res_set(e, BXC_RES_CLONE);
         return check_args(f, "clone", e->span, args, NULL, 0, t);
     }
     bxc_builtin_method id = bxc_builtin_method_find(t->kind, m);
     if (id != BXC_BM_NONE) {
         const bxc_builtin_method_info *bm = &bxc_builtin_methods[id];
+        res_set(e, BXC_RES_BUILTIN_METHOD)->index = (uint32_t)id;
         if (bm->mutates) check_mutable(f, recv, bxc_arena_printf(cx->arena, "call `%s` on", m));
         bxc_type *ps[2] = {usize_t(), usize_t()};
         _Static_assert(sizeof ps / sizeof *ps == 2, "builtin methods take at most two usize");
@@ -673,11 +728,13 @@ static bxc_type *check_method(chk_fn *f, bxc_expr *e) {
                 for (uint32_t i = 0; i < args->len; i++) chk_expr(f, args->items[i], NULL);
                 return err();
             }
+            res_impl_fn(e, im);
             return check_args(f, m, e->span, args, ft->fn.params + 1, ft->fn.nparams - 1, ft->fn.ret);
         }
     }
     if (t->kind == BXC_TYPE_TENSOR && f->mode == CHK_MODE_TENSOR) {
         const bxc_top *op = bxc_top_find(m);
+        if (op) res_set(e, BXC_RES_TENSOR_OP)->op = op;
         if (op) return check_tensor_op(f, op, recv, args->items, args->len, false, e->span);
         /* unknown op: did-you-mean over the op table */
         uint32_t nt;
@@ -726,12 +783,23 @@ static bxc_type *check_field(chk_fn *f, bxc_expr *e) {
     bxc_type *t = bxc_type_strip_refs(chk_expr(f, e->field.object, NULL));
     if (bxc_type_is_error(t)) return err();
     if (t->kind == BXC_TYPE_SPEC) {
-        if (strcmp(name, "shape") == 0) return bxc_type_shape();
-        if (strcmp(name, "dtype") == 0) return bxc_type_dtype();
+        if (strcmp(name, "shape") == 0) {
+            res_set(e, BXC_RES_SPEC_FIELD)->index = 0;
+            return bxc_type_shape();
+        }
+        if (strcmp(name, "dtype") == 0) {
+            res_set(e, BXC_RES_SPEC_FIELD)->index = 1;
+            return bxc_type_dtype();
+        }
     }
     if (t->kind == BXC_TYPE_STRUCT) {
         bxc_type_field *fd = bxc_type_decl_field(t->decl, name);
-        if (fd) return fd->type;
+        if (fd) {
+            bxc_res *r = res_set(e, BXC_RES_FIELD);
+            r->type = t;
+            r->index = (uint32_t)(fd - t->decl->fields);
+            return fd->type;
+        }
     }
     bxc_diag *d = chk_error(cx, CHK_E_UNKNOWN_FIELD, e->field.name.span,
                             "no field `%s` on `%s`", name, chk_tn(cx, t));
@@ -961,8 +1029,10 @@ static bxc_type *check_struct_lit(chk_fn *f, bxc_expr *e) {
             result = bxc_type_spec();
             fields = spec_fields;
             nfields = 2;
+            res_set(e, BXC_RES_SPEC);
         } else if (t && t->kind == BXC_TYPE_STRUCT) {
             result = t;
+            res_set(e, BXC_RES_STRUCT)->type = t;
             fields = t->decl->fields;
             nfields = t->decl->nfields;
         } else if (t && bxc_type_is_error(t)) {
@@ -987,6 +1057,7 @@ static bxc_type *check_struct_lit(chk_fn *f, bxc_expr *e) {
                 result = q;
                 fields = v->fields;
                 nfields = v->nfields;
+                res_variant(e, q, v);
             }
         } else if (q && bxc_type_is_error(q)) {
             result = err();

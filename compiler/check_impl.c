@@ -148,6 +148,7 @@ static uint32_t impl_signatures(chk_ctx *cx, chk_module *cm, bxc_item *it, bool 
         m->decl = self_ty->decl;
         m->name = fn->name.name;
         m->fn = fn;
+        m->impl = it;
         m->cm = cm;
         m->self_type = self_ty;
         m->type = method_signature(cx, cm, self_ty, tname, fn, &m->has_self);

@@ -83,6 +83,7 @@ typedef struct chk_method {
     bxc_type_decl *decl;
     const char *name;
     bxc_fn *fn;
+    bxc_item *impl;              /* the impl block */
     struct chk_module *cm;       /* module of the impl block */
     bxc_type *self_type;
     bxc_type *type;
@@ -233,6 +234,10 @@ typedef struct chk_selectors {
     const char *names;           /* "Cube, Flex" for messages */
 } chk_selectors;
 void chk_backend_extension(chk_ctx *cx, const bxc_attr *a, chk_selectors *out);
+/* The trait's selector record (ast.h bxc_trait_selectors) from its
+ * `#[backend_extension]`: no diagnostics (chk_backend_extension reports),
+ * so it serves traits a `#[cfg]` switches off too. */
+const bxc_trait_selectors *chk_selector_record(chk_ctx *cx, const bxc_attr *a);
 
 /* ---- check_impl.c ------------------------------------------------------------ */
 

@@ -878,7 +878,10 @@ void chk_trait(chk_ctx *cx, chk_module *cm, bxc_item *it) {
     memset(&sel, 0, sizeof sel);
     sel.names = "";
     bxc_attr *be = chk_find_attr(&it->attrs, "backend_extension");
-    if (be) chk_backend_extension(cx, be, &sel);
+    if (be) {
+        chk_backend_extension(cx, be, &sel);
+        it->trait.selectors = chk_selector_record(cx, be);
+    }
     const char *trait = it->name.name;
     uint32_t n = it->trait.methods.len;
     bxc_fn **seen = bxc_arena_alloc(cx->arena, (n ? n : 1) * sizeof *seen);

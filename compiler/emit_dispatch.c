@@ -35,6 +35,8 @@ static const selector_info selectors[] = {
 #undef SEL_L_
 };
 #define NSEL (sizeof selectors / sizeof *selectors)
+/* The checker's selector record indexes this table (CHK_SEL_* order). */
+_Static_assert(NSEL == BEXT_BACKEND_COUNT + BEXT_LAYER_COUNT, "one row per selector of bext.h");
 
 typedef struct listed_sel {
     const selector_info *info;
@@ -50,34 +52,23 @@ typedef struct trait_info {
     const char *listed;     /* for messages */
 } trait_info;
 
-static bool parse_selectors(bxc_emit_ctx *cx, const bxc_attr *at, trait_info *ti) {
+/* The trait's selectors as the checker recorded them (ast.h
+ * bxc_trait_selectors): the generator reads no selector syntax itself. */
+static bool read_selectors(bxc_emit_ctx *cx, const bxc_item *it, const bxc_attr *at, trait_info *ti) {
+    const bxc_trait_selectors *rec = it->trait.selectors;
     ti->listed = "";
-    for (uint32_t i = 0; i < at->args.len; i++) {
-        const bxc_attr_arg *arg = at->args.items[i];
-        if ((arg->kind != BXC_ATTR_ARG_PATH && arg->kind != BXC_ATTR_ARG_COLON) || !arg->path ||
-            arg->path->segs.len != 1) {
-            bxc_emit_error(cx, arg->span, "cannot read this backend selector");
-            return false;
-        }
-        const char *n = arg->path->segs.items[0].name;
-        const selector_info *si = NULL;
-        for (size_t k = 0; k < NSEL; k++)
-            if (strcmp(selectors[k].name, n) == 0) si = &selectors[k];
-        if (!si) {
-            bxc_emit_error(cx, arg->span, "`%s` is not a backend selector", n);
-            return false;
-        }
+    if (!rec || rec->bad) {
+        bxc_emit_error(cx, rec ? rec->bad->span : at->span, "cannot read this backend selector");
+        return false;
+    }
+    for (uint32_t i = 0; i < rec->len; i++) {
+        const bxc_selector_use *u = &rec->items[i];
         listed_sel *ls = &ti->sels[ti->nsels++];
-        ls->info = si;
-        ls->cond_c = NULL;
-        ls->cond_text = NULL;
-        if (arg->kind == BXC_ATTR_ARG_COLON && arg->args.len == 1) {
-            ls->cond_c = bxc_emit_cfg_c(cx, arg->args.items[0]);
-            ls->cond_text = bxc_emit_cfg_text(cx, arg->args.items[0]);
-        }
-        ti->listed = bxc_arena_printf(cx->a, "%s%s%s%s%s", ti->listed, i ? ", " : "", n,
+        ls->info = &selectors[u->index];
+        ls->cond_c = u->cfg ? bxc_emit_cfg_c(cx, u->cfg) : NULL;
+        ls->cond_text = u->cfg ? bxc_emit_cfg_text(cx, u->cfg) : NULL;
+        ti->listed = bxc_arena_printf(cx->a, "%s%s%s%s%s", ti->listed, i ? ", " : "", u->name,
                                       ls->cond_text ? ": " : "", ls->cond_text ? ls->cond_text : "");
-        if (ti->nsels == NSEL) break;
     }
     return true;
 }
@@ -591,7 +582,7 @@ void bxc_emit_traits(bxc_emit_ctx *cx) {
         memset(&ti, 0, sizeof ti);
         ti.name = it->name.name;
         ti.prefix = bxc_emit_snake(cx->a, it->name.name);
-        if (!parse_selectors(cx, be, &ti)) continue;
+        if (!read_selectors(cx, it, be, &ti)) continue;
         const char *tcond = bxc_emit_cfg_attrs(cx, &it->attrs);
         if (tcond) {
             bxc_emit_printf(&cx->protos_h, "#if %s\n", tcond);

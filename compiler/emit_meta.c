@@ -123,30 +123,6 @@ static const char *int_kind_of(bxc_type *t) {
     return t && t->kind == BXC_TYPE_INT ? bxc_emit_int_kind(t->int_kind) : "BEXT_GEN_I64";
 }
 
-static const char *dtype_const(const char *n) {
-    static const char *const names[] = {"F32", "F64", "F16", "BF16", "I32", "I64", "U8", "Bool"};
-    static const char *const consts[] = {"BEXT_F32", "BEXT_F64", "BEXT_F16", "BEXT_BF16",
-                                         "BEXT_I32", "BEXT_I64", "BEXT_U8", "BEXT_BOOL"};
-    for (int i = 0; i < 8; i++)
-        if (!strcmp(names[i], n)) return consts[i];
-    return NULL;
-}
-
-/* The fn item named `name` anywhere in the unit (the interpreter's lookup). */
-static const bxc_item *find_fn(bxc_emit_ctx *cx, const char *name, const bxc_module **mod) {
-    for (uint32_t i = 0; i < cx->u->nmodules; i++) {
-        const bxc_file *f = cx->u->modules[i]->ast;
-        for (uint32_t k = 0; f && k < f->items.len; k++) {
-            const bxc_item *it = f->items.items[k];
-            if (it->kind == BXC_ITEM_FN && !strcmp(it->name.name, name)) {
-                if (mod) *mod = cx->u->modules[i];
-                return it;
-            }
-        }
-    }
-    return NULL;
-}
-
 const char *bxc_emit_helper_name(bxc_emit_ctx *cx, const bxc_module *mod, const char *fn) {
     if (!mod || mod->is_root) return bxc_arena_printf(cx->a, "%s_%s", cx->cstem, fn);
     char *mn = bxc_arena_strdup(cx->a, mod->name);
@@ -181,28 +157,13 @@ static bxc_type *impl_self(const bxc_item *it) {
     return t && (t->kind == BXC_TYPE_STRUCT || t->kind == BXC_TYPE_ENUM) ? t : NULL;
 }
 
-/* The impl fn `name` of the type declared by `decl` (or, decl NULL, of the
- * type named `type_name`): all impl blocks of a type share one namespace,
- * as in the checker and the interpreter. */
-static bool find_impl_fn(bxc_emit_ctx *cx, const bxc_type_decl *decl, const char *type_name, const char *name,
-                         impl_fn *out) {
-    for (uint32_t i = 0; i < cx->u->nmodules; i++) {
-        const bxc_file *f = cx->u->modules[i]->ast;
-        for (uint32_t k = 0; f && k < f->items.len; k++) {
-            const bxc_item *it = f->items.items[k];
-            bxc_type *st = impl_self(it);
-            if (!st || (decl ? st->decl != decl : strcmp(st->decl->name, type_name) != 0)) continue;
-            for (uint32_t j = 0; j < it->impl.methods.len; j++) {
-                const bxc_fn *fn = it->impl.methods.items[j];
-                if (strcmp(fn->name.name, name) != 0) continue;
-                out->fn = fn;
-                out->mod = cx->u->modules[i];
-                out->self_type = st;
-                return true;
-            }
-        }
-    }
-    return false;
+/* The impl fn the checker resolved a call to (its record), when
+ * emit_impl_fns gives it a C form. */
+static bool impl_fn_of(const bxc_res *r, impl_fn *out) {
+    bxc_type *st = r->kind == BXC_RES_IMPL_FN && r->item ? impl_self(r->item) : NULL;
+    if (!st) return false;
+    *out = (impl_fn){r->fn, r->module, st};
+    return true;
 }
 
 static bool impl_has_self(const bxc_fn *fn) {
@@ -517,16 +478,6 @@ static const char *enum_tag(mctx *m, bxc_type *t, const char *variant) {
     return bxc_emit_tag_const(m->cx, T(t)->decl, variant);
 }
 
-static const bxc_type_variant *find_variant(bxc_type *t, const char *name, uint32_t *index) {
-    t = T(t);
-    if (!t || t->kind != BXC_TYPE_ENUM) return NULL;
-    for (uint32_t i = 0; i < t->decl->nvariants; i++)
-        if (!strcmp(t->decl->variants[i].name, name)) {
-            if (index) *index = i;
-            return &t->decl->variants[i];
-        }
-    return NULL;
-}
 
 static const char *mcall(mctx *m, const bxc_expr *e) {
     bxc_arena *A = m->cx->a;
@@ -536,67 +487,54 @@ static const char *mcall(mctx *m, const bxc_expr *e) {
         unsupported(m, e->span, "calling a computed value");
         return "0";
     }
-    const bxc_path *p = callee->path;
-    const char *last = p->segs.items[p->segs.len - 1].name;
-    const char *first = p->segs.items[0].name;
-    if (p->segs.len == 1 && find_var(m, last)) {
+    /* what the call names is the checker's record (ast.h bxc_res) */
+    const bxc_res *r = &e->res;
+    const char *last = callee->path->segs.items[callee->path->segs.len - 1].name;
+    if (r->kind == BXC_RES_LOCAL) {
         unsupported(m, e->span, "calling a closure or fn value");
         return "0";
     }
+    bool is_panic = r->kind == BXC_RES_BUILTIN_FN && r->index == BXC_BFN_PANIC;
     /* arguments first, in order (the interpreter's eval_args) */
     const char **args = bxc_arena_alloc(A, (al->len + 1) * sizeof *args);
-    if (!(p->segs.len == 1 && !strcmp(last, "panic")))
+    if (!is_panic)
         for (uint32_t i = 0; i < al->len; i++) args[i] = mx(m, al->items[i]);
-    if (p->segs.len == 2 && !strcmp(first, "Shape") && !strcmp(last, "new")) {
+    if (r->kind == BXC_RES_BUILTIN_FN && r->index == BXC_BFN_SHAPE_NEW) {
         if (al->len == 0) return bind_tmp(m, bxc_type_shape(), "(bext_meta_shape){0}");
         return bind_tmp(m, bxc_type_shape(), args[0]);
     }
-    if (p->segs.len == 2 && !strcmp(first, "TensorSpec") && !strcmp(last, "new") && al->len == 2)
+    if (r->kind == BXC_RES_BUILTIN_FN && r->index == BXC_BFN_SPEC_NEW && al->len == 2)
         return bind_tmp(m, bxc_type_spec(), bxc_arena_printf(A, "(bext_meta_spec){%s, %s}", args[0], args[1]));
-    uint32_t vi;
-    const bxc_type_variant *var = p->segs.len >= 2 ? find_variant(e->ty, last, &vi) : NULL;
-    if (var) {
+    if (r->kind == BXC_RES_VARIANT) {
+        const bxc_type_variant *var = &r->type->decl->variants[r->index];
         const char *inits = "";
         for (uint32_t i = 0; i < al->len && i < var->nfields; i++)
             inits = bxc_arena_printf(A, "%s%s._%u = %s", inits, i ? ", " : "", i, args[i]);
         return bind_tmp(m, e->ty,
-                        bxc_arena_printf(A, "(%s){.tag = %s%s%s%s%s}", ctype(m, e->ty), enum_tag(m, e->ty, last),
+                        bxc_arena_printf(A, "(%s){.tag = %s%s%s%s%s}", ctype(m, e->ty), enum_tag(m, e->ty, var->name),
                                          al->len ? ", .as." : "", al->len ? var->name : "", al->len ? " = {" : "",
                                          al->len ? bxc_arena_printf(A, "%s}", inits) : ""));
     }
-    if (p->segs.len == 2) {
-        /* `Type::f(..)` / `Self::f(..)`: an impl fn; a method takes its
-         * receiver as the first argument (`Strategy::to_code(&s)`) */
-        impl_fn f;
-        bool is_self = !strcmp(first, "Self");
-        if ((!is_self || m->self_decl) && find_impl_fn(m->cx, is_self ? m->self_decl : NULL, first, last, &f)) {
-            if (impl_has_self(f.fn)) {
-                if (al->len == 0) {
-                    unsupported(m, e->span, "a method call without its receiver");
-                    return "0";
-                }
-                return call_impl(m, e, &f, args[0], args + 1, al->len - 1);
+    impl_fn f;
+    if (impl_fn_of(r, &f)) {
+        /* `Type::f(..)` / `Self::f(..)`: a method takes its receiver as
+         * the first argument (`Strategy::to_code(&s)`) */
+        if (impl_has_self(f.fn)) {
+            if (al->len == 0) {
+                unsupported(m, e->span, "a method call without its receiver");
+                return "0";
             }
-            return call_impl(m, e, &f, NULL, args, al->len);
+            return call_impl(m, e, &f, args[0], args + 1, al->len - 1);
         }
+        return call_impl(m, e, &f, NULL, args, al->len);
     }
-    bxc_type *rt = T(e->ty);
-    if (p->segs.len == 1 && rt && rt->kind == BXC_TYPE_STRUCT && rt->decl->is_tuple_struct &&
-        !strcmp(rt->decl->name, last) && !find_fn(m->cx, last, NULL)) {
-        const char *inits = "";
-        for (uint32_t i = 0; i < al->len; i++) inits = bxc_arena_printf(A, "%s%s%s", inits, i ? ", " : "", args[i]);
-        return bind_tmp(m, e->ty, bxc_arena_printf(A, "(%s){%s}", ctype(m, e->ty), inits));
-    }
-    const bxc_module *mod = NULL;
-    const bxc_item *fn = find_fn(m->cx, last, &mod);
-    if (fn) return call_helper(m, e, fn, mod, args, al->len);
-    if (p->segs.len == 1 && !strcmp(last, "panic") && al->len == 1 && al->items[0]->kind == BXC_EXPR_STRING) {
+    if (r->kind == BXC_RES_FN && r->item) return call_helper(m, e, r->item, r->module, args, al->len);
+    if (is_panic && al->len == 1 && al->items[0]->kind == BXC_EXPR_STRING) {
         line(m, "return bext_gen_panic_msg(err, \"panic\", %s);",
              bxc_emit_cstring(A, al->items[0]->string_lit.value));
         return NULL;
     }
-    if (p->segs.len == 1 && !strcmp(last, "panic") && al->len > 1 && al->items[0]->kind == BXC_EXPR_STRING)
-        return panic_fmt(m, al);
+    if (is_panic && al->len > 1 && al->items[0]->kind == BXC_EXPR_STRING) return panic_fmt(m, al);
     unsupported(m, e->span, bxc_arena_printf(A, "the call of `%s`", last));
     return "0";
 }
@@ -612,10 +550,9 @@ static const char *mmethod(mctx *m, const bxc_expr *e) {
         return "0";
     }
     for (uint32_t i = 0; i < al->len; i++) args[i] = mx(m, al->items[i]);
-    bxc_type *rty = T(recv->ty);
-    /* The checker accepted the call: a builtin method has its arity. */
-    bxc_builtin_method id = rty ? bxc_builtin_method_find(rty->kind, n) : BXC_BM_NONE;
-    if (id != BXC_BM_NONE && bxc_builtin_methods[id].nparams != al->len) id = BXC_BM_NONE;
+    /* the checker's record: a builtin method row (with its arity) or an impl fn */
+    bxc_builtin_method id =
+        e->res.kind == BXC_RES_BUILTIN_METHOD ? (bxc_builtin_method)e->res.index : BXC_BM_NONE;
     if (id != BXC_BM_NONE && bxc_builtin_methods[id].mutates) {
         bool placeable = recv->kind == BXC_EXPR_PATH || recv->kind == BXC_EXPR_FIELD ||
                          recv->kind == BXC_EXPR_TUPLE_FIELD;
@@ -651,11 +588,9 @@ static const char *mmethod(mctx *m, const bxc_expr *e) {
         return v;
     }
     const char *r = mx(m, recv);
-    if (!strcmp(n, "clone") && al->len == 0) return bind_tmp(m, recv->ty, r);
-    if (rty && (rty->kind == BXC_TYPE_STRUCT || rty->kind == BXC_TYPE_ENUM)) {
-        impl_fn f;
-        if (find_impl_fn(m->cx, rty->decl, NULL, n, &f) && impl_has_self(f.fn)) return call_impl(m, e, &f, r, args, al->len);
-    }
+    if (e->res.kind == BXC_RES_CLONE) return bind_tmp(m, recv->ty, r);
+    impl_fn f;
+    if (impl_fn_of(&e->res, &f) && impl_has_self(f.fn)) return call_impl(m, e, &f, r, args, al->len);
     switch (id) {
     case BXC_BM_SHAPE_LEN:
         return bind_tmp(m, e->ty, bxc_arena_printf(A, "(size_t)%s.len", r));
@@ -683,7 +618,6 @@ static const char *mmethod(mctx *m, const bxc_expr *e) {
 static const char *mstruct(mctx *m, const bxc_expr *e) {
     bxc_arena *A = m->cx->a;
     bxc_type *t = T(e->ty);
-    const bxc_path *p = e->struct_lit.path;
     const bxc_field_init_list *fl = &e->struct_lit.fields;
     const char **vals = bxc_arena_alloc(A, (fl->len + 1) * sizeof *vals);
     for (uint32_t i = 0; i < fl->len; i++) vals[i] = mx(m, fl->items[i]->value);
@@ -705,14 +639,14 @@ static const char *mstruct(mctx *m, const bxc_expr *e) {
                                  vals[i]);
     if (t->kind == BXC_TYPE_STRUCT)
         return bind_tmp(m, t, bxc_arena_printf(A, "(%s){%s}", ctype(m, t), fl->len ? inits : "0"));
-    const char *vname = p->segs.items[p->segs.len - 1].name;
-    const bxc_type_variant *var = find_variant(t, vname, NULL);
+    const bxc_type_variant *var =
+        e->res.kind == BXC_RES_VARIANT ? &e->res.type->decl->variants[e->res.index] : NULL;
     if (!var) {
         unsupported(m, e->span, "this enum variant");
         return "0";
     }
     return bind_tmp(m, t,
-                    bxc_arena_printf(A, "(%s){.tag = %s%s%s%s}", ctype(m, t), enum_tag(m, t, vname),
+                    bxc_arena_printf(A, "(%s){.tag = %s%s%s%s}", ctype(m, t), enum_tag(m, t, var->name),
                                      fl->len ? bxc_arena_printf(A, ", .as.%s = {", var->name) : "", inits,
                                      fl->len ? "}" : ""));
 }
@@ -721,16 +655,14 @@ static const char *mpath(mctx *m, const bxc_expr *e) {
     bxc_arena *A = m->cx->a;
     const bxc_path *p = e->path;
     const char *last = p->segs.items[p->segs.len - 1].name;
-    if (p->segs.len == 1) {
+    if (e->res.kind == BXC_RES_LOCAL) {
         mvar *v = find_var(m, last);
         if (v) return bind_tmp(m, v->type, v->c);
     }
-    if (p->segs.len == 2 && !strcmp(p->segs.items[0].name, "DType")) {
-        const char *d = dtype_const(last);
-        if (d) return bind_tmp(m, bxc_type_dtype(), d);
-    }
-    if (p->segs.len >= 2 && find_variant(e->ty, last, NULL))
-        return bind_tmp(m, e->ty, bxc_arena_printf(A, "(%s){.tag = %s}", ctype(m, e->ty), enum_tag(m, e->ty, last)));
+    if (e->res.kind == BXC_RES_DTYPE) return bind_tmp(m, bxc_type_dtype(), bxc_dtype_const_c[e->res.index]);
+    if (e->res.kind == BXC_RES_VARIANT)
+        return bind_tmp(m, e->ty, bxc_arena_printf(A, "(%s){.tag = %s}", ctype(m, e->ty),
+                                                   enum_tag(m, e->ty, e->res.type->decl->variants[e->res.index].name)));
     unsupported(m, e->span, bxc_arena_printf(A, "the name `%s` as a value", last));
     return "0";
 }
@@ -1397,9 +1329,9 @@ void bxc_emit_method_meta(bxc_emit_ctx *cx, const char *prefix, const bxc_fn *fn
             info->meta_ret = ft->fn.ret;
         } else if (v->kind == BXC_EXPR_PATH) {
             /* `meta = helper`: a call of the helper with every argument */
-            const bxc_module *mod = NULL;
-            const char *last = v->path->segs.items[v->path->segs.len - 1].name;
-            if (!find_fn(cx, last, &mod)) return;
+            if (v->res.kind != BXC_RES_FN || !v->res.fn) return;
+            const bxc_module *mod = v->res.module;
+            const char *last = v->res.fn->name.name;
             const char *plist = "", *alist = "";
             const char *rct = bxc_emit_ctype_of(cx, ft->fn.ret);
             for (uint32_t i = 0; i < np; i++) {

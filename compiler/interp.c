@@ -230,6 +230,28 @@ const bxc_item *bxi_find_item(const bxi_interp *in, const char *name, uint32_t k
     return NULL;
 }
 
+static bool list_holds(const bxi_items_ref *ref, const bxc_item *it)
+{
+    for (uint32_t i = 0; i < ref->items->len; i++)
+        if (ref->items->items[i] == it)
+            return true;
+    return false;
+}
+
+bool bxi_list_of(const bxi_interp *in, const bxc_item *it, uint32_t *base, uint32_t *list)
+{
+    /* the running code's own module first: most calls stay inside it */
+    for (uint32_t k = 0; k <= in->nlists; k++) {
+        uint32_t l = k == 0 ? in->cur_list : k - 1;
+        if (l >= in->nlists || (k > 0 && l == in->cur_list) || !list_holds(&in->lists[l], it))
+            continue;
+        *base = in->lists[l].base;
+        *list = l;
+        return true;
+    }
+    return false;
+}
+
 static const bxc_fn *method_in_list(const bxi_items_ref *ref, const char *type_name, const char *name)
 {
     for (uint32_t i = 0; i < ref->items->len; i++) {

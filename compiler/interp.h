@@ -125,6 +125,10 @@ bool bxi_eval_repl(bxi_interp *in, const bxc_block *blk, uint32_t file_base,
  * parameter types. */
 bool bxi_call_fn(bxi_interp *in, const char *name, const BxvValue *args,
                  uint32_t nargs, BxvValue *out);
+/* The same for one fn item of a registered unit (a module's fn whose name
+ * another module also declares: names are the checker's business). */
+bool bxi_call_item(bxi_interp *in, const bxc_item *fn, const BxvValue *args,
+                   uint32_t nargs, BxvValue *out);
 
 /* `:meta`: evaluates `Trait::method`'s #[fusion(...)] on `args`, one per
  * parameter in declaration order: a TensorSpec for each tensor, a metadata

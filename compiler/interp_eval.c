@@ -454,7 +454,9 @@ bxi_status bxi_call_value(bxi_interp *in, const BxvValue *callee, BxvValue *args
         return call_closure(in, callee, args, nargs, site, out);
     if (callee->kind == BXV_FN) {
         uint32_t base, list;
-        const bxc_item *it = bxi_find_item(in, callee->u.fn.name, BXI_KIND(BXC_ITEM_FN), &base, &list);
+        const bxc_item *it = callee->u.fn.item;
+        if (!it || !bxi_list_of(in, it, &base, &list))
+            it = bxi_find_item(in, callee->u.fn.name, BXI_KIND(BXC_ITEM_FN), &base, &list);
         if (!it) {
             bxi_error(in, BXI_E_NAME, site, "cannot find function `%s`", callee->u.fn.name);
             return BXI_ERR;
@@ -920,6 +922,19 @@ static bxi_status call_expr(bxi_interp *in, const bxc_expr *e, BxvValue *out)
         const char *last = bxi_path_last(path);
         const char *first = path->segs.items[0].name;
         bool single = path->segs.len == 1;
+        /* What the checker resolved the callee to (ast.h bxc_res): a
+         * helper fn or an impl fn is called where it is declared. */
+        uint32_t rbase, rlist;
+        if (e->res.kind == BXC_RES_FN && e->res.item && bxi_list_of(in, e->res.item, &rbase, &rlist)) {
+            if ((st = eval_args(in, al, &args)) != BXI_OK)
+                return st;
+            return call_fn(in, e->res.fn, rbase, rlist, args, al->len, e->span, out);
+        }
+        if (e->res.kind == BXC_RES_IMPL_FN && e->res.item && bxi_list_of(in, e->res.item, &rbase, &rlist)) {
+            if ((st = eval_args(in, al, &args)) != BXI_OK)
+                return st;
+            return call_assoc(in, e->res.fn, rbase, rlist, e->res.type->decl->name, args, al->len, e->span, out);
+        }
         /* A local closure or fn value shadows everything. */
         bxi_var *var = single ? bxi_find_var(in, last) : NULL;
         if (var) {
@@ -1085,9 +1100,10 @@ static bxi_status eval_path(bxi_interp *in, const bxc_expr *e, BxvValue *out)
             *out = *v->val;
             return BXI_OK;
         }
-        if (bxi_find_item(in, last, BXI_KIND(BXC_ITEM_FN), NULL, NULL)) {
+        if (e->res.kind == BXC_RES_FN || bxi_find_item(in, last, BXI_KIND(BXC_ITEM_FN), NULL, NULL)) {
             BxvValue f = {.kind = BXV_FN};
             f.u.fn.name = last;
+            f.u.fn.item = e->res.kind == BXC_RES_FN ? e->res.item : NULL;
             *out = f;
             return BXI_OK;
         }
@@ -1128,10 +1144,12 @@ static bxi_status eval_path(bxi_interp *in, const bxc_expr *e, BxvValue *out)
         *out = make_variant(in, path, var, NULL, 0);
         return BXI_OK;
     }
-    /* `std::shape::broadcast` names a helper fn by its last segment. */
-    if (bxi_find_item(in, last, BXI_KIND(BXC_ITEM_FN), NULL, NULL)) {
+    /* `std::shape::broadcast` names a helper fn (unchecked code: by its
+     * last segment) */
+    if (e->res.kind == BXC_RES_FN || bxi_find_item(in, last, BXI_KIND(BXC_ITEM_FN), NULL, NULL)) {
         BxvValue f = {.kind = BXV_FN};
         f.u.fn.name = last;
+        f.u.fn.item = e->res.kind == BXC_RES_FN ? e->res.item : NULL;
         *out = f;
         return BXI_OK;
     }
@@ -1832,6 +1850,16 @@ bool bxi_eval_repl(bxi_interp *in, const bxc_block *blk, uint32_t file_base, bxi
     return true;
 }
 
+static bool call_entry(bxi_interp *in, const bxc_item *it, uint32_t base, uint32_t list, const BxvValue *args,
+                       uint32_t nargs, BxvValue *out)
+{
+    BxvValue *copies = bxc_arena_alloc(&in->scratch, (nargs ? nargs : 1) * sizeof *copies);
+    for (uint32_t i = 0; i < nargs; i++)
+        copies[i] = bxv_copy(&in->scratch, &args[i]);
+    in->base = base;
+    return call_fn(in, it->fn, base, list, copies, nargs, it->fn->name.span, out) == BXI_OK;
+}
+
 bool bxi_call_fn(bxi_interp *in, const char *name, const BxvValue *args, uint32_t nargs, BxvValue *out)
 {
     bxi_reset(in);
@@ -1841,9 +1869,17 @@ bool bxi_call_fn(bxi_interp *in, const char *name, const BxvValue *args, uint32_
         bxc_diag_error(in->diags, BXI_E_NAME, bxc_span_none(), "cannot find function `%s`", name);
         return false;
     }
-    BxvValue *copies = bxc_arena_alloc(&in->scratch, (nargs ? nargs : 1) * sizeof *copies);
-    for (uint32_t i = 0; i < nargs; i++)
-        copies[i] = bxv_copy(&in->scratch, &args[i]);
-    in->base = base;
-    return call_fn(in, it->fn, base, list, copies, nargs, it->fn->name.span, out) == BXI_OK;
+    return call_entry(in, it, base, list, args, nargs, out);
+}
+
+bool bxi_call_item(bxi_interp *in, const bxc_item *fn, const BxvValue *args, uint32_t nargs, BxvValue *out)
+{
+    bxi_reset(in);
+    uint32_t base, list;
+    if (!fn || fn->kind != BXC_ITEM_FN || !bxi_list_of(in, fn, &base, &list)) {
+        bxc_diag_error(in->diags, BXI_E_NAME, bxc_span_none(), "cannot find function `%s`",
+                       fn && fn->kind == BXC_ITEM_FN ? fn->fn->name.name : "?");
+        return false;
+    }
+    return call_entry(in, fn, base, list, args, nargs, out);
 }

@@ -142,6 +142,11 @@ bxi_status bxi_eval_cast(bxi_interp *in, const bxc_expr *e, BxvValue *out);
 const bxc_item *bxi_find_item(const bxi_interp *in, const char *name,
                               uint32_t kinds_mask, uint32_t *base, uint32_t *list);
 #define BXI_KIND(k) (1u << (k))
+/* The item list holding `it` (an item the checker resolved a name to, ast.h
+ * bxc_res): false when no registered list holds it.  Checked code calls
+ * through this; bxi_find_item serves what the checker never saw (trees
+ * evaluated unchecked, names typed as text such as `:meta Trait::m`). */
+bool bxi_list_of(const bxi_interp *in, const bxc_item *it, uint32_t *base, uint32_t *list);
 /* The fn `name` of an inherent `impl Type { ... }` block for the struct or
  * enum called `type_name` (program order, as bxi_find_item), or NULL. */
 const bxc_fn *bxi_find_method(const bxi_interp *in, const char *type_name, const char *name,

@@ -105,7 +105,9 @@ struct BxvValue {
             bool braces;          /* `V { a: .. }` vs `V(..)` / unit */
         } agg;
         BxvClosure closure;
-        struct { const char *name; } fn;
+        /* item: the fn the checker resolved its name to (ast.h bxc_res),
+         * NULL when the code was never checked */
+        struct { const char *name; const struct bxc_item *item; } fn;
     } u;
 };
 

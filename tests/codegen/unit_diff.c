@@ -441,7 +441,8 @@ static void interp_error_line(diff_state *s, buf *b) {
 static void reset_diags(diff_state *s) { bxc_diag_list_init(&s->idiags, &s->ia); }
 
 /* One helper fn over generated arguments. */
-static unsigned diff_helper(diff_state *s, const bxc_module *mod, const bxc_fn *fn) {
+static unsigned diff_helper(diff_state *s, const bxc_module *mod, const bxc_item *it) {
+  const bxc_fn *fn = it->fn;
   bxc_arena *a = &s->u.arena;
   uint32_t np = fn->params.len;
   if (!fn->body || fn->generics.len) return 0;
@@ -489,7 +490,7 @@ static unsigned diff_helper(diff_state *s, const bxc_module *mod, const bxc_fn *
     bxi_add_unit(s->in, &s->u, 0);
     BxvValue out;
     bprintf(&s->expect, "%s#%u ", cname, k);
-    if (bxi_call_fn(s->in, fn->name.name, args, np, &out)) {
+    if (bxi_call_item(s->in, it, args, np, &out)) {
       bprintf(&s->expect, "OK ");
       if (valued) canon_interp(&s->expect, ret, &out);
       bprintf(&s->expect, "\n");
@@ -685,7 +686,7 @@ static unsigned diff_file(const char *rel) {
       const bxc_item *it = mod->ast->items.items[i];
       size_t before = s.expect.n;
       unsigned startc = s.ncalls;
-      if (it->kind == BXC_ITEM_FN) diff_helper(&s, mod, it->fn);
+      if (it->kind == BXC_ITEM_FN) diff_helper(&s, mod, it);
       if (it->kind == BXC_ITEM_TRAIT && mod->is_root)
         for (uint32_t k = 0; k < it->trait.methods.len; k++) diff_method(&s, it->name.name, it->trait.methods.items[k]);
       /* record the labels of the calls just added */

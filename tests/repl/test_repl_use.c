@@ -69,3 +69,65 @@ Test(repl_use, local_module_and_reload)
     free(out);
     rm_tree(dir);
 }
+
+/* Two files loaded at once (issue 13): typed input is checked against the
+ * first file's unit, and used to see only the first file's names while
+ * `:meta` (the interpreter) saw every file's.  Now `:type`, evaluation and
+ * `:meta` see the same names; a name both files declare means the first
+ * file's, in all three. */
+Test(repl_use, type_and_meta_see_every_loaded_file)
+{
+    char dir[64];
+    make_tmpdir(dir);
+    char pa[128], pb[128];
+    snprintf(pa, sizeof pa, "%s/first.bext", dir);
+    snprintf(pb, sizeof pb, "%s/second.bext", dir);
+    write_file(pa, "fn scale(x: u64) -> u64 { x * 10 }\n");
+    write_file(pb, "fn scale(x: u32) -> u32 { x + 1 }\n"
+                   "fn grown(s: &Shape) -> Shape { let mut t = s.clone(); t.push(7); t }\n"
+                   "pub struct Pair { pub l: u32, pub r: u32 }\n"
+                   "impl Pair { pub fn sum(&self) -> u32 { self.l + self.r } }\n"
+                   "#[backend_extension(Flex, Fusion)]\n"
+                   "pub trait Grow: Backend {\n"
+                   "    #[fusion(dtype = input, shape = grown(input))]\n"
+                   "    fn grow(input: FloatTensor<Self>) -> FloatTensor<Self>;\n"
+                   "}\n");
+    char *out = run_repl(dir, "first.bext second.bext",
+                         ":type grown(&[2])\n"
+                         "grown(&[2])\n"
+                         ":type Pair { l: 1, r: 2 }.sum()\n"
+                         "Pair { l: 1, r: 2 }.sum()\n"
+                         ":type scale(3)\n"
+                         "scale(3)\n"
+                         "let f = grown\n"
+                         "f(&[1])\n"
+                         ":meta Grow::grow(TensorSpec::new([5], DType::F32))\n",
+                         NULL);
+    cr_expect_str_eq(out, "Shape\n"
+                          "[2, 7]\n"
+                          "u32\n"
+                          "3\n"
+                          "u64\n"
+                          "30\n"
+                          "[1, 7]\n"
+                          "TensorSpec { shape: [5, 7], dtype: F32 }\n");
+    free(out);
+    rm_tree(dir);
+}
+
+/* A fn typed at the prompt calls what the checker resolved when it was
+ * typed: redefining a name later does not change an older fn's callee
+ * (the checker typed `g` against the first `f`'s signature). */
+Test(repl_use, a_typed_fn_keeps_the_callee_it_was_checked_against)
+{
+    char *out = run_repl(".", "",
+                         "fn f() -> u32 { 1 }\n"
+                         "fn g() -> u32 { f() }\n"
+                         "fn f() -> u64 { 2 }\n"
+                         "g()\n"
+                         ":type f()\n"
+                         "f()\n",
+                         NULL);
+    cr_expect_str_eq(out, "1\nu64\n2\n");
+    free(out);
+}

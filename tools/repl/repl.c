@@ -15,11 +15,13 @@
  *
  * Checking: REPL input is type-checked (bxc_check_repl_expr) against the
  * first loaded file's unit before it runs, with the bindings' types derived
- * from their values; `:type` prints the checker's type.  Typed input thus
- * sees the names of the first file only (`:meta`, which the interpreter
- * resolves, finds traits of every file): to combine files, `use` them from
- * one root file.  A `use` typed at the prompt loads its module as a file's
- * `use` would (load_prompt_use) and imports into that first unit.
+ * from their values; `:type` prints the checker's type.  Every further
+ * file's names are made visible there (bxc_check_repl_see_unit; a name the
+ * first file also declares keeps the first file's meaning), so `:type`,
+ * evaluation and `:meta` see the same names, and what runs is what the
+ * checker resolved (its records, ast.h bxc_res).  A `use` typed at the
+ * prompt loads its module as a file's `use` would (load_prompt_use) and
+ * imports into that first unit.
  *
  * Memory: values of one input live in the interpreter's scratch arena and
  * die with the input; bindings are deep copies in the env's own arena,
@@ -222,6 +224,10 @@ static void add_unit(repl *r, bxc_unit *u)
     r->units = xrealloc(r->units, (r->nunits + 1) * sizeof *r->units);
     r->units[r->nunits++] = u;
     r->have_files = true;
+    /* typed input is checked against units[0]: it sees every file's names,
+     * as the interpreter (`:meta`) does, the first file's first */
+    if (r->nunits > 1)
+        bxc_check_repl_see_unit(r->units[0], u);
 }
 
 static void cmd_load(repl *r, const char *path)
