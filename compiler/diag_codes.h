@@ -88,7 +88,7 @@
     X(CHK_E_CUBE_BUILTIN,    E0808, "unknown kernel function or method") \
     X(CHK_E_CUBE_IR,         E0809, "internal error: the kernel IR verifier rejected a checked kernel") \
     X(CHK_E_CUBE_LOWER,      E0810, "a later kernel stage (LLVM) cannot compile this kernel yet") \
-    X(CHK_W_CUBE_SKIPPED,    W0801, "kernel left out of DIR/<stem>.kernels.o: the CPU lowering cannot compile it yet (sync_cube)") \
+    X(CHK_W_CUBE_SKIPPED,    W0801, "kernel left out of DIR/<stem>.kernels.o: the CPU lowering cannot compile it yet (a sync_cube inside if/for/loop)") \
     X(CHK_W_SCALAR_ALIAS,    W0301, "alias of a scalar type is not exposed")                  \
     X(CHK_W_UNUSED_ATTR,     W0302, "attribute has no effect here")                           \
     X(CHK_W_NO_AUTODIFF,     W0303, "`Autodiff` listed, but the method has no default body or `#[backward]`: its `_autodiff` implementation must be hand-written, else the link fails") \

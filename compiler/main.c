@@ -197,14 +197,6 @@ static void emit_kernels(bxc_unit *u, const options *o) {
     free(ks);
 }
 
-/* Whether a block (or a block nested in it) holds a sync_cube, which
- * the CPU lowering cannot compile yet (K0013, docs/kernels.md). */
-static bool has_sync(const struct bxk_block *b) {
-    for (const struct bxk_inst *i = b ? b->first : NULL; i; i = i->next)
-        if (i->op == BXK_OP_SYNC || has_sync(i->blk[0]) || has_sync(i->blk[1])) return true;
-    return false;
-}
-
 /* -o DIR: every kernel instantiation of the root module, compiled by LLVM
  * for --kernel-cpu (default x86-64-v2), into DIR/<stem>.kernels.o (one
  * symbol per instantiation, the CPU kernel ABI of docs/kernels.md).  No
@@ -215,11 +207,18 @@ static bool emit_kernel_object(bxc_unit *u, const options *o) {
     uint32_t n;
     if (!bxc_cube_lower_root(u, &ks, &n)) return false;
     bool ok = true;
-    /* Kernels with barriers stay out of the object, with a warning, until
-     * the CPU lowering runs them (docs/kernels.md "Next steps"). */
+    /* A kernel the CPU lowering refuses (today: a sync_cube inside
+     * if/for/loop, K0013) stays out of the object with a warning that
+     * gives the lowering's reason, so the rest still ship.  Lowering
+     * without optimizing is the cheap test: it fails exactly where the
+     * object would. */
     uint32_t m = 0;
     for (uint32_t i = 0; i < n; i++) {
-        if (!has_sync(&ks[i]->body)) {
+        struct bxk_diags ds;
+        memset(&ds, 0, sizeof ds);
+        char *ll = bxl_emit_ll(ks[i], NULL, false, &ds);
+        if (ll) {
+            free(ll);
             ks[m++] = ks[i];
             continue;
         }
@@ -229,9 +228,10 @@ static bool emit_kernel_object(bxc_unit *u, const options *o) {
             if (set->items[j]->in_root &&
                 strncmp(ks[i]->name, set->items[j]->name, strlen(set->items[j]->name)) == 0)
                 at = set->items[j]->fn->name.span;
+        const char *why = ds.n ? ds.d[0].msg : "the lowering failed";
         bxc_diag_warning(&u->diags, CHK_W_CUBE_SKIPPED, at,
-                         "kernel `%s` uses sync_cube, which the CPU lowering cannot compile yet: "
-                         "it is left out of %s.kernels.o", ks[i]->name, bxc_emit_stem(u));
+                         "kernel `%s` is left out of %s.kernels.o: %s", ks[i]->name,
+                         bxc_emit_stem(u), why);
         bxk_kernel_free(ks[i]);
     }
     n = m;

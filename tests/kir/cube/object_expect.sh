@@ -2,8 +2,9 @@
 # object_expect.sh BEXTC DIR — `bextc FILE -o OUT` writes OUT/<stem>.kernels.o
 # exactly when FILE has kernels: for DIR/gelu.bext it must define
 # gelu_kernel_f32 and gelu_kernel_f64 (and link into a shared object);
-# for a file without kernels there must be no such file.  Kernels with
-# sync_cube are left out with the warning W0801.
+# for a file without kernels there must be no such file.  A kernel with a
+# top-level sync_cube is compiled (the CPU lowering runs it in phases); one
+# with sync_cube inside a loop is left out with the warning W0801.
 set -u
 bextc=$1
 dir=$2
@@ -22,12 +23,26 @@ if [ -e "$out/plain.kernels.o" ]; then
   echo "a file without kernels got plain.kernels.o"
   exit 1
 fi
-# a kernel with sync_cube is left out, with W0801 (the CPU lowering cannot
-# run barriers yet); with nothing left there is no object
+# a kernel with sync_cube inside a loop is left out, with W0801 giving the
+# lowering's reason; with nothing left there is no object
 "$bextc" "$dir/reduce.bext" -o "$out" 2> "$out/err" || { echo "bextc -o failed on reduce.bext"; cat "$out/err"; exit 1; }
-grep -q "warning\[W0801\]: kernel \`cube_sum_64_6\` uses sync_cube" "$out/err" || { echo "no W0801:"; cat "$out/err"; exit 1; }
+grep -q "warning\[W0801\]: kernel \`cube_sum_64_6\` is left out of reduce.kernels.o: sync_cube inside if/for/loop" "$out/err" || { echo "no W0801:"; cat "$out/err"; exit 1; }
 if [ -e "$out/reduce.kernels.o" ]; then
   echo "reduce.kernels.o written with no kernel to hold"
   exit 1
 fi
+# a barrier at the top level runs in phases, so its kernel is in the object
+cat > "$out/phased.bext" <<'EOF2'
+#[cube]
+fn reverse_cube(input: &Tensor<f32>, output: &mut Tensor<f32>) {
+    let tile: SharedMemory<f32> = SharedMemory::new(64);
+    tile[UNIT_POS] = input[ABSOLUTE_POS];
+    sync_cube();
+    output[ABSOLUTE_POS] = tile[63 - UNIT_POS];
+}
+EOF2
+"$bextc" "$out/phased.bext" -o "$out" 2> "$out/err" || { echo "bextc -o failed on phased.bext"; cat "$out/err"; exit 1; }
+if grep -q "W0801" "$out/err"; then echo "a top-level barrier was left out:"; cat "$out/err"; exit 1; fi
+syms=$(nm -g --defined-only "$out/phased.kernels.o" | awk '{print $3}' | tr '\n' ' ')
+[ "$syms" = "reverse_cube " ] || { echo "phased.kernels.o defines: $syms"; exit 1; }
 echo ok
