@@ -93,7 +93,7 @@ Test(output, errors_leave_no_files) {
 
 /* Every valid language.md example and every codegen test extension: bextc -o,
  * then gcc and clang, strict, with no features and with all of them. */
-Test(output, examples_compile_warning_free, .timeout = 240) {
+Test(output, examples_compile_warning_free, .timeout = 600) {
   const char *bin = getenv("BEXT_BIN_DIR");
   cr_assert(bin);
   char cmd[8192];
