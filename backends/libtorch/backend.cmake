@@ -6,7 +6,9 @@
 # package carry them).
 if(BEXT_TORCH_FOUND)
   list(APPEND _srcs ${CMAKE_CURRENT_LIST_DIR}/lt_shim.cpp)
-  list(APPEND _bext_backend_libs ${BEXT_TORCH_CPU} ${BEXT_C10})
+  # stdc++: a C-only consumer links with the C driver, which adds no C++
+  # runtime of its own.
+  list(APPEND _bext_backend_libs ${BEXT_TORCH_CPU} ${BEXT_C10} stdc++)
   set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/lt_shim.cpp PROPERTIES
     COMPILE_OPTIONS "-std=c++17" INCLUDE_DIRECTORIES "${BEXT_ATEN_INCLUDE}")
 else()

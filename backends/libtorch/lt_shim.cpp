@@ -25,7 +25,7 @@
 //     compute in int64 and store wrapping, as bext does;
 //   - float-scalar comparisons compare in double (ATen rounds the scalar
 //     to the tensor's dtype);
-//   - sign(NaN) is NaN; clamp with lo > hi gives lo where x < lo;
+//   - sign(NaN) is NaN (ATen's is 0);
 //   - integer mean is the wrapped sum divided truncating (ATen refuses);
 //   - float->int casts are done by the C side with bext's saturating rule.
 #include "lt_shim.h"
@@ -328,17 +328,13 @@ enum bxlt_status run(bxlt_call &c) {
     o.copy_(flt ? at::where(at::isnan(x), x, at::sign(x)) : at::sign(x));   // sign(NaN) = NaN
     break;
   }
-  case BXR_OP_CLAMP: {
+  case BXR_OP_CLAMP: {   // inference guarantees lo <= hi
     at::Tensor x = up(a);
     if (flt) {
-      double lo = c.sc[0].f, hi = c.sc[1].f;
-      // bext: x < lo ? lo : x > hi ? hi : x (lo wins when lo > hi)
-      o.copy_(lo <= hi ? at::clamp(x, lo, hi) : at::where(x < lo, at::full({}, lo, x.options()), x.clamp_max(hi)));
+      o.copy_(at::clamp(x, c.sc[0].f, c.sc[1].f));
     } else {
-      int64_t lo = c.i[0], hi = c.i[1];
-      if (!fits(lo, x.scalar_type()) || !fits(hi, x.scalar_type())) x = x.to(at::kLong);
-      at::Tensor l = scalar_of(x, lo);
-      o.copy_(at::where(x < l, l, x.clamp_max(hi)));
+      if (!fits(c.i[0], x.scalar_type()) || !fits(c.i[1], x.scalar_type())) x = x.to(at::kLong);
+      o.copy_(at::clamp(x, c.i[0], c.i[1]));
     }
     break;
   }

@@ -35,6 +35,11 @@
  *                 loss = mean((out - y)^2), backward, SGD update of the
  *                 four parameters, vs libtorch autograd with
  *                 p.add_(p.grad(), -lr) under NoGradGuard          [>= 1.5]
+ *   libtorch_add_16  the same 16-element add on the LibTorch backend
+ *                 (libtorch:cpu) vs at::add called directly: the backend's
+ *                 per-op overhead; extra_ns = bext_ns - peer_ns (reported)
+ *   libtorch_matmul_1024  1024^2 f32 matmul on libtorch:cpu vs
+ *                 at::matmul called directly                        [>= 0.95]
  *   autodiff_balanced_peak  peak live bytes of a 32-op elementwise chain's
  *                 forward + backward, flex+autodiff(balanced) over
  *                 flex+autodiff: ratio = balanced / none, LOWER is better  [<= 0.6]
@@ -553,6 +558,48 @@ int main(int argc, char **argv) {
     bext_release(a);
     bext_release(b);
   }
+
+  /* the LibTorch backend against ATen called directly (issue 12) */
+#ifdef BEXT_HAVE_LIBTORCH
+  if (selected(2, "libtorch_add_16", "libtorch_matmul_1024")) {
+    const bext_device *lt = bext_device_get("libtorch:cpu");
+    if (!lt) die("libtorch:cpu");
+    if (selected(1, "libtorch_add_16")) {
+      bext_tensor *a = bext_to_device(filled(N16, 0.5), lt), *b = bext_to_device(filled(N16, 0.25), lt);
+      int it = 200000;
+      bext_case(B_ADD, a, b, it / 10);
+      for (int r = 0; r < g_reps; r++) {
+        bv[r] = bext_case(B_ADD, a, b, it);
+        pv[r] = bxbt_torch_add_ns(N16, it);
+        if (pv[r] < 0) die(bxbt_torch_error());
+      }
+      record("libtorch_add_16", "libtorch at::add", "overhead (ns, reported)", bv, pv);
+      struct row *row = &g_rows[g_nrows - 1];
+      row->has_extra = true;
+      row->extra_ns = row->bext_ns - row->peer_ns;
+      printf("%-20s libtorch:cpu's overhead per op over at::add: %.1f ns\n", "", row->extra_ns);
+      bext_release(a);
+      bext_release(b);
+    }
+    if (selected(1, "libtorch_matmul_1024")) {
+      const int n = 1024;
+      bext_tensor *a = bext_to_device(bext_reshape(filled((int64_t)n * n, 0.01), (int64_t[]){ n, n }, 2), lt);
+      bext_tensor *b = bext_to_device(bext_reshape(filled((int64_t)n * n, 0.02), (int64_t[]){ n, n }, 2), lt);
+      int it = 5;
+      bext_case(B_MATMUL, a, b, 1);
+      for (int r = 0; r < g_reps; r++) {
+        bv[r] = bext_case(B_MATMUL, a, b, it);
+        pv[r] = bxbt_torch_matmul_ns(n, it);
+        if (pv[r] < 0) die(bxbt_torch_error());
+      }
+      record("libtorch_matmul_1024", "libtorch at::matmul", ">= 0.95", bv, pv);
+      bext_release(a);
+      bext_release(b);
+    }
+  }
+#else
+  printf("libtorch_add_16, libtorch_matmul_1024: SKIPPED, the LibTorch backend is not in this build\n");
+#endif
 
   /* generated entry point vs a direct call, 1-element tensor */
   if (selected(3, "ext_pass_1", "ext_bump_1", "ext_pass_count")) dispatch_cases();
