@@ -32,8 +32,8 @@ struct bxlt_call {
   const struct bxlt_view *in;
   /* The op's scalars as bext reads them (lt_backend.c computes these with
    * the runtime's rules, bxk_scalar.h through dtype.c):
-   *   sc      the op's scalars as given (float operands compute with
-   *           sc[k].f in double; powi, narrow, repeat_dim read sc[k].i)
+   *   sc      the op's scalars as given (float operands: sc[k].f; powi,
+   *           narrow, repeat_dim read sc[k].i)
    *   i[k]    bxr_f64_to_i64_sat(sc[k].f): int operands' scalar
    *   fill    FULL / MASK_FILL: sc[0].f stored into the output's dtype and
    *           read back (fill_f as double, fill_i as int64) */
