@@ -46,15 +46,6 @@ configure_file(${CMAKE_SOURCE_DIR}/tools/cmake/BextExtension.cmake
 configure_file(${CMAKE_SOURCE_DIR}/tools/cmake/BextCheckOverrides.cmake
   ${CMAKE_BINARY_DIR}/cmake/BextCheckOverrides.cmake COPYONLY)
 
-# Libraries of optional backends that libbext's users link too (a static
-# archive carries no dependencies of its own): libtorch and the C++ runtime
-# ATen needs, when the LibTorch backend is built.
-set(BEXT_PC_BACKEND_LIBS "")
-if(BEXT_TORCH_FOUND)
-  get_filename_component(_bext_torch_dir ${BEXT_TORCH_CPU} DIRECTORY)
-  set(BEXT_PC_BACKEND_LIBS " -L${_bext_torch_dir} -ltorch_cpu -lc10 -lstdc++")
-endif()
-
 # bext.pc locates the prefix from its own directory (${pcfiledir}): the
 # prefix is only known at `cmake --install --prefix` time, not now.
 file(RELATIVE_PATH BEXT_PC_TO_PREFIX /p/${CMAKE_INSTALL_LIBDIR}/pkgconfig /p)
