@@ -4,9 +4,11 @@
 # Idempotent: a machine that has everything returns at once without apt.
 set -eu
 
+# libtorch-dev: the LibTorch backend (libtorch:cpu).  The build skips the
+# backend without it, but CI and `make deps` install it so its tests run.
 core="build-essential cmake ninja-build pkg-config re2c lemon clang libclang-rt-14-dev
-libcriterion-dev libedit-dev libopenblas-dev libcjson-dev python3 llvm-19-dev"
-bench="libtorch-dev"
+libcriterion-dev libedit-dev libopenblas-dev libcjson-dev python3 llvm-19-dev libtorch-dev"
+bench=""
 
 want=$core
 case "${1:-core}" in

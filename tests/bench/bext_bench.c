@@ -51,6 +51,11 @@
  *                 fresh process                          [bext_ns < 50 ms]
  *   kernel_cache_load  the same pair the other way round: the load vs
  *                 the compile it saves                    [bext_ns < 1 ms]
+ *   libtorch_add_16  the same 16-element add on the LibTorch backend
+ *                 (libtorch:cpu) vs at::add called directly: the backend's
+ *                 per-op overhead; extra_ns = bext_ns - peer_ns (reported)
+ *   libtorch_matmul_1024  1024^2 f32 matmul on libtorch:cpu vs
+ *                 at::matmul called directly                        [>= 0.95]
  *   autodiff_balanced_peak  peak live bytes of a 32-op elementwise chain's
  *                 forward + backward, flex+autodiff(balanced) over
  *                 flex+autodiff: ratio = balanced / none, LOWER is better  [<= 0.6]
@@ -390,6 +395,22 @@ static void record(const char *name, const char *peer, const char *goal, double 
   fflush(stdout);
 }
 
+/* One row: R repetitions of a bext op loop (bext_case) alternating with a
+ * libtorch peer peer(n, iters), after one warm-up call of each. */
+static struct row *torch_row(const char *name, const char *peer_name, const char *goal, enum bcase c,
+                             bext_tensor *a, bext_tensor *b, double (*peer)(int64_t, int), int64_t n,
+                             int iters, int warm) {
+  double bv[99], pv[99];
+  bext_case(c, a, b, warm);
+  for (int r = 0; r < g_reps; r++) {
+    bv[r] = bext_case(c, a, b, iters);
+    pv[r] = peer(n, iters);
+    if (pv[r] < 0) die(bxbt_torch_error());
+  }
+  record(name, peer_name, goal, bv, pv);
+  return &g_rows[g_nrows - 1];
+}
+
 static int write_json(const char *path) {
   FILE *f = fopen(path, "w");
   if (!f) {
@@ -541,14 +562,7 @@ int main(int argc, char **argv) {
   /* add, 16 elements */
   if (selected(1, "add_16")) {
     bext_tensor *a = filled(N16, 0.5), *b = filled(N16, 0.25);
-    int it = 200000;
-    bext_case(B_ADD, a, b, it / 10);
-    for (int r = 0; r < g_reps; r++) {
-      bv[r] = bext_case(B_ADD, a, b, it);
-      pv[r] = bxbt_torch_add_ns(N16, it);
-      if (pv[r] < 0) die(bxbt_torch_error());
-    }
-    record("add_16", "libtorch at::add", ">= 12 (goal 20)", bv, pv);
+    torch_row("add_16", "libtorch at::add", ">= 12 (goal 20)", B_ADD, a, b, bxbt_torch_add_ns, N16, 200000, 20000);
     bext_release(a);
     bext_release(b);
   }
@@ -582,15 +596,8 @@ int main(int argc, char **argv) {
       record("sum_16M", "C loop", ">= 0.8", bv, pv);
     }
     {
-      int it = 4;
       bext_tensor *E = bext_mul_scalar(bext_retain(A), 0.02);   /* exp of [0, 0.17] */
-      bext_case(B_EXP, E, NULL, 1);
-      for (int r = 0; r < g_reps; r++) {
-        bv[r] = bext_case(B_EXP, E, NULL, it);
-        pv[r] = bxbt_torch_exp_ns(NBIG, it);
-        if (pv[r] < 0) die(bxbt_torch_error());
-      }
-      record("exp_16M", "libtorch at::exp", "", bv, pv);
+      torch_row("exp_16M", "libtorch at::exp", "", B_EXP, E, NULL, bxbt_torch_exp_ns, NBIG, 4, 1);
       bext_release(E);
     }
     free(ca);
@@ -680,6 +687,35 @@ int main(int argc, char **argv) {
     bext_release(a);
     bext_release(b);
   }
+
+  /* the LibTorch backend against ATen called directly (issue 12) */
+#ifdef BEXT_HAVE_LIBTORCH
+  if (selected(2, "libtorch_add_16", "libtorch_matmul_1024")) {
+    const bext_device *lt = bext_device_get("libtorch:cpu");
+    if (!lt) die("libtorch:cpu");
+    if (selected(1, "libtorch_add_16")) {
+      bext_tensor *a = bext_to_device(filled(N16, 0.5), lt), *b = bext_to_device(filled(N16, 0.25), lt);
+      struct row *row = torch_row("libtorch_add_16", "libtorch at::add", "overhead (ns, reported)", B_ADD, a, b,
+                                  bxbt_torch_add_ns, N16, 200000, 20000);
+      row->has_extra = true;
+      row->extra_ns = row->bext_ns - row->peer_ns;
+      printf("%-20s libtorch:cpu's overhead per op over at::add: %.1f ns\n", "", row->extra_ns);
+      bext_release(a);
+      bext_release(b);
+    }
+    if (selected(1, "libtorch_matmul_1024")) {
+      const int n = 1024;
+      bext_tensor *a = bext_to_device(bext_reshape(filled((int64_t)n * n, 0.01), (int64_t[]){ n, n }, 2), lt);
+      bext_tensor *b = bext_to_device(bext_reshape(filled((int64_t)n * n, 0.02), (int64_t[]){ n, n }, 2), lt);
+      torch_row("libtorch_matmul_1024", "libtorch at::matmul", ">= 0.95", B_MATMUL, a, b, bxbt_torch_matmul_ns, n,
+                5, 1);
+      bext_release(a);
+      bext_release(b);
+    }
+  }
+#else
+  printf("libtorch_add_16, libtorch_matmul_1024: SKIPPED, the LibTorch backend is not in this build\n");
+#endif
 
   /* generated entry point vs a direct call, 1-element tensor */
   if (selected(3, "ext_pass_1", "ext_bump_1", "ext_pass_count")) dispatch_cases();

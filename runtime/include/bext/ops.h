@@ -58,6 +58,8 @@
 #ifndef BEXT_OPS_H
 #define BEXT_OPS_H
 
+#include <assert.h>
+
 #include "bext/bext.h"
 
 #ifdef __cplusplus
@@ -190,8 +192,10 @@ enum bxr_opcode {
 };
 
 /* Guard against silent table edits: update deliberately with the tables
- * indexed by op (op info, backend exec arrays, conformance cases). */
-_Static_assert(BXR_OP_COUNT == 87, "op table changed: update every table indexed by op");
+ * indexed by op (op info, backend exec arrays, conformance cases).
+ * static_assert (<assert.h>): the spelling C11 and C++ share, so C++ code
+ * (the LibTorch backend's ATen shim) includes this header too. */
+static_assert(BXR_OP_COUNT == 87, "op table changed: update every table indexed by op");
 
 /* Scalar parameter: which member an op reads is fixed by its row. */
 typedef union bext_scalar {
