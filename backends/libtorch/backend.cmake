@@ -10,7 +10,9 @@ if(BEXT_TORCH_FOUND)
   add_library(bext_torch SHARED ${CMAKE_CURRENT_LIST_DIR}/lt_shim.cpp)
   set_target_properties(bext_torch PROPERTIES CXX_VISIBILITY_PRESET hidden)
   target_compile_options(bext_torch PRIVATE -std=c++17)
-  target_include_directories(bext_torch PRIVATE ${CMAKE_SOURCE_DIR}/runtime/include ${BEXT_GEN_INCLUDE}
+  # ${CMAKE_BINARY_DIR}/include: bext/config.h (BEXT_GEN_INCLUDE is set
+  # only after this file runs)
+  target_include_directories(bext_torch PRIVATE ${CMAKE_SOURCE_DIR}/runtime/include ${CMAKE_BINARY_DIR}/include
                                                  ${CMAKE_CURRENT_LIST_DIR})
   target_include_directories(bext_torch SYSTEM PRIVATE ${BEXT_ATEN_INCLUDE})
   target_link_libraries(bext_torch PRIVATE ${BEXT_TORCH_CPU} ${BEXT_C10})
