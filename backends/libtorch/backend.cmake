@@ -16,7 +16,12 @@ if(BEXT_TORCH_FOUND)
                                                  ${CMAKE_CURRENT_LIST_DIR})
   target_include_directories(bext_torch SYSTEM PRIVATE ${BEXT_ATEN_INCLUDE})
   target_link_libraries(bext_torch PRIVATE ${BEXT_TORCH_CPU} ${BEXT_C10})
-  set(BEXT_TORCH_PLUGIN ON)
+  # UBSan's C++ checks (vptr, function) need the C++ half of its runtime,
+  # which a C program that dlopens the plugin does not carry (dlopen fails
+  # on __ubsan_vptr_type_cache): the plugin keeps ASan, not UBSan.
+  if(BEXT_SANITIZE)
+    target_compile_options(bext_torch PRIVATE -fno-sanitize=undefined)
+  endif()
 else()
   set(_srcs)
 endif()

@@ -373,6 +373,18 @@ bool bxk_verify(const struct bxk_kernel *k, struct bxk_diags *ds) {
       walk(&S, &k->body, false, 0);
     }
   }
+  /* After the walk, when nothing else is wrong: every value id is
+   * defined by an instruction.  Besides being what the
+   * builder makes, this is what lets the deserializer bound the value
+   * count by the blob's size (each definition takes bytes), so a verified
+   * kernel always reads back (a fuzzer found one declaring 3 values and
+   * defining none). */
+  for (uint32_t v = 1; S.ok && v <= k->nval; v++)
+    if (!S.def[v]) {
+      ERR(&S, BXK_E_MALFORMED, &none, v, "kernel %s declares %u values, but %%%u is defined by no instruction",
+          k->name, k->nval, v);
+      break;
+    }
   free(S.def);
   free(S.live);
   free(S.loops);

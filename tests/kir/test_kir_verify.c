@@ -103,6 +103,19 @@ Test(kir_verify, use_before_definition) {
   reject(k, BXK_E_DOMINANCE, "value %2 is used before its definition");
 }
 
+/* A value id nobody defines: the deserializer bounds the value count by
+ * the blob's size, so a verified kernel must define every id it declares
+ * or its serialized form may not read back (found by fuzz/kir_20s; the
+ * input is tests/fuzz/corpus-kir/undefined-values). */
+Test(kir_verify, value_defined_by_no_instruction) {
+  struct bxk_kernel *k = bxk_kernel_new("gap");
+  bxk_add_binding(k, BXK_F32, 1, true);
+  struct bxk_builder B = bxk_builder_at(k, NULL);
+  bxk_raw(&B, BXK_OP_CONST, BXK_F32, 2, 0, 0, 0, (union bxk_lit){.f = 1});
+  cr_assert_eq(k->nval, 2);
+  reject(k, BXK_E_MALFORMED, "kernel gap declares 2 values, but %1 is defined by no instruction");
+}
+
 Test(kir_verify, if_condition_not_bool) {
   struct bxk_builder B;
   bxk_val pos;
