@@ -16,7 +16,7 @@ if [ "$syms" != "gelu_kernel_f32 gelu_kernel_f64 " ]; then
   echo "gelu.kernels.o defines: $syms"
   exit 1
 fi
-cc -shared -o "$out/gelu.so" "$out/gelu.kernels.o" -lm || { echo "the object does not link"; exit 1; }
+cc -shared -Wl,--no-undefined -o "$out/gelu.so" "$out/gelu.kernels.o" -lmvec -lm || { echo "the object does not link"; exit 1; }
 printf 'fn plain(n: usize) -> usize {\n    n + 1\n}\n' > "$out/plain.bext"
 "$bextc" "$out/plain.bext" -o "$out" || { echo "bextc -o failed on a file without kernels"; exit 1; }
 if [ -e "$out/plain.kernels.o" ]; then
