@@ -60,6 +60,9 @@ BXK_FUNC bool bxl_cg_init(struct bxl_cg *cg, const char *module, LLVMContextRef 
 BXK_FUNC void bxl_cg_dispose(struct bxl_cg *cg);
 /* Adds `symbol` (the ABI in bxl.h) for a verified kernel. */
 BXK_FUNC bool bxl_lower(struct bxl_cg *cg, const struct bxk_kernel *k, const char *symbol);
+/* k for any x86-64 (bxl_dispatch.c): NAME.x86_64_v2 (cg's baseline) and
+ * NAME.x86_64_v3 (AVX2), and NAME an ifunc picking one by cpuid. */
+BXK_FUNC bool bxl_lower_dispatched(struct bxl_cg *cg, const struct bxk_kernel *k);
 /* LLVMVerifyModule, then default<O3> when optimize. */
 BXK_FUNC bool bxl_cg_finish(struct bxl_cg *cg, bool optimize);
 

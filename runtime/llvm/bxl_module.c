@@ -18,6 +18,8 @@ static pthread_once_t targets_once = PTHREAD_ONCE_INIT;
 static void init_targets(void) {
   LLVMInitializeNativeTarget();
   LLVMInitializeNativeAsmPrinter();
+  /* the CPU dispatch of objects reads cpuid through inline assembly */
+  LLVMInitializeNativeAsmParser();
 }
 
 void bxl_init_targets(void) { pthread_once(&targets_once, init_targets); }
@@ -202,7 +204,11 @@ bool bxl_emit_object(const struct bxk_kernel *const *ks, size_t n, const char *c
   if (!ok) return false;
   struct bxl_cg cg;
   if (!bxl_cg_init(&cg, path, NULL, cpu ? cpu : BXL_CPU_BASELINE, ds)) return false;
-  for (size_t j = 0; j < n && ok; j++) ok = bxl_lower(&cg, ks[j], ks[j]->name);
+  /* The default baseline on x86-64 gets an AVX2 clone picked at load time;
+   * a CPU the caller named is what they asked for, alone. */
+  bool dispatch = !cpu && (cg.mvec & BXL_MVEC_SSE);
+  for (size_t j = 0; j < n && ok; j++)
+    ok = dispatch ? bxl_lower_dispatched(&cg, ks[j]) : bxl_lower(&cg, ks[j], ks[j]->name);
   ok = ok && bxl_cg_finish(&cg, true);
   if (ok) {
     char *err = NULL;
