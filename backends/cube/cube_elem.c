@@ -156,7 +156,6 @@ static bool two_operands(struct bxr_op *op, bool scalar, bext_tensor **v, bool *
 static bext_tensor *binary(struct bxr_op *op, bool scalar) {
   bext_dtype dt = op->in[0]->dtype;
   unsigned pos = (unsigned)(op->code - (scalar ? BXR_OP_ADD_SCALAR : BXR_OP_ADD));
-  if (!is_float(dt) && pos == BXR_OP_POW - BXR_OP_ADD) return cube_not_yet(op);
   bext_tensor *v[2];
   bool contig;
   if (!two_operands(op, scalar, v, &contig)) return NULL;
