@@ -368,6 +368,7 @@ static bool generate(bxc_unit *u, const char *stem, bxc_emit_buf *h, bxc_emit_bu
     bxc_emit_root_types(&cx);
     bxc_emit_helpers(&cx);
     bxc_emit_traits(&cx);
+    bxc_emit_kernels(&cx);
     bxc_emit_types_finish(&cx);
     bxc_emit_buf fh = {0}, fc = {0};
     emit_feature_check(&cx, &fh, &fc);

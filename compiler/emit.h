@@ -12,8 +12,6 @@
 #include <stdio.h>
 
 #include "arena.h"
-
-#include "arena.h"
 #include "ast.h"
 
 struct bxc_unit;
@@ -39,7 +37,7 @@ const char *bxc_emit_c_identifier(bxc_arena *a, const char *s);
 
 /* --emit=kir-c (emit_kir_c.c): the serialized IR of every kernel
  * instantiation of the root module as a C file on out, with the table
- * `const struct bxk_embed bxk_embed_<stem>[]` (bxk.h).  False after
+ * `const bext_kernel_src bxk_embed_<stem>[]` (bext.h).  False after
  * reporting errors on unit->diags. */
 bool bxc_emit_kir_c(struct bxc_unit *unit, FILE *out);
 

@@ -146,6 +146,15 @@ bxc_type *bxc_emit_tyexpr_type(bxc_emit_ctx *cx, const bxc_tyexpr *te);
 /* ---- default bodies (emit_body.c) ---- */
 /* Emits `static <ret> <name>(<params>)` computing the default body of fn;
  * `params` is the C parameter list text.  False after an error. */
+/* ---- kernels (emit_kernels.c) ---- */
+/* The serialized IR of every instantiation of the root module's kernels
+ * into out: one array each, then `[static] const bext_kernel_src
+ * table[]` (ending with a zero row); aot: each row names the kernel's
+ * ahead-of-time symbol weakly on x86-64.  False after reporting errors. */
+bool bxc_emit_kir_rows(bxc_unit *u, bxc_emit_buf *out, const char *table, bool is_static, bool aot);
+/* The kernel table and a launcher per kernel (prototypes in the header). */
+void bxc_emit_kernels(bxc_emit_ctx *cx);
+
 bool bxc_emit_default_body(bxc_emit_ctx *cx, const bxc_fn *fn, const char *name, const char *params);
 /* A name a formula sees: its source name, its C expression, its kind.
  * Tensors are BORROWED by the function (a use takes a new reference). */

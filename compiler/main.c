@@ -240,11 +240,16 @@ static bool emit_kernel_object(bxc_unit *u, const options *o) {
                          bxc_emit_stem(u), why);
         bxk_kernel_free(ks[i]);
     }
+    /* A root module with kernels always gets its object, even when every
+     * kernel was left out (then it defines none): build systems list it
+     * as an output (bext_add_extension), and the generated C refers to
+     * its symbols weakly. */
+    bool any = n > 0;
     n = m;
-    if (n) {
+    if (any) {
         const char *path = bxc_arena_printf(&u->arena, "%s/%s.kernels.o", o->out_dir, bxc_emit_stem(u));
         struct bxk_diags ds = {0};
-        if (!kernel_cpu_ok(u, ks[0], o)) {
+        if (n && !kernel_cpu_ok(u, ks[0], o)) {
             ok = false;
         } else if (!bxl_emit_object((const struct bxk_kernel *const *)ks, n, o->kernel_cpu, path, &ds)) {
             report_llvm(u, &ds, bxc_arena_printf(&u->arena, "cannot write `%s`", path));

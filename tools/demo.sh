@@ -35,6 +35,11 @@ for s in transpose counted activations pointwise gated gated_full; do
   step "samples/$s"
   "$bin/$s"
 done
+# A #[cube] kernel behind an extension method (the generated launcher),
+# on cube:cpu and flex, from the ahead-of-time object bextc wrote.
+[ -x "$bin/gelu_cube" ] || { echo "demo: $bin/gelu_cube was not built" >&2; exit 1; }
+step "samples/gelu_cube (a #[cube] GELU kernel on cube:cpu and flex)"
+"$bin/gelu_cube"
 # The LibTorch extension (ATen called from a _libtorch implementation),
 # where the build has the LibTorch backend.
 if [ -x "$bin/torch_ext" ]; then

@@ -41,7 +41,7 @@ BXR_FUNC bool cube_open(struct bext_device *dev);
 BXR_FUNC void cube_close(struct bext_device *dev);
 /* The embedded instantiations, all files together (tests walk them). */
 BXR_FUNC uint32_t cube_stdlib_count(void);
-BXR_FUNC const struct bxk_embed *cube_stdlib_row(uint32_t i);
+BXR_FUNC const bext_kernel_src *cube_stdlib_row(uint32_t i);
 
 /* Runs k on a 1-D grid covering `units` units: cube_count =
  * ceil(units / cube_dim) cubes of cube_dim units, through

@@ -15,11 +15,11 @@
 
 #include "cube.h"
 
-#define BXR_KIR_FILE(s) extern const struct bxk_embed bxk_embed_##s[];
+#define BXR_KIR_FILE(s) extern const bext_kernel_src bxk_embed_##s[];
 #include "bxr_stdlib_kir.inc"
 #undef BXR_KIR_FILE
 
-static const struct bxk_embed *const stdlib_files[] = {
+static const bext_kernel_src *const stdlib_files[] = {
 #define BXR_KIR_FILE(s) bxk_embed_##s,
 #include "bxr_stdlib_kir.inc"
 #undef BXR_KIR_FILE
@@ -29,7 +29,7 @@ static const struct bxk_embed *const stdlib_files[] = {
 
 static struct {
   pthread_once_t once;
-  const struct bxk_embed **rows; /* every instantiation, file by file */
+  const bext_kernel_src **rows; /* every instantiation, file by file */
   uint32_t n;
   uint32_t *slot;                /* open addressing: row index + 1, 0 empty */
   uint32_t mask;
@@ -44,7 +44,7 @@ static uint32_t name_hash(const char *s) {
 static void build_index(void) {
   uint32_t n = 0;
   for (int f = 0; stdlib_files[f]; f++)
-    for (const struct bxk_embed *e = stdlib_files[f]; e->name; e++) n++;
+    for (const bext_kernel_src *e = stdlib_files[f]; e->name; e++) n++;
   uint32_t cap = 16;
   while (cap < 2 * n) cap *= 2;
   /* process-lifetime tables (like the device registry): plain calloc */
@@ -59,7 +59,7 @@ static void build_index(void) {
   }
   idx.mask = cap - 1;
   for (int f = 0; stdlib_files[f]; f++)
-    for (const struct bxk_embed *e = stdlib_files[f]; e->name; e++) {
+    for (const bext_kernel_src *e = stdlib_files[f]; e->name; e++) {
       uint32_t h = name_hash(e->name) & idx.mask;
       while (idx.slot[h]) h = (h + 1) & idx.mask;
       idx.rows[idx.n] = e;
@@ -103,24 +103,6 @@ void cube_close(struct bext_device *dev) {
   dev->ctx = NULL;
 }
 
-static struct bxr_kernel *prepare_row(struct bext_device *dev, const struct bxk_embed *e) {
-  struct bxk_diags ds = {0};
-  struct bxk_kernel *ir = bxk_deserialize(e->ir, e->size, &ds);
-  if (ir && !bxk_verify(ir, &ds)) {
-    bxk_kernel_free(ir);
-    ir = NULL;
-  }
-  if (!ir) {
-    char text[512];
-    bxk_diags_render(&ds, text, sizeof text);
-    bxr_error("%s: stdlib kernel `%s` does not load: %s", dev->name, e->name, text);
-    return NULL;
-  }
-  struct bxr_kernel *k = dev->vt->kernel_prepare(dev, ir, bxk_hash64(e->ir, e->size));
-  bxk_kernel_free(ir);
-  return k;
-}
-
 struct bxr_kernel *cube_kernel(struct bext_device *dev, const char *inst) {
   int64_t row = find_row(inst);
   if (row < 0) {
@@ -137,7 +119,7 @@ struct bxr_kernel *cube_kernel(struct bext_device *dev, const char *inst) {
   pthread_mutex_lock(&c->lock);
   k = atomic_load_explicit(&c->k[row], memory_order_relaxed);
   if (!k) {
-    k = prepare_row(dev, idx.rows[row]);
+    k = bxr_kernel_src_prepare(dev, idx.rows[row]);
     if (k) atomic_store_explicit(&c->k[row], k, memory_order_release);
   }
   pthread_mutex_unlock(&c->lock);
@@ -154,7 +136,7 @@ uint32_t cube_stdlib_count(void) {
   return idx.n;
 }
 
-const struct bxk_embed *cube_stdlib_row(uint32_t i) {
+const bext_kernel_src *cube_stdlib_row(uint32_t i) {
   pthread_once(&idx.once, build_index);
   return i < idx.n ? idx.rows[i] : NULL;
 }

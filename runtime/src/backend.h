@@ -264,9 +264,17 @@ BXR_FUNC struct bxr_kernel *bxr_kernel_cpu_prepare(struct bext_device *dev,
 BXR_FUNC bool bxr_kernel_cpu_launch(struct bext_device *dev, struct bxr_kernel *k,
                                     const uint32_t cube_count[3], const uint32_t cube_dim[3],
                                     bext_tensor *const *bindings, const union bxl_scalar *scalars);
+/* A bext_kernel_src (bext.h) on dev: its IR loaded once per process
+ * (cached by src's address), then dev->vt->kernel_prepare under the IR's
+ * hash; CPU devices adopt src->cpu when given.  NULL + error for a device
+ * without kernels or IR that does not load (kernel_api.c). */
+BXR_FUNC struct bxr_kernel *bxr_kernel_src_prepare(struct bext_device *dev, const bext_kernel_src *src);
+/* src's verified IR (process lifetime), or NULL + error. */
+BXR_FUNC const struct bxk_kernel *bxr_kernel_src_ir(const bext_kernel_src *src);
 /* Counters since the process started (tests and benchmarks). */
 struct bxr_kernel_stats {
   unsigned long compiles;     /* kernels compiled by LLVM */
+  unsigned long adopted;      /* kernels taken from ahead-of-time code */
   unsigned long memory_hits;  /* prepares answered by the in-memory cache */
   unsigned long disk_hits;    /* kernels loaded from the on-disk cache */
   unsigned long disk_rejects; /* on-disk entries that failed their checks (rebuilt) */

@@ -273,8 +273,7 @@ void bxfu_groups_build(struct bxfu_groups *out, const struct bxfu_segment *g, st
     if (gr->ir && jit) {
       size_t len = 0;
       uint8_t *ser = bxk_serialize(gr->ir, &len);
-      uint64_t key = 1469598103934665603ull;
-      for (size_t j = 0; ser && j < len; j++) key = (key ^ ser[j]) * 1099511628211ull;
+      uint64_t key = ser ? bxk_hash64(ser, len) : 0; /* the IR's identity, as every cache keys it */
       free(ser);
       gr->k = dev->inner->vt->kernel_prepare(dev->inner, gr->ir, key);
       if (gr->k) atomic_fetch_add_explicit(&bxfu_n_kernels_compiled, 1, memory_order_relaxed);

@@ -35,4 +35,10 @@ BXR_FUNC void bxr_kcache_release(struct bxr_kcache_entry *e);
 /* Writes the entry atomically (temporary file + rename); best effort. */
 BXR_FUNC void bxr_kcache_store(uint64_t ir_hash, const char *target, const void *obj, size_t len);
 
+/* Ahead-of-time code for ir under key (kernel_api.c: a program that
+ * linked <stem>.kernels.o): the next prepare of key finds fn and compiles
+ * nothing.  A key already prepared keeps its code.  False + error only
+ * when out of memory or ir is unusable. */
+BXR_FUNC bool bxr_kernel_cpu_adopt(const struct bxk_kernel *ir, uint64_t key, bxl_kernel_fn fn);
+
 #endif /* BXR_KERNEL_H */

@@ -59,11 +59,12 @@ static struct {
   const struct bxl_api *api;
   struct bxr_kernel *_Atomic bucket[BXR_KERNEL_BUCKETS];
   char target[4096];        /* bxl_host_target, once */
-  atomic_ulong compiles, hits, disk_hits, disk_rejects;
+  atomic_ulong compiles, hits, disk_hits, disk_rejects, adopted;
 } K = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 void bxr_kernel_cpu_stats(struct bxr_kernel_stats *st) {
   st->compiles = atomic_load(&K.compiles);
+  st->adopted = atomic_load(&K.adopted);
   st->memory_hits = atomic_load(&K.hits);
   st->disk_hits = atomic_load(&K.disk_hits);
   st->disk_rejects = atomic_load(&K.disk_rejects);
@@ -152,8 +153,9 @@ static bool compile(struct bxr_kernel *k, const struct bxk_kernel *ir, struct bx
   return true;
 }
 
-/* Compiles ir (under the lock) into a new entry for key. */
-static struct bxr_kernel *build(const struct bxk_kernel *ir, uint64_t key) {
+/* A new entry for key (under the lock): fn when given (ahead-of-time
+ * code), else ir compiled. */
+static struct bxr_kernel *build(const struct bxk_kernel *ir, uint64_t key, bxl_kernel_fn fn) {
   static struct bxk_diags ds;   /* 7 KB, under the lock */
   memset(&ds, 0, sizeof ds);
   const char *name = ir->name ? ir->name : "?";
@@ -190,8 +192,11 @@ static struct bxr_kernel *build(const struct bxk_kernel *ir, uint64_t key) {
     return bxr_error("kernel_prepare(%s): out of memory serializing the kernel", name), NULL;
   }
   k->hash = bxk_hash64(bytes, len);
-  const struct bxr_kernel *same = lookup_hash(k->hash);
-  if (same) {
+  const struct bxr_kernel *same = fn ? NULL : lookup_hash(k->hash);
+  if (fn) {
+    k->fn = fn;
+    atomic_fetch_add(&K.adopted, 1);
+  } else if (same) {
     k->fn = same->fn;
   } else {
     if (!K.api && !(K.api = bxr_llvm_api())) goto fail;
@@ -224,9 +229,17 @@ struct bxr_kernel *bxr_kernel_cpu_prepare(struct bext_device *dev, const struct 
   pthread_mutex_lock(&K.lock);
   k = lookup(key);   /* another thread may have compiled it meanwhile */
   if (k) atomic_fetch_add_explicit(&K.hits, 1, memory_order_relaxed);
-  else k = build(ir, key);
+  else k = build(ir, key, NULL);
   pthread_mutex_unlock(&K.lock);
   return k;
+}
+
+bool bxr_kernel_cpu_adopt(const struct bxk_kernel *ir, uint64_t key, bxl_kernel_fn fn) {
+  if (lookup(key)) return true;
+  pthread_mutex_lock(&K.lock);
+  bool ok = lookup(key) || build(ir, key, fn);
+  pthread_mutex_unlock(&K.lock);
+  return ok;
 }
 
 /* ------------------------------------------------------------- launch */

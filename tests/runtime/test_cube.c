@@ -35,7 +35,7 @@ Test(cube_stdlib, every_embedded_instantiation_verifies) {
   uint32_t n = cube_stdlib_count();
   cr_assert_gt(n, 500, "the stdlib has the elementwise, convert and create kernels (%u)", n);
   for (uint32_t i = 0; i < n; i++) {
-    const struct bxk_embed *e = cube_stdlib_row(i);
+    const bext_kernel_src *e = cube_stdlib_row(i);
     cr_assert(e && e->name && e->ir && e->size > 12, "row %u", i);
     cr_expect_eq(memcmp(e->ir, "BXKIR\0", 6), 0, "%s: magic", e->name);
     cr_expect_eq(e->ir[6] | e->ir[7] << 8, BXK_FORMAT_VERSION, "%s: format version", e->name);

@@ -2,7 +2,9 @@
 #     [FEATURES f...] [INCLUDE_DIRS d...] [IMPLEMENTATIONS lib...])
 #
 # Runs bextc on <file.bext> at build time and adds what it writes (the
-# dispatch code <name>.c and the header <name>.h) to <target>:
+# dispatch code <name>.c and the header <name>.h, and for a file with
+# `#[cube]` kernels their CPU code <name>.kernels.o, linked with libmvec)
+# to <target>:
 #   - bextc's -MD depfile lists every .bext it read (imports, stdlib), so
 #     Ninja and Makefile builds rerun bextc when any of them changes;
 #   - each feature f is passed to bextc (--feature f) and defined for the
@@ -77,14 +79,27 @@ function(bext_add_extension target file)
   file(MAKE_DIRECTORY ${out})
   # DEPENDS names the compiler target, so a rebuilt bextc regenerates (and,
   # in-tree, bextc is built first under every generator).
+  # A file with `#[cube]` kernels also gets <name>.kernels.o (their
+  # ahead-of-time CPU code, which the generated C refers to weakly; the
+  # kernels call glibc's libmvec).  Known here from the text: bextc
+  # writes it exactly when the root file has kernels.
+  set(objs)
+  file(READ ${src} _bext_text)
+  if(_bext_text MATCHES "#\\[cube[](]")
+    set(objs ${out}/${name}.kernels.o)
+  endif()
   add_custom_command(
-    OUTPUT ${out}/${name}.c ${out}/${name}.h
+    OUTPUT ${out}/${name}.c ${out}/${name}.h ${objs}
     COMMAND bext::bextc ${src} -o ${out} -MD ${flags}
     DEPENDS ${src} bext::bextc
     DEPFILE ${out}/${name}.d
     COMMENT "bextc ${file}"
     VERBATIM)
-  target_sources(${target} PRIVATE ${out}/${name}.c ${out}/${name}.h)
+  target_sources(${target} PRIVATE ${out}/${name}.c ${out}/${name}.h ${objs})
+  if(objs)
+    set_source_files_properties(${objs} PROPERTIES EXTERNAL_OBJECT TRUE GENERATED TRUE)
+    target_link_libraries(${target} PRIVATE mvec m)
+  endif()
   target_include_directories(${target} PRIVATE ${out})
   target_link_libraries(${target} PRIVATE bext::bext)
   foreach(lib IN LISTS ARG_IMPLEMENTATIONS)

@@ -523,6 +523,59 @@ bext_tensor *bext_matmul(bext_tensor *a, bext_tensor *b);
  * ->bool: x != 0; bool->x: 0 or 1; f16/bf16 round to nearest even. */
 bext_tensor *bext_cast(bext_tensor *t, bext_dtype dtype);
 
+/* ----------------------------------------------------------------- kernels */
+
+/* A `#[cube]` kernel instantiation as bextc embeds it in the generated C of
+ * an extension (docs/codegen.md, "Kernels"): its name, its serialized
+ * kernel IR (docs/kernels.md, the versioned form every runtime compiles
+ * from), and on x86-64 its ahead-of-time CPU code when the program links
+ * <stem>.kernels.o (NULL otherwise: the CPU JIT compiles the IR).  The
+ * generated launchers fill these; a hand-written one may too. */
+typedef struct bext_kernel_src {
+  const char *name;
+  const uint8_t *ir;
+  uint32_t size;
+  void (*cpu)(void);       /* the CPU kernel ABI (docs/kernels.md), cast */
+} bext_kernel_src;
+
+/* One scalar argument: an 8-byte slot with the value at offset 0, in the
+ * member of the kernel parameter's type (bool and u8: .u8). */
+typedef union bext_kernel_scalar {
+  int64_t i64;
+  uint64_t u64;
+  double f64;
+  float f32;
+  int32_t i32;
+  uint32_t u32;
+  uint8_t u8;
+} bext_kernel_scalar;
+
+/* The grid of a launch: cube_count[i] cubes of cube_dim[i] units along
+ * each axis (every component >= 1; at most 2^32 - 1 units in all). */
+typedef struct bext_grid {
+  uint32_t cube_count[3];
+  uint32_t cube_dim[3];
+} bext_grid;
+
+/* Runs src over grid on the device of bindings[0], where every binding
+ * must live; BORROWS everything.  bindings[i] is the kernel's binding i
+ * (a tensor of its element type; `&mut` ones are written in place),
+ * scalars[i] its scalar i.  The kernel is compiled once per device (the
+ * device's kernel_prepare: the CPU JIT with its caches, or src->cpu when
+ * given) and the launch itself allocates nothing.  False + error for a
+ * device that runs no kernels (ndarray, libtorch), counts that do not
+ * match the kernel, IR that does not load, or a failed launch. */
+bool bext_kernel_launch(const bext_kernel_src *src, const bext_grid *grid, bext_tensor *const *bindings,
+                        int nbindings, const bext_kernel_scalar *scalars, int nscalars);
+/* What the CPU kernel runtime did since the process started, over every
+ * CPU device (flex, cube:cpu): kernels compiled by LLVM, taken from
+ * ahead-of-time code (a linked <stem>.kernels.o), loaded from the on-disk
+ * cache, found in memory, and disk entries rejected by their checks. */
+typedef struct bext_kernel_stat {
+  uint64_t compiled, adopted, disk_hits, memory_hits, disk_rejects;
+} bext_kernel_stat;
+bool bext_kernel_stats(bext_kernel_stat *out);
+
 /* ---------------------------------------------------------------- autodiff */
 /* Gradients (docs/runtime.md "Autodiff").  A device with the +autodiff
  * layer ("flex+autodiff", "ndarray+autodiff(balanced)") runs every op on
