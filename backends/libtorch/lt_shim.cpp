@@ -33,6 +33,8 @@
 #include <ATen/ATen.h>
 #include <c10/core/InferenceMode.h>
 
+#include <bext/torch.h>
+
 #include <cstdio>
 #include <limits>
 #include <vector>
@@ -40,18 +42,8 @@
 namespace {
 
 at::ScalarType aten_type(bext_dtype dt) {
-  switch (dt) {
-  case BEXT_F32: return at::kFloat;
-  case BEXT_F64: return at::kDouble;
-  case BEXT_F16: return at::kHalf;
-  case BEXT_BF16: return at::kBFloat16;
-  case BEXT_I32: return at::kInt;
-  case BEXT_I64: return at::kLong;
-  case BEXT_U8: return at::kByte;
-  case BEXT_BOOL: return at::kBool;
-  default: break;
-  }
-  throw std::invalid_argument("dtype without an ATen equivalent");
+  if ((unsigned)dt >= BEXT_DTYPE_COUNT) throw std::invalid_argument("dtype without an ATen equivalent");
+  return bext::torch::scalar_type(dt); /* the one mapping, shared with users' ATen code */
 }
 
 at::Tensor wrap(const bxlt_view &v) {
