@@ -23,6 +23,11 @@ static bool cube_copy(bext_tensor *dst, const bext_tensor *src) {
   return cube_copy_into(dst->device, dst, src, 0);
 }
 
+static void cube_memory(struct bext_device *dev, bext_memory *st) {
+  (void)dev;
+  st->cached_bytes = bxr_host_cache_bytes();
+}
+
 #define EW cube_exec_elementwise
 #define LAY cube_exec_layout
 const struct bxr_backend bxr_backend_cube = {
@@ -31,8 +36,11 @@ const struct bxr_backend bxr_backend_cube = {
   .kind = BEXT_BACKEND_CUBE,
   .open = cube_device_open,
   .close = cube_close,
-  .storage_alloc = bxr_host_storage_alloc,
-  .storage_free = bxr_host_storage_free,
+  /* large outputs through the host cache Flex uses too: a fresh 64 MiB
+   * output would otherwise cost ~16K page faults per op */
+  .storage_alloc = bxr_cached_storage_alloc,
+  .storage_free = bxr_cached_storage_free,
+  .memory = cube_memory,
   .inline_small = true,
   .host_memory = true,
   .from_data = bxr_host_from_data,

@@ -196,6 +196,17 @@ BXR_FUNC bool bxr_ext_has_arm(const bext_ext_method *m, const struct bext_device
 
 /* Host-memory implementations of the storage/data members for CPU backends. */
 BXR_FUNC bool bxr_host_storage_alloc(struct bxr_storage *s, size_t bytes);
+/* The same with large blocks (>= 64 KiB) kept in one cache shared by the
+ * devices that use it (host_cache.c: a fresh 64 MiB output otherwise
+ * costs ~16K page faults): Flex and cube:cpu.  Blocks go back to the hook
+ * that made them; bext_set_allocator trims the cache. */
+BXR_FUNC bool bxr_cached_storage_alloc(struct bxr_storage *s, size_t bytes);
+BXR_FUNC void bxr_cached_storage_free(struct bxr_storage *s);
+/* Returns every idle block to its hook (a device's close, a hook switch). */
+BXR_FUNC void bxr_host_cache_trim(void);
+/* Allocations the cache served, and the bytes it holds idle. */
+BXR_FUNC unsigned long bxr_host_cache_hits(void);
+BXR_FUNC size_t bxr_host_cache_bytes(void);
 BXR_FUNC void bxr_host_storage_free(struct bxr_storage *s);
 BXR_FUNC bext_tensor *bxr_host_from_data(struct bext_device *dev, bext_dtype dt, int rank,
                                          const int64_t *shape, const void *src);
