@@ -51,6 +51,15 @@ BXR_FUNC bool cube_launch(struct bext_device *dev, struct bxr_kernel *k, uint32_
                           uint32_t cube_dim, bext_tensor *const *bindings,
                           const union bxl_scalar *scalars);
 
+/* Runs a kernel whose `contig` instantiation has no bounds guard over
+ * exactly `units` units: the whole cubes of cube_dim units in one launch,
+ * then the remainder as one cube over views of the nb bindings that start
+ * at the first element left (so ABSOLUTE_POS indexes them from there).
+ * Every binding must be contiguous with `units` elements. */
+BXR_FUNC bool cube_launch_flat(struct bext_device *dev, struct bxr_kernel *k, uint32_t units,
+                               uint32_t cube_dim, bext_tensor *const *bindings, int nb,
+                               const union bxl_scalar *scalars);
+
 /* A new contiguous tensor of spec on dev (contents undefined). */
 BXR_FUNC bext_tensor *cube_alloc(struct bext_device *dev, const bext_spec *spec);
 

@@ -44,7 +44,8 @@ bool cube_copy_into(struct bext_device *dev, bext_tensor *dst, const bext_tensor
   union bxl_scalar sc[1];
   sc[0].u64 = flip_mask;
   bext_tensor *b[2] = {(bext_tensor *)src, dst};
-  return cube_launch(dev, k, (uint32_t)n, CUBE_COPY_DIM, b, sc);
+  return contig ? cube_launch_flat(dev, k, (uint32_t)n, CUBE_COPY_DIM, b, 2, sc)
+                : cube_launch(dev, k, (uint32_t)n, CUBE_COPY_DIM, b, sc);
 }
 
 /* Copies src into the part of out that starts at element offset `off`
@@ -74,8 +75,8 @@ bext_tensor *cube_exec_layout(struct bxr_op *op) {
   switch (op->code) {
   case BXR_OP_RESHAPE: case BXR_OP_SWAP_DIMS: case BXR_OP_PERMUTE: case BXR_OP_EXPAND:
   case BXR_OP_SLICE: case BXR_OP_NARROW: {
-    bext_tensor *v = bxr_layout_view(op);
-    if (v || op->code != BXR_OP_RESHAPE) return v;
+    bext_tensor *v;
+    if (bxr_layout_view(op, &v)) return v;
     /* the strides cannot express the new shape: a contiguous copy, viewed */
     if (!cube_check_dtypes(op)) return NULL;
     bext_tensor *tmp = cube_alloc(dev, &t->spec);

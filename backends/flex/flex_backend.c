@@ -18,10 +18,10 @@ static bool flex_copy(bext_tensor *dst, const bext_tensor *src) {
 }
 
 /* bext_device_close: the idle large buffers go back to the hook. */
-static void flex_close(struct bext_device *dev) { bxfx_alloc_trim(); }
+static void flex_close(struct bext_device *dev) { bxr_host_cache_trim(); }
 
 static void flex_memory(struct bext_device *dev, bext_memory *st) {
-  st->cached_bytes = bxfx_alloc_cached();
+  st->cached_bytes = bxr_host_cache_bytes();
 }
 
 #define EW bxfx_exec_elementwise
@@ -31,8 +31,8 @@ const struct bxr_backend bxr_backend_flex = {
   .kind = BEXT_BACKEND_FLEX,
   .close = flex_close,
   .memory = flex_memory,
-  .storage_alloc = bxfx_storage_alloc,
-  .storage_free = bxfx_storage_free,
+  .storage_alloc = bxr_cached_storage_alloc,
+  .storage_free = bxr_cached_storage_free,
   .inline_small = true,   /* host memory: small buffers ride in the tensor block */
   .host_memory = true,    /* bext_data / bext_data_mut hand out storage->data */
   .from_data = bxr_host_from_data,

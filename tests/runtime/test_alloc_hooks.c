@@ -82,7 +82,7 @@ static bool owns(struct rec *r, const void *p) {
 /* Every cache of idle memory back to its hooks, then the default hook. */
 static void drain(void) {
   bxr_block_flush();
-  bxfx_alloc_trim();
+  bxr_host_cache_trim();
   bext_set_allocator(NULL, NULL);
 }
 
@@ -100,7 +100,7 @@ static void expect_balanced(struct rec *r) {
 static void start(void) {
   /* nothing cached from the default hook may confuse the counts */
   bxr_block_flush();
-  bxfx_alloc_trim();
+  bxr_host_cache_trim();
 }
 
 static const bext_device *dev(const char *name) {
@@ -177,10 +177,10 @@ Test(alloc_hooks, flex_cache_never_crosses_hooks) {
   bext_tensor *t = filled(fx, BIG, 1);
   bext_tensor *big = filled(fx, (int64_t)2 << 20, 1);   /* 8 MiB: the huge-page path */
   void *abuf = bxr_data(t);
-  unsigned long hits = bxfx_alloc_hits();
+  unsigned long hits = bxr_host_cache_hits();
   bext_release(t);                          /* into Flex's cache, A's buffer */
   t = filled(fx, BIG, 2);
-  cr_expect_eq(bxfx_alloc_hits(), hits + 1, "same hook: the cached buffer is reused");
+  cr_expect_eq(bxr_host_cache_hits(), hits + 1, "same hook: the cached buffer is reused");
   cr_expect_eq(bxr_data(t), abuf);
   bext_release(t);
   bext_release(big);

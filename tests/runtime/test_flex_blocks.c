@@ -284,17 +284,17 @@ Test(flex_blocks, large_blocks_are_cached) {
   bext_tensor *a = bext_zeros(&n, 1, BEXT_F32, d);
   cr_assert_not_null(a);
   bext_release(a);
-  unsigned long before = bxfx_alloc_hits();
+  unsigned long before = bxr_host_cache_hits();
   bext_tensor *b = bext_ones(&n, 1, BEXT_F32, d);
   cr_assert_not_null(b);
-  cr_expect_gt(bxfx_alloc_hits(), before, "a freed 4 MiB block was not reused");
+  cr_expect_gt(bxr_host_cache_hits(), before, "a freed 4 MiB block was not reused");
   /* the reused block must hold the new values, not the old zeros */
   bext_tensor *tail = bext_slice(b, (int64_t[]){ n - 4 }, (int64_t[]){ n }, 1);
   float v[4];
   cr_assert(bext_read(tail, v, sizeof v));
   for (int i = 0; i < 4; i++) cr_expect_eq(v[i], 1.0f);
   bext_release(tail);
-  bxfx_alloc_trim();
+  bxr_host_cache_trim();
 }
 
 static void *failing(void *ud, void *ptr, size_t osize, size_t nsize) {
