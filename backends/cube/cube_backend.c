@@ -18,14 +18,16 @@ static bool cube_device_open(struct bext_device *dev) {
   return cube_open(dev);
 }
 
+static void cube_device_close(struct bext_device *dev) {
+  cube_close(dev);
+  bxr_host_cache_trim();
+}
+
+static void cube_memory(struct bext_device *dev, bext_memory *st) { st->cached_bytes = bxr_host_cache_bytes(); }
+
 static bool cube_copy(bext_tensor *dst, const bext_tensor *src) {
   if (!cube_dtype_ok(src->dtype)) return bxr_host_copy(dst, src);   /* f16/bf16 storage moves as bytes */
   return cube_copy_into(dst->device, dst, src, 0);
-}
-
-static void cube_memory(struct bext_device *dev, bext_memory *st) {
-  (void)dev;
-  st->cached_bytes = bxr_host_cache_bytes();
 }
 
 #define EW cube_exec_elementwise
@@ -35,12 +37,10 @@ const struct bxr_backend bxr_backend_cube = {
   .name = "cube",
   .kind = BEXT_BACKEND_CUBE,
   .open = cube_device_open,
-  .close = cube_close,
-  /* large outputs through the host cache Flex uses too: a fresh 64 MiB
-   * output would otherwise cost ~16K page faults per op */
-  .storage_alloc = bxr_cached_storage_alloc,
-  .storage_free = bxr_cached_storage_free,
+  .close = cube_device_close,
   .memory = cube_memory,
+  .storage_alloc = bxr_cached_storage_alloc,   /* the large-buffer cache Flex uses */
+  .storage_free = bxr_cached_storage_free,
   .inline_small = true,
   .host_memory = true,
   .from_data = bxr_host_from_data,

@@ -36,20 +36,6 @@ bext_tensor *cube_not_yet(struct bxr_op *op) {
   return NULL;
 }
 
-bool cube_fits_u32(const struct bxr_op *op, const bext_tensor *t) {
-  int64_t far = 0;
-  for (int d = 0; d < t->rank; d++) {
-    if (t->shape[d] > (int64_t)UINT32_MAX || t->strides[d] > (int64_t)UINT32_MAX || t->strides[d] < 0)
-      goto big;
-    if (t->shape[d] > 0) far += (t->shape[d] - 1) * t->strides[d];
-  }
-  if (far <= (int64_t)UINT32_MAX && bxr_numel(t->rank, t->shape) <= (int64_t)UINT32_MAX) return true;
-big:
-  return bxr_op_error(op, "tensors of more than 2^32 - 1 elements are not supported on %s yet (u32 "
-                          "kernel indices)",
-                      op->device->name);
-}
-
 union bxl_scalar cube_scalar(bext_dtype dt, double v) {
   union bxl_scalar s;
   memset(&s, 0, sizeof s);
@@ -79,7 +65,7 @@ static bool expand_inputs(const struct bxr_op *op, int n, bext_tensor **v, bool 
       for (int k = 0; k < i; k++) bext_release(v[k]);
       return false;
     }
-    if (!cube_fits_u32(op, v[i])) {
+    if (!cube_fits_u32(op->device, v[i])) {
       for (int k = 0; k <= i; k++) bext_release(v[k]);
       return false;
     }
@@ -90,7 +76,7 @@ static bool expand_inputs(const struct bxr_op *op, int n, bext_tensor **v, bool 
 
 /* Allocates the output, launches inst over it with the operands v[0..n)
  * (released here) and the scalars; NULL + error on failure. */
-static bext_tensor *launch_ew(struct bxr_op *op, const char *inst, bext_tensor **v, int n,
+static bext_tensor *launch_ew(struct bxr_op *op, const char *inst, bool contig, bext_tensor **v, int n,
                               const union bxl_scalar *sc) {
   bext_tensor *out = NULL;
   struct bxr_kernel *k = cube_kernel(op->device, inst);
@@ -99,12 +85,10 @@ static bext_tensor *launch_ew(struct bxr_op *op, const char *inst, bext_tensor *
     bext_tensor *b[8];
     for (int i = 0; i < n; i++) b[i] = v[i];
     b[n] = out;
-    int64_t units = bxr_numel(out->rank, out->shape);
-    if (units > (int64_t)UINT32_MAX) {
-      bxr_op_error(op, "more than 2^32 - 1 elements are not supported on %s yet", op->device->name);
-      bext_release(out);
-      out = NULL;
-    } else if (!cube_launch(op->device, k, (uint32_t)units, CUBE_EW_DIM, b, sc)) {
+    /* the output has the operands' shape, which passed cube_fits_u32 */
+    uint32_t units = (uint32_t)bxr_numel(out->rank, out->shape);
+    if (!(contig ? cube_launch_flat(op->device, k, units, CUBE_EW_DIM, b, n + 1, sc)
+                 : cube_launch(op->device, k, units, CUBE_EW_DIM, b, sc))) {
       bext_release(out);
       out = NULL;
     }
@@ -140,7 +124,7 @@ static bext_tensor *unary(struct bxr_op *op) {
   char inst[96];
   snprintf(inst, sizeof inst, "unary_%s_%s_%u_%d", is_float(dt) ? "float" : "int", cube_dtype_name(dt), pos,
            contig);
-  return launch_ew(op, inst, v, 1, sc);
+  return launch_ew(op, inst, contig, v, 1, sc);
 }
 
 /* Operands a, b (the scalar forms bind a twice: b is not read). */
@@ -163,7 +147,7 @@ static bext_tensor *binary(struct bxr_op *op, bool scalar) {
   char inst[96];
   snprintf(inst, sizeof inst, "binary_%s_%s_%u_%d_%d", is_float(dt) ? "float" : "int", cube_dtype_name(dt),
            pos, scalar, contig);
-  return launch_ew(op, inst, v, 2, sc);
+  return launch_ew(op, inst, contig, v, 2, sc);
 }
 
 static bext_tensor *compare(struct bxr_op *op, bool scalar) {
@@ -175,7 +159,7 @@ static bext_tensor *compare(struct bxr_op *op, bool scalar) {
   char inst[96];
   if (dt == BEXT_BOOL) {
     snprintf(inst, sizeof inst, "compare_bool_%u_%d", pos, contig);
-    return launch_ew(op, inst, v, 2, NULL);
+    return launch_ew(op, inst, contig, v, 2, NULL);
   }
   /* where a scalar is compared: 1 in f64 (floats), 2 in i64 (ints) */
   int domain = !scalar ? 0 : is_float(dt) ? 1 : 2;
@@ -183,7 +167,7 @@ static bext_tensor *compare(struct bxr_op *op, bool scalar) {
   sc[0].f64 = op->sc[0].f;
   sc[1] = i64_slot(op->sc[0].f);
   snprintf(inst, sizeof inst, "compare_%s_%u_%d_%d", cube_dtype_name(dt), pos, domain, contig);
-  return launch_ew(op, inst, v, 2, sc);
+  return launch_ew(op, inst, contig, v, 2, sc);
 }
 
 static bext_tensor *bool_logic(struct bxr_op *op) {
@@ -193,7 +177,7 @@ static bext_tensor *bool_logic(struct bxr_op *op) {
   if (!two_operands(op, unary_not, v, &contig)) return NULL;
   char inst[64];
   snprintf(inst, sizeof inst, "bool_logic_%u_%d", (unsigned)(op->code - BXR_OP_AND), contig);
-  return launch_ew(op, inst, v, 2, NULL);
+  return launch_ew(op, inst, contig, v, 2, NULL);
 }
 
 _Static_assert(BXR_OP_MIN - BXR_OP_ADD == 7 && BXR_OP_MIN_SCALAR - BXR_OP_ADD_SCALAR == 7,
@@ -241,5 +225,5 @@ bext_tensor *cube_exec_mask(struct bxr_op *op) {
   char inst[64];
   if (dt == BEXT_BOOL) snprintf(inst, sizeof inst, "mask_bool_%d_%d", fill, contig);
   else snprintf(inst, sizeof inst, "mask_%s_%d_%d", cube_dtype_name(dt), fill, contig);
-  return launch_ew(op, inst, v, 3, sc);
+  return launch_ew(op, inst, contig, v, 3, sc);
 }

@@ -150,6 +150,25 @@ bool cube_launch(struct bext_device *dev, struct bxr_kernel *k, uint32_t units, 
   return dev->vt->kernel_launch(dev, k, count, dim, bindings, scalars);
 }
 
+bool cube_launch_flat(struct bext_device *dev, struct bxr_kernel *k, uint32_t units, uint32_t cube_dim,
+                      bext_tensor *const *bindings, int nb, const union bxl_scalar *scalars) {
+  uint32_t whole = units / cube_dim * cube_dim, rem = units - whole;
+  if (whole && !cube_launch(dev, k, whole, cube_dim, bindings, scalars)) return false;
+  if (!rem) return true;
+  BXR_ASSERT(nb <= 8);
+  bext_tensor *tail[8];
+  const int64_t n = rem, one = 1;
+  bool ok = true;
+  for (int i = 0; i < nb; i++) {
+    BXR_ASSERT(bxr_is_contiguous(bindings[i]) && bxr_numel(bindings[i]->rank, bindings[i]->shape) == units);
+    tail[i] = bxr_tensor_view(bindings[i], 1, &n, &one, bindings[i]->offset + whole);
+    ok &= tail[i] != NULL;
+  }
+  ok = ok && cube_launch(dev, k, rem, rem, tail, scalars);
+  for (int i = 0; i < nb; i++) bext_release(tail[i]);
+  return ok;
+}
+
 bext_tensor *cube_alloc(struct bext_device *dev, const bext_spec *spec) {
   return bxr_tensor_new(dev, spec->dtype, spec->rank, spec->shape);
 }

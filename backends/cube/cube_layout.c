@@ -12,7 +12,7 @@
 /* Units per cube for copies (as elementwise launches). */
 #define CUBE_COPY_DIM 256
 
-static bool fits_u32(struct bext_device *dev, const bext_tensor *t) {
+bool cube_fits_u32(struct bext_device *dev, const bext_tensor *t) {
   int64_t far = 0;
   for (int d = 0; d < t->rank; d++) {
     if (t->shape[d] > (int64_t)UINT32_MAX || t->strides[d] > (int64_t)UINT32_MAX || t->strides[d] < 0)
@@ -32,7 +32,7 @@ bool cube_copy_into(struct bext_device *dev, bext_tensor *dst, const bext_tensor
   BXR_ASSERT(bxr_same_shape(src->rank, src->shape, dst->rank, dst->shape));
   int64_t n = bxr_numel(dst->rank, dst->shape);
   if (n == 0) return true;
-  if (!fits_u32(dev, src) || !fits_u32(dev, dst)) return false;
+  if (!cube_fits_u32(dev, src) || !cube_fits_u32(dev, dst)) return false;
   int contig = flip_mask == 0 && bxr_is_contiguous(src) && bxr_is_contiguous(dst);
   char inst[64];
   if (s == BEXT_BOOL && d == BEXT_BOOL) snprintf(inst, sizeof inst, "copy_bool_%d", contig);
@@ -44,7 +44,8 @@ bool cube_copy_into(struct bext_device *dev, bext_tensor *dst, const bext_tensor
   union bxl_scalar sc[1];
   sc[0].u64 = flip_mask;
   bext_tensor *b[2] = {(bext_tensor *)src, dst};
-  return cube_launch(dev, k, (uint32_t)n, CUBE_COPY_DIM, b, sc);
+  return contig ? cube_launch_flat(dev, k, (uint32_t)n, CUBE_COPY_DIM, b, 2, sc)
+                : cube_launch(dev, k, (uint32_t)n, CUBE_COPY_DIM, b, sc);
 }
 
 /* Copies src into the part of out that starts at element offset `off`
@@ -74,8 +75,8 @@ bext_tensor *cube_exec_layout(struct bxr_op *op) {
   switch (op->code) {
   case BXR_OP_RESHAPE: case BXR_OP_SWAP_DIMS: case BXR_OP_PERMUTE: case BXR_OP_EXPAND:
   case BXR_OP_SLICE: case BXR_OP_NARROW: {
-    bext_tensor *v = bxr_layout_view(op);
-    if (v || op->code != BXR_OP_RESHAPE) return v;
+    bext_tensor *v;
+    if (bxr_layout_view(op, &v)) return v;
     /* the strides cannot express the new shape: a contiguous copy, viewed */
     if (!cube_check_dtypes(op)) return NULL;
     bext_tensor *tmp = cube_alloc(dev, &t->spec);

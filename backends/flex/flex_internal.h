@@ -4,10 +4,9 @@
  * ops, in-place reuse of uniquely held operands, vectorized contiguous
  * fast paths with a strided/broadcasting general path, the runtime's
  * thread pool (bxr_pool_for, backend.h) for large work, OpenBLAS for
- * float matmul, f16/bf16 computed through f32, and a caching allocator
- * for large buffers.  Modules:
+ * float matmul, f16/bf16 computed through f32, and the runtime's caching
+ * allocator for large buffers (runtime/src/host_cache.c).  Modules:
  *   flex_backend.c  the backend table (bxr_backend_flex) and storage hooks
- *   runtime/src/host_cache.c    the caching allocator under storage_alloc/free
  *   flex_elem.c     elementwise engine: binary, scalar, compare, logic,
  *                   unary, clamp/powi, mask_where/fill, cast
  *   flex_layout.c   creation and layout ops (views where possible)
@@ -28,6 +27,9 @@
 
 /* Elements per block of the strided paths (stack buffers hold a block). */
 #define BXFX_BLK 512
+
+/* Storage: the runtime's caching host allocator (backend.h,
+ * runtime/src/host_cache.c), shared with cube:cpu. */
 
 /* Exec entries, by module. */
 BXFX_FUNC bext_tensor *bxfx_exec_elementwise(struct bxr_op *op);

@@ -240,8 +240,8 @@ bext_tensor *bxfx_exec_layout(struct bxr_op *op) {
   switch (op->code) {
   case BXR_OP_RESHAPE: case BXR_OP_SWAP_DIMS: case BXR_OP_PERMUTE: case BXR_OP_EXPAND:
   case BXR_OP_SLICE: case BXR_OP_NARROW: {
-    bext_tensor *v = bxr_layout_view(op);
-    if (v || op->code != BXR_OP_RESHAPE) return v;
+    bext_tensor *v;
+    if (bxr_layout_view(op, &v)) return v;
     /* a reshape the strides cannot express: copy */
     bext_tensor *out = bxr_op_new_output(op);
     if (out) copy_to_contig(t, bxr_data(out));

@@ -212,16 +212,29 @@ BXR_FUNC bext_tensor *bxr_host_from_data(struct bext_device *dev, bext_dtype dt,
                                          const int64_t *shape, const void *src);
 BXR_FUNC bool bxr_host_read(const bext_tensor *t, void *dst);
 BXR_FUNC bool bxr_host_copy(bext_tensor *dst, const bext_tensor *src);
+/* The same storage members with a cache for large buffers
+ * (host_cache.c): freed blocks of 64 KiB and more are kept (up to 1 GiB,
+ * by size class, per allocation hook) and handed out again, so an op's
+ * fresh large output costs no page faults; blocks of 4 MiB and more are
+ * 2 MiB aligned and marked MADV_HUGEPAGE.  Flex and cube:cpu share it. */
+BXR_FUNC bool bxr_cached_storage_alloc(struct bxr_storage *s, size_t bytes);
+BXR_FUNC void bxr_cached_storage_free(struct bxr_storage *s);
+/* Returns every idle cached block to its hook (device close, hook switch). */
+BXR_FUNC void bxr_host_cache_trim(void);
+/* Blocks served from the cache so far (tests). */
+BXR_FUNC unsigned long bxr_host_cache_hits(void);
+/* Bytes of idle blocks in the cache (bext_memory_stats' cached_bytes). */
+BXR_FUNC size_t bxr_host_cache_bytes(void);
 /* Checks the index tensor in[1] of a gather / scatter_add / select /
  * select_assign op in host memory against the extent of in[0] along
  * op->at.dim: false + an error naming the op, the index and the extent. */
 BXR_FUNC bool bxr_check_indices(struct bxr_op *op);
 
-/* The zero-copy layout ops (layout_view.c): op (reshape, swap_dims,
- * permute, expand, slice, narrow) as a view of op->in[0], or NULL (no
- * error set) for a reshape the strides cannot express and for any other
- * op; NULL + error when the view cannot be allocated. */
-BXR_FUNC bext_tensor *bxr_layout_view(struct bxr_op *op);
+/* The zero-copy layout ops (layout_view.c): true when op (reshape,
+ * swap_dims, permute, expand, slice, narrow) is a view of op->in[0], with
+ * *out the view (NULL + error when it cannot be allocated); false for a
+ * reshape the strides cannot express and for any other op (copy it). */
+BXR_FUNC bool bxr_layout_view(struct bxr_op *op, bext_tensor **out);
 
 /* ------------------------------------------------------------ thread pool */
 /* The runtime's one thread pool (pool.c), for any backend that splits

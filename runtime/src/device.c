@@ -374,6 +374,13 @@ bool bxr_device_use(struct bext_device *dev, const char *api) {
     if (ok) __atomic_store_n(&dev->opened, true, __ATOMIC_RELEASE);
   }
   pthread_mutex_unlock(&dev->lock);
+  if (!ok) {
+    /* the backend's open says what is missing; the caller's name goes in
+     * front, as in every other error of a public call */
+    char why[512];
+    snprintf(why, sizeof why, "%s", bext_last_error());
+    return bxr_error("%s: %s", api, why);
+  }
   return ok;
 }
 

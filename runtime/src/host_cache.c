@@ -1,8 +1,6 @@
-/* host_cache.c — host storage for the CPU backends that produce large
- * outputs (Flex, Cube's cube:cpu): small buffers straight from the
- * runtime's allocation hook, large ones through one small cache shared by
- * every such device.  (NdArray, the plain reference, allocates without
- * it: bxr_host_storage_alloc.)
+/* host_cache.c — storage for host-memory backends (Flex, cube:cpu):
+ * small buffers straight from the runtime's allocation hook, large ones
+ * through one small process-wide cache the backends share.
  *
  * Why: a fresh 64 MiB output costs ~16K page faults (~0.9M without huge
  * pages), which makes an allocating elementwise op several times slower

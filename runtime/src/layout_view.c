@@ -38,37 +38,44 @@ static bext_tensor *view(struct bxr_op *op, const int64_t *strides, int64_t offs
   return bxr_tensor_view(op->in[0], op->out.rank, op->out.shape, strides, offset);
 }
 
-bext_tensor *bxr_layout_view(struct bxr_op *op) {
+bool bxr_layout_view(struct bxr_op *op, bext_tensor **out) {
   bext_tensor *t = op->in[0];
   const bext_attrs *at = &op->at;
   int64_t st[BEXT_MAX_RANK];
   switch (op->code) {
   case BXR_OP_RESHAPE:
-    return view_strides(t, op->out.rank, op->out.shape, st) ? view(op, st, t->offset) : NULL;
+    if (!view_strides(t, op->out.rank, op->out.shape, st)) return false;
+    *out = view(op, st, t->offset);
+    return true;
   case BXR_OP_SWAP_DIMS:
     for (int i = 0; i < t->rank; i++) st[i] = t->strides[i];
     st[at->dims[0]] = t->strides[at->dims[1]];
     st[at->dims[1]] = t->strides[at->dims[0]];
-    return view(op, st, t->offset);
+    *out = view(op, st, t->offset);
+    return true;
   case BXR_OP_PERMUTE:
     for (int i = 0; i < t->rank; i++) st[i] = t->strides[at->dims[i]];
-    return view(op, st, t->offset);
+    *out = view(op, st, t->offset);
+    return true;
   case BXR_OP_EXPAND: {
     bool ok = bxr_broadcast_strides(t, op->out.rank, op->out.shape, st);
     BXR_ASSERT(ok);
-    return view(op, st, t->offset);
+    *out = view(op, st, t->offset);
+    return true;
   }
   case BXR_OP_SLICE: {
     int64_t off = t->offset;
     for (int d = 0; d < at->nranges; d++)
       if (op->out.shape[d] > 0) off += at->start[d] * t->strides[d];
-    return view(op, t->strides, off);
+    *out = view(op, t->strides, off);
+    return true;
   }
   case BXR_OP_NARROW: {
     int64_t off = t->offset + (op->out.shape[at->dim] > 0 ? op->sc[0].i * t->strides[at->dim] : 0);
-    return view(op, t->strides, off);
+    *out = view(op, t->strides, off);
+    return true;
   }
   default:
-    return NULL;
+    return false;
   }
 }

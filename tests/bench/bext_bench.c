@@ -75,6 +75,13 @@
  *                 flex+fusion (1000 per batch, released unread, the sync
  *                 outside the timing) vs running it eagerly on flex
  *                 [bext_ns <= 100]
+ *   cube_cpu_add_16M  16M f32 add on cube:cpu (the stdlib's contiguous
+ *                 add kernel through the CPU JIT), new output, vs the same
+ *                 bext_add on flex                                  [>= 0.8]
+ *   cube_cpu_add_16  the 16-element add on cube:cpu vs flex: the whole op
+ *                 path (dispatch, kernel lookup, output, launch)
+ *   cube_cpu_launch_tiny  one cube_launch of the prepared 16-element add
+ *                 vs bext_add of 16 elements on flex   [bext_ns <= 5000]
  *   add_16's goal: >= 12 must hold, 20 is the target (issue 7); the three
  *   autodiff goals are issue 8's.  --only runs just the named cases (a
  *   matmul_1024 or ext_* name runs its whole group).
@@ -100,6 +107,7 @@
 #include "bench_env.h"
 #include "gelu_cloop.h"
 #include "gelu_cube.h"
+#include "cube_bench.h"
 #include "kernel_bench.h"
 #include "torch_shim.h"
 
@@ -807,6 +815,39 @@ int main(int argc, char **argv) {
   }
 
   if (selected(1, "autodiff_balanced_peak")) autodiff_balanced_peak_row();
+
+  /* cube:cpu: the stdlib kernels against Flex's hand-written C */
+  if (selected(3, "cube_cpu_add_16M", "cube_cpu_add_16", "cube_cpu_launch_tiny")) {
+    const bext_device *cube = bext_device_get("cube:cpu");
+    if (!cube) die("cube:cpu");
+    const int64_t sizes[2] = {NBIG, N16};
+    const char *names[2] = {"cube_cpu_add_16M", "cube_cpu_add_16"};
+    const int iters[2] = {10, 100000};
+    for (int s = 0; s < 2; s++) {
+      if (!selected(1, names[s])) continue;
+      bext_tensor *A = filled(sizes[s], 0.5), *B = filled(sizes[s], 0.25);
+      bext_tensor *CA = bext_to_device(bext_retain(A), cube), *CB = bext_to_device(bext_retain(B), cube);
+      if (!CA || !CB) die("cube:cpu inputs");
+      bext_case(B_ADD, CA, CB, 2);   /* prepares (compiles or loads) the kernel */
+      bext_case(B_ADD, A, B, 2);
+      for (int r = 0; r < g_reps; r++) {
+        bv[r] = bext_case(B_ADD, CA, CB, iters[s]);
+        pv[r] = bext_case(B_ADD, A, B, iters[s]);
+      }
+      record(names[s], "flex bext_add", s == 0 ? ">= 0.8" : "", bv, pv);
+      bext_release(A), bext_release(B), bext_release(CA), bext_release(CB);
+    }
+    if (selected(1, "cube_cpu_launch_tiny")) {
+      bext_tensor *A = filled(N16, 0.5), *B = filled(N16, 0.25);
+      if (bxbt_cube_launch_ns(2) < 0) die("cube_launch");
+      for (int r = 0; r < g_reps; r++) {
+        bv[r] = bxbt_cube_launch_ns(100000);
+        pv[r] = bext_case(B_ADD, A, B, 100000);
+      }
+      record("cube_cpu_launch_tiny", "flex bext_add (16)", "bext_ns <= 5000", bv, pv);
+      bext_release(A), bext_release(B);
+    }
+  }
 
   if (selected(3, "kernel_launch_16", "kernel_compile", "kernel_cache_load")) {
     double cv[99], lv[99];
