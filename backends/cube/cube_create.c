@@ -1,6 +1,9 @@
-/* cube_create.c — creation ops on a cube device: empty, zeros, ones and
- * full launch stdlib/cube/create.bext's fill kernel (empty is zeros:
- * never hand out uninitialized memory), arange its arange kernel.  The
+/* cube_create.c — creation ops on a cube device: zeros, ones and full
+ * launch stdlib/cube/create.bext's fill kernel, arange its arange kernel;
+ * empty only allocates (bext.h: its contents are unspecified, as on Flex
+ * and in PyTorch), because its callers, a Cube implementation making an
+ * output, overwrite every element: zeroing first cost the GELU kernel row
+ * a third of its time.  The
  * random ops fill on the host with the runtime's generator
  * (bxr_rng_uniform / bxr_rng_normal, the values every backend gives),
  * the way NdArray does: the generator is the runtime's, not an op's
@@ -25,6 +28,7 @@ static bext_tensor *random_fill(struct bxr_op *op) {
 bext_tensor *cube_exec_create(struct bxr_op *op) {
   if (!cube_check_dtypes(op)) return NULL;
   if (op->code == BXR_OP_RANDOM_UNIFORM || op->code == BXR_OP_RANDOM_NORMAL) return random_fill(op);
+  if (op->code == BXR_OP_EMPTY) return cube_alloc(op->device, &op->out);
   bext_dtype dt = op->out.dtype;
   char inst[64];
   union bxl_scalar sc[2];
