@@ -313,7 +313,7 @@ const char *bxc_emit_stem(struct bxc_unit *u) {
     return file_stem(&u->arena, u->nmodules ? u->modules[0]->path : "out");
 }
 
-static const char *c_identifier(bxc_arena *a, const char *s) {
+const char *bxc_emit_c_identifier(bxc_arena *a, const char *s) {
     char *out = bxc_arena_printf(a, "%s%s", (s[0] >= '0' && s[0] <= '9') ? "x" : "", s);
     for (char *p = out; *p; p++)
         if (!is_ident_char(*p)) *p = '_';
@@ -363,7 +363,7 @@ static bool generate(bxc_unit *u, const char *stem, bxc_emit_buf *h, bxc_emit_bu
     cx.a = &u->arena;
     cx.ok = true;
     cx.stem = stem;
-    cx.cstem = c_identifier(cx.a, stem);
+    cx.cstem = bxc_emit_c_identifier(cx.a, stem);
 
     bxc_emit_root_types(&cx);
     bxc_emit_helpers(&cx);

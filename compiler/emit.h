@@ -9,6 +9,9 @@
 #define BXC_EMIT_H
 
 #include <stdbool.h>
+#include <stdio.h>
+
+#include "arena.h"
 
 struct bxc_unit;
 
@@ -26,6 +29,16 @@ bool bxc_emit_c(struct bxc_unit *unit, const char *outdir, const bxc_emit_option
 /* The stem every output file of the unit is named by: the root file's
  * name without `.bext` (`my_ext` for DIR/my_ext.h, my_ext.kernels.o). */
 const char *bxc_emit_stem(struct bxc_unit *unit);
+
+/* s as a C identifier (other characters become `_`; a leading digit
+ * gets an `x`), an arena string. */
+const char *bxc_emit_c_identifier(bxc_arena *a, const char *s);
+
+/* --emit=kir-c (emit_kir_c.c): the serialized IR of every kernel
+ * instantiation of the root module as a C file on out, with the table
+ * `const struct bxk_embed bxk_embed_<stem>[]` (bxk.h).  False after
+ * reporting errors on unit->diags. */
+bool bxc_emit_kir_c(struct bxc_unit *unit, FILE *out);
 
 /* The same into memory (tests): *header / *source are arena strings of the
  * unit; `stem` names the output (NULL: the root file's stem). */

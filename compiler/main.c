@@ -31,7 +31,7 @@ typedef struct options {
     const char *input;
     bool check, dump_tokens, dump_ast, json, depfile;
     const char *out_dir;
-    const char *emit;        /* "kir" or "ll": dump a kernel stage (stdout) */
+    const char *emit;        /* "kir", "ll" or "kir-c": dump a kernel stage (stdout) */
     const char *kernel_cpu;  /* LLVM CPU of kernel code (NULL: BXL_CPU_BASELINE) */
 } options;
 
@@ -53,6 +53,8 @@ static void usage(FILE *out) {
           "  --emit=kir              check, then print the kernel IR of every `#[cube]`\n"
           "                          instantiation of FILE (gelu_f32, gelu_f64, ...)\n"
           "  --emit=ll               the same as LLVM IR, after default<O3>\n"
+          "  --emit=kir-c            the same as a C file: each instantiation's serialized IR\n"
+          "                          in an array, and the table bxk_embed_<stem>[] naming them\n"
           "  --kernel-cpu CPU        LLVM CPU that kernel code targets (default x86-64-v2):\n"
           "                          --emit=ll, and DIR/<stem>.kernels.o that -o writes\n"
           "                          when FILE has kernels\n"
@@ -168,6 +170,10 @@ static void report_llvm(bxc_unit *u, const struct bxk_diags *ds, const char *wha
 }
 
 static void emit_kernels(bxc_unit *u, const options *o) {
+    if (strcmp(o->emit, "kir-c") == 0) {
+        bxc_emit_kir_c(u, stdout);
+        return;
+    }
     struct bxk_kernel **ks;
     uint32_t n;
     if (!bxc_cube_lower_root(u, &ks, &n)) return;
@@ -318,11 +324,12 @@ int main(int argc, char **argv) {
             o.check = true;
         } else if (strcmp(a, "--dump-tokens") == 0) {
             o.dump_tokens = true;
-        } else if (strcmp(a, "--emit=kir") == 0 || strcmp(a, "--emit=ll") == 0) {
+        } else if (strcmp(a, "--emit=kir") == 0 || strcmp(a, "--emit=ll") == 0 ||
+                   strcmp(a, "--emit=kir-c") == 0) {
             o.emit = a + 7;
             o.check = true;
         } else if (strncmp(a, "--emit=", 7) == 0) {
-            rc = usage_error("unknown stage `%s` (expected kir or ll)", a + 7);
+            rc = usage_error("unknown stage `%s` (expected kir, ll or kir-c)", a + 7);
         } else if (strcmp(a, "--kernel-cpu") == 0 || strncmp(a, "--kernel-cpu=", 13) == 0) {
             if (a[12] == '\0' && i + 1 >= argc) {
                 rc = usage_error("`%s` needs an argument", a);

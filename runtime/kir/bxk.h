@@ -289,6 +289,19 @@ BXK_FUNC uint32_t bxk_checksum(const uint8_t *p, size_t len);
  * runtime's kernel caches key on it; kernel_prepare's key may be it). */
 BXK_FUNC uint64_t bxk_hash64(const uint8_t *p, size_t len);
 
+/* Serialized kernels embedded in C (`bextc --emit=kir-c`, docs/kernels.md
+ * "Embedded IR"): one row per instantiation, a table per source file
+ * ending with a row whose name is NULL.  The generated file declares the
+ * same struct under the same guard, so it compiles without this header. */
+#ifndef BXK_EMBED_DEFINED
+#define BXK_EMBED_DEFINED
+struct bxk_embed {
+  const char *name;        /* the instantiation: `unary_float_f32_3` */
+  const uint8_t *ir;       /* bxk_serialize's bytes (version BXK_FORMAT_VERSION) */
+  uint32_t size;
+};
+#endif
+
 /* ------------------------------------------------------------ evaluator */
 /* Constant evaluation with exactly the semantics of bxk_scalar.h (the one
  * home of the core ops' scalar semantics).  Operands and result use

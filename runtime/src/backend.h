@@ -206,6 +206,12 @@ BXR_FUNC bool bxr_host_copy(bext_tensor *dst, const bext_tensor *src);
  * op->at.dim: false + an error naming the op, the index and the extent. */
 BXR_FUNC bool bxr_check_indices(struct bxr_op *op);
 
+/* The zero-copy layout ops (layout_view.c): op (reshape, swap_dims,
+ * permute, expand, slice, narrow) as a view of op->in[0], or NULL (no
+ * error set) for a reshape the strides cannot express and for any other
+ * op; NULL + error when the view cannot be allocated. */
+BXR_FUNC bext_tensor *bxr_layout_view(struct bxr_op *op);
+
 /* ------------------------------------------------------------ thread pool */
 /* The runtime's one thread pool (pool.c), for any backend that splits
  * large work (Flex; cube:cpu later).  A range [0, n) is cut into one chunk

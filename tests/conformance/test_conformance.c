@@ -17,8 +17,13 @@
  * match NaN; inf must match inf) below 1e-12 (f64), 1e-7 (f32), 1e-4 (f16),
  * 1e-3 (bf16); integer and bool results must be equal.
  * Each backend prints a table op x dtype (ok / FAIL / n/i = not implemented
- * / - = dtype not allowed by the row) and the test fails on any FAIL or n/i;
- * an op without a conformance case is a FAIL too: no silent skips.
+ * / - = dtype not allowed by the row / unsup = the device says it does not
+ * run this op or dtype yet) and the test fails on any FAIL or n/i; an op
+ * without a conformance case is a FAIL too: no silent skips.  An unsup
+ * cell is a device's own named refusal ("... is not implemented on this
+ * device yet", "... is not supported on this device": cube:cpu before its
+ * kernels exist, f16 on cube): it is listed with its message under the
+ * table, not passed and not failed.
  * The same cases check spec-level inference: bext_infer on the inputs'
  * specs gives the dtype and shape the op returns, and failing calls give
  * the op's own message. */
@@ -1030,7 +1035,12 @@ static bool compare(const struct host *got, const struct host *want, bool values
 
 /* ---------------------------------------------------------------- matrix */
 
-enum cell { CELL_NA, CELL_OK, CELL_FAIL, CELL_NI };
+enum cell { CELL_NA, CELL_OK, CELL_FAIL, CELL_NI, CELL_UNSUP };
+
+/* A device's own refusal of an op or dtype it does not run (yet). */
+static bool unsupported(const char *why) {
+  return strstr(why, "not implemented on this device yet") || strstr(why, "not supported on this device");
+}
 
 /* Runs one variant on dev; fills got (result read back).  Returns false
  * with the error text in why when the op failed. */
@@ -1064,12 +1074,13 @@ static bool run_variant(enum bxr_opcode op, const struct tcase *c, const bext_de
 /* flex == NULL: NdArray against the oracle.  Else flex against NdArray. */
 static int run_matrix(const bext_device *dev, bool vs_reference, const char *title) {
   static struct tcase cs[MAXC];
-  int failures = 0;
-  char details[16384];
-  size_t dl = 0;
-  details[0] = 0;
+  int failures = 0, unsup = 0;
+  char details[16384], unsup_list[32768];
+  size_t dl = 0, ul = 0;
+  details[0] = unsup_list[0] = 0;
   printf("\n== conformance: %s ==\n"
-         "cells: ok = every variant passes | FAIL | n/i = not implemented | - = dtype not in the row\n%-16s",
+         "cells: ok = every variant passes | FAIL | n/i = not implemented | - = dtype not in the row"
+         " | unsup = the device refuses it (listed below)\n%-16s",
          title, "op");
   for (int t = 0; t < BEXT_DTYPE_COUNT; t++) printf(" %-5s", bext_dtype_name((bext_dtype)t));
   printf("\n");
@@ -1098,14 +1109,21 @@ static int run_matrix(const bext_device *dev, bool vs_reference, const char *tit
             values = op != BXR_OP_EMPTY;
           }
           if (ok) ok = compare(&got, &want, values, why, sizeof why);
-          if (!ok) cell = strstr(why, "not implemented") ? CELL_NI : CELL_FAIL;
+          if (!ok)
+            cell = unsupported(why) ? CELL_UNSUP : strstr(why, "not implemented") ? CELL_NI : CELL_FAIL;
           for (int i = 0; i < 6; i++) host_free(&ins[i]);
           host_free(&got);
           host_free(&want);
         }
       }
-      static const char *txt[] = {"-", "ok", "FAIL", "n/i"};
+      static const char *txt[] = {"-", "ok", "FAIL", "n/i", "unsup"};
       printf(" %-5s", txt[cell]);
+      if (cell == CELL_UNSUP) {
+        unsup++;
+        if (ul < sizeof unsup_list - 700)
+          ul += (size_t)snprintf(unsup_list + ul, sizeof unsup_list - ul, "  %s %s: %s\n", bxr_op_name(op),
+                                 bext_dtype_name(dt), why);
+      }
       if (cell == CELL_FAIL || cell == CELL_NI) {
         failures++;
         if (dl < sizeof details - 700)
@@ -1116,6 +1134,8 @@ static int run_matrix(const bext_device *dev, bool vs_reference, const char *tit
     printf("\n");
   }
   printf("%s: %d failing cells (ok = all variants pass; n/i = not implemented)\n%s", title, failures, details);
+  if (unsup)
+    printf("%s: %d cells UNSUPPORTED by the device (not run, not passed):\n%s", title, unsup, unsup_list);
   fflush(stdout);
   return failures;
 }

@@ -1,0 +1,53 @@
+/* cube_create.c — creation ops on a cube device: empty, zeros, ones and
+ * full launch stdlib/cube/create.bext's fill kernel (empty is zeros:
+ * never hand out uninitialized memory), arange its arange kernel.  The
+ * random ops fill on the host with the runtime's generator
+ * (bxr_rng_uniform / bxr_rng_normal, the values every backend gives),
+ * the way NdArray does: the generator is the runtime's, not an op's
+ * scalar semantics. */
+#include <stdio.h>
+
+#include "cube.h"
+
+static bext_tensor *random_fill(struct bxr_op *op) {
+  bext_tensor *t = cube_alloc(op->device, &op->out);
+  if (!t) return NULL;
+  void *p = bxr_data(t);
+  int64_t n = bxr_numel(t->rank, t->shape);
+  double a = op->sc[0].f, b = op->sc[1].f;
+  for (int64_t i = 0; i < n; i++)
+    bxr_store_f64(p, t->dtype, i,
+                  op->code == BXR_OP_RANDOM_UNIFORM ? a + (b - a) * bxr_rng_uniform(op->at.seed, (uint64_t)i)
+                                                    : a + b * bxr_rng_normal(op->at.seed, (uint64_t)i));
+  return t;
+}
+
+bext_tensor *cube_exec_create(struct bxr_op *op) {
+  if (!cube_check_dtypes(op)) return NULL;
+  if (op->code == BXR_OP_RANDOM_UNIFORM || op->code == BXR_OP_RANDOM_NORMAL) return random_fill(op);
+  bext_dtype dt = op->out.dtype;
+  if (bxr_numel(op->out.rank, op->out.shape) > (int64_t)UINT32_MAX)
+    return bxr_op_error(op, "more than 2^32 - 1 elements are not supported on %s yet", op->device->name),
+           NULL;
+  char inst[64];
+  union bxl_scalar sc[2];
+  if (op->code == BXR_OP_ARANGE) {
+    if (dt == BEXT_BOOL) return cube_not_yet(op);
+    snprintf(inst, sizeof inst, "arange_%s", cube_dtype_name(dt));
+    sc[0].f64 = op->sc[0].f;
+    sc[1].f64 = op->sc[2].f;
+  } else {
+    double v = op->code == BXR_OP_ONES ? 1.0 : op->code == BXR_OP_FULL ? op->sc[0].f : 0.0;
+    snprintf(inst, sizeof inst, "fill_%s", cube_dtype_name(dt));
+    sc[0] = cube_scalar(dt, v);
+  }
+  struct bxr_kernel *k = cube_kernel(op->device, inst);
+  if (!k) return NULL;
+  bext_tensor *t = cube_alloc(op->device, &op->out);
+  if (!t) return NULL;
+  if (!cube_launch(op->device, k, (uint32_t)bxr_numel(t->rank, t->shape), 256, &t, sc)) {
+    bext_release(t);
+    return NULL;
+  }
+  return t;
+}

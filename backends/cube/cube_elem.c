@@ -1,0 +1,166 @@
+/* cube_elem.c — elementwise core ops on a cube device: unary, binary,
+ * `_scalar` forms, comparisons, bool logic, cast, mask_where and
+ * mask_fill, each a launch of a stdlib/cube/elementwise.bext kernel.
+ *
+ * The host picks the instantiation (kernel, dtype, op, layout), makes
+ * each input a view expanded to the output's shape (stride 0 on broadcast
+ * axes), converts the op's double scalars to the kernel's type the way
+ * every backend stores a double (bxr_store_f64), allocates the output and
+ * launches one unit per element.  It computes no element itself. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cube.h"
+
+/* Units per cube for elementwise launches: the CPU runtime splits a grid
+ * into 64-unit chunks anyway; GPUs want a few warps. */
+#define CUBE_EW_DIM 256
+
+bool cube_dtype_ok(bext_dtype dt) { return dt != BEXT_F16 && dt != BEXT_BF16 && dt < BEXT_DTYPE_COUNT; }
+
+const char *cube_dtype_name(bext_dtype dt) { return bext_dtype_name(dt); }
+
+bool cube_check_dtypes(const struct bxr_op *op) {
+  for (int i = 0; i <= op->n_in; i++) {
+    bext_dtype dt = i < op->n_in ? (op->in[i] ? op->in[i]->dtype : BEXT_F32) : op->out.dtype;
+    if (!cube_dtype_ok(dt))
+      return bxr_error("%s: `%s` on %s is not supported on this device (kernel dtypes: bool u8 i32 "
+                       "i64 f32 f64)",
+                       op->device->name, op->api, bext_dtype_name(dt));
+  }
+  return true;
+}
+
+bext_tensor *cube_not_yet(struct bxr_op *op) {
+  bxr_error("%s: `%s` is not implemented on this device yet", op->device->name, op->api);
+  return NULL;
+}
+
+bool cube_fits_u32(const struct bxr_op *op, const bext_tensor *t) {
+  int64_t far = 0;
+  for (int d = 0; d < t->rank; d++) {
+    if (t->shape[d] > (int64_t)UINT32_MAX || t->strides[d] > (int64_t)UINT32_MAX || t->strides[d] < 0)
+      goto big;
+    if (t->shape[d] > 0) far += (t->shape[d] - 1) * t->strides[d];
+  }
+  if (far <= (int64_t)UINT32_MAX && bxr_numel(t->rank, t->shape) <= (int64_t)UINT32_MAX) return true;
+big:
+  return bxr_op_error(op, "tensors of more than 2^32 - 1 elements are not supported on %s yet (u32 "
+                          "kernel indices)",
+                      op->device->name);
+}
+
+union bxl_scalar cube_scalar(bext_dtype dt, double v) {
+  union bxl_scalar s;
+  memset(&s, 0, sizeof s);
+  bxr_store_f64(&s, dt, 0, v);
+  return s;
+}
+
+bext_tensor *cube_expand_to(const bext_tensor *t, int rank, const int64_t *shape) {
+  int64_t st[BEXT_MAX_RANK];
+  if (!bxr_broadcast_strides(t, rank, shape, st)) {
+    bxr_error("cube: cannot broadcast an operand to the output's shape");
+    return NULL;
+  }
+  return bxr_tensor_view(t, rank, shape, st, t->offset);
+}
+
+/* Inputs in[0..n) as views of op->out's shape (retained in v[]); true
+ * when every one is contiguous (the `contig` instantiation). */
+static bool expand_inputs(const struct bxr_op *op, int n, bext_tensor **v, bool *contig) {
+  *contig = true;
+  for (int i = 0; i < n; i++) {
+    const bext_tensor *t = op->in[i];
+    if (bxr_same_shape(t->rank, t->shape, op->out.rank, op->out.shape)) {
+      bext_retain((bext_tensor *)t);
+      v[i] = (bext_tensor *)t;
+    } else if (!(v[i] = cube_expand_to(t, op->out.rank, op->out.shape))) {
+      for (int k = 0; k < i; k++) bext_release(v[k]);
+      return false;
+    }
+    if (!cube_fits_u32(op, v[i])) {
+      for (int k = 0; k <= i; k++) bext_release(v[k]);
+      return false;
+    }
+    *contig &= bxr_is_contiguous(v[i]);
+  }
+  return true;
+}
+
+/* Allocates the output, launches inst over it with the operands v[0..n)
+ * (released here) and the scalars; NULL + error on failure. */
+static bext_tensor *launch_ew(struct bxr_op *op, const char *inst, bext_tensor **v, int n,
+                              const union bxl_scalar *sc) {
+  bext_tensor *out = NULL;
+  struct bxr_kernel *k = cube_kernel(op->device, inst);
+  if (k) out = cube_alloc(op->device, &op->out);
+  if (out) {
+    bext_tensor *b[8];
+    for (int i = 0; i < n; i++) b[i] = v[i];
+    b[n] = out;
+    int64_t units = bxr_numel(out->rank, out->shape);
+    if (units > (int64_t)UINT32_MAX) {
+      bxr_op_error(op, "more than 2^32 - 1 elements are not supported on %s yet", op->device->name);
+      bext_release(out);
+      out = NULL;
+    } else if (!cube_launch(op->device, k, (uint32_t)units, CUBE_EW_DIM, b, sc)) {
+      bext_release(out);
+      out = NULL;
+    }
+  }
+  for (int i = 0; i < n; i++) bext_release(v[i]);
+  return out;
+}
+
+static bool is_float(bext_dtype dt) { return bext_dtype_kind(dt) == BEXT_KIND_FLOAT; }
+
+/* The op's position in its group of the op table: the comptime `op` of
+ * the elementwise kernels (stdlib/cube/elementwise.bext says which). */
+static bext_tensor *unary(struct bxr_op *op) {
+  bext_dtype dt = op->in[0]->dtype;
+  unsigned pos = (unsigned)(op->code - BXR_OP_NEG);
+  bext_tensor *v[1];
+  bool contig;
+  if (!expand_inputs(op, 1, v, &contig)) return NULL;
+  union bxl_scalar sc[2] = {cube_scalar(dt, op->sc[0].f), cube_scalar(dt, op->sc[1].f)};
+  if (op->code == BXR_OP_POWI) sc[0] = cube_scalar(dt, (double)op->sc[0].i);
+  char inst[96];
+  snprintf(inst, sizeof inst, "unary_%s_%s_%u_%d", is_float(dt) ? "float" : "int", cube_dtype_name(dt), pos,
+           contig);
+  return launch_ew(op, inst, v, 1, sc);
+}
+
+static bext_tensor *binary(struct bxr_op *op, bool scalar) {
+  bext_dtype dt = op->in[0]->dtype;
+  unsigned pos = (unsigned)(op->code - (scalar ? BXR_OP_ADD_SCALAR : BXR_OP_ADD));
+  if (!is_float(dt) && pos == BXR_OP_POW - BXR_OP_ADD) return cube_not_yet(op);
+  bext_tensor *v[2];
+  bool contig;
+  if (!expand_inputs(op, scalar ? 1 : 2, v, &contig)) return NULL;
+  if (scalar) {
+    bext_retain(v[0]);   /* b is not read: bind a again */
+    v[1] = v[0];
+  }
+  union bxl_scalar sc[1] = {cube_scalar(dt, op->sc[0].f)};
+  char inst[96];
+  snprintf(inst, sizeof inst, "binary_%s_%s_%u_%d_%d", is_float(dt) ? "float" : "int", cube_dtype_name(dt),
+           pos, scalar, contig);
+  return launch_ew(op, inst, v, 2, sc);
+}
+
+_Static_assert(BXR_OP_MIN - BXR_OP_ADD == 7 && BXR_OP_MIN_SCALAR - BXR_OP_ADD_SCALAR == 7,
+               "elementwise.bext numbers the binary group ADD..MIN 0..7");
+_Static_assert(BXR_OP_POWI - BXR_OP_NEG == 19, "elementwise.bext numbers the unary group NEG..POWI 0..19");
+
+bext_tensor *cube_exec_elementwise(struct bxr_op *op) {
+  if (!cube_check_dtypes(op)) return NULL;
+  enum bxr_opcode c = op->code;
+  if (c >= BXR_OP_ADD && c <= BXR_OP_MIN) return binary(op, false);
+  if (c >= BXR_OP_ADD_SCALAR && c <= BXR_OP_MIN_SCALAR) return binary(op, true);
+  if (c >= BXR_OP_NEG && c <= BXR_OP_POWI) return unary(op);
+  return cube_not_yet(op);
+}
+
+bext_tensor *cube_exec_cast(struct bxr_op *op) { return cube_not_yet(op); }
+bext_tensor *cube_exec_mask(struct bxr_op *op) { return cube_not_yet(op); }

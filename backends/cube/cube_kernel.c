@@ -1,0 +1,173 @@
+/* cube_kernel.c — the stdlib kernels on a cube device: the embedded
+ * instantiations (bxr_stdlib_kir.inc lists one table per
+ * .bext file of stdlib/cube, written by bextc --emit=kir-c at build time), found
+ * by name, deserialized, verified and prepared through the device's own
+ * kernel_prepare on first use, then cached per device; and the 1-D launch
+ * every op uses.
+ *
+ * The name index is process-wide and built once; each device holds one
+ * atomic kernel pointer per instantiation (its ctx, made by open), so a
+ * hit is a hash probe and an acquire load, and a miss takes the device's
+ * mutex so two threads prepare one instantiation once. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cube.h"
+
+#define BXR_KIR_FILE(s) extern const struct bxk_embed bxk_embed_##s[];
+#include "bxr_stdlib_kir.inc"
+#undef BXR_KIR_FILE
+
+static const struct bxk_embed *const stdlib_files[] = {
+#define BXR_KIR_FILE(s) bxk_embed_##s,
+#include "bxr_stdlib_kir.inc"
+#undef BXR_KIR_FILE
+    NULL};
+
+/* ------------------------------------------------------------ name index */
+
+static struct {
+  pthread_once_t once;
+  const struct bxk_embed **rows; /* every instantiation, file by file */
+  uint32_t n;
+  uint32_t *slot;                /* open addressing: row index + 1, 0 empty */
+  uint32_t mask;
+} idx = {.once = PTHREAD_ONCE_INIT};
+
+static uint32_t name_hash(const char *s) {
+  uint32_t h = 2166136261u;
+  for (; *s; s++) h = (h ^ (uint8_t)*s) * 16777619u;
+  return h;
+}
+
+static void build_index(void) {
+  uint32_t n = 0;
+  for (int f = 0; stdlib_files[f]; f++)
+    for (const struct bxk_embed *e = stdlib_files[f]; e->name; e++) n++;
+  uint32_t cap = 16;
+  while (cap < 2 * n) cap *= 2;
+  /* process-lifetime tables (like the device registry): plain calloc */
+  idx.rows = calloc(n + 1, sizeof *idx.rows);
+  idx.slot = calloc(cap, sizeof *idx.slot);
+  if (!idx.rows || !idx.slot) {
+    free(idx.rows);
+    free(idx.slot);
+    idx.rows = NULL;
+    idx.slot = NULL;
+    return;
+  }
+  idx.mask = cap - 1;
+  for (int f = 0; stdlib_files[f]; f++)
+    for (const struct bxk_embed *e = stdlib_files[f]; e->name; e++) {
+      uint32_t h = name_hash(e->name) & idx.mask;
+      while (idx.slot[h]) h = (h + 1) & idx.mask;
+      idx.rows[idx.n] = e;
+      idx.slot[h] = ++idx.n;
+    }
+}
+
+/* Row index of inst, or -1. */
+static int64_t find_row(const char *inst) {
+  pthread_once(&idx.once, build_index);
+  if (!idx.slot) return -1;
+  for (uint32_t h = name_hash(inst) & idx.mask; idx.slot[h]; h = (h + 1) & idx.mask)
+    if (strcmp(idx.rows[idx.slot[h] - 1]->name, inst) == 0) return idx.slot[h] - 1;
+  return -1;
+}
+
+/* ----------------------------------------------------------- per device */
+
+struct cube_ctx {
+  pthread_mutex_t lock;                 /* held across a prepare */
+  uint32_t n;
+  _Atomic(struct bxr_kernel *) k[];     /* one per embedded row */
+};
+
+bool cube_open(struct bext_device *dev) {
+  pthread_once(&idx.once, build_index);
+  if (!idx.slot) return bxr_error("%s: out of memory indexing the stdlib kernels", dev->name);
+  struct cube_ctx *c = calloc(1, sizeof *c + idx.n * sizeof c->k[0]);
+  if (!c) return bxr_error("%s: out of memory", dev->name);
+  pthread_mutex_init(&c->lock, NULL);
+  c->n = idx.n;
+  dev->ctx = c;
+  return true;
+}
+
+void cube_close(struct bext_device *dev) {
+  struct cube_ctx *c = dev->ctx;
+  if (!c) return;
+  pthread_mutex_destroy(&c->lock);
+  free(c);
+  dev->ctx = NULL;
+}
+
+static struct bxr_kernel *prepare_row(struct bext_device *dev, const struct bxk_embed *e) {
+  struct bxk_diags ds = {0};
+  struct bxk_kernel *ir = bxk_deserialize(e->ir, e->size, &ds);
+  if (ir && !bxk_verify(ir, &ds)) {
+    bxk_kernel_free(ir);
+    ir = NULL;
+  }
+  if (!ir) {
+    char text[512];
+    bxk_diags_render(&ds, text, sizeof text);
+    bxr_error("%s: stdlib kernel `%s` does not load: %s", dev->name, e->name, text);
+    return NULL;
+  }
+  struct bxr_kernel *k = dev->vt->kernel_prepare(dev, ir, bxk_hash64(e->ir, e->size));
+  bxk_kernel_free(ir);
+  return k;
+}
+
+struct bxr_kernel *cube_kernel(struct bext_device *dev, const char *inst) {
+  int64_t row = find_row(inst);
+  if (row < 0) {
+    bxr_error("%s: no stdlib kernel `%s`", dev->name, inst);
+    return NULL;
+  }
+  struct cube_ctx *c = dev->ctx;
+  if (!c || !dev->vt->kernel_prepare) {
+    bxr_error("%s: cannot run kernel `%s` (device not open or without kernel_prepare)", dev->name, inst);
+    return NULL;
+  }
+  struct bxr_kernel *k = atomic_load_explicit(&c->k[row], memory_order_acquire);
+  if (k) return k;
+  pthread_mutex_lock(&c->lock);
+  k = atomic_load_explicit(&c->k[row], memory_order_relaxed);
+  if (!k) {
+    k = prepare_row(dev, idx.rows[row]);
+    if (k) atomic_store_explicit(&c->k[row], k, memory_order_release);
+  }
+  pthread_mutex_unlock(&c->lock);
+  if (!k) {
+    char why[1024];
+    snprintf(why, sizeof why, "%s", bext_last_error());
+    bxr_error("%s: stdlib kernel `%s`: %s", dev->name, inst, why);
+  }
+  return k;
+}
+
+uint32_t cube_stdlib_count(void) {
+  pthread_once(&idx.once, build_index);
+  return idx.n;
+}
+
+const struct bxk_embed *cube_stdlib_row(uint32_t i) {
+  pthread_once(&idx.once, build_index);
+  return i < idx.n ? idx.rows[i] : NULL;
+}
+
+bool cube_launch(struct bext_device *dev, struct bxr_kernel *k, uint32_t units, uint32_t cube_dim,
+                 bext_tensor *const *bindings, const union bxl_scalar *scalars) {
+  if (units == 0) return true;
+  if (cube_dim == 0) return bxr_error("%s: cube_launch: cube_dim is 0", dev->name);
+  const uint32_t count[3] = {units / cube_dim + (units % cube_dim != 0), 1, 1};
+  const uint32_t dim[3] = {cube_dim, 1, 1};
+  return dev->vt->kernel_launch(dev, k, count, dim, bindings, scalars);
+}
+
+bext_tensor *cube_alloc(struct bext_device *dev, const bext_spec *spec) {
+  return bxr_tensor_new(dev, spec->dtype, spec->rank, spec->shape);
+}
