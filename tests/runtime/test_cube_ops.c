@@ -7,101 +7,22 @@
  * for matmul; both index dtypes for the index ops.  Plus: a long f32 sum
  * within bext.h's accuracy bound, bit-identical results at 1 and 2
  * threads, and an out-of-range index reported by name.
- *
- * INTERIM (before the cube:cpu device of branch cube-cpu lands): kernels
- * are lowered from every stdlib/cube file in process (libbextc), prepared and
- * launched on flex through its kernel_prepare/kernel_launch, and the exec
- * functions are called on a descriptor this file infers. */
+ */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "bxk.h"
-#include "check.h"
-#include "../../compiler/cube.h" /* the front end's, not the shim's */
-#include "cube.h"
-#include "diag.h"
-#include "module.h"
+#include "backend.h"
+#include "op.h"
 
-/* ------------------------------------------------------------ the shim */
+#define CUBE "cube:cpu"
 
-static struct bext_device *flex;
-static bxc_unit units[4];
-static bool loaded;
-static const char *files[4] = {"reduce", "scan", "matmul", "index"};
+static void setup(void) { bxr_device_resolve(bext_device_get(CUBE), "test"); }
 
-static void setup(void) {
-  setenv("BEXT_CACHE_DIR", "off", 1);
-  flex = bxr_device_resolve(bext_device_get("flex"), "test");
-  cr_assert(flex, "%s", bext_last_error());
-  if (loaded) return;
-  const char *root = getenv("BEXT_SOURCE_DIR");
-  cr_assert(root, "BEXT_SOURCE_DIR is not set");
-  for (int i = 0; i < 4; i++) {
-    char path[1024];
-    snprintf(path, sizeof path, "%s/stdlib/cube/%s.bext", root, files[i]);
-    bxc_unit_init(&units[i]);
-    cr_assert_neq(bxc_unit_load(&units[i], path), BXC_LOAD_UNREADABLE, "cannot read %s", path);
-    bool ok = bxc_check_unit(&units[i]);
-    if (units[i].diags.count) bxc_diag_render_text(stderr, &units[i].diags, &units[i].sources);
-    cr_assert(ok && units[i].diags.count == 0, "%s does not check cleanly", path);
-  }
-  loaded = true;
-}
-
-struct bxr_kernel *cube_kernel(struct bext_device *dev, const char *inst) {
-  for (int f = 0; f < 4; f++) {
-    const bxc_cube_set *set = bxc_cube_kernels(&units[f]);
-    for (uint32_t i = 0; set && i < set->len; i++)
-      for (uint32_t j = 0; j < bxc_cube_instance_count(set->items[i]); j++) {
-        if (strcmp(bxc_cube_instance_name(&units[f].arena, set->items[i], j), inst) != 0) continue;
-        struct bxk_kernel *k = bxc_cube_lower(&units[f], set->items[i], j);
-        cr_assert(k, "lowering %s failed", inst);
-        uint64_t key = 0xcbf29ce484222325ull;
-        for (const char *p = inst; *p; p++) key = (key ^ (uint8_t)*p) * 0x100000001b3ull;
-        struct bxr_kernel *r = dev->vt->kernel_prepare(dev, k, key);
-        bxk_kernel_free(k);
-        return r;
-      }
-  }
-  bxr_error("no stdlib kernel `%s`", inst);
-  return NULL;
-}
-
-bool cube_launch(struct bext_device *dev, struct bxr_kernel *k, uint32_t units_, uint32_t cube_dim,
-                 bext_tensor *const *bindings, const union bxl_scalar *scalars) {
-  uint32_t count[3] = {(units_ + cube_dim - 1) / cube_dim, 1, 1}, dim[3] = {cube_dim, 1, 1};
-  return dev->vt->kernel_launch(dev, k, count, dim, bindings, scalars);
-}
-
-bext_tensor *cube_alloc(struct bext_device *dev, const bext_spec *spec) {
-  return bxr_tensor_new(dev, spec->dtype, spec->rank, spec->shape);
-}
-
-/* The op on the cube kernels: inference, then the exec entry. */
-static bext_tensor *cube_run(struct bxr_op *op) {
-  const bext_spec *specs[BXR_MAX_INPUTS];
-  for (int i = 0; i < op->n_in; i++) specs[i] = &op->in[i]->spec;
-  op->device = op->in[0]->device;
-  struct bxr_infer q = {.code = op->code, .api = op->api, .n_in = op->n_in, .in = specs,
-                        .sc = op->sc, .at = &op->at, .out = &op->out};
-  bext_tensor *r = NULL;
-  if (bxr_infer_run(&q)) {
-    switch (op->code) {
-    case BXR_OP_CUMSUM: r = cube_exec_cumsum(op); break;
-    case BXR_OP_MATMUL: r = cube_exec_matmul(op); break;
-    case BXR_OP_GATHER:
-    case BXR_OP_SELECT: r = cube_exec_gather(op); break;
-    case BXR_OP_SCATTER_ADD:
-    case BXR_OP_SELECT_ASSIGN: r = cube_exec_scatter_add(op); break;
-    default: r = cube_exec_reduce(op); break;
-    }
-  }
-  for (int i = 0; i < op->n_in; i++) bext_release(op->in[i]);
-  return r;
-}
+/* The op on cube:cpu, through dispatch (inference, then the exec entry). */
+static bext_tensor *cube_run(struct bxr_op *op) { return bxr_dispatch(op); }
 
 TestSuite(cube_ops, .init = setup);
 
@@ -209,13 +130,13 @@ static void same(bext_tensor *got, bext_tensor *want, double tol, const char *wh
 
 static double tol_of(bext_dtype dt) { return dt == BEXT_F32 ? 2e-6 : dt == BEXT_F64 ? 1e-13 : 0; }
 
-/* Runs code on the cube kernels (inputs on flex) and on ndarray. */
-static void both(enum bxr_opcode code, int n, bext_tensor **flex_in, bext_tensor **nd_in, bext_attrs at,
+/* Runs code on cube:cpu and on ndarray. */
+static void both(enum bxr_opcode code, int n, bext_tensor **cube_in, bext_tensor **nd_in, bext_attrs at,
                  double tol, const char *what) {
   struct bxr_op c = {.code = code, .api = "cube", .n_in = n}, r = {.code = code, .api = "nd", .n_in = n};
   c.in = c.inbuf;
   r.in = r.inbuf;
-  for (int i = 0; i < n; i++) c.in[i] = flex_in[i], r.in[i] = nd_in[i];
+  for (int i = 0; i < n; i++) c.in[i] = cube_in[i], r.in[i] = nd_in[i];
   c.at = r.at = at;
   same(cube_run(&c), bxr_dispatch(&r), tol, what);
 }
@@ -248,7 +169,7 @@ static void reduction_cases(enum bxr_opcode code, const bext_dtype *dts, int ndt
       bool tr = rep % 2 == 1;
       for (int d = -1; d < rank; d++) {
         bext_attrs at = {.dim = d < 0 ? 0 : d, .all = d < 0, .keepdim = next() % 2 == 0};
-        bext_tensor *fi = make("flex", dt, rank, shape, data, tr), *ni = make("ndarray", dt, rank, shape, data, tr);
+        bext_tensor *fi = make(CUBE, dt, rank, shape, data, tr), *ni = make("ndarray", dt, rank, shape, data, tr);
         char what[160];
         snprintf(what, sizeof what, "%s %s rank %d [%lld,..] %s dim %d keepdim %d", bxr_op_name(code),
                  bext_dtype_name(dt), rank, (long long)shape[0], tr ? "strided" : "contig", d, at.keepdim);
@@ -290,7 +211,7 @@ Test(cube_ops, cumsum_matches_ndarray) {
       int rank = rand_shape(shape, false);
       void *data = values(nums[di], bxr_numel(rank, shape), 1000, false);
       for (int d = 0; d < rank; d++) {
-        bext_tensor *fi = make("flex", nums[di], rank, shape, data, rep % 2),
+        bext_tensor *fi = make(CUBE, nums[di], rank, shape, data, rep % 2),
                     *ni = make("ndarray", nums[di], rank, shape, data, rep % 2);
         char what[96];
         snprintf(what, sizeof what, "cumsum %s rank %d dim %d", bext_dtype_name(nums[di]), rank, d);
@@ -316,7 +237,7 @@ Test(cube_ops, matmul_matches_ndarray) {
       int64_t *pa = ra == 2 ? sa + 2 : sa, *pb = rb == 2 ? sb + 1 : sb;
       void *da = values(dt, bxr_numel(ra, pa), 9, false), *db = values(dt, bxr_numel(rb, pb), 9, false);
       bool tr = rep % 2 == 1;
-      bext_tensor *f[2] = {make("flex", dt, ra, pa, da, false), make("flex", dt, rb, pb, db, tr)};
+      bext_tensor *f[2] = {make(CUBE, dt, ra, pa, da, false), make(CUBE, dt, rb, pb, db, tr)};
       bext_tensor *nd[2] = {make("ndarray", dt, ra, pa, da, false), make("ndarray", dt, rb, pb, db, tr)};
       char what[128];
       snprintf(what, sizeof what, "matmul %s m %lld n %lld k %lld ranks %d,%d%s", bext_dtype_name(dt),
@@ -355,7 +276,7 @@ static void index_cases(enum bxr_opcode code) {
       void *ix = xt == BEXT_I32 ? (void *)iv32 : (void *)iv;
       void *data = values(dt, bxr_numel(rank, shape), 1000, false);
       bool tr = rep % 4 >= 2;
-      bext_tensor *f[3] = {make("flex", dt, rank, shape, data, tr), make("flex", xt, xr, xs, ix, false), NULL};
+      bext_tensor *f[3] = {make(CUBE, dt, rank, shape, data, tr), make(CUBE, xt, xr, xs, ix, false), NULL};
       bext_tensor *nd[3] = {make("ndarray", dt, rank, shape, data, tr), make("ndarray", xt, xr, xs, ix, false), NULL};
       int nin = 2;
       void *vals = NULL;
@@ -364,7 +285,7 @@ static void index_cases(enum bxr_opcode code) {
         int vr = code == BXR_OP_SCATTER_ADD ? xr : rank;
         for (int d = 0; d < vr; d++) vs[d] = code == BXR_OP_SCATTER_ADD ? xs[d] : d == dim ? xs[0] : shape[d];
         vals = values(dt, bxr_numel(vr, vs), 1000, false);
-        f[2] = make("flex", dt, vr, vs, vals, tr);
+        f[2] = make(CUBE, dt, vr, vs, vals, tr);
         nd[2] = make("ndarray", dt, vr, vs, vals, tr);
         nin = 3;
       }
@@ -392,8 +313,8 @@ Test(cube_ops, out_of_range_index_is_a_named_error) {
   float v[6] = {1, 2, 3, 4, 5, 6};
   int64_t s[2] = {2, 3}, ns = 2;
   int64_t bad[2] = {1, 7};
-  bext_tensor *t = bext_from_data(v, BEXT_F32, s, 2, bext_device_get("flex"));
-  bext_tensor *ix = bext_from_data(bad, BEXT_I64, &ns, 1, bext_device_get("flex"));
+  bext_tensor *t = bext_from_data(v, BEXT_F32, s, 2, bext_device_get(CUBE));
+  bext_tensor *ix = bext_from_data(bad, BEXT_I64, &ns, 1, bext_device_get(CUBE));
   struct bxr_op op = {.code = BXR_OP_SELECT, .api = "bext_select", .n_in = 2, .at = {.dim = 1}};
   op.in = op.inbuf;
   op.in[0] = t;
@@ -420,7 +341,7 @@ Test(cube_ops, long_f32_sum_is_accurate_and_deterministic) {
     int prev = bxr_pool_set_threads(threads[r]);
     struct bxr_op op = {.code = BXR_OP_SUM, .api = "bext_sum", .n_in = 1, .at = {.all = true}};
     op.in = op.inbuf;
-    op.in[0] = bext_from_data(v, BEXT_F32, &n, 1, bext_device_get("flex"));
+    op.in[0] = bext_from_data(v, BEXT_F32, &n, 1, bext_device_get(CUBE));
     bext_tensor *s = cube_run(&op);
     bxr_pool_set_threads(prev);
     cr_assert(s && bext_read(s, &got[r], sizeof got[r]), "%s", bext_last_error());
@@ -444,7 +365,7 @@ Test(cube_ops, dim_sum_is_identical_across_thread_counts) {
     int prev = bxr_pool_set_threads(r + 1);
     struct bxr_op op = {.code = BXR_OP_SUM, .api = "bext_sum_dim", .n_in = 1, .at = {.dim = 0}};
     op.in = op.inbuf;
-    op.in[0] = bext_from_data(v, BEXT_F32, s, 2, bext_device_get("flex"));
+    op.in[0] = bext_from_data(v, BEXT_F32, s, 2, bext_device_get(CUBE));
     bext_tensor *t = cube_run(&op);
     bxr_pool_set_threads(prev);
     cr_assert(t && bext_read(t, out[r], sizeof out[r]), "%s", bext_last_error());
@@ -452,4 +373,30 @@ Test(cube_ops, dim_sum_is_identical_across_thread_counts) {
   }
   cr_assert(memcmp(out[0], out[1], sizeof out[0]) == 0);
   free(v);
+}
+
+/* Lines longer than two chunks with few outputs take the two-pass path
+ * (cube_reduce.c): sums and means along either axis, contiguous and
+ * strided, f32 and f64, against ndarray. */
+Test(cube_ops, two_pass_sums_match_ndarray) {
+  static const int64_t shapes[3][2] = {{3, 40000}, {40000, 3}, {1, 50001}};
+  int cases = 0;
+  for (int di = 0; di < 2; di++)
+    for (int si = 0; si < 3; si++)
+      for (int mean = 0; mean < 2; mean++) {
+        bext_dtype dt = nums[di];
+        void *data = values(dt, shapes[si][0] * shapes[si][1], 0, false);
+        int dim = shapes[si][0] > shapes[si][1] ? 0 : 1;
+        for (int tr = 0; tr < 2; tr++) {
+          /* transposed: the same logical values, the long axis strided */
+          bext_tensor *fi = make(CUBE, dt, 2, shapes[si], data, tr), *ni = make("ndarray", dt, 2, shapes[si], data, tr);
+          char what[96];
+          snprintf(what, sizeof what, "%s %s [%lld, %lld] dim %d%s", mean ? "mean" : "sum", bext_dtype_name(dt),
+                   (long long)shapes[si][0], (long long)shapes[si][1], dim, tr ? " strided" : "");
+          both(mean ? BXR_OP_MEAN : BXR_OP_SUM, 1, &fi, &ni, (bext_attrs){.dim = dim}, tol_of(dt), what);
+          cases++;
+        }
+        free(data);
+      }
+  cr_assert_eq(cases, 24);
 }

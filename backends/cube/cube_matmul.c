@@ -30,6 +30,7 @@ static bext_tensor *batch_view(const bext_tensor *t, const bext_tensor *out) {
 }
 
 bext_tensor *cube_exec_matmul(struct bxr_op *op) {
+  if (!cube_check_dtypes(op) || !cube_fits_u32(op, op->in[0]) || !cube_fits_u32(op, op->in[1])) return NULL;
   bext_tensor *out = cube_alloc(op->device, &op->out);
   if (!out) return NULL;
   int64_t numel = bxr_numel(out->rank, out->shape);
@@ -39,7 +40,7 @@ bext_tensor *cube_exec_matmul(struct bxr_op *op) {
   bext_tensor *a = batch_view(op->in[0], out), *b = batch_view(op->in[1], out);
   bool flt = bext_dtype_kind(out->dtype) == BEXT_KIND_FLOAT;
   char inst[64];
-  snprintf(inst, sizeof inst, "matmul_%s_%s", flt ? "tiled" : "int", bext_dtype_name(out->dtype));
+  snprintf(inst, sizeof inst, "matmul_%s_%s", flt ? "tiled" : "int", cube_dtype_name(out->dtype));
   struct bxr_kernel *k = a && b ? cube_kernel(op->device, inst) : NULL;
   bext_tensor *bind[3] = {a, b, out};
   bool ok = k != NULL;

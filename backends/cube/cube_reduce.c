@@ -12,25 +12,27 @@
 
 /* Units per cube of every kernel here: sum_float's shared stack holds 64. */
 #define RED_CUBE 64u
+/* Float sums of fewer than RED_FEW outputs over lines longer than
+ * 2 * RED_CHUNK run in two passes (parts of RED_CHUNK elements, then the
+ * parts), so a whole-tensor sum uses every thread.  Both depend on the
+ * shape alone, and so does the result. */
+#define RED_FEW 256
+#define RED_CHUNK 8192
 
-/* The instantiation and scalars of a reduction on dtype dt over an
+/* The instantiation and scalars of a reduction other than a float sum on dtype dt over an
  * extent of ext elements (reduce.bext's kernels and their parameters). */
 static void pick(enum bxr_opcode c, bext_dtype dt, int64_t ext, char *inst, size_t cap,
                  union bxl_scalar *div) {
-  const char *d = bext_dtype_name(dt);
+  const char *d = cube_dtype_name(dt);
   bool flt = bext_dtype_kind(dt) == BEXT_KIND_FLOAT;
   switch (c) {
   case BXR_OP_SUM:
   case BXR_OP_MEAN:
-    if (flt) {
-      snprintf(inst, cap, "sum_float_%s", d);
-      div->f64 = c == BXR_OP_MEAN ? (double)ext : 1.0;
-    } else {
-      snprintf(inst, cap, "fold_int_%s_0", d);
-      /* the divisor in the dtype's slot (the kernel's `div: I`) */
-      if (dt == BEXT_I64) div->i64 = c == BXR_OP_MEAN ? ext : 1;
-      else div->i32 = c == BXR_OP_MEAN ? (int32_t)ext : 1;
-    }
+    if (flt) return;   /* float_sum's */
+    snprintf(inst, cap, "fold_int_%s_0", d);
+    /* the divisor in the dtype's slot (the kernel's `div: I`) */
+    if (dt == BEXT_I64) div->i64 = c == BXR_OP_MEAN ? ext : 1;
+    else div->i32 = c == BXR_OP_MEAN ? (int32_t)ext : 1;
     return;
   case BXR_OP_PROD:
     if (flt) snprintf(inst, cap, "prod_float_%s", d);
@@ -75,7 +77,43 @@ static bext_tensor *reduced_view(struct bxr_op *op, int *dim) {
   return v;
 }
 
+/* A float sum or mean of `outputs` lines of ext elements: one launch, or
+ * two through an f64 tensor of parts (sum_float in reduce.bext). */
+static bool float_sum(struct bxr_op *op, bext_tensor *in, int dim, bext_tensor *out, int64_t outputs) {
+  int64_t ext = in->shape[dim];
+  const char *d = cube_dtype_name(in->dtype);
+  double div = op->code == BXR_OP_MEAN ? (double)ext : 1.0;
+  char inst[64];
+  union bxl_scalar sc[4] = {{.u64 = 0}, {.u64 = 0}, {.u64 = 0}, {.u64 = 0}};
+  if (outputs >= RED_FEW || ext <= 2 * RED_CHUNK) {
+    snprintf(inst, sizeof inst, "sum_float_%s_%s", d, d);
+    sc[0].u32 = (uint32_t)dim, sc[1].f64 = div, sc[2].u32 = 1, sc[3].u32 = (uint32_t)ext;
+    struct bxr_kernel *k = cube_kernel(op->device, inst);
+    bext_tensor *bind[2] = {in, out};
+    return k && cube_launch(op->device, k, (uint32_t)outputs, RED_CUBE, bind, sc);
+  }
+  int64_t parts = (ext + RED_CHUNK - 1) / RED_CHUNK;
+  bext_spec ps = {.dtype = BEXT_F64, .rank = 2, .shape = {outputs, parts}};
+  bext_tensor *tmp = cube_alloc(op->device, &ps);
+  if (!tmp) return false;
+  snprintf(inst, sizeof inst, "sum_float_%s_f64", d);
+  sc[0].u32 = (uint32_t)dim, sc[1].f64 = 1.0, sc[2].u32 = (uint32_t)parts, sc[3].u32 = RED_CHUNK;
+  struct bxr_kernel *k = cube_kernel(op->device, inst);
+  bext_tensor *bind[2] = {in, tmp};
+  bool ok = k && cube_launch(op->device, k, (uint32_t)(outputs * parts), RED_CUBE, bind, sc);
+  if (ok) {
+    snprintf(inst, sizeof inst, "sum_float_f64_%s", d);
+    sc[0].u32 = 1, sc[1].f64 = div, sc[2].u32 = 1, sc[3].u32 = (uint32_t)parts;
+    k = cube_kernel(op->device, inst);
+    bext_tensor *bind2[2] = {tmp, out};
+    ok = k && cube_launch(op->device, k, (uint32_t)outputs, RED_CUBE, bind2, sc);
+  }
+  bext_release(tmp);
+  return ok;
+}
+
 bext_tensor *cube_exec_reduce(struct bxr_op *op) {
+  if (!cube_check_dtypes(op) || !cube_fits_u32(op, op->in[0])) return NULL;
   int dim;
   bext_tensor *in = reduced_view(op, &dim);
   if (!in) return NULL;
@@ -86,7 +124,11 @@ bext_tensor *cube_exec_reduce(struct bxr_op *op) {
   bext_tensor *out = cube_alloc(op->device, &op->out);
   int64_t units = out ? bxr_numel(out->rank, out->shape) : 0;
   bool ok = out != NULL;
-  if (ok && units > 0) {
+  bool fsum = (op->code == BXR_OP_SUM || op->code == BXR_OP_MEAN) &&
+              bext_dtype_kind(in->dtype) == BEXT_KIND_FLOAT;
+  if (ok && units > 0 && fsum) {
+    ok = float_sum(op, in, dim, out, units);
+  } else if (ok && units > 0) {
     struct bxr_kernel *k = cube_kernel(op->device, inst);
     bext_tensor *bind[2] = {in, out};
     ok = k && cube_launch(op->device, k, (uint32_t)units, RED_CUBE, bind, sc);
@@ -98,6 +140,7 @@ bext_tensor *cube_exec_reduce(struct bxr_op *op) {
 }
 
 bext_tensor *cube_exec_cumsum(struct bxr_op *op) {
+  if (!cube_check_dtypes(op) || !cube_fits_u32(op, op->in[0])) return NULL;
   const bext_tensor *in = op->in[0];
   int dim = op->at.dim;
   bext_tensor *out = cube_alloc(op->device, &op->out);
@@ -106,7 +149,7 @@ bext_tensor *cube_exec_cumsum(struct bxr_op *op) {
   if (lines == 0) return out;
   char inst[64];
   snprintf(inst, sizeof inst, "cumsum_%s_%s",
-           bext_dtype_kind(in->dtype) == BEXT_KIND_FLOAT ? "float" : "int", bext_dtype_name(in->dtype));
+           bext_dtype_kind(in->dtype) == BEXT_KIND_FLOAT ? "float" : "int", cube_dtype_name(in->dtype));
   union bxl_scalar sc[1] = {{.u64 = 0}};
   sc[0].u32 = (uint32_t)dim;
   struct bxr_kernel *k = cube_kernel(op->device, inst);
