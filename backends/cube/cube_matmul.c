@@ -31,9 +31,12 @@ static bext_tensor *batch_view(const bext_tensor *t, const bext_tensor *out) {
 
 bext_tensor *cube_exec_matmul(struct bxr_op *op) {
   if (!cube_check_dtypes(op) || !cube_fits_u32(op, op->in[0]) || !cube_fits_u32(op, op->in[1])) return NULL;
+  int64_t numel = bxr_numel(op->out.rank, op->out.shape);
+  if (numel > (int64_t)UINT32_MAX)
+    return bxr_op_error(op, "outputs of more than 2^32 - 1 elements are not supported on %s yet", op->device->name),
+           NULL;
   bext_tensor *out = cube_alloc(op->device, &op->out);
   if (!out) return NULL;
-  int64_t numel = bxr_numel(out->rank, out->shape);
   if (numel == 0) return out;
   int r = out->rank;
   int64_t m = out->shape[r - 2], n = out->shape[r - 1], kk = op->in[0]->shape[op->in[0]->rank - 1];
