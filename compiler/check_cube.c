@@ -988,6 +988,61 @@ static bool value_fits(bxc_type *t, int64_t v) {
     return ii->is_signed ? v >= ii->min && (uint64_t)v <= ii->max : v >= 0 && (uint64_t)v <= ii->max;
 }
 
+/* `#[cube(T = [u8, i32])]`: the dtypes a type parameter is instantiated
+ * at, in this order, instead of its bound's defaults.  Each is a kernel
+ * type the bound allows (Float: f32 f64; Int: u8 i32 u32 i64; Numeric:
+ * both), named by the IR's type table. */
+static bool generic_dtypes(kc *c, bxc_cube_generic *g, const bxc_expr *v) {
+    const bxc_expr *const *elems = (const bxc_expr *const *)&v;
+    uint32_t n = 1;
+    if (v->kind == BXC_EXPR_ARRAY) {
+        elems = (const bxc_expr *const *)v->array.elems.items;
+        n = v->array.elems.len;
+    }
+    if (n == 0) {
+        chk_error(c->cx, CHK_E_CUBE_COMPTIME, v->span, "no dtypes for `%s`", g->name);
+        return false;
+    }
+    uint8_t *dts = bxc_arena_alloc(c->cx->arena, n);
+    uint32_t nd = 0;
+    bool ok = true;
+    for (uint32_t j = 0; j < n; j++) {
+        const bxc_expr *e = elems[j];
+        unsigned t = BXK_TYPE_COUNT;
+        if (e->kind == BXC_EXPR_PATH && e->path->segs.len == 1)
+            for (unsigned k = 0; k < BXK_TYPE_COUNT; k++)
+                if (k != BXK_F16 && strcmp(bxk_type_name(k), e->path->segs.items[0].name) == 0) t = k;
+        bool fits = t < BXK_TYPE_COUNT &&
+                    ((g->is_float && bxk_type_is_float(t)) || (g->is_int && bxk_type_is_int(t)));
+        if (!fits) {
+            bool named = e->kind == BXC_EXPR_PATH && e->path->segs.len == 1;
+            bxc_diag *d = chk_error(c->cx, CHK_E_CUBE_COMPTIME, e->span,
+                                    "`%s` cannot be instantiated at `%s`: expected %s", g->name,
+                                    named ? e->path->segs.items[0].name : "this expression",
+                                    g->is_float && g->is_int ? "a number type (f32 f64 u8 i32 u32 i64)"
+                                    : g->is_float           ? "a float type (f32 f64)"
+                                                            : "an integer type (u8 i32 u32 i64)");
+            chk_help(c->cx, d, "its bound decides which kernel types it takes");
+            ok = false;
+            continue;
+        }
+        bool dup = false;
+        for (uint32_t m = 0; m < nd; m++) dup |= dts[m] == t;
+        if (dup) {
+            chk_error(c->cx, CHK_E_CUBE_COMPTIME, e->span, "dtype `%s` of `%s` given twice",
+                      bxk_type_name(t), g->name);
+            ok = false;
+            continue;
+        }
+        dts[nd++] = (uint8_t)t;
+    }
+    if (ok) {
+        g->dtypes = dts;
+        g->ndtypes = nd;
+    }
+    return ok;
+}
+
 static bool marked_comptime(const bxc_fn *fn, const char *name) {
     for (uint32_t i = 0; i < fn->params.len; i++) {
         const bxc_param *p = fn->params.items[i];
@@ -1001,16 +1056,30 @@ static bool comptime_values(kc *c, const bxc_attr *cube) {
     bool ok = true;
     bxc_cube_kernel *k = c->k;
     bool *given = bxc_arena_alloc(c->cx->arena, (k->ncomptimes + 1) * sizeof *given);
+    bool *given_g = bxc_arena_alloc(c->cx->arena, (k->ngenerics + 1) * sizeof *given_g);
     for (uint32_t i = 0; cube && cube->has_args && i < cube->args.len; i++) {
         bxc_attr_arg *a = cube->args.items[i];
         if (a->kind != BXC_ATTR_ARG_ASSIGN || a->path->segs.len != 1) {
             bxc_diag *d = chk_error(c->cx, CHK_E_CUBE_COMPTIME, a->span,
-                                    "`#[cube(...)]` takes the values of `#[comptime]` parameters");
-            chk_help(c->cx, d, "write `#[cube(n = 256)]` or `#[cube(n = [64, 256])]`");
+                                    "`#[cube(...)]` takes the values of `#[comptime]` parameters "
+                                    "and the dtypes of type parameters");
+            chk_help(c->cx, d, "write `#[cube(n = 256)]`, `#[cube(n = [64, 256])]` or `#[cube(T = [i32, u8])]`");
             ok = false;
             continue;
         }
         const char *name = a->path->segs.items[0].name;
+        uint32_t gi = 0;
+        while (gi < k->ngenerics && strcmp(k->generics[gi].name, name) != 0) gi++;
+        if (gi < k->ngenerics) {
+            if (given_g[gi]) {
+                chk_error(c->cx, CHK_E_CUBE_COMPTIME, a->span, "dtypes of `%s` given twice", name);
+                ok = false;
+                continue;
+            }
+            given_g[gi] = true;
+            ok &= generic_dtypes(c, &k->generics[gi], a->value);
+            continue;
+        }
         uint32_t ci = 0;
         while (ci < k->ncomptimes && strcmp(k->comptimes[ci].var->name, name) != 0) ci++;
         if (ci == k->ncomptimes) {

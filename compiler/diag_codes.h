@@ -83,7 +83,7 @@
     X(CHK_E_CUBE_READONLY,   E0803, "store into a `&Tensor` kernel parameter (stores need `&mut Tensor`)") \
     X(CHK_E_CUBE_CONST,      E0804, "kernel value that must be a compile-time constant is not one") \
     X(CHK_E_CUBE_SYNC,       E0805, "`sync_cube()` where the units of a cube may not all arrive") \
-    X(CHK_E_CUBE_COMPTIME,   E0806, "`#[comptime]` parameter without values, or values for no such parameter") \
+    X(CHK_E_CUBE_COMPTIME,   E0806, "`#[comptime]` parameter without values, values for no such parameter, or dtypes a type parameter cannot take") \
     X(CHK_E_CUBE_OBJECT,     E0807, "tensor or shared array used as a value") \
     X(CHK_E_CUBE_BUILTIN,    E0808, "unknown kernel function or method") \
     X(CHK_E_CUBE_IR,         E0809, "internal error: the kernel IR verifier rejected a checked kernel") \

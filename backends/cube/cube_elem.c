@@ -115,20 +115,42 @@ static bext_tensor *launch_ew(struct bxr_op *op, const char *inst, bext_tensor *
 
 static bool is_float(bext_dtype dt) { return bext_dtype_kind(dt) == BEXT_KIND_FLOAT; }
 
-/* The op's position in its group of the op table: the comptime `op` of
- * the elementwise kernels (stdlib/cube/elementwise.bext says which). */
+static union bxl_scalar i64_slot(double v) {
+  union bxl_scalar s;
+  s.i64 = bxr_f64_to_i64_sat(v);
+  return s;
+}
+
+/* The comptime `op` of each kernel is the op's position in its group of
+ * the op table (stdlib/cube/elementwise.bext says which group). */
 static bext_tensor *unary(struct bxr_op *op) {
   bext_dtype dt = op->in[0]->dtype;
   unsigned pos = (unsigned)(op->code - BXR_OP_NEG);
   bext_tensor *v[1];
   bool contig;
   if (!expand_inputs(op, 1, v, &contig)) return NULL;
-  union bxl_scalar sc[2] = {cube_scalar(dt, op->sc[0].f), cube_scalar(dt, op->sc[1].f)};
-  if (op->code == BXR_OP_POWI) sc[0] = cube_scalar(dt, (double)op->sc[0].i);
+  union bxl_scalar sc[2];
+  if (is_float(dt)) {
+    sc[0] = cube_scalar(dt, op->code == BXR_OP_POWI ? (double)op->sc[0].i : op->sc[0].f);
+    sc[1] = cube_scalar(dt, op->sc[1].f);
+  } else {
+    sc[0] = i64_slot(op->sc[0].f);
+    sc[1] = i64_slot(op->sc[1].f);
+  }
   char inst[96];
   snprintf(inst, sizeof inst, "unary_%s_%s_%u_%d", is_float(dt) ? "float" : "int", cube_dtype_name(dt), pos,
            contig);
   return launch_ew(op, inst, v, 1, sc);
+}
+
+/* Operands a, b (the scalar forms bind a twice: b is not read). */
+static bool two_operands(struct bxr_op *op, bool scalar, bext_tensor **v, bool *contig) {
+  if (!expand_inputs(op, scalar ? 1 : 2, v, contig)) return false;
+  if (scalar) {
+    bext_retain(v[0]);
+    v[1] = v[0];
+  }
+  return true;
 }
 
 static bext_tensor *binary(struct bxr_op *op, bool scalar) {
@@ -137,21 +159,50 @@ static bext_tensor *binary(struct bxr_op *op, bool scalar) {
   if (!is_float(dt) && pos == BXR_OP_POW - BXR_OP_ADD) return cube_not_yet(op);
   bext_tensor *v[2];
   bool contig;
-  if (!expand_inputs(op, scalar ? 1 : 2, v, &contig)) return NULL;
-  if (scalar) {
-    bext_retain(v[0]);   /* b is not read: bind a again */
-    v[1] = v[0];
-  }
-  union bxl_scalar sc[1] = {cube_scalar(dt, op->sc[0].f)};
+  if (!two_operands(op, scalar, v, &contig)) return NULL;
+  union bxl_scalar sc[1] = {is_float(dt) ? cube_scalar(dt, op->sc[0].f) : i64_slot(op->sc[0].f)};
   char inst[96];
   snprintf(inst, sizeof inst, "binary_%s_%s_%u_%d_%d", is_float(dt) ? "float" : "int", cube_dtype_name(dt),
            pos, scalar, contig);
   return launch_ew(op, inst, v, 2, sc);
 }
 
+static bext_tensor *compare(struct bxr_op *op, bool scalar) {
+  bext_dtype dt = op->in[0]->dtype;
+  unsigned pos = (unsigned)(op->code - (scalar ? BXR_OP_EQ_SCALAR : BXR_OP_EQ));
+  bext_tensor *v[2];
+  bool contig;
+  if (!two_operands(op, scalar, v, &contig)) return NULL;
+  char inst[96];
+  if (dt == BEXT_BOOL) {
+    snprintf(inst, sizeof inst, "compare_bool_%u_%d", pos, contig);
+    return launch_ew(op, inst, v, 2, NULL);
+  }
+  /* where a scalar is compared: 1 in f64 (floats), 2 in i64 (ints) */
+  int domain = !scalar ? 0 : is_float(dt) ? 1 : 2;
+  union bxl_scalar sc[2];
+  sc[0].f64 = op->sc[0].f;
+  sc[1] = i64_slot(op->sc[0].f);
+  snprintf(inst, sizeof inst, "compare_%s_%u_%d_%d", cube_dtype_name(dt), pos, domain, contig);
+  return launch_ew(op, inst, v, 2, sc);
+}
+
+static bext_tensor *bool_logic(struct bxr_op *op) {
+  bext_tensor *v[2];
+  bool contig;
+  bool unary_not = op->code == BXR_OP_NOT;
+  if (!two_operands(op, unary_not, v, &contig)) return NULL;
+  char inst[64];
+  snprintf(inst, sizeof inst, "bool_logic_%u_%d", (unsigned)(op->code - BXR_OP_AND), contig);
+  return launch_ew(op, inst, v, 2, NULL);
+}
+
 _Static_assert(BXR_OP_MIN - BXR_OP_ADD == 7 && BXR_OP_MIN_SCALAR - BXR_OP_ADD_SCALAR == 7,
                "elementwise.bext numbers the binary group ADD..MIN 0..7");
 _Static_assert(BXR_OP_POWI - BXR_OP_NEG == 19, "elementwise.bext numbers the unary group NEG..POWI 0..19");
+_Static_assert(BXR_OP_LE - BXR_OP_EQ == 5 && BXR_OP_LE_SCALAR - BXR_OP_EQ_SCALAR == 5,
+               "elementwise.bext numbers the comparisons EQ..LE 0..5");
+_Static_assert(BXR_OP_NOT - BXR_OP_AND == 3, "elementwise.bext numbers the bool group AND..NOT 0..3");
 
 bext_tensor *cube_exec_elementwise(struct bxr_op *op) {
   if (!cube_check_dtypes(op)) return NULL;
@@ -159,8 +210,37 @@ bext_tensor *cube_exec_elementwise(struct bxr_op *op) {
   if (c >= BXR_OP_ADD && c <= BXR_OP_MIN) return binary(op, false);
   if (c >= BXR_OP_ADD_SCALAR && c <= BXR_OP_MIN_SCALAR) return binary(op, true);
   if (c >= BXR_OP_NEG && c <= BXR_OP_POWI) return unary(op);
+  if (c >= BXR_OP_EQ && c <= BXR_OP_LE) return compare(op, false);
+  if (c >= BXR_OP_EQ_SCALAR && c <= BXR_OP_LE_SCALAR) return compare(op, true);
+  if (c >= BXR_OP_AND && c <= BXR_OP_NOT) return bool_logic(op);
   return cube_not_yet(op);
 }
 
-bext_tensor *cube_exec_cast(struct bxr_op *op) { return cube_not_yet(op); }
-bext_tensor *cube_exec_mask(struct bxr_op *op) { return cube_not_yet(op); }
+bext_tensor *cube_exec_cast(struct bxr_op *op) {
+  if (!cube_check_dtypes(op)) return NULL;
+  bext_tensor *out = cube_alloc(op->device, &op->out);
+  if (!out) return NULL;
+  if (!cube_copy_into(op->device, out, op->in[0], 0)) {
+    bext_release(out);
+    return NULL;
+  }
+  return out;
+}
+
+bext_tensor *cube_exec_mask(struct bxr_op *op) {
+  if (!cube_check_dtypes(op)) return NULL;
+  bool fill = op->code == BXR_OP_MASK_FILL;
+  bext_dtype dt = op->out.dtype;
+  bext_tensor *v[3];
+  bool contig;
+  if (!expand_inputs(op, fill ? 2 : 3, v, &contig)) return NULL;
+  if (fill) {
+    bext_retain(v[0]);   /* v is not read: bind a again */
+    v[2] = v[0];
+  }
+  union bxl_scalar sc[1] = {cube_scalar(dt, fill ? op->sc[0].f : 0.0)};
+  char inst[64];
+  if (dt == BEXT_BOOL) snprintf(inst, sizeof inst, "mask_bool_%d_%d", fill, contig);
+  else snprintf(inst, sizeof inst, "mask_%s_%d_%d", cube_dtype_name(dt), fill, contig);
+  return launch_ew(op, inst, v, 3, sc);
+}

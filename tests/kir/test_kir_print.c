@@ -144,6 +144,44 @@ Test(kir_fold, folds_with_the_header_semantics) {
     "}\n");
 }
 
+/* Comptime branches: an `if` on a folded condition becomes its taken
+ * block; a taken block ending in `return` drops what followed; values are
+ * renumbered so the kernel still defines every id it declares. */
+Test(kir_fold, prunes_constant_branches) {
+  struct bxk_kernel *k = bxk_kernel_new("prune");
+  bxk_add_binding(k, BXK_I32, 1, true);
+  struct bxk_builder B = bxk_builder_at(k, NULL);
+  bxk_val pos = bxk_topo(&B, BXK_TOPO_UNIT_POS);
+  bxk_val one = bxk_const_i(&B, BXK_U32, 1), two = bxk_const_i(&B, BXK_U32, 2);
+  struct bxk_block *then_blk, *else_blk;
+  bxk_if(&B, bxk_bin(&B, BXK_OP_EQ, one, two), &then_blk, &else_blk);  /* false */
+  struct bxk_builder T = bxk_builder_at(k, then_blk);
+  bxk_store(&T, 0, pos, bxk_const_i(&T, BXK_I32, 5));
+  struct bxk_builder E = bxk_builder_at(k, else_blk);
+  struct bxk_block *inner, *inner_else;
+  bxk_if(&E, bxk_bin(&E, BXK_OP_LT, one, two), &inner, &inner_else);   /* true, no else used */
+  struct bxk_builder I = bxk_builder_at(k, inner);
+  bxk_store(&I, 0, pos, bxk_const_i(&I, BXK_I32, 7));
+  bxk_return(&E);
+  bxk_store(&B, 0, pos, bxk_const_i(&B, BXK_I32, 9));                  /* after the return */
+  struct bxk_diags ds = {0};
+  cr_assert(bxk_verify(k, &ds));
+  cr_expect_geq(bxk_fold(k), 4);
+  cr_expect(bxk_verify(k, &ds), "pruned kernel verifies: %s", ds.n ? ds.d[0].msg : "");
+  golden(k,
+    "kernel prune(b0: &mut tensor<i32, 1>)\n"
+    "{\n"
+    "  %1: u32 = topo UNIT_POS\n"
+    "  %2: u32 = const 1\n"
+    "  %3: u32 = const 2\n"
+    "  %4: bool = const false\n"
+    "  %5: bool = const true\n"
+    "  %6: i32 = const 7\n"
+    "  store b0[%1], %6\n"
+    "  return\n"
+    "}\n");
+}
+
 /* -------------------------------------------------------------- serial */
 
 typedef struct bxk_kernel *(*maker)(void);
