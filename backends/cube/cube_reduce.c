@@ -30,16 +30,13 @@ static void pick(enum bxr_opcode c, bext_dtype dt, int64_t ext, char *inst, size
   case BXR_OP_MEAN:
     if (flt) return;   /* float_sum's */
     snprintf(inst, cap, "fold_int_%s_0", d);
-    /* the divisor in the dtype's slot (the kernel's `div: I`) */
-    if (dt == BEXT_I64) div->i64 = c == BXR_OP_MEAN ? ext : 1;
-    else div->i32 = c == BXR_OP_MEAN ? (int32_t)ext : 1;
+    div->i64 = c == BXR_OP_MEAN ? ext : 1;
     return;
   case BXR_OP_PROD:
     if (flt) snprintf(inst, cap, "prod_float_%s", d);
     else {
       snprintf(inst, cap, "fold_int_%s_1", d);
-      if (dt == BEXT_I64) div->i64 = 1;
-      else div->i32 = 1;
+      div->i64 = 1;
     }
     return;
   case BXR_OP_MAX_REDUCE:

@@ -38,7 +38,7 @@ static uint64_t next(void) {
 static double unif(void) { return (double)(next() >> 11) / 9007199254740992.0; }
 
 /* n random elements of dt: floats in [-2, 2) (NaNs when nan), ints in
- * [-lim, lim], bools 0/1. */
+ * [-lim, lim] (u8: any byte, or [0, 2 lim] when lim <= 2), bools 0/1. */
 static void *values(bext_dtype dt, int64_t n, int lim, bool nan) {
   size_t es = bext_dtype_size(dt);
   char *p = malloc((size_t)(n ? n : 1) * es);
@@ -51,6 +51,7 @@ static void *values(bext_dtype dt, int64_t n, int lim, bool nan) {
     case BEXT_F64: ((double *)p)[i] = v; break;
     case BEXT_I32: ((int32_t *)p)[i] = (int32_t)iv; break;
     case BEXT_I64: ((int64_t *)p)[i] = iv * 1000003; break;
+    case BEXT_U8: ((uint8_t *)p)[i] = (uint8_t)(lim > 2 ? next() % 256 : (uint64_t)(iv + lim)); break;
     default: ((uint8_t *)p)[i] = (uint8_t)(next() % 2); break;
     }
   }
@@ -181,21 +182,21 @@ static void reduction_cases(enum bxr_opcode code, const bext_dtype *dts, int ndt
   cr_assert_gt(cases, 20 * ndt);
 }
 
-static const bext_dtype nums[] = {BEXT_F32, BEXT_F64, BEXT_I32, BEXT_I64};
+static const bext_dtype nums[] = {BEXT_F32, BEXT_F64, BEXT_I32, BEXT_I64, BEXT_U8};
 
 Test(cube_ops, sum_and_mean_match_ndarray) {
-  reduction_cases(BXR_OP_SUM, nums, 4, 1000, false);
-  reduction_cases(BXR_OP_MEAN, nums, 4, 1000, false);
+  reduction_cases(BXR_OP_SUM, nums, 5, 1000, false);
+  reduction_cases(BXR_OP_MEAN, nums, 5, 1000, false);
 }
-Test(cube_ops, prod_matches_ndarray) { reduction_cases(BXR_OP_PROD, nums, 4, 3, false); }
+Test(cube_ops, prod_matches_ndarray) { reduction_cases(BXR_OP_PROD, nums, 5, 3, false); }
 Test(cube_ops, max_min_match_ndarray_with_nan) {
-  reduction_cases(BXR_OP_MAX_REDUCE, nums, 4, 1000, true);
-  reduction_cases(BXR_OP_MIN_REDUCE, nums, 4, 1000, true);
+  reduction_cases(BXR_OP_MAX_REDUCE, nums, 5, 1000, true);
+  reduction_cases(BXR_OP_MIN_REDUCE, nums, 5, 1000, true);
 }
 Test(cube_ops, argmax_argmin_match_ndarray_with_nan_and_ties) {
   /* ints in [-2, 2]: many ties, so "first occurrence" is exercised */
-  reduction_cases(BXR_OP_ARGMAX, nums, 4, 2, true);
-  reduction_cases(BXR_OP_ARGMIN, nums, 4, 2, true);
+  reduction_cases(BXR_OP_ARGMAX, nums, 5, 2, true);
+  reduction_cases(BXR_OP_ARGMIN, nums, 5, 2, true);
 }
 Test(cube_ops, any_all_match_ndarray) {
   static const bext_dtype b[] = {BEXT_BOOL};
@@ -205,7 +206,7 @@ Test(cube_ops, any_all_match_ndarray) {
 
 Test(cube_ops, cumsum_matches_ndarray) {
   int cases = 0;
-  for (int di = 0; di < 4; di++)
+  for (int di = 0; di < 5; di++)
     for (int rep = 0; rep < 20; rep++) {
       int64_t shape[BEXT_MAX_RANK];
       int rank = rand_shape(shape, false);
@@ -228,7 +229,7 @@ Test(cube_ops, cumsum_matches_ndarray) {
 Test(cube_ops, matmul_matches_ndarray) {
   static const int64_t mk[] = {0, 1, 3, 31, 32, 33, 64, 65, 70, 130};
   int cases = 0;
-  for (int di = 0; di < 4; di++)
+  for (int di = 0; di < 5; di++)
     for (int rep = 0; rep < 14; rep++) {
       bext_dtype dt = nums[di];
       int64_t m = mk[next() % 10], n = mk[next() % 10], k = mk[next() % 10];
@@ -248,15 +249,18 @@ Test(cube_ops, matmul_matches_ndarray) {
       free(db);
       cases++;
     }
-  cr_assert_eq(cases, 56);
+  cr_assert_eq(cases, 70);
 }
 
 static void index_cases(enum bxr_opcode code) {
   static const bext_dtype ix_dts[] = {BEXT_I32, BEXT_I64};
+  static const bext_dtype data_dts[] = {BEXT_F32, BEXT_F64, BEXT_I32, BEXT_I64, BEXT_U8, BEXT_BOOL};
+  /* gather and select move bools too (as u8) */
+  int ndt = code == BXR_OP_GATHER || code == BXR_OP_SELECT ? 6 : 5;
   int cases = 0;
-  for (int di = 0; di < 4; di++)
+  for (int di = 0; di < ndt; di++)
     for (int rep = 0; rep < 16; rep++) {
-      bext_dtype dt = nums[di], xt = ix_dts[rep % 2];
+      bext_dtype dt = data_dts[di], xt = ix_dts[rep % 2];
       int64_t shape[BEXT_MAX_RANK];
       int rank = rand_shape(shape, true);
       int dim = (int)(next() % (uint64_t)rank);
@@ -299,7 +303,7 @@ static void index_cases(enum bxr_opcode code) {
       free(vals);
       cases++;
     }
-  cr_assert_eq(cases, 64);
+  cr_assert_eq(cases, 16 * ndt);
 }
 
 Test(cube_ops, gather_matches_ndarray) { index_cases(BXR_OP_GATHER); }
@@ -399,4 +403,17 @@ Test(cube_ops, two_pass_sums_match_ndarray) {
         free(data);
       }
   cr_assert_eq(cases, 24);
+}
+
+/* An integer mean divides the wrapped sum by the extent in i64: 300 u8
+ * values (more than the dtype holds) and i32 values, against ndarray. */
+Test(cube_ops, int_mean_over_long_extents) {
+  static const bext_dtype dts[] = {BEXT_U8, BEXT_I32};
+  for (int di = 0; di < 2; di++) {
+    int64_t s[2] = {3, 300};
+    void *data = values(dts[di], 900, 1000, false);
+    bext_tensor *ci = make(CUBE, dts[di], 2, s, data, false), *ni = make("ndarray", dts[di], 2, s, data, false);
+    both(BXR_OP_MEAN, 1, &ci, &ni, (bext_attrs){.dim = 1}, 0, bext_dtype_name(dts[di]));
+    free(data);
+  }
 }
