@@ -82,8 +82,10 @@ static bool float_sum(struct bxr_op *op, bext_tensor *in, int dim, bext_tensor *
   double div = op->code == BXR_OP_MEAN ? (double)ext : 1.0;
   char inst[64];
   union bxl_scalar sc[4] = {{.u64 = 0}, {.u64 = 0}, {.u64 = 0}, {.u64 = 0}};
+  /* the CONTIG instantiation: unit-stride lines, the leaf loop vectorizes */
+  int contig = in->strides[dim] == 1;
   if (outputs >= RED_FEW || ext <= 2 * RED_CHUNK) {
-    snprintf(inst, sizeof inst, "sum_float_%s_%s", d, d);
+    snprintf(inst, sizeof inst, "sum_float_%s_%s_%d", d, d, contig);
     sc[0].u32 = (uint32_t)dim, sc[1].f64 = div, sc[2].u32 = 1, sc[3].u32 = (uint32_t)ext;
     struct bxr_kernel *k = cube_kernel(op->device, inst);
     bext_tensor *bind[2] = {in, out};
@@ -93,13 +95,13 @@ static bool float_sum(struct bxr_op *op, bext_tensor *in, int dim, bext_tensor *
   bext_spec ps = {.dtype = BEXT_F64, .rank = 2, .shape = {outputs, parts}};
   bext_tensor *tmp = cube_alloc(op->device, &ps);
   if (!tmp) return false;
-  snprintf(inst, sizeof inst, "sum_float_%s_f64", d);
+  snprintf(inst, sizeof inst, "sum_float_%s_f64_%d", d, contig);
   sc[0].u32 = (uint32_t)dim, sc[1].f64 = 1.0, sc[2].u32 = (uint32_t)parts, sc[3].u32 = RED_CHUNK;
   struct bxr_kernel *k = cube_kernel(op->device, inst);
   bext_tensor *bind[2] = {in, tmp};
   bool ok = k && cube_launch(op->device, k, (uint32_t)(outputs * parts), RED_CUBE, bind, sc);
   if (ok) {
-    snprintf(inst, sizeof inst, "sum_float_f64_%s", d);
+    snprintf(inst, sizeof inst, "sum_float_f64_%s_1", d);   /* tmp is contiguous */
     sc[0].u32 = 1, sc[1].f64 = div, sc[2].u32 = 1, sc[3].u32 = (uint32_t)parts;
     k = cube_kernel(op->device, inst);
     bext_tensor *bind2[2] = {tmp, out};

@@ -379,14 +379,15 @@ Test(cube_ops, dim_sum_is_identical_across_thread_counts) {
   free(v);
 }
 
-/* Lines longer than two chunks with few outputs take the two-pass path
- * (cube_reduce.c): sums and means along either axis, contiguous and
- * strided, f32 and f64, against ndarray. */
-Test(cube_ops, two_pass_sums_match_ndarray) {
-  static const int64_t shapes[3][2] = {{3, 40000}, {40000, 3}, {1, 50001}};
+/* Long lines: with few outputs and more than two chunks they take the
+ * two-pass path (cube_reduce.c); [300, 5000] is one pass over many
+ * leaves.  Sums and means along the long axis, contiguous and strided,
+ * f32 and f64, against ndarray. */
+Test(cube_ops, long_line_sums_match_ndarray) {
+  static const int64_t shapes[4][2] = {{3, 40000}, {40000, 3}, {1, 50001}, {300, 5000}};
   int cases = 0;
   for (int di = 0; di < 2; di++)
-    for (int si = 0; si < 3; si++)
+    for (int si = 0; si < 4; si++)
       for (int mean = 0; mean < 2; mean++) {
         bext_dtype dt = nums[di];
         void *data = values(dt, shapes[si][0] * shapes[si][1], 0, false);
@@ -402,7 +403,7 @@ Test(cube_ops, two_pass_sums_match_ndarray) {
         }
         free(data);
       }
-  cr_assert_eq(cases, 24);
+  cr_assert_eq(cases, 32);
 }
 
 /* An integer mean divides the wrapped sum by the extent in i64: 300 u8
