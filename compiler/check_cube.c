@@ -61,9 +61,9 @@ static const uint8_t op_class[] = {
  * `sign`, `min`, `max` and `pow`: one table (bxk_ops.h) names them. */
 static bool is_intrinsic_op(unsigned op) {
     switch (op_class[op]) {
-    case BXK_C_FLOAT1: case BXK_C_FARITH: return true;
+    case BXK_C_FLOAT1: return true;
     case BXK_C_NUM1: return op != BXK_OP_NEG;
-    case BXK_C_ARITH: return op == BXK_OP_MIN || op == BXK_OP_MAX;
+    case BXK_C_ARITH: return op == BXK_OP_MIN || op == BXK_OP_MAX || op == BXK_OP_POW;
     default: return false;
     }
 }
@@ -73,7 +73,7 @@ int bxc_cube_intrinsic(const char *name, uint32_t *nargs, bool *float_only) {
         if (is_intrinsic_op(op) && strcmp(op_names[op], name) == 0) {
             if (nargs) *nargs = op_nargs[op];
             if (float_only)
-                *float_only = op_class[op] == BXK_C_FLOAT1 || op_class[op] == BXK_C_FARITH;
+                *float_only = op_class[op] == BXK_C_FLOAT1;
             return (int)op;
         }
     return -1;

@@ -2,8 +2,8 @@
 # demo.sh BUILD — what `make demo` shows: bextc checking the samples, a
 # diagnostic for a broken file, metadata evaluated in the REPL, a small
 # program on the runtime, the extension samples, a fused chain on
-# flex+fusion with its plan dumped, and a small MLP trained on
-# flex+autodiff.  Stops at the first unexpected failure.
+# flex+fusion with its plan dumped, core ops on cube:cpu, and a small MLP
+# trained on flex+autodiff.  Stops at the first unexpected failure.
 set -eu
 B=${1:-build}
 bin=$B/bin
@@ -46,6 +46,12 @@ BEXT_FUSION_DUMP="$B/fusion_dump" "$bin/fusion"
 ls "$B/fusion_dump"
 echo "-- the fused kernel's IR (first lines):"
 head -n 12 "$B"/fusion_dump/*_kernel_0.kir
+
+# cube:cpu: core ops written as .bext kernels (stdlib/cube), embedded in
+# libbext as kernel IR and compiled by the CPU JIT on first use.
+[ -x "$bin/cube" ] || { echo "demo: $bin/cube was not built" >&2; exit 1; }
+step "samples/cube (core ops as stdlib .bext kernels on cube:cpu)"
+"$bin/cube"
 
 # Training on +autodiff: a two-layer MLP learns a smooth surface by plain
 # SGD (samples/mlp); it exits 1 unless the final loss is below its bound.

@@ -67,9 +67,10 @@ BXR_FUNC bool cube_check_dtypes(const struct bxr_op *op);
  * "cube:cpu: `bext_sum_dim` is not implemented on this device yet".
  * Always NULL. */
 BXR_FUNC bext_tensor *cube_not_yet(struct bxr_op *op);
-/* Views and launches take u32 extents: false + error naming op when t
- * (or any view the op makes of it) does not fit. */
-BXR_FUNC bool cube_fits_u32(const struct bxr_op *op, const bext_tensor *t);
+/* Kernels index with u32: false + an error naming dev when t's element
+ * count, an extent, a stride or its farthest element does not fit (or a
+ * stride is negative). */
+BXR_FUNC bool cube_fits_u32(struct bext_device *dev, const bext_tensor *t);
 
 /* The scalar slot of value v converted to dtype dt the way every backend
  * stores a double (bxr_store_f64: the runtime's conversion). */

@@ -26,9 +26,6 @@ bext_tensor *cube_exec_create(struct bxr_op *op) {
   if (!cube_check_dtypes(op)) return NULL;
   if (op->code == BXR_OP_RANDOM_UNIFORM || op->code == BXR_OP_RANDOM_NORMAL) return random_fill(op);
   bext_dtype dt = op->out.dtype;
-  if (bxr_numel(op->out.rank, op->out.shape) > (int64_t)UINT32_MAX)
-    return bxr_op_error(op, "more than 2^32 - 1 elements are not supported on %s yet", op->device->name),
-           NULL;
   char inst[64];
   union bxl_scalar sc[2];
   if (op->code == BXR_OP_ARANGE) {
@@ -45,7 +42,7 @@ bext_tensor *cube_exec_create(struct bxr_op *op) {
   if (!k) return NULL;
   bext_tensor *t = cube_alloc(op->device, &op->out);
   if (!t) return NULL;
-  if (!cube_launch(op->device, k, (uint32_t)bxr_numel(t->rank, t->shape), 256, &t, sc)) {
+  if (!cube_fits_u32(op->device, t) || !cube_launch(op->device, k, (uint32_t)bxr_numel(t->rank, t->shape), 256, &t, sc)) {
     bext_release(t);
     return NULL;
   }

@@ -45,7 +45,7 @@ static bool launch(struct bxr_op *op, const char *kernel, int64_t units, bext_te
 
 static bool fits(const struct bxr_op *op) {
   for (int i = 0; i < op->n_in; i++)
-    if (!cube_fits_u32(op, op->in[i])) return false;
+    if (!cube_fits_u32(op->device, op->in[i])) return false;
   return cube_check_dtypes(op);
 }
 

@@ -12,7 +12,7 @@
 /* Units per cube for copies (as elementwise launches). */
 #define CUBE_COPY_DIM 256
 
-static bool fits_u32(struct bext_device *dev, const bext_tensor *t) {
+bool cube_fits_u32(struct bext_device *dev, const bext_tensor *t) {
   int64_t far = 0;
   for (int d = 0; d < t->rank; d++) {
     if (t->shape[d] > (int64_t)UINT32_MAX || t->strides[d] > (int64_t)UINT32_MAX || t->strides[d] < 0)
@@ -32,7 +32,7 @@ bool cube_copy_into(struct bext_device *dev, bext_tensor *dst, const bext_tensor
   BXR_ASSERT(bxr_same_shape(src->rank, src->shape, dst->rank, dst->shape));
   int64_t n = bxr_numel(dst->rank, dst->shape);
   if (n == 0) return true;
-  if (!fits_u32(dev, src) || !fits_u32(dev, dst)) return false;
+  if (!cube_fits_u32(dev, src) || !cube_fits_u32(dev, dst)) return false;
   int contig = flip_mask == 0 && bxr_is_contiguous(src) && bxr_is_contiguous(dst);
   char inst[64];
   if (s == BEXT_BOOL && d == BEXT_BOOL) snprintf(inst, sizeof inst, "copy_bool_%d", contig);

@@ -30,7 +30,7 @@ static bext_tensor *batch_view(const bext_tensor *t, const bext_tensor *out) {
 }
 
 bext_tensor *cube_exec_matmul(struct bxr_op *op) {
-  if (!cube_check_dtypes(op) || !cube_fits_u32(op, op->in[0]) || !cube_fits_u32(op, op->in[1])) return NULL;
+  if (!cube_check_dtypes(op) || !cube_fits_u32(op->device, op->in[0]) || !cube_fits_u32(op->device, op->in[1])) return NULL;
   int64_t numel = bxr_numel(op->out.rank, op->out.shape);
   if (numel > (int64_t)UINT32_MAX)
     return bxr_op_error(op, "outputs of more than 2^32 - 1 elements are not supported on %s yet", op->device->name),

@@ -112,7 +112,7 @@ static bool float_sum(struct bxr_op *op, bext_tensor *in, int dim, bext_tensor *
 }
 
 bext_tensor *cube_exec_reduce(struct bxr_op *op) {
-  if (!cube_check_dtypes(op) || !cube_fits_u32(op, op->in[0])) return NULL;
+  if (!cube_check_dtypes(op) || !cube_fits_u32(op->device, op->in[0])) return NULL;
   int dim;
   bext_tensor *in = reduced_view(op, &dim);
   if (!in) return NULL;
@@ -139,7 +139,7 @@ bext_tensor *cube_exec_reduce(struct bxr_op *op) {
 }
 
 bext_tensor *cube_exec_cumsum(struct bxr_op *op) {
-  if (!cube_check_dtypes(op) || !cube_fits_u32(op, op->in[0])) return NULL;
+  if (!cube_check_dtypes(op) || !cube_fits_u32(op->device, op->in[0])) return NULL;
   const bext_tensor *in = op->in[0];
   int dim = op->at.dim;
   bext_tensor *out = cube_alloc(op->device, &op->out);

@@ -292,7 +292,7 @@ static void inst(struct em *E, const struct bxk_inst *i) {
     else sb_put(s, "s%u", ix);
     break;
   case BXK_C_TOPO: topo(E, ix); break;
-  case BXK_C_ARITH: case BXK_C_FARITH: case BXK_C_LOGIC: case BXK_C_SHIFT: case BXK_C_CMP:
+  case BXK_C_ARITH: case BXK_C_LOGIC: case BXK_C_SHIFT: case BXK_C_CMP:
     bin(E, op, cls == BXK_C_CMP ? at : t, i->arg[0], i->arg[1]);
     break;
   case BXK_C_NUM1: case BXK_C_FLOAT1: case BXK_C_NOT: un(E, op, t, i->arg[0]); break;

@@ -11,8 +11,7 @@
 
 enum bxk_class {
   BXK_C_CONST, BXK_C_SCALAR, BXK_C_TOPO,
-  BXK_C_ARITH,   /* x op y, numeric, same type */
-  BXK_C_FARITH,  /* float only (pow) */
+  BXK_C_ARITH,   /* x op y, numeric, same type (pow too: ints wrap, bxk_scalar.h) */
   BXK_C_LOGIC,   /* and/or/xor: bool or int */
   BXK_C_SHIFT,   /* int only */
   BXK_C_CMP,     /* same type -> bool */
@@ -37,7 +36,7 @@ enum bxk_immk { BXK_I_NONE, BXK_I_LIT, BXK_I_INDEX };
   X(REM, rem, 2, 0, BXK_C_ARITH, BXK_I_NONE)                    \
   X(MIN, min, 2, 0, BXK_C_ARITH, BXK_I_NONE)                    \
   X(MAX, max, 2, 0, BXK_C_ARITH, BXK_I_NONE)                    \
-  X(POW, pow, 2, 0, BXK_C_FARITH, BXK_I_NONE)                   \
+  X(POW, pow, 2, 0, BXK_C_ARITH, BXK_I_NONE)                    \
   X(AND, and, 2, 0, BXK_C_LOGIC, BXK_I_NONE)                    \
   X(OR, or, 2, 0, BXK_C_LOGIC, BXK_I_NONE)                      \
   X(XOR, xor, 2, 0, BXK_C_LOGIC, BXK_I_NONE)                    \

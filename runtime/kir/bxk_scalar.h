@@ -20,8 +20,9 @@
  *     as the reference's expression gives);
  *   - relu(x) is x < 0 ? 0 : x (so relu(-0) is -0 and NaN stays NaN);
  *   - sign(x): 1, -1, or x itself (0, -0, NaN); ints -1/0/1;
- *   - integer pow: wrapping repeated squaring; a negative exponent gives
- *     0 except for the bases 1 and -1 (1 / a^|e| truncated);
+ *   - integer pow (the IR's pow on ints): wrapping repeated squaring; a
+ *     negative exponent gives 0 except for the bases 1 and -1 (1 / a^|e|
+ *     truncated);
  *   - round: half to even; shifts take the amount modulo the bit width;
  *     shr is arithmetic for signed types, logical for unsigned;
  *   - casts: float->int NaN->0, truncate toward zero, saturate to the
@@ -144,7 +145,7 @@ BXK_FLOAT_OPS_(double, f64, fmod, nearbyint)
   BXK_SCALAR_FN T bxk_abs_##S(T a) { return a < 0 ? bxk_neg_##S(a) : a; }        \
   BXK_SCALAR_FN T bxk_sign_##S(T a) { return a > 0 ? 1 : a < 0 ? -1 : 0; }       \
   BXK_SCALAR_FN T bxk_relu_##S(T a) { return a < 0 ? 0 : a; }                    \
-  BXK_SCALAR_FN T bxk_pow_##S(T a, T e) { /* the IR's pow is float-only */       \
+  BXK_SCALAR_FN T bxk_pow_##S(T a, T e) {                                       \
     if (e < 0) return a == 1 ? 1 : a == -1 ? ((e & 1) ? -1 : 1) : 0;             \
     T r = 1;                                                                     \
     while (e) {                                                                  \
@@ -163,6 +164,15 @@ BXK_FLOAT_OPS_(double, f64, fmod, nearbyint)
   BXK_INT_COMMON_(T, T, S, BITS)                                                 \
   BXK_SCALAR_FN T bxk_div_##S(T a, T b) { return b == 0 ? 0 : (T)(a / b); }      \
   BXK_SCALAR_FN T bxk_rem_##S(T a, T b) { return b == 0 ? 0 : (T)(a % b); }      \
+  BXK_SCALAR_FN T bxk_pow_##S(T a, T e) {                                       \
+    T r = 1;                                                                     \
+    while (e) {                                                                  \
+      if (e & 1) r = bxk_mul_##S(r, a);                                          \
+      a = bxk_mul_##S(a, a);                                                     \
+      e = (T)(e >> 1);                                                           \
+    }                                                                            \
+    return r;                                                                    \
+  }                                                                              \
   BXK_SCALAR_FN T bxk_abs_##S(T a) { return a; }                                 \
   BXK_SCALAR_FN T bxk_sign_##S(T a) { return a > 0 ? 1 : 0; }                    \
   BXK_SCALAR_FN T bxk_shr_##S(T a, T b) { return (T)(a >> (b & (BITS - 1))); }

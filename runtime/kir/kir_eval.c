@@ -51,6 +51,7 @@ union bxk_lit bxk_lit_norm(enum bxk_type t, union bxk_lit a) {
     case BXK_OP_REM: r = bxk_rem_##S(x, y); break;                    \
     case BXK_OP_MIN: r = bxk_min_##S(x, y); break;                    \
     case BXK_OP_MAX: r = bxk_max_##S(x, y); break;                    \
+    case BXK_OP_POW: r = bxk_pow_##S(x, y); break;                    \
     case BXK_OP_AND: r = x & y; break;                                \
     case BXK_OP_OR: r = x | y; break;                                 \
     case BXK_OP_XOR: r = x ^ y; break;                                \

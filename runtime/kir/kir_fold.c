@@ -84,7 +84,7 @@ static void fold_block(struct fstate *S, struct bxk_block *b) {
     union bxk_lit r;
     bool ok = false;
     switch (cls) {
-    case BXK_C_ARITH: case BXK_C_FARITH: case BXK_C_LOGIC: case BXK_C_SHIFT: case BXK_C_CMP:
+    case BXK_C_ARITH: case BXK_C_LOGIC: case BXK_C_SHIFT: case BXK_C_CMP:
       ok = a && c && bxk_eval_bin((enum bxk_op)i->op, (enum bxk_type)a->type, a->imm, c->imm, &r);
       break;
     case BXK_C_NUM1: case BXK_C_FLOAT1: case BXK_C_NOT:

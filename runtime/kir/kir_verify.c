@@ -194,7 +194,7 @@ static void check(struct vstate *S, const struct bxk_inst *i, bool cvary, int de
     if (index_ok(S, i, BXK_TOPO_COUNT, "builtin")) v = bxk_topo_varies((unsigned)i->imm.u);
     result(S, i, BXK_INDEX);
     break;
-  case BXK_C_ARITH: case BXK_C_FARITH: case BXK_C_LOGIC: case BXK_C_SHIFT: case BXK_C_CMP:
+  case BXK_C_ARITH: case BXK_C_LOGIC: case BXK_C_SHIFT: case BXK_C_CMP:
     if (a[0] != BXK_VOID && a[1] != BXK_VOID && a[0] != a[1]) {
       ERR(S, BXK_E_TYPE, i, i->res, "operands of %s differ: %s and %s", oi->name, tn(a[0]), tn(a[1]));
       break;
@@ -202,7 +202,6 @@ static void check(struct vstate *S, const struct bxk_inst *i, bool cvary, int de
     if (a[0] == BXK_VOID) break;
     {
       bool fits = oi->cls == BXK_C_ARITH ? numeric(a[0])
-                : oi->cls == BXK_C_FARITH ? bxk_type_is_float(a[0])
                 : oi->cls == BXK_C_LOGIC ? (a[0] == BXK_BOOL || bxk_type_is_int(a[0]))
                 : oi->cls == BXK_C_SHIFT ? bxk_type_is_int(a[0])
                 : (a[0] != BXK_BOOL || op == BXK_OP_EQ || op == BXK_OP_NE);

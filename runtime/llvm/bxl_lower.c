@@ -230,6 +230,26 @@ static LLVMValueRef ibin(struct lw *L, unsigned op, unsigned t, LLVMValueRef x, 
   case BXK_OP_XOR: return LLVMBuildXor(b, x, y, "");
   case BXK_OP_MIN: return LLVMBuildSelect(b, LLVMBuildICmp(b, s ? LLVMIntSLT : LLVMIntULT, x, y, ""), x, y, "");
   case BXK_OP_MAX: return LLVMBuildSelect(b, LLVMBuildICmp(b, s ? LLVMIntSGT : LLVMIntUGT, x, y, ""), x, y, "");
+  case BXK_OP_POW: { /* bxk_pow_*: wrapping square-and-multiply, unrolled over
+                      * the exponent's bits with selects (no branches, so the
+                      * unit loop still vectorizes); signed: a negative
+                      * exponent gives 1 for base 1, +-1 for base -1, else 0 */
+    unsigned bits = bxk_type_bits(t);
+    LLVMValueRef r = one, base = x;
+    for (unsigned k = 0; k < bits; k++) {
+      LLVMValueRef bit = LLVMBuildAnd(b, LLVMBuildLShr(b, y, LLVMConstInt(it, k, 0), ""), one, "");
+      LLVMValueRef take = LLVMBuildICmp(b, LLVMIntNE, bit, zero, "");
+      r = LLVMBuildSelect(b, take, LLVMBuildMul(b, r, base, ""), r, "");
+      if (k + 1 < bits) base = LLVMBuildMul(b, base, base, "");
+    }
+    if (!s) return r;
+    LLVMValueRef odd = LLVMBuildICmp(b, LLVMIntNE, LLVMBuildAnd(b, y, one, ""), zero, "");
+    LLVMValueRef neg1 = LLVMBuildSelect(b, odd, m1, one, "");
+    LLVMValueRef negr = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntEQ, x, one, ""), one,
+                                        LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntEQ, x, m1, ""), neg1,
+                                                        zero, ""), "");
+    return LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, y, zero, ""), negr, r, "");
+  }
   case BXK_OP_SHL: case BXK_OP_SHR: { /* amount modulo the bit width */
     LLVMValueRef n = LLVMBuildAnd(b, y, LLVMConstInt(it, bxk_type_bits(t) - 1, 0), "");
     return op == BXK_OP_SHL ? LLVMBuildShl(b, x, n, "")
@@ -399,7 +419,7 @@ static void inst(struct lw *L, const struct bxk_inst *i) {
     break;
   }
   case BXK_C_TOPO: r = topo(L, (unsigned)i->imm.u); break;
-  case BXK_C_ARITH: case BXK_C_FARITH: case BXK_C_LOGIC: case BXK_C_SHIFT:
+  case BXK_C_ARITH: case BXK_C_LOGIC: case BXK_C_SHIFT:
     r = bxk_type_is_float(t) ? fbin(L, op, t, a[0], a[1]) : ibin(L, op, t, a[0], a[1]);
     break;
   case BXK_C_CMP: r = cmp(L, op, at, a[0], a[1]); break;
