@@ -18,8 +18,9 @@
  *   cube_layout.c   views (reshape, swap_dims, permute, expand, slice,
  *                   narrow) and copies (contiguous, cat, flip,
  *                   repeat_dim, slice_assign)
- *   cube_reduce.c, cube_matmul.c, cube_index.c: reductions, cumsum,
- *                   matmul, gather/scatter/select (branch cube-kernels)
+ *   cube_reduce.c   reductions and cumsum (stdlib/cube/reduce.bext, scan.bext)
+ *   cube_matmul.c   batched matmul (stdlib/cube/matmul.bext)
+ *   cube_index.c    gather scatter_add select select_assign (stdlib/cube/index.bext)
  *
  * Prefix cube_. */
 #ifndef BXR_CUBE_H
@@ -98,23 +99,16 @@ BXR_FUNC bext_tensor *cube_exec_cast(struct bxr_op *op);
 BXR_FUNC bext_tensor *cube_exec_mask(struct bxr_op *op);
 BXR_FUNC bext_tensor *cube_exec_layout(struct bxr_op *op);
 
-/* Branch cube-kernels: reductions, cumsum, matmul, indexing (cube_reduce.c,
- * cube_matmul.c, cube_index.c).  Until they land, cube_backend.c points
- * these rows at cube_not_yet. */
-BXR_FUNC bext_tensor *cube_exec_sum(struct bxr_op *op);
-BXR_FUNC bext_tensor *cube_exec_mean(struct bxr_op *op);
-BXR_FUNC bext_tensor *cube_exec_prod(struct bxr_op *op);
-BXR_FUNC bext_tensor *cube_exec_max_reduce(struct bxr_op *op);
-BXR_FUNC bext_tensor *cube_exec_min_reduce(struct bxr_op *op);
-BXR_FUNC bext_tensor *cube_exec_argmax(struct bxr_op *op);
-BXR_FUNC bext_tensor *cube_exec_argmin(struct bxr_op *op);
-BXR_FUNC bext_tensor *cube_exec_any(struct bxr_op *op);
-BXR_FUNC bext_tensor *cube_exec_all(struct bxr_op *op);
+/* Reductions, cumsum, matmul, indexing (cube_reduce.c, cube_matmul.c,
+ * cube_index.c; kernels in stdlib/cube/reduce.bext, scan.bext,
+ * matmul.bext, index.bext).  One entry per family: the op code picks the
+ * kernel.  cube_exec_reduce: sum mean prod max_reduce min_reduce argmax
+ * argmin any all; cube_exec_gather: gather, select; cube_exec_scatter_add:
+ * scatter_add, select_assign. */
+BXR_FUNC bext_tensor *cube_exec_reduce(struct bxr_op *op);
 BXR_FUNC bext_tensor *cube_exec_cumsum(struct bxr_op *op);
 BXR_FUNC bext_tensor *cube_exec_matmul(struct bxr_op *op);
 BXR_FUNC bext_tensor *cube_exec_gather(struct bxr_op *op);
 BXR_FUNC bext_tensor *cube_exec_scatter_add(struct bxr_op *op);
-BXR_FUNC bext_tensor *cube_exec_select(struct bxr_op *op);
-BXR_FUNC bext_tensor *cube_exec_select_assign(struct bxr_op *op);
 
 #endif /* BXR_CUBE_H */

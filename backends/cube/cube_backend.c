@@ -32,6 +32,7 @@ static bool cube_copy(bext_tensor *dst, const bext_tensor *src) {
 
 #define EW cube_exec_elementwise
 #define LAY cube_exec_layout
+#define RED cube_exec_reduce
 const struct bxr_backend bxr_backend_cube = {
   .api_version = BXR_BACKEND_API_VERSION,
   .name = "cube",
@@ -78,19 +79,17 @@ const struct bxr_backend bxr_backend_cube = {
     [BXR_OP_ROUND] = EW, [BXR_OP_SIGN] = EW, [BXR_OP_CLAMP] = EW, [BXR_OP_POWI] = EW,
     [BXR_OP_CAST] = cube_exec_cast,
 
-    /* ---- branch cube-kernels: reductions, cumsum, matmul, indexing ----
-     * Replace each cube_not_yet below with its cube_exec_<op> (declared in
-     * cube.h) as cube_reduce.c, cube_matmul.c and cube_index.c land. */
-    [BXR_OP_SUM] = cube_not_yet, [BXR_OP_MEAN] = cube_not_yet,
-    [BXR_OP_PROD] = cube_not_yet, [BXR_OP_MAX_REDUCE] = cube_not_yet,
-    [BXR_OP_MIN_REDUCE] = cube_not_yet, [BXR_OP_ARGMAX] = cube_not_yet,
-    [BXR_OP_ARGMIN] = cube_not_yet, [BXR_OP_ANY] = cube_not_yet,
-    [BXR_OP_ALL] = cube_not_yet, [BXR_OP_CUMSUM] = cube_not_yet,
-    [BXR_OP_MATMUL] = cube_not_yet,
-    [BXR_OP_GATHER] = cube_not_yet, [BXR_OP_SCATTER_ADD] = cube_not_yet,
-    [BXR_OP_SELECT] = cube_not_yet, [BXR_OP_SELECT_ASSIGN] = cube_not_yet,
-    /* ---- end of branch cube-kernels' block ---- */
+    /* reductions, cumsum (cube_reduce.c), matmul (cube_matmul.c), indexing
+     * (cube_index.c) */
+    [BXR_OP_SUM] = RED, [BXR_OP_MEAN] = RED, [BXR_OP_PROD] = RED,
+    [BXR_OP_MAX_REDUCE] = RED, [BXR_OP_MIN_REDUCE] = RED, [BXR_OP_ARGMAX] = RED,
+    [BXR_OP_ARGMIN] = RED, [BXR_OP_ANY] = RED, [BXR_OP_ALL] = RED,
+    [BXR_OP_CUMSUM] = cube_exec_cumsum,
+    [BXR_OP_MATMUL] = cube_exec_matmul,
+    [BXR_OP_GATHER] = cube_exec_gather, [BXR_OP_SELECT] = cube_exec_gather,
+    [BXR_OP_SCATTER_ADD] = cube_exec_scatter_add, [BXR_OP_SELECT_ASSIGN] = cube_exec_scatter_add,
   },
 };
 #undef EW
 #undef LAY
+#undef RED

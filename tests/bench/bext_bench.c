@@ -51,6 +51,11 @@
  *                 fresh process                          [bext_ns < 50 ms]
  *   kernel_cache_load  the same pair the other way round: the load vs
  *                 the compile it saves                    [bext_ns < 1 ms]
+ *   cube_cpu_matmul_1024  1024^2 f32 matmul on cube:cpu (the tiled
+ *                 stdlib kernel, stdlib/cube/matmul.bext) vs cblas_sgemm
+ *                 called directly                                    [>= 0.5]
+ *   cube_cpu_sum_16M  16M f32 sum on cube:cpu (stdlib/cube/reduce.bext,
+ *                 two passes) vs the same sum on flex (reported)
  *   libtorch_add_16  the same 16-element add on the LibTorch backend
  *                 (libtorch:cpu) vs at::add called directly: the backend's
  *                 per-op overhead; extra_ns = bext_ns - peer_ns (reported)
@@ -732,6 +737,47 @@ int main(int argc, char **argv) {
     free(fc);
     bext_release(a);
     bext_release(b);
+  }
+
+  /* cube:cpu: the stdlib kernels through the CPU JIT (issue 9) */
+  if (selected(2, "cube_cpu_matmul_1024", "cube_cpu_sum_16M")) {
+    const bext_device *cube = bext_device_get("cube:cpu");
+    if (!cube) die("cube:cpu");
+    if (selected(1, "cube_cpu_matmul_1024")) {
+      const int n = 1024;
+      bext_tensor *a = bext_to_device(bext_reshape(filled((int64_t)n * n, 0.01), (int64_t[]){ n, n }, 2), cube);
+      bext_tensor *b = bext_to_device(bext_reshape(filled((int64_t)n * n, 0.02), (int64_t[]){ n, n }, 2), cube);
+      float *fa = malloc(sizeof(float) * (size_t)n * n), *fb = malloc(sizeof(float) * (size_t)n * n),
+            *fc = malloc(sizeof(float) * (size_t)n * n);
+      if (!a || !b || !fa || !fb || !fc) die("cube_cpu_matmul_1024 setup");
+      bext_read(a, fa, sizeof(float) * (size_t)n * n);
+      bext_read(b, fb, sizeof(float) * (size_t)n * n);
+      bext_case(B_MATMUL, a, b, 1);   /* compiles the kernel */
+      sgemm_case(fa, fb, fc, n, 1);
+      for (int r = 0; r < g_reps; r++) {
+        bv[r] = bext_case(B_MATMUL, a, b, 2);
+        pv[r] = sgemm_case(fa, fb, fc, n, 2);
+      }
+      record("cube_cpu_matmul_1024", "cblas_sgemm", ">= 0.5", bv, pv);
+      free(fa);
+      free(fb);
+      free(fc);
+      bext_release(a);
+      bext_release(b);
+    }
+    if (selected(1, "cube_cpu_sum_16M")) {
+      bext_tensor *A = filled(NBIG, 0.5), *C = bext_to_device(bext_retain(A), cube);
+      if (!C) die("cube_cpu_sum_16M setup");
+      bext_case(B_SUM, C, NULL, 2);
+      bext_case(B_SUM, A, NULL, 2);
+      for (int r = 0; r < g_reps; r++) {
+        bv[r] = bext_case(B_SUM, C, NULL, 10);
+        pv[r] = bext_case(B_SUM, A, NULL, 10);
+      }
+      record("cube_cpu_sum_16M", "flex bext_sum", "reported", bv, pv);
+      bext_release(A);
+      bext_release(C);
+    }
   }
 
   /* the LibTorch backend against ATen called directly (issue 12) */

@@ -1,0 +1,159 @@
+/* cube_reduce.c — cube:cpu's reductions (sum mean prod max_reduce
+ * min_reduce argmax argmin any all) and cumsum: host halves of the
+ * kernels in stdlib/cube/reduce.bext and scan.bext.  The host picks the
+ * instantiation for the op and dtype, allocates the output and launches
+ * one unit per output element (per line, for cumsum); the kernels read the
+ * input at its own strides.  A whole-tensor reduction is the same kernel
+ * over the one axis of a rank-1 view (of a contiguous copy when the input
+ * is a strided view: its elements are not one arithmetic sequence). */
+#include <stdio.h>
+
+#include "cube.h"
+
+/* Units per cube of every kernel here: sum_float's shared stack holds 64. */
+#define RED_CUBE 64u
+/* Float sums of fewer than RED_FEW outputs over lines longer than
+ * 2 * RED_CHUNK run in two passes (parts of RED_CHUNK elements, then the
+ * parts), so a whole-tensor sum uses every thread.  Both depend on the
+ * shape alone, and so does the result. */
+#define RED_FEW 256
+#define RED_CHUNK 8192
+
+/* The instantiation and scalars of a reduction other than a float sum on dtype dt over an
+ * extent of ext elements (reduce.bext's kernels and their parameters). */
+static void pick(enum bxr_opcode c, bext_dtype dt, int64_t ext, char *inst, size_t cap,
+                 union bxl_scalar *div) {
+  const char *d = cube_dtype_name(dt);
+  bool flt = bext_dtype_kind(dt) == BEXT_KIND_FLOAT;
+  switch (c) {
+  case BXR_OP_SUM:
+  case BXR_OP_MEAN:
+    if (flt) return;   /* float_sum's */
+    snprintf(inst, cap, "fold_int_%s_0", d);
+    div->i64 = c == BXR_OP_MEAN ? ext : 1;
+    return;
+  case BXR_OP_PROD:
+    if (flt) snprintf(inst, cap, "prod_float_%s", d);
+    else {
+      snprintf(inst, cap, "fold_int_%s_1", d);
+      div->i64 = 1;
+    }
+    return;
+  case BXR_OP_MAX_REDUCE:
+  case BXR_OP_MIN_REDUCE:
+    snprintf(inst, cap, "extreme_%s_%d", d, c == BXR_OP_MAX_REDUCE);
+    return;
+  case BXR_OP_ARGMAX:
+  case BXR_OP_ARGMIN:
+    snprintf(inst, cap, "arg_extreme_%s_%d", d, c == BXR_OP_ARGMAX);
+    return;
+  case BXR_OP_ANY:
+  case BXR_OP_ALL:
+    snprintf(inst, cap, "any_all_%d", c == BXR_OP_ALL);
+    return;
+  default:
+    BXR_ASSERT(!"not a reduction");
+  }
+}
+
+/* in viewed so that the reduction runs along *dim: itself, or for a
+ * whole-tensor reduction a rank-1 view of it (contiguous first).  A new
+ * reference, or NULL + error. */
+static bext_tensor *reduced_view(struct bxr_op *op, int *dim) {
+  bext_tensor *t = bxr_op_take(op, 0);
+  if (!op->at.all) {
+    *dim = op->at.dim;
+    return t;
+  }
+  *dim = 0;
+  t = bxr_make_contiguous(t);
+  if (!t) return NULL;
+  int64_t n = bxr_numel(t->rank, t->shape), one = 1;
+  bext_tensor *v = bxr_tensor_view(t, 1, &n, &one, t->offset);
+  bext_release(t);
+  return v;
+}
+
+/* A float sum or mean of `outputs` lines of ext elements: one launch, or
+ * two through an f64 tensor of parts (sum_float in reduce.bext). */
+static bool float_sum(struct bxr_op *op, bext_tensor *in, int dim, bext_tensor *out, int64_t outputs) {
+  int64_t ext = in->shape[dim];
+  const char *d = cube_dtype_name(in->dtype);
+  double div = op->code == BXR_OP_MEAN ? (double)ext : 1.0;
+  char inst[64];
+  union bxl_scalar sc[4] = {{.u64 = 0}, {.u64 = 0}, {.u64 = 0}, {.u64 = 0}};
+  /* the CONTIG instantiation: unit-stride lines, the leaf loop vectorizes */
+  int contig = in->strides[dim] == 1;
+  if (outputs >= RED_FEW || ext <= 2 * RED_CHUNK) {
+    snprintf(inst, sizeof inst, "sum_float_%s_%s_%d", d, d, contig);
+    sc[0].u32 = (uint32_t)dim, sc[1].f64 = div, sc[2].u32 = 1, sc[3].u32 = (uint32_t)ext;
+    struct bxr_kernel *k = cube_kernel(op->device, inst);
+    bext_tensor *bind[2] = {in, out};
+    return k && cube_launch(op->device, k, (uint32_t)outputs, RED_CUBE, bind, sc);
+  }
+  int64_t parts = (ext + RED_CHUNK - 1) / RED_CHUNK;
+  bext_spec ps = {.dtype = BEXT_F64, .rank = 2, .shape = {outputs, parts}};
+  bext_tensor *tmp = cube_alloc(op->device, &ps);
+  if (!tmp) return false;
+  snprintf(inst, sizeof inst, "sum_float_%s_f64_%d", d, contig);
+  sc[0].u32 = (uint32_t)dim, sc[1].f64 = 1.0, sc[2].u32 = (uint32_t)parts, sc[3].u32 = RED_CHUNK;
+  struct bxr_kernel *k = cube_kernel(op->device, inst);
+  bext_tensor *bind[2] = {in, tmp};
+  bool ok = k && cube_launch(op->device, k, (uint32_t)(outputs * parts), RED_CUBE, bind, sc);
+  if (ok) {
+    snprintf(inst, sizeof inst, "sum_float_f64_%s_1", d);   /* tmp is contiguous */
+    sc[0].u32 = 1, sc[1].f64 = div, sc[2].u32 = 1, sc[3].u32 = (uint32_t)parts;
+    k = cube_kernel(op->device, inst);
+    bext_tensor *bind2[2] = {tmp, out};
+    ok = k && cube_launch(op->device, k, (uint32_t)outputs, RED_CUBE, bind2, sc);
+  }
+  bext_release(tmp);
+  return ok;
+}
+
+bext_tensor *cube_exec_reduce(struct bxr_op *op) {
+  if (!cube_check_dtypes(op) || !cube_fits_u32(op->device, op->in[0])) return NULL;
+  int dim;
+  bext_tensor *in = reduced_view(op, &dim);
+  if (!in) return NULL;
+  char inst[64];
+  union bxl_scalar sc[2] = {{.u64 = 0}, {.u64 = 0}};
+  sc[0].u32 = (uint32_t)dim;
+  pick(op->code, in->dtype, in->shape[dim], inst, sizeof inst, &sc[1]);
+  bext_tensor *out = cube_alloc(op->device, &op->out);
+  int64_t units = out ? bxr_numel(out->rank, out->shape) : 0;
+  bool ok = out != NULL;
+  bool fsum = (op->code == BXR_OP_SUM || op->code == BXR_OP_MEAN) &&
+              bext_dtype_kind(in->dtype) == BEXT_KIND_FLOAT;
+  if (ok && units > 0 && fsum) {
+    ok = float_sum(op, in, dim, out, units);
+  } else if (ok && units > 0) {
+    struct bxr_kernel *k = cube_kernel(op->device, inst);
+    bext_tensor *bind[2] = {in, out};
+    ok = k && cube_launch(op->device, k, (uint32_t)units, RED_CUBE, bind, sc);
+  }
+  bext_release(in);
+  if (ok) return out;
+  if (out) bext_release(out);
+  return NULL;
+}
+
+bext_tensor *cube_exec_cumsum(struct bxr_op *op) {
+  if (!cube_check_dtypes(op) || !cube_fits_u32(op->device, op->in[0])) return NULL;
+  const bext_tensor *in = op->in[0];
+  int dim = op->at.dim;
+  bext_tensor *out = cube_alloc(op->device, &op->out);
+  if (!out) return NULL;
+  int64_t ext = in->shape[dim], lines = ext ? bxr_numel(in->rank, in->shape) / ext : 0;
+  if (lines == 0) return out;
+  char inst[64];
+  snprintf(inst, sizeof inst, "cumsum_%s_%s",
+           bext_dtype_kind(in->dtype) == BEXT_KIND_FLOAT ? "float" : "int", cube_dtype_name(in->dtype));
+  union bxl_scalar sc[1] = {{.u64 = 0}};
+  sc[0].u32 = (uint32_t)dim;
+  struct bxr_kernel *k = cube_kernel(op->device, inst);
+  bext_tensor *bind[2] = {op->in[0], out};
+  if (k && cube_launch(op->device, k, (uint32_t)lines, RED_CUBE, bind, sc)) return out;
+  bext_release(out);
+  return NULL;
+}
