@@ -6,8 +6,13 @@ set -eu
 
 # libtorch-dev: the LibTorch backend (libtorch:cpu).  The build skips the
 # backend without it, but CI and `make deps` install it so its tests run.
+# Vulkan (runtime/vulkan): spirv-headers and libvulkan-dev for the headers
+# (Vulkan itself is dlopen'ed), spirv-tools for the validator the suite
+# runs over every emitted module, mesa-vulkan-drivers for lavapipe, the CPU
+# Vulkan device the suite runs kernels on.
 core="build-essential cmake ninja-build pkg-config re2c lemon clang libclang-rt-14-dev
-libcriterion-dev libedit-dev libopenblas-dev libcjson-dev python3 llvm-19-dev libtorch-dev"
+libcriterion-dev libedit-dev libopenblas-dev libcjson-dev python3 llvm-19-dev libtorch-dev
+spirv-headers libvulkan-dev spirv-tools mesa-vulkan-drivers"
 bench=""
 
 want=$core

@@ -167,7 +167,8 @@ struct bxk_kernel {
   X(VERSION, "K0012")      /* serialized form: unsupported version */ \
   X(LOWER, "K0013")        /* a lowering cannot compile this (yet) */ \
   X(LLVM, "K0014")         /* LLVM reported an error */   \
-  X(CUDA, "K0015")         /* NVRTC or the CUDA driver: absent, or it rejected a kernel */
+  X(CUDA, "K0015")         /* NVRTC or the CUDA driver: absent, or it rejected a kernel */ \
+  X(VULKAN, "K0016")       /* the Vulkan loader or device: absent, lacks a feature, or failed */
 
 enum bxk_err {
 #define BXK_X_(E, c) BXK_E_##E,
