@@ -417,8 +417,13 @@ static uint32_t shared_ptr(struct bxvk_em *e, uint32_t j, uint32_t idx) {
 
 static uint32_t local_ptr(struct bxvk_em *e, uint32_t j) { return e->local_var[j]; }
 
-/* A Function variable of type t, zero at entry. */
-static uint32_t fvar(struct bxvk_em *e, unsigned t) {
+uint32_t bxvk_frexp_type(struct bxvk_em *e, uint32_t ty) {
+  uint32_t *slot = ty == e->t_f64 ? &e->t_frexp64 : &e->t_frexp32;
+  if (!*slot) bxvk_ins(&e->types, SpvOpTypeStruct, 3, *slot = bxvk_id(e), ty, bxvk_reg(e, BXK_U32));
+  return *slot;
+}
+
+uint32_t bxvk_fvar(struct bxvk_em *e, unsigned t) {
   uint32_t v = bxvk_id(e);
   bxvk_ins(&e->vars, SpvOpVariable, 4, ptr(e, SpvStorageClassFunction, bxvk_reg(e, t)), v,
            SpvStorageClassFunction, bxvk_const(e, t, (union bxk_lit){0}));
@@ -449,7 +454,7 @@ static void emit_loop(struct bxvk_em *e, const struct bxk_inst *i) {
   bool isfor = i->op == BXK_OP_FOR;
   uint32_t var = 0, cur = 0, ty = 0;
   if (isfor) {
-    var = fvar(e, i->type);
+    var = bxvk_fvar(e, i->type);
     ty = bxvk_reg(e, i->type);
     bxvk_ins(&e->fn, SpvOpStore, 2, var, V(e, i->arg[0]));
   }
@@ -573,7 +578,7 @@ bool bxvk_emit(const struct bxk_kernel *k, struct bxvk_spirv *out, struct bxk_di
   e.glsl = bxvk_id(&e);
   globals(&e);
   /* the entry block: locals, then each binding's view offset, once */
-  for (uint32_t j = 0; j < k->nlocal; j++) e.local_var[j] = fvar(&e, k->local[j]);
+  for (uint32_t j = 0; j < k->nlocal; j++) e.local_var[j] = bxvk_fvar(&e, k->local[j]);
   for (uint32_t j = 0; j < k->nbind; j++) e.bind_off[j] = meta(&e, j, 2, 0);
   block(&e, &k->body);
   if (!e.term) bxvk_ins(&e.fn, SpvOpReturn, 0);

@@ -40,6 +40,7 @@ struct bxvk_em {
    * signedness), u64 (i64), f32 (f16 values too), f64; storage types add
    * f16 */
   uint32_t t_void, t_bool, t_u8, t_u32, t_u64, t_f16, t_f32, t_f64, t_v3u32, t_v2f16;
+  uint32_t t_frexp32, t_frexp64;
   struct bxvk_const *consts;
   uint32_t nconst, capconst;
   struct bxvk_ptr ptrs[64];
@@ -71,6 +72,10 @@ BXK_FUNC uint32_t bxvk_const(struct bxvk_em *e, unsigned t, union bxk_lit v);
 BXK_FUNC uint32_t bxvk_const_u32(struct bxvk_em *e, uint32_t v);
 BXK_FUNC uint32_t bxvk_const_f(struct bxvk_em *e, unsigned t, double v);
 BXK_FUNC uint32_t bxvk_f16_type(struct bxvk_em *e);
+/* struct {float type ty, u32}: FrexpStruct's result */
+BXK_FUNC uint32_t bxvk_frexp_type(struct bxvk_em *e, uint32_t ty);
+/* A Function variable of IR type t, zero at entry. */
+BXK_FUNC uint32_t bxvk_fvar(struct bxvk_em *e, unsigned t);
 
 /* Instruction helpers into e->fn: each returns the result id. */
 BXK_FUNC uint32_t bxvk_op1(struct bxvk_em *e, SpvOp op, uint32_t ty, uint32_t a);
@@ -81,6 +86,8 @@ BXK_FUNC uint32_t bxvk_ext2(struct bxvk_em *e, uint32_t ty, enum GLSLstd450 f, u
 
 /* bxvk_emit_ops.c: value-level lowering.  t is the operands' IR type. */
 BXK_FUNC uint32_t bxvk_round16(struct bxvk_em *e, uint32_t x);   /* f32 -> nearest f16, as f32 */
+/* C's fmod, exact, with a loop (opens blocks in e->fn); t: F32 or F64. */
+BXK_FUNC uint32_t bxvk_fmod(struct bxvk_em *e, unsigned t, uint32_t x, uint32_t y);
 BXK_FUNC uint32_t bxvk_binop(struct bxvk_em *e, const struct bxk_inst *i, unsigned op, unsigned t,
                              uint32_t a, uint32_t b);
 BXK_FUNC uint32_t bxvk_unop(struct bxvk_em *e, const struct bxk_inst *i, unsigned op, unsigned t, uint32_t a);

@@ -5,8 +5,9 @@
  *     (OpSDiv/OpSRem are undefined there) and the result selected: x/0 and
  *     x%0 are 0, x/-1 the wrapping negation, x%-1 is 0; rem is floored by
  *     the header's fix-up (add the divisor when the signs differ);
- *   - float rem: OpFRem (C's fmod: the sign of the dividend) and the same
- *     fix-up;
+ *   - float rem: C's fmod, exactly (bxvk_fmod: OpFRem is x - y*trunc(x/y)
+ *     in Vulkan's precision rules, and lavapipe's is inexact and loses
+ *     -0), then the same fix-up;
  *   - max/min: (a OP b || a != a) ? a : b, so NaN wins;
  *   - float -> int: NaN -> 0, saturation at the bounds (the operand is
  *     replaced by 0 before OpConvertFTo[SU], which is undefined out of
@@ -92,9 +93,56 @@ static uint32_t fpow(struct bxvk_em *e, uint32_t a, uint32_t b) {
   uint32_t finite_neg = land(e, xneg, cmp(e, SpvOpFOrdGreaterThan, a, bxvk_const_f(e, T, -INFINITY)));
   uint32_t notint = bxvk_op1(e, SpvOpLogicalNot, bxvk_reg(e, BXK_BOOL), yint);
   r = bxvk_sel(e, ty, land(e, finite_neg, notint), bxvk_const_f(e, T, NAN), r);
+  uint32_t nan = lor(e, bxvk_op1(e, SpvOpIsNan, bxvk_reg(e, BXK_BOOL), a), bxvk_op1(e, SpvOpIsNan, bxvk_reg(e, BXK_BOOL), b));
+  r = bxvk_sel(e, ty, nan, bxvk_const_f(e, T, NAN), r);
   uint32_t unit = lor(e, cmp(e, SpvOpFOrdEqual, b, z), cmp(e, SpvOpFOrdEqual, a, one));
   unit = lor(e, unit, land(e, cmp(e, SpvOpFOrdEqual, ax, one), cmp(e, SpvOpFOrdEqual, bxvk_ext(e, ty, GLSLstd450FAbs, b), inf)));
   return bxvk_sel(e, ty, unit, one, r);
+}
+
+/* --------------------------------------------------------------- fmod */
+
+/* C's fmod(x, y), exact: r = |x|, and while r >= |y|, subtract t, the
+ * largest |y| * 2^k <= r.  t <= r < 2t, so r - t is exact (Sterbenz), and
+ * r's exponent drops every step: at most the exponent range (~280 steps
+ * for f32, ~2100 for f64).  The result takes x's sign; x itself where
+ * |x| < |y|, y is infinite or x is a zero; NaN for y = 0, x infinite or
+ * either NaN.  t is the float register type (f32 for f16 values). */
+uint32_t bxvk_fmod(struct bxvk_em *e, unsigned t, uint32_t x, uint32_t y) {
+  uint32_t ty = bxvk_reg(e, t), tb = bxvk_reg(e, BXK_BOOL), u = bxvk_reg(e, BXK_U32);
+  uint32_t inf = bxvk_const_f(e, t, INFINITY), z = bxvk_const_f(e, t, 0);
+  uint32_t ax = bxvk_ext(e, ty, GLSLstd450FAbs, x), ay = bxvk_ext(e, ty, GLSLstd450FAbs, y);
+  uint32_t run = land(e, land(e, cmp(e, SpvOpFOrdGreaterThanEqual, ax, ay), cmp(e, SpvOpFOrdLessThan, ax, inf)),
+                      land(e, cmp(e, SpvOpFOrdGreaterThan, ay, z), cmp(e, SpvOpFOrdLessThan, ay, inf)));
+  uint32_t st = bxvk_frexp_type(e, ty);
+  uint32_t fy = bxvk_ext(e, st, GLSLstd450FrexpStruct, ay), ey = bxvk_id(e);
+  bxvk_ins(&e->fn, SpvOpCompositeExtract, 4, u, ey, fy, 1);
+  uint32_t var = bxvk_fvar(e, t);
+  bxvk_ins(&e->fn, SpvOpStore, 2, var, ax);
+  uint32_t header = bxvk_id(e), body = bxvk_id(e), cont = bxvk_id(e), merge = bxvk_id(e);
+  bxvk_ins(&e->fn, SpvOpBranch, 1, header);
+  bxvk_ins(&e->fn, SpvOpLabel, 1, header);
+  uint32_t r = bxvk_op1(e, SpvOpLoad, ty, var);
+  uint32_t go = land(e, run, cmp(e, SpvOpFOrdGreaterThanEqual, r, ay));
+  bxvk_ins(&e->fn, SpvOpLoopMerge, 3, merge, cont, SpvLoopControlMaskNone);
+  bxvk_ins(&e->fn, SpvOpBranchConditional, 3, go, body, merge);
+  bxvk_ins(&e->fn, SpvOpLabel, 1, body);
+  uint32_t fr = bxvk_ext(e, st, GLSLstd450FrexpStruct, r), er = bxvk_id(e);
+  bxvk_ins(&e->fn, SpvOpCompositeExtract, 4, u, er, fr, 1);
+  uint32_t tt = bxvk_ext2(e, ty, GLSLstd450Ldexp, ay, bxvk_op2(e, SpvOpISub, u, er, ey));
+  uint32_t half = exact(e, bxvk_op2(e, SpvOpFMul, ty, tt, bxvk_const_f(e, t, 0.5)));
+  tt = bxvk_sel(e, ty, cmp(e, SpvOpFOrdGreaterThan, tt, r), half, tt);
+  bxvk_ins(&e->fn, SpvOpStore, 2, var, exact(e, bxvk_op2(e, SpvOpFSub, ty, r, tt)));
+  bxvk_ins(&e->fn, SpvOpBranch, 1, cont);
+  bxvk_ins(&e->fn, SpvOpLabel, 1, cont);
+  bxvk_ins(&e->fn, SpvOpBranch, 1, header);
+  bxvk_ins(&e->fn, SpvOpLabel, 1, merge);
+  r = bxvk_op1(e, SpvOpLoad, ty, var);
+  r = bxvk_sel(e, ty, cmp(e, SpvOpFOrdLessThan, x, z), bxvk_op1(e, SpvOpFNegate, ty, r), r);
+  r = bxvk_sel(e, ty, run, r, x);
+  uint32_t nan = lor(e, lor(e, cmp(e, SpvOpFOrdEqual, ay, z), bxvk_op1(e, SpvOpLogicalNot, tb, cmp(e, SpvOpFOrdLessThan, ax, inf))),
+                     bxvk_op1(e, SpvOpIsNan, tb, y));
+  return bxvk_sel(e, ty, nan, bxvk_const_f(e, t, NAN), r);
 }
 
 /* ---------------------------------------------------------------- erf */
@@ -160,7 +208,7 @@ uint32_t bxvk_binop(struct bxvk_em *e, const struct bxk_inst *i, unsigned op, un
     if (!fl) return int_divrem(e, true, t, a, b);
     {
       uint32_t z = bxvk_const_f(e, t, 0);
-      r = bxvk_op2(e, SpvOpFRem, ty, a, b);
+      r = bxvk_fmod(e, t == BXK_F64 ? BXK_F64 : BXK_F32, a, b);
       uint32_t fix = land(e, cmp(e, SpvOpFUnordNotEqual, r, z),
                           cmp(e, SpvOpLogicalNotEqual, cmp(e, SpvOpFOrdLessThan, r, z),
                               cmp(e, SpvOpFOrdLessThan, b, z)));
@@ -272,7 +320,9 @@ uint32_t bxvk_cast(struct bxvk_em *e, unsigned to, unsigned from, uint32_t a) {
   bool ff = bxk_type_is_float(from), ft = bxk_type_is_float(to);
   if (to == BXK_BOOL)
     return ff ? cmp(e, SpvOpFUnordNotEqual, a, bxvk_const_f(e, from, 0)) : cmp(e, SpvOpINotEqual, a, ci(e, from, 0));
-  if (from == BXK_BOOL) return bxvk_sel(e, tt, a, ci(e, to, 1), ci(e, to, 0));
+  if (from == BXK_BOOL)
+    return ft ? bxvk_sel(e, tt, a, bxvk_const_f(e, to, 1), bxvk_const_f(e, to, 0))
+              : bxvk_sel(e, tt, a, ci(e, to, 1), ci(e, to, 0));
   if (ff && ft) {
     if (to == BXK_F64) return bxvk_op1(e, SpvOpFConvert, tt, a);      /* from f16/f32: exact */
     if (from == BXK_F64) a = bxvk_op1(e, SpvOpFConvert, bxvk_reg(e, BXK_F32), a);
