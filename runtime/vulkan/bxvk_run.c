@@ -13,7 +13,7 @@
  * pipelineCacheUUID), the SPIR-V and the pipeline cache's data:
  *   u32 "BXVK" | u32 needs | u32 nwords | words | pipeline cache data
  * so a later process skips the emitter and gives the driver its cache.
- * It is rewritten whenever a new pipeline was added.
+ * It is rewritten when a new pipeline grew the pipeline cache's data.
  *
  * Launches are recorded into one command buffer (a batch) with a barrier
  * after each dispatch; the batch is submitted when it holds
@@ -129,10 +129,12 @@ static uint32_t get32(const uint8_t *p) {
 }
 
 /* Writes the kernel's SPIR-V and pipeline cache data to the disk cache. */
-static void disk_store(struct bxvk_dev *d, struct bxvk_kernel *k) {
+static void disk_store(struct bxvk_dev *d, struct bxvk_kernel *k, bool again) {
   if (!d->has_disk) return;
   size_t blob = 0;
   if (d->vkGetPipelineCacheData(d->dev, k->cache, &blob, NULL) != VK_SUCCESS) blob = 0;
+  if (again && blob == k->blob_stored) return; /* the driver kept nothing new */
+  k->blob_stored = blob;
   size_t len = 12 + 4 * k->nwords + blob;
   uint8_t *p = malloc(len);
   if (!p) return;
@@ -278,7 +280,8 @@ struct bxvk_kernel *bxvk_prepare(struct bxvk_dev *d, const struct bxk_kernel *ir
     kernel_free(d, k);
     return NULL;
   }
-  if (got <= 0) disk_store(d, k);
+  k->blob_stored = blen;
+  if (got <= 0) disk_store(d, k, false);
   k->next = d->kernels;
   d->kernels = k;
   return k;
@@ -312,7 +315,7 @@ static VkPipeline pipeline(struct bxvk_dev *d, struct bxvk_kernel *k, const uint
   k->pipes[k->npipes].p = p;
   memcpy(k->pipes[k->npipes].dim, dim, sizeof k->pipes[0].dim);
   k->npipes++;
-  disk_store(d, k);
+  disk_store(d, k, true);
   return p;
 }
 

@@ -71,6 +71,7 @@ struct bxvk_kernel {
   VkDescriptorSetLayout dsl;
   VkPipelineLayout layout;
   VkPipelineCache cache;
+  size_t blob_stored;          /* pipeline cache bytes on disk (or loaded) */
   struct bxvk_pipe pipes[BXVK_MAX_PIPES];
   uint32_t npipes;
   struct bxvk_kernel *next;

@@ -516,6 +516,22 @@ Test(vulkan, barrier_tree_sum) {
     free(in);
     bxk_kernel_free(k);
   }
+  /* the same reduction without its barriers sums garbage: the test above
+   * would catch a lowering that dropped them */
+  struct bxk_kernel *k = vk_tree_sum_sync(256, false);
+  struct bxvk_kernel *vk = vk_prepare(dev, k);
+  uint32_t cubes = 8, n = cubes * 256, wrong = 0;
+  float *in = malloc(n * 4), out[8];
+  for (uint32_t i = 0; i < n; i++) in[i] = 1;
+  void *mem[2] = {in, out};
+  uint32_t len[2] = {n, cubes};
+  union bxl_scalar s = {.f32 = 0};
+  vk_run1d(dev, vk, k, mem, len, n, 256, &s);
+  for (uint32_t c = 0; c < cubes; c++) wrong += out[c] != 256;
+  cr_log_info("vulkan: without sync_cube, %u of %u cube sums are wrong (first %g, want 256)", wrong, cubes, out[0]);
+  cr_assert_gt(wrong, 0, "the reduction does not depend on its barriers: it proves nothing");
+  free(in);
+  bxk_kernel_free(k);
 }
 
 /* ---------------------------------------------------------- the runtime */

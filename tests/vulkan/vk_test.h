@@ -109,8 +109,9 @@ static inline struct bxk_kernel *vk_casts(unsigned from) {
 /* A shared-memory tree sum per cube of `dim` units (a power of two):
  * out[CUBE_POS] = sum of in[cube's units].  Each level reads what other
  * units stored before the barrier, so a barrier that is not honoured
- * gives wrong sums.  One scalar s0 (f32) is added to every sum. */
-static inline struct bxk_kernel *vk_tree_sum(uint32_t dim) {
+ * gives wrong sums (sync false leaves them out, to show it).  One scalar
+ * s0 (f32) is added to every sum. */
+static inline struct bxk_kernel *vk_tree_sum_sync(uint32_t dim, bool sync) {
   struct bxk_kernel *k = bxk_kernel_new("tree_sum");
   int in = bxk_add_binding(k, BXK_F32, 1, false), out = bxk_add_binding(k, BXK_F32, 1, true);
   int sh = bxk_add_shared(k, BXK_F32, dim);
@@ -119,7 +120,7 @@ static inline struct bxk_kernel *vk_tree_sum(uint32_t dim) {
   bxk_val u = bxk_topo(&B, BXK_TOPO_UNIT_POS);
   bxk_sstore(&B, sh, u, bxk_load(&B, in, bxk_topo(&B, BXK_TOPO_ABSOLUTE_POS)));
   for (uint32_t w = dim / 2; w >= 1; w /= 2) {
-    bxk_sync(&B);
+    if (sync) bxk_sync(&B);
     struct bxk_block *then;
     bxk_val wv = bxk_const_i(&B, BXK_U32, w);
     bxk_if(&B, bxk_bin(&B, BXK_OP_LT, u, wv), &then, NULL);
@@ -128,7 +129,7 @@ static inline struct bxk_kernel *vk_tree_sum(uint32_t dim) {
     bxk_val sum = bxk_bin(&T, BXK_OP_ADD, bxk_sload(&T, sh, u), bxk_sload(&T, sh, other));
     bxk_sstore(&T, sh, u, sum);
   }
-  bxk_sync(&B);
+  if (sync) bxk_sync(&B);
   struct bxk_block *first;
   bxk_if(&B, bxk_bin(&B, BXK_OP_EQ, u, bxk_const_i(&B, BXK_U32, 0)), &first, NULL);
   struct bxk_builder F = bxk_builder_at(k, first);
@@ -136,6 +137,7 @@ static inline struct bxk_kernel *vk_tree_sum(uint32_t dim) {
   bxk_store(&F, out, bxk_topo(&F, BXK_TOPO_CUBE_POS), total);
   return k;
 }
+static inline struct bxk_kernel *vk_tree_sum(uint32_t dim) { return vk_tree_sum_sync(dim, true); }
 
 /* out[i] = in[i] * s0 + s1 with one scalar of every type: scalars in
  * their push-constant slots.  Types: in/out f32; s0 f32, s1 i32, and the
