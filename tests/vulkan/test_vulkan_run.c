@@ -640,3 +640,80 @@ Test(vulkan, loader_and_device_errors) {
   snprintf(want, sizeof want, "no Vulkan device %d (the loader sees %d)", n, n);
   cr_assert(strstr(ds.d[0].msg, want), "%s", ds.d[0].msg);
 }
+
+/* --------------------------------------------------------------- figures */
+
+static double ms_now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+static int cmp_d(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* The figures docs/kernels.md quotes for lavapipe (logged; the asserts
+ * are on the results only, timings on a shared machine are not stable):
+ * pipeline creation for one cube_dim, the cost of recording a launch, a
+ * launch + submit + wait round trip of a 16-element add, and an add over
+ * 1M f32 (device time from the timestamps, and wall time). */
+Test(vulkan, lavapipe_figures) {
+  dev = vk_dev_or_skip(NULL);
+  struct bxk_diags ds = {0};
+  struct bxk_kernel *k = sample_add(BXK_F32, true);
+  struct bxvk_kernel *vk = vk_prepare(dev, k);
+  enum { N = 1 << 20, REPS = 101 };
+  float *a = malloc(N * 4), *o = malloc(N * 4);
+  for (int i = 0; i < N; i++) a[i] = (float)(i % 1000);
+  struct bxvk_buf *ba = bxvk_buf_new(dev, N * 4, &ds), *bo = bxvk_buf_new(dev, N * 4, &ds);
+  cr_assert(ba && bo);
+  double t0 = ms_now();
+  cr_assert(bxvk_buf_upload(dev, ba, a, N * 4, &ds));
+  double up = ms_now() - t0;
+  struct bxvk_arg big[3] = {{ba, 0, N, 1, {N}, {1}}, {ba, 0, N, 1, {N}, {1}}, {bo, 0, N, 1, {N}, {1}}};
+  struct bxvk_arg tiny[3] = {{ba, 0, 16, 1, {16}, {1}}, {ba, 0, 16, 1, {16}, {1}}, {bo, 0, 16, 1, {16}, {1}}};
+  uint32_t c1[3] = {1, 1, 1}, d16[3] = {16, 1, 1}, cbig[3] = {N / 256, 1, 1}, d256[3] = {256, 1, 1};
+  t0 = ms_now();
+  cr_assert(bxvk_launch(dev, vk, c1, d16, tiny, NULL, &ds)); /* makes the pipeline */
+  double pipe = ms_now() - t0;
+  cr_assert(bxvk_sync(dev, NULL, &ds));
+  double rec[REPS], trip[REPS], bigw[REPS / 10], bigd[REPS / 10];
+  for (int r = 0; r < REPS; r++) {
+    t0 = ms_now();
+    cr_assert(bxvk_launch(dev, vk, c1, d16, tiny, NULL, &ds));
+    rec[r] = ms_now() - t0;
+    cr_assert(bxvk_sync(dev, NULL, &ds));
+    trip[r] = ms_now() - t0;
+  }
+  t0 = ms_now();
+  cr_assert(bxvk_launch(dev, vk, cbig, d256, big, NULL, &ds)); /* pipeline for 256 */
+  cr_assert(bxvk_sync(dev, NULL, &ds));
+  double pipe256 = ms_now() - t0;
+  for (int r = 0; r < REPS / 10; r++) {
+    uint64_t ns = 0;
+    t0 = ms_now();
+    cr_assert(bxvk_launch(dev, vk, cbig, d256, big, NULL, &ds));
+    cr_assert(bxvk_sync(dev, &ns, &ds));
+    bigw[r] = ms_now() - t0;
+    bigd[r] = ns / 1e6;
+  }
+  t0 = ms_now();
+  cr_assert(bxvk_buf_download(dev, bo, o, N * 4, &ds));
+  double down = ms_now() - t0;
+  for (int i = 0; i < N; i++) cr_assert_eq(o[i], 2 * a[i], "%d", i);
+  qsort(rec, REPS, sizeof rec[0], cmp_d);
+  qsort(trip, REPS, sizeof trip[0], cmp_d);
+  qsort(bigw, REPS / 10, sizeof bigw[0], cmp_d);
+  qsort(bigd, REPS / 10, sizeof bigd[0], cmp_d);
+  cr_log_info("lavapipe: pipeline creation (cube_dim 16) %.2f ms; first 1M launch incl. pipeline 256 %.2f ms",
+              pipe, pipe256);
+  cr_log_info("lavapipe: tiny add (16 elements): record %.1f us, launch+submit+wait %.1f us (medians of %d)",
+              rec[REPS / 2] * 1e3, trip[REPS / 2] * 1e3, REPS);
+  cr_log_info("lavapipe: add over 1M f32: %.2f ms wall, %.2f ms device (timestamps), %.1f GB/s; upload %.2f ms, "
+              "download %.2f ms (4 MB each)",
+              bigw[REPS / 20], bigd[REPS / 20], 12.0 * N / (bigw[REPS / 20] * 1e6), up, down);
+  bxvk_buf_free(dev, ba), bxvk_buf_free(dev, bo);
+  free(a), free(o);
+  bxk_kernel_free(k);
+}
