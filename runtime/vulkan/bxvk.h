@@ -60,9 +60,8 @@ struct bxvk_spirv {
 };
 
 /* SPIR-V for one kernel (verified first: the verifier's diagnostics on
- * failure).  Ops the lowering cannot express give LOWER (K0013) naming
- * the kernel and the op: f64 transcendental functions (GLSL.std.450 has
- * them for 16 and 32 bits only) and more than BXVK_MAX_SCALARS scalars. */
+ * failure).  A kernel with more than BXVK_MAX_SCALARS scalars gets LOWER
+ * (K0013) naming the kernel. */
 BXK_FUNC bool bxvk_emit(const struct bxk_kernel *k, struct bxvk_spirv *out, struct bxk_diags *ds);
 BXK_FUNC void bxvk_spirv_free(struct bxvk_spirv *m);
 

@@ -84,6 +84,28 @@ BXK_FUNC uint32_t bxvk_sel(struct bxvk_em *e, uint32_t ty, uint32_t c, uint32_t 
 BXK_FUNC uint32_t bxvk_ext(struct bxvk_em *e, uint32_t ty, enum GLSLstd450 f, uint32_t a);
 BXK_FUNC uint32_t bxvk_ext2(struct bxvk_em *e, uint32_t ty, enum GLSLstd450 f, uint32_t a, uint32_t b);
 
+/* Float arithmetic the driver must not fuse; logic and comparisons. */
+static inline uint32_t exact(struct bxvk_em *e, uint32_t r) {
+  bxvk_ins(&e->annot, SpvOpDecorate, 2, r, SpvDecorationNoContraction);
+  return r;
+}
+static inline uint32_t lor(struct bxvk_em *e, uint32_t a, uint32_t b) {
+  return bxvk_op2(e, SpvOpLogicalOr, bxvk_reg(e, BXK_BOOL), a, b);
+}
+static inline uint32_t land(struct bxvk_em *e, uint32_t a, uint32_t b) {
+  return bxvk_op2(e, SpvOpLogicalAnd, bxvk_reg(e, BXK_BOOL), a, b);
+}
+static inline uint32_t cmp(struct bxvk_em *e, SpvOp op, uint32_t a, uint32_t b) {
+  return bxvk_op2(e, op, bxvk_reg(e, BXK_BOOL), a, b);
+}
+
+/* bxvk_emit_f64.c: the f64 math GLSL.std.450 lacks (exp log log1p sin
+ * cos tanh erf), or 0 after bxvk_fail for an op it does not have; exp
+ * and log alone for pow. */
+BXK_FUNC uint32_t bxvk_math64(struct bxvk_em *e, const struct bxk_inst *i, unsigned op, uint32_t a);
+BXK_FUNC uint32_t bxvk_exp64(struct bxvk_em *e, uint32_t x);
+BXK_FUNC uint32_t bxvk_log64(struct bxvk_em *e, uint32_t x);
+
 /* bxvk_emit_ops.c: value-level lowering.  t is the operands' IR type. */
 BXK_FUNC uint32_t bxvk_round16(struct bxvk_em *e, uint32_t x);   /* f32 -> nearest f16, as f32 */
 /* C's fmod, exact, with a loop (opens blocks in e->fn); t: F32 or F64. */

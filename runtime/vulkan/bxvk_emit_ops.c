@@ -18,7 +18,7 @@
  *   - float add/sub/mul/div carry NoContraction, so no driver fuses them
  *     into an fma the CPU lowering does not make.
  * GLSL.std.450 has exp, log, sin, cos, tanh and pow for 16- and 32-bit
- * floats only: on f64 they (and erf, log1p) are refused with K0013. */
+ * floats only: on f64 they (and erf, log1p) are bxvk_emit_f64.c's. */
 #include <math.h>
 #include <stdint.h>
 
@@ -32,21 +32,6 @@ uint32_t bxvk_round16(struct bxvk_em *e, uint32_t x) {
 static unsigned bits(unsigned t) { return t == BXK_U8 ? 8 : bxk_type_bits(t); }
 
 static uint32_t ci(struct bxvk_em *e, unsigned t, int64_t v) { return bxvk_const(e, t, (union bxk_lit){.i = v}); }
-
-static uint32_t exact(struct bxvk_em *e, uint32_t r) {
-  bxvk_ins(&e->annot, SpvOpDecorate, 2, r, SpvDecorationNoContraction);
-  return r;
-}
-
-static uint32_t lor(struct bxvk_em *e, uint32_t a, uint32_t b) {
-  return bxvk_op2(e, SpvOpLogicalOr, bxvk_reg(e, BXK_BOOL), a, b);
-}
-static uint32_t land(struct bxvk_em *e, uint32_t a, uint32_t b) {
-  return bxvk_op2(e, SpvOpLogicalAnd, bxvk_reg(e, BXK_BOOL), a, b);
-}
-static uint32_t cmp(struct bxvk_em *e, SpvOp op, uint32_t a, uint32_t b) {
-  return bxvk_op2(e, op, bxvk_reg(e, BXK_BOOL), a, b);
-}
 
 /* ------------------------------------------------------------ integers */
 
@@ -74,15 +59,26 @@ static uint32_t int_divrem(struct bxvk_em *e, bool rem, unsigned t, uint32_t a, 
 
 /* ---------------------------------------------------------------- pow */
 
-/* C's pow for f32 from GLSL's Pow (defined for x > 0 only): the sign for
- * negative bases with odd integer exponents, NaN for other negative
- * finite bases, the zero-base and unit cases of C99 F.10.4.4. */
-static uint32_t fpow(struct bxvk_em *e, uint32_t a, uint32_t b) {
-  const unsigned T = BXK_F32;
+/* C's pow from |x|^y (GLSL's Pow for f32, defined for x > 0 only;
+ * exp(y log |x|) for f64): the sign for negative bases with odd integer
+ * exponents, NaN for other negative finite bases, the zero-base and unit
+ * cases of C99 F.10.4.4, NaN operands. */
+static uint32_t fpow(struct bxvk_em *e, unsigned T, uint32_t a, uint32_t b) {
   uint32_t ty = bxvk_reg(e, T), z = bxvk_const_f(e, T, 0), one = bxvk_const_f(e, T, 1);
   uint32_t inf = bxvk_const_f(e, T, INFINITY);
   uint32_t ax = bxvk_ext(e, ty, GLSLstd450FAbs, a);
-  uint32_t r = bxvk_ext2(e, ty, GLSLstd450Pow, ax, b);
+  uint32_t r;
+  if (T == BXK_F64) {
+    r = bxvk_exp64(e, exact(e, bxvk_op2(e, SpvOpFMul, ty, b, bxvk_log64(e, ax))));
+  } else {
+    r = bxvk_ext2(e, ty, GLSLstd450Pow, ax, b);
+    /* a subnormal base: exp2(y * (log2(x * 2^24) - 24)) (drivers' log2
+     * reads the exponent field and gets subnormals wrong) */
+    uint32_t sub = land(e, cmp(e, SpvOpFOrdLessThan, ax, bxvk_const_f(e, T, 0x1p-126)), cmp(e, SpvOpFOrdGreaterThan, ax, z));
+    uint32_t l2 = bxvk_ext(e, ty, GLSLstd450Log2, exact(e, bxvk_op2(e, SpvOpFMul, ty, ax, bxvk_const_f(e, T, 0x1p24))));
+    l2 = exact(e, bxvk_op2(e, SpvOpFSub, ty, l2, bxvk_const_f(e, T, 24)));
+    r = bxvk_sel(e, ty, sub, bxvk_ext(e, ty, GLSLstd450Exp2, exact(e, bxvk_op2(e, SpvOpFMul, ty, b, l2))), r);
+  }
   uint32_t yint = cmp(e, SpvOpFOrdEqual, bxvk_ext(e, ty, GLSLstd450Trunc, b), b);
   uint32_t odd = land(e, yint, cmp(e, SpvOpFOrdNotEqual, bxvk_op2(e, SpvOpFRem, ty, b, bxvk_const_f(e, T, 2)), z));
   uint32_t xneg = cmp(e, SpvOpFOrdLessThan, a, z), xzero = cmp(e, SpvOpFOrdEqual, a, z);
@@ -179,6 +175,20 @@ static uint32_t ferf(struct bxvk_em *e, uint32_t x) {
   return bxvk_sel(e, ty, cmp(e, SpvOpFOrdLessThan, ax, bxvk_const_f(e, T, 0.5)), small, big);
 }
 
+/* log for f32, subnormals included: log(x * 2^24) - 24 ln 2 below the
+ * smallest normal (drivers' log reads the exponent field: lavapipe's
+ * gives -88.0 for 1e-40, not -92.1). */
+static uint32_t flog(struct bxvk_em *e, uint32_t x) {
+  const unsigned T = BXK_F32;
+  uint32_t ty = bxvk_reg(e, T);
+  uint32_t sub = land(e, cmp(e, SpvOpFOrdLessThan, x, bxvk_const_f(e, T, 0x1p-126)),
+                      cmp(e, SpvOpFOrdGreaterThan, x, bxvk_const_f(e, T, 0)));
+  uint32_t xs = bxvk_sel(e, ty, sub, exact(e, bxvk_op2(e, SpvOpFMul, ty, x, bxvk_const_f(e, T, 0x1p24))), x);
+  uint32_t l = bxvk_ext(e, ty, GLSLstd450Log, xs);
+  uint32_t fix = exact(e, bxvk_op2(e, SpvOpFSub, ty, l, bxvk_const_f(e, T, 16.635532333438687)));
+  return bxvk_sel(e, ty, sub, fix, l);
+}
+
 /* log1p(x) = log(u) * x / (u - 1) with u = 1 + x (Goldberg, "What every
  * computer scientist should know...", Theorem 4): exact where u == 1, and
  * u itself where it is infinite. */
@@ -186,7 +196,7 @@ static uint32_t flog1p(struct bxvk_em *e, uint32_t x) {
   const unsigned T = BXK_F32;
   uint32_t ty = bxvk_reg(e, T), one = bxvk_const_f(e, T, 1);
   uint32_t u = exact(e, bxvk_op2(e, SpvOpFAdd, ty, one, x));
-  uint32_t l = bxvk_ext(e, ty, GLSLstd450Log, u);
+  uint32_t l = flog(e, u);
   uint32_t r = bxvk_op2(e, SpvOpFDiv, ty, exact(e, bxvk_op2(e, SpvOpFMul, ty, l, x)),
                         exact(e, bxvk_op2(e, SpvOpFSub, ty, u, one)));
   r = bxvk_sel(e, ty, cmp(e, SpvOpFOrdEqual, u, bxvk_const_f(e, T, INFINITY)), u, r);
@@ -223,13 +233,7 @@ uint32_t bxvk_binop(struct bxvk_em *e, const struct bxk_inst *i, unsigned op, un
     if (fl) w = lor(e, w, bxvk_op1(e, SpvOpIsNan, bxvk_reg(e, BXK_BOOL), a));
     return bxvk_sel(e, ty, w, a, b);
   }
-  case BXK_OP_POW:
-    if (t == BXK_F64) {
-      bxvk_fail(e, i, "pow on f64 is not lowered to SPIR-V (GLSL.std.450 has no 64-bit pow)");
-      return 0;
-    }
-    r = fpow(e, a, b);
-    break;
+  case BXK_OP_POW: r = fpow(e, t == BXK_F64 ? BXK_F64 : BXK_F32, a, b); break;
   case BXK_OP_AND: return bxvk_op2(e, bl ? SpvOpLogicalAnd : SpvOpBitwiseAnd, ty, a, b);
   case BXK_OP_OR: return bxvk_op2(e, bl ? SpvOpLogicalOr : SpvOpBitwiseOr, ty, a, b);
   case BXK_OP_XOR: return bxvk_op2(e, bl ? SpvOpLogicalNotEqual : SpvOpBitwiseXor, ty, a, b);
@@ -259,11 +263,8 @@ uint32_t bxvk_unop(struct bxvk_em *e, const struct bxk_inst *i, unsigned op, uns
   bool fl = bxk_type_is_float(t), sg = bxk_type_is_signed(t);
   uint32_t r = 0;
   if (t == BXK_F64 && (op == BXK_OP_EXP || op == BXK_OP_LOG || op == BXK_OP_LOG1P || op == BXK_OP_SIN ||
-                       op == BXK_OP_COS || op == BXK_OP_TANH || op == BXK_OP_ERF)) {
-    bxvk_fail(e, i, "%s on f64 is not lowered to SPIR-V (GLSL.std.450 has it for 16 and 32 bits only)",
-              bxk_opinfo[op].name);
-    return 0;
-  }
+                       op == BXK_OP_COS || op == BXK_OP_TANH || op == BXK_OP_ERF))
+    return bxvk_math64(e, i, op, a);
   switch (op) {
   case BXK_OP_NEG: return bxvk_op1(e, fl ? SpvOpFNegate : SpvOpSNegate, ty, a);
   case BXK_OP_ABS:
@@ -281,7 +282,7 @@ uint32_t bxvk_unop(struct bxvk_em *e, const struct bxk_inst *i, unsigned op, uns
     return bxvk_sel(e, ty, cmp(e, SpvOpSGreaterThan, a, ci(e, t, 0)), ci(e, t, 1), r);
   case BXK_OP_NOT: return bxvk_op1(e, t == BXK_BOOL ? SpvOpLogicalNot : SpvOpNot, ty, a);
   case BXK_OP_EXP: r = bxvk_ext(e, ty, GLSLstd450Exp, a); break;
-  case BXK_OP_LOG: r = bxvk_ext(e, ty, GLSLstd450Log, a); break;
+  case BXK_OP_LOG: r = flog(e, a); break;
   case BXK_OP_LOG1P: r = flog1p(e, a); break;
   case BXK_OP_SQRT: r = bxvk_ext(e, ty, GLSLstd450Sqrt, a); break;
   case BXK_OP_RSQRT: /* 1/sqrt, as the LLVM lowering and the evaluator */

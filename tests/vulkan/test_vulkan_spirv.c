@@ -14,7 +14,7 @@
 #include "module.h"
 #include "vk_test.h"
 
-static unsigned validated, refused_f64;
+static unsigned validated;
 
 /* Emits and validates k (and frees it); false when the emitter refused. */
 static bool emit_valid(struct bxk_kernel *k, unsigned want_needs_mask, unsigned want_needs) {
@@ -40,6 +40,7 @@ Test(spirv, samples_validate) {
     emit_valid(sample_add((enum bxk_type)vk_types[t], false), 0, 0);
   }
   emit_valid(sample_gelu(BXK_F32), ~0u, 0);
+  emit_valid(sample_gelu(BXK_F64), ~0u, BXVK_NEED(FLOAT64));
   emit_valid(sample_gelu(BXK_F16), ~0u, BXVK_NEED(FLOAT16) | BXVK_NEED(STORAGE16));
   emit_valid(sample_loops(), ~0u, 0);
   emit_valid(sample_topo(), ~0u, 0);
@@ -48,7 +49,7 @@ Test(spirv, samples_validate) {
   emit_valid(vk_scalars(), ~0u, BXVK_NEED(INT8) | BXVK_NEED(FLOAT16) | BXVK_NEED(INT64) | BXVK_NEED(FLOAT64));
   emit_valid(vk_views(), ~0u, 0);
   cr_log_info("spirv: %u sample kernels valid", validated);
-  cr_assert_eq(validated, 14 + 5 + 9 + 2);
+  cr_assert_eq(validated, 14 + 6 + 9 + 2);
 }
 
 /* What each type needs from the device, read off the module. */
@@ -64,43 +65,24 @@ Test(spirv, op_matrix_validates) {
   validated = 0;
   unsigned ops[BXK_OP_COUNT], n, total = 0;
   for (size_t t = 0; t < VK_NTYPES; t++) {
-    emit_valid(vk_binops(vk_types[t], true, ops, &n), 0, 0);
+    emit_valid(vk_binops(vk_types[t], ops, &n), 0, 0);
     total += n;
-    emit_valid(vk_unops(vk_types[t], true, ops, &n), 0, 0);
+    emit_valid(vk_unops(vk_types[t], ops, &n), 0, 0);
     total += n;
     emit_valid(vk_casts(vk_types[t]), 0, 0);
     total += VK_NTYPES;
   }
   cr_log_info("spirv: %u op x type rows in %u modules, all valid", total, validated);
   cr_assert_eq(validated, 24);
-  cr_assert_geq(total, 243);
+  cr_assert_geq(total, 251);
 }
 
-/* Each f64 transcendental is refused by name (no 64-bit GLSL.std.450
- * instruction), and so are kernels with too many scalars; unverified IR
- * never reaches the emitter. */
+/* Kernels with too many scalars are refused by name; unverified IR never
+ * reaches the emitter. */
 Test(spirv, refusals_are_named) {
-  static const unsigned f64ops[] = {BXK_OP_EXP, BXK_OP_LOG, BXK_OP_LOG1P, BXK_OP_SIN, BXK_OP_COS, BXK_OP_TANH,
-                                    BXK_OP_ERF};
-  for (size_t j = 0; j < sizeof f64ops / sizeof f64ops[0]; j++) {
-    struct bxk_kernel *k = sample_unop((enum bxk_op)f64ops[j], BXK_F64);
-    struct bxk_diags ds = {0};
-    struct bxvk_spirv m;
-    cr_assert_not(bxvk_emit(k, &m, &ds));
-    cr_assert(ds.n >= 1 && ds.d[0].err == BXK_E_LOWER);
-    cr_assert(strstr(ds.d[0].msg, "kernel unop") && strstr(ds.d[0].msg, bxk_opinfo[f64ops[j]].name) &&
-                  strstr(ds.d[0].msg, "f64"),
-              "%s", ds.d[0].msg);
-    cr_assert_null(m.words);
-    bxk_kernel_free(k);
-  }
-  struct bxk_kernel *k = sample_binop(BXK_OP_POW, BXK_F64);
   struct bxk_diags ds = {0};
   struct bxvk_spirv m;
-  cr_assert_not(bxvk_emit(k, &m, &ds));
-  cr_assert(strstr(ds.d[0].msg, "pow on f64"), "%s", ds.d[0].msg);
-  bxk_kernel_free(k);
-
+  struct bxk_kernel *k;
   k = bxk_kernel_new("many");
   for (int j = 0; j < 17; j++) bxk_add_scalar(k, BXK_F32);
   memset(&ds, 0, sizeof ds);
@@ -161,19 +143,6 @@ static int bext_file(const char *rel) {
   uint32_t n;
   cr_assert(bxc_cube_lower_root(&u, &ks, &n), "%s: lowering failed", rel);
   for (uint32_t i = 0; i < n; i++) {
-    struct bxk_diags ds = {0};
-    struct bxvk_spirv m;
-    if (!bxvk_emit(ks[i], &m, &ds)) {
-      /* the one refusal allowed: f64 math without a 64-bit GLSL.std.450
-       * instruction, said by name and listed here */
-      cr_assert(ds.n && ds.d[0].err == BXK_E_LOWER && strstr(ds.d[0].msg, "on f64 is not lowered"), "%s: %s",
-                ks[i]->name, ds.n ? ds.d[0].msg : "?");
-      cr_log_info("spirv: %s: not lowered: %s", rel, ds.d[0].msg);
-      refused_f64++;
-      bxk_kernel_free(ks[i]);
-      continue;
-    }
-    bxvk_spirv_free(&m);
     emit_valid(ks[i], 0, 0);
   }
   free(ks);
@@ -182,7 +151,7 @@ static int bext_file(const char *rel) {
 }
 
 Test(spirv, bext_kernels_validate) {
-  validated = refused_f64 = 0;
+  validated = 0;
   int total = 0, files = 0;
   static const char *const dirs[] = {"tests/kir/cube", "tests/golden"};
   const char *root = getenv("BEXT_SOURCE_DIR");
@@ -209,9 +178,7 @@ Test(spirv, bext_kernels_validate) {
   int n = bext_file("tests/compiler/lang/kernels.bext");
   cr_assert_eq(n, 14);
   total += n;
-  cr_log_info("spirv: %d .bext kernel instances from %d files: %u valid, %u refused (f64 math)", total,
-              files + 1, validated, refused_f64);
+  cr_log_info("spirv: %d .bext kernel instances from %d files, all valid", total, files + 1);
   cr_assert_geq(files, 4, "the 4 kernels of tests/kir/cube at least");
-  cr_assert_eq((int)(validated + refused_f64), total);
-  cr_assert_leq(refused_f64, 2, "only the two gelu_kernel_f64 instances use f64 erf");
+  cr_assert_eq((int)validated, total);
 }

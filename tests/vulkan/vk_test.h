@@ -50,12 +50,10 @@ static inline bool vk_verifies(struct bxk_kernel *k) {
 
 /* Every valid binary op on t, one output binding each: b0, b1 in, b2.. out.
  * ops[] receives the ops in binding order. */
-static inline struct bxk_kernel *vk_binops(unsigned t, bool lowerable, unsigned *ops, unsigned *nops) {
+static inline struct bxk_kernel *vk_binops(unsigned t, unsigned *ops, unsigned *nops) {
   *nops = 0;
   for (unsigned op = BXK_OP_ADD; op <= BXK_OP_GE; op++)
-    if (vk_verifies(sample_binop((enum bxk_op)op, (enum bxk_type)t)) &&
-        !(lowerable && t == BXK_F64 && op == BXK_OP_POW))
-      ops[(*nops)++] = op;
+    if (vk_verifies(sample_binop((enum bxk_op)op, (enum bxk_type)t))) ops[(*nops)++] = op;
   struct bxk_kernel *k = bxk_kernel_new("binops");
   int a = bxk_add_binding(k, (enum bxk_type)t, 1, false), b = bxk_add_binding(k, (enum bxk_type)t, 1, false);
   struct bxk_builder B = bxk_builder_at(k, NULL);
@@ -69,17 +67,11 @@ static inline struct bxk_kernel *vk_binops(unsigned t, bool lowerable, unsigned 
   return k;
 }
 
-/* Every valid unary op on t (those the lowering takes when lowerable). */
-static inline struct bxk_kernel *vk_unops(unsigned t, bool lowerable, unsigned *ops, unsigned *nops) {
+/* Every valid unary op on t. */
+static inline struct bxk_kernel *vk_unops(unsigned t, unsigned *ops, unsigned *nops) {
   *nops = 0;
-  for (unsigned op = BXK_OP_NEG; op <= BXK_OP_TRUNC; op++) {
-    if (!vk_verifies(sample_unop((enum bxk_op)op, (enum bxk_type)t))) continue;
-    if (lowerable && t == BXK_F64 &&
-        (op == BXK_OP_EXP || op == BXK_OP_LOG || op == BXK_OP_LOG1P || op == BXK_OP_SIN || op == BXK_OP_COS ||
-         op == BXK_OP_TANH || op == BXK_OP_ERF))
-      continue;
-    ops[(*nops)++] = op;
-  }
+  for (unsigned op = BXK_OP_NEG; op <= BXK_OP_TRUNC; op++)
+    if (vk_verifies(sample_unop((enum bxk_op)op, (enum bxk_type)t))) ops[(*nops)++] = op;
   struct bxk_kernel *k = bxk_kernel_new("unops");
   int a = bxk_add_binding(k, (enum bxk_type)t, 1, false);
   struct bxk_builder B = bxk_builder_at(k, NULL);
