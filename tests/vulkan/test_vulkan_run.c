@@ -539,6 +539,31 @@ Test(vulkan, barrier_tree_sum) {
     free(in);
     bxk_kernel_free(k);
   }
+  /* 3-D cubes (4x2x2 units, 3x2x2 cubes): UNIT_POS and CUBE_POS linear */
+  {
+    struct bxk_kernel *k = vk_tree_sum(16);
+    struct bxvk_kernel *vk = vk_prepare(dev, k);
+    struct bxk_diags ds = {0};
+    enum { CUBES = 12, UNITS = 16 };
+    float in[CUBES * UNITS], out[CUBES];
+    for (int i = 0; i < CUBES * UNITS; i++) in[i] = (float)(i % 7);
+    struct bxvk_buf *bi = bxvk_buf_new(dev, sizeof in, &ds), *bo = bxvk_buf_new(dev, sizeof out, &ds);
+    cr_assert(bxvk_buf_upload(dev, bi, in, sizeof in, &ds));
+    struct bxvk_arg args[2] = {{bi, 0, CUBES * UNITS, 1, {CUBES * UNITS}, {1}}, {bo, 0, CUBES, 1, {CUBES}, {1}}};
+    uint32_t count[3] = {3, 2, 2}, dim[3] = {4, 2, 2};
+    union bxl_scalar s = {.f32 = 0};
+    cr_assert(bxvk_launch(dev, vk, count, dim, args, &s, &ds), "%s", ds.n ? ds.d[0].msg : "?");
+    cr_assert(bxvk_buf_download(dev, bo, out, sizeof out, &ds));
+    /* unit (x,y,z) of cube (cx,cy,cz) reads in[ABSOLUTE_POS], linear over the grid */
+    float want[CUBES] = {0};
+    for (uint32_t z = 0; z < 4; z++)
+      for (uint32_t y = 0; y < 4; y++)
+        for (uint32_t x = 0; x < 12; x++)
+          want[x / 4 + 3 * (y / 2 + 2 * (z / 2))] += in[x + 12 * (y + 4 * z)];
+    for (int c = 0; c < CUBES; c++) cr_assert_eq(out[c], want[c], "3-D cube %d: %g vs %g", c, out[c], want[c]);
+    bxvk_buf_free(dev, bi), bxvk_buf_free(dev, bo);
+    bxk_kernel_free(k);
+  }
   /* the same reduction without its barriers sums garbage: the test above
    * would catch a lowering that dropped them */
   struct bxk_kernel *k = vk_tree_sum_sync(256, false);
