@@ -66,6 +66,9 @@ BXK_FUNC bool bxvk_emit(const struct bxk_kernel *k, struct bxvk_spirv *out, stru
 BXK_FUNC void bxvk_spirv_free(struct bxvk_spirv *m);
 
 /* ------------------------------------------------------------ runtime */
+/* A device is used by one thread at a time: its batch, descriptor pool
+ * and buffer lists are not locked (the device backend calls it under its
+ * device lock, as backend.h's members are called). */
 struct bxvk_dev;
 struct bxvk_buf;
 struct bxvk_kernel;
