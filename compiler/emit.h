@@ -10,6 +10,9 @@
 
 #include <stdbool.h>
 
+#include "arena.h"
+#include "ast.h"
+
 struct bxc_unit;
 
 /* An output file that cannot be written is reported with BXC_EMIT_E_IO
@@ -31,5 +34,21 @@ const char *bxc_emit_stem(struct bxc_unit *unit);
  * unit; `stem` names the output (NULL: the root file's stem). */
 bool bxc_emit_c_memory(struct bxc_unit *unit, const char *stem, const char **header,
                        const char **source);
+
+/* What the generator can lower of a default body or a `#[backward]`
+ * formula, asked by the checker (check_default.c) so that the limits have
+ * one home, emit_body.c.  fn's parameters carry the checker's types; with
+ * a formula, fn is the method and `grad` and `output` are in scope too.
+ * The first construct with no lowering is reported once through err (its
+ * span and what it is, e.g. "`match`", "the call of `foo`"). */
+typedef enum bxc_body_verdict {
+    BXC_BODY_TENSOR,    /* lowerable, and its value is a tensor */
+    BXC_BODY_NUMBER,    /* lowerable, but its value is a number */
+    BXC_BODY_REFUSED,   /* err was called */
+    BXC_BODY_STOPPED,   /* a parse-error placeholder: already reported, err not called */
+} bxc_body_verdict;
+typedef void (*bxc_body_err_fn)(void *ud, bxc_span span, const char *what);
+bxc_body_verdict bxc_body_lowerable(bxc_arena *a, const bxc_fn *fn, const bxc_expr *formula,
+                                    bxc_body_err_fn err, void *ud);
 
 #endif

@@ -15,8 +15,10 @@
  * of the core op set are calls (`erf(x)`), and ops are also methods
  * (`x.matmul(y)`, `x.sum_dim(1)`: the reduced dim is kept, as in Burn).
  * Which ops exist, their C functions and their argument kinds come from
- * tensor_ops.h (derived from the runtime's op table), the same table the
- * checker used, so a body that checks is a body this file can lower. */
+ * tensor_ops.h (derived from the runtime's op table).  What this file
+ * cannot lower is decided here and only here: the checker asks through
+ * bxc_body_lowerable (below), which walks a body exactly as generation
+ * does, so a body that checks is a body this file can lower. */
 #include <stdio.h>
 #include <string.h>
 
@@ -39,20 +41,32 @@ typedef struct bvar {
 } bvar;
 
 typedef struct body_ctx {
-    bxc_emit_ctx *cx;
+    bxc_emit_ctx *cx;      /* NULL: the checker asks (bxc_body_lowerable), nothing is written */
+    bxc_arena *a;
     bxc_emit_buf code;
     uint32_t ntemps, nfloats, nints;
     bvar vars[MAX_VARS];
     uint32_t nvars;
     bool ok;
+    bool formula;          /* a `#[backward]` formula rather than a default body */
+    bool stopped;          /* an error the parser already reported: stop, say nothing */
+    bxc_body_err_fn err;   /* the checker's sink for what cannot be lowered */
+    void *ud;
 } body_ctx;
 
+/* The first construct this generator cannot lower ends the walk: `what`
+ * names it ("`match`", "the call of `foo`").  The checker turns it into
+ * its located error (check_default.c); when generating, the checker has
+ * already rejected every such body, so this is a generator bug report. */
 static void berr(body_ctx *b, bxc_span span, const char *what) {
-    if (b->ok) bxc_emit_error(b->cx, span, "%s is not supported in a default body or formula by the C generator", what);
+    if (!b->ok) return;
     b->ok = false;
+    if (b->err) b->err(b->ud, span, what);
+    else bxc_emit_error(b->cx, span, "%s is not supported in %s by the C generator", what,
+                        b->formula ? "a backward formula" : "a default body");
 }
 
-static const char *new_temp(body_ctx *b) { return bxc_arena_printf(b->cx->a, "bext_t%u", ++b->ntemps); }
+static const char *new_temp(body_ctx *b) { return bxc_arena_printf(b->a, "bext_t%u", ++b->ntemps); }
 
 static bool ty_is_tensor(bxc_type *t) {
     return t && bxc_type_strip_refs(bxc_type_resolve(t))->kind == BXC_TYPE_TENSOR;
@@ -83,7 +97,7 @@ static bval unary_op(body_ctx *b, const char *fn, bval x) {
 
 static bval compile(body_ctx *b, const bxc_expr *e);
 
-static const char *dbl(body_ctx *b, bval s) { return bxc_arena_printf(b->cx->a, "(double)(%s)", s.c); }
+static const char *dbl(body_ctx *b, bval s) { return bxc_arena_printf(b->a, "(double)(%s)", s.c); }
 
 /* `s < t` is `t > s`: the comparison with its operands swapped. */
 static const char *flipped(const char *n) {
@@ -98,7 +112,7 @@ static const char *flipped(const char *n) {
  * values of which at least one is a tensor.  A number on the right uses the
  * `_scalar` row; on the left, the identities of bxc_top_scalar_left_ok. */
 static bval tensor_binary(body_ctx *b, const bxc_top *op, bval l, bval r, bxc_span span) {
-    bxc_arena *a = b->cx->a;
+    bxc_arena *a = b->a;
     const char *n = op->name;
     if (l.tensor && r.tensor)
         return op_call(b, op->cfn, bxc_arena_printf(a, "%s, %s", l.c, r.c), l.c, r.c);
@@ -136,16 +150,16 @@ static bval scalar(const char *c, bool is_float) { return (bval){false, is_float
  * left here is the lowering (and a located error for anything the
  * checker let through that this generator cannot lower). */
 static bval apply_op(body_ctx *b, const char *m, bval recv, const bxc_expr_list *args, bxc_span span) {
-    bxc_arena *a = b->cx->a;
+    bxc_arena *a = b->a;
     const bxc_top *op = bxc_top_find(m);
     if (!op) {
-        berr(b, span, bxc_arena_printf(a, "the op `%s`", m));
+        berr(b, span, bxc_arena_printf(a, "the call of `%s`", m));
         return recv;
     }
     if (!recv.tensor) {
         if (op->cmath && args->len == 0)
             return scalar(bxc_arena_printf(a, "%s(%s)", op->cmath, dbl(b, recv)), true);
-        berr(b, span, "a tensor op on a scalar");
+        berr(b, span, bxc_arena_printf(a, "the op `%s` on a number", m));
         return recv;
     }
     if (args->len != op->nargs) {
@@ -199,23 +213,27 @@ static bval use_var(body_ctx *b, const bvar *v) {
 
 static bval compile_block(body_ctx *b, const bxc_block *blk) {
     uint32_t mark = b->nvars;
-    bxc_arena *a = b->cx->a;
+    bxc_arena *a = b->a;
     for (uint32_t i = 0; i < blk->stmts.len && b->ok; i++) {
         const bxc_stmt *s = blk->stmts.items[i];
         if (s->kind == BXC_STMT_EMPTY) continue;
+        if (s->kind == BXC_STMT_ERROR) {   /* the parser reported it */
+            b->ok = false, b->stopped = true;
+            break;
+        }
         if (s->kind == BXC_STMT_EXPR) {
             bval v = compile(b, s->expr);
             if (v.tensor) bxc_emit_printf(&b->code, "  bext_release(%s);\n  %s = NULL;\n", v.c, v.c);
             continue;
         }
         if (s->kind != BXC_STMT_LET || !s->init || !s->pat || s->pat->kind != BXC_PAT_IDENT) {
-            berr(b, s->span, "this statement");
+            berr(b, s->span, s->kind == BXC_STMT_LET ? "this `let` (one name and a value only)" : "this statement");
             break;
         }
         bval v = compile(b, s->init);
         if (!b->ok) break;
         if (b->nvars == MAX_VARS) {
-            berr(b, s->span, "this many variables");
+            berr(b, s->span, "more than 128 variables");
             break;
         }
         bvar *nv = &b->vars[b->nvars++];
@@ -235,8 +253,8 @@ static bval compile_block(body_ctx *b, const bxc_block *blk) {
 }
 
 static bval compile(body_ctx *b, const bxc_expr *e) {
-    bxc_arena *a = b->cx->a;
-    if (!b->ok) return scalar("0", false);
+    bxc_arena *a = b->a;
+    if (!b->ok || !e) return scalar("0", false);
     switch (e->kind) {
     case BXC_EXPR_INT: return scalar(bxc_arena_printf(a, "%lluLL", (unsigned long long)e->int_lit.value), false);
     case BXC_EXPR_FLOAT: {
@@ -251,7 +269,8 @@ static bval compile(body_ctx *b, const bxc_expr *e) {
             bvar *v = lookup(b, e->path->segs.items[0].name);
             if (v) return use_var(b, v);
         }
-        berr(b, e->span, "this name");
+        berr(b, e->span, b->formula ? "a name other than an argument, `grad`, `output` or a `let` variable"
+                                    : "a name other than a parameter or `let` variable");
         return scalar("0", false);
     }
     case BXC_EXPR_FIELD: {
@@ -265,7 +284,7 @@ static bval compile(body_ctx *b, const bxc_expr *e) {
                 return use_var(b, &f);
             }
         }
-        berr(b, e->span, "this field access");
+        berr(b, e->span, "a field access other than a tensor field of a parameter");
         return scalar("0", false);
     }
     case BXC_EXPR_UNARY: {
@@ -276,7 +295,7 @@ static bval compile(body_ctx *b, const bxc_expr *e) {
             return x.tensor ? unary_op(b, "bext_neg", x) : scalar(bxc_arena_printf(a, "(-(%s))", x.c), x.is_float);
         if (e->unary.op == BXC_UN_NOT)
             return x.tensor ? unary_op(b, "bext_not", x) : scalar(bxc_arena_printf(a, "(!(%s))", x.c), false);
-        berr(b, e->span, "this operator");
+        berr(b, e->span, "`&mut`");
         return x;
     }
     case BXC_EXPR_BINARY: {
@@ -288,7 +307,7 @@ static bval compile(body_ctx *b, const bxc_expr *e) {
                           l.is_float || r.is_float);
         const bxc_top *op = bxc_top_operator(e->binary.op);
         if (!op) {
-            berr(b, e->span, "this operator on tensors");
+            berr(b, e->span, bxc_arena_printf(a, "`%s` on tensors", bxc_binop_str(e->binary.op)));
             return l;
         }
         return tensor_binary(b, op, l, r, e->span);
@@ -302,7 +321,7 @@ static bval compile(body_ctx *b, const bxc_expr *e) {
             bxc_expr_list rest = {e->call.args.items + 1, e->call.args.len - 1, e->call.args.len - 1};
             return apply_op(b, fn, x, &rest, e->span);
         }
-        berr(b, e->span, "this call");
+        berr(b, e->span, "this call (only tensor ops can be called)");
         return scalar("0", false);
     }
     case BXC_EXPR_METHOD_CALL: {
@@ -320,6 +339,9 @@ static bval compile(body_ctx *b, const bxc_expr *e) {
         bool f = ty_is_float(e->ty);
         return scalar(bxc_arena_printf(a, "((%s)(%s))", f ? "double" : "int64_t", x.c), f);
     }
+    case BXC_EXPR_ERROR:   /* the parser reported it */
+        b->ok = false, b->stopped = true;
+        return scalar("0", false);
     default:
         berr(b, e->span, bxc_arena_printf(a, "`%s`", bxc_expr_kind_name(e->kind)));
         return scalar("0", false);
@@ -353,6 +375,7 @@ bool bxc_emit_default_body(bxc_emit_ctx *cx, const bxc_fn *fn, const char *name,
     body_ctx b;
     memset(&b, 0, sizeof b);
     b.cx = cx;
+    b.a = cx->a;
     b.ok = true;
     bxc_arena *a = cx->a;
     bxc_emit_buf release = {0};
@@ -383,7 +406,7 @@ bool bxc_emit_default_body(bxc_emit_ctx *cx, const bxc_fn *fn, const char *name,
         if (b.nvars == MAX_VARS) break;
     }
     bval r = compile_block(&b, fn->body);
-    if (b.ok && !r.tensor) berr(&b, fn->body->span, "a default body whose value is not a tensor");
+    if (b.ok && !r.tensor) berr(&b, fn->body->span, "a value that is not a tensor");
     bool ok = b.ok;
     if (ok)
         emit_tensor_fn(&b, "The default body: serves every listed backend without an implementation.", name,
@@ -398,16 +421,50 @@ bool bxc_emit_formula(bxc_emit_ctx *cx, const bxc_expr *formula, const char *com
     body_ctx b;
     memset(&b, 0, sizeof b);
     b.cx = cx;
+    b.a = cx->a;
     b.ok = true;
+    b.formula = true;
     const char **cparams = bxc_arena_alloc(cx->a, (nvars + 1) * sizeof *cparams);
     for (uint32_t i = 0; i < nvars && i < MAX_VARS; i++) {
         b.vars[b.nvars++] = (bvar){vars[i].name, vars[i].c, vars[i].tensor, vars[i].is_float};
         cparams[i] = vars[i].c;
     }
     bval r = compile(&b, formula);
-    if (b.ok && !r.tensor) berr(&b, formula->span, "a formula whose value is not a tensor");
+    if (b.ok && !r.tensor) berr(&b, formula->span, "a value that is not a tensor");
     bool ok = b.ok;
     if (ok) emit_tensor_fn(&b, comment, name, params, r, cparams, b.nvars, NULL);
     bxc_emit_buf_free(&b.code);
     return ok;
+}
+
+/* The generator's limits as the checker's predicate (issue 13: no mirror
+ * of this file in the checker): the body or formula is walked exactly as
+ * above, into a scratch buffer that is thrown away, with the checker's
+ * types for the parameters (`p.pat->ty`, set by the checker).  A formula
+ * also sees `grad` and `output`, tensors. */
+bxc_body_verdict bxc_body_lowerable(bxc_arena *a, const bxc_fn *fn, const bxc_expr *formula, bxc_body_err_fn err,
+                                    void *ud) {
+    body_ctx b;
+    memset(&b, 0, sizeof b);
+    b.a = a;
+    b.ok = true;
+    b.formula = formula != NULL;
+    b.err = err;
+    b.ud = ud;
+    for (uint32_t i = 0; i < fn->params.len && b.nvars < MAX_VARS - 2; i++) {
+        const bxc_param *p = fn->params.items[i];
+        if (!p->pat || p->pat->kind != BXC_PAT_IDENT || !p->pat->ty) continue;
+        bxc_type *inner = bxc_type_strip_refs(bxc_type_resolve(p->pat->ty));
+        b.vars[b.nvars++] = (bvar){p->pat->name.name, bxc_emit_ident(a, p->pat->name.name),
+                                   inner->kind == BXC_TYPE_TENSOR, inner->kind == BXC_TYPE_FLOAT};
+    }
+    if (formula) {
+        b.vars[b.nvars++] = (bvar){"grad", "grad", true, false};
+        b.vars[b.nvars++] = (bvar){"output", "output", true, false};
+    }
+    bval r = formula ? compile(&b, formula) : compile_block(&b, fn->body);
+    bxc_emit_buf_free(&b.code);
+    if (b.stopped) return BXC_BODY_STOPPED;
+    if (!b.ok) return BXC_BODY_REFUSED;
+    return r.tensor ? BXC_BODY_TENSOR : BXC_BODY_NUMBER;
 }

@@ -35,6 +35,12 @@ for s in transpose counted activations pointwise gated gated_full; do
   step "samples/$s"
   "$bin/$s"
 done
+# The LibTorch extension (ATen called from a _libtorch implementation),
+# where the build has the LibTorch backend.
+if [ -x "$bin/torch_ext" ]; then
+  step "samples/torch_ext (ATen on bext tensors, bext/torch.h)"
+  "$bin/torch_ext"
+fi
 
 # Deferred execution and fusion: the GELU chain recorded on flex+fusion,
 # run as one fused kernel at the read, its plan replayed on the second

@@ -1,8 +1,10 @@
-/* bxcu.h — kernel IR -> CUDA C -> PTX through NVRTC (prefix bxcu_).
+/* bxcu.h — kernel IR -> CUDA C -> PTX through NVRTC, and the same C ->
+ * an AMDGPU code object through hiprtc (prefix bxcu_).
  *
- * Needs no CUDA headers and links nothing of CUDA: NVRTC is loaded with
- * dlopen when a kernel is compiled (bxcu_nvrtc.c), so a machine without
- * CUDA builds and runs everything else.  docs/kernels.md "CUDA".
+ * Needs no CUDA or ROCm headers and links nothing of either: the
+ * compilers and drivers are loaded with dlopen when used (bxcu_rtc.c,
+ * bxcu_driver.c), so a machine without them builds and runs everything
+ * else.  docs/kernels.md "The CUDA and HIP lowering".
  *
  * The device ABI of an emitted kernel (mirrors the CPU ABI of bxl.h):
  *
@@ -33,41 +35,54 @@ BXK_FUNC char *bxcu_emit(const struct bxk_kernel *k, bool prelude, struct bxk_di
 /* The text of bxk_scalar.h, embedded at build time (bxcu_scalar_src.c). */
 BXK_FUNC const char bxcu_scalar_src[];
 
-/* --------------------------------------------------------------- NVRTC */
-struct bxcu_nvrtc;
+/* The two GPU toolchains that compile the emitted source: it is CUDA C,
+ * which hiprtc compiles as HIP C unchanged (bxk_scalar.h's qualifiers
+ * cover both), so the vendor picks only the compiler and the driver. */
+enum bxcu_vendor { BXCU_CUDA, BXCU_HIP };
 
-/* Loads NVRTC: libnvrtc.so.13, then libnvrtc.so, then $BEXT_NVRTC_LIB.
- * NULL with a CUDA diagnostic ("NVRTC not found: ...", naming what was
- * tried and why each failed) when none loads or lacks a function. */
-BXK_FUNC struct bxcu_nvrtc *bxcu_nvrtc_open(struct bxk_diags *ds);
+/* ------------------------------------------------ NVRTC and hiprtc */
+struct bxcu_rtc;
+
+/* Loads the vendor's runtime compiler: $BEXT_NVRTC_LIB, libnvrtc.so.13,
+ * libnvrtc.so (CUDA); $BEXT_HIPRTC_LIB, libhiprtc.so.6, libhiprtc.so.5,
+ * libamdhip64.so.5 (HIP: ROCm 5 keeps hiprtc in the HIP runtime).  NULL
+ * with a diagnostic (K0015 CUDA, K0016 HIP: "NVRTC not found: ...",
+ * naming what was tried and why each failed) when none loads or one lacks
+ * a function. */
+BXK_FUNC struct bxcu_rtc *bxcu_rtc_open(enum bxcu_vendor v, struct bxk_diags *ds);
 /* Loads exactly this library (a path or a soname); the same diagnostics. */
-BXK_FUNC struct bxcu_nvrtc *bxcu_nvrtc_open_at(const char *lib, struct bxk_diags *ds);
+BXK_FUNC struct bxcu_rtc *bxcu_rtc_open_at(enum bxcu_vendor v, const char *lib, struct bxk_diags *ds);
 /* Frees the handle; the library itself stays loaded (RTLD_NODELETE). */
-BXK_FUNC void bxcu_nvrtc_close(struct bxcu_nvrtc *nv);
-/* Which library was loaded, and NVRTC's version as major*1000+minor*10. */
-BXK_FUNC const char *bxcu_nvrtc_path(const struct bxcu_nvrtc *nv);
-BXK_FUNC int bxcu_nvrtc_version(const struct bxcu_nvrtc *nv);
+BXK_FUNC void bxcu_rtc_close(struct bxcu_rtc *rc);
+/* Which library was loaded, and its version as major*1000+minor*10. */
+BXK_FUNC const char *bxcu_rtc_path(const struct bxcu_rtc *rc);
+BXK_FUNC int bxcu_rtc_version(const struct bxcu_rtc *rc);
 
-/* CUDA C -> PTX text (malloc'd; free()).  arch: a virtual architecture
- * for --gpu-architecture (NULL: "compute_90"); the other options are
- * fixed (-default-device --std=c++17 --fmad=false).  kernel names the kernel
- * in diagnostics.  When NVRTC rejects the source: NULL, a CUDA diagnostic
- * with the start of the compile log, and the whole log in *log when log
- * is not NULL (malloc'd; free(); set to NULL when there is none). */
-BXK_FUNC char *bxcu_nvrtc_ptx(struct bxcu_nvrtc *nv, const char *src, const char *kernel,
-                              const char *arch, char **log, struct bxk_diags *ds);
+/* Source -> PTX text (CUDA) or an AMDGPU code object, an ELF (HIP);
+ * malloc'd, free(); NUL-terminated either way, *size (when not NULL) its
+ * length without that NUL.  arch: CUDA's virtual architecture for
+ * --gpu-architecture (NULL: "compute_90") or HIP's --offload-arch (NULL:
+ * "gfx90a").  The other options are fixed: no contraction of a*b+c into
+ * an fma (--fmad=false, -ffp-contract=off), C++17, device code by default.
+ * kernel names the kernel in diagnostics.  When the compiler rejects the
+ * source: NULL, a diagnostic with the start of the log, and the whole log
+ * in *log when log is not NULL (malloc'd; free(); NULL when none). */
+BXK_FUNC void *bxcu_rtc_compile(struct bxcu_rtc *rc, const char *src, const char *kernel, const char *arch,
+                                size_t *size, char **log, struct bxk_diags *ds);
 
-/* -------------------------------------------------------- CUDA driver */
-/* The start of `cube:cuda:N`: the driver API dlopen'd, device N found and
- * named.  It loads no module and runs no kernel yet. */
+/* ------------------------------------------------- CUDA and HIP drivers */
+/* The start of `cube:cuda:N` and `cube:hip:N`: the driver API dlopen'd
+ * (libcuda.so.1; libamdhip64.so.6, else .so.5), initialized, device N
+ * found and named.  It loads no module and runs no kernel yet. */
 struct bxcu_driver;
 
-/* libcuda.so.1, cuInit, device index.  NULL with a CUDA diagnostic
- * "backend unavailable: no CUDA driver (libcuda.so.1: <why>)" where there
- * is no driver (or only the toolkit's stub), or "... no CUDA device N". */
-BXK_FUNC struct bxcu_driver *bxcu_driver_open(int index, struct bxk_diags *ds);
+/* NULL with a diagnostic "backend unavailable: no CUDA driver
+ * (libcuda.so.1: <why>)" where there is no driver, only the toolkit's
+ * stub, or (HIP) no device; "... no CUDA device N" past the last one. */
+BXK_FUNC struct bxcu_driver *bxcu_driver_open(enum bxcu_vendor v, int index, struct bxk_diags *ds);
 /* The same with this library (a path or a soname). */
-BXK_FUNC struct bxcu_driver *bxcu_driver_open_at(const char *lib, int index, struct bxk_diags *ds);
+BXK_FUNC struct bxcu_driver *bxcu_driver_open_at(enum bxcu_vendor v, const char *lib, int index,
+                                                 struct bxk_diags *ds);
 BXK_FUNC int bxcu_driver_devices(const struct bxcu_driver *d);
 BXK_FUNC const char *bxcu_driver_device_name(const struct bxcu_driver *d);
 /* Frees the handle; the driver stays loaded (RTLD_NODELETE). */

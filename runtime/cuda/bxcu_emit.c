@@ -376,7 +376,7 @@ char *bxcu_emit(const struct bxk_kernel *k, bool prelude, struct bxk_diags *ds) 
   struct em E = {.s = &s, .k = k, .vt = calloc((size_t)k->nval + 1, 1)};
   if (!E.vt) goto oom;
   if (prelude) {
-    sb_put(&s, "/* CUDA C of kernel %s, emitted by bext (runtime/cuda/bxcu_emit.c). */\n", k->name);
+    sb_put(&s, "/* CUDA C (HIP C to hiprtc) of kernel %s, emitted by bext (runtime/cuda/bxcu_emit.c). */\n", k->name);
     sb_put(&s, "%s\n/* bxk_scalar.h, verbatim */\n%s\n%s\n", stdint_defs, bxcu_scalar_src, topo_helpers);
   }
   for (uint32_t j = 0; j < k->nbind; j++) /* the layout of struct bxl_binding */

@@ -38,16 +38,16 @@
 
 /* One qualifier for every function, so the same text compiles as CUDA
  * device code when the CUDA emitter (runtime/cuda) pastes it in. */
-#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__) || defined(__HIPCC_RTC__)
 #define BXK_SCALAR_FN static __device__ __forceinline__
 #else
 #define BXK_SCALAR_FN static inline
 #endif
 
-/* NVRTC has no libc headers: the CUDA prelude (runtime/cuda/bxcu_emit.c)
- * defines the fixed-width types and limits; device math and memcpy are
- * CUDA built-ins. */
-#ifndef __CUDACC_RTC__
+/* NVRTC and hiprtc have no libc headers: the CUDA/HIP prelude
+ * (runtime/cuda/bxcu_emit.c) defines the fixed-width types and limits;
+ * device math and memcpy are built-ins of both. */
+#if !defined(__CUDACC_RTC__) && !defined(__HIPCC_RTC__)
 #include <math.h>
 #include <stdint.h>
 #include <string.h>

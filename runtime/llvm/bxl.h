@@ -72,7 +72,10 @@ BXK_FUNC char *bxl_emit_ll(const struct bxk_kernel *k, const char *cpu, bool opt
                            struct bxk_diags *ds);
 
 /* One object file holding every kernel (symbol = kernel name), optimized
- * for cpu (NULL: BXL_CPU_BASELINE). */
+ * for cpu.  cpu NULL on x86-64: for any x86-64 — each kernel compiled for
+ * BXL_CPU_BASELINE (NAME.x86_64_v2) and for x86-64-v3 (NAME.x86_64_v3,
+ * AVX2/FMA), NAME being a GNU ifunc that picks the clone the CPU runs at
+ * load time (docs/kernels.md "Objects for any x86-64"). */
 BXK_FUNC bool bxl_emit_object(const struct bxk_kernel *const *ks, size_t n, const char *cpu,
                               const char *path, struct bxk_diags *ds);
 

@@ -4,11 +4,13 @@
  * The JIT gets its target machine from us (the same CPU and features the
  * O3 pipeline optimized for, so the vectorizer's choices are the ones the
  * code runs with).  The math functions the lowering calls are defined as
- * absolute symbols with the addresses this library was linked against, so
+ * absolute symbols with the addresses this library was linked against (and
+ * libmvec's vector variants with their addresses in libmvec.so.1), so
  * resolution does not depend on what the host program happened to load;
  * anything else (compiler-rt helpers such as f16 conversions on CPUs
  * without F16C) is looked up in the process. */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +42,23 @@ static const struct { const char *name; void *addr; } libm[] = {
     {"memset", (void *)memset}, {"memcpy", (void *)memcpy}, {"memmove", (void *)memmove},
 };
 
+#define BXL_X_(fn, arity) {#fn, arity},
+static const struct { const char *name; unsigned arity; } mvec_fns[] = {BXL_MVEC_FNS(BXL_X_)};
+#undef BXL_X_
+#define BXL_X_(bit, isa, lanes32, lanes64) {isa, lanes32, lanes64},
+static const struct { char isa; unsigned lanes32, lanes64; } mvec_isas[] = {BXL_MVEC_ISAS(BXL_X_)};
+#undef BXL_X_
+enum { NFNS = sizeof mvec_fns / sizeof *mvec_fns, NISAS = sizeof mvec_isas / sizeof *mvec_isas };
+
+static LLVMOrcCSymbolMapPair sym_pair(struct bxl_jit *j, const char *name, void *addr) {
+  LLVMOrcCSymbolMapPair p;
+  p.Name = LLVMOrcLLJITMangleAndIntern(j->jit, name);
+  p.Sym.Address = (LLVMOrcExecutorAddress)(uintptr_t)addr;
+  p.Sym.Flags.GenericFlags = LLVMJITSymbolGenericFlagsExported | LLVMJITSymbolGenericFlagsCallable;
+  p.Sym.Flags.TargetFlags = 0;
+  return p;
+}
+
 struct bxl_jit *bxl_jit_new(struct bxk_diags *ds) {
   bxl_init_targets();
   struct bxl_jit *j = calloc(1, sizeof *j);
@@ -63,14 +82,23 @@ struct bxl_jit *bxl_jit_new(struct bxk_diags *ds) {
     return NULL;
   }
   LLVMOrcJITDylibRef jd = LLVMOrcLLJITGetMainJITDylib(j->jit);
-  enum { N = sizeof libm / sizeof libm[0] };
-  LLVMOrcCSymbolMapPair syms[N];
-  for (size_t i = 0; i < N; i++) {
-    syms[i].Name = LLVMOrcLLJITMangleAndIntern(j->jit, libm[i].name);
-    syms[i].Sym.Address = (LLVMOrcExecutorAddress)(uintptr_t)libm[i].addr;
-    syms[i].Sym.Flags.GenericFlags = LLVMJITSymbolGenericFlagsExported | LLVMJITSymbolGenericFlagsCallable;
-    syms[i].Sym.Flags.TargetFlags = 0;
-  }
+  /* libm's functions, then libmvec's variants of BXL_MVEC_FNS for every
+   * ISA (the lowering names only those the CPU runs). */
+  enum { NLIBM = sizeof libm / sizeof libm[0], NMVEC = 2 * NFNS * NISAS };
+  LLVMOrcCSymbolMapPair syms[NLIBM + NMVEC];
+  size_t N = 0;
+  for (size_t i = 0; i < NLIBM; i++) syms[N++] = sym_pair(j, libm[i].name, libm[i].addr);
+  void *mv = bxl_mvec_lib();
+  for (size_t i = 0; mv && i < NISAS; i++)
+    for (size_t f = 0; f < NFNS; f++)
+      for (int d = 0; d < 2; d++) {
+        char name[48], scalar[16];
+        snprintf(scalar, sizeof scalar, "%s%s", mvec_fns[f].name, d ? "" : "f");
+        bxl_mvec_name(name, sizeof name, mvec_isas[i].isa, d ? mvec_isas[i].lanes64 : mvec_isas[i].lanes32,
+                      mvec_fns[f].arity, scalar);
+        void *addr = dlsym(mv, name);
+        if (addr) syms[N++] = sym_pair(j, name, addr);
+      }
   e = LLVMOrcJITDylibDefine(jd, LLVMOrcAbsoluteSymbols(syms, N));
   LLVMOrcDefinitionGeneratorRef gen = NULL;
   if (!e) e = LLVMOrcCreateDynamicLibrarySearchGeneratorForProcess(&gen, LLVMOrcLLJITGetGlobalPrefix(j->jit), NULL, NULL);

@@ -92,6 +92,69 @@ static LLVMValueRef intrin1(struct lw *L, const char *name, LLVMValueRef x) {
   return intrin(L, name, &t, 1, &x, 1);
 }
 
+/* Declares (once) the vector function vname, `<lanes x t>(<lanes x t> x n)`,
+ * and keeps it for the vectorizer (bxl_cg_finish puts it in
+ * llvm.compiler.used).  False when out of memory. */
+static bool declare_vector_fn(struct lw *L, const char *vname, LLVMTypeRef t, unsigned lanes, unsigned n) {
+  struct bxl_cg *cg = L->cg;
+  if (LLVMGetNamedFunction(cg->mod, vname)) return true;
+  LLVMTypeRef vt = LLVMVectorType(t, lanes), ats[2] = {vt, vt};
+  LLVMValueRef f = LLVMAddFunction(cg->mod, vname, LLVMFunctionType(vt, ats, n, 0));
+  if (cg->nused == cg->capused) {
+    unsigned cap = cg->capused ? 2 * cg->capused : 16;
+    LLVMValueRef *u = realloc(cg->used, cap * sizeof *u);
+    if (!u) return false;
+    cg->used = u, cg->capused = cap;
+  }
+  cg->used[cg->nused++] = f;
+  return true;
+}
+
+/* A call of the libm function f64name (its f32 sibling for f32 operands:
+ * f16 math is computed in f32) on n operands.  On x86-64 the call names its
+ * libmvec variants for the target's ISAs (BXL_MVEC_ISAS), e.g.
+ * `_ZGVdN8v_erff(_ZGVdN8v_erff)`, so a vectorized loop calls them. */
+static LLVMValueRef mathcall(struct lw *L, const char *f64name, LLVMValueRef *x, unsigned n) {
+  LLVMTypeRef t = LLVMTypeOf(x[0]), ats[2] = {t, t};
+  bool f32 = t == L->f32;
+  char name[32];
+  snprintf(name, sizeof name, "%s%s", f64name, f32 ? "f" : "");
+  LLVMValueRef call = call_fn(L, name, t, x, n, ats);
+  LLVMContextRef ctx = L->cg->ctx;
+  /* On the declaration: the function neither reads nor writes memory
+   * (the IR never looks at errno), returns, throws nothing and is safe on
+   * any operand, so the vectorizer may call it for masked-off lanes of a
+   * guarded body (`if ABSOLUTE_POS < len`) instead of keeping the loop
+   * scalar.  memory(none) is MemoryEffects' encoding 0. */
+  LLVMValueRef fn = LLVMGetNamedFunction(L->cg->mod, name);
+  static const char *const fn_attrs[] = {"nounwind", "willreturn", "speculatable", "nosync", "memory"};
+  for (size_t j = 0; j < sizeof fn_attrs / sizeof *fn_attrs; j++)
+    LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex,
+                            LLVMCreateEnumAttribute(ctx, LLVMGetEnumAttributeKindForName(fn_attrs[j], strlen(fn_attrs[j])), 0));
+  bool vec = false;
+#define BXL_X_(fn, arity) vec |= !strcmp(f64name, #fn) && arity == n;
+  BXL_MVEC_FNS(BXL_X_)
+#undef BXL_X_
+  if (!vec || !L->cg->mvec) return call;
+  char variants[256] = "", vname[48];
+  size_t used = 0;
+#define BXL_X_(bit, isa, lanes32, lanes64)                                                              \
+  if (L->cg->mvec & (bit)) {                                                                            \
+    unsigned lanes = f32 ? (lanes32) : (lanes64);                                                       \
+    bxl_mvec_name(vname, sizeof vname, isa, lanes, n, name);                                            \
+    if (!declare_vector_fn(L, vname, t, lanes, n)) return call; /* out of memory: stay scalar */       \
+    used += (size_t)snprintf(variants + used, sizeof variants - used, "%s%s(%s)", used ? "," : "", vname, vname); \
+  }
+  BXL_MVEC_ISAS(BXL_X_)
+#undef BXL_X_
+  static const char key[] = "vector-function-abi-variant";
+  LLVMAddCallSiteAttribute(call, LLVMAttributeFunctionIndex,
+                           LLVMCreateStringAttribute(ctx, key, sizeof key - 1, variants, (unsigned)used));
+  return call;
+}
+
+static LLVMValueRef math1(struct lw *L, const char *f64name, LLVMValueRef x) { return mathcall(L, f64name, &x, 1); }
+
 /* ------------------------------------------------------------ topology */
 
 static LLVMValueRef grid(struct lw *L, int field) {
@@ -207,7 +270,7 @@ static LLVMValueRef fbin(struct lw *L, unsigned op, unsigned t, LLVMValueRef x, 
   }
   case BXK_OP_POW: {
     LLVMValueRef a[2] = {x, y};
-    r = intrin(L, "llvm.pow", &wt, 1, a, 2);
+    r = mathcall(L, "pow", a, 2);
     break;
   }
   default: return NULL;
@@ -272,13 +335,6 @@ static LLVMValueRef cmp(struct lw *L, unsigned op, unsigned t, LLVMValueRef x, L
   return LLVMBuildICmp(L->b, p[op - BXK_OP_EQ], x, y, "");
 }
 
-/* libm for what LLVM has no intrinsic for. */
-static LLVMValueRef libm1(struct lw *L, const char *f64name, LLVMValueRef x) {
-  LLVMTypeRef t = LLVMTypeOf(x);
-  char name[32];
-  snprintf(name, sizeof name, "%s%s", f64name, t == L->f32 ? "f" : "");
-  return call_fn(L, name, t, &x, 1, &t);
-}
 
 static LLVMValueRef un(struct lw *L, unsigned op, unsigned t, LLVMValueRef x) {
   LLVMBuilderRef b = L->b;
@@ -294,16 +350,16 @@ static LLVMValueRef un(struct lw *L, unsigned op, unsigned t, LLVMValueRef x) {
                           LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOLT, x, zero, ""),
                                           fconst(wt, -1), x, ""), "");
       break;
-    case BXK_OP_EXP: r = intrin1(L, "llvm.exp", x); break;
-    case BXK_OP_LOG: r = intrin1(L, "llvm.log", x); break;
-    case BXK_OP_LOG1P: r = libm1(L, "log1p", x); break;
+    case BXK_OP_EXP: r = math1(L, "exp", x); break;
+    case BXK_OP_LOG: r = math1(L, "log", x); break;
+    case BXK_OP_LOG1P: r = math1(L, "log1p", x); break;
     case BXK_OP_SQRT: r = intrin1(L, "llvm.sqrt", x); break;
     case BXK_OP_RSQRT: r = LLVMBuildFDiv(b, one, intrin1(L, "llvm.sqrt", x), ""); break;
     case BXK_OP_RECIP: r = LLVMBuildFDiv(b, one, x, ""); break;
-    case BXK_OP_SIN: r = intrin1(L, "llvm.sin", x); break;
-    case BXK_OP_COS: r = intrin1(L, "llvm.cos", x); break;
-    case BXK_OP_TANH: r = libm1(L, "tanh", x); break;
-    case BXK_OP_ERF: r = libm1(L, "erf", x); break;
+    case BXK_OP_SIN: r = math1(L, "sin", x); break;
+    case BXK_OP_COS: r = math1(L, "cos", x); break;
+    case BXK_OP_TANH: r = math1(L, "tanh", x); break;
+    case BXK_OP_ERF: r = math1(L, "erf", x); break;
     case BXK_OP_FLOOR: r = intrin1(L, "llvm.floor", x); break;
     case BXK_OP_CEIL: r = intrin1(L, "llvm.ceil", x); break;
     case BXK_OP_ROUND: r = intrin1(L, "llvm.roundeven", x); break;
@@ -604,6 +660,30 @@ static LLVMAttributeRef attr(LLVMContextRef ctx, const char *name) {
   return LLVMCreateEnumAttribute(ctx, LLVMGetEnumAttributeKindForName(name, strlen(name)), 0);
 }
 
+static LLVMAttributeRef int_attr(LLVMContextRef ctx, const char *name, uint64_t v) {
+  return LLVMCreateEnumAttribute(ctx, LLVMGetEnumAttributeKindForName(name, strlen(name)), v);
+}
+
+/* What the ABI promises about the three struct arrays (bxl.h): each is
+ * read only, whole and aligned for the call.  Saying so lets LLVM load a
+ * binding's data pointer, length and strides once, before the unit loop,
+ * even when the body reads them only under a guard (`if ABSOLUTE_POS <
+ * len`); loads it cannot hoist keep the loop from vectorizing. */
+static void abi_param_attrs(LLVMContextRef ctx, LLVMValueRef fn, const struct bxk_kernel *k) {
+  const uint64_t bytes[3] = {(uint64_t)k->nbind * sizeof(struct bxl_binding),
+                             (uint64_t)k->nscalar * sizeof(union bxl_scalar), sizeof(struct bxl_grid)};
+  const uint64_t align[3] = {_Alignof(struct bxl_binding), _Alignof(union bxl_scalar), _Alignof(struct bxl_grid)};
+  for (unsigned j = 0; j < 3; j++) {
+    unsigned at = 1 + j; /* LLVM's index of parameter j */
+    LLVMAddAttributeAtIndex(fn, at, attr(ctx, "nocapture"));
+    LLVMAddAttributeAtIndex(fn, at, attr(ctx, "readonly"));
+    LLVMAddAttributeAtIndex(fn, at, attr(ctx, "noalias"));
+    if (!bytes[j]) continue; /* no bindings or no scalars: the pointer may be NULL */
+    LLVMAddAttributeAtIndex(fn, at, int_attr(ctx, "dereferenceable", bytes[j]));
+    LLVMAddAttributeAtIndex(fn, at, int_attr(ctx, "align", align[j]));
+  }
+}
+
 /* NAME.unit[.p](bindings, scalars, grid, shared, spill, u, ux, uy, uz):
  * segment p of the body for one unit (the whole body when not phased). */
 static LLVMValueRef unit_fn(struct lw *L, const char *symbol, const struct phases *P, uint32_t p,
@@ -712,6 +792,7 @@ bool bxl_lower(struct bxl_cg *cg, const struct bxk_kernel *k, const char *symbol
     LLVMTypeRef params[5] = {L.ptr, L.ptr, L.ptr, L.i32, L.i32};
     LLVMValueRef fn = LLVMAddFunction(cg->mod, symbol, LLVMFunctionType(L.voidt, params, 5, 0));
     LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, attr(ctx, "nounwind"));
+    abi_param_attrs(ctx, fn, k);
     L.fn = fn;
     LLVMValueRef pb = LLVMGetParam(fn, 0), ps = LLVMGetParam(fn, 1), pg = LLVMGetParam(fn, 2),
                  first = LLVMGetParam(fn, 3), last = LLVMGetParam(fn, 4);

@@ -1,7 +1,9 @@
 /* bxl_module.c — LLVM set-up and the ahead-of-time paths: target
  * machines, the code generator's owner struct, module verification and
  * default<O3>, LLVM IR text and object files. */
+#include <dlfcn.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,6 +18,8 @@ static pthread_once_t targets_once = PTHREAD_ONCE_INIT;
 static void init_targets(void) {
   LLVMInitializeNativeTarget();
   LLVMInitializeNativeAsmPrinter();
+  /* the CPU dispatch of objects reads cpuid through inline assembly */
+  LLVMInitializeNativeAsmParser();
 }
 
 void bxl_init_targets(void) { pthread_once(&targets_once, init_targets); }
@@ -59,6 +63,52 @@ LLVMTargetMachineRef bxl_target_machine(const char *cpu, struct bxk_diags *ds) {
   return tm;
 }
 
+void bxl_mvec_name(char *buf, size_t cap, char isa, unsigned lanes, unsigned arity, const char *name) {
+  snprintf(buf, cap, "_ZGV%cN%u%s_%s", isa, lanes, arity == 2 ? "vv" : "v", name);
+}
+
+static void *mvec_handle;
+static void mvec_load(void) { mvec_handle = dlopen("libmvec.so.1", RTLD_NOW | RTLD_LOCAL); }
+
+void *bxl_mvec_lib(void) {
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  pthread_once(&once, mvec_load);
+  return mvec_handle;
+}
+
+/* Whether the comma-separated "+name,-name" list has exactly entry. */
+static bool has_feature(const char *list, const char *entry) {
+  size_t n = strlen(entry);
+  for (const char *p = list; p && *p;) {
+    const char *end = strchr(p, ',');
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    if (len == n && !memcmp(p, entry, n)) return true;
+    p = end ? end + 1 : NULL;
+  }
+  return false;
+}
+
+/* Which libmvec ISAs code for this target may call.  The host's features
+ * say it for the JIT; a CPU named ahead of time is known only by the
+ * x86-64 levels (v3 has AVX2, v4 AVX-512), so any other name gets the
+ * SSE variants every x86-64 runs.  Elsewhere: none (glibc's libmvec is
+ * x86-64's; AArch64 has its own ABI, not wired yet). */
+static unsigned mvec_isas(const char *triple, const char *cpu, LLVMTargetMachineRef tm) {
+  if (strncmp(triple, "x86_64", 6) != 0) return 0;
+  unsigned m = BXL_MVEC_SSE;
+  if (cpu) {
+    if (!strcmp(cpu, "x86-64-v3")) m |= BXL_MVEC_AVX2;
+    if (!strcmp(cpu, "x86-64-v4")) m |= BXL_MVEC_AVX2 | BXL_MVEC_AVX512;
+    return m;
+  }
+  if (!bxl_mvec_lib()) return 0; /* this machine's code: only if it can call them */
+  char *f = LLVMGetTargetMachineFeatureString(tm);
+  if (has_feature(f, "+avx2")) m |= BXL_MVEC_AVX2;
+  if (has_feature(f, "+avx512f")) m |= BXL_MVEC_AVX512;
+  LLVMDisposeMessage(f);
+  return m;
+}
+
 bool bxl_cg_init(struct bxl_cg *cg, const char *module, LLVMContextRef ctx, const char *cpu,
                  struct bxk_diags *ds) {
   memset(cg, 0, sizeof *cg);
@@ -71,6 +121,7 @@ bool bxl_cg_init(struct bxl_cg *cg, const char *module, LLVMContextRef ctx, cons
   cg->b = LLVMCreateBuilderInContext(cg->ctx);
   char *triple = LLVMGetTargetMachineTriple(cg->tm);
   LLVMSetTarget(cg->mod, triple);
+  cg->mvec = mvec_isas(triple, cpu, cg->tm);
   LLVMDisposeMessage(triple);
   LLVMTargetDataRef dl = LLVMCreateTargetDataLayout(cg->tm);
   LLVMSetModuleDataLayout(cg->mod, dl);
@@ -81,6 +132,7 @@ bool bxl_cg_init(struct bxl_cg *cg, const char *module, LLVMContextRef ctx, cons
 /* Reverse order of creation; a module handed to the JIT is no longer ours
  * (mod is NULL then). */
 void bxl_cg_dispose(struct bxl_cg *cg) {
+  free(cg->used);
   if (cg->b) LLVMDisposeBuilder(cg->b);
   if (cg->mod) LLVMDisposeModule(cg->mod);
   if (cg->own_ctx && cg->ctx) LLVMContextDispose(cg->ctx);
@@ -88,8 +140,22 @@ void bxl_cg_dispose(struct bxl_cg *cg) {
   memset(cg, 0, sizeof *cg);
 }
 
+/* The vector functions the calls name stay declared until the vectorizer
+ * has run (nothing calls them before it does), as clang keeps its
+ * `declare simd` variants: in llvm.compiler.used. */
+static void keep_used(struct bxl_cg *cg) {
+  if (!cg->nused) return;
+  LLVMTypeRef ptr = LLVMPointerTypeInContext(cg->ctx, 0);
+  LLVMTypeRef at = LLVMArrayType2(ptr, cg->nused);
+  LLVMValueRef g = LLVMAddGlobal(cg->mod, at, "llvm.compiler.used");
+  LLVMSetLinkage(g, LLVMAppendingLinkage);
+  LLVMSetSection(g, "llvm.metadata");
+  LLVMSetInitializer(g, LLVMConstArray2(ptr, cg->used, cg->nused));
+}
+
 bool bxl_cg_finish(struct bxl_cg *cg, bool optimize) {
   char *msg = NULL;
+  keep_used(cg);
   if (LLVMVerifyModule(cg->mod, LLVMReturnStatusAction, &msg)) {
     /* the module text goes with the message: a lowering bug is read there */
     char *text = LLVMPrintModuleToString(cg->mod);
@@ -138,7 +204,11 @@ bool bxl_emit_object(const struct bxk_kernel *const *ks, size_t n, const char *c
   if (!ok) return false;
   struct bxl_cg cg;
   if (!bxl_cg_init(&cg, path, NULL, cpu ? cpu : BXL_CPU_BASELINE, ds)) return false;
-  for (size_t j = 0; j < n && ok; j++) ok = bxl_lower(&cg, ks[j], ks[j]->name);
+  /* The default baseline on x86-64 gets an AVX2 clone picked at load time;
+   * a CPU the caller named is what they asked for, alone. */
+  bool dispatch = !cpu && (cg.mvec & BXL_MVEC_SSE);
+  for (size_t j = 0; j < n && ok; j++)
+    ok = dispatch ? bxl_lower_dispatched(&cg, ks[j]) : bxl_lower(&cg, ks[j], ks[j]->name);
   ok = ok && bxl_cg_finish(&cg, true);
   if (ok) {
     char *err = NULL;

@@ -4,6 +4,7 @@
  * C expression they stand for.  Integer results are compared with
  * bxk_eval_bin, the one home of the ops' scalar semantics. */
 #include <criterion/criterion.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -103,8 +104,12 @@ Test(cube, gelu_matches_the_c_expression) {
   for (uint32_t i = 0; i < n; i++) {
     float w = x[i] * 0.5f * (1.0f + erff(x[i] / sqrtf(2.0f)));
     double wd = xd[i] * 0.5 * (1.0 + erf(xd[i] / sqrt(2.0)));
-    cr_assert_eq(y[i], w, "f32 i=%u x=%g: %.9g vs %.9g", i, x[i], y[i], w);
-    cr_assert_eq(yd[i], wd, "f64 i=%u", i);
+    /* erf may be libmvec's vector variant, within 4 ulp of libm's (a
+     * transcendental's last bits are not part of bxk_scalar.h's contract);
+     * 1 + erf cancels for x << 0, so the bound is absolute: */
+    cr_assert_leq(fabs(y[i] - w), 2 * fabs(x[i]) * FLT_EPSILON + 4 * FLT_EPSILON * fabs(w),
+                  "f32 i=%u x=%g: %.9g vs %.9g", i, x[i], y[i], w);
+    cr_assert_leq(fabs(yd[i] - wd), 2 * fabs(xd[i]) * DBL_EPSILON + 4 * DBL_EPSILON * fabs(wd), "f64 i=%u", i);
   }
   uint32_t past;
   memcpy(&past, &y[n], 4);

@@ -1,7 +1,8 @@
 #!/bin/sh
 # object_expect.sh BEXTC DIR — `bextc FILE -o OUT` writes OUT/<stem>.kernels.o
 # exactly when FILE has kernels: for DIR/gelu.bext it must define
-# gelu_kernel_f32 and gelu_kernel_f64 (and link into a shared object);
+# gelu_kernel_f32 and gelu_kernel_f64, each an ifunc over an x86-64-v2 and
+# an x86-64-v3 clone (and link into a shared object);
 # for a file without kernels there must be no such file.  A kernel with a
 # top-level sync_cube is compiled (the CPU lowering runs it in phases); one
 # with sync_cube inside a loop is left out with the warning W0801.
@@ -11,12 +12,15 @@ dir=$2
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 "$bextc" "$dir/gelu.bext" -o "$out" || { echo "bextc -o failed"; exit 1; }
-syms=$(nm -g --defined-only "$out/gelu.kernels.o" | awk '{print $3}' | sort | tr '\n' ' ')
-if [ "$syms" != "gelu_kernel_f32 gelu_kernel_f64 " ]; then
+# for any x86-64: each kernel an ifunc (nm type i) over its two clones
+syms=$(nm -g --defined-only "$out/gelu.kernels.o" | awk '{print $2 ":" $3}' | sort | tr '\n' ' ')
+want="T:gelu_kernel_f32.x86_64_v2 T:gelu_kernel_f32.x86_64_v3 T:gelu_kernel_f64.x86_64_v2 T:gelu_kernel_f64.x86_64_v3 i:gelu_kernel_f32 i:gelu_kernel_f64 "
+if [ "$syms" != "$want" ]; then
   echo "gelu.kernels.o defines: $syms"
+  echo "expected:               $want"
   exit 1
 fi
-cc -shared -o "$out/gelu.so" "$out/gelu.kernels.o" -lm || { echo "the object does not link"; exit 1; }
+cc -shared -Wl,--no-undefined -o "$out/gelu.so" "$out/gelu.kernels.o" -lmvec -lm || { echo "the object does not link"; exit 1; }
 printf 'fn plain(n: usize) -> usize {\n    n + 1\n}\n' > "$out/plain.bext"
 "$bextc" "$out/plain.bext" -o "$out" || { echo "bextc -o failed on a file without kernels"; exit 1; }
 if [ -e "$out/plain.kernels.o" ]; then
@@ -44,5 +48,5 @@ EOF2
 "$bextc" "$out/phased.bext" -o "$out" 2> "$out/err" || { echo "bextc -o failed on phased.bext"; cat "$out/err"; exit 1; }
 if grep -q "W0801" "$out/err"; then echo "a top-level barrier was left out:"; cat "$out/err"; exit 1; fi
 syms=$(nm -g --defined-only "$out/phased.kernels.o" | awk '{print $3}' | tr '\n' ' ')
-[ "$syms" = "reverse_cube " ] || { echo "phased.kernels.o defines: $syms"; exit 1; }
+[ "$syms" = "reverse_cube reverse_cube.x86_64_v2 reverse_cube.x86_64_v3 " ] || { echo "phased.kernels.o defines: $syms"; exit 1; }
 echo ok
