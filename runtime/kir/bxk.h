@@ -168,7 +168,8 @@ struct bxk_kernel {
   X(LOWER, "K0013")        /* a lowering cannot compile this (yet) */ \
   X(LLVM, "K0014")         /* LLVM reported an error */   \
   X(CUDA, "K0015")         /* NVRTC or the CUDA driver: absent, or it rejected a kernel */ \
-  X(HIP, "K0016")          /* hiprtc or the HIP runtime: absent, or it rejected a kernel */
+  X(HIP, "K0016")          /* hiprtc or the HIP runtime: absent, or it rejected a kernel */ \
+  X(VULKAN, "K0017")       /* the Vulkan loader or device: absent, lacks a feature, or failed */
 
 enum bxk_err {
 #define BXK_X_(E, c) BXK_E_##E,

@@ -114,6 +114,7 @@
 #include "gelu_cube.h"
 #include "cube_bench.h"
 #include "kernel_bench.h"
+#include "vulkan_bench.h"
 #include "torch_shim.h"
 
 static int g_threads = 2, g_reps = 7;
@@ -901,6 +902,16 @@ int main(int argc, char **argv) {
     record("kernel_launch_16", "bext_add (core op)", "bext_ns <= 5000", bv, pv);
     record("kernel_compile", "disk cache load", "bext_ns < 50 ms", cv, lv);
     record("kernel_cache_load", "JIT compile", "bext_ns < 1 ms", lv, cv);
+  }
+
+  if (selected(2, "vulkan_launch_16", "vulkan_gelu_16m")) {
+    double gv[99], hv[99];
+    int r = bxbt_vulkan_times(g_reps, bv, pv, gv, hv);
+    if (r < 0) die("vulkan timings");
+    if (r > 0) {
+      record("vulkan_launch_16", "flex kernel_launch", "report (lavapipe: overhead)", bv, pv);
+      record("vulkan_gelu_16m", "flex kernel_launch", "report (lavapipe: overhead)", gv, hv);
+    }
   }
 
   if (out && write_json(out)) return 1;
