@@ -212,9 +212,14 @@ bxc_file *bxc_parse(bxc_arena *arena, bxc_diag_list *diags,
     ps.file->file_id = src->id;
 
     void *parser = bxc_lemonAlloc(malloc, &ps);
-    if (!parser) {
-        fprintf(stderr, "bextc: out of memory\n");
-        abort();
+    if (!parser) bxc_oom(sizeof ps);
+    /* The parser is the one thing here outside the arena: an allocation
+     * failure below frees it, then goes on to the caller's point. */
+    bxc_oom_point oom;
+    bxc_oom_push(&oom);
+    if (setjmp(oom.env)) {
+        bxc_lemonFree(parser, free);
+        bxc_oom(0);
     }
     bxc_lexer lx;
     bxc_lex_init(&lx, src, diags);
@@ -261,6 +266,7 @@ bxc_file *bxc_parse(bxc_arena *arena, bxc_diag_list *diags,
         if (ps.overflow || kind == BXC_TK_EOF) break;
         prev = kind;
     }
+    bxc_oom_pop(&oom);
     bxc_lemonFree(parser, free);
     attach_docs(arena, src, ps.file);
     if (mode == BXC_PARSE_REPL && !ps.file->repl) {
