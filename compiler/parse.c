@@ -143,9 +143,13 @@ static const char *doc_before(bxc_arena *a, const bxc_source *src, uint32_t star
     if (start > src->length) return NULL;
     uint32_t line_start = start;
     while (line_start && src->text[line_start - 1] != '\n') line_start--;
-    /* only whitespace may precede the item on its own line */
-    for (uint32_t k = line_start; k < start; k++)
-        if (src->text[k] != ' ' && src->text[k] != '\t') return NULL;
+    /* only whitespace may precede the item on its own line, and `pub`
+     * (an item's span starts after its visibility) */
+    uint32_t k = line_start;
+    while (k < start && (src->text[k] == ' ' || src->text[k] == '\t')) k++;
+    if (start - k >= 3 && memcmp(src->text + k, "pub", 3) == 0) k += 3;
+    while (k < start && (src->text[k] == ' ' || src->text[k] == '\t')) k++;
+    if (k != start) return NULL;
     uint32_t first = line_start, nlines = 0;
     while (first) {
         uint32_t e = first - 1, b = e;   /* e: the '\n' ending the previous line */

@@ -19,6 +19,7 @@ static bool read_line(FILE *in, char *buf, size_t cap, bool *too_long) {
     while ((c = getc(in)) != EOF) {
         any = true;
         if (c == '\n') break;
+        if (c == '\0') c = ' ';   /* keeps the line one C string */
         if (n + 1 < cap) buf[n++] = (char)c;
         else *too_long = true;
     }
