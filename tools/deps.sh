@@ -6,8 +6,10 @@ set -eu
 
 # libtorch-dev: the LibTorch backend (libtorch:cpu).  The build skips the
 # backend without it, but CI and `make deps` install it so its tests run.
+# neovim: the headless-editor test of bext-lsp (skipped without it).
 core="build-essential cmake ninja-build pkg-config re2c lemon clang libclang-rt-14-dev
-libcriterion-dev libedit-dev libopenblas-dev libcjson-dev python3 llvm-19-dev libtorch-dev"
+libcriterion-dev libedit-dev libopenblas-dev libcjson-dev python3 llvm-19-dev libtorch-dev
+neovim"
 bench=""
 
 want=$core
