@@ -483,3 +483,100 @@ Test(lsp, completion_offers_builtin_methods_and_names) {
     cr_expect_eq(lc_shutdown(c), 0);
     lc_rmdir(p.dir);
 }
+
+/* The 0-based line and column of the first `needle` in ASCII `text`. */
+static void pos_of(const char *text, const char *needle, int *line, int *col) {
+    const char *at = strstr(text, needle);
+    cr_assert(at, "`%s` not in the text", needle);
+    *line = 0;
+    const char *ls = text;
+    for (const char *p = text; p < at; p++)
+        if (*p == '\n') (*line)++, ls = p + 1;
+    *col = (int)(at - ls);
+}
+
+static char *read_all(const char *path) {
+    FILE *f = fopen(path, "rb");
+    cr_assert(f, "cannot read %s", path);
+    char *buf = calloc(1, 1 << 20);
+    fread(buf, 1, (1 << 20) - 1, f);
+    fclose(f);
+    return buf;
+}
+
+/* On a trait method: its fusion form and the trait's selectors; inside a
+ * `#[fusion(..)]` argument, the helper it calls, into the stdlib. */
+Test(lsp, trait_method_hover_shows_fusion_form_and_selectors) {
+    char path[4096], uri[4200];
+    snprintf(path, sizeof path, "%s/samples/ext/ext.bext", getenv("BEXT_SOURCE_DIR") ? getenv("BEXT_SOURCE_DIR") : ".");
+    char *text = read_all(path);
+    snprintf(uri, sizeof uri, "file://%s", path);
+    lsp_client *c = lc_start();
+    lc_initialize(c, NULL);
+    open_doc(c, uri, text);
+    cJSON *d = lc_diagnostics(c, uri);
+    cr_expect_eq(cJSON_GetArraySize(lc_diag_list(d)), 0, "%s", cJSON_PrintUnformatted(lc_diag_list(d)));
+    cJSON_Delete(d);
+
+    int line, col;
+    pos_of(text, "fn my_matmul", &line, &col);
+    cJSON *h = at_request(c, "textDocument/hover", uri, line, col + 4);
+    const char *md = lc_str(h, "result.contents.value");
+    cr_expect(strstr(md, "#[fusion(dtype = lhs, shape = matmul_shape(lhs, rhs))]"), "hover: %s", md);
+    cr_expect(strstr(md, "fn my_matmul(lhs: FloatTensor<Self>, rhs: FloatTensor<Self>) -> FloatTensor<Self>"), "%s", md);
+    cr_expect(strstr(md, "`Cube`, `Flex`, `NdArray` (`cfg(feature = \"ndarray\")`), `Autodiff`, `Fusion`"), "%s", md);
+    cJSON_Delete(h);
+
+    pos_of(text, "shape = matmul_shape(lhs", &line, &col);
+    h = at_request(c, "textDocument/hover", uri, line, col + 9);
+    md = lc_str(h, "result.contents.value");
+    cr_expect(strstr(md, "fn matmul_shape(lhs: &Shape, rhs: &Shape) -> Shape"), "hover: %s", md);
+    cJSON_Delete(h);
+    cJSON *def = at_request(c, "textDocument/definition", uri, line, col + 9);
+    cr_expect(ends_with(lc_str(def, "result.uri"), "/std/shape.bext"));
+    cJSON_Delete(def);
+
+    /* a builtin method inside a metadata block */
+    pos_of(text, "shape.swap(0, 1)", &line, &col);
+    h = at_request(c, "textDocument/hover", uri, line, col + 7);
+    md = lc_str(h, "result.contents.value");
+    cr_expect(strstr(md, "Shape::swap(&mut self, usize, usize) -> ()"), "hover: %s", md);
+    cJSON_Delete(h);
+    cr_expect_eq(lc_shutdown(c), 0);
+    free(text);
+}
+
+Test(lsp, definition_of_fields_variants_and_structs) {
+    char *dir = lc_tmpdir();
+    char uri[512];
+    snprintf(uri, sizeof uri, "file://%s/t.bext", dir);
+    const char *text =
+        "struct P { a: u32 }\n"
+        "enum E { A, B }\n"
+        "fn h(p: P) -> u32 { p.a }\n"
+        "fn k() -> E { E::B }\n"
+        "fn m() -> P { P { a: 1 } }\n";
+    lsp_client *c = lc_start();
+    lc_initialize(c, NULL);
+    open_doc(c, uri, text);
+    cJSON *d = lc_diagnostics(c, uri);
+    cr_expect_eq(cJSON_GetArraySize(lc_diag_list(d)), 0, "%s", cJSON_PrintUnformatted(lc_diag_list(d)));
+    cJSON_Delete(d);
+    cJSON *def = at_request(c, "textDocument/definition", uri, 2, 22);   /* p.a */
+    cr_expect_eq(lc_int(def, "result.range.start.line"), 0);
+    cr_expect_eq(lc_int(def, "result.range.start.character"), 11);
+    cJSON_Delete(def);
+    def = at_request(c, "textDocument/definition", uri, 3, 17);          /* E::B */
+    cr_expect_eq(lc_int(def, "result.range.start.line"), 1);
+    cr_expect_eq(lc_int(def, "result.range.start.character"), 12);
+    cJSON_Delete(def);
+    def = at_request(c, "textDocument/definition", uri, 4, 14);          /* P { .. } */
+    cr_expect_eq(lc_int(def, "result.range.start.line"), 0);
+    cr_expect_eq(lc_int(def, "result.range.start.character"), 7);
+    cJSON_Delete(def);
+    cJSON *h = at_request(c, "textDocument/hover", uri, 2, 22);
+    cr_expect(strstr(lc_str(h, "result.contents.value"), "P.a: u32"), "%s", lc_str(h, "result.contents.value"));
+    cJSON_Delete(h);
+    cr_expect_eq(lc_shutdown(c), 0);
+    lc_rmdir(dir);
+}
