@@ -580,3 +580,70 @@ Test(lsp, definition_of_fields_variants_and_structs) {
     cr_expect_eq(lc_shutdown(c), 0);
     lc_rmdir(dir);
 }
+
+static bool has_label(const cJSON *resp, const char *label) {
+    const cJSON *it;
+    cJSON_ArrayForEach(it, cJSON_GetObjectItem(resp, "result"))
+        if (strcmp(lc_str(it, "label"), label) == 0) return true;
+    return false;
+}
+
+/* After `.`, what the receiver's recorded type has. */
+Test(lsp, completion_follows_the_receiver_type) {
+    char *dir = lc_tmpdir();
+    char uri[512];
+    snprintf(uri, sizeof uri, "file://%s/c.bext", dir);
+    const char *text =
+        "struct P { alpha: u32, beta: Shape }\n"
+        "fn h(p: P) -> u32 { p.alpha }\n"
+        "fn s(x: &TensorSpec) -> usize { x.shape.len() }\n";
+    lsp_client *c = lc_start();
+    lc_initialize(c, NULL);
+    open_doc(c, uri, text);
+    cJSON_Delete(lc_diagnostics(c, uri));
+    int line, col;
+    pos_of(text, "p.alpha", &line, &col);
+    cJSON *r = at_request(c, "textDocument/completion", uri, line, col + 2);
+    cr_expect(has_label(r, "alpha") && has_label(r, "beta"), "P's fields");
+    cr_expect(!has_label(r, "len"), "P has no `len`");
+    cJSON_Delete(r);
+    pos_of(text, "x.shape.len", &line, &col);
+    r = at_request(c, "textDocument/completion", uri, line, col + 2);
+    cr_expect(has_label(r, "shape") && has_label(r, "dtype") && !has_label(r, "push"));
+    cJSON_Delete(r);
+    r = at_request(c, "textDocument/completion", uri, line, col + 8);
+    cr_expect(has_label(r, "len") && has_label(r, "swap") && !has_label(r, "is_float"), "Shape's methods only");
+    cJSON_Delete(r);
+    cr_expect_eq(lc_shutdown(c), 0);
+    lc_rmdir(dir);
+}
+
+/* A half-typed file: its complete items still answer. */
+Test(lsp, broken_file_still_answers_for_complete_items) {
+    project p;
+    project_make(&p);
+    const char *text =
+        "use lib::triple;\n"
+        "fn g(x: u32) -> u32 { triple(x) }\n"
+        "fn broken(a: u32) -> u32 { let y = ; a.\n";
+    lsp_client *c = lc_start();
+    lc_initialize(c, NULL);
+    open_doc(c, p.uri, text);
+    cJSON *d = lc_diagnostics(c, p.uri);
+    cr_expect_str_eq(lc_str(lc_diag_list(d), "0.code"), "E0101");
+    cJSON_Delete(d);
+    cJSON *h = at_request(c, "textDocument/hover", p.uri, 1, 23);
+    cr_expect(strstr(lc_str(h, "result.contents.value"), "fn triple(x: u32) -> u32"));
+    cJSON_Delete(h);
+    cJSON *def = at_request(c, "textDocument/definition", p.uri, 1, 23);
+    cr_expect_str_eq(lc_str(def, "result.uri"), p.lib_uri);
+    cJSON_Delete(def);
+    cJSON *r = at_request(c, "textDocument/completion", p.uri, 2, 40);
+    cr_expect(has_label(r, "len") && has_label(r, "is_float"), "unknown receiver: every builtin method");
+    cJSON_Delete(r);
+    r = at_request(c, "textDocument/completion", p.uri, 2, 0);
+    cr_expect(has_label(r, "triple") && has_label(r, "g"));
+    cJSON_Delete(r);
+    cr_expect_eq(lc_shutdown(c), 0);
+    lc_rmdir(p.dir);
+}
