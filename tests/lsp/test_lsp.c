@@ -647,3 +647,63 @@ Test(lsp, broken_file_still_answers_for_complete_items) {
     cr_expect_eq(lc_shutdown(c), 0);
     lc_rmdir(p.dir);
 }
+
+/* Whether the decoded semantic tokens hold (line, col, len, type, mods). */
+static bool has_token(const cJSON *data, int line, int col, int len, const char *type, int mods,
+                      const cJSON *types) {
+    int n = cJSON_GetArraySize(data), l = 0, c = 0;
+    for (int i = 0; i + 4 < n; i += 5) {
+        int dl = cJSON_GetArrayItem(data, i)->valueint, dc = cJSON_GetArrayItem(data, i + 1)->valueint;
+        c = dl ? dc : c + dc;
+        l += dl;
+        const char *tt = cJSON_GetArrayItem(types, cJSON_GetArrayItem(data, i + 3)->valueint)->valuestring;
+        if (l == line && c == col && cJSON_GetArrayItem(data, i + 2)->valueint == len && strcmp(tt, type) == 0 &&
+            cJSON_GetArrayItem(data, i + 4)->valueint == mods)
+            return true;
+    }
+    return false;
+}
+
+/* Names colored by what they resolved to. */
+Test(lsp, semantic_tokens_from_the_records) {
+    char *dir = lc_tmpdir();
+    char uri[512];
+    snprintf(uri, sizeof uri, "file://%s/s.bext", dir);
+    const char *text =
+        "use std::shape::broadcast;\n"
+        "enum E { A, B }\n"
+        "struct P { a: u32 }\n"
+        "fn f(s: &Shape, p: P) -> E { let q = broadcast(s, s); let n = q.len(); let m = p.a; E::B }\n"
+        "fn g() -> DType { DType::F32 }\n";
+    lsp_client *c = lc_start();
+    cJSON *init = lc_request(c, "initialize", "{\"capabilities\":{}}");
+    const cJSON *types = lc_at(init, "result.capabilities.semanticTokensProvider.legend.tokenTypes");
+    cr_assert(cJSON_IsArray(types));
+    lc_notify(c, "initialized", "{}");
+    open_doc(c, uri, text);
+    cJSON *d = lc_diagnostics(c, uri);
+    cr_expect_eq(cJSON_GetArraySize(lc_diag_list(d)), 0, "%s", cJSON_PrintUnformatted(lc_diag_list(d)));
+    cJSON_Delete(d);
+    char params[600];
+    snprintf(params, sizeof params, "{\"textDocument\":{\"uri\":\"%s\"}}", uri);
+    cJSON *r = lc_request(c, "textDocument/semanticTokens/full", params);
+    const cJSON *data = lc_at(r, "result.data");
+    cr_assert(cJSON_IsArray(data) && cJSON_GetArraySize(data) % 5 == 0);
+    const int DECL = 1, LIB = 2;
+    cr_expect(has_token(data, 1, 5, 1, "enum", DECL, types), "E declared");
+    cr_expect(has_token(data, 1, 12, 1, "enumMember", DECL, types), "B declared");
+    cr_expect(has_token(data, 2, 11, 1, "property", DECL, types), "a declared");
+    cr_expect(has_token(data, 3, 3, 1, "function", DECL, types), "f declared");
+    cr_expect(has_token(data, 3, 37, 9, "function", 0, types), "broadcast, a stdlib fn");
+    cr_expect(has_token(data, 3, 47, 1, "variable", 0, types), "s, a parameter");
+    cr_expect(has_token(data, 3, 64, 3, "method", LIB, types), "len, a builtin method");
+    cr_expect(has_token(data, 3, 81, 1, "property", 0, types), "p.a");
+    cr_expect(has_token(data, 3, 84, 1, "enum", 0, types), "E in E::B");
+    cr_expect(has_token(data, 3, 87, 1, "enumMember", 0, types), "B in E::B");
+    cr_expect(has_token(data, 4, 18, 5, "type", LIB, types), "DType");
+    cr_expect(has_token(data, 4, 25, 3, "enumMember", LIB, types), "F32");
+    cJSON_Delete(r);
+    cJSON_Delete(init);
+    cr_expect_eq(lc_shutdown(c), 0);
+    lc_rmdir(dir);
+}

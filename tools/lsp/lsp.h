@@ -9,7 +9,7 @@
  *
  * Files: rpc.c (framing), server.c (dispatch and lifecycle), sync.c
  * (documents and diagnostics), hover.c, navigate.c (definition, symbols),
- * complete.c, main.c (the program). */
+ * complete.c, tokens.c (semantic tokens), main.c (the program). */
 #ifndef LSP_H
 #define LSP_H
 
@@ -128,11 +128,14 @@ char *lsp_uri_of_path(const lsp_server *s, const char *path);
 /* "file:///a%20b" -> "/a b"; NULL for other schemes or bad escapes. */
 char *lsp_path_of_uri(const char *uri);
 
-/* ---- requests (hover.c, navigate.c, complete.c) --------------------------- */
+/* ---- requests (hover.c, navigate.c, complete.c, tokens.c) ----------------- */
 
 cJSON *lsp_hover(lsp_server *s, const cJSON *params, lsp_error *err);
 cJSON *lsp_definition(lsp_server *s, const cJSON *params, lsp_error *err);
 cJSON *lsp_document_symbol(lsp_server *s, const cJSON *params, lsp_error *err);
 cJSON *lsp_completion(lsp_server *s, const cJSON *params, lsp_error *err);
+cJSON *lsp_semantic_tokens(lsp_server *s, const cJSON *params, lsp_error *err);
+/* The semanticTokensProvider legend (tokens.c owns the token types). */
+cJSON *lsp_token_legend(void);
 
 #endif

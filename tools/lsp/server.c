@@ -33,6 +33,7 @@ static const struct {
     {"textDocument/definition", lsp_definition, NULL},
     {"textDocument/documentSymbol", lsp_document_symbol, NULL},
     {"textDocument/completion", lsp_completion, NULL},
+    {"textDocument/semanticTokens/full", lsp_semantic_tokens, NULL},
 };
 
 void lsp_server_init(lsp_server *s, FILE *out, FILE *log) {
@@ -193,6 +194,9 @@ static cJSON *initialize(lsp_server *s, const cJSON *params, lsp_error *err) {
     cJSON *trig = cJSON_AddArrayToObject(comp, "triggerCharacters");
     cJSON_AddItemToArray(trig, cJSON_CreateString("."));
     cJSON_AddItemToArray(trig, cJSON_CreateString(":"));
+    cJSON *sem = cJSON_AddObjectToObject(caps, "semanticTokensProvider");
+    cJSON_AddItemToObject(sem, "legend", lsp_token_legend());
+    cJSON_AddBoolToObject(sem, "full", true);
     cJSON *info = cJSON_AddObjectToObject(r, "serverInfo");
     cJSON_AddStringToObject(info, "name", "bext-lsp");
     cJSON_AddStringToObject(info, "version", BEXT_VERSION);
