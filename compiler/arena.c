@@ -31,7 +31,13 @@ void bxc_oom_pop(bxc_oom_point *p) {
     if (oom_top == p) oom_top = p->prev;
 }
 
+/* The size of the allocation that failed, for a rethrow (bxc_oom(0), as
+ * parse.c does after freeing its parser) to report. */
+static _Thread_local size_t oom_size;
+
 _Noreturn void bxc_oom(size_t n) {
+    if (n) oom_size = n;
+    else n = oom_size;
     bxc_oom_point *p = oom_top;
     if (p) {
         oom_top = p->prev;

@@ -38,7 +38,7 @@ typedef struct bxc_oom_point {
 void bxc_oom_push(bxc_oom_point *p);
 void bxc_oom_pop(bxc_oom_point *p);
 /* Allocation of n bytes failed: longjmp to the innermost point, else
- * print and abort. */
+ * print and abort.  n == 0 passes the last failure on (after cleanup). */
 _Noreturn void bxc_oom(size_t n);
 
 /* A zero-initialized arena is valid; init is for clarity. */
