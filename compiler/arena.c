@@ -17,9 +17,32 @@ struct bxc_arena_block {
 void bxc_arena_init(bxc_arena *a) {
     a->head = NULL;
     a->total = 0;
+    a->limit = 0;
 }
 
-static _Noreturn void arena_oom(size_t n) {
+static _Thread_local bxc_oom_point *oom_top;
+
+void bxc_oom_push(bxc_oom_point *p) {
+    p->prev = oom_top;
+    oom_top = p;
+}
+
+void bxc_oom_pop(bxc_oom_point *p) {
+    if (oom_top == p) oom_top = p->prev;
+}
+
+/* The size of the allocation that failed, for a rethrow (bxc_oom(0), as
+ * parse.c does after freeing its parser) to report. */
+static _Thread_local size_t oom_size;
+
+_Noreturn void bxc_oom(size_t n) {
+    if (n) oom_size = n;
+    else n = oom_size;
+    bxc_oom_point *p = oom_top;
+    if (p) {
+        oom_top = p->prev;
+        longjmp(p->env, 1);
+    }
     /* Out of memory: nothing sensible can be reported through diagnostics,
      * which themselves allocate. */
     fprintf(stderr, "bextc: out of memory (allocating %zu bytes)\n", n);
@@ -29,12 +52,13 @@ static _Noreturn void arena_oom(size_t n) {
 /* Room for `size` bytes, not cleared: for callers that write every byte. */
 static void *arena_alloc_raw(bxc_arena *a, size_t size) {
     size_t need = (size + 15u) & ~(size_t)15u;
-    if (need < size) arena_oom(size);
+    if (need < size) bxc_oom(size);
+    if (a->limit && (need > a->limit || a->total > a->limit - need)) bxc_oom(size);
     bxc_arena_block *b = a->head;
     if (!b || b->size - b->used < need) {
         size_t bsize = need > BXC_ARENA_BLOCK / 4 ? need : BXC_ARENA_BLOCK;
         b = malloc(sizeof *b + bsize);
-        if (!b) arena_oom(size);
+        if (!b) bxc_oom(size);
         b->size = bsize;
         b->used = 0;
         if (bsize != BXC_ARENA_BLOCK && a->head) {
@@ -118,5 +142,5 @@ void bxc_arena_free_all(bxc_arena *a) {
         b = n;
     }
     a->head = NULL;
-    a->total = 0;
+    a->total = 0;   /* the limit stays */
 }

@@ -474,6 +474,12 @@ typedef struct bxc_node_at {
 } bxc_node_at;
 bool bxc_ast_node_at(const bxc_file *file, uint32_t offset, bxc_node_at *out);
 
+/* Calls fn(ctx, e) on every expression of a parsed file, parents before
+ * children, in source order: bodies, default bodies, attribute arguments
+ * (ast_walk.c).  Missing children of a broken tree are skipped. */
+typedef void (*bxc_expr_visit_fn)(void *ctx, const bxc_expr *e);
+void bxc_ast_each_expr(const bxc_file *file, bxc_expr_visit_fn fn, void *ctx);
+
 /* --dump-ast: a stable indented S-expression, one node per line. */
 void bxc_ast_dump(FILE *out, const bxc_file *file);
 void bxc_ast_dump_expr(FILE *out, const bxc_expr *e, int indent);

@@ -158,8 +158,10 @@ static void load_use(loader *L, bxc_module *m, bxc_item *use) {
     const char *name, *rel;
     module_names(a, mp, &name, &rel);
 
-    /* Search order: the root file's directory, -I dirs, the stdlib. */
-    const char *found = NULL;
+    /* Search order: the root file's directory, -I dirs, the stdlib; in
+     * each, a file open in an editor (the overlay) before the disk. */
+    const char *found = NULL, *otext = NULL;
+    size_t olen = 0;
     uint32_t ndirs = u->ninclude_dirs + 2;
     for (uint32_t i = 0; i < ndirs && !found; i++) {
         const char *dir = i == 0 ? L->root_dir
@@ -167,7 +169,8 @@ static void load_use(loader *L, bxc_module *m, bxc_item *use) {
                         : u->stdlib_dir;
         if (!dir || !*dir) continue;
         const char *cand = bxc_arena_printf(a, "%s/%s", dir, rel);
-        if (is_regular_file(cand)) found = cand;
+        if (u->overlay) otext = u->overlay(u->overlay_ctx, canonical(a, cand), &olen);
+        if (otext || is_regular_file(cand)) found = cand;
     }
     if (!found) {
         bxc_diag *d = bxc_diag_error(&u->diags, BXC_E_MODULE_NOT_FOUND, mp->span,
@@ -221,7 +224,8 @@ static void load_use(loader *L, bxc_module *m, bxc_item *use) {
         return;
     }
     char err[512];
-    bxc_source *src = bxc_sources_load(&u->sources, found, err, sizeof err);
+    bxc_source *src = otext ? bxc_sources_add_memory(&u->sources, found, otext, olen)
+                            : bxc_sources_load(&u->sources, found, err, sizeof err);
     if (!src) {
         bxc_diag_error(&u->diags, BXC_E_FILE_UNREADABLE, mp->span, "%s", err);
         return;

@@ -2,7 +2,8 @@
  *
  * `use a::b::{x, y};` loads module a::b from a/b.bext, searched in the root
  * file's directory, each -I directory in order, then the standard library
- * directory (env BEXT_STDLIB, else the compiled-in BEXT_STDLIB_DIR).  Loading
+ * directory (env BEXT_STDLIB, else the compiled-in BEXT_STDLIB_DIR).  At
+ * each place an overlay (below), when set, is asked before the disk.  Loading
  * is transitive; import cycles and missing modules are located errors on the
  * `use`.  The unit owns the arena, the files read (for depfiles) and the
  * diagnostics. */
@@ -38,6 +39,11 @@ typedef enum bxc_load_status {
 
 #define BXC_MAX_MODULE_DEPTH 64
 
+/* Text a long-lived process holds for a file in place of the disk's (the
+ * language server's unsaved documents, workspace.h): the text of the file
+ * whose canonical path is `realpath`, or NULL to read the disk. */
+typedef const char *(*bxc_overlay_fn)(void *ctx, const char *realpath, size_t *len);
+
 typedef struct bxc_unit {
     bxc_arena arena;
     bxc_sources sources;     /* every file read, in order */
@@ -51,6 +57,8 @@ typedef struct bxc_unit {
     const char **features;   /* --feature names */
     uint32_t nfeatures;
     const char *stdlib_dir;  /* resolved at load time */
+    bxc_overlay_fn overlay;  /* consulted before the disk for every `use`d */
+    void *overlay_ctx;       /* module (NULL: disk only) */
     void *check;             /* checker's per-unit data */
     void *interp;            /* interpreter's per-unit data */
 } bxc_unit;

@@ -143,9 +143,13 @@ static const char *doc_before(bxc_arena *a, const bxc_source *src, uint32_t star
     if (start > src->length) return NULL;
     uint32_t line_start = start;
     while (line_start && src->text[line_start - 1] != '\n') line_start--;
-    /* only whitespace may precede the item on its own line */
-    for (uint32_t k = line_start; k < start; k++)
-        if (src->text[k] != ' ' && src->text[k] != '\t') return NULL;
+    /* only whitespace may precede the item on its own line, and `pub`
+     * (an item's span starts after its visibility) */
+    uint32_t k = line_start;
+    while (k < start && (src->text[k] == ' ' || src->text[k] == '\t')) k++;
+    if (start - k >= 3 && memcmp(src->text + k, "pub", 3) == 0) k += 3;
+    while (k < start && (src->text[k] == ' ' || src->text[k] == '\t')) k++;
+    if (k != start) return NULL;
     uint32_t first = line_start, nlines = 0;
     while (first) {
         uint32_t e = first - 1, b = e;   /* e: the '\n' ending the previous line */
@@ -212,9 +216,14 @@ bxc_file *bxc_parse(bxc_arena *arena, bxc_diag_list *diags,
     ps.file->file_id = src->id;
 
     void *parser = bxc_lemonAlloc(malloc, &ps);
-    if (!parser) {
-        fprintf(stderr, "bextc: out of memory\n");
-        abort();
+    if (!parser) bxc_oom(sizeof ps);
+    /* The parser is the one thing here outside the arena: an allocation
+     * failure below frees it, then goes on to the caller's point. */
+    bxc_oom_point oom;
+    bxc_oom_push(&oom);
+    if (setjmp(oom.env)) {
+        bxc_lemonFree(parser, free);
+        bxc_oom(0);
     }
     bxc_lexer lx;
     bxc_lex_init(&lx, src, diags);
@@ -261,6 +270,7 @@ bxc_file *bxc_parse(bxc_arena *arena, bxc_diag_list *diags,
         if (ps.overflow || kind == BXC_TK_EOF) break;
         prev = kind;
     }
+    bxc_oom_pop(&oom);
     bxc_lemonFree(parser, free);
     attach_docs(arena, src, ps.file);
     if (mode == BXC_PARSE_REPL && !ps.file->repl) {

@@ -1,27 +1,13 @@
 /* source.c — source files, line tables, offset -> line/column. */
 #include "source.h"
 
+#include "arena.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-
-static void *xmalloc(size_t n) {
-    void *p = malloc(n ? n : 1);
-    if (!p) {
-        fprintf(stderr, "bextc: out of memory\n");
-        abort();
-    }
-    return p;
-}
-
-static char *xstrdup(const char *s) {
-    size_t n = strlen(s);
-    char *p = xmalloc(n + 1);
-    memcpy(p, s, n + 1);
-    return p;
-}
 
 void bxc_sources_init(bxc_sources *s) {
     s->files = NULL;
@@ -40,36 +26,46 @@ void bxc_sources_free(bxc_sources *s) {
     bxc_sources_init(s);
 }
 
-static void build_lines(bxc_source *f) {
-    uint32_t n = 1;
-    for (uint32_t i = 0; i < f->length; i++)
-        if (f->text[i] == '\n') n++;
-    f->lines = xmalloc(n * sizeof *f->lines);
-    f->nlines = n;
-    uint32_t k = 0;
-    f->lines[k++] = 0;
-    for (uint32_t i = 0; i < f->length; i++)
-        if (f->text[i] == '\n') f->lines[k++] = i + 1;
-}
-
-/* Takes ownership of text (length bytes + NUL). */
+/* Takes ownership of text (length bytes + NUL).  Every piece is allocated
+ * before anything is linked in, and on failure all of it (text included) is
+ * freed before bxc_oom, so a recovery point (arena.h) loses nothing. */
 static bxc_source *add_owned(bxc_sources *s, const char *path, char *text,
                              uint32_t length) {
-    if (s->count == s->cap) {
-        s->cap = s->cap ? s->cap * 2 : 8;
-        bxc_source **nf = realloc(s->files, s->cap * sizeof *nf);
-        if (!nf) {
-            fprintf(stderr, "bextc: out of memory\n");
-            abort();
+    uint32_t n = 1;
+    for (uint32_t i = 0; i < length; i++)
+        if (text[i] == '\n') n++;
+    size_t plen = strlen(path);
+    bxc_source *f = malloc(sizeof *f);
+    char *p = f ? malloc(plen + 1) : NULL;
+    uint32_t *lines = p ? malloc((size_t)n * sizeof *lines) : NULL;
+    if (lines && s->count == s->cap) {
+        uint32_t nc = s->cap ? s->cap * 2 : 8;
+        bxc_source **nf = realloc(s->files, nc * sizeof *nf);
+        if (nf) {
+            s->files = nf;
+            s->cap = nc;
+        } else {
+            free(lines);
+            lines = NULL;
         }
-        s->files = nf;
     }
-    bxc_source *f = xmalloc(sizeof *f);
+    if (!lines) {
+        free(p);
+        free(f);
+        free(text);
+        bxc_oom(sizeof *f + plen + (size_t)n * sizeof *lines);
+    }
+    memcpy(p, path, plen + 1);
+    uint32_t k = 0;
+    lines[k++] = 0;
+    for (uint32_t i = 0; i < length; i++)
+        if (text[i] == '\n') lines[k++] = i + 1;
     f->id = s->count;
-    f->path = xstrdup(path);
+    f->path = p;
     f->text = text;
     f->length = length;
-    build_lines(f);
+    f->lines = lines;
+    f->nlines = n;
     s->files[s->count++] = f;
     return f;
 }
@@ -77,7 +73,8 @@ static bxc_source *add_owned(bxc_sources *s, const char *path, char *text,
 bxc_source *bxc_sources_add_memory(bxc_sources *s, const char *path,
                                    const char *bytes, size_t len) {
     if (len > BXC_SOURCE_MAX_BYTES) len = BXC_SOURCE_MAX_BYTES;
-    char *text = xmalloc(len + 1);
+    char *text = malloc(len + 1);
+    if (!text) bxc_oom(len + 1);
     if (len) memcpy(text, bytes, len);
     text[len] = '\0';
     return add_owned(s, path, text, (uint32_t)len);
@@ -102,7 +99,12 @@ bxc_source *bxc_sources_load(bxc_sources *s, const char *path, char *err,
     /* Read in chunks: works for pipes and files whose size changes. */
     size_t cap = S_ISREG(st.st_mode) && st.st_size > 0 ? (size_t)st.st_size + 1 : 4096;
     if (cap > BXC_SOURCE_MAX_BYTES + 1) cap = BXC_SOURCE_MAX_BYTES + 1;
-    char *buf = xmalloc(cap);
+    char *buf = malloc(cap);
+    if (!buf) {
+        fclose(fp);
+        snprintf(err, errlen, "cannot read `%s`: out of memory", path);
+        return NULL;
+    }
     size_t len = 0;
     for (;;) {
         if (len + 1 >= cap) {
@@ -194,4 +196,67 @@ const char *bxc_source_line(const bxc_source *src, uint32_t line,
 const char *bxc_source_text(const bxc_source *src, bxc_span span) {
     if (span.offset > src->length) return src->text + src->length;
     return src->text + span.offset;
+}
+
+/* ---- LSP positions ---------------------------------------------------------- */
+
+/* Length of the UTF-8 sequence at p (before end), and how many `enc` units
+ * it counts for.  A byte that starts no valid sequence is one unit. */
+static uint32_t char_at(const unsigned char *p, const unsigned char *end,
+                        bxc_pos_enc enc, uint32_t *units) {
+    unsigned c = p[0];
+    uint32_t n = c < 0x80 ? 1 : (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3
+               : (c & 0xF8) == 0xF0 ? 4 : 1;
+    if (n > (uint32_t)(end - p)) n = 1;
+    for (uint32_t i = 1; i < n; i++)
+        if ((p[i] & 0xC0) != 0x80) {
+            n = 1;
+            break;
+        }
+    *units = enc == BXC_POS_UTF8 ? n : enc == BXC_POS_UTF16 && n == 4 ? 2 : 1;
+    return n;
+}
+
+/* The line's end: its '\n', or a "\r" just before it, or the text's end. */
+static const unsigned char *line_end(const unsigned char *p, const unsigned char *end) {
+    const unsigned char *nl = memchr(p, '\n', (size_t)(end - p));
+    if (!nl) return end;
+    return nl > p && nl[-1] == '\r' ? nl - 1 : nl;
+}
+
+uint32_t bxc_text_offset(const char *text, uint32_t len, uint32_t line,
+                         uint32_t col, bxc_pos_enc enc) {
+    const unsigned char *p = (const unsigned char *)text, *end = p + len;
+    for (uint32_t l = 0; l < line; l++) {
+        const unsigned char *nl = memchr(p, '\n', (size_t)(end - p));
+        if (!nl) return len;
+        p = nl + 1;
+    }
+    const unsigned char *le = line_end(p, end);
+    uint32_t at = 0;
+    while (p < le) {
+        uint32_t u, n = char_at(p, le, enc, &u);
+        if (at + u > col) break;   /* col is inside this character, or before it */
+        at += u;
+        p += n;
+    }
+    return (uint32_t)(p - (const unsigned char *)text);
+}
+
+void bxc_source_lsp_position(const bxc_source *src, uint32_t offset,
+                             bxc_pos_enc enc, uint32_t *line, uint32_t *col) {
+    if (offset > src->length) offset = src->length;
+    uint32_t li = line_index(src, offset);
+    const unsigned char *p = (const unsigned char *)src->text + src->lines[li];
+    const unsigned char *stop = (const unsigned char *)src->text + offset;
+    const unsigned char *end = (const unsigned char *)src->text + src->length;
+    uint32_t c = 0;
+    while (p < stop) {
+        uint32_t u, n = char_at(p, end, enc, &u);
+        if (p + n > stop) break;
+        c += u;
+        p += n;
+    }
+    *line = li;
+    *col = c;
 }

@@ -54,6 +54,20 @@ void bxc_source_position(const bxc_source *src, uint32_t offset,
                          uint32_t *line, uint32_t *column);
 /* 1-based column counted in UTF-16 code units (LSP positions). */
 uint32_t bxc_source_utf16_column(const bxc_source *src, uint32_t offset);
+/* How a language-server client counts columns (LSP `positionEncoding`):
+ * UTF-16 code units by default, or bytes, or code points. */
+typedef enum bxc_pos_enc { BXC_POS_UTF16, BXC_POS_UTF8, BXC_POS_UTF32 } bxc_pos_enc;
+/* Byte offset of the 0-based (line, col) of `text`, col counted in `enc`
+ * units.  Never out of range: a line past the end gives the end of the
+ * text, a column past its line's end (or in its "\r\n") the line's end, a
+ * column inside a character (half a surrogate pair) that character's
+ * start.  Bytes that are not UTF-8 count as one unit each (U+FFFD). */
+uint32_t bxc_text_offset(const char *text, uint32_t len, uint32_t line,
+                         uint32_t col, bxc_pos_enc enc);
+/* The 0-based line and `enc` column of byte `offset` of a source (clamped
+ * to the file; an offset inside a character counts from its start). */
+void bxc_source_lsp_position(const bxc_source *src, uint32_t offset,
+                             bxc_pos_enc enc, uint32_t *line, uint32_t *col);
 /* Start and length (without the newline) of 1-based line `line`. */
 const char *bxc_source_line(const bxc_source *src, uint32_t line,
                             uint32_t *length);

@@ -43,6 +43,7 @@ for t in range(10):
         form = k % 4
         if form == 0:
             w(f"""    #[fusion(dtype = lhs, shape = helper_{h}(lhs, rhs, &0))]
+    #[backward(manual)]
     fn op_{k}(lhs: FloatTensor<Self>, rhs: FloatTensor<Self>, alpha: f32) -> FloatTensor<Self>;""")
         elif form == 1:
             w(f"""    #[fusion(dtype = input, shape = {{
@@ -50,12 +51,14 @@ for t in range(10):
         shape.swap(0, 1);
         shape
     }})]
+    #[backward(manual)]
     fn op_{k}(input: FloatTensor<Self>) -> FloatTensor<Self>;""")
         elif form == 2:
             w(f"""    #[fusion(meta = |input| CountedMetadata {{
         tensor: input.clone(),
         count: input.shape.num_elements(),
     }}, id = "op_{k}")]
+    #[backward(manual)]
     fn op_{k}(input: FloatTensor<Self>) -> Counted<Self>;""")
         else:
             w(f"""    #[fusion(default)]
@@ -86,4 +89,44 @@ size = sum(1 for _ in open(path))
 print(f"bench-frontend: {path.split('/')[-1]}: 1000 methods, {size} lines")
 print(f"bextc --check: median {statistics.median(times):.1f} ms over {runs} runs "
       f"(min {min(times):.1f}, max {max(times):.1f})")
+PY
+
+# The language server on the same file: median time from a one-character
+# didChange to its publishDiagnostics (re-check included), same goal.
+lsp="$build/bin/bext-lsp"
+[ -x "$lsp" ] || exit 0
+python3 - "$lsp" "$work/bench.bext" "$runs" <<'PY'
+import json, statistics, subprocess, sys, time
+lsp, path, runs = sys.argv[1], sys.argv[2], int(sys.argv[3])
+p = subprocess.Popen([lsp], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+def send(o):
+    b = json.dumps(o).encode()
+    p.stdin.write(b"Content-Length: %d\r\n\r\n" % len(b) + b)
+    p.stdin.flush()
+def recv():
+    head = b""
+    while not head.endswith(b"\r\n\r\n"):
+        head += p.stdout.read(1)
+    return json.loads(p.stdout.read(int(head.split(b":")[1])))
+uri = "file://" + path
+send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}})
+recv()
+send({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
+    "uri": uri, "languageId": "bext", "version": 1, "text": open(path).read()}}})
+recv()
+times = []
+for i in range(runs):
+    t = time.perf_counter()
+    send({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+        "textDocument": {"uri": uri, "version": i + 2}, "contentChanges": [{
+            "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}},
+            "text": " "}]}})
+    recv()
+    times.append((time.perf_counter() - t) * 1000)
+send({"jsonrpc": "2.0", "id": 2, "method": "shutdown"})
+recv()
+send({"jsonrpc": "2.0", "method": "exit"})
+p.wait()
+print(f"bext-lsp edit -> diagnostics: median {statistics.median(times):.1f} ms over {runs} edits "
+      f"(min {min(times):.1f}, max {max(times):.1f}; goal <= 50 ms)")
 PY
