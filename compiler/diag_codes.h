@@ -78,6 +78,7 @@
     X(CHK_E_OUTPUT,          E0707, "outputs not allowed under Fusion")                       \
     X(CHK_E_BACKWARD,        E0708, "malformed `#[backward]` attribute")              \
     X(CHK_E_BACKWARD_SHAPE,  E0709, "`#[backward]` on a method whose gradient bextc cannot generate (only one FloatTensor output, tensor and ordinary arguments)") \
+    X(CHK_E_NO_C_FORM,       E0710, "an extension method's signature or an emitted type the generated C cannot represent (parameter without a name, `()` or a function or type parameter inside a value, a reference output, more than 64 tensors)") \
     X(CHK_E_CUBE_SIG,        E0801, "kernel signature breaks the rules of §8 (parameters, type parameters, return type)") \
     X(CHK_E_CUBE_TYPE,       E0802, "type not available in kernels (bool, u8, i32, u32, i64, f32, f64 and type parameters)") \
     X(CHK_E_CUBE_READONLY,   E0803, "store into a `&Tensor` kernel parameter (stores need `&mut Tensor`)") \
@@ -109,6 +110,7 @@
     X(BXC_EMIT_E_UNSUPPORTED,E1101, "construct the C generator cannot lower")                 \
     X(BXC_EMIT_E_IO,         E1102, "cannot write an output file")                            \
     X(BXC_EMIT_E_CNAME,      E1103, "generated C name clashes with another or is reserved")   \
+    X(BXC_EMIT_E_INTERNAL,   E1104, "internal error: the C generator met what the checker rejects (a bug of bextc)") \
     X(BXC_EMIT_W_UNLOWERED,  W1101, "construct not supported by generated code: it reports an error at run time")
 
 #endif
