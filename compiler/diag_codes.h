@@ -19,6 +19,8 @@
 #ifndef BXC_DIAG_CODES_H
 #define BXC_DIAG_CODES_H
 
+#include <bext/meta_codes.h>
+
 #define BXC_DIAG_CODES(X)                                                                     \
     /* ---- front end: lexer, parser, modules (lex, parse*, module.c) ---- */                 \
     X(BXC_E_INTERNAL,        E0000, "internal error: a diagnostic without a code")            \
@@ -94,18 +96,7 @@
     X(CHK_W_UNUSED_ATTR,     W0302, "attribute has no effect here")                           \
     X(CHK_W_NO_AUTODIFF,     W0303, "`Autodiff` listed, but the method has no default body or `#[backward]`: its `_autodiff` implementation must be hand-written, else the link fails") \
     /* ---- metadata interpreter and REPL evaluation (interp*.c) ---- */                      \
-    X(BXI_E_OVERFLOW,        E1001, "integer overflow, or a value out of the type's range")   \
-    X(BXI_E_DIV_ZERO,        E1002, "division or remainder by zero")                          \
-    X(BXI_E_INDEX,           E1003, "index out of range")                                     \
-    X(BXI_E_NEGATIVE,        E1004, "negative value for an unsigned type")                    \
-    X(BXI_E_RECURSION,       E1005, "call depth limit reached")                               \
-    X(BXI_E_BUDGET,          E1006, "loop iteration or step budget exhausted")                \
-    X(BXI_E_PANIC,           E1007, "`panic(\"...\")` was called")                            \
-    X(BXI_E_TYPE,            E1008, "operation on the wrong kind of value")                   \
-    X(BXI_E_NAME,            E1009, "unknown variable, function, type or method")             \
-    X(BXI_E_UNSUPPORTED,     E1010, "not evaluable here (tensor ops, ...)")                   \
-    X(BXI_E_META,            E1011, "`:meta` or `#[fusion]` misuse")                          \
-    X(BXI_E_ARITY,           E1012, "wrong number of arguments")                              \
+    BEXT_META_CODES(X, BXI_E_)   /* runtime/include/bext/meta_codes.h */                    \
     /* ---- C generator (emit*.c) ---- */                                                     \
     X(BXC_EMIT_E_UNSUPPORTED,E1101, "construct the C generator cannot lower")                 \
     X(BXC_EMIT_E_IO,         E1102, "cannot write an output file")                            \
