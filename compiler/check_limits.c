@@ -56,6 +56,7 @@ void chk_method_c_form(chk_ctx *cx, const bxc_fn *fn, bxc_type *const *ptypes, b
         if (bad)
             no_c_form(cx, p->type->span, bxc_arena_printf(cx->arena, "argument `%s`", param_name(p)), ptypes[i], bad);
         slots += bxc_emit_tensor_slots(ptypes[i]);
+        if (slots > (1u << 30)) slots = 1u << 30;   /* saturate: no overflow, still over the limit */
     }
     bxc_span rs = fn->ret ? fn->ret->span : fn->name.span;
     if (slots > BEXT_EXT_MAX_SLOTS) {

@@ -190,27 +190,50 @@ bool bxc_emit_param_named(const bxc_param *p) {
 }
 
 /* What collect() below fills: one slot per tensor, a struct's or tuple's
- * parts added, an enum's largest variant. */
-static uint32_t slots_rec(bxc_type *t, int depth) {
+ * parts added, an enum's largest variant.  Each decl's count is kept, so a
+ * DAG of types (two fields of one type, each level) costs one walk per decl. */
+typedef struct slot_memo {
+    const bxc_type_decl *d[256];
+    uint64_t n[256];
+    uint32_t len;
+} slot_memo;
+
+/* Counts saturate far above any limit: a wide DAG cannot overflow them. */
+#define SLOTS_CAP ((uint64_t)1 << 40)
+
+static uint64_t slots_rec(bxc_type *t, int depth, slot_memo *m) {
     t = bxc_type_strip_refs(bxc_type_resolve(t));
-    if (depth > 64 || !bxc_emit_type_has_tensors(t)) return 0;
+    if (depth > 64) return 0;
     if (t->kind == BXC_TYPE_TENSOR) return 1;
-    uint32_t n = 0;
+    uint64_t n = 0;
     if (t->kind == BXC_TYPE_TUPLE) {
-        for (uint32_t i = 0; i < t->tuple.n; i++) n += slots_rec(t->tuple.elems[i], depth + 1);
-        return n;
+        for (uint32_t i = 0; i < t->tuple.n; i++) n += slots_rec(t->tuple.elems[i], depth + 1, m);
+        return n < SLOTS_CAP ? n : SLOTS_CAP;
     }
+    if (t->kind != BXC_TYPE_STRUCT && t->kind != BXC_TYPE_ENUM) return 0;
     const bxc_type_decl *d = t->decl;
-    for (uint32_t i = 0; i < d->nfields; i++) n += slots_rec(d->fields[i].type, depth + 1);
+    for (uint32_t k = 0; k < m->len; k++)
+        if (m->d[k] == d) return m->n[k];
+    for (uint32_t i = 0; i < d->nfields; i++) n += slots_rec(d->fields[i].type, depth + 1, m);
     for (uint32_t v = 0; v < d->nvariants; v++) {
-        uint32_t k = 0;
-        for (uint32_t i = 0; i < d->variants[v].nfields; i++) k += slots_rec(d->variants[v].fields[i].type, depth + 1);
+        uint64_t k = 0;
+        for (uint32_t i = 0; i < d->variants[v].nfields; i++) k += slots_rec(d->variants[v].fields[i].type, depth + 1, m);
         if (k > n) n = k;
+    }
+    if (n > SLOTS_CAP) n = SLOTS_CAP;
+    if (m->len < 256) {
+        m->d[m->len] = d;
+        m->n[m->len++] = n;
     }
     return n;
 }
 
-uint32_t bxc_emit_tensor_slots(bxc_type *t) { return slots_rec(t, 0); }
+uint32_t bxc_emit_tensor_slots(bxc_type *t) {
+    slot_memo m;
+    m.len = 0;
+    uint64_t n = slots_rec(t, 0, &m);
+    return n > UINT32_MAX / 2 ? UINT32_MAX / 2 : (uint32_t)n;
+}
 
 static uint32_t collect(bxc_emit_ctx *cx, bxc_emit_buf *b, bxc_type *t, const char *acc, const char *disp,
                         bool borrowed, const char *ind, int depth) {
