@@ -146,9 +146,12 @@ bool bxc_check_unit(struct bxc_unit *u) {
                 /* switched off for these features, still generated */
                 const bxc_attr *be = chk_find_attr(&it->attrs, "backend_extension");
                 if (be) it->trait.selectors = chk_selector_record(cx, be);
+                for (uint32_t f = 0; f < it->trait.methods.len; f++)
+                    chk_method_switched_off(cx, cms[i], it->trait.methods.items[f]);
             }
         }
     }
+    chk_root_types_c_form(cx);
     sort_diags(&u->diags);
     return !bxc_diag_has_errors(&u->diags);
 }

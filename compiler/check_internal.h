@@ -183,6 +183,14 @@ void chk_fn_body(chk_ctx *cx, chk_module *cm, bxc_fn *fn, bxc_type *fnty,
 void chk_default_body_subset(chk_ctx *cx, const bxc_fn *fn, bxc_type *ret);
 /* The same for one (typed, error-free) `#[backward]` formula of fn. */
 void chk_backward_formula_subset(chk_ctx *cx, const bxc_fn *fn, const bxc_expr *formula);
+/* check_limits.c: what the C generator needs (emit.h's predicates).  The
+ * signature of an extension method: ptypes[i] is parameter i's resolved
+ * type (NULL: none), ret the output's (NULL: none). */
+void chk_method_c_form(chk_ctx *cx, const bxc_fn *fn, bxc_type *const *ptypes, bxc_type *ret);
+/* A method a `#[cfg]` switches off, whose C is generated all the same. */
+void chk_method_switched_off(chk_ctx *cx, chk_module *cm, bxc_fn *fn);
+/* The root module's structs and enums, which the generated header declares. */
+void chk_root_types_c_form(chk_ctx *cx);
 /* Candidate names of a kind for did-you-mean (arena array). */
 const char **chk_names_of(chk_ctx *cx, chk_module *cm, int kind_mask, uint32_t *n);
 

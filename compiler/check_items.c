@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "check_internal.h"
+#include "emit.h"
 
 /* ---- tables ---------------------------------------------------------------- */
 
@@ -597,10 +598,10 @@ static void build_companion(chk_ctx *cx, bxc_type_decl *d) {
  * value), has no finite size. Report it here, once per cycle, so that
  * `--check` rejects what `-o` would fail on. */
 
-/* emit_types.c's MAX_TYPE_NESTING.  The cycle search also stops this deep
+/* The generator's limit (emit.h).  The cycle search also stops this deep
  * (a cycle longer than that is reported as nesting too deep instead), which
  * bounds its recursion and its cost on a long chain of types. */
-#define NEST_LIMIT 64
+#define NEST_LIMIT BXC_EMIT_MAX_TYPE_NESTING
 
 typedef struct cyc_walk {
     chk_ctx *cx;

@@ -761,6 +761,12 @@ static void check_method(chk_ctx *cx, chk_module *cm, bxc_fn *fn, const chk_sele
         m->ret = bxc_type_error();
     }
 
+    {
+        bxc_type **ps = bxc_arena_alloc(cx->arena, (m->nargs ? m->nargs : 1) * sizeof *ps);
+        for (uint32_t i = 0; i < m->nargs; i++) ps[i] = m->args[i].p->is_self ? NULL : m->args[i].type;
+        chk_method_c_form(cx, fn, ps, fn->ret ? m->ret : NULL);
+    }
+
     if (sel->present && !has_tensor_input(m, false) &&
         (sel->nexec != 1 || sel->listed[CHK_SEL_AUTODIFF])) {
         bool any_bad = false;
@@ -893,7 +899,10 @@ void chk_trait(chk_ctx *cx, chk_module *cm, bxc_item *it) {
     for (uint32_t i = 0; i < n; i++) {
         bxc_fn *fn = it->trait.methods.items[i];
         chk_attrs_placement(cx, &fn->attrs, CHK_SITE_METHOD);
-        if (!chk_cfg_active(cx, &fn->attrs)) continue;
+        if (!chk_cfg_active(cx, &fn->attrs)) {
+            chk_method_switched_off(cx, cm, fn);
+            continue;
+        }
         bxc_fn *dup = NULL;
         for (uint32_t k = 0; k < nseen; k++)
             if (strcmp(seen[k]->name.name, fn->name.name) == 0) dup = seen[k];

@@ -19,6 +19,8 @@
 #ifndef BXC_DIAG_CODES_H
 #define BXC_DIAG_CODES_H
 
+#include <bext/meta_codes.h>
+
 #define BXC_DIAG_CODES(X)                                                                     \
     /* ---- front end: lexer, parser, modules (lex, parse*, module.c) ---- */                 \
     X(BXC_E_INTERNAL,        E0000, "internal error: a diagnostic without a code")            \
@@ -78,6 +80,7 @@
     X(CHK_E_OUTPUT,          E0707, "outputs not allowed under Fusion")                       \
     X(CHK_E_BACKWARD,        E0708, "malformed `#[backward]` attribute")              \
     X(CHK_E_BACKWARD_SHAPE,  E0709, "`#[backward]` on a method whose gradient bextc cannot generate (only one FloatTensor output, tensor and ordinary arguments)") \
+    X(CHK_E_NO_C_FORM,       E0710, "an extension method's signature or an emitted type the generated C cannot represent (parameter without a name, `()` or a function or type parameter inside a value, a reference output, more than 64 tensors)") \
     X(CHK_E_CUBE_SIG,        E0801, "kernel signature breaks the rules of §8 (parameters, type parameters, return type)") \
     X(CHK_E_CUBE_TYPE,       E0802, "type not available in kernels (bool, u8, i32, u32, i64, f32, f64 and type parameters)") \
     X(CHK_E_CUBE_READONLY,   E0803, "store into a `&Tensor` kernel parameter (stores need `&mut Tensor`)") \
@@ -93,22 +96,12 @@
     X(CHK_W_UNUSED_ATTR,     W0302, "attribute has no effect here")                           \
     X(CHK_W_NO_AUTODIFF,     W0303, "`Autodiff` listed, but the method has no default body or `#[backward]`: its `_autodiff` implementation must be hand-written, else the link fails") \
     /* ---- metadata interpreter and REPL evaluation (interp*.c) ---- */                      \
-    X(BXI_E_OVERFLOW,        E1001, "integer overflow, or a value out of the type's range")   \
-    X(BXI_E_DIV_ZERO,        E1002, "division or remainder by zero")                          \
-    X(BXI_E_INDEX,           E1003, "index out of range")                                     \
-    X(BXI_E_NEGATIVE,        E1004, "negative value for an unsigned type")                    \
-    X(BXI_E_RECURSION,       E1005, "call depth limit reached")                               \
-    X(BXI_E_BUDGET,          E1006, "loop iteration or step budget exhausted")                \
-    X(BXI_E_PANIC,           E1007, "`panic(\"...\")` was called")                            \
-    X(BXI_E_TYPE,            E1008, "operation on the wrong kind of value")                   \
-    X(BXI_E_NAME,            E1009, "unknown variable, function, type or method")             \
-    X(BXI_E_UNSUPPORTED,     E1010, "not evaluable here (tensor ops, ...)")                   \
-    X(BXI_E_META,            E1011, "`:meta` or `#[fusion]` misuse")                          \
-    X(BXI_E_ARITY,           E1012, "wrong number of arguments")                              \
+    BEXT_META_CODES(X, BXI_E_)   /* runtime/include/bext/meta_codes.h */                    \
     /* ---- C generator (emit*.c) ---- */                                                     \
     X(BXC_EMIT_E_UNSUPPORTED,E1101, "construct the C generator cannot lower")                 \
     X(BXC_EMIT_E_IO,         E1102, "cannot write an output file")                            \
     X(BXC_EMIT_E_CNAME,      E1103, "generated C name clashes with another or is reserved")   \
+    X(BXC_EMIT_E_INTERNAL,   E1104, "internal error: the C generator met what the checker rejects (a bug of bextc)") \
     X(BXC_EMIT_W_UNLOWERED,  W1101, "construct not supported by generated code: it reports an error at run time")
 
 #endif

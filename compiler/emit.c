@@ -95,6 +95,17 @@ void bxc_emit_error(bxc_emit_ctx *cx, bxc_span span, const char *fmt, ...) {
     cx->ok = false;
 }
 
+void bxc_emit_internal_error(bxc_emit_ctx *cx, bxc_span span, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    const char *what = bxc_arena_vprintf(cx->a, fmt, ap);
+    va_end(ap);
+    bxc_diag *d = bxc_diag_add(&cx->u->diags, BXC_SEV_ERROR, bxc_diag_code_str(BXC_EMIT_E_INTERNAL), span,
+                               "internal error: the C generator met %s, which the checker rejects", what);
+    bxc_diag_set_help(&cx->u->diags, d, "%s", "this is a bug of bextc: please report it with the file");
+    cx->ok = false;
+}
+
 /* ---- names ------------------------------------------------------------------ */
 
 static bool is_upper(char c) { return c >= 'A' && c <= 'Z'; }
@@ -271,7 +282,8 @@ const char *bxc_emit_cfg_c(bxc_emit_ctx *cx, const bxc_attr_arg *c) {
             return bxc_arena_printf(a, "(%s)", s);
         }
     }
-    bxc_emit_error(cx, c->span, "cannot translate this cfg condition to C");
+    /* chk_cfg_condition accepts exactly `feature = "x"`, `not`, `any`, `all` (E0504) */
+    bxc_emit_internal_error(cx, c->span, "a cfg condition the checker did not accept");
     return "0";
 }
 

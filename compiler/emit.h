@@ -13,6 +13,7 @@
 
 #include "arena.h"
 #include "ast.h"
+#include "types.h"
 
 struct bxc_unit;
 
@@ -61,5 +62,27 @@ typedef enum bxc_body_verdict {
 typedef void (*bxc_body_err_fn)(void *ud, bxc_span span, const char *what);
 bxc_body_verdict bxc_body_lowerable(bxc_arena *a, const bxc_fn *fn, const bxc_expr *formula,
                                     bxc_body_err_fn err, void *ud);
+
+/* ---- the generator's limits, asked by the checker (check_limits.c) ----
+ * Each is the one statement of a limit: the generator relies on it, and
+ * the checker turns a refusal into a located error, so that a unit the
+ * checker accepts always generates (`bextc --check` runs no generator). */
+
+/* How deep structs, enums and tuples may nest (each counts one level):
+ * the generated header declares them inline, dependencies first. */
+#define BXC_EMIT_MAX_TYPE_NESTING 64
+
+/* The part of t that has no C form (the first met: `()` inside a value, a
+ * function type, a type parameter), or NULL when every part has one. */
+bxc_type *bxc_emit_no_c_form(bxc_type *t);
+/* The same for a method's output, which also may not be a reference. */
+bxc_type *bxc_emit_output_no_c_form(bxc_type *t);
+/* Whether the generated C can name parameter p: a plain `name: Type`
+ * (not `self`, `_` or a pattern). */
+bool bxc_emit_param_named(const bxc_param *p);
+/* How many tensor slots (bext_ext_slot) a value of type t fills at most;
+ * a method's inputs, and its output, may fill BEXT_EXT_MAX_SLOTS each
+ * (bext/ext.h). */
+uint32_t bxc_emit_tensor_slots(bxc_type *t);
 
 #endif

@@ -42,8 +42,8 @@ bool bxc_emit_backward(bxc_emit_ctx *cx, const bxc_fn *fn, const bxc_attr *attr,
     for (uint32_t i = 0; i < nparams; i++) {
         const bxc_emit_param *p = &params[i];
         if (!p->is_tensor && bxc_emit_type_has_tensors(p->type)) {
-            bxc_emit_error(cx, p->p->span, "the C generator cannot pass extension value `%s` to `#[backward]` formulas",
-                           p->src_name);
+            /* extension values: E0709; other values hold no tensors: E0507 */
+            bxc_emit_internal_error(cx, p->p->span, "extension value `%s` in a `#[backward]` method", p->src_name);
             return false;
         }
         const char *ct = p->is_tensor ? "bext_tensor *" : bxc_arena_printf(a, "%s ", bxc_emit_ctype_of(cx, p->type));
@@ -56,7 +56,8 @@ bool bxc_emit_backward(bxc_emit_ctx *cx, const bxc_fn *fn, const bxc_attr *attr,
     vars[nvars++] = (bxc_emit_var){"grad", "bext_grad", true, false};
     vars[nvars++] = (bxc_emit_var){"output", "bext_output", true, false};
     if (!ntensors) {
-        bxc_emit_error(cx, fn->name.span, "`#[backward]` needs a tensor argument");
+        /* every formula names a tensor argument, and one is needed (E0708) */
+        bxc_emit_internal_error(cx, fn->name.span, "`#[backward]` without a tensor argument");
         return false;
     }
 

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include <bext/bext.h>
+#include <bext/ext.h>
 
 #include "check.h"
 #include "emit_int.h"
@@ -58,7 +59,8 @@ static bool read_selectors(bxc_emit_ctx *cx, const bxc_item *it, const bxc_attr 
     const bxc_trait_selectors *rec = it->trait.selectors;
     ti->listed = "";
     if (!rec || rec->bad) {
-        bxc_emit_error(cx, rec ? rec->bad->span : at->span, "cannot read this backend selector");
+        /* chk_backend_extension reports every selector it cannot read (E0505) */
+        bxc_emit_internal_error(cx, rec ? rec->bad->span : at->span, "a backend selector the checker did not read");
         return false;
     }
     for (uint32_t i = 0; i < rec->len; i++) {
@@ -122,8 +124,10 @@ static bool method_signature(bxc_emit_ctx *cx, const trait_info *ti, const bxc_f
     for (uint32_t i = 0; i < fn->params.len; i++) {
         const bxc_param *p = fn->params.items[i];
         bxc_type *pt = p->type ? bxc_emit_tyexpr_type(cx, p->type) : NULL;
-        if (p->is_self || !pt || !p->pat || p->pat->kind != BXC_PAT_IDENT) {
-            bxc_emit_error(cx, p->span, "the C generator needs a named, typed parameter here");
+        if (!bxc_emit_param_named(p) || !pt) {
+            /* the checker resolves every written type, of methods a
+             * `#[cfg]` switches off too, and reports unnamed parameters */
+            bxc_emit_internal_error(cx, p->span, "a parameter the checker did not resolve");
             return false;
         }
         param_info *pi = &mi->params[mi->nparams++];
@@ -135,8 +139,8 @@ static bool method_signature(bxc_emit_ctx *cx, const trait_info *ti, const bxc_f
         pi->src_name = p->pat->name.name;
         pi->name = bxc_emit_ident(cx->a, p->pat->name.name);
         const char *ct = bxc_emit_ctype_of(cx, pi->type);
-        if (!ct || strcmp(ct, "void") == 0) {
-            bxc_emit_error(cx, p->span, "this parameter's type has no C representation");
+        if (bxc_emit_no_c_form(pi->type)) {   /* the checker's E0710 */
+            bxc_emit_internal_error(cx, p->span, "a parameter type with no C form");
             return false;
         }
         const char *decl = pi->is_tensor ? bxc_arena_printf(cx->a, "bext_tensor *%s", pi->name)
@@ -146,8 +150,8 @@ static bool method_signature(bxc_emit_ctx *cx, const trait_info *ti, const bxc_f
         ca = bxc_arena_printf(cx->a, "%s%s%s", ca, i ? ", " : "", pi->name);
     }
     bxc_type *rt = fn->ret ? bxc_emit_tyexpr_type(cx, fn->ret) : bxc_type_unit();
-    if (!rt) {
-        bxc_emit_error(cx, fn->ret->span, "the C generator cannot read this output type");
+    if (!rt) {   /* resolved by the checker, as parameters are */
+        bxc_emit_internal_error(cx, fn->ret->span, "an output type the checker did not resolve");
         return false;
     }
     mi->ret = bxc_type_resolve(rt);
@@ -155,8 +159,8 @@ static bool method_signature(bxc_emit_ctx *cx, const trait_info *ti, const bxc_f
     mi->ret_unit = mi->ret->kind == BXC_TYPE_UNIT;
     if (!mi->ret_tensor && !mi->ret_unit) {
         mi->ret_ctype = bxc_emit_ctype_of(cx, mi->ret);
-        if (!mi->ret_ctype || strcmp(mi->ret_ctype, "void") == 0 || mi->ret->kind == BXC_TYPE_REF) {
-            bxc_emit_error(cx, fn->ret ? fn->ret->span : fn->span, "this output type has no C representation");
+        if (bxc_emit_output_no_c_form(mi->ret)) {   /* the checker's E0710 */
+            bxc_emit_internal_error(cx, fn->ret ? fn->ret->span : fn->span, "an output type with no C form");
             return false;
         }
         cp = bxc_arena_printf(cx->a, "%s%s%s *bext_out", cp, mi->nparams ? ", " : "", mi->ret_ctype);
@@ -181,6 +185,56 @@ static const char *impl_cond(bxc_emit_ctx *cx, const listed_sel *ls) {
 /* Tensor slots: appends code that records every tensor of a value (given
  * as a C lvalue `acc`, named `disp` in messages) into bext_s[]; returns
  * the largest number of slots it can record. */
+bool bxc_emit_param_named(const bxc_param *p) {
+    return !p->is_self && p->pat && p->pat->kind == BXC_PAT_IDENT;
+}
+
+/* What collect() below fills: one slot per tensor, a struct's or tuple's
+ * parts added, an enum's largest variant.  Each decl's count is kept, so a
+ * DAG of types (two fields of one type, each level) costs one walk per decl. */
+typedef struct slot_memo {
+    const bxc_type_decl *d[256];
+    uint64_t n[256];
+    uint32_t len;
+} slot_memo;
+
+/* Counts saturate far above any limit: a wide DAG cannot overflow them. */
+#define SLOTS_CAP ((uint64_t)1 << 40)
+
+static uint64_t slots_rec(bxc_type *t, int depth, slot_memo *m) {
+    t = bxc_type_strip_refs(bxc_type_resolve(t));
+    if (depth > 64) return 0;
+    if (t->kind == BXC_TYPE_TENSOR) return 1;
+    uint64_t n = 0;
+    if (t->kind == BXC_TYPE_TUPLE) {
+        for (uint32_t i = 0; i < t->tuple.n; i++) n += slots_rec(t->tuple.elems[i], depth + 1, m);
+        return n < SLOTS_CAP ? n : SLOTS_CAP;
+    }
+    if (t->kind != BXC_TYPE_STRUCT && t->kind != BXC_TYPE_ENUM) return 0;
+    const bxc_type_decl *d = t->decl;
+    for (uint32_t k = 0; k < m->len; k++)
+        if (m->d[k] == d) return m->n[k];
+    for (uint32_t i = 0; i < d->nfields; i++) n += slots_rec(d->fields[i].type, depth + 1, m);
+    for (uint32_t v = 0; v < d->nvariants; v++) {
+        uint64_t k = 0;
+        for (uint32_t i = 0; i < d->variants[v].nfields; i++) k += slots_rec(d->variants[v].fields[i].type, depth + 1, m);
+        if (k > n) n = k;
+    }
+    if (n > SLOTS_CAP) n = SLOTS_CAP;
+    if (m->len < 256) {
+        m->d[m->len] = d;
+        m->n[m->len++] = n;
+    }
+    return n;
+}
+
+uint32_t bxc_emit_tensor_slots(bxc_type *t) {
+    slot_memo m;
+    m.len = 0;
+    uint64_t n = slots_rec(t, 0, &m);
+    return n > UINT32_MAX / 2 ? UINT32_MAX / 2 : (uint32_t)n;
+}
+
 static uint32_t collect(bxc_emit_ctx *cx, bxc_emit_buf *b, bxc_type *t, const char *acc, const char *disp,
                         bool borrowed, const char *ind, int depth) {
     t = bxc_type_strip_refs(bxc_type_resolve(t));
@@ -341,9 +395,9 @@ static void emit_descriptor(bxc_emit_ctx *cx, const trait_info *ti, const method
         bxc_emit_puts(c, "  (void)bext_p;\n  (void)bext_s;\n  return 0;\n}\n");
     }
     bxc_emit_buf_free(&oc);
-    if (nin > 64 || nout > 64)
-        bxc_emit_error(cx, fn->span, "the C generator supports at most 64 tensors in a method's %s",
-                       nin > 64 ? "arguments" : "output");
+    if (nin > BEXT_EXT_MAX_SLOTS || nout > BEXT_EXT_MAX_SLOTS)   /* the checker's E0710 */
+        bxc_emit_internal_error(cx, fn->span, "more than %d tensors in a method's %s", BEXT_EXT_MAX_SLOTS,
+                                nin > BEXT_EXT_MAX_SLOTS ? "arguments" : "output");
 
     /* invoke: call an implementation with the struct's values */
     const char *args = "";
@@ -533,8 +587,8 @@ static void emit_method(bxc_emit_ctx *cx, const trait_info *ti, const bxc_fn *fn
             bxc_emit_printf(c, "#if %s\nextern %s%s_%s(%s) __attribute__((weak));\n#endif\n", impl_cond(cx, ls),
                             ret_decl(&mi), mi.entry, ls->info->suffix, mi.cparams);
         }
-        if (!mi.ret_tensor) {
-            bxc_emit_error(cx, fn->span, "the C generator supports default bodies with one tensor output only");
+        if (!mi.ret_tensor) {   /* the checker's E0702 (check_default.c) */
+            bxc_emit_internal_error(cx, fn->span, "a default body without one tensor output");
         } else {
             bxc_emit_default_body(cx, fn, bxc_arena_printf(cx->a, "%s_bext_default", mi.entry), mi.cparams);
         }
@@ -547,7 +601,7 @@ static void emit_method(bxc_emit_ctx *cx, const trait_info *ti, const bxc_fn *fn
     bool bw_ok = bw && mi.ret_tensor &&
                  bxc_emit_backward(cx, fn, bw, mi.entry, mi.what, mi.params, mi.nparams, mi.cparams);
     if (bw && !mi.ret_tensor)
-        bxc_emit_error(cx, bw->span, "the C generator supports `#[backward]` on methods with one tensor output only");
+        bxc_emit_internal_error(cx, bw->span, "`#[backward]` without one tensor output");   /* E0709 */
     if (bw && !bw_ok) return;
     uint32_t nin = 0;
     emit_descriptor(cx, ti, &mi, fn, has_default, bw, &meta, &nin);
@@ -555,7 +609,7 @@ static void emit_method(bxc_emit_ctx *cx, const trait_info *ti, const bxc_fn *fn
         /* No tensor input: the checker allows exactly one backend selector. */
         bool any = false;
         for (uint32_t k = 0; k < ti->nsels; k++) any |= ti->sels[k].info->backend != NULL;
-        if (!any) bxc_emit_error(cx, fn->span, "a method without tensor inputs needs one backend selector");
+        if (!any) bxc_emit_internal_error(cx, fn->span, "no tensor input and no backend selector");   /* E0604 */
     }
     emit_entry(cx, &mi);
     if (mcond) bxc_emit_printf(c, "#endif /* %s */\n", mi.what);

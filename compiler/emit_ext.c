@@ -120,8 +120,8 @@ static void walk_ordinary(bxc_emit_ctx *cx, bxc_emit_buf *b, bool get, bxc_type 
         return;
     }
     default:
-        bxc_emit_error(cx, bxc_span_none(), "the C generator cannot encode a value of type `%s`",
-                       bxc_type_name(cx->a, t));
+        /* every kind bxc_emit_no_c_form accepts is a case above (E0710) */
+        bxc_emit_internal_error(cx, bxc_span_none(), "an argument of type `%s` to encode", bxc_type_name(cx->a, t));
         return;
     }
 }
@@ -369,7 +369,8 @@ static void emit_scalars(bxc_emit_ctx *cx, const char *e, const char *what, cons
             /* `e` is the entry point, which is `<prefix>` of the encodings */
             bxc_emit_buf v = {0};
             if (!scalar_value(cx, &v, "    ", n, rt, "bext_x"))
-                bxc_emit_error(cx, p->p->span, "the scalar encoding of `%s` does not produce a scalar", p->src_name);
+                /* check_sig.c's check_scalars: "expected a scalar" (E0508) */
+                bxc_emit_internal_error(cx, p->p->span, "a scalar encoding of `%s` that is no scalar", p->src_name);
             bxc_emit_append(&body, &v);
             bxc_emit_buf_free(&v);
             bxc_emit_puts(&body, "  }\n");

@@ -87,6 +87,11 @@ typedef struct bxc_emit_ctx {
 /* Reports an error at span (code E1101) and marks the generation failed. */
 void bxc_emit_error(bxc_emit_ctx *cx, bxc_span span, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* A limit the checker has already enforced was met anyway: a bug of
+ * bextc, not of the input (E1104, "internal error: ...").  Each call site
+ * names the checker rule that makes it unreachable. */
+void bxc_emit_internal_error(bxc_emit_ctx *cx, bxc_span span, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* ---- names (emit.c) ---- */
 const char *bxc_emit_snake(bxc_arena *a, const char *camel);    /* MyExtension -> my_extension */

@@ -14,7 +14,7 @@
 #include "check.h"
 #include "emit_int.h"
 
-#define MAX_TYPE_NESTING 64
+#define MAX_TYPE_NESTING BXC_EMIT_MAX_TYPE_NESTING
 
 static bool has_tensors_rec(bxc_type *t, int depth) {
     if (depth > MAX_TYPE_NESTING) return false;
@@ -40,6 +40,70 @@ static bool has_tensors_rec(bxc_type *t, int depth) {
 }
 
 bool bxc_emit_type_has_tensors(bxc_type *t) { return has_tensors_rec(t, 0); }
+
+/* What C can hold: the scalars, Shape / DType / TensorSpec, tensors, and
+ * structs, enums and tuples made of those.  `()` as a part (a field, an
+ * element, an argument) is no C object, and function values and type
+ * parameters cross no C API.  bxc_emit_ctype_of, the field declarations
+ * below and the argument encoding (emit_ext.c) rely on it; the checker
+ * asks it of every signature and type the generator writes (check_limits.c). */
+typedef struct c_form_seen {
+    const bxc_type_decl *d[256];   /* decls found fine: a DAG of types is walked once per decl */
+    uint32_t n;
+} c_form_seen;
+
+static bxc_type *no_c_form_rec(bxc_type *t, int depth, c_form_seen *seen) {
+    if (depth > MAX_TYPE_NESTING) return NULL;   /* too deep: the checker's nesting rule */
+    bxc_type *r = bxc_type_strip_refs(bxc_type_resolve(t));
+    switch (r->kind) {
+    case BXC_TYPE_ERROR:   /* reported where it arose */
+    case BXC_TYPE_BOOL:
+    case BXC_TYPE_INT:
+    case BXC_TYPE_FLOAT:
+    case BXC_TYPE_STR:
+    case BXC_TYPE_SHAPE:
+    case BXC_TYPE_DTYPE:
+    case BXC_TYPE_SPEC:
+    case BXC_TYPE_TENSOR: return NULL;
+    case BXC_TYPE_TUPLE:
+        for (uint32_t i = 0; i < r->tuple.n; i++) {
+            bxc_type *bad = no_c_form_rec(r->tuple.elems[i], depth + 1, seen);
+            if (bad) return bad;
+        }
+        return NULL;
+    case BXC_TYPE_STRUCT:
+    case BXC_TYPE_ENUM: {
+        const bxc_type_decl *d = r->decl;
+        for (uint32_t k = 0; k < seen->n; k++)
+            if (seen->d[k] == d) return NULL;
+        for (uint32_t i = 0; i < d->nfields; i++) {
+            bxc_type *bad = no_c_form_rec(d->fields[i].type, depth + 1, seen);
+            if (bad) return bad;
+        }
+        for (uint32_t v = 0; v < d->nvariants; v++)
+            for (uint32_t i = 0; i < d->variants[v].nfields; i++) {
+                bxc_type *bad = no_c_form_rec(d->variants[v].fields[i].type, depth + 1, seen);
+                if (bad) return bad;
+            }
+        if (seen->n < sizeof seen->d / sizeof *seen->d) seen->d[seen->n++] = d;
+        return NULL;
+    }
+    default: return r;
+    }
+}
+
+bxc_type *bxc_emit_no_c_form(bxc_type *t) {
+    c_form_seen seen;
+    seen.n = 0;
+    return no_c_form_rec(t, 0, &seen);
+}
+
+bxc_type *bxc_emit_output_no_c_form(bxc_type *t) {
+    bxc_type *r = bxc_type_resolve(t);
+    if (r->kind == BXC_TYPE_REF) return r;   /* an output is a value the callee hands over */
+    if (r->kind == BXC_TYPE_UNIT) return NULL;
+    return bxc_emit_no_c_form(r);
+}
 
 /* The spelling of a tuple element inside a tuple's C name. */
 static const char *elem_spelling(bxc_emit_ctx *cx, bxc_type *t) {
@@ -143,7 +207,8 @@ static void emit_fields(bxc_emit_ctx *cx, bxc_emit_buf *b, const bxc_type_field 
     for (uint32_t i = 0; i < n; i++) {
         const char *ct = bxc_emit_ctype_of(cx, fs[i].type);
         if (!ct || strcmp(ct, "void") == 0) {
-            bxc_emit_error(cx, fs[i].span, "this field's type has no C representation");
+            /* bxc_emit_no_c_form, asked of root types and signatures (E0710) */
+            bxc_emit_internal_error(cx, fs[i].span, "a field type with no C form");
             continue;
         }
         size_t L = strlen(ct);

@@ -73,7 +73,8 @@ static int usage_error(const char *fmt, const char *arg) {
 }
 
 /* --explain CODE: "E0505 (error): not a backend selector" on stdout, 0; an
- * unknown code is a usage error with a did-you-mean. */
+ * unknown code is a usage error with a did-you-mean.  Two tables answer:
+ * bextc's (diag_codes.h) and the kernel IR's (BXK_ERRORS, bxk.h). */
 static int explain(const char *arg) {
     char code[16];
     size_t n = 0;
@@ -85,8 +86,17 @@ static int explain(const char *arg) {
                bxc_diag_code_desc(c));
         return 0;
     }
+    /* the kernel IR's codes (K0013), which --emit and -o report too */
+    for (unsigned k = 0; !arg[n] && k < BXK_ERR_COUNT; k++)
+        if (strcmp(code, bxk_err_code(k)) == 0) {
+            printf("%s (error): %s\n", bxk_err_code(k), bxk_err_desc(k));
+            return 0;
+        }
     fprintf(stderr, "bextc: error: unknown diagnostic code `%s`\n", arg);
-    const char *near = bxc_diag_nearest(code, bxc_diag_code_strs(), BXC_DIAG_CODE_COUNT);
+    const char *cands[BXC_DIAG_CODE_COUNT + BXK_ERR_COUNT];
+    for (unsigned k = 0; k < BXC_DIAG_CODE_COUNT; k++) cands[k] = bxc_diag_code_strs()[k];
+    for (unsigned k = 0; k < BXK_ERR_COUNT; k++) cands[BXC_DIAG_CODE_COUNT + k] = bxk_err_code(k);
+    const char *near = bxc_diag_nearest(code, cands, BXC_DIAG_CODE_COUNT + BXK_ERR_COUNT);
     if (near) fprintf(stderr, "help: did you mean `%s`?\n", near);
     fputs("(try `bextc --help`)\n", stderr);
     return 2;
@@ -281,12 +291,11 @@ static int run(bxc_unit *u, const options *o) {
             cannot_write = any_diag_with_code(&u->diags, bxc_diag_code_str(BXC_EMIT_E_IO));
         else
             emit_kernel_object(u, o);
-    } else if (st != BXC_LOAD_UNREADABLE && o->check && !bxc_diag_has_errors(&u->diags)) {
-        /* --check accepts exactly what -o generates: the generator's own
-         * rules (C name clashes, what it can lower) run too, in memory. */
-        const char *h, *c;
-        bxc_emit_c_memory(u, NULL, &h, &c);
     }
+    /* --check runs no generator: the checker asks the generator's limits
+     * itself (check_limits.c, check_default.c), so what it accepts -o
+     * generates (tests/codegen/compile_all.py proves it on every valid
+     * file of the test suites and samples). */
 
     if (st != BXC_LOAD_UNREADABLE && o->emit && !bxc_diag_has_errors(&u->diags))
         emit_kernels(u, o);

@@ -149,35 +149,39 @@ struct bxk_kernel {
 };
 
 /* ---------------------------------------------------------- diagnostics */
-/* X(ENUM, code).  Every problem the verifier, the deserializer and the
- * lowerings report has one code; messages say what was expected and what
- * was found, naming the value or binding. */
+/* X(ENUM, CODE, "one-line description").  Every problem the verifier, the
+ * deserializer and the lowerings report has one code; messages say what
+ * was expected and what was found, naming the value or binding.  CODE is
+ * a bare token (stringized for bxk_err_code); the description is what
+ * `bextc --explain CODE` prints.  ORDER: append only (codes are stable). */
 #define BXK_ERRORS(X)                                         \
-  X(OOM, "K0001")          /* out of memory */                \
-  X(UNDEFINED, "K0002")    /* use of an undefined value */    \
-  X(DOMINANCE, "K0003")    /* used outside its scope/before definition */ \
-  X(REDEFINED, "K0004")    /* a value defined twice */        \
-  X(TYPE, "K0005")         /* operand or result type */       \
-  X(RANGE, "K0006")        /* binding/scalar/shared/local index */ \
-  X(READONLY, "K0007")     /* store into a non-mut binding */ \
-  X(CONTROL, "K0008")      /* break/continue outside a loop, code after a jump */ \
-  X(BARRIER, "K0009")      /* sync_cube where units may diverge */ \
-  X(MALFORMED, "K0010")    /* bad opcode, arity, step, ... */ \
-  X(FORMAT, "K0011")       /* serialized form: magic, truncation, checksum */ \
-  X(VERSION, "K0012")      /* serialized form: unsupported version */ \
-  X(LOWER, "K0013")        /* a lowering cannot compile this (yet) */ \
-  X(LLVM, "K0014")         /* LLVM reported an error */   \
-  X(CUDA, "K0015")         /* NVRTC or the CUDA driver: absent, or it rejected a kernel */ \
-  X(HIP, "K0016")          /* hiprtc or the HIP runtime: absent, or it rejected a kernel */ \
-  X(VULKAN, "K0017")       /* the Vulkan loader or device: absent, lacks a feature, or failed */
+  X(OOM, K0001, "out of memory") \
+  X(UNDEFINED, K0002, "use of an undefined value") \
+  X(DOMINANCE, K0003, "a value used outside its scope or before its definition") \
+  X(REDEFINED, K0004, "a value defined twice") \
+  X(TYPE, K0005, "an operand or result of the wrong type") \
+  X(RANGE, K0006, "a binding, scalar, shared or local index out of range") \
+  X(READONLY, K0007, "a store into a binding that is not mutable") \
+  X(CONTROL, K0008, "break/continue outside a loop, or code after a jump") \
+  X(BARRIER, K0009, "sync_cube where the units of a cube may diverge") \
+  X(MALFORMED, K0010, "a malformed instruction (opcode, arity, step, ...)") \
+  X(FORMAT, K0011, "a serialized kernel that does not read back (magic, truncation, checksum)") \
+  X(VERSION, K0012, "a serialized kernel of an unsupported version") \
+  X(LOWER, K0013, "a lowering cannot compile this kernel (yet)") \
+  X(LLVM, K0014, "LLVM reported an error") \
+  X(CUDA, K0015, "NVRTC or the CUDA driver: absent, or it rejected a kernel") \
+  X(HIP, K0016, "hiprtc or the HIP runtime: absent, or it rejected a kernel") \
+  X(VULKAN, K0017, "the Vulkan loader or device: absent, lacks a feature, or failed")
 
 enum bxk_err {
-#define BXK_X_(E, c) BXK_E_##E,
+#define BXK_X_(E, c, d) BXK_E_##E,
   BXK_ERRORS(BXK_X_)
 #undef BXK_X_
   BXK_ERR_COUNT
 };
 BXK_FUNC const char *bxk_err_code(unsigned e);
+/* Its one-line description ("out of memory"); NULL past the table. */
+BXK_FUNC const char *bxk_err_desc(unsigned e);
 
 struct bxk_diag {
   uint8_t err;             /* enum bxk_err */

@@ -42,14 +42,21 @@ const struct bxk_opinfo bxk_opinfo[BXK_OP_COUNT] = {
 #undef BXK_X_
 };
 
-static const char *const err_tab[] = {
-#define BXK_X_(E, c) [BXK_E_##E] = c,
+static const struct { const char *code, *desc; } err_tab[] = {
+#define BXK_X_(E, c, d) [BXK_E_##E] = {#c, d},
     BXK_ERRORS(BXK_X_)
 #undef BXK_X_
 };
 _Static_assert(sizeof err_tab / sizeof err_tab[0] == BXK_ERR_COUNT, "one row per error");
+/* A code listed twice is two enumerators of one name: no compile. */
+enum bxk_err_unique_ {
+#define BXK_X_(E, c, d) BXK_UNIQUE_##c,
+    BXK_ERRORS(BXK_X_)
+#undef BXK_X_
+};
 
-const char *bxk_err_code(unsigned e) { return e < BXK_ERR_COUNT ? err_tab[e] : "K????"; }
+const char *bxk_err_code(unsigned e) { return e < BXK_ERR_COUNT ? err_tab[e].code : "K????"; }
+const char *bxk_err_desc(unsigned e) { return e < BXK_ERR_COUNT ? err_tab[e].desc : NULL; }
 
 /* --------------------------------------------------------- diagnostics */
 

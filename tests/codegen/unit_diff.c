@@ -594,6 +594,9 @@ static unsigned diff_method(diff_state *s, const char *trait, const bxc_fn *fn) 
     }
   }
   if (!me && !(dt && sh) && !any_enc) return 0;
+  /* a method a #[cfg] switches off has typed parameters (the generator
+   * needs them) but unchecked metadata code: no metadata functions */
+  if ((dt && (!dt->value || !dt->value->ty)) || (sh && (!sh->value || !sh->value->ty))) return 0;
   uint32_t np = fn->params.len;
   bxc_type **pts = bxc_arena_alloc(a, (np + 1) * sizeof *pts);
   for (uint32_t i = 0; i < np; i++) {

@@ -4,6 +4,7 @@
 #include <cjson/cJSON.h>
 #include <criterion/criterion.h>
 
+#include "bxk.h"
 #include "fe_util.h"
 
 Test(diag, text_format_matches_language_md) {
@@ -183,6 +184,24 @@ Test(diag_codes, unique_well_formed_and_described) {
         cr_assert_eq(found, (bxc_diag_code)i);
         cr_assert_eq(bxc_diag_code_severity(found), c[0] == 'W' ? BXC_SEV_WARNING : BXC_SEV_ERROR);
     }
+}
+
+/* The kernel IR's table (BXK_ERRORS, bxk.h), which `bextc --explain`
+ * reads too: a K and four digits, listed once, each described, and no
+ * code shared with bextc's table. */
+Test(diag_codes, kernel_codes_unique_and_described) {
+    for (unsigned i = 0; i < BXK_ERR_COUNT; i++) {
+        const char *c = bxk_err_code(i);
+        cr_assert_eq(strlen(c), 5, "%s", c);
+        cr_assert_eq(c[0], 'K', "%s", c);
+        for (int k = 1; k < 5; k++) cr_assert(c[k] >= '0' && c[k] <= '9', "%s", c);
+        for (unsigned j = 0; j < i; j++) cr_assert_str_neq(bxk_err_code(j), c, "%s listed twice", c);
+        const char *desc = bxk_err_desc(i);
+        cr_assert(desc && *desc && !strchr(desc, '\n'), "%s has no one-line description", c);
+        cr_assert_null(bxc_diag_describe(c), "%s is in both tables", c);
+    }
+    cr_assert_str_eq(bxk_err_code(BXK_E_LOWER), "K0013");
+    cr_assert_null(bxk_err_desc(BXK_ERR_COUNT));
 }
 
 Test(diag_codes, every_module_reports_from_the_table) {

@@ -25,6 +25,7 @@
 
 #include "bext/bext.h"
 #include "bext/ext.h"
+#include "bext/meta_codes.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -53,6 +54,23 @@ typedef struct bext_meta_spec {
   bext_meta_shape shape;
   bext_dtype dtype;
 } bext_meta_spec;
+
+/* The failure codes (meta_codes.h), by name: BEXT_META_E_OVERFLOW ... */
+enum {
+#define BEXT_MC_ENUM_(n, c, d) n,
+  BEXT_META_CODES(BEXT_MC_ENUM_, BEXT_META_E_)
+#undef BEXT_MC_ENUM_
+  BEXT_META_E_COUNT_
+};
+#define BEXT_MC_STR_(c) #c
+static inline const char *bext_meta_code(int e) {
+  switch (e) {
+#define BEXT_MC_CASE_(n, c, d) case n: return BEXT_MC_STR_(c);
+  BEXT_META_CODES(BEXT_MC_CASE_, BEXT_META_E_)
+#undef BEXT_MC_CASE_
+  default: return "E0000";
+  }
+}
 
 /* The evaluation state of one metadata call: the error (code + message, as
  * the interpreter's diagnostics: "E1001" ...) and the interpreter's limits
@@ -130,7 +148,7 @@ static inline const char *bext_gen_i128_str(char *buf, bext_i128 v) {
 /* One step of the budget: every call and every loop iteration. */
 static inline bool bext_gen_step(bext_meta_error *err) {
   if (++err->steps <= BEXT_GEN_MAX_STEPS) return true;
-  return bext_gen_fail(err, "E1006",
+  return bext_gen_fail(err, bext_meta_code(BEXT_META_E_BUDGET),
                        "evaluation exceeded its budget of %llu steps (loop iterations and calls)",
                        (unsigned long long)BEXT_GEN_MAX_STEPS);
 }
@@ -138,7 +156,7 @@ static inline bool bext_gen_step(bext_meta_error *err) {
 static inline bool bext_gen_enter(bext_meta_error *err, const char *name) {
   if (!bext_gen_step(err)) return false;
   if (err->depth >= BEXT_GEN_MAX_DEPTH)
-    return bext_gen_fail(err, "E1005", "recursion limit reached: %u nested calls (calling `%s`)",
+    return bext_gen_fail(err, bext_meta_code(BEXT_META_E_RECURSION), "recursion limit reached: %u nested calls (calling `%s`)",
                          BEXT_GEN_MAX_DEPTH, name);
   err->depth++;
   return true;
@@ -159,7 +177,7 @@ static inline bool bext_gen_iop(bext_meta_error *err, char op, int k, bext_i128 
   case '/':
   case '%':
     if (y == 0)
-      return bext_gen_fail(err, "E1002", "attempt to %s `%s` by zero",
+      return bext_gen_fail(err, bext_meta_code(BEXT_META_E_DIV_ZERO), "attempt to %s `%s` by zero",
                            op == '/' ? "divide" : "take the remainder of", bext_gen_i128_str(bx, x));
     r = op == '/' ? x / y : x % y;
     verb = op == '/' ? "divide" : "take the remainder";
@@ -167,18 +185,18 @@ static inline bool bext_gen_iop(bext_meta_error *err, char op, int k, bext_i128 
   case '&': r = x & y; break;
   case '|': r = x | y; break;
   case '^': r = x ^ y; break;
-  default: return bext_gen_fail(err, "E1008", "`%c` does not apply to integers", op);
+  default: return bext_gen_fail(err, bext_meta_code(BEXT_META_E_TYPE), "`%c` does not apply to integers", op);
   }
   if (ovf || !bext_gen_int_fits(r, k)) {
     if (ovf)
-      return bext_gen_fail(err, "E1001", "attempt to %s with overflow: `%s %c %s`", verb,
+      return bext_gen_fail(err, bext_meta_code(BEXT_META_E_OVERFLOW), "attempt to %s with overflow: `%s %c %s`", verb,
                            bext_gen_i128_str(bx, x), op, bext_gen_i128_str(by, y));
     if (r < 0 && !bext_gen_int_signed(k))
-      return bext_gen_fail(err, "E1001",
+      return bext_gen_fail(err, bext_meta_code(BEXT_META_E_OVERFLOW),
                            "attempt to %s with overflow: `%s %c %s` is negative, which `%s` cannot hold",
                            verb, bext_gen_i128_str(bx, x), op, bext_gen_i128_str(by, y),
                            bext_gen_int_name(k));
-    return bext_gen_fail(err, "E1001", "attempt to %s with overflow: `%s %c %s` = %s does not fit in `%s`",
+    return bext_gen_fail(err, bext_meta_code(BEXT_META_E_OVERFLOW), "attempt to %s with overflow: `%s %c %s` = %s does not fit in `%s`",
                          verb, bext_gen_i128_str(bx, x), op, bext_gen_i128_str(by, y),
                          bext_gen_i128_str(br, r), bext_gen_int_name(k));
   }
@@ -190,9 +208,9 @@ static inline bool bext_gen_iop(bext_meta_error *err, char op, int k, bext_i128 
 static inline bool bext_gen_ineg(bext_meta_error *err, int k, bext_i128 x, bext_i128 *out) {
   char b[48];
   if (!bext_gen_int_signed(k))
-    return bext_gen_fail(err, "E1004", "cannot negate a value of unsigned type `%s`", bext_gen_int_name(k));
+    return bext_gen_fail(err, bext_meta_code(BEXT_META_E_NEGATIVE), "cannot negate a value of unsigned type `%s`", bext_gen_int_name(k));
   if (!bext_gen_int_fits(-x, k))
-    return bext_gen_fail(err, "E1001", "attempt to negate with overflow: -(%s) does not fit in `%s`",
+    return bext_gen_fail(err, bext_meta_code(BEXT_META_E_OVERFLOW), "attempt to negate with overflow: -(%s) does not fit in `%s`",
                          bext_gen_i128_str(b, x), bext_gen_int_name(k));
   *out = -x;
   return true;
@@ -203,9 +221,9 @@ static inline bool bext_gen_icast(bext_meta_error *err, int k, bext_i128 x, bext
   char b[48];
   if (!bext_gen_int_fits(x, k)) {
     if (x < 0 && !bext_gen_int_signed(k))
-      return bext_gen_fail(err, "E1004", "negative value %s cannot be cast to `%s`", bext_gen_i128_str(b, x),
+      return bext_gen_fail(err, bext_meta_code(BEXT_META_E_NEGATIVE), "negative value %s cannot be cast to `%s`", bext_gen_i128_str(b, x),
                            bext_gen_int_name(k));
-    return bext_gen_fail(err, "E1001", "value %s does not fit in `%s`", bext_gen_i128_str(b, x),
+    return bext_gen_fail(err, bext_meta_code(BEXT_META_E_OVERFLOW), "value %s does not fit in `%s`", bext_gen_i128_str(b, x),
                          bext_gen_int_name(k));
   }
   *out = x;
@@ -216,7 +234,7 @@ static inline bool bext_gen_icast(bext_meta_error *err, int k, bext_i128 x, bext
 static inline bool bext_gen_fcast(bext_meta_error *err, int k, double f, bext_i128 *out) {
   double t = trunc(f);
   if (isnan(t) || t < -1.8e19 || t > 1.9e19)
-    return bext_gen_fail(err, "E1001", "float value does not fit in `%s`", bext_gen_int_name(k));
+    return bext_gen_fail(err, bext_meta_code(BEXT_META_E_OVERFLOW), "float value does not fit in `%s`", bext_gen_int_name(k));
   return bext_gen_icast(err, k, (bext_i128)t, out);
 }
 
@@ -231,13 +249,13 @@ static inline bext_i128 bext_gen_inot(int k, bext_i128 x) {
 /* ---- Shape ---- */
 static inline bool bext_gen_shape_room(bext_meta_error *err, const bext_meta_shape *s) {
   if (s->len < BEXT_SHAPE_CAP) return true;
-  return bext_gen_fail(err, "E1003", "a shape has at most %d dimensions in generated code",
+  return bext_gen_fail(err, bext_meta_code(BEXT_META_E_INDEX), "a shape has at most %d dimensions in generated code",
                        BEXT_SHAPE_CAP);
 }
 
 static inline bool bext_gen_shape_index(bext_meta_error *err, const bext_meta_shape *s, uint64_t i) {
   if (i < s->len) return true;
-  return bext_gen_fail(err, "E1003", "index %llu is out of range for a shape of rank %zu",
+  return bext_gen_fail(err, bext_meta_code(BEXT_META_E_INDEX), "index %llu is out of range for a shape of rank %zu",
                        (unsigned long long)i, s->len);
 }
 
@@ -248,14 +266,14 @@ static inline bool bext_gen_shape_push(bext_meta_error *err, bext_meta_shape *s,
 }
 
 static inline bool bext_gen_shape_pop(bext_meta_error *err, bext_meta_shape *s, uint64_t *out) {
-  if (s->len == 0) return bext_gen_fail(err, "E1003", "`pop` on an empty shape");
+  if (s->len == 0) return bext_gen_fail(err, bext_meta_code(BEXT_META_E_INDEX), "`pop` on an empty shape");
   *out = s->dims[--s->len];
   return true;
 }
 
 static inline bool bext_gen_shape_insert(bext_meta_error *err, bext_meta_shape *s, uint64_t at, uint64_t d) {
   if (at > s->len)
-    return bext_gen_fail(err, "E1003", "insertion index %llu is out of range for a shape of rank %zu",
+    return bext_gen_fail(err, bext_meta_code(BEXT_META_E_INDEX), "insertion index %llu is out of range for a shape of rank %zu",
                          (unsigned long long)at, s->len);
   if (!bext_gen_shape_room(err, s)) return false;
   memmove(&s->dims[at + 1], &s->dims[at], (s->len - at) * sizeof s->dims[0]);
@@ -266,7 +284,7 @@ static inline bool bext_gen_shape_insert(bext_meta_error *err, bext_meta_shape *
 
 static inline bool bext_gen_shape_remove(bext_meta_error *err, bext_meta_shape *s, uint64_t at, uint64_t *out) {
   if (at >= s->len)
-    return bext_gen_fail(err, "E1003", "removal index %llu is out of range for a shape of rank %zu",
+    return bext_gen_fail(err, bext_meta_code(BEXT_META_E_INDEX), "removal index %llu is out of range for a shape of rank %zu",
                          (unsigned long long)at, s->len);
   *out = s->dims[at];
   memmove(&s->dims[at], &s->dims[at + 1], (s->len - at - 1) * sizeof s->dims[0]);
@@ -287,7 +305,7 @@ static inline bool bext_gen_shape_numel(bext_meta_error *err, const bext_meta_sh
   for (size_t i = 0; i < s->len; i++) {
     n *= s->dims[i];
     if (n > (bext_i128)UINT64_MAX)
-      return bext_gen_fail(err, "E1001", "the number of elements overflows `usize`");
+      return bext_gen_fail(err, bext_meta_code(BEXT_META_E_OVERFLOW), "the number of elements overflows `usize`");
   }
   *out = (uint64_t)n;
   return true;
@@ -316,7 +334,7 @@ static inline uint64_t bext_gen_dtype_size(bext_dtype d) { return bext_dtype_siz
 
 /* `panic("message")` of the metadata language. */
 static inline bool bext_gen_panic_msg(bext_meta_error *err, const char *name, const char *msg) {
-  return bext_gen_fail(err, "E1007", "%s: %s", name, msg);
+  return bext_gen_fail(err, bext_meta_code(BEXT_META_E_PANIC), "%s: %s", name, msg);
 }
 
 /* ------------------------------------ 4. descriptors: ordinary arguments */
@@ -448,11 +466,11 @@ static inline unsigned bext_gen_get_tag(bext_gen_reader *r, unsigned nvariants) 
  * encodings and meta see tensors as specs).  `what` names the method. */
 static inline bool bext_gen_spec_of(bext_meta_error *err, const char *what, const char *name, const bext_tensor *t,
                                     bext_meta_spec *out) {
-  if (!t) return bext_gen_fail(err, "E1011", "%s: argument `%s` is a NULL tensor", what, name);
+  if (!t) return bext_gen_fail(err, bext_meta_code(BEXT_META_E_META), "%s: argument `%s` is a NULL tensor", what, name);
   int rank = bext_rank(t);
   const int64_t *dims = bext_shape(t);
   if (rank < 0 || rank > BEXT_SHAPE_CAP || (rank > 0 && !dims))
-    return bext_gen_fail(err, "E1003", "%s: argument `%s` has rank %d; a shape holds at most %d dims", what,
+    return bext_gen_fail(err, bext_meta_code(BEXT_META_E_INDEX), "%s: argument `%s` has rank %d; a shape holds at most %d dims", what,
                          name, rank, BEXT_SHAPE_CAP);
   out->shape.len = (size_t)rank;
   for (int i = 0; i < rank; i++) out->shape.dims[i] = (uint64_t)dims[i];
