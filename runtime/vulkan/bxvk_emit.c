@@ -494,7 +494,7 @@ static void inst(struct bxvk_em *e, const struct bxk_inst *i) {
   case BXK_C_CONST: r = bxvk_const(e, i->type, i->imm); break;
   case BXK_C_SCALAR: r = scalar(e, j); break;
   case BXK_C_TOPO: r = topo(e, j); break;
-  case BXK_C_ARITH: case BXK_C_FARITH: case BXK_C_LOGIC: case BXK_C_SHIFT: case BXK_C_CMP:
+  case BXK_C_ARITH: case BXK_C_LOGIC: case BXK_C_SHIFT: case BXK_C_CMP:
     r = bxvk_binop(e, i, i->op, at, V(e, i->arg[0]), V(e, i->arg[1]));
     break;
   case BXK_C_NUM1: case BXK_C_FLOAT1: case BXK_C_NOT:

@@ -205,6 +205,25 @@ static uint32_t flog1p(struct bxvk_em *e, uint32_t x) {
 
 /* -------------------------------------------------------------- binary */
 
+/* Integer pow, bxk_scalar.h's rule: wrapping square-and-multiply over
+ * every bit of the exponent, unrolled with selects (as the LLVM lowering
+ * does: no loop, no divergence); a negative exponent gives 0 except for
+ * the bases 1 and -1. */
+static uint32_t ipow(struct bxvk_em *e, const struct bxk_inst *i, unsigned t, uint32_t a, uint32_t x) {
+  uint32_t ty = bxvk_reg(e, t), one = ci(e, t, 1), zero = ci(e, t, 0), r = one, base = a;
+  for (unsigned k = 0; k < bits(t); k++) {
+    uint32_t bit = bxvk_binop(e, i, BXK_OP_AND, t, bxvk_binop(e, i, BXK_OP_SHR, t, x, ci(e, t, k)), one);
+    r = bxvk_sel(e, ty, cmp(e, SpvOpINotEqual, bit, zero), bxvk_binop(e, i, BXK_OP_MUL, t, r, base), r);
+    base = bxvk_binop(e, i, BXK_OP_MUL, t, base, base);
+  }
+  if (!bxk_type_is_signed(t)) return r;
+  uint32_t odd = cmp(e, SpvOpINotEqual, bxvk_binop(e, i, BXK_OP_AND, t, x, one), zero);
+  uint32_t neg = bxvk_sel(e, ty, cmp(e, SpvOpIEqual, a, one), one,
+                          bxvk_sel(e, ty, cmp(e, SpvOpIEqual, a, ci(e, t, -1)), bxvk_sel(e, ty, odd, ci(e, t, -1), one),
+                                   zero));
+  return bxvk_sel(e, ty, cmp(e, SpvOpSLessThan, x, zero), neg, r);
+}
+
 uint32_t bxvk_binop(struct bxvk_em *e, const struct bxk_inst *i, unsigned op, unsigned t, uint32_t a, uint32_t b) {
   uint32_t ty = bxvk_reg(e, t);
   bool fl = bxk_type_is_float(t), sg = bxk_type_is_signed(t), bl = t == BXK_BOOL;
@@ -233,7 +252,10 @@ uint32_t bxvk_binop(struct bxvk_em *e, const struct bxk_inst *i, unsigned op, un
     if (fl) w = lor(e, w, bxvk_op1(e, SpvOpIsNan, bxvk_reg(e, BXK_BOOL), a));
     return bxvk_sel(e, ty, w, a, b);
   }
-  case BXK_OP_POW: r = fpow(e, t == BXK_F64 ? BXK_F64 : BXK_F32, a, b); break;
+  case BXK_OP_POW:
+    if (!fl) return ipow(e, i, t, a, b);
+    r = fpow(e, t == BXK_F64 ? BXK_F64 : BXK_F32, a, b);
+    break;
   case BXK_OP_AND: return bxvk_op2(e, bl ? SpvOpLogicalAnd : SpvOpBitwiseAnd, ty, a, b);
   case BXK_OP_OR: return bxvk_op2(e, bl ? SpvOpLogicalOr : SpvOpBitwiseOr, ty, a, b);
   case BXK_OP_XOR: return bxvk_op2(e, bl ? SpvOpLogicalNotEqual : SpvOpBitwiseXor, ty, a, b);
