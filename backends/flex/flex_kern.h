@@ -89,6 +89,11 @@ struct bxfx_kernels {
   /* d[m*ds + k] = s[k*ss + m] for an 8x8 block of 4-byte elements
    * (strides in elements), bits copied exactly: transposed copies. */
   void (*tile8_u32)(uint32_t *d, int64_t ds, const uint32_t *s, int64_t ss);
+  /* arange: o[i] = start + (double)(i0 + i) * step (two roundings, never
+   * fused), stored with the runtime's cast rules for the dtype. */
+  void (*arange_f32)(float *o, size_t n, double start, double step, int64_t i0);
+  void (*arange_f64)(double *o, size_t n, double start, double step, int64_t i0);
+  void (*arange_i32)(int32_t *o, size_t n, double start, double step, int64_t i0);
   void (*mulacc_f32)(double *acc, const float *x, size_t n);
   void (*mulacc_f64)(double *acc, const double *x, size_t n);
   /* Index (n >= 1) of the first NaN, else of the first max (flags has

@@ -590,6 +590,57 @@ static void SFX(f32_to_bf16)(const float *a, uint16_t *o, size_t n) {
   for (; i < n; i++) o[i] = bxk_f32_to_bf16(a[i]);
 }
 
+/* ---- creation ---------------------------------------------------------- */
+/* arange: o[i] = start + (double)(i0 + i) * step, stored as the runtime's
+ * stores do (bxr_store_f64): f32 rounds once, i32 by bxk_f64_to_i32
+ * (NaN 0, truncate, saturate; lanes out of range are clamped to the bound
+ * first, which truncates to the same saturated value).  The index is exact
+ * in a double (< 2^53).  The product is kept apart from the add (an empty
+ * asm) so the FMA target cannot contract the two roundings into one. */
+#ifdef BXFX_AVX
+#define BXFX_NOFUSE(p) __asm__("" : "+x"(p))
+#else
+#define BXFX_NOFUSE(p) ((void)0)   /* no FMA in the baseline ISA */
+#endif
+#define BXFX_ARANGE_DEF(name, OT, STORE, SCALAR)                                   \
+  static void SFX(name)(OT *o, size_t n, double start, double step, int64_t i0) {  \
+    const v4d st = { step, step, step, step }, s0 = { start, start, start, start }; \
+    const v4d four = { 4, 4, 4, 4 };                                               \
+    v4d ix = { (double)i0, (double)(i0 + 1), (double)(i0 + 2), (double)(i0 + 3) };  \
+    size_t i = 0;                                                                  \
+    for (; i + 4 <= n; i += 4) {                                                   \
+      v4d p = ix * st;                                                             \
+      BXFX_NOFUSE(p);                                                              \
+      v4d v = s0 + p;                                                              \
+      STORE;                                                                       \
+      ix += four;                                                                  \
+    }                                                                              \
+    for (; i < n; i++) {                                                           \
+      double p = (double)(i0 + (int64_t)i) * step;                                 \
+      BXFX_NOFUSE(p);                                                              \
+      double v = start + p;                                                        \
+      o[i] = SCALAR;                                                               \
+    }                                                                              \
+  }
+typedef int32_t v4i __attribute__((vector_size(16)));
+#define BXFX_ARANGE_ST_F32 do { v4f f_ = __builtin_convertvector(v, v4f); memcpy(o + i, &f_, sizeof f_); } while (0)
+BXFX_ARANGE_DEF(arange_f32, float, BXFX_ARANGE_ST_F32, (float)v)
+#undef BXFX_ARANGE_ST_F32
+BXFX_ARANGE_DEF(arange_f64, double, memcpy(o + i, &v, sizeof v), v)
+typedef int64_t v4m __attribute__((vector_size(32)));
+#define BXFX_ARANGE_ST_I32 do {                                                     \
+    const v4d lo_ = { -2147483648.0, -2147483648.0, -2147483648.0, -2147483648.0 }; \
+    const v4d hi_ = { 2147483647.0, 2147483647.0, 2147483647.0, 2147483647.0 };     \
+    v4m nan_ = (v4m)(v != v), big_ = (v4m)(v >= hi_), small_ = (v4m)(v <= lo_);      \
+    v = (v4d)(((v4m)v & ~(nan_ | big_ | small_)) | ((v4m)hi_ & big_) | ((v4m)lo_ & small_)); \
+    v4i r_ = __builtin_convertvector(v, v4i);                                        \
+    memcpy(o + i, &r_, sizeof r_);                                                   \
+  } while (0)
+BXFX_ARANGE_DEF(arange_i32, int32_t, BXFX_ARANGE_ST_I32, bxk_f64_to_i32(v))
+#undef BXFX_ARANGE_ST_I32
+#undef BXFX_ARANGE_DEF
+#undef BXFX_NOFUSE
+
 /* ---- layout ------------------------------------------------------------ */
 /* An 8x8 block of 4-byte elements transposed: d[m*ds + k] = s[k*ss + m]
  * (strides in elements).  Lanes only move (no arithmetic), so any bits
@@ -645,6 +696,9 @@ const struct bxfx_kernels VARIANT = {
   .leafrows_f32 = SFX(leafrows_f32),
   .leafrows_f64 = SFX(leafrows_f64),
   .tile8_u32 = SFX(tile8_u32),
+  .arange_f32 = SFX(arange_f32),
+  .arange_f64 = SFX(arange_f64),
+  .arange_i32 = SFX(arange_i32),
   .mulacc_f32 = SFX(mulacc_f32),
   .mulacc_f64 = SFX(mulacc_f64),
   .extrow_f32 = SFX(extrow_f32),

@@ -1,0 +1,194 @@
+/* test_flex_paths.c — Flex's fast paths of the speed matrix (issue 15)
+ * against the NdArray reference, exactly: arange in vector lanes (f32,
+ * f64, i32 with saturation, fractional and negative steps), gather,
+ * scatter_add and select_assign by rows over the pool (every dim, i32 and
+ * i64 indices, strided operands, repeated indices, odd and empty sizes,
+ * bad indices still reported with their position), and integer batched
+ * matmul shared out by batch.  Sizes run from a few elements (inline) to
+ * above the pool's threshold (split across two threads). */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bext/bext.h"
+
+static void two_threads(void) { setenv("BEXT_NUM_THREADS", "2", 1); }
+TestSuite(flex_paths, .init = two_threads);
+
+static const bext_device *dev(const char *name) {
+  const bext_device *d = bext_device_get(name);
+  cr_assert_not_null(d, "%s", bext_last_error());
+  return d;
+}
+
+/* got and want hold the same dtype, shape and bytes (floats compared by
+ * bits, so signed zeros and NaN payloads count). */
+static void same(bext_tensor *got, bext_tensor *want, const char *what) {
+  cr_assert_not_null(got, "%s (flex): %s", what, bext_last_error());
+  cr_assert_not_null(want, "%s (ndarray): %s", what, bext_last_error());
+  cr_assert_eq(bext_dtype_of(got), bext_dtype_of(want), "%s: dtype", what);
+  int64_t n = bext_numel(got);
+  cr_assert_eq(n, bext_numel(want), "%s: size", what);
+  size_t bytes = (size_t)n * bext_dtype_size(bext_dtype_of(got));
+  char *g = malloc(bytes + 1), *w = malloc(bytes + 1);
+  cr_assert(bext_read(got, g, bytes) && bext_read(want, w, bytes), "%s: read", what);
+  if (memcmp(g, w, bytes)) {
+    size_t es = bext_dtype_size(bext_dtype_of(got));
+    for (size_t i = 0; i < bytes; i += es)
+      if (memcmp(g + i, w + i, es)) cr_assert_fail("%s: element %zu differs", what, i / es);
+  }
+  free(g);
+  free(w);
+  bext_release(got);
+  bext_release(want);
+}
+
+Test(flex_paths, arange) {
+  static const bext_dtype dts[] = { BEXT_F32, BEXT_F64, BEXT_I32, BEXT_I64, BEXT_F16, BEXT_BF16 };
+  /* start, end, step: short, vector-width edges, threaded; fractional
+   * steps whose products round; i32 past its range (saturates) */
+  static const double cases[][3] = {
+    { 0, 1, 1 },           { 0, 7, 1 },          { 0, 9, 1 },        { -3.25, 2.5, 0.37 },
+    { 0.1, 30000.3, 0.3 }, { 5e5, -5e5, -0.7 },  { 0, 300001, 1 },   { 2147483000.5, 2147484000.0, 1.25 },
+    { -2147484000.0, -2147483000.0, 0.5 },        { 1, 1, 1 },
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+    for (size_t d = 0; d < sizeof dts / sizeof dts[0]; d++) {
+      bool half = dts[d] == BEXT_F16 || dts[d] == BEXT_BF16;
+      if (half && fabs(cases[c][1] - cases[c][0]) / fabs(cases[c][2]) > 3000) continue;
+      char what[96];
+      snprintf(what, sizeof what, "arange(%g, %g, %g) %s", cases[c][0], cases[c][1], cases[c][2],
+               bext_dtype_name(dts[d]));
+      same(bext_arange(cases[c][0], cases[c][1], cases[c][2], dts[d], dev("flex")),
+           bext_arange(cases[c][0], cases[c][1], cases[c][2], dts[d], dev("ndarray")), what);
+    }
+}
+
+/* Host values: n of dt (small ints for int dtypes, fractions for floats). */
+static bext_tensor *data(bext_dtype dt, int rank, const int64_t *shape, unsigned seed, const char *devname) {
+  int64_t n = 1;
+  for (int d = 0; d < rank; d++) n *= shape[d];
+  bext_tensor *t = bext_random_uniform(shape, rank, -8, 8, seed, BEXT_F64, dev("flex"));
+  t = bext_cast(t, dt);
+  cr_assert_not_null(t, "%s", bext_last_error());
+  if (strcmp(devname, "flex")) t = bext_to_device(t, dev(devname));
+  cr_assert_not_null(t, "%s", bext_last_error());
+  (void)n;
+  return t;
+}
+
+/* Indices in [0, bound) (or one at `bad_at` set to bound), as idt. */
+static bext_tensor *indices(bext_dtype idt, int rank, const int64_t *shape, int64_t bound, unsigned seed,
+                            int64_t bad_at, const char *devname) {
+  int64_t n = 1;
+  for (int d = 0; d < rank; d++) n *= shape[d];
+  int64_t *v = malloc(sizeof(int64_t) * (size_t)(n ? n : 1));
+  uint64_t s = seed;
+  for (int64_t i = 0; i < n; i++) {
+    s = s * 6364136223846793005ull + 1442695040888963407ull;
+    v[i] = (int64_t)((s >> 33) % (uint64_t)bound);
+  }
+  if (bad_at >= 0 && bad_at < n) v[bad_at] = bound;
+  bext_tensor *t = bext_cast(bext_from_data(v, BEXT_I64, shape, rank, dev(devname)), idt);
+  free(v);
+  cr_assert_not_null(t, "%s", bext_last_error());
+  return t;
+}
+
+static void index_case(int op, bext_dtype dt, bext_dtype idt, int64_t rows, int64_t cols, int dim, bool trans) {
+  const char *devs[2] = { "flex", "ndarray" };
+  bext_tensor *r[2];
+  const int64_t shape[2] = { rows, cols };
+  int64_t ishape[2] = { rows, cols };
+  if (op == 0 && cols > 3) ishape[1] = cols - 3;   /* gather: a narrower index */
+  int64_t bound = shape[dim];
+  int64_t nsel = rows > 2 ? rows / 2 + 3 : 2;     /* select_assign: repeats likely */
+  for (int k = 0; k < 2; k++) {
+    bext_tensor *t = data(dt, 2, trans ? (int64_t[]){ cols, rows } : shape, 5, devs[k]);
+    if (trans) t = bext_swap_dims(t, 0, 1);
+    switch (op) {
+    case 0: r[k] = bext_gather(t, dim, indices(idt, 2, ishape, bound, 9, -1, devs[k])); break;
+    case 1: {
+      bext_tensor *v = data(dt, 2, shape, 6, devs[k]);
+      r[k] = bext_scatter_add(t, dim, indices(idt, 2, shape, bound, 9, -1, devs[k]), v);
+      break;
+    }
+    default: {
+      int64_t vshape[2] = { rows, cols };
+      vshape[dim] = nsel;
+      bext_tensor *v = data(dt, 2, vshape, 7, devs[k]);
+      if (trans) v = bext_swap_dims(bext_contiguous(bext_swap_dims(v, 0, 1)), 0, 1);
+      r[k] = bext_select_assign(t, dim, indices(idt, 1, (int64_t[]){ nsel }, bound, 3, -1, devs[k]), v);
+      break;
+    }
+    }
+  }
+  char what[128];
+  snprintf(what, sizeof what, "%s %s [%lld x %lld] dim %d, %s indices%s",
+           op == 0 ? "gather" : op == 1 ? "scatter_add" : "select_assign", bext_dtype_name(dt), (long long)rows,
+           (long long)cols, dim, bext_dtype_name(idt), trans ? ", transposed" : "");
+  same(r[0], r[1], what);
+}
+
+Test(flex_paths, gather_scatter_select_assign) {
+  static const bext_dtype dts[] = { BEXT_F32, BEXT_F64, BEXT_I32, BEXT_I64, BEXT_F16, BEXT_BOOL };
+  static const int64_t sizes[][2] = { { 1, 1 }, { 3, 7 }, { 17, 9 }, { 300, 257 }, { 5, 20011 } };
+  for (int op = 0; op < 3; op++)
+    for (size_t d = 0; d < sizeof dts / sizeof dts[0]; d++)
+      for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+        for (int dim = 0; dim < 2; dim++)
+          for (int tr = 0; tr < 2; tr++) {
+            if (op > 0 && dts[d] == BEXT_BOOL) continue;   /* scatter_add/select_assign take numbers */
+            index_case(op, dts[d], (s + (size_t)dim) % 2 ? BEXT_I32 : BEXT_I64, sizes[s][0], sizes[s][1], dim, tr);
+          }
+}
+
+Test(flex_paths, empty_index_tensors) {
+  const char *devs[2] = { "flex", "ndarray" };
+  bext_tensor *r[2];
+  for (int k = 0; k < 2; k++) {
+    bext_tensor *t = data(BEXT_F32, 2, (int64_t[]){ 4, 5 }, 1, devs[k]);
+    r[k] = bext_gather(t, 1, indices(BEXT_I64, 2, (int64_t[]){ 4, 0 }, 5, 1, -1, devs[k]));
+  }
+  same(r[0], r[1], "gather with an empty index");
+}
+
+Test(flex_paths, bad_index_named_by_position) {
+  /* a large contiguous index tensor takes the parallel scan first; the bad
+   * value must still be reported at its flat position */
+  const int64_t shape[2] = { 300, 257 };
+  for (int idt = 0; idt < 2; idt++) {
+    bext_dtype it = idt ? BEXT_I32 : BEXT_I64;
+    bext_tensor *t = data(BEXT_F32, 2, shape, 1, "flex");
+    bext_tensor *r = bext_gather(t, 1, indices(it, 2, shape, 257, 4, 70001, "flex"));
+    cr_assert_null(r);
+    cr_assert(strstr(bext_last_error(), "at flat position 70001"), "%s", bext_last_error());
+  }
+}
+
+Test(flex_paths, integer_batched_matmul) {
+  static const bext_dtype dts[] = { BEXT_I32, BEXT_I64, BEXT_F16 };
+  for (size_t d = 0; d < sizeof dts / sizeof dts[0]; d++) {
+    const char *devs[2] = { "flex", "ndarray" };
+    bext_tensor *r[2];
+    for (int k = 0; k < 2; k++) {
+      bext_tensor *a = data(dts[d], 3, (int64_t[]){ 37, 9, 13 }, 2, devs[k]);
+      bext_tensor *b = data(dts[d], 3, (int64_t[]){ 37, 13, 6 }, 3, devs[k]);
+      r[k] = bext_matmul(a, bext_swap_dims(bext_contiguous(bext_swap_dims(b, 1, 2)), 1, 2));
+    }
+    char what[64];
+    snprintf(what, sizeof what, "batched matmul %s", bext_dtype_name(dts[d]));
+    if (dts[d] == BEXT_F16) {   /* f32 sums in another order: compare loosely */
+      bext_tensor *diff = bext_max_all(bext_abs(bext_sub(bext_cast(r[0], BEXT_F32),
+                                                         bext_to_device(bext_cast(r[1], BEXT_F32), dev("flex")))));
+      float m = 0;
+      cr_assert(diff && bext_read(diff, &m, sizeof m), "%s", bext_last_error());
+      cr_expect_leq(m, 1.0f, "%s: max |diff| %g", what, m);
+      bext_release(diff);
+    } else {
+      same(r[0], r[1], what);
+    }
+  }
+}
