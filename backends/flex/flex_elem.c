@@ -612,13 +612,113 @@ static bool widened_scalar(struct bxr_op *op, bext_tensor **res) {
   return true;
 }
 
+/* i32 arithmetic and i32/i64/f64 comparisons on contiguous operands of
+ * the output's shape (or one operand and a scalar) at their own width:
+ * the general engine widens i32 to i64 a block at a time and narrows the
+ * result back (three passes), and compares f64 and i64 in a generic loop.
+ * The values are the same: i32 wrapping ops are the i64 ones stored back
+ * to i32, for every i32 operand and for scalars that are i32 values
+ * (others are left to the general engine, which saturates them to i64
+ * first); comparisons are exact at any width. */
+struct native_job {
+  int k, kind;              /* kernel index; 0 bin_i32, 1 un_i32, 2.. cmp_i32/i64/f64 */
+  int mode;
+  const char *a, *b;
+  char *o;
+  int32_t lo, hi;
+};
+static void native_chunk(void *ctx, size_t b, size_t e) {
+  const struct native_job *J = ctx;
+  const struct bxfx_kernels *K = bxfx_kern();
+  size_t n = e - b, bs = J->mode == BXFX_VS ? 0 : b;
+  switch (J->kind) {
+  case 0: K->bin_i32(J->k, (const int32_t *)(const void *)J->a + b, (const int32_t *)(const void *)J->b + bs,
+                     (int32_t *)(void *)J->o + b, n, J->mode); break;
+  case 1: K->un_i32(J->k, (const int32_t *)(const void *)J->a + b, (int32_t *)(void *)J->o + b, n, J->lo, J->hi); break;
+  case 2: K->cmp_i32(J->k, (const int32_t *)(const void *)J->a + b, (const int32_t *)(const void *)J->b + bs,
+                     (uint8_t *)J->o + b, n, J->mode); break;
+  case 3: K->cmp_i64(J->k, (const int64_t *)(const void *)J->a + b, (const int64_t *)(const void *)J->b + bs,
+                     (uint8_t *)J->o + b, n, J->mode); break;
+  default: K->cmp_f64(J->k, (const double *)(const void *)J->a + b, (const double *)(const void *)J->b + bs,
+                      (uint8_t *)J->o + b, n, J->mode); break;
+  }
+}
+
+static bool fits_i32(double s) { return s == s && s >= -2147483648.0 && s <= 2147483647.0; }
+
+static bool native_width(struct bxr_op *op, bext_tensor **res) {
+  static const signed char iop[BXR_OP_COUNT] = {
+    [BXR_OP_ADD] = BXFX_IOP_add + 1, [BXR_OP_SUB] = BXFX_IOP_sub + 1, [BXR_OP_MUL] = BXFX_IOP_mul + 1,
+    [BXR_OP_DIV] = BXFX_IOP_div + 1, [BXR_OP_REM] = BXFX_IOP_rem + 1, [BXR_OP_MAX] = BXFX_IOP_max + 1,
+    [BXR_OP_MIN] = BXFX_IOP_min + 1,
+  };
+  static const signed char iun[BXR_OP_COUNT] = {
+    [BXR_OP_NEG] = BXFX_IUN_neg + 1, [BXR_OP_ABS] = BXFX_IUN_abs + 1, [BXR_OP_RELU] = BXFX_IUN_relu + 1,
+    [BXR_OP_SIGN] = BXFX_IUN_sign + 1, [BXR_OP_CLAMP] = BXFX_IUN_clamp + 1,
+  };
+  static const signed char cmp[BXR_OP_COUNT] = {
+    [BXR_OP_EQ] = BXFX_CMP_eq + 1, [BXR_OP_NE] = BXFX_CMP_ne + 1, [BXR_OP_GT] = BXFX_CMP_gt + 1,
+    [BXR_OP_GE] = BXFX_CMP_ge + 1, [BXR_OP_LT] = BXFX_CMP_lt + 1, [BXR_OP_LE] = BXFX_CMP_le + 1,
+  };
+  const bext_tensor *a = op->in[0];
+  const bext_dtype dt = a->dtype;
+  if (!op->same_shape || !bxr_is_contiguous(a)) return false;
+  const enum bxr_opcode code = base_op(op->code);
+  const bool scalar = code != op->code;
+  struct native_job J = { .mode = scalar ? BXFX_VS : BXFX_VV, .a = bxr_data(a) };
+  union { int32_t i; int64_t l; double d; } sv;
+  if (cmp[code]) {
+    J.k = cmp[code] - 1;
+    J.kind = dt == BEXT_I32 ? 2 : dt == BEXT_I64 ? 3 : 4;
+    if (scalar) {
+      double s = op->sc[0].f;
+      if (dt == BEXT_I32) { if (!fits_i32(s)) return false; sv.i = (int32_t)s; }
+      else if (dt == BEXT_I64) sv.l = bxr_f64_to_i64_sat(s);
+      else sv.d = s;
+    }
+  } else if (dt == BEXT_I32 && iop[code]) {
+    J.k = iop[code] - 1;
+    if (scalar) {
+      if (!fits_i32(op->sc[0].f)) return false;
+      sv.i = (int32_t)op->sc[0].f;
+    }
+  } else if (dt == BEXT_I32 && iun[op->code] && op->n_in == 1) {
+    J.k = iun[op->code] - 1;
+    J.kind = 1;
+    if (op->code == BXR_OP_CLAMP) {
+      if (!fits_i32(op->sc[0].f) || !fits_i32(op->sc[1].f)) return false;
+      J.lo = (int32_t)op->sc[0].f;
+      J.hi = (int32_t)op->sc[1].f;
+    }
+  } else {
+    return false;
+  }
+  if (scalar) {
+    J.b = (const char *)&sv;
+  } else if (J.kind != 1) {
+    const bext_tensor *b = op->in[1];
+    if (b->dtype != dt || !bxr_is_contiguous(b)) return false;
+    J.b = bxr_data(b);
+  }
+  bext_tensor *out = bxfx_output(op, scalar ? 1 : op->n_in);
+  if (out) {
+    J.o = bxr_data(out);
+    bxr_pool_for((size_t)bxr_numel(out->rank, out->shape), J.kind == 0 && (J.k == BXFX_IOP_div || J.k == BXFX_IOP_rem) ? 4 : 1, 64,
+                 native_chunk, &J);
+  }
+  *res = out;
+  return true;
+}
+
 /* Every binary, scalar, comparison, logic and unary op.  The small f32
  * path stays in this lean frame; the general engine (a ~400-byte
  * descriptor and its setup) is a separate, non-inlined function so small
  * ops do not pay its prologue. */
 bext_tensor *bxfx_exec_elementwise(struct bxr_op *op) {
   bext_tensor *res;
-  if (op->in[0]->dtype == BEXT_F32 && (small_f32(op, &res) || widened_scalar(op, &res))) return res;
+  const bext_dtype dt = op->in[0]->dtype;
+  if (dt == BEXT_F32 && (small_f32(op, &res) || widened_scalar(op, &res))) return res;
+  if ((dt == BEXT_I32 || dt == BEXT_I64 || dt == BEXT_F64) && native_width(op, &res)) return res;
   return ew_general(op);
 }
 

@@ -53,6 +53,24 @@ enum {
   BXFX_CMP_COUNT
 };
 
+/* Native-width i32 ops (bxk_scalar.h's i32 rules: wrapping in 32 bits is
+ * the i64 computation stored back to i32, for operands and scalars that
+ * are i32 values). */
+#define BXFX_IOP_LIST(X) X(add) X(sub) X(mul) X(div) X(rem) X(max) X(min)
+enum {
+#define X(n) BXFX_IOP_##n,
+  BXFX_IOP_LIST(X)
+#undef X
+  BXFX_IOP_COUNT
+};
+#define BXFX_IUN_LIST(X) X(neg) X(abs) X(relu) X(sign) X(clamp)
+enum {
+#define X(n) BXFX_IUN_##n,
+  BXFX_IUN_LIST(X)
+#undef X
+  BXFX_IUN_COUNT
+};
+
 typedef void (*bxfx_bin_f32_fn)(const float *a, const float *b, float *o, size_t n, int mode);
 typedef void (*bxfx_un_f32_fn)(const float *a, float *o, size_t n);
 
@@ -64,6 +82,16 @@ struct bxfx_kernels {
   bxfx_bin_f32_fn bin_nt[BXFX_BIN_COUNT];
   bxfx_un_f32_fn un[BXFX_UN_COUNT];
   void (*cmp[BXFX_CMP_COUNT])(const float *a, const float *b, uint8_t *o, size_t n, int mode);
+  /* i32 o[i] = a[i] OP b[i] (BXFX_IOP_*), mode BXFX_VV or BXFX_VS; unary
+   * i32 (BXFX_IUN_*; clamp to [lo, hi], lo <= hi not required: x < lo
+   * first, as the reference tests). */
+  void (*bin_i32)(int op, const int32_t *a, const int32_t *b, int32_t *o, size_t n, int mode);
+  void (*un_i32)(int op, const int32_t *a, int32_t *o, size_t n, int32_t lo, int32_t hi);
+  /* Comparisons (BXFX_CMP_*) of i32, i64 and f64 as 0/1 bytes, mode
+   * BXFX_VV or BXFX_VS. */
+  void (*cmp_i32)(int cmp, const int32_t *a, const int32_t *b, uint8_t *o, size_t n, int mode);
+  void (*cmp_i64)(int cmp, const int64_t *a, const int64_t *b, uint8_t *o, size_t n, int mode);
+  void (*cmp_f64)(int cmp, const double *a, const double *b, uint8_t *o, size_t n, int mode);
   /* o[i] = (float)((double)a[i] OP s) for add sub mul div (BXFX_BIN_*
    * indices 0..3): an f32 tensor with a scalar f32 cannot hold exactly
    * (an SGD step's 1e-3), in f64 lanes with one rounding, which is what

@@ -183,6 +183,58 @@ BXFX_CMP_DEF(lt, <)
 BXFX_CMP_DEF(le, <=)
 #undef BXFX_CMP_DEF
 
+/* ---- native-width ints, f64 comparisons --------------------------------- */
+/* Plain loops over bxk_scalar.h's rules, one per op and mode, which the
+ * compiler vectorizes at the variant's width (division and rem stay
+ * scalar: no vector integer division). */
+#define BXFX_TLOOP(T, OT, EXPR)                                                    \
+  do {                                                                             \
+    if (mode == BXFX_VS) {                                                         \
+      const T y = b[0];                                                            \
+      for (size_t i = 0; i < n; i++) { const T x = a[i]; o[i] = (OT)(EXPR); }      \
+    } else {                                                                       \
+      for (size_t i = 0; i < n; i++) { const T x = a[i], y = b[i]; o[i] = (OT)(EXPR); } \
+    }                                                                              \
+  } while (0)
+static void SFX(bin_i32)(int op, const int32_t *a, const int32_t *b, int32_t *o, size_t n, int mode) {
+  switch (op) {
+  case BXFX_IOP_add: BXFX_TLOOP(int32_t, int32_t, bxk_add_i32(x, y)); break;
+  case BXFX_IOP_sub: BXFX_TLOOP(int32_t, int32_t, bxk_sub_i32(x, y)); break;
+  case BXFX_IOP_mul: BXFX_TLOOP(int32_t, int32_t, bxk_mul_i32(x, y)); break;
+  case BXFX_IOP_div: BXFX_TLOOP(int32_t, int32_t, bxk_div_i32(x, y)); break;
+  case BXFX_IOP_rem: BXFX_TLOOP(int32_t, int32_t, bxk_rem_i32(x, y)); break;
+  case BXFX_IOP_max: BXFX_TLOOP(int32_t, int32_t, bxk_max_i32(x, y)); break;
+  default: BXFX_TLOOP(int32_t, int32_t, bxk_min_i32(x, y)); break;
+  }
+}
+static void SFX(un_i32)(int op, const int32_t *a, int32_t *o, size_t n, int32_t lo, int32_t hi) {
+  switch (op) {
+  case BXFX_IUN_neg: for (size_t i = 0; i < n; i++) o[i] = bxk_neg_i32(a[i]); break;
+  case BXFX_IUN_abs: for (size_t i = 0; i < n; i++) o[i] = bxk_abs_i32(a[i]); break;
+  case BXFX_IUN_relu: for (size_t i = 0; i < n; i++) o[i] = bxk_relu_i32(a[i]); break;
+  case BXFX_IUN_sign: for (size_t i = 0; i < n; i++) o[i] = bxk_sign_i32(a[i]); break;
+  default:
+    for (size_t i = 0; i < n; i++) { int32_t x = a[i]; o[i] = x < lo ? lo : x > hi ? hi : x; }
+    break;
+  }
+}
+#define BXFX_CMP_T_DEF(name, T)                                                     \
+  static void SFX(name)(int cmp, const T *a, const T *b, uint8_t *o, size_t n, int mode) { \
+    switch (cmp) {                                                                  \
+    case BXFX_CMP_eq: BXFX_TLOOP(T, uint8_t, x == y); break;                        \
+    case BXFX_CMP_ne: BXFX_TLOOP(T, uint8_t, x != y); break;                        \
+    case BXFX_CMP_gt: BXFX_TLOOP(T, uint8_t, x > y); break;                         \
+    case BXFX_CMP_ge: BXFX_TLOOP(T, uint8_t, x >= y); break;                        \
+    case BXFX_CMP_lt: BXFX_TLOOP(T, uint8_t, x < y); break;                         \
+    default: BXFX_TLOOP(T, uint8_t, x <= y); break;                                 \
+    }                                                                               \
+  }
+BXFX_CMP_T_DEF(cmp_i32, int32_t)
+BXFX_CMP_T_DEF(cmp_i64, int64_t)
+BXFX_CMP_T_DEF(cmp_f64, double)
+#undef BXFX_CMP_T_DEF
+#undef BXFX_TLOOP
+
 /* ---- unary ------------------------------------------------------------- */
 /* Transcendentals: 8 lanes through libmvec when available, else libm. */
 #ifdef BXFX_MVEC
@@ -688,6 +740,11 @@ const struct bxfx_kernels VARIANT = {
     BXFX_CMP_LIST(X)
 #undef X
   },
+  .bin_i32 = SFX(bin_i32),
+  .un_i32 = SFX(un_i32),
+  .cmp_i32 = SFX(cmp_i32),
+  .cmp_i64 = SFX(cmp_i64),
+  .cmp_f64 = SFX(cmp_f64),
   .binw_f32 = SFX(binw_f32),
   .powi_f32 = SFX(powi_f32),
   .sum_f32 = SFX(sum_f32),

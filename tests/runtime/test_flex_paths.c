@@ -192,3 +192,81 @@ Test(flex_paths, integer_batched_matmul) {
     }
   }
 }
+
+/* n values of dt with the integer edge cases (0, -1, 1, the extremes)
+ * mixed in, and for f64 NaN, infinities and signed zeros. */
+static bext_tensor *edgy(bext_dtype dt, int64_t n, unsigned seed, const char *devname) {
+  static const double fl[] = { 0.0, -0.0, 1.0, -1.0, NAN, INFINITY, -INFINITY, 2.5, -7.25 };
+  static const int64_t in[] = { 0, -1, 1, INT32_MAX, INT32_MIN, 7, -7, INT64_MAX, INT64_MIN };
+  double *v = malloc(sizeof(double) * (size_t)(n ? n : 1));
+  int64_t *w = malloc(sizeof(int64_t) * (size_t)(n ? n : 1));
+  uint64_t s = seed;
+  for (int64_t i = 0; i < n; i++) {
+    s = s * 6364136223846793005ull + 1442695040888963407ull;
+    uint64_t r = s >> 33;
+    bool edge = r % 5 == 0;
+    v[i] = edge ? fl[(r >> 4) % 9] : ((double)(r % 2001) - 1000) / 8;
+    w[i] = edge ? in[(r >> 4) % (dt == BEXT_I32 ? 7 : 9)] : (int64_t)(r % 2001) - 1000;
+  }
+  bext_tensor *t = dt == BEXT_F64 ? bext_from_data(v, BEXT_F64, &n, 1, dev(devname))
+                                  : bext_cast(bext_from_data(w, BEXT_I64, &n, 1, dev(devname)), dt);
+  free(v);
+  free(w);
+  cr_assert_not_null(t, "%s", bext_last_error());
+  return t;
+}
+
+static bext_tensor *native_op(int which, bext_tensor *a, bext_tensor *b, double s) {
+  switch (which) {
+  case 0: return bext_add(a, b);
+  case 1: return bext_sub(a, b);
+  case 2: return bext_mul(a, b);
+  case 3: return bext_div(a, b);
+  case 4: return bext_rem(a, b);
+  case 5: return bext_max(a, b);
+  case 6: return bext_min(a, b);
+  case 7: return bext_eq(a, b);
+  case 8: return bext_ne(a, b);
+  case 9: return bext_gt(a, b);
+  case 10: return bext_ge(a, b);
+  case 11: return bext_lt(a, b);
+  case 12: return bext_le(a, b);
+  case 13: bext_release(b); return bext_add_scalar(a, s);
+  case 14: bext_release(b); return bext_mul_scalar(a, s);
+  case 15: bext_release(b); return bext_div_scalar(a, s);
+  case 16: bext_release(b); return bext_rem_scalar(a, s);
+  case 17: bext_release(b); return bext_max_scalar(a, s);
+  case 18: bext_release(b); return bext_min_scalar(a, s);
+  case 19: bext_release(b); return bext_gt_scalar(a, s);
+  case 20: bext_release(b); return bext_le_scalar(a, s);
+  case 21: bext_release(b); return bext_eq_scalar(a, s);
+  case 22: bext_release(b); return bext_neg(a);
+  case 23: bext_release(b); return bext_abs(a);
+  case 24: bext_release(b); return bext_relu(a);
+  case 25: bext_release(b); return bext_sign(a);
+  default: bext_release(b); return bext_clamp(a, s, s + 100);
+  }
+}
+
+Test(flex_paths, native_width_ints_and_f64_comparisons) {
+  /* i32 arithmetic at its own width and i32/i64/f64 comparisons, on
+   * vector-edge and threaded sizes; scalars inside i32 (native) and
+   * outside it or fractional (the general engine) */
+  static const bext_dtype dts[] = { BEXT_I32, BEXT_I64, BEXT_F64 };
+  static const int64_t ns[] = { 1, 7, 33, 70001 };
+  static const double scal[] = { 3, -1, 0, 2.5, -2.5, 3e9, -3e9, 2147483647.0, -2147483648.0 };
+  for (size_t d = 0; d < 3; d++)
+    for (size_t k = 0; k < 4; k++)
+      for (int which = 0; which <= 26; which++)
+        for (size_t si = 0; si < (which >= 13 ? sizeof scal / sizeof scal[0] : 1); si++) {
+          if (dts[d] == BEXT_F64 && which == 4) continue;   /* (fmod: covered by the conformance matrix) */
+          bext_tensor *r[2];
+          const char *devs[2] = { "flex", "ndarray" };
+          for (int q = 0; q < 2; q++)
+            r[q] = native_op(which, edgy(dts[d], ns[k], 1, devs[q]), edgy(dts[d], ns[k], 2, devs[q]), scal[si]);
+          char what[96];
+          snprintf(what, sizeof what, "op %d on %s [%lld], scalar %g", which, bext_dtype_name(dts[d]),
+                   (long long)ns[k], scal[si]);
+          same(r[0], r[1], what);
+        }
+}
