@@ -103,10 +103,10 @@ static void kernel(const struct ew *E, const void *const *in, const int *bc, voi
     case BXR_OP_ABS: K->un[BXFX_UN_abs](in[0], out, n); break;
     case BXR_OP_RELU: K->un[BXFX_UN_relu](in[0], out, n); break;
     case BXR_OP_RECIP: K->un[BXFX_UN_recip](in[0], out, n); break;
-    case BXR_OP_FLOOR: L1(float, float, floorf(x));
-    case BXR_OP_CEIL: L1(float, float, ceilf(x));
-    case BXR_OP_ROUND: L1(float, float, bxk_round_f32(x));
-    case BXR_OP_SIGN: L1(float, float, bxk_sign_f32(x));
+    case BXR_OP_FLOOR: K->un[BXFX_UN_floor](in[0], out, n); break;
+    case BXR_OP_CEIL: K->un[BXFX_UN_ceil](in[0], out, n); break;
+    case BXR_OP_ROUND: K->un[BXFX_UN_round](in[0], out, n); break;
+    case BXR_OP_SIGN: K->un[BXFX_UN_sign](in[0], out, n); break;
     case BXR_OP_CLAMP: L1(float, float, x < pf0 ? pf0 : x > pf1 ? pf1 : x);
     case BXR_OP_POWI:
       if (pi0 >= -BXFX_POWI_MAX && pi0 <= BXFX_POWI_MAX) { K->powi_f32(in[0], out, n, (int)pi0); break; }

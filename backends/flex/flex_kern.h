@@ -36,7 +36,8 @@ enum {
 };
 /* Unary f32 kernels o[i] = f(a[i]); o may equal a (in place). */
 #define BXFX_UN_LIST(X) X(exp) X(log) X(log1p) X(sin) X(cos) X(tanh) X(erf) \
-  X(sigmoid) X(sqrt) X(rsqrt) X(neg) X(abs) X(relu) X(recip)
+  X(sigmoid) X(sqrt) X(rsqrt) X(neg) X(abs) X(relu) X(recip) X(floor) X(ceil) \
+  X(round) X(sign)
 enum {
 #define X(n) BXFX_UN_##n,
   BXFX_UN_LIST(X)

@@ -294,6 +294,25 @@ BXFX_UN_EL(abs, (v8f)((v8i)x & SFX(splati)(0x7fffffff)), fabsf(x))
  * and NaN pass through), checked by test_flex_blocks.c. */
 BXFX_UN_EL(relu, BXFX_SEL((v8i)(x < zero), zero, x), bxk_relu_f32(x))
 BXFX_UN_EL(recip, one / x, 1.0f / x)
+/* Rounding: the AVX form rounds lanes with the same rule as floorf,
+ * ceilf and nearbyintf (bxk_round_f32: the current mode, to nearest even
+ * by default); the baseline form calls them lane by lane. */
+#ifdef BXFX_AVX
+#define BXFX_VRND(x, m) ((v8f)_mm256_round_ps((__m256)(x), (m) | _MM_FROUND_NO_EXC))
+#define BXFX_VFLOOR(x) BXFX_VRND(x, _MM_FROUND_TO_NEG_INF)
+#define BXFX_VCEIL(x) BXFX_VRND(x, _MM_FROUND_TO_POS_INF)
+#define BXFX_VNEAR(x) BXFX_VRND(x, _MM_FROUND_CUR_DIRECTION)
+#else
+#define BXFX_VLANES(x, fn) ({ v8f r_ = (x); for (int k_ = 0; k_ < 8; k_++) r_[k_] = fn(r_[k_]); r_; })
+#define BXFX_VFLOOR(x) BXFX_VLANES(x, floorf)
+#define BXFX_VCEIL(x) BXFX_VLANES(x, ceilf)
+#define BXFX_VNEAR(x) BXFX_VLANES(x, bxk_round_f32)
+#endif
+BXFX_UN_EL(floor, BXFX_VFLOOR(x), floorf(x))
+BXFX_UN_EL(ceil, BXFX_VCEIL(x), ceilf(x))
+BXFX_UN_EL(round, BXFX_VNEAR(x), bxk_round_f32(x))
+/* sign: bxk_sign_f32 lane-wise (1, -1, or x itself: zeros and NaN). */
+BXFX_UN_EL(sign, BXFX_SEL((v8i)(x > zero), one, BXFX_SEL((v8i)(x < zero), -one, x)), bxk_sign_f32(x))
 
 /* f32 op f64-scalar in f64 lanes (flex_kern.h binw_f32): one switch per
  * call, so each loop is a straight convert-op-convert. */

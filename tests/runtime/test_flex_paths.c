@@ -270,3 +270,28 @@ Test(flex_paths, native_width_ints_and_f64_comparisons) {
           same(r[0], r[1], what);
         }
 }
+
+Test(flex_paths, rounding_and_sign_in_lanes) {
+  /* floor, ceil, round (half to even) and sign of f32 (f16 and bf16 run
+   * the same f32 kernels): halves, signed zeros, NaN, infinities,
+   * subnormals, integers beyond 2^23, over a length with a scalar tail */
+  enum { N = 1037 };
+  static float v[N];
+  static const float sp[] = { 0.0f, -0.0f, NAN, INFINITY, -INFINITY, 1e-40f, -1e-40f, 16777217.0f, -8388608.5f,
+                              0.49999997f, -0.49999997f, 1e30f };
+  for (int i = 0; i < N; i++) v[i] = i % 7 == 0 ? sp[(i / 7) % 12] : (float)(i % 83 - 41) / 4.0f;
+  static const bext_dtype dts[] = { BEXT_F32, BEXT_F16, BEXT_BF16 };
+  for (size_t d = 0; d < 3; d++)
+    for (int which = 0; which < 4; which++) {
+      bext_tensor *r[2];
+      const char *devs[2] = { "flex", "ndarray" };
+      for (int q = 0; q < 2; q++) {
+        bext_tensor *t = bext_cast(bext_from_data(v, BEXT_F32, (int64_t[]){ N }, 1, dev(devs[q])), dts[d]);
+        r[q] = which == 0 ? bext_floor(t) : which == 1 ? bext_ceil(t) : which == 2 ? bext_round(t) : bext_sign(t);
+      }
+      char what[64];
+      snprintf(what, sizeof what, "%s %s", which == 0 ? "floor" : which == 1 ? "ceil" : which == 2 ? "round" : "sign",
+               bext_dtype_name(dts[d]));
+      same(r[0], r[1], what);
+    }
+}
