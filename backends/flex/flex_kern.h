@@ -18,6 +18,9 @@
  * (test_flex_blocks.c checks they do). */
 #include "bxk_scalar.h"
 
+/* Ops of the integer row reductions (red_i32 / red_i64). */
+enum { BXFX_RED_SUM, BXFX_RED_PROD, BXFX_RED_MAX, BXFX_RED_MIN };
+
 /* Flags of the extreme kernels. */
 enum { BXFX_EXT_MAX = 1, BXFX_EXT_VALUE = 2 };
 
@@ -136,6 +139,16 @@ struct bxfx_kernels {
    * NaN. */
   void (*extrow_f32)(float *acc, int64_t *arg, const float *x, size_t n, int64_t k, int flags);
   void (*extrow_f64)(double *acc, int64_t *arg, const double *x, size_t n, int64_t k, int flags);
+  /* A whole row of ints at their own width (BXFX_RED_*; n >= 1 for the
+   * extremes): sums and products wrap in the dtype's unsigned twin (any
+   * order gives the same bits), extremes are exact.  Returns the dtype's
+   * value, sign-extended. */
+  int64_t (*red_i32)(int op, const int32_t *x, size_t n);
+  int64_t (*red_i64)(int op, const int64_t *x, size_t n);
+  /* acc[i] = acc[i] OP x[i] (BXFX_RED_*): one row of an int reduction
+   * across an outer axis, wrapping likewise. */
+  void (*rowacc_i32)(int op, int32_t *acc, const int32_t *x, size_t n);
+  void (*rowacc_i64)(int op, int64_t *acc, const int64_t *x, size_t n);
   /* Product in f64 lanes (1 for n == 0). */
   double (*prod_f32)(const float *a, size_t n);
   double (*prod_f64)(const double *a, size_t n);

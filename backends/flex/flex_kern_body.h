@@ -552,6 +552,44 @@ BXFX_EXTROW_DEF(extrow_f64, double, v4d, v4l, 4, SFX(ld4d))
 #undef BXFX_EXTROW_DEF
 #undef BXFX_EXT_STEP
 
+/* Integer rows at their own width (flex_kern.h red_i32/red_i64): plain
+ * loops the compiler vectorizes (wrapping unsigned sums and products are
+ * associative, so lanes change nothing). */
+#define BXFX_RED_INT_DEF(name, T, UT)                                              \
+  static int64_t SFX(name)(int op, const T *x, size_t n) {                         \
+    switch (op) {                                                                  \
+    case BXFX_RED_SUM: { UT s = 0; for (size_t i = 0; i < n; i++) s += (UT)x[i]; return (T)s; } \
+    case BXFX_RED_PROD: { /* four chains: a 64-bit multiply has no vector form */ \
+      UT p0 = 1, p1 = 1, p2 = 1, p3 = 1;                                          \
+      size_t i = 0;                                                                \
+      for (; i + 4 <= n; i += 4) {                                                 \
+        p0 *= (UT)x[i]; p1 *= (UT)x[i + 1]; p2 *= (UT)x[i + 2]; p3 *= (UT)x[i + 3]; \
+      }                                                                            \
+      for (; i < n; i++) p0 *= (UT)x[i];                                           \
+      return (T)(UT)((p0 * p1) * (p2 * p3));                                       \
+    }                                                                              \
+    case BXFX_RED_MAX: { T m = x[0]; for (size_t i = 1; i < n; i++) m = x[i] > m ? x[i] : m; return m; } \
+    default: { T m = x[0]; for (size_t i = 1; i < n; i++) m = x[i] < m ? x[i] : m; return m; } \
+    }                                                                              \
+  }
+BXFX_RED_INT_DEF(red_i32, int32_t, uint32_t)
+BXFX_RED_INT_DEF(red_i64, int64_t, uint64_t)
+#undef BXFX_RED_INT_DEF
+/* One step of an int reduction across an outer axis: acc[i] = acc[i] OP
+ * x[i] (BXFX_RED_*), wrapping for sums and products. */
+#define BXFX_ROWACC_INT_DEF(name, T, UT)                                           \
+  static void SFX(name)(int op, T *acc, const T *x, size_t n) {                    \
+    switch (op) {                                                                  \
+    case BXFX_RED_SUM: for (size_t i = 0; i < n; i++) acc[i] = (T)((UT)acc[i] + (UT)x[i]); break; \
+    case BXFX_RED_PROD: for (size_t i = 0; i < n; i++) acc[i] = (T)((UT)acc[i] * (UT)x[i]); break; \
+    case BXFX_RED_MAX: for (size_t i = 0; i < n; i++) acc[i] = x[i] > acc[i] ? x[i] : acc[i]; break; \
+    default: for (size_t i = 0; i < n; i++) acc[i] = x[i] < acc[i] ? x[i] : acc[i]; break; \
+    }                                                                              \
+  }
+BXFX_ROWACC_INT_DEF(rowacc_i32, int32_t, uint32_t)
+BXFX_ROWACC_INT_DEF(rowacc_i64, int64_t, uint64_t)
+#undef BXFX_ROWACC_INT_DEF
+
 /* Products in f64 lanes (four vectors of four): the rounding differs from
  * a sequential product by O(n eps) relative, like any reordering. */
 #define BXFX_PROD_DEF(name, T, LD)                                                \
@@ -781,6 +819,10 @@ const struct bxfx_kernels VARIANT = {
   .extrow_f64 = SFX(extrow_f64),
   .argext_f32 = SFX(argext_f32),
   .argext_f64 = SFX(argext_f64),
+  .red_i32 = SFX(red_i32),
+  .red_i64 = SFX(red_i64),
+  .rowacc_i32 = SFX(rowacc_i32),
+  .rowacc_i64 = SFX(rowacc_i64),
   .prod_f32 = SFX(prod_f32),
   .prod_f64 = SFX(prod_f64),
   .f16_to_f32 = SFX(f16_to_f32),

@@ -203,28 +203,20 @@ static void init_acc(const struct red *R, void *acc, int64_t *arg, const void *f
  * (and what an i32 mean divides); argmax/argmin find the extreme, then
  * its first index.  Rows (inner == 1) into acc[0]/arg[0]; and steps of
  * rows across an outer axis into a typed accumulator. */
-#define BXFX_INT_ROW(T, UT)                                                             \
+#define BXFX_INT_ROW(T, UT, RED, ROWACC)                                                        \
   static void int_row_##T(const struct red *R, const T##_t *x, int64_t *acc, int64_t *arg) { \
     const int64_t K = R->K;                                                             \
     *arg = 0;                                                                           \
+    const struct bxfx_kernels *Kn = bxfx_kern();                                       \
     switch (R->op) {                                                                    \
-    case BXR_OP_SUM: case BXR_OP_MEAN: {                                                \
-      UT s = 0;                                                                         \
-      for (int64_t k = 0; k < K; k++) s += (UT)x[k];                                    \
-      *acc = (T##_t)s;                                                                  \
+    case BXR_OP_SUM: case BXR_OP_MEAN:                                                  \
+      *acc = Kn->RED(BXFX_RED_SUM, x, (size_t)K);                                   \
       return;                                                                           \
-    }                                                                                   \
-    case BXR_OP_PROD: {                                                                 \
-      UT p = 1;                                                                         \
-      for (int64_t k = 0; k < K; k++) p *= (UT)x[k];                                    \
-      *acc = (T##_t)p;                                                                  \
+    case BXR_OP_PROD:                                                                   \
+      *acc = Kn->RED(BXFX_RED_PROD, x, (size_t)K);                                  \
       return;                                                                           \
-    }                                                                                   \
     default: {                                                                          \
-      const bool mx = wants_max(R->op);                                                 \
-      T##_t m = x[0];                                                                   \
-      if (mx) for (int64_t k = 1; k < K; k++) m = x[k] > m ? x[k] : m;                  \
-      else for (int64_t k = 1; k < K; k++) m = x[k] < m ? x[k] : m;                     \
+      const T##_t m = (T##_t)Kn->RED(wants_max(R->op) ? BXFX_RED_MAX : BXFX_RED_MIN, x, (size_t)K); \
       *acc = m;                                                                         \
       if (R->op == BXR_OP_ARGMAX || R->op == BXR_OP_ARGMIN)                             \
         for (int64_t k = 0;; k++)                                                       \
@@ -240,18 +232,16 @@ static void init_acc(const struct red *R, void *acc, int64_t *arg, const void *f
     for (size_t i = 0; i < n; i++) arg[i] = 0;                                          \
     if (op == BXR_OP_SUM || op == BXR_OP_MEAN || op == BXR_OP_PROD) {                   \
       for (size_t i = 0; i < n; i++) a[i] = op == BXR_OP_PROD ? 1 : 0;                  \
-      for (int64_t k = 0; k < R->K; k++) {                                              \
-        const T##_t *x = (const T##_t *)(base + k * rowbytes);                          \
-        if (op == BXR_OP_PROD) for (size_t i = 0; i < n; i++) a[i] = (T##_t)((UT)a[i] * (UT)x[i]); \
-        else for (size_t i = 0; i < n; i++) a[i] = (T##_t)((UT)a[i] + (UT)x[i]);        \
-      }                                                                                 \
+      for (int64_t k = 0; k < R->K; k++)                                                \
+        bxfx_kern()->ROWACC(op == BXR_OP_PROD ? BXFX_RED_PROD : BXFX_RED_SUM, a,         \
+                            (const T##_t *)(base + k * rowbytes), n);                   \
     } else {                                                                            \
       memcpy(a, base, n * sizeof(T##_t));                                               \
       for (int64_t k = 1; k < R->K; k++) {                                              \
         const T##_t *x = (const T##_t *)(base + k * rowbytes);                          \
         switch (op) {                                                                   \
-        case BXR_OP_MAX_REDUCE: for (size_t i = 0; i < n; i++) a[i] = x[i] > a[i] ? x[i] : a[i]; break; \
-        case BXR_OP_MIN_REDUCE: for (size_t i = 0; i < n; i++) a[i] = x[i] < a[i] ? x[i] : a[i]; break; \
+        case BXR_OP_MAX_REDUCE: bxfx_kern()->ROWACC(BXFX_RED_MAX, a, x, n); break;        \
+        case BXR_OP_MIN_REDUCE: bxfx_kern()->ROWACC(BXFX_RED_MIN, a, x, n); break;        \
         case BXR_OP_ARGMAX:                                                             \
           for (size_t i = 0; i < n; i++) if (x[i] > a[i]) a[i] = x[i], arg[i] = k;      \
           break;                                                                        \
@@ -269,8 +259,8 @@ static inline bool is_extreme(enum bxr_opcode c) {
 }
 static inline bool wants_max(enum bxr_opcode c) { return c == BXR_OP_MAX_REDUCE || c == BXR_OP_ARGMAX; }
 
-BXFX_INT_ROW(int32, uint32_t)
-BXFX_INT_ROW(int64, uint64_t)
+BXFX_INT_ROW(int32, uint32_t, red_i32, rowacc_i32)
+BXFX_INT_ROW(int64, uint64_t, red_i64, rowacc_i64)
 #undef BXFX_INT_ROW
 #define int_row_i32 int_row_int32
 #define int_row_i64 int_row_int64

@@ -356,6 +356,16 @@ Test(flex_blocks, speed_matrix_kernel_variants_agree) {
       bxfx_kern_gen.cmp_f64(op, da, db, c2, N, mode);
       cr_expect(memcmp(c1, c2, sizeof c1) == 0, "f64 comparison %d mode %d differs", op, mode);
     }
+  for (int op = 0; op < 4; op++)
+    for (size_t n = 1; n < N; n += 97) {
+      cr_expect_eq(bxfx_kern_avx2.red_i32(op, ia, n), bxfx_kern_gen.red_i32(op, ia, n), "red_i32 %d [%zu]", op, n);
+      cr_expect_eq(bxfx_kern_avx2.red_i64(op, la, n), bxfx_kern_gen.red_i64(op, la, n), "red_i64 %d [%zu]", op, n);
+      memcpy(io1, ib, sizeof io1);
+      memcpy(io2, ib, sizeof io2);
+      bxfx_kern_avx2.rowacc_i32(op, io1, ia, n);
+      bxfx_kern_gen.rowacc_i32(op, io2, ia, n);
+      cr_expect(memcmp(io1, io2, sizeof io1) == 0, "rowacc_i32 %d [%zu] differs", op, n);
+    }
   static const double ar[][2] = { { 0, 1 }, { -3.25, 0.37 }, { 0.1, 0.3 }, { 2147482000.5, 1.25 }, { 5e5, -0.7 } };
   for (size_t k = 0; k < sizeof ar / sizeof ar[0]; k++)
     for (int64_t i0 = 0; i0 < 3000; i0 += 1001) {

@@ -295,3 +295,35 @@ Test(flex_paths, rounding_and_sign_in_lanes) {
       same(r[0], r[1], what);
     }
 }
+
+static bext_tensor *int_red(int which, int dim, bext_tensor *t) {
+  switch (which) {
+  case 0: return dim < 0 ? bext_sum(t) : bext_sum_dim(t, dim, false);
+  case 1: return dim < 0 ? bext_mean(t) : bext_mean_dim(t, dim, true);
+  case 2: return dim < 0 ? bext_prod(t) : bext_prod_dim(t, dim, false);
+  case 3: return dim < 0 ? bext_max_all(t) : bext_max_dim(t, dim, false);
+  case 4: return dim < 0 ? bext_min_all(t) : bext_min_dim(t, dim, false);
+  default: return dim < 0 ? bext_argmin(t) : bext_argmax_dim(t, dim, false);
+  }
+}
+
+Test(flex_paths, integer_reductions_at_their_width) {
+  /* sums and products that wrap, extremes at INT_MIN/INT_MAX, whole
+   * tensors split across threads (chunks of 16K) and rows along both dims */
+  static const int64_t shapes[][2] = { { 1, 1 }, { 3, 37 }, { 41, 9 }, { 7, 70001 }, { 5000, 33 } };
+  for (int d = 0; d < 2; d++)
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+      for (int which = 0; which < 6; which++)
+        for (int dim = -1; dim < 2; dim++) {
+          bext_dtype dt = d ? BEXT_I64 : BEXT_I32;
+          int64_t n = shapes[s][0] * shapes[s][1];
+          bext_tensor *r[2];
+          const char *devs[2] = { "flex", "ndarray" };
+          for (int q = 0; q < 2; q++)
+            r[q] = int_red(which, dim, bext_reshape(edgy(dt, n, 11, devs[q]), shapes[s], 2));
+          char what[96];
+          snprintf(what, sizeof what, "reduction %d dim %d of %s [%lld x %lld]", which, dim, bext_dtype_name(dt),
+                   (long long)shapes[s][0], (long long)shapes[s][1]);
+          same(r[0], r[1], what);
+        }
+}
