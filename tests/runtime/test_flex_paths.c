@@ -24,7 +24,24 @@ static const bext_device *dev(const char *name) {
 }
 
 /* got and want hold the same dtype, shape and bytes (floats compared by
- * bits, so signed zeros and NaN payloads count). */
+ * bits, so signed zeros count), except that any NaN matches any NaN: which
+ * of two NaN operands an add returns depends on how the compiler ordered
+ * a commutative instruction, and no rule fixes a NaN's sign or payload. */
+static bool both_nan(const void *a, const void *b, bext_dtype dt) {
+  uint16_t ha, hb;
+  switch (dt) {
+  case BEXT_F32: { float x, y; memcpy(&x, a, 4); memcpy(&y, b, 4); return isnan(x) && isnan(y); }
+  case BEXT_F64: { double x, y; memcpy(&x, a, 8); memcpy(&y, b, 8); return isnan(x) && isnan(y); }
+  case BEXT_F16:
+    memcpy(&ha, a, 2); memcpy(&hb, b, 2);
+    return (ha & 0x7fff) > 0x7c00 && (hb & 0x7fff) > 0x7c00;
+  case BEXT_BF16:
+    memcpy(&ha, a, 2); memcpy(&hb, b, 2);
+    return (ha & 0x7fff) > 0x7f80 && (hb & 0x7fff) > 0x7f80;
+  default: return false;
+  }
+}
+
 static void same(bext_tensor *got, bext_tensor *want, const char *what) {
   cr_assert_not_null(got, "%s (flex): %s", what, bext_last_error());
   cr_assert_not_null(want, "%s (ndarray): %s", what, bext_last_error());
@@ -37,7 +54,12 @@ static void same(bext_tensor *got, bext_tensor *want, const char *what) {
   if (memcmp(g, w, bytes)) {
     size_t es = bext_dtype_size(bext_dtype_of(got));
     for (size_t i = 0; i < bytes; i += es)
-      if (memcmp(g + i, w + i, es)) cr_assert_fail("%s: element %zu differs", what, i / es);
+      if (memcmp(g + i, w + i, es) && !both_nan(g + i, w + i, bext_dtype_of(got))) {
+        unsigned long long gb = 0, wb = 0;
+        memcpy(&gb, g + i, es);
+        memcpy(&wb, w + i, es);
+        cr_assert_fail("%s: element %zu differs (bits %llx, want %llx)", what, i / es, gb, wb);
+      }
   }
   free(g);
   free(w);
@@ -326,4 +348,61 @@ Test(flex_paths, integer_reductions_at_their_width) {
                    (long long)shapes[s][0], (long long)shapes[s][1]);
           same(r[0], r[1], what);
         }
+}
+
+int bxr_pool_set_threads(int n);   /* runtime/src/backend.h */
+
+static bext_tensor *half_red(int which, int dim, bext_tensor *t) {
+  switch (which) {
+  case 0: return dim < 0 ? bext_sum(t) : bext_sum_dim(t, dim, false);
+  case 1: return dim < 0 ? bext_mean(t) : bext_mean_dim(t, dim, false);
+  case 2: return dim < 0 ? bext_max_all(t) : bext_max_dim(t, dim, false);
+  case 3: return dim < 0 ? bext_min_all(t) : bext_min_dim(t, dim, true);
+  case 4: return dim < 0 ? bext_argmax(t) : bext_argmax_dim(t, dim, false);
+  default: return dim < 0 ? bext_argmin(t) : bext_argmin_dim(t, dim, false);
+  }
+}
+
+Test(flex_paths, half_reductions_widen_in_lanes) {
+  /* f16/bf16 sums, means and extremes widen blocks to f32 in lanes: the
+   * result must be the f32 reduction of the widened values (the same
+   * pairwise tree, the same double-to-f32-to-half store), bit for bit,
+   * with one thread and with two (whole tensors split in 16K chunks) */
+  static const int64_t shapes[][2] = { { 1, 3 }, { 3, 37 }, { 300, 257 }, { 4, 70001 }, { 2000, 40 } };
+  for (int h = 0; h < 2; h++)
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+      for (int which = 0; which < 6; which++)
+        for (int dim = -1; dim < 2; dim++)
+          for (int threads = 1; threads <= 2; threads++) {
+            bext_dtype dt = h ? BEXT_BF16 : BEXT_F16;
+            int64_t n = shapes[s][0] * shapes[s][1];
+            int old = bxr_pool_set_threads(threads);
+            bext_tensor *x = bext_reshape(bext_cast(edgy(BEXT_F64, n, 5 + (unsigned)s, "flex"), dt), shapes[s], 2);
+            bext_tensor *got = half_red(which, dim, bext_retain(x));
+            bext_tensor *want = half_red(which, dim, bext_cast(x, BEXT_F32));
+            if (want && which < 4) want = bext_cast(want, dt);
+            bxr_pool_set_threads(old);
+            char what[96];
+            snprintf(what, sizeof what, "reduction %d dim %d of %s [%lld x %lld], %d thread(s)", which, dim,
+                     bext_dtype_name(dt), (long long)shapes[s][0], (long long)shapes[s][1], threads);
+            same(got, want, what);
+          }
+}
+
+Test(flex_paths, half_argextremes_take_the_first_nan) {
+  /* along an outer axis f16/bf16 once took the last NaN (the generic
+   * combine); the reference stops at the first */
+  for (int h = 0; h < 2; h++)
+    for (int which = 4; which < 6; which++)
+      for (int dim = 0; dim < 2; dim++) {
+        bext_dtype dt = h ? BEXT_BF16 : BEXT_F16;
+        bext_tensor *r[2];
+        const char *devs[2] = { "flex", "ndarray" };
+        for (int q = 0; q < 2; q++)
+          r[q] = half_red(which, dim, bext_reshape(bext_cast(edgy(BEXT_F64, 300 * 57, 3, devs[q]), dt),
+                                                   (int64_t[]){ 300, 57 }, 2));
+        char what[64];
+        snprintf(what, sizeof what, "arg-reduction %d dim %d of %s", which, dim, bext_dtype_name(dt));
+        same(r[0], r[1], what);
+      }
 }
