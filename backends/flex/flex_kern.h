@@ -48,6 +48,17 @@ enum {
   BXFX_UN_COUNT
 };
 
+/* Unary f64 transcendentals (libmvec's 4-lane forms in the AVX2 table,
+ * libm's in the generic one; their last bits are not part of the ops'
+ * contract, bxk_scalar.h). */
+#define BXFX_UND_LIST(X) X(exp) X(log) X(log1p) X(sin) X(cos) X(tanh) X(erf)
+enum {
+#define X(n) BXFX_UND_##n,
+  BXFX_UND_LIST(X)
+#undef X
+  BXFX_UND_COUNT
+};
+
 /* f32 comparisons o[i] = a[i] OP b[i] as 0/1 bytes (same modes). */
 #define BXFX_CMP_LIST(X) X(eq) X(ne) X(gt) X(ge) X(lt) X(le)
 enum {
@@ -96,6 +107,10 @@ struct bxfx_kernels {
   void (*cmp_i32)(int cmp, const int32_t *a, const int32_t *b, uint8_t *o, size_t n, int mode);
   void (*cmp_i64)(int cmp, const int64_t *a, const int64_t *b, uint8_t *o, size_t n, int mode);
   void (*cmp_f64)(int cmp, const double *a, const double *b, uint8_t *o, size_t n, int mode);
+  void (*un_f64[BXFX_UND_COUNT])(const double *a, double *o, size_t n);
+  /* pow of two arrays (libmvec's powf/pow in lanes, libm's elsewhere). */
+  void (*pow_f32)(const float *a, const float *b, float *o, size_t n);
+  void (*pow_f64)(const double *a, const double *b, double *o, size_t n);
   /* o[i] = (float)((double)a[i] OP s) for add sub mul div (BXFX_BIN_*
    * indices 0..3): an f32 tensor with a scalar f32 cannot hold exactly
    * (an SGD step's 1e-3), in f64 lanes with one rounding, which is what

@@ -29,6 +29,15 @@ __m256 _ZGVdN8v_sinf(__m256);
 __m256 _ZGVdN8v_cosf(__m256);
 __m256 _ZGVdN8v_tanhf(__m256);
 __m256 _ZGVdN8v_erff(__m256);
+__m256 _ZGVdN8vv_powf(__m256, __m256);
+__m256d _ZGVdN4v_exp(__m256d);
+__m256d _ZGVdN4v_log(__m256d);
+__m256d _ZGVdN4v_log1p(__m256d);
+__m256d _ZGVdN4v_sin(__m256d);
+__m256d _ZGVdN4v_cos(__m256d);
+__m256d _ZGVdN4v_tanh(__m256d);
+__m256d _ZGVdN4v_erf(__m256d);
+__m256d _ZGVdN4vv_pow(__m256d, __m256d);
 
 #include "flex_kern_body.h"
 

@@ -265,6 +265,64 @@ BXFX_UN_TR(cos, cosf)
 BXFX_UN_TR(tanh, tanhf)
 BXFX_UN_TR(erf, erff)
 
+/* f64 (4 lanes) and the pows, the same way: a tail goes through the same
+ * vector routine, padded. */
+#ifdef BXFX_MVEC
+#define BXFX_UND_TR(name, fn)                                                      \
+  static void SFX(und_##name)(const double *a, double *o, size_t n) {            \
+    size_t i = 0;                                                                  \
+    for (; i + 4 <= n; i += 4) {                                                   \
+      v4d x = SFX(ld4d)(a + i), r = (v4d)_ZGVdN4v_##fn((__m256d)x);                \
+      memcpy(o + i, &r, sizeof r);                                                 \
+    }                                                                              \
+    if (i < n) {                                                                   \
+      double t[4] = { 0 };                                                         \
+      memcpy(t, a + i, (n - i) * sizeof(double));                                  \
+      v4d x = SFX(ld4d)(t), r = (v4d)_ZGVdN4v_##fn((__m256d)x);                    \
+      memcpy(t, &r, sizeof r);                                                     \
+      memcpy(o + i, t, (n - i) * sizeof(double));                                  \
+    }                                                                              \
+  }
+#define BXFX_POW_DEF(name, T, VT, W, LD, VFN, MT)                                  \
+  static void SFX(name)(const T *a, const T *b, T *o, size_t n) {                  \
+    size_t i = 0;                                                                  \
+    for (; i + W <= n; i += W) {                                                   \
+      VT r = (VT)VFN((MT)LD(a + i), (MT)LD(b + i));                                \
+      memcpy(o + i, &r, sizeof r);                                                 \
+    }                                                                              \
+    if (i < n) {                                                                   \
+      T x[W] = { 0 }, y[W] = { 0 };                                                \
+      memcpy(x, a + i, (n - i) * sizeof(T));                                       \
+      memcpy(y, b + i, (n - i) * sizeof(T));                                       \
+      VT r = (VT)VFN((MT)LD(x), (MT)LD(y));                                        \
+      memcpy(x, &r, sizeof r);                                                     \
+      memcpy(o + i, x, (n - i) * sizeof(T));                                       \
+    }                                                                              \
+  }
+BXFX_POW_DEF(pow_f32, float, v8f, 8, SFX(ld), _ZGVdN8vv_powf, __m256)
+BXFX_POW_DEF(pow_f64, double, v4d, 4, SFX(ld4d), _ZGVdN4vv_pow, __m256d)
+#undef BXFX_POW_DEF
+#else
+#define BXFX_UND_TR(name, fn)                                                      \
+  static void SFX(und_##name)(const double *a, double *o, size_t n) {            \
+    for (size_t i = 0; i < n; i++) o[i] = fn(a[i]);                               \
+  }
+static void SFX(pow_f32)(const float *a, const float *b, float *o, size_t n) {
+  for (size_t i = 0; i < n; i++) o[i] = powf(a[i], b[i]);
+}
+static void SFX(pow_f64)(const double *a, const double *b, double *o, size_t n) {
+  for (size_t i = 0; i < n; i++) o[i] = pow(a[i], b[i]);
+}
+#endif
+BXFX_UND_TR(exp, exp)
+BXFX_UND_TR(log, log)
+BXFX_UND_TR(log1p, log1p)
+BXFX_UND_TR(sin, sin)
+BXFX_UND_TR(cos, cos)
+BXFX_UND_TR(tanh, tanh)
+BXFX_UND_TR(erf, erf)
+#undef BXFX_UND_TR
+
 static void SFX(un_sigmoid)(const float *a, float *o, size_t n) {
   /* 1 / (1 + exp(-x)): exp overflows to inf for very negative x, giving
    * exactly 0, which is the right limit. */
@@ -792,6 +850,13 @@ const struct bxfx_kernels VARIANT = {
     BXFX_UN_LIST(X)
 #undef X
   },
+  .un_f64 = {
+#define X(n) [BXFX_UND_##n] = SFX(und_##n),
+    BXFX_UND_LIST(X)
+#undef X
+  },
+  .pow_f32 = SFX(pow_f32),
+  .pow_f64 = SFX(pow_f64),
   .cmp = {
 #define X(n) [BXFX_CMP_##n] = SFX(cmp_##n),
     BXFX_CMP_LIST(X)

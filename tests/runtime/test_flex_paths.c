@@ -406,3 +406,109 @@ Test(flex_paths, half_argextremes_take_the_first_nan) {
         same(r[0], r[1], what);
       }
 }
+
+Test(flex_paths, mask_select_without_branches) {
+  /* mask_where / mask_fill read both sides and select by mask: every
+   * element width, random masks, broadcast masks and values, a
+   * transposed input, sizes at and beyond the vector widths */
+  static const bext_dtype dts[] = { BEXT_F32, BEXT_F64, BEXT_F16, BEXT_I32, BEXT_I64, BEXT_BOOL };
+  static const int64_t shapes[][2] = { { 1, 1 }, { 3, 37 }, { 300, 257 } };
+  for (size_t d = 0; d < sizeof dts / sizeof dts[0]; d++)
+    for (size_t s = 0; s < 3; s++)
+      for (int form = 0; form < 4; form++) {
+        const int64_t *sh = shapes[s];
+        int64_t n = sh[0] * sh[1];
+        bext_tensor *r[2];
+        const char *devs[2] = { "flex", "ndarray" };
+        for (int q = 0; q < 2; q++) {
+          bext_tensor *t = bext_reshape(bext_cast(edgy(BEXT_F64, n, 3, devs[q]), dts[d]), sh, 2);
+          bext_tensor *m = bext_reshape(bext_gt_scalar(edgy(BEXT_F64, n, 4, devs[q]), 0), sh, 2);
+          if (form == 2) t = bext_swap_dims(bext_contiguous(bext_swap_dims(t, 0, 1)), 0, 1);
+          if (form == 3) m = bext_expand(bext_narrow(m, 0, 0, 1), sh, 2);   /* one row of mask for all */
+          if (form == 1) {
+            bext_release(t);
+            t = NULL;
+          }
+          if (t) {
+            bext_tensor *v = bext_reshape(bext_cast(edgy(BEXT_F64, n, 5, devs[q]), dts[d]), sh, 2);
+            r[q] = bext_mask_where(t, m, v);
+          } else {
+            r[q] = bext_mask_fill(bext_reshape(bext_cast(edgy(BEXT_F64, n, 6, devs[q]), dts[d]), sh, 2), m, -2.5);
+          }
+        }
+        char what[80];
+        snprintf(what, sizeof what, "mask form %d of %s [%lld x %lld]", form, bext_dtype_name(dts[d]),
+                 (long long)sh[0], (long long)sh[1]);
+        same(r[0], r[1], what);
+      }
+}
+
+/* got within ulps of want (relative, in units of the dtype's epsilon), a
+ * NaN for a NaN, infinities and zeros exactly. */
+static void close_to(bext_tensor *got, bext_tensor *want, double ulps, const char *what) {
+  cr_assert_not_null(got, "%s (flex): %s", what, bext_last_error());
+  cr_assert_not_null(want, "%s (ndarray): %s", what, bext_last_error());
+  bool f32 = bext_dtype_of(want) == BEXT_F32;
+  int64_t n = bext_numel(want);
+  bext_tensor *g64 = bext_cast(got, BEXT_F64), *w64 = bext_cast(want, BEXT_F64);
+  double *g = malloc(sizeof(double) * (size_t)n), *w = malloc(sizeof(double) * (size_t)n);
+  cr_assert(bext_read(g64, g, sizeof(double) * (size_t)n) && bext_read(w64, w, sizeof(double) * (size_t)n));
+  for (int64_t i = 0; i < n; i++) {
+    if (isnan(w[i])) { cr_assert(isnan(g[i]), "%s[%lld]: %g, want NaN", what, (long long)i, g[i]); continue; }
+    if (isinf(w[i]) || w[i] == 0) {
+      cr_assert(g[i] == w[i], "%s[%lld]: %.17g, want %.17g", what, (long long)i, g[i], w[i]);
+      continue;
+    }
+    double tol = ulps * fabs(w[i]) * (f32 ? 0x1p-23 : 0x1p-52);
+    cr_assert(fabs(g[i] - w[i]) <= tol, "%s[%lld]: %.17g, want %.17g", what, (long long)i, g[i], w[i]);
+  }
+  free(g);
+  free(w);
+  bext_release(g64);
+  bext_release(w64);
+}
+
+Test(flex_paths, f64_transcendentals_and_pow_in_lanes) {
+  /* libmvec's 4-lane f64 forms and its powf/pow against libm (ndarray):
+   * within a few ulps, specials exact (NaN, infinities, pow's zeros and
+   * ones), sizes with a padded tail */
+  static const int64_t ns[] = { 1, 3, 4, 7, 1037 };
+  for (size_t k = 0; k < sizeof ns / sizeof ns[0]; k++) {
+    for (int which = 0; which < 7; which++) {
+      bext_tensor *r[2];
+      const char *devs[2] = { "flex", "ndarray" };
+      for (int q = 0; q < 2; q++) {
+        bext_tensor *x = edgy(BEXT_F64, ns[k], 8, devs[q]);
+        if (which == 0) x = bext_mul_scalar(x, 0.25);   /* exp: keep most in range */
+        if (which == 1 || which == 2) x = bext_abs(x);  /* log, log1p: defined */
+        switch (which) {
+        case 0: r[q] = bext_exp(x); break;
+        case 1: r[q] = bext_log(x); break;
+        case 2: r[q] = bext_log1p(x); break;
+        case 3: r[q] = bext_sin(x); break;
+        case 4: r[q] = bext_cos(x); break;
+        case 5: r[q] = bext_tanh(x); break;
+        default: r[q] = bext_erf(x); break;
+        }
+      }
+      char what[48];
+      snprintf(what, sizeof what, "f64 unary %d [%lld]", which, (long long)ns[k]);
+      close_to(r[0], r[1], 8, what);
+    }
+    for (int dt = 0; dt < 2; dt++)
+      for (int form = 0; form < 3; form++) {
+        bext_dtype t = dt ? BEXT_F64 : BEXT_F32;
+        bext_tensor *r[2];
+        const char *devs[2] = { "flex", "ndarray" };
+        static const double sc[] = { 3.0, 0.5, -1.0 };
+        for (int q = 0; q < 2; q++) {
+          bext_tensor *x = bext_cast(bext_mul_scalar(edgy(BEXT_F64, ns[k], 9, devs[q]), 0.125), t);
+          if (form == 0) r[q] = bext_pow(x, bext_cast(bext_mul_scalar(edgy(BEXT_F64, ns[k], 10, devs[q]), 0.05), t));
+          else r[q] = bext_pow_scalar(x, sc[form]);
+        }
+        char what[48];
+        snprintf(what, sizeof what, "pow %s form %d [%lld]", bext_dtype_name(t), form, (long long)ns[k]);
+        close_to(r[0], r[1], 8, what);
+      }
+  }
+}
