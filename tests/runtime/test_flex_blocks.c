@@ -328,8 +328,8 @@ Test(flex_blocks, speed_matrix_kernel_variants_agree) {
   for (int i = 0; i < N; i++) {
     ia[i] = i % 11 == 0 ? edge[(i / 11) % 7] : (i * 37) % 201 - 100;
     ib[i] = i % 13 == 0 ? edge[(i / 13) % 7] : (i * 53) % 97 - 48;
-    la[i] = (int64_t)ia[i] * (i % 3 ? 1 : 4294967311LL);
-    lb[i] = (int64_t)ib[i] * (i % 5 ? 1 : 4294967311LL);
+    la[i] = (int64_t)((uint64_t)(int64_t)ia[i] * (i % 3 ? 1u : 4294967311u));
+    lb[i] = (int64_t)((uint64_t)(int64_t)ib[i] * (i % 5 ? 1u : 4294967311u));
     da[i] = i % 17 == 0 ? NAN : ia[i] / 4.0;
     db[i] = i % 19 == 0 ? -0.0 : ib[i] / 4.0;
   }
