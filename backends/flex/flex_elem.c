@@ -88,7 +88,7 @@ static void kernel(const struct ew *E, const void *const *in, const int *bc, voi
   case BXFX_R_F32:
     switch (E->op) {
     case BXR_OP_REM: L2(float, float, bxk_rem_f32(x, y));
-    case BXR_OP_POW: L2(float, float, powf(x, y));
+    case BXR_OP_POW: K->pow_f32(in[0], in[1], out, n); break;
     case BXR_OP_EXP: K->un[BXFX_UN_exp](in[0], out, n); break;
     case BXR_OP_LOG: K->un[BXFX_UN_log](in[0], out, n); break;
     case BXR_OP_LOG1P: K->un[BXFX_UN_log1p](in[0], out, n); break;
@@ -103,10 +103,10 @@ static void kernel(const struct ew *E, const void *const *in, const int *bc, voi
     case BXR_OP_ABS: K->un[BXFX_UN_abs](in[0], out, n); break;
     case BXR_OP_RELU: K->un[BXFX_UN_relu](in[0], out, n); break;
     case BXR_OP_RECIP: K->un[BXFX_UN_recip](in[0], out, n); break;
-    case BXR_OP_FLOOR: L1(float, float, floorf(x));
-    case BXR_OP_CEIL: L1(float, float, ceilf(x));
-    case BXR_OP_ROUND: L1(float, float, bxk_round_f32(x));
-    case BXR_OP_SIGN: L1(float, float, bxk_sign_f32(x));
+    case BXR_OP_FLOOR: K->un[BXFX_UN_floor](in[0], out, n); break;
+    case BXR_OP_CEIL: K->un[BXFX_UN_ceil](in[0], out, n); break;
+    case BXR_OP_ROUND: K->un[BXFX_UN_round](in[0], out, n); break;
+    case BXR_OP_SIGN: K->un[BXFX_UN_sign](in[0], out, n); break;
     case BXR_OP_CLAMP: L1(float, float, x < pf0 ? pf0 : x > pf1 ? pf1 : x);
     case BXR_OP_POWI:
       if (pi0 >= -BXFX_POWI_MAX && pi0 <= BXFX_POWI_MAX) { K->powi_f32(in[0], out, n, (int)pi0); break; }
@@ -121,7 +121,7 @@ static void kernel(const struct ew *E, const void *const *in, const int *bc, voi
     case BXR_OP_MUL: L2(double, double, x * y);
     case BXR_OP_DIV: L2(double, double, x / y);
     case BXR_OP_REM: L2(double, double, bxk_rem_f64(x, y));
-    case BXR_OP_POW: L2(double, double, pow(x, y));
+    case BXR_OP_POW: K->pow_f64(in[0], in[1], out, n); break;
     case BXR_OP_MAX: L2(double, double, bxk_max_f64(x, y));
     case BXR_OP_MIN: L2(double, double, bxk_min_f64(x, y));
     case BXR_OP_EQ: L2(double, uint8_t, x == y);
@@ -130,15 +130,15 @@ static void kernel(const struct ew *E, const void *const *in, const int *bc, voi
     case BXR_OP_GE: L2(double, uint8_t, x >= y);
     case BXR_OP_LT: L2(double, uint8_t, x < y);
     case BXR_OP_LE: L2(double, uint8_t, x <= y);
-    case BXR_OP_EXP: L1(double, double, exp(x));
-    case BXR_OP_LOG: L1(double, double, log(x));
-    case BXR_OP_LOG1P: L1(double, double, log1p(x));
+    case BXR_OP_EXP: K->un_f64[BXFX_UND_exp](in[0], out, n); break;
+    case BXR_OP_LOG: K->un_f64[BXFX_UND_log](in[0], out, n); break;
+    case BXR_OP_LOG1P: K->un_f64[BXFX_UND_log1p](in[0], out, n); break;
     case BXR_OP_SQRT: L1(double, double, sqrt(x));
     case BXR_OP_RSQRT: L1(double, double, 1.0 / sqrt(x));
-    case BXR_OP_SIN: L1(double, double, sin(x));
-    case BXR_OP_COS: L1(double, double, cos(x));
-    case BXR_OP_TANH: L1(double, double, tanh(x));
-    case BXR_OP_ERF: L1(double, double, erf(x));
+    case BXR_OP_SIN: K->un_f64[BXFX_UND_sin](in[0], out, n); break;
+    case BXR_OP_COS: K->un_f64[BXFX_UND_cos](in[0], out, n); break;
+    case BXR_OP_TANH: K->un_f64[BXFX_UND_tanh](in[0], out, n); break;
+    case BXR_OP_ERF: K->un_f64[BXFX_UND_erf](in[0], out, n); break;
     case BXR_OP_SIGMOID: L1(double, double, 1.0 / (1.0 + exp(-x)));
     case BXR_OP_NEG: L1(double, double, -x);
     case BXR_OP_ABS: L1(double, double, fabs(x));
@@ -192,20 +192,33 @@ static void kernel(const struct ew *E, const void *const *in, const int *bc, voi
 }
 
 /* mask_where: in[0] t, in[1] mask (u8), in[2] value; same representation
- * for t and value, so this is a byte select. */
+ * for t and value, so this is a byte select.  Both operands are read
+ * unconditionally and selected with a mask (m ? b : a as bits): the
+ * compiler cannot speculate a load C reads on one side of ?: only, so the
+ * plain form branched per element, mispredicting on a random mask (~10 ns
+ * an element). */
+#define BXFX_WHERE_LOOP(T)                                                    \
+  {                                                                           \
+    const T *a = (const void *)t, *b = (const void *)v;                       \
+    T *r = (void *)o;                                                         \
+    for (size_t i = 0; i < n; i++) {                                          \
+      T x = a[i], y = b[i], k = (T)0 - (T)(m[i] != 0);                        \
+      r[i] = (y & k) | (x & ~k);                                              \
+    }                                                                         \
+  }                                                                           \
+  break
 static void kernel_where(const struct ew *E, const void *const *in, void *out, size_t n) {
   size_t es = bxfx_repr_size(E->rin);
   const char *t = in[0], *v = in[2];
   const uint8_t *m = in[1];
   char *o = out;
   switch (es) {
-  case 8: { const uint64_t *a = (const void *)t, *b = (const void *)v; uint64_t *r = (void *)o;
-            for (size_t i = 0; i < n; i++) r[i] = m[i] ? b[i] : a[i]; } break;
-  case 4: { const uint32_t *a = (const void *)t, *b = (const void *)v; uint32_t *r = (void *)o;
-            for (size_t i = 0; i < n; i++) r[i] = m[i] ? b[i] : a[i]; } break;
-  default: for (size_t i = 0; i < n; i++) o[i] = m[i] ? v[i] : t[i]; break;
+  case 8: BXFX_WHERE_LOOP(uint64_t);
+  case 4: BXFX_WHERE_LOOP(uint32_t);
+  default: BXFX_WHERE_LOOP(uint8_t);
   }
 }
+#undef BXFX_WHERE_LOOP
 
 /* ---------------------------------------------------------------- engine */
 static void ew_chunk(void *ctx, size_t b, size_t e) {
@@ -612,13 +625,113 @@ static bool widened_scalar(struct bxr_op *op, bext_tensor **res) {
   return true;
 }
 
+/* i32 arithmetic and i32/i64/f64 comparisons on contiguous operands of
+ * the output's shape (or one operand and a scalar) at their own width:
+ * the general engine widens i32 to i64 a block at a time and narrows the
+ * result back (three passes), and compares f64 and i64 in a generic loop.
+ * The values are the same: i32 wrapping ops are the i64 ones stored back
+ * to i32, for every i32 operand and for scalars that are i32 values
+ * (others are left to the general engine, which saturates them to i64
+ * first); comparisons are exact at any width. */
+struct native_job {
+  int k, kind;              /* kernel index; 0 bin_i32, 1 un_i32, 2.. cmp_i32/i64/f64 */
+  int mode;
+  const char *a, *b;
+  char *o;
+  int32_t lo, hi;
+};
+static void native_chunk(void *ctx, size_t b, size_t e) {
+  const struct native_job *J = ctx;
+  const struct bxfx_kernels *K = bxfx_kern();
+  size_t n = e - b, bs = J->mode == BXFX_VS ? 0 : b;
+  switch (J->kind) {
+  case 0: K->bin_i32(J->k, (const int32_t *)(const void *)J->a + b, (const int32_t *)(const void *)J->b + bs,
+                     (int32_t *)(void *)J->o + b, n, J->mode); break;
+  case 1: K->un_i32(J->k, (const int32_t *)(const void *)J->a + b, (int32_t *)(void *)J->o + b, n, J->lo, J->hi); break;
+  case 2: K->cmp_i32(J->k, (const int32_t *)(const void *)J->a + b, (const int32_t *)(const void *)J->b + bs,
+                     (uint8_t *)J->o + b, n, J->mode); break;
+  case 3: K->cmp_i64(J->k, (const int64_t *)(const void *)J->a + b, (const int64_t *)(const void *)J->b + bs,
+                     (uint8_t *)J->o + b, n, J->mode); break;
+  default: K->cmp_f64(J->k, (const double *)(const void *)J->a + b, (const double *)(const void *)J->b + bs,
+                      (uint8_t *)J->o + b, n, J->mode); break;
+  }
+}
+
+static bool fits_i32(double s) { return s == s && s >= -2147483648.0 && s <= 2147483647.0; }
+
+static bool native_width(struct bxr_op *op, bext_tensor **res) {
+  static const signed char iop[BXR_OP_COUNT] = {
+    [BXR_OP_ADD] = BXFX_IOP_add + 1, [BXR_OP_SUB] = BXFX_IOP_sub + 1, [BXR_OP_MUL] = BXFX_IOP_mul + 1,
+    [BXR_OP_DIV] = BXFX_IOP_div + 1, [BXR_OP_REM] = BXFX_IOP_rem + 1, [BXR_OP_MAX] = BXFX_IOP_max + 1,
+    [BXR_OP_MIN] = BXFX_IOP_min + 1,
+  };
+  static const signed char iun[BXR_OP_COUNT] = {
+    [BXR_OP_NEG] = BXFX_IUN_neg + 1, [BXR_OP_ABS] = BXFX_IUN_abs + 1, [BXR_OP_RELU] = BXFX_IUN_relu + 1,
+    [BXR_OP_SIGN] = BXFX_IUN_sign + 1, [BXR_OP_CLAMP] = BXFX_IUN_clamp + 1,
+  };
+  static const signed char cmp[BXR_OP_COUNT] = {
+    [BXR_OP_EQ] = BXFX_CMP_eq + 1, [BXR_OP_NE] = BXFX_CMP_ne + 1, [BXR_OP_GT] = BXFX_CMP_gt + 1,
+    [BXR_OP_GE] = BXFX_CMP_ge + 1, [BXR_OP_LT] = BXFX_CMP_lt + 1, [BXR_OP_LE] = BXFX_CMP_le + 1,
+  };
+  const bext_tensor *a = op->in[0];
+  const bext_dtype dt = a->dtype;
+  if (!op->same_shape || !bxr_is_contiguous(a)) return false;
+  const enum bxr_opcode code = base_op(op->code);
+  const bool scalar = code != op->code;
+  struct native_job J = { .mode = scalar ? BXFX_VS : BXFX_VV, .a = bxr_data(a) };
+  union { int32_t i; int64_t l; double d; } sv;
+  if (cmp[code]) {
+    J.k = cmp[code] - 1;
+    J.kind = dt == BEXT_I32 ? 2 : dt == BEXT_I64 ? 3 : 4;
+    if (scalar) {
+      double s = op->sc[0].f;
+      if (dt == BEXT_I32) { if (!fits_i32(s)) return false; sv.i = (int32_t)s; }
+      else if (dt == BEXT_I64) sv.l = bxr_f64_to_i64_sat(s);
+      else sv.d = s;
+    }
+  } else if (dt == BEXT_I32 && iop[code]) {
+    J.k = iop[code] - 1;
+    if (scalar) {
+      if (!fits_i32(op->sc[0].f)) return false;
+      sv.i = (int32_t)op->sc[0].f;
+    }
+  } else if (dt == BEXT_I32 && iun[op->code] && op->n_in == 1) {
+    J.k = iun[op->code] - 1;
+    J.kind = 1;
+    if (op->code == BXR_OP_CLAMP) {
+      if (!fits_i32(op->sc[0].f) || !fits_i32(op->sc[1].f)) return false;
+      J.lo = (int32_t)op->sc[0].f;
+      J.hi = (int32_t)op->sc[1].f;
+    }
+  } else {
+    return false;
+  }
+  if (scalar) {
+    J.b = (const char *)&sv;
+  } else if (J.kind != 1) {
+    const bext_tensor *b = op->in[1];
+    if (b->dtype != dt || !bxr_is_contiguous(b)) return false;
+    J.b = bxr_data(b);
+  }
+  bext_tensor *out = bxfx_output(op, scalar ? 1 : op->n_in);
+  if (out) {
+    J.o = bxr_data(out);
+    bxr_pool_for((size_t)bxr_numel(out->rank, out->shape), J.kind == 0 && (J.k == BXFX_IOP_div || J.k == BXFX_IOP_rem) ? 4 : 1, 64,
+                 native_chunk, &J);
+  }
+  *res = out;
+  return true;
+}
+
 /* Every binary, scalar, comparison, logic and unary op.  The small f32
  * path stays in this lean frame; the general engine (a ~400-byte
  * descriptor and its setup) is a separate, non-inlined function so small
  * ops do not pay its prologue. */
 bext_tensor *bxfx_exec_elementwise(struct bxr_op *op) {
   bext_tensor *res;
-  if (op->in[0]->dtype == BEXT_F32 && (small_f32(op, &res) || widened_scalar(op, &res))) return res;
+  const bext_dtype dt = op->in[0]->dtype;
+  if (dt == BEXT_F32 && (small_f32(op, &res) || widened_scalar(op, &res))) return res;
+  if ((dt == BEXT_I32 || dt == BEXT_I64 || dt == BEXT_F64) && native_width(op, &res)) return res;
   return ew_general(op);
 }
 

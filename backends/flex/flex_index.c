@@ -3,7 +3,16 @@
  * Index values are data, so inference cannot check them: every index is
  * validated here (bxr_check_indices) before anything is written (an
  * in-place output is never left half-updated), and a bad one is reported
- * with its position. */
+ * with its position.
+ *
+ * gather and scatter_add walk the index tensor by rows (its last dim),
+ * with each row's offsets computed once and a loop per element size (or
+ * dtype, for the adds) inside.  Rows are split across the pool wherever
+ * they cannot write the same element: every gather row, scatter_add rows
+ * when it scatters along the last dim (each row then adds into its own
+ * output row), select_assign's slice positions (every index's slice visits
+ * them in index order).  Each element therefore sees its additions in the
+ * reference's order, so results are the serial walk's bits. */
 #include <string.h>
 
 #include "flex_internal.h"
@@ -42,6 +51,196 @@ static bext_tensor *copy_of_input(struct bxr_op *op) {
   return out;
 }
 
+/* dst[k * ds] += src[k * ss] for k < n (strides in elements), ints
+ * wrapping, halves through f32: add_elem's rule with the dtype switch
+ * taken once per row. */
+static void add_row(char *dst, int64_t ds, const char *src, int64_t ss, int64_t n, bext_dtype dt) {
+#define ADD_LOOP(T, expr)                                                      \
+  {                                                                            \
+    T *d = (T *)(void *)dst;                                                   \
+    const T *s = (const T *)(const void *)src;                                 \
+    if (ds == 1 && ss == 1)                                                    \
+      for (int64_t k = 0; k < n; k++) { T a = d[k], b = s[k]; d[k] = (expr); } \
+    else                                                                       \
+      for (int64_t k = 0; k < n; k++) { T a = d[k * ds], b = s[k * ss]; d[k * ds] = (expr); } \
+  }                                                                            \
+  break
+  switch (dt) {
+  case BEXT_F32: ADD_LOOP(float, a + b);
+  case BEXT_F64: ADD_LOOP(double, a + b);
+  case BEXT_I32: ADD_LOOP(int32_t, bxk_add_i32(a, b));
+  case BEXT_I64: ADD_LOOP(int64_t, bxk_add_i64(a, b));
+  default: {
+    size_t es = bext_dtype_size(dt);
+    for (int64_t k = 0; k < n; k++) add_elem(dst + k * ds * (int64_t)es, src + k * ss * (int64_t)es, dt);
+    break;
+  }
+  }
+#undef ADD_LOOP
+}
+
+/* gather / scatter_add over the index tensor's rows: row r (all dims but
+ * the last) has its element offsets into idx, the data tensor t (gather:
+ * t's coordinate along dim comes from the index) and the dense side
+ * (gather's output, scatter_add's values) computed once. */
+struct rows_job {
+  const bext_tensor *t, *idx;
+  char *out;                                  /* gather: output; scatter: target */
+  const char *src;                            /* gather: t's data; scatter: values */
+  int rank;                                   /* of idx (>= 1: a rank-0 index is a row of 1) */
+  int64_t shape[BEXT_MAX_RANK];
+  int64_t is[BEXT_MAX_RANK];                  /* idx strides */
+  int64_t ts[BEXT_MAX_RANK];                  /* indexed side's strides, 0 along dim */
+  int64_t ds[BEXT_MAX_RANK];                  /* dense side's strides */
+  int64_t dimstride;                          /* the indexed side's stride along dim */
+  int64_t rows, len;
+  bext_dtype dt;
+  bool i32;
+};
+
+static void rows_setup(struct rows_job *J, const struct bxr_op *op, const bext_tensor *t, const bext_tensor *idx,
+                       bext_tensor *out, const bext_tensor *vals) {
+  memset(J, 0, sizeof *J);
+  const int dim = op->at.dim;
+  J->t = t;
+  J->idx = idx;
+  J->dt = t->dtype;
+  J->i32 = idx->dtype == BEXT_I32;
+  J->out = bxr_data(out);
+  J->rank = idx->rank > 0 ? idx->rank : 1;
+  for (int d = 0; d < J->rank; d++) J->shape[d] = 1;
+  for (int d = 0; d < idx->rank; d++) {
+    J->shape[d] = idx->shape[d];
+    J->is[d] = idx->strides[d];
+  }
+  const bext_tensor *indexed = vals ? out : t;     /* the side the index addresses */
+  for (int d = 0; d < idx->rank; d++) J->ts[d] = d == dim ? 0 : indexed->strides[d];
+  J->dimstride = indexed->rank > 0 ? indexed->strides[dim] : 0;
+  if (vals) {
+    J->src = bxr_data(vals);
+    for (int d = 0; d < idx->rank; d++) J->ds[d] = vals->strides[d];
+  } else {
+    J->src = bxr_data(t);
+    bxr_contiguous_strides(out->rank, out->shape, J->ds);
+  }
+  J->len = J->shape[J->rank - 1];
+  J->rows = J->len ? bxr_numel(J->rank, J->shape) / J->len : 0;
+}
+
+/* Offsets of row r's first element: idx, indexed side, dense side. */
+static void row_offsets(const struct rows_job *J, int64_t r, int64_t *io, int64_t *to, int64_t *dof) {
+  *io = *to = *dof = 0;
+  for (int d = J->rank - 2; d >= 0; d--) {
+    int64_t c = r % J->shape[d];
+    r /= J->shape[d];
+    *io += c * J->is[d];
+    *to += c * J->ts[d];
+    *dof += c * J->ds[d];
+  }
+}
+
+static void gather_rows(void *ctx, size_t b, size_t e) {
+  const struct rows_job *J = ctx;
+  const int L = J->rank - 1;
+  const int64_t isl = J->is[L], tsl = J->ts[L], dsl = J->ds[L], ds = J->dimstride, n = J->len;
+  const char *ip = bxr_data(J->idx);
+  for (int64_t r = (int64_t)b; r < (int64_t)e; r++) {
+    int64_t io, to, dof;
+    row_offsets(J, r, &io, &to, &dof);
+#define GATHER_LOOP(T)                                                                      \
+  {                                                                                         \
+    const T *src = (const T *)(const void *)J->src + to;                                    \
+    T *dst = (T *)(void *)J->out + dof;                                                     \
+    if (J->i32) {                                                                           \
+      const int32_t *ix = (const int32_t *)(const void *)ip + io;                           \
+      for (int64_t k = 0; k < n; k++) dst[k * dsl] = src[k * tsl + ix[k * isl] * ds];       \
+    } else {                                                                                \
+      const int64_t *ix = (const int64_t *)(const void *)ip + io;                           \
+      for (int64_t k = 0; k < n; k++) dst[k * dsl] = src[k * tsl + ix[k * isl] * ds];       \
+    }                                                                                       \
+  }                                                                                         \
+  break
+    switch (bext_dtype_size(J->dt)) {
+    case 1: GATHER_LOOP(uint8_t);
+    case 2: GATHER_LOOP(uint16_t);
+    case 4: GATHER_LOOP(uint32_t);
+    default: GATHER_LOOP(uint64_t);
+    }
+#undef GATHER_LOOP
+  }
+}
+
+static void scatter_rows(void *ctx, size_t b, size_t e) {
+  const struct rows_job *J = ctx;
+  const int L = J->rank - 1;
+  const int64_t isl = J->is[L], tsl = J->ts[L], dsl = J->ds[L], ds = J->dimstride, n = J->len;
+  const size_t es = bext_dtype_size(J->dt);
+  const char *ip = bxr_data(J->idx);
+  for (int64_t r = (int64_t)b; r < (int64_t)e; r++) {
+    int64_t io, to, dof;
+    row_offsets(J, r, &io, &to, &dof);
+#define SCATTER_LOOP(T, expr)                                                               \
+  {                                                                                         \
+    const T *src = (const T *)(const void *)J->src + dof;                                   \
+    T *dst = (T *)(void *)J->out + to;                                                      \
+    for (int64_t k = 0; k < n; k++) {                                                       \
+      int64_t v = J->i32 ? ((const int32_t *)(const void *)ip)[io + k * isl]                \
+                         : ((const int64_t *)(const void *)ip)[io + k * isl];               \
+      T *d = dst + k * tsl + v * ds, a = *d, b_ = src[k * dsl];                             \
+      *d = (expr);                                                                          \
+    }                                                                                       \
+  }                                                                                         \
+  break
+    switch (J->dt) {
+    case BEXT_F32: SCATTER_LOOP(float, a + b_);
+    case BEXT_F64: SCATTER_LOOP(double, a + b_);
+    case BEXT_I32: SCATTER_LOOP(int32_t, bxk_add_i32(a, b_));
+    case BEXT_I64: SCATTER_LOOP(int64_t, bxk_add_i64(a, b_));
+    default:
+      for (int64_t k = 0; k < n; k++) {
+        int64_t v = index_at(J->idx, io + k * isl);
+        add_elem(J->out + (to + k * tsl + v * ds) * (int64_t)es, J->src + (dof + k * dsl) * (int64_t)es, J->dt);
+      }
+      break;
+    }
+#undef SCATTER_LOOP
+  }
+}
+
+/* select_assign over the slice positions (t's shape with dim at 1), by
+ * rows of its last dim; each row takes every index's values in order. */
+struct sela_job {
+  const bext_tensor *t, *idx, *vals;
+  bext_tensor *out;
+  int dim;
+  int64_t shape[BEXT_MAX_RANK];
+  int64_t rows, len;
+};
+
+static void sela_rows(void *ctx, size_t b, size_t e) {
+  const struct sela_job *J = ctx;
+  const bext_tensor *t = J->t, *out = J->out, *vals = J->vals;
+  const int rank = t->rank, dim = J->dim, last = rank - 1;
+  const size_t es = bext_dtype_size(t->dtype);
+  const bool rowdim = last >= 0 && last != dim;       /* rows run along the last dim */
+  const int64_t ols = rowdim ? out->strides[last] : 0, vls = rowdim ? vals->strides[last] : 0;
+  const int nd = rowdim ? rank - 1 : rank;            /* dims that number the rows */
+  for (int64_t r = (int64_t)b; r < (int64_t)e; r++) {
+    int64_t oo = 0, vo = 0, q = r;
+    for (int d = nd - 1; d >= 0; d--) {
+      int64_t c = q % J->shape[d];
+      q /= J->shape[d];
+      oo += c * out->strides[d];
+      vo += c * vals->strides[d];
+    }
+    for (int64_t i = 0; i < J->idx->shape[0]; i++) {
+      int64_t v = index_at(J->idx, i * J->idx->strides[0]);
+      add_row((char *)bxr_data(out) + (oo + v * out->strides[dim]) * (int64_t)es, ols,
+              (const char *)bxr_data(vals) + (vo + i * vals->strides[dim]) * (int64_t)es, vls, J->len, t->dtype);
+    }
+  }
+}
+
 bext_tensor *bxfx_exec_index(struct bxr_op *op) {
   bext_tensor *t = op->in[0], *idx = op->in[1];
   const int dim = op->at.dim;
@@ -51,37 +250,19 @@ bext_tensor *bxfx_exec_index(struct bxr_op *op) {
   case BXR_OP_GATHER: {
     bext_tensor *out = bxr_op_new_output(op);
     if (!out) return NULL;
-    int64_t ts[BEXT_MAX_RANK], os[BEXT_MAX_RANK];
-    memcpy(ts, t->strides, sizeof ts);
-    ts[dim] = 0;  /* the index supplies this coordinate */
-    bxr_contiguous_strides(out->rank, out->shape, os);
-    struct bxr_iter it;
-    bxr_iter_init(&it, idx->rank, idx->shape, 3, idx->strides, ts, os);
-    const char *src = bxr_data(t);
-    char *dst = bxr_data(out);
-    for (int64_t n = 0; n < it.numel; n++) {
-      int64_t v = index_at(idx, it.off[0]);
-      memcpy(dst + it.off[2] * (int64_t)es, src + (it.off[1] + v * t->strides[dim]) * (int64_t)es, es);
-      bxr_iter_next(&it);
-    }
+    struct rows_job J;
+    rows_setup(&J, op, t, idx, out, NULL);
+    bxr_pool_for((size_t)J.rows, (size_t)J.len + 1, 1, gather_rows, &J);
     return out;
   }
   case BXR_OP_SCATTER_ADD: {
     bext_tensor *vals = op->in[2];
     bext_tensor *out = copy_of_input(op);
     if (!out) return NULL;
-    int64_t os[BEXT_MAX_RANK];
-    memcpy(os, out->strides, sizeof os);
-    os[dim] = 0;
-    struct bxr_iter it;
-    bxr_iter_init(&it, idx->rank, idx->shape, 3, idx->strides, vals->strides, os);
-    char *dst = bxr_data(out);
-    const char *src = bxr_data(vals);
-    for (int64_t n = 0; n < it.numel; n++) {
-      int64_t v = index_at(idx, it.off[0]);
-      add_elem(dst + (it.off[2] + v * out->strides[dim]) * (int64_t)es, src + it.off[1] * (int64_t)es, t->dtype);
-      bxr_iter_next(&it);
-    }
+    struct rows_job J;
+    rows_setup(&J, op, t, idx, out, vals);
+    if (dim == idx->rank - 1) bxr_pool_for((size_t)J.rows, (size_t)J.len + 1, 1, scatter_rows, &J);
+    else scatter_rows(&J, 0, (size_t)J.rows);
     return out;
   }
   case BXR_OP_SELECT: {
@@ -103,20 +284,14 @@ bext_tensor *bxfx_exec_index(struct bxr_op *op) {
     bext_tensor *vals = op->in[2];
     bext_tensor *out = copy_of_input(op);
     if (!out) return NULL;
-    int64_t shape[BEXT_MAX_RANK];
-    memcpy(shape, t->shape, sizeof shape);
-    shape[dim] = 1;
-    for (int64_t i = 0; i < idx->shape[0]; i++) {
-      int64_t v = index_at(idx, i * idx->strides[0]);
-      char *dst = (char *)bxr_data(out) + v * out->strides[dim] * (int64_t)es;
-      const char *src = (const char *)bxr_data(vals) + i * vals->strides[dim] * (int64_t)es;
-      struct bxr_iter it;
-      bxr_iter_init(&it, t->rank, shape, 2, out->strides, vals->strides);
-      for (int64_t n = 0; n < it.numel; n++) {
-        add_elem(dst + it.off[0] * (int64_t)es, src + it.off[1] * (int64_t)es, t->dtype);
-        bxr_iter_next(&it);
-      }
-    }
+    struct sela_job J = { .t = t, .idx = idx, .out = out, .vals = vals, .dim = dim };
+    memcpy(J.shape, t->shape, sizeof J.shape);
+    J.shape[dim] = 1;
+    int last = t->rank - 1;
+    J.len = last >= 0 && last != dim ? t->shape[last] : 1;
+    int64_t n = bxr_numel(t->rank, J.shape);
+    J.rows = J.len ? n / J.len : 0;
+    bxr_pool_for((size_t)J.rows, (size_t)(J.len * idx->shape[0]) + 1, 1, sela_rows, &J);
     return out;
   }
   }

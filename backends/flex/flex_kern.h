@@ -18,6 +18,9 @@
  * (test_flex_blocks.c checks they do). */
 #include "bxk_scalar.h"
 
+/* Ops of the integer row reductions (red_i32 / red_i64). */
+enum { BXFX_RED_SUM, BXFX_RED_PROD, BXFX_RED_MAX, BXFX_RED_MIN };
+
 /* Flags of the extreme kernels. */
 enum { BXFX_EXT_MAX = 1, BXFX_EXT_VALUE = 2 };
 
@@ -36,12 +39,24 @@ enum {
 };
 /* Unary f32 kernels o[i] = f(a[i]); o may equal a (in place). */
 #define BXFX_UN_LIST(X) X(exp) X(log) X(log1p) X(sin) X(cos) X(tanh) X(erf) \
-  X(sigmoid) X(sqrt) X(rsqrt) X(neg) X(abs) X(relu) X(recip)
+  X(sigmoid) X(sqrt) X(rsqrt) X(neg) X(abs) X(relu) X(recip) X(floor) X(ceil) \
+  X(round) X(sign)
 enum {
 #define X(n) BXFX_UN_##n,
   BXFX_UN_LIST(X)
 #undef X
   BXFX_UN_COUNT
+};
+
+/* Unary f64 transcendentals (libmvec's 4-lane forms in the AVX2 table,
+ * libm's in the generic one; their last bits are not part of the ops'
+ * contract, bxk_scalar.h). */
+#define BXFX_UND_LIST(X) X(exp) X(log) X(log1p) X(sin) X(cos) X(tanh) X(erf)
+enum {
+#define X(n) BXFX_UND_##n,
+  BXFX_UND_LIST(X)
+#undef X
+  BXFX_UND_COUNT
 };
 
 /* f32 comparisons o[i] = a[i] OP b[i] as 0/1 bytes (same modes). */
@@ -51,6 +66,24 @@ enum {
   BXFX_CMP_LIST(X)
 #undef X
   BXFX_CMP_COUNT
+};
+
+/* Native-width i32 ops (bxk_scalar.h's i32 rules: wrapping in 32 bits is
+ * the i64 computation stored back to i32, for operands and scalars that
+ * are i32 values). */
+#define BXFX_IOP_LIST(X) X(add) X(sub) X(mul) X(div) X(rem) X(max) X(min)
+enum {
+#define X(n) BXFX_IOP_##n,
+  BXFX_IOP_LIST(X)
+#undef X
+  BXFX_IOP_COUNT
+};
+#define BXFX_IUN_LIST(X) X(neg) X(abs) X(relu) X(sign) X(clamp)
+enum {
+#define X(n) BXFX_IUN_##n,
+  BXFX_IUN_LIST(X)
+#undef X
+  BXFX_IUN_COUNT
 };
 
 typedef void (*bxfx_bin_f32_fn)(const float *a, const float *b, float *o, size_t n, int mode);
@@ -64,6 +97,20 @@ struct bxfx_kernels {
   bxfx_bin_f32_fn bin_nt[BXFX_BIN_COUNT];
   bxfx_un_f32_fn un[BXFX_UN_COUNT];
   void (*cmp[BXFX_CMP_COUNT])(const float *a, const float *b, uint8_t *o, size_t n, int mode);
+  /* i32 o[i] = a[i] OP b[i] (BXFX_IOP_*), mode BXFX_VV or BXFX_VS; unary
+   * i32 (BXFX_IUN_*; clamp to [lo, hi], lo <= hi not required: x < lo
+   * first, as the reference tests). */
+  void (*bin_i32)(int op, const int32_t *a, const int32_t *b, int32_t *o, size_t n, int mode);
+  void (*un_i32)(int op, const int32_t *a, int32_t *o, size_t n, int32_t lo, int32_t hi);
+  /* Comparisons (BXFX_CMP_*) of i32, i64 and f64 as 0/1 bytes, mode
+   * BXFX_VV or BXFX_VS. */
+  void (*cmp_i32)(int cmp, const int32_t *a, const int32_t *b, uint8_t *o, size_t n, int mode);
+  void (*cmp_i64)(int cmp, const int64_t *a, const int64_t *b, uint8_t *o, size_t n, int mode);
+  void (*cmp_f64)(int cmp, const double *a, const double *b, uint8_t *o, size_t n, int mode);
+  void (*un_f64[BXFX_UND_COUNT])(const double *a, double *o, size_t n);
+  /* pow of two arrays (libmvec's powf/pow in lanes, libm's elsewhere). */
+  void (*pow_f32)(const float *a, const float *b, float *o, size_t n);
+  void (*pow_f64)(const double *a, const double *b, double *o, size_t n);
   /* o[i] = (float)((double)a[i] OP s) for add sub mul div (BXFX_BIN_*
    * indices 0..3): an f32 tensor with a scalar f32 cannot hold exactly
    * (an SGD step's 1e-3), in f64 lanes with one rounding, which is what
@@ -89,6 +136,11 @@ struct bxfx_kernels {
   /* d[m*ds + k] = s[k*ss + m] for an 8x8 block of 4-byte elements
    * (strides in elements), bits copied exactly: transposed copies. */
   void (*tile8_u32)(uint32_t *d, int64_t ds, const uint32_t *s, int64_t ss);
+  /* arange: o[i] = start + (double)(i0 + i) * step (two roundings, never
+   * fused), stored with the runtime's cast rules for the dtype. */
+  void (*arange_f32)(float *o, size_t n, double start, double step, int64_t i0);
+  void (*arange_f64)(double *o, size_t n, double start, double step, int64_t i0);
+  void (*arange_i32)(int32_t *o, size_t n, double start, double step, int64_t i0);
   void (*mulacc_f32)(double *acc, const float *x, size_t n);
   void (*mulacc_f64)(double *acc, const double *x, size_t n);
   /* Index (n >= 1) of the first NaN, else of the first max (flags has
@@ -102,6 +154,16 @@ struct bxfx_kernels {
    * NaN. */
   void (*extrow_f32)(float *acc, int64_t *arg, const float *x, size_t n, int64_t k, int flags);
   void (*extrow_f64)(double *acc, int64_t *arg, const double *x, size_t n, int64_t k, int flags);
+  /* A whole row of ints at their own width (BXFX_RED_*; n >= 1 for the
+   * extremes): sums and products wrap in the dtype's unsigned twin (any
+   * order gives the same bits), extremes are exact.  Returns the dtype's
+   * value, sign-extended. */
+  int64_t (*red_i32)(int op, const int32_t *x, size_t n);
+  int64_t (*red_i64)(int op, const int64_t *x, size_t n);
+  /* acc[i] = acc[i] OP x[i] (BXFX_RED_*): one row of an int reduction
+   * across an outer axis, wrapping likewise. */
+  void (*rowacc_i32)(int op, int32_t *acc, const int32_t *x, size_t n);
+  void (*rowacc_i64)(int op, int64_t *acc, const int64_t *x, size_t n);
   /* Product in f64 lanes (1 for n == 0). */
   double (*prod_f32)(const float *a, size_t n);
   double (*prod_f64)(const double *a, size_t n);

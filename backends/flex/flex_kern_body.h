@@ -183,6 +183,58 @@ BXFX_CMP_DEF(lt, <)
 BXFX_CMP_DEF(le, <=)
 #undef BXFX_CMP_DEF
 
+/* ---- native-width ints, f64 comparisons --------------------------------- */
+/* Plain loops over bxk_scalar.h's rules, one per op and mode, which the
+ * compiler vectorizes at the variant's width (division and rem stay
+ * scalar: no vector integer division). */
+#define BXFX_TLOOP(T, OT, EXPR)                                                    \
+  do {                                                                             \
+    if (mode == BXFX_VS) {                                                         \
+      const T y = b[0];                                                            \
+      for (size_t i = 0; i < n; i++) { const T x = a[i]; o[i] = (OT)(EXPR); }      \
+    } else {                                                                       \
+      for (size_t i = 0; i < n; i++) { const T x = a[i], y = b[i]; o[i] = (OT)(EXPR); } \
+    }                                                                              \
+  } while (0)
+static void SFX(bin_i32)(int op, const int32_t *a, const int32_t *b, int32_t *o, size_t n, int mode) {
+  switch (op) {
+  case BXFX_IOP_add: BXFX_TLOOP(int32_t, int32_t, bxk_add_i32(x, y)); break;
+  case BXFX_IOP_sub: BXFX_TLOOP(int32_t, int32_t, bxk_sub_i32(x, y)); break;
+  case BXFX_IOP_mul: BXFX_TLOOP(int32_t, int32_t, bxk_mul_i32(x, y)); break;
+  case BXFX_IOP_div: BXFX_TLOOP(int32_t, int32_t, bxk_div_i32(x, y)); break;
+  case BXFX_IOP_rem: BXFX_TLOOP(int32_t, int32_t, bxk_rem_i32(x, y)); break;
+  case BXFX_IOP_max: BXFX_TLOOP(int32_t, int32_t, bxk_max_i32(x, y)); break;
+  default: BXFX_TLOOP(int32_t, int32_t, bxk_min_i32(x, y)); break;
+  }
+}
+static void SFX(un_i32)(int op, const int32_t *a, int32_t *o, size_t n, int32_t lo, int32_t hi) {
+  switch (op) {
+  case BXFX_IUN_neg: for (size_t i = 0; i < n; i++) o[i] = bxk_neg_i32(a[i]); break;
+  case BXFX_IUN_abs: for (size_t i = 0; i < n; i++) o[i] = bxk_abs_i32(a[i]); break;
+  case BXFX_IUN_relu: for (size_t i = 0; i < n; i++) o[i] = bxk_relu_i32(a[i]); break;
+  case BXFX_IUN_sign: for (size_t i = 0; i < n; i++) o[i] = bxk_sign_i32(a[i]); break;
+  default:
+    for (size_t i = 0; i < n; i++) { int32_t x = a[i]; o[i] = x < lo ? lo : x > hi ? hi : x; }
+    break;
+  }
+}
+#define BXFX_CMP_T_DEF(name, T)                                                     \
+  static void SFX(name)(int cmp, const T *a, const T *b, uint8_t *o, size_t n, int mode) { \
+    switch (cmp) {                                                                  \
+    case BXFX_CMP_eq: BXFX_TLOOP(T, uint8_t, x == y); break;                        \
+    case BXFX_CMP_ne: BXFX_TLOOP(T, uint8_t, x != y); break;                        \
+    case BXFX_CMP_gt: BXFX_TLOOP(T, uint8_t, x > y); break;                         \
+    case BXFX_CMP_ge: BXFX_TLOOP(T, uint8_t, x >= y); break;                        \
+    case BXFX_CMP_lt: BXFX_TLOOP(T, uint8_t, x < y); break;                         \
+    default: BXFX_TLOOP(T, uint8_t, x <= y); break;                                 \
+    }                                                                               \
+  }
+BXFX_CMP_T_DEF(cmp_i32, int32_t)
+BXFX_CMP_T_DEF(cmp_i64, int64_t)
+BXFX_CMP_T_DEF(cmp_f64, double)
+#undef BXFX_CMP_T_DEF
+#undef BXFX_TLOOP
+
 /* ---- unary ------------------------------------------------------------- */
 /* Transcendentals: 8 lanes through libmvec when available, else libm. */
 #ifdef BXFX_MVEC
@@ -213,6 +265,64 @@ BXFX_UN_TR(cos, cosf)
 BXFX_UN_TR(tanh, tanhf)
 BXFX_UN_TR(erf, erff)
 
+/* f64 (4 lanes) and the pows, the same way: a tail goes through the same
+ * vector routine, padded. */
+#ifdef BXFX_MVEC
+#define BXFX_UND_TR(name, fn)                                                      \
+  static void SFX(und_##name)(const double *a, double *o, size_t n) {            \
+    size_t i = 0;                                                                  \
+    for (; i + 4 <= n; i += 4) {                                                   \
+      v4d x = SFX(ld4d)(a + i), r = (v4d)_ZGVdN4v_##fn((__m256d)x);                \
+      memcpy(o + i, &r, sizeof r);                                                 \
+    }                                                                              \
+    if (i < n) {                                                                   \
+      double t[4] = { 0 };                                                         \
+      memcpy(t, a + i, (n - i) * sizeof(double));                                  \
+      v4d x = SFX(ld4d)(t), r = (v4d)_ZGVdN4v_##fn((__m256d)x);                    \
+      memcpy(t, &r, sizeof r);                                                     \
+      memcpy(o + i, t, (n - i) * sizeof(double));                                  \
+    }                                                                              \
+  }
+#define BXFX_POW_DEF(name, T, VT, W, LD, VFN, MT)                                  \
+  static void SFX(name)(const T *a, const T *b, T *o, size_t n) {                  \
+    size_t i = 0;                                                                  \
+    for (; i + W <= n; i += W) {                                                   \
+      VT r = (VT)VFN((MT)LD(a + i), (MT)LD(b + i));                                \
+      memcpy(o + i, &r, sizeof r);                                                 \
+    }                                                                              \
+    if (i < n) {                                                                   \
+      T x[W] = { 0 }, y[W] = { 0 };                                                \
+      memcpy(x, a + i, (n - i) * sizeof(T));                                       \
+      memcpy(y, b + i, (n - i) * sizeof(T));                                       \
+      VT r = (VT)VFN((MT)LD(x), (MT)LD(y));                                        \
+      memcpy(x, &r, sizeof r);                                                     \
+      memcpy(o + i, x, (n - i) * sizeof(T));                                       \
+    }                                                                              \
+  }
+BXFX_POW_DEF(pow_f32, float, v8f, 8, SFX(ld), _ZGVdN8vv_powf, __m256)
+BXFX_POW_DEF(pow_f64, double, v4d, 4, SFX(ld4d), _ZGVdN4vv_pow, __m256d)
+#undef BXFX_POW_DEF
+#else
+#define BXFX_UND_TR(name, fn)                                                      \
+  static void SFX(und_##name)(const double *a, double *o, size_t n) {            \
+    for (size_t i = 0; i < n; i++) o[i] = fn(a[i]);                               \
+  }
+static void SFX(pow_f32)(const float *a, const float *b, float *o, size_t n) {
+  for (size_t i = 0; i < n; i++) o[i] = powf(a[i], b[i]);
+}
+static void SFX(pow_f64)(const double *a, const double *b, double *o, size_t n) {
+  for (size_t i = 0; i < n; i++) o[i] = pow(a[i], b[i]);
+}
+#endif
+BXFX_UND_TR(exp, exp)
+BXFX_UND_TR(log, log)
+BXFX_UND_TR(log1p, log1p)
+BXFX_UND_TR(sin, sin)
+BXFX_UND_TR(cos, cos)
+BXFX_UND_TR(tanh, tanh)
+BXFX_UND_TR(erf, erf)
+#undef BXFX_UND_TR
+
 static void SFX(un_sigmoid)(const float *a, float *o, size_t n) {
   /* 1 / (1 + exp(-x)): exp overflows to inf for very negative x, giving
    * exactly 0, which is the right limit. */
@@ -242,6 +352,25 @@ BXFX_UN_EL(abs, (v8f)((v8i)x & SFX(splati)(0x7fffffff)), fabsf(x))
  * and NaN pass through), checked by test_flex_blocks.c. */
 BXFX_UN_EL(relu, BXFX_SEL((v8i)(x < zero), zero, x), bxk_relu_f32(x))
 BXFX_UN_EL(recip, one / x, 1.0f / x)
+/* Rounding: the AVX form rounds lanes with the same rule as floorf,
+ * ceilf and nearbyintf (bxk_round_f32: the current mode, to nearest even
+ * by default); the baseline form calls them lane by lane. */
+#ifdef BXFX_AVX
+#define BXFX_VRND(x, m) ((v8f)_mm256_round_ps((__m256)(x), (m) | _MM_FROUND_NO_EXC))
+#define BXFX_VFLOOR(x) BXFX_VRND(x, _MM_FROUND_TO_NEG_INF)
+#define BXFX_VCEIL(x) BXFX_VRND(x, _MM_FROUND_TO_POS_INF)
+#define BXFX_VNEAR(x) BXFX_VRND(x, _MM_FROUND_CUR_DIRECTION)
+#else
+#define BXFX_VLANES(x, fn) ({ v8f r_ = (x); for (int k_ = 0; k_ < 8; k_++) r_[k_] = fn(r_[k_]); r_; })
+#define BXFX_VFLOOR(x) BXFX_VLANES(x, floorf)
+#define BXFX_VCEIL(x) BXFX_VLANES(x, ceilf)
+#define BXFX_VNEAR(x) BXFX_VLANES(x, bxk_round_f32)
+#endif
+BXFX_UN_EL(floor, BXFX_VFLOOR(x), floorf(x))
+BXFX_UN_EL(ceil, BXFX_VCEIL(x), ceilf(x))
+BXFX_UN_EL(round, BXFX_VNEAR(x), bxk_round_f32(x))
+/* sign: bxk_sign_f32 lane-wise (1, -1, or x itself: zeros and NaN). */
+BXFX_UN_EL(sign, BXFX_SEL((v8i)(x > zero), one, BXFX_SEL((v8i)(x < zero), -one, x)), bxk_sign_f32(x))
 
 /* f32 op f64-scalar in f64 lanes (flex_kern.h binw_f32): one switch per
  * call, so each loop is a straight convert-op-convert. */
@@ -481,6 +610,44 @@ BXFX_EXTROW_DEF(extrow_f64, double, v4d, v4l, 4, SFX(ld4d))
 #undef BXFX_EXTROW_DEF
 #undef BXFX_EXT_STEP
 
+/* Integer rows at their own width (flex_kern.h red_i32/red_i64): plain
+ * loops the compiler vectorizes (wrapping unsigned sums and products are
+ * associative, so lanes change nothing). */
+#define BXFX_RED_INT_DEF(name, T, UT)                                              \
+  static int64_t SFX(name)(int op, const T *x, size_t n) {                         \
+    switch (op) {                                                                  \
+    case BXFX_RED_SUM: { UT s = 0; for (size_t i = 0; i < n; i++) s += (UT)x[i]; return (T)s; } \
+    case BXFX_RED_PROD: { /* four chains: a 64-bit multiply has no vector form */ \
+      UT p0 = 1, p1 = 1, p2 = 1, p3 = 1;                                          \
+      size_t i = 0;                                                                \
+      for (; i + 4 <= n; i += 4) {                                                 \
+        p0 *= (UT)x[i]; p1 *= (UT)x[i + 1]; p2 *= (UT)x[i + 2]; p3 *= (UT)x[i + 3]; \
+      }                                                                            \
+      for (; i < n; i++) p0 *= (UT)x[i];                                           \
+      return (T)(UT)((p0 * p1) * (p2 * p3));                                       \
+    }                                                                              \
+    case BXFX_RED_MAX: { T m = x[0]; for (size_t i = 1; i < n; i++) m = x[i] > m ? x[i] : m; return m; } \
+    default: { T m = x[0]; for (size_t i = 1; i < n; i++) m = x[i] < m ? x[i] : m; return m; } \
+    }                                                                              \
+  }
+BXFX_RED_INT_DEF(red_i32, int32_t, uint32_t)
+BXFX_RED_INT_DEF(red_i64, int64_t, uint64_t)
+#undef BXFX_RED_INT_DEF
+/* One step of an int reduction across an outer axis: acc[i] = acc[i] OP
+ * x[i] (BXFX_RED_*), wrapping for sums and products. */
+#define BXFX_ROWACC_INT_DEF(name, T, UT)                                           \
+  static void SFX(name)(int op, T *acc, const T *x, size_t n) {                    \
+    switch (op) {                                                                  \
+    case BXFX_RED_SUM: for (size_t i = 0; i < n; i++) acc[i] = (T)((UT)acc[i] + (UT)x[i]); break; \
+    case BXFX_RED_PROD: for (size_t i = 0; i < n; i++) acc[i] = (T)((UT)acc[i] * (UT)x[i]); break; \
+    case BXFX_RED_MAX: for (size_t i = 0; i < n; i++) acc[i] = x[i] > acc[i] ? x[i] : acc[i]; break; \
+    default: for (size_t i = 0; i < n; i++) acc[i] = x[i] < acc[i] ? x[i] : acc[i]; break; \
+    }                                                                              \
+  }
+BXFX_ROWACC_INT_DEF(rowacc_i32, int32_t, uint32_t)
+BXFX_ROWACC_INT_DEF(rowacc_i64, int64_t, uint64_t)
+#undef BXFX_ROWACC_INT_DEF
+
 /* Products in f64 lanes (four vectors of four): the rounding differs from
  * a sequential product by O(n eps) relative, like any reordering. */
 #define BXFX_PROD_DEF(name, T, LD)                                                \
@@ -590,6 +757,57 @@ static void SFX(f32_to_bf16)(const float *a, uint16_t *o, size_t n) {
   for (; i < n; i++) o[i] = bxk_f32_to_bf16(a[i]);
 }
 
+/* ---- creation ---------------------------------------------------------- */
+/* arange: o[i] = start + (double)(i0 + i) * step, stored as the runtime's
+ * stores do (bxr_store_f64): f32 rounds once, i32 by bxk_f64_to_i32
+ * (NaN 0, truncate, saturate; lanes out of range are clamped to the bound
+ * first, which truncates to the same saturated value).  The index is exact
+ * in a double (< 2^53).  The product is kept apart from the add (an empty
+ * asm) so the FMA target cannot contract the two roundings into one. */
+#ifdef BXFX_AVX
+#define BXFX_NOFUSE(p) __asm__("" : "+x"(p))
+#else
+#define BXFX_NOFUSE(p) ((void)0)   /* no FMA in the baseline ISA */
+#endif
+#define BXFX_ARANGE_DEF(name, OT, STORE, SCALAR)                                   \
+  static void SFX(name)(OT *o, size_t n, double start, double step, int64_t i0) {  \
+    const v4d st = { step, step, step, step }, s0 = { start, start, start, start }; \
+    const v4d four = { 4, 4, 4, 4 };                                               \
+    v4d ix = { (double)i0, (double)(i0 + 1), (double)(i0 + 2), (double)(i0 + 3) };  \
+    size_t i = 0;                                                                  \
+    for (; i + 4 <= n; i += 4) {                                                   \
+      v4d p = ix * st;                                                             \
+      BXFX_NOFUSE(p);                                                              \
+      v4d v = s0 + p;                                                              \
+      STORE;                                                                       \
+      ix += four;                                                                  \
+    }                                                                              \
+    for (; i < n; i++) {                                                           \
+      double p = (double)(i0 + (int64_t)i) * step;                                 \
+      BXFX_NOFUSE(p);                                                              \
+      double v = start + p;                                                        \
+      o[i] = SCALAR;                                                               \
+    }                                                                              \
+  }
+typedef int32_t v4i __attribute__((vector_size(16)));
+#define BXFX_ARANGE_ST_F32 do { v4f f_ = __builtin_convertvector(v, v4f); memcpy(o + i, &f_, sizeof f_); } while (0)
+BXFX_ARANGE_DEF(arange_f32, float, BXFX_ARANGE_ST_F32, (float)v)
+#undef BXFX_ARANGE_ST_F32
+BXFX_ARANGE_DEF(arange_f64, double, memcpy(o + i, &v, sizeof v), v)
+typedef int64_t v4m __attribute__((vector_size(32)));
+#define BXFX_ARANGE_ST_I32 do {                                                     \
+    const v4d lo_ = { -2147483648.0, -2147483648.0, -2147483648.0, -2147483648.0 }; \
+    const v4d hi_ = { 2147483647.0, 2147483647.0, 2147483647.0, 2147483647.0 };     \
+    v4m nan_ = (v4m)(v != v), big_ = (v4m)(v >= hi_), small_ = (v4m)(v <= lo_);      \
+    v = (v4d)(((v4m)v & ~(nan_ | big_ | small_)) | ((v4m)hi_ & big_) | ((v4m)lo_ & small_)); \
+    v4i r_ = __builtin_convertvector(v, v4i);                                        \
+    memcpy(o + i, &r_, sizeof r_);                                                   \
+  } while (0)
+BXFX_ARANGE_DEF(arange_i32, int32_t, BXFX_ARANGE_ST_I32, bxk_f64_to_i32(v))
+#undef BXFX_ARANGE_ST_I32
+#undef BXFX_ARANGE_DEF
+#undef BXFX_NOFUSE
+
 /* ---- layout ------------------------------------------------------------ */
 /* An 8x8 block of 4-byte elements transposed: d[m*ds + k] = s[k*ss + m]
  * (strides in elements).  Lanes only move (no arithmetic), so any bits
@@ -632,11 +850,23 @@ const struct bxfx_kernels VARIANT = {
     BXFX_UN_LIST(X)
 #undef X
   },
+  .un_f64 = {
+#define X(n) [BXFX_UND_##n] = SFX(und_##n),
+    BXFX_UND_LIST(X)
+#undef X
+  },
+  .pow_f32 = SFX(pow_f32),
+  .pow_f64 = SFX(pow_f64),
   .cmp = {
 #define X(n) [BXFX_CMP_##n] = SFX(cmp_##n),
     BXFX_CMP_LIST(X)
 #undef X
   },
+  .bin_i32 = SFX(bin_i32),
+  .un_i32 = SFX(un_i32),
+  .cmp_i32 = SFX(cmp_i32),
+  .cmp_i64 = SFX(cmp_i64),
+  .cmp_f64 = SFX(cmp_f64),
   .binw_f32 = SFX(binw_f32),
   .powi_f32 = SFX(powi_f32),
   .sum_f32 = SFX(sum_f32),
@@ -645,12 +875,19 @@ const struct bxfx_kernels VARIANT = {
   .leafrows_f32 = SFX(leafrows_f32),
   .leafrows_f64 = SFX(leafrows_f64),
   .tile8_u32 = SFX(tile8_u32),
+  .arange_f32 = SFX(arange_f32),
+  .arange_f64 = SFX(arange_f64),
+  .arange_i32 = SFX(arange_i32),
   .mulacc_f32 = SFX(mulacc_f32),
   .mulacc_f64 = SFX(mulacc_f64),
   .extrow_f32 = SFX(extrow_f32),
   .extrow_f64 = SFX(extrow_f64),
   .argext_f32 = SFX(argext_f32),
   .argext_f64 = SFX(argext_f64),
+  .red_i32 = SFX(red_i32),
+  .red_i64 = SFX(red_i64),
+  .rowacc_i32 = SFX(rowacc_i32),
+  .rowacc_i64 = SFX(rowacc_i64),
   .prod_f32 = SFX(prod_f32),
   .prod_f64 = SFX(prod_f64),
   .f16_to_f32 = SFX(f16_to_f32),

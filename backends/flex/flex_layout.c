@@ -201,6 +201,28 @@ static void random_chunk(void *ctx, size_t b, size_t e) {
       bxr_store_f64(J->dst, J->dt, (int64_t)i, p0 + p1 * bxr_rng_normal(seed, i));
 }
 
+/* arange: element i is start + i * step stored by bxr_store_f64's rules;
+ * f32, f64 and i32 through the kernels (the same conversions, in lanes),
+ * i64 with its own loop, the rest element by element. */
+static void arange_chunk(void *ctx, size_t b, size_t e) {
+  const struct fill_job *J = ctx;
+  const struct bxfx_kernels *K = bxfx_kern();
+  const double start = J->op->sc[0].f, step = J->op->sc[2].f;
+  switch (J->dt) {
+  case BEXT_F32: K->arange_f32((float *)(void *)J->dst + b, e - b, start, step, (int64_t)b); break;
+  case BEXT_F64: K->arange_f64((double *)(void *)J->dst + b, e - b, start, step, (int64_t)b); break;
+  case BEXT_I32: K->arange_i32((int32_t *)(void *)J->dst + b, e - b, start, step, (int64_t)b); break;
+  case BEXT_I64: {
+    int64_t *o = (int64_t *)(void *)J->dst;
+    for (size_t i = b; i < e; i++) o[i] = bxk_f64_to_i64(start + (double)(int64_t)i * step);
+    break;
+  }
+  default:
+    for (size_t i = b; i < e; i++) bxr_store_f64(J->dst, J->dt, (int64_t)i, start + (double)(int64_t)i * step);
+    break;
+  }
+}
+
 bext_tensor *bxfx_exec_create(struct bxr_op *op) {
   bext_tensor *out = bxr_op_new_output(op);
   if (!out) return NULL;
@@ -220,8 +242,7 @@ bext_tensor *bxfx_exec_create(struct bxr_op *op) {
     break;
   }
   case BXR_OP_ARANGE:
-    for (size_t i = 0; i < n; i++)
-      bxr_store_f64(J.dst, out->dtype, (int64_t)i, op->sc[0].f + (double)i * op->sc[2].f);
+    bxr_pool_for(n, 2, 64, arange_chunk, &J);
     break;
   default: /* RANDOM_UNIFORM, RANDOM_NORMAL: counter-based, so threads agree */
     bxr_pool_for(n, 16, 64, random_chunk, &J);

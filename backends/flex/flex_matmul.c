@@ -1,8 +1,9 @@
 /* flex_matmul.c — batched matmul with NumPy-broadcast batch dims.
  *
- * f32/f64 go to OpenBLAS (cblas_sgemm/dgemm), one call per batch matrix;
- * a large product is cut into column (or row) panels run on the runtime's
- * thread pool, one single-threaded gemm per panel.  OpenBLAS's own
+ * f32/f64 go to OpenBLAS (cblas_sgemm/dgemm), one call per batch matrix.
+ * Many (or small) batch matrices are shared out whole across the runtime's
+ * thread pool; a few large ones are each cut into column (or row) panels,
+ * one single-threaded gemm per panel.  OpenBLAS's own
  * threads are never used (pool.c keeps it at one): after each call they
  * spin in sched_yield for ~2^28 cycles, which on a few shared cores took
  * the core the pool's next elementwise chunk needed (perf on the MLP
@@ -81,6 +82,77 @@ static void pack(void *dst, int repr, const char *src, bext_dtype dt, int64_t ro
     bxfx_load((char *)dst + (size_t)(i * cols) * rsz, repr, src + i * rs * (int64_t)es, dt, cs, (size_t)cols);
 }
 
+/* The batch loop: batch matrices [lo, hi) of one matmul, each packed (when
+ * its layout or dtype needs it) into this chunk's scratch slot and
+ * multiplied (gemm_pooled runs inline when called from a pool chunk). */
+struct batch_job {
+  const bext_tensor *a, *b;
+  bext_tensor *out;
+  int nb;
+  int64_t m, n, k;
+  bext_dtype dt;
+  int repr;
+  bool native, pa, pb;
+  CBLAS_TRANSPOSE ta, tb;
+  int64_t lda, ldb, ars, acs, brs, bcs;
+  int64_t abs_[BEXT_MAX_RANK], bbs[BEXT_MAX_RANK];
+  size_t sa, sb, scratch;
+  char *buf;
+  int nslots;               /* scratch slots in buf */
+  int next_slot;            /* atomic: the next free scratch slot */
+};
+
+static void batch_chunk(void *ctx, size_t lo, size_t hi) {
+  struct batch_job *J = ctx;
+  const int64_t m = J->m, n = J->n, k = J->k;
+  const bext_dtype dt = J->dt;
+  const size_t es = bext_dtype_size(dt);
+  const int repr = J->repr, nb = J->nb;
+  int slot_i = __atomic_fetch_add(&J->next_slot, 1, __ATOMIC_RELAXED);
+  BXR_ASSERT(slot_i < J->nslots);
+  char *slot = J->buf ? J->buf + (size_t)slot_i * J->scratch : NULL;
+  char *A = slot, *B = slot ? slot + J->sa : NULL, *C = slot ? slot + J->sa + J->sb : NULL;
+  int64_t idx[BEXT_MAX_RANK] = { 0 }, rem = (int64_t)lo;
+  for (int d = nb - 1; d >= 0; d--) {
+    idx[d] = rem % J->out->shape[d];
+    rem /= J->out->shape[d];
+  }
+  for (int64_t bi = (int64_t)lo; bi < (int64_t)hi; bi++) {
+    int64_t ao = 0, bo = 0;
+    for (int d = 0; d < nb; d++) { ao += idx[d] * J->abs_[d]; bo += idx[d] * J->bbs[d]; }
+    const char *ap = (const char *)bxr_data(J->a) + ao * (int64_t)es;
+    const char *bp = (const char *)bxr_data(J->b) + bo * (int64_t)es;
+    char *op_ = (char *)bxr_data(J->out) + (size_t)(bi * m * n) * es;
+    if (J->pa) pack(A, repr, ap, dt, m, k, J->ars, J->acs);
+    if (J->pb) pack(B, repr, bp, dt, k, n, J->brs, J->bcs);
+    const void *Ap = J->pa ? (const void *)A : (const void *)ap, *Bp = J->pb ? (const void *)B : (const void *)bp;
+    if (k == 0) {
+      memset(J->native ? (void *)op_ : (void *)C, 0, (size_t)(m * n) * (J->native ? es : bxfx_repr_size(repr)));
+    } else if (repr == BXFX_R_F32 || repr == BXFX_R_F64) {
+      struct gemm_job g = { .f64 = repr == BXFX_R_F64, .ta = J->ta, .tb = J->tb, .m = m, .n = n, .k = k,
+                            .lda = J->lda, .ldb = J->ldb, .A = Ap, .B = Bp, .C = J->native ? op_ : C };
+      gemm_pooled(&g);
+    } else {
+      const int64_t *Ai = Ap, *Bi = Bp;
+      int64_t *Ci = (int64_t *)C;
+      for (int64_t i = 0; i < m; i++) {
+        int64_t *crow = Ci + i * n;
+        for (int64_t j = 0; j < n; j++) crow[j] = 0;
+        for (int64_t p = 0; p < k; p++) {
+          uint64_t av = (uint64_t)Ai[i * k + p];
+          const int64_t *brow = Bi + p * n;
+          for (int64_t j = 0; j < n; j++) crow[j] = (int64_t)((uint64_t)crow[j] + av * (uint64_t)brow[j]);
+        }
+      }
+    }
+    if (!J->native) bxfx_store(op_, dt, C, repr, (size_t)(m * n));
+    for (int d = nb - 1; d >= 0; d--) {
+      if (++idx[d] < J->out->shape[d]) break;
+      idx[d] = 0;
+    }
+  }
+}
+
 bext_tensor *bxfx_exec_matmul(struct bxr_op *op) {
   const bext_tensor *a = op->in[0], *b = op->in[1];
   bxr_pool_threads();   /* sizes the pool once, which tells OpenBLAS the same count */
@@ -89,7 +161,6 @@ bext_tensor *bxfx_exec_matmul(struct bxr_op *op) {
   const int R = out->rank, nb = R - 2;
   const int64_t m = out->shape[R - 2], n = out->shape[R - 1], k = a->shape[a->rank - 1];
   const bext_dtype dt = a->dtype;
-  const size_t es = bext_dtype_size(dt);
   int64_t nbatch = 1;
   for (int d = 0; d < nb; d++) nbatch *= out->shape[d];
   if (m == 0 || n == 0 || nbatch == 0) return out;
@@ -115,47 +186,27 @@ bext_tensor *bxfx_exec_matmul(struct bxr_op *op) {
   size_t sa = pa ? (size_t)(m * k) * rsz : 0, sb = pb ? (size_t)(k * n) * rsz : 0;
   size_t sc = native ? 0 : (size_t)(m * n) * rsz;
   size_t scratch = sa + sb + sc;
+  /* Whole batch matrices per thread when there are many or they are
+   * small: a small product cut into panels would pay a pool round trip
+   * per batch for microseconds of work.  A few large ones keep the
+   * panel split (whole matrices would balance badly: 3 on 2 threads).
+   * Each chunk takes its own scratch slot (one chunk per thread). */
+  const int threads = bxr_pool_threads();
+  const bool by_batch = nbatch > 1 && (nbatch >= 4 * (int64_t)threads || 2 * m * n * k < ((int64_t)1 << 22));
+  const int nslots = by_batch ? threads : 1;
   char *buf = NULL;
   if (scratch) {
-    buf = bxr_alloc(scratch);
+    buf = bxr_alloc(scratch * (size_t)nslots);
     if (!buf) { bext_release(out); return NULL; }
   }
-  char *A = buf, *B = buf ? buf + sa : NULL, *C = buf ? buf + sa + sb : NULL;
-  int64_t idx[BEXT_MAX_RANK] = { 0 };
-  for (int64_t bi = 0; bi < nbatch; bi++) {
-    int64_t ao = 0, bo = 0;
-    for (int d = 0; d < nb; d++) { ao += idx[d] * abs_[d]; bo += idx[d] * bbs[d]; }
-    const char *ap = (const char *)bxr_data(a) + ao * (int64_t)es;
-    const char *bp = (const char *)bxr_data(b) + bo * (int64_t)es;
-    char *op_ = (char *)bxr_data(out) + (size_t)(bi * m * n) * es;
-    if (pa) pack(A, repr, ap, dt, m, k, ars, acs);
-    if (pb) pack(B, repr, bp, dt, k, n, brs, bcs);
-    const void *Ap = pa ? (const void *)A : (const void *)ap, *Bp = pb ? (const void *)B : (const void *)bp;
-    if (k == 0) {
-      memset(native ? (void *)op_ : (void *)C, 0, (size_t)(m * n) * (native ? es : rsz));
-    } else if (repr == BXFX_R_F32 || repr == BXFX_R_F64) {
-      struct gemm_job g = { .f64 = repr == BXFX_R_F64, .ta = ta, .tb = tb, .m = m, .n = n, .k = k,
-                            .lda = lda, .ldb = ldb, .A = Ap, .B = Bp, .C = native ? op_ : C };
-      gemm_pooled(&g);
-    } else {
-      const int64_t *Ai = Ap, *Bi = Bp;
-      int64_t *Ci = (int64_t *)C;
-      for (int64_t i = 0; i < m; i++) {
-        int64_t *crow = Ci + i * n;
-        for (int64_t j = 0; j < n; j++) crow[j] = 0;
-        for (int64_t p = 0; p < k; p++) {
-          uint64_t av = (uint64_t)Ai[i * k + p];
-          const int64_t *brow = Bi + p * n;
-          for (int64_t j = 0; j < n; j++) crow[j] = (int64_t)((uint64_t)crow[j] + av * (uint64_t)brow[j]);
-        }
-      }
-    }
-    if (!native) bxfx_store(op_, dt, C, repr, (size_t)(m * n));
-    for (int d = nb - 1; d >= 0; d--) {
-      if (++idx[d] < out->shape[d]) break;
-      idx[d] = 0;
-    }
-  }
-  if (buf) bxr_free(buf, scratch);
+  struct batch_job J = { .a = a, .b = b, .out = out, .nb = nb, .m = m, .n = n, .k = k, .dt = dt, .repr = repr,
+                         .native = native, .pa = pa, .pb = pb, .ta = ta, .tb = tb, .lda = lda, .ldb = ldb,
+                         .ars = ars, .acs = acs, .brs = brs, .bcs = bcs, .sa = sa, .sb = sb,
+                         .scratch = scratch, .buf = buf, .nslots = nslots };
+  memcpy(J.abs_, abs_, sizeof abs_);
+  memcpy(J.bbs, bbs, sizeof bbs);
+  if (by_batch) bxr_pool_for((size_t)nbatch, (size_t)(2 * m * n * k) + 1, 1, batch_chunk, &J);
+  else batch_chunk(&J, 0, (size_t)nbatch);
+  if (buf) bxr_free(buf, scratch * (size_t)nslots);
   return out;
 }

@@ -6,8 +6,9 @@
  * contiguous rows; inner > 1 accumulates whole rows of `inner` elements,
  * which keeps the reads sequential instead of striding by `inner`.  Floats
  * accumulate in double, ints in wrapping i64, bools in u8; max/min let NaN
- * win; argmax/argmin take the first occurrence of the extreme (the last
- * NaN when there are NaNs, as the reference does).
+ * win; argmax/argmin take the first occurrence of the extreme (the first
+ * NaN when there are NaNs, as the reference does).  f16/bf16 rows are
+ * widened to f32 in lanes and take the f32 kernels.
  *
  * Float sums are pairwise (bext.h states the bound): a contiguous row goes
  * through the kernels' sum_f32/sum_f64 (leaves of BXFX_LEAF elements in
@@ -52,23 +53,37 @@ static inline bool is_float_sum(const struct red *R) {
   return (R->op == BXR_OP_SUM || R->op == BXR_OP_MEAN) && R->repr == BXFX_R_F64;
 }
 
+/* Pairwise sum of n contiguous f16/bf16 elements: blocks widened to f32 by
+ * the kernels' F16C/shift conversions, each leaf summed by sum_f32 (whose
+ * leaf widens to f64 exactly, as loading the halves straight into f64
+ * would): the widened values' sum with the same tree.  Blocks hold whole
+ * leaves, so a run of whole chunks pushes the serial pass's leaves. */
+static double half_sum(bext_dtype dt, const uint16_t *p, size_t n) {
+  const struct bxfx_kernels *Kn = bxfx_kern();
+  _Alignas(32) float x[BXFX_BLK];
+  struct bxfx_pw pw;
+  bxfx_pw_init(&pw);
+  for (size_t k0 = 0; k0 < n; k0 += BXFX_BLK) {
+    size_t m = n - k0 < BXFX_BLK ? n - k0 : BXFX_BLK;
+    (dt == BEXT_F16 ? Kn->f16_to_f32 : Kn->bf16_to_f32)(p + k0, x, m);
+    for (size_t j = 0; j < m; j += BXFX_LEAF)
+      bxfx_pw_push(&pw, Kn->sum_f32(x + j, m - j < BXFX_LEAF ? m - j : BXFX_LEAF));
+  }
+  return bxfx_pw_done(&pw);
+}
+
+static inline bool is_half(bext_dtype dt) { return dt == BEXT_F16 || dt == BEXT_BF16; }
+
+/* n f16/bf16 elements widened to f32 (the kernels' conversions). */
+static void half_to_f32(bext_dtype dt, const void *p, float *o, size_t n) {
+  (dt == BEXT_F16 ? bxfx_kern()->f16_to_f32 : bxfx_kern()->bf16_to_f32)((const uint16_t *)p, o, n);
+}
+
 /* Pairwise sum of one contiguous row of K elements (any float dtype). */
 static double row_sum(const struct red *R, const char *row) {
   if (R->dt == BEXT_F32) return bxfx_kern()->sum_f32((const float *)row, (size_t)R->K);
   if (R->dt == BEXT_F64) return bxfx_kern()->sum_f64((const double *)row, (size_t)R->K);
-  /* f16/bf16: widen a block at a time; blocks hold whole leaves, so this
-   * is the sum of the widened values with the same tree. */
-  _Alignas(32) double x[BXFX_BLK];
-  const size_t es = bext_dtype_size(R->dt);
-  struct bxfx_pw pw;
-  bxfx_pw_init(&pw);
-  for (int64_t k0 = 0; k0 < R->K; k0 += BXFX_BLK) {
-    size_t m = (size_t)(R->K - k0 < BXFX_BLK ? R->K - k0 : BXFX_BLK);
-    bxfx_load(x, BXFX_R_F64, row + k0 * (int64_t)es, R->dt, 1, m);
-    for (size_t j = 0; j < m; j += BXFX_LEAF)
-      bxfx_pw_push(&pw, bxfx_kern()->sum_f64(x + j, m - j < BXFX_LEAF ? m - j : BXFX_LEAF));
-  }
-  return bxfx_pw_done(&pw);
+  return half_sum(R->dt, (const uint16_t *)row, (size_t)R->K);
 }
 
 /* Pairwise sums over k of K rows of n <= rs_width(K) elements (row k at
@@ -92,6 +107,7 @@ __attribute__((noinline)) static void rows_sum(const struct red *R, const char *
   const int64_t rowbytes = R->inner * (int64_t)es;
   const struct bxfx_kernels *K = bxfx_kern();
   _Alignas(32) double cells[BXFX_RS_CELLS], x[BXFX_BLK];
+  _Alignas(32) float hx[BXFX_ROW_LEAF * BXFX_BLK];
   unsigned char lvl[BXFX_RS_NODES];
 #define node(t) (cells + (size_t)(t) * n)
   int top = 0;
@@ -104,6 +120,11 @@ __attribute__((noinline)) static void rows_sum(const struct red *R, const char *
       K->leafrows_f32(leaf, (const float *)row0, (size_t)R->inner, (size_t)(k1 - k0), n);
     } else if (R->dt == BEXT_F64) {
       K->leafrows_f64(leaf, (const double *)row0, (size_t)R->inner, (size_t)(k1 - k0), n);
+    } else if (is_half(R->dt)) {
+      /* the leaf's rows widened to f32, then the f32 leaf (the same
+       * running sums in f64 as widening each row to f64) */
+      for (int64_t k = k0; k < k1; k++) half_to_f32(R->dt, base + k * rowbytes, hx + (size_t)(k - k0) * n, n);
+      K->leafrows_f32(leaf, hx, n, (size_t)(k1 - k0), n);
     } else {
       bxfx_load(leaf, BXFX_R_F64, row0, R->dt, 1, n);
       for (int64_t k = k0 + 1; k < k1; k++) {
@@ -145,15 +166,15 @@ static void combine(const struct red *R, void *accv, int64_t *arg, const void *x
     case BXR_OP_MIN_REDUCE:
       for (size_t i = 0; i < n; i++) if (x[i] < acc[i] || (x[i] != x[i] && acc[i] == acc[i])) acc[i] = x[i];
       break;
-    /* A NaN always takes the index (so the last NaN wins), as the
-     * reference does. */
+    /* The first NaN takes the index and keeps it, as the reference's
+     * scan (which stops there) does. */
     case BXR_OP_ARGMAX:
       for (size_t i = 0; i < n; i++)
-        if (x[i] != x[i] || x[i] > acc[i]) { acc[i] = x[i]; arg[i] = k; }
+        if ((x[i] != x[i] && acc[i] == acc[i]) || x[i] > acc[i]) { acc[i] = x[i]; arg[i] = k; }
       break;
     default: /* ARGMIN */
       for (size_t i = 0; i < n; i++)
-        if (x[i] != x[i] || x[i] < acc[i]) { acc[i] = x[i]; arg[i] = k; }
+        if ((x[i] != x[i] && acc[i] == acc[i]) || x[i] < acc[i]) { acc[i] = x[i]; arg[i] = k; }
       break;
     }
     break;
@@ -203,28 +224,20 @@ static void init_acc(const struct red *R, void *acc, int64_t *arg, const void *f
  * (and what an i32 mean divides); argmax/argmin find the extreme, then
  * its first index.  Rows (inner == 1) into acc[0]/arg[0]; and steps of
  * rows across an outer axis into a typed accumulator. */
-#define BXFX_INT_ROW(T, UT)                                                             \
+#define BXFX_INT_ROW(T, UT, RED, ROWACC)                                                        \
   static void int_row_##T(const struct red *R, const T##_t *x, int64_t *acc, int64_t *arg) { \
     const int64_t K = R->K;                                                             \
     *arg = 0;                                                                           \
+    const struct bxfx_kernels *Kn = bxfx_kern();                                       \
     switch (R->op) {                                                                    \
-    case BXR_OP_SUM: case BXR_OP_MEAN: {                                                \
-      UT s = 0;                                                                         \
-      for (int64_t k = 0; k < K; k++) s += (UT)x[k];                                    \
-      *acc = (T##_t)s;                                                                  \
+    case BXR_OP_SUM: case BXR_OP_MEAN:                                                  \
+      *acc = Kn->RED(BXFX_RED_SUM, x, (size_t)K);                                   \
       return;                                                                           \
-    }                                                                                   \
-    case BXR_OP_PROD: {                                                                 \
-      UT p = 1;                                                                         \
-      for (int64_t k = 0; k < K; k++) p *= (UT)x[k];                                    \
-      *acc = (T##_t)p;                                                                  \
+    case BXR_OP_PROD:                                                                   \
+      *acc = Kn->RED(BXFX_RED_PROD, x, (size_t)K);                                  \
       return;                                                                           \
-    }                                                                                   \
     default: {                                                                          \
-      const bool mx = wants_max(R->op);                                                 \
-      T##_t m = x[0];                                                                   \
-      if (mx) for (int64_t k = 1; k < K; k++) m = x[k] > m ? x[k] : m;                  \
-      else for (int64_t k = 1; k < K; k++) m = x[k] < m ? x[k] : m;                     \
+      const T##_t m = (T##_t)Kn->RED(wants_max(R->op) ? BXFX_RED_MAX : BXFX_RED_MIN, x, (size_t)K); \
       *acc = m;                                                                         \
       if (R->op == BXR_OP_ARGMAX || R->op == BXR_OP_ARGMIN)                             \
         for (int64_t k = 0;; k++)                                                       \
@@ -240,18 +253,16 @@ static void init_acc(const struct red *R, void *acc, int64_t *arg, const void *f
     for (size_t i = 0; i < n; i++) arg[i] = 0;                                          \
     if (op == BXR_OP_SUM || op == BXR_OP_MEAN || op == BXR_OP_PROD) {                   \
       for (size_t i = 0; i < n; i++) a[i] = op == BXR_OP_PROD ? 1 : 0;                  \
-      for (int64_t k = 0; k < R->K; k++) {                                              \
-        const T##_t *x = (const T##_t *)(base + k * rowbytes);                          \
-        if (op == BXR_OP_PROD) for (size_t i = 0; i < n; i++) a[i] = (T##_t)((UT)a[i] * (UT)x[i]); \
-        else for (size_t i = 0; i < n; i++) a[i] = (T##_t)((UT)a[i] + (UT)x[i]);        \
-      }                                                                                 \
+      for (int64_t k = 0; k < R->K; k++)                                                \
+        bxfx_kern()->ROWACC(op == BXR_OP_PROD ? BXFX_RED_PROD : BXFX_RED_SUM, a,         \
+                            (const T##_t *)(base + k * rowbytes), n);                   \
     } else {                                                                            \
       memcpy(a, base, n * sizeof(T##_t));                                               \
       for (int64_t k = 1; k < R->K; k++) {                                              \
         const T##_t *x = (const T##_t *)(base + k * rowbytes);                          \
         switch (op) {                                                                   \
-        case BXR_OP_MAX_REDUCE: for (size_t i = 0; i < n; i++) a[i] = x[i] > a[i] ? x[i] : a[i]; break; \
-        case BXR_OP_MIN_REDUCE: for (size_t i = 0; i < n; i++) a[i] = x[i] < a[i] ? x[i] : a[i]; break; \
+        case BXR_OP_MAX_REDUCE: bxfx_kern()->ROWACC(BXFX_RED_MAX, a, x, n); break;        \
+        case BXR_OP_MIN_REDUCE: bxfx_kern()->ROWACC(BXFX_RED_MIN, a, x, n); break;        \
         case BXR_OP_ARGMAX:                                                             \
           for (size_t i = 0; i < n; i++) if (x[i] > a[i]) a[i] = x[i], arg[i] = k;      \
           break;                                                                        \
@@ -269,8 +280,8 @@ static inline bool is_extreme(enum bxr_opcode c) {
 }
 static inline bool wants_max(enum bxr_opcode c) { return c == BXR_OP_MAX_REDUCE || c == BXR_OP_ARGMAX; }
 
-BXFX_INT_ROW(int32, uint32_t)
-BXFX_INT_ROW(int64, uint64_t)
+BXFX_INT_ROW(int32, uint32_t, red_i32, rowacc_i32)
+BXFX_INT_ROW(int64, uint64_t, red_i64, rowacc_i64)
 #undef BXFX_INT_ROW
 #define int_row_i32 int_row_int32
 #define int_row_i64 int_row_int64
@@ -304,13 +315,24 @@ static void row_reduce(const struct red *R, const char *row, void *accv, int64_t
     if (R->dt == BEXT_F32) { *acc = Kn->prod_f32((const float *)row, (size_t)R->K); return; }
     if (R->dt == BEXT_F64) { *acc = Kn->prod_f64((const double *)row, (size_t)R->K); return; }
     _Alignas(32) double x[BXFX_BLK];
+    _Alignas(32) float hx[BXFX_BLK];
     *acc = 1.0;
     for (int64_t k0 = 0; k0 < R->K; k0 += BXFX_BLK) {
       size_t m = (size_t)(R->K - k0 < BXFX_BLK ? R->K - k0 : BXFX_BLK);
-      bxfx_load(x, BXFX_R_F64, row + k0 * (int64_t)es, R->dt, 1, m);
-      if (!ext) { *acc *= Kn->prod_f64(x, m); continue; }
       double v;
-      int64_t i = Kn->argext_f64(x, m, flags, &v);
+      int64_t i;
+      if (ext && is_half(R->dt)) {
+        /* halves widened to f32 by the kernels; comparisons are exact
+         * in either width */
+        float fv;
+        half_to_f32(R->dt, row + k0 * (int64_t)es, hx, m);
+        i = Kn->argext_f32(hx, m, flags, &fv);
+        v = fv;
+      } else {
+        bxfx_load(x, BXFX_R_F64, row + k0 * (int64_t)es, R->dt, 1, m);
+        if (!ext) { *acc *= Kn->prod_f64(x, m); continue; }
+        i = Kn->argext_f64(x, m, flags, &v);
+      }
       if (i < 0) i = 0;
       if (v != v) { *acc = v; *arg = k0 + i; return; }   /* the first NaN wins */
       if (k0 == 0 || (mx ? v > *acc : v < *acc)) { *acc = v; *arg = k0 + i; }
@@ -378,8 +400,17 @@ static void rows_native(const struct red *R, const char *base, size_t n, void *a
     return;
   }
   _Alignas(32) float a[BXFX_BLK];
-  memcpy(a, base, n * sizeof(float));
-  for (int64_t k = 1; k < R->K; k++) Kn->extrow_f32(a, ap, (const float *)(base + k * rowbytes), n, k, flags);
+  if (is_half(R->dt)) {   /* rows widened to f32: comparisons are exact in either width */
+    _Alignas(32) float h[BXFX_BLK];
+    half_to_f32(R->dt, base, a, n);
+    for (int64_t k = 1; k < R->K; k++) {
+      half_to_f32(R->dt, base + k * rowbytes, h, n);
+      Kn->extrow_f32(a, ap, h, n, k, flags);
+    }
+  } else {
+    memcpy(a, base, n * sizeof(float));
+    for (int64_t k = 1; k < R->K; k++) Kn->extrow_f32(a, ap, (const float *)(base + k * rowbytes), n, k, flags);
+  }
   for (size_t i = 0; i < n; i++) acc[i] = a[i];
 }
 
@@ -434,7 +465,8 @@ static void red_chunk(void *ctx, size_t b, size_t e) {
       for (size_t j = 0; j < n; j += w) rows_sum(R, base + j * es, n - j < w ? n - j : w, (double *)acc + j);
     } else if (R->K == 0) {
       init_acc(R, acc, arg, x, n);
-    } else if ((R->dt == BEXT_F32 || R->dt == BEXT_F64) && (is_extreme(R->op) || R->op == BXR_OP_PROD)) {
+    } else if (((R->dt == BEXT_F32 || R->dt == BEXT_F64) && (is_extreme(R->op) || R->op == BXR_OP_PROD)) ||
+               (is_half(R->dt) && is_extreme(R->op))) {
       rows_native(R, base, n, acc, arg);
     } else if (R->dt == BEXT_I32) {
       int_rows_int32(R, base, n, (int64_t *)acc, arg);
@@ -460,8 +492,9 @@ static void sum_chunks(void *ctx, size_t b, size_t e) {
   struct red *R = ctx;
   for (size_t c = b; c < e; c++) {
     int64_t lo = (int64_t)c * BXFX_SUM_CHUNK, hi = lo + BXFX_SUM_CHUNK < R->K ? lo + BXFX_SUM_CHUNK : R->K;
-    R->part[c] = R->dt == BEXT_F32 ? bxfx_kern()->sum_f32((const float *)R->src + lo, (size_t)(hi - lo))
-                                   : bxfx_kern()->sum_f64((const double *)R->src + lo, (size_t)(hi - lo));
+    R->part[c] = R->dt == BEXT_F32   ? bxfx_kern()->sum_f32((const float *)R->src + lo, (size_t)(hi - lo))
+                 : R->dt == BEXT_F64 ? bxfx_kern()->sum_f64((const double *)R->src + lo, (size_t)(hi - lo))
+                                     : half_sum(R->dt, (const uint16_t *)(const void *)R->src + lo, (size_t)(hi - lo));
   }
 }
 
@@ -535,7 +568,7 @@ bext_tensor *bxfx_exec_reduce(struct bxr_op *op) {
           : bxr_dtype_kind(t->dtype) == BEXT_KIND_FLOAT ? BXFX_R_F64 : BXFX_R_I64;
   shape3(t, op->at.all, op->at.dim, &R->outer, &R->K, &R->inner);
   int64_t nchunks = (R->K + BXFX_SUM_CHUNK - 1) / BXFX_SUM_CHUNK;
-  if (R->outer == 1 && R->inner == 1 && (R->dt == BEXT_F32 || R->dt == BEXT_F64) && is_float_sum(R) &&
+  if (R->outer == 1 && R->inner == 1 && (R->dt == BEXT_F32 || R->dt == BEXT_F64 || is_half(R->dt)) && is_float_sum(R) &&
       nchunks > 1 && bxr_pool_threads() > 1) {
     /* Chunk sums (threaded), then the pairwise counter over them: the
      * serial pass's bits (BXFX_SUM_CHUNK). */
@@ -556,7 +589,7 @@ bext_tensor *bxfx_exec_reduce(struct bxr_op *op) {
     finish(R, &s, NULL, 1, 0);
   } else if (R->outer == 1 && R->inner == 1 && nchunks > 1 && bxr_pool_threads() > 1 &&
              (((R->dt == BEXT_F32 || R->dt == BEXT_F64) && (is_extreme(R->op) || R->op == BXR_OP_PROD)) ||
-              R->dt == BEXT_I32 || R->dt == BEXT_I64)) {
+              (is_half(R->dt) && is_extreme(R->op)) || R->dt == BEXT_I32 || R->dt == BEXT_I64)) {
     /* Chunk extremes (products) in parallel, combined in chunk order: the
      * first NaN, else the first chunk holding the extreme, so the index is
      * the sequential scan's. */

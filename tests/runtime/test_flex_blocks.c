@@ -313,3 +313,70 @@ Test(flex_blocks, allocation_failure_is_an_error) {
   cr_expect(strstr(bext_last_error(), "memory") != NULL, "error: %s", bext_last_error());
   bext_set_allocator(NULL, NULL);
 }
+
+Test(flex_blocks, speed_matrix_kernel_variants_agree) {
+  /* arange in lanes, native-width i32 ops and the i32/i64/f64 comparisons
+   * (flex_kern.h): the AVX2 table and the generic one give the same bits,
+   * with the integer edge values and NaN in the operands. */
+  enum { N = 1037 };
+  static int32_t ia[N], ib[N], io1[N], io2[N];
+  static int64_t la[N], lb[N];
+  static double da[N], db[N], d1[N], d2[N];
+  static float f1[N], f2[N];
+  static uint8_t c1[N], c2[N];
+  static const int32_t edge[] = { 0, -1, 1, INT32_MAX, INT32_MIN, 7, -7 };
+  for (int i = 0; i < N; i++) {
+    ia[i] = i % 11 == 0 ? edge[(i / 11) % 7] : (i * 37) % 201 - 100;
+    ib[i] = i % 13 == 0 ? edge[(i / 13) % 7] : (i * 53) % 97 - 48;
+    la[i] = (int64_t)((uint64_t)(int64_t)ia[i] * (i % 3 ? 1u : 4294967311u));
+    lb[i] = (int64_t)((uint64_t)(int64_t)ib[i] * (i % 5 ? 1u : 4294967311u));
+    da[i] = i % 17 == 0 ? NAN : ia[i] / 4.0;
+    db[i] = i % 19 == 0 ? -0.0 : ib[i] / 4.0;
+  }
+  for (int op = 0; op < BXFX_IOP_COUNT; op++)
+    for (int mode = 0; mode < 3; mode += 2) {
+      bxfx_kern_avx2.bin_i32(op, ia, ib, io1, N, mode);
+      bxfx_kern_gen.bin_i32(op, ia, ib, io2, N, mode);
+      cr_expect(memcmp(io1, io2, sizeof io1) == 0, "i32 op %d mode %d differs", op, mode);
+    }
+  for (int op = 0; op < BXFX_IUN_COUNT; op++) {
+    bxfx_kern_avx2.un_i32(op, ia, io1, N, -50, 60);
+    bxfx_kern_gen.un_i32(op, ia, io2, N, -50, 60);
+    cr_expect(memcmp(io1, io2, sizeof io1) == 0, "i32 unary %d differs", op);
+  }
+  for (int op = 0; op < BXFX_CMP_COUNT; op++)
+    for (int mode = 0; mode < 3; mode += 2) {
+      bxfx_kern_avx2.cmp_i32(op, ia, ib, c1, N, mode);
+      bxfx_kern_gen.cmp_i32(op, ia, ib, c2, N, mode);
+      cr_expect(memcmp(c1, c2, sizeof c1) == 0, "i32 comparison %d mode %d differs", op, mode);
+      bxfx_kern_avx2.cmp_i64(op, la, lb, c1, N, mode);
+      bxfx_kern_gen.cmp_i64(op, la, lb, c2, N, mode);
+      cr_expect(memcmp(c1, c2, sizeof c1) == 0, "i64 comparison %d mode %d differs", op, mode);
+      bxfx_kern_avx2.cmp_f64(op, da, db, c1, N, mode);
+      bxfx_kern_gen.cmp_f64(op, da, db, c2, N, mode);
+      cr_expect(memcmp(c1, c2, sizeof c1) == 0, "f64 comparison %d mode %d differs", op, mode);
+    }
+  for (int op = 0; op < 4; op++)
+    for (size_t n = 1; n < N; n += 97) {
+      cr_expect_eq(bxfx_kern_avx2.red_i32(op, ia, n), bxfx_kern_gen.red_i32(op, ia, n), "red_i32 %d [%zu]", op, n);
+      cr_expect_eq(bxfx_kern_avx2.red_i64(op, la, n), bxfx_kern_gen.red_i64(op, la, n), "red_i64 %d [%zu]", op, n);
+      memcpy(io1, ib, sizeof io1);
+      memcpy(io2, ib, sizeof io2);
+      bxfx_kern_avx2.rowacc_i32(op, io1, ia, n);
+      bxfx_kern_gen.rowacc_i32(op, io2, ia, n);
+      cr_expect(memcmp(io1, io2, sizeof io1) == 0, "rowacc_i32 %d [%zu] differs", op, n);
+    }
+  static const double ar[][2] = { { 0, 1 }, { -3.25, 0.37 }, { 0.1, 0.3 }, { 2147482000.5, 1.25 }, { 5e5, -0.7 } };
+  for (size_t k = 0; k < sizeof ar / sizeof ar[0]; k++)
+    for (int64_t i0 = 0; i0 < 3000; i0 += 1001) {
+      bxfx_kern_avx2.arange_f32(f1, N, ar[k][0], ar[k][1], i0);
+      bxfx_kern_gen.arange_f32(f2, N, ar[k][0], ar[k][1], i0);
+      cr_expect(memcmp(f1, f2, sizeof f1) == 0, "arange f32 %g %g from %lld differs", ar[k][0], ar[k][1], (long long)i0);
+      bxfx_kern_avx2.arange_f64(d1, N, ar[k][0], ar[k][1], i0);
+      bxfx_kern_gen.arange_f64(d2, N, ar[k][0], ar[k][1], i0);
+      cr_expect(memcmp(d1, d2, sizeof d1) == 0, "arange f64 %g %g from %lld differs", ar[k][0], ar[k][1], (long long)i0);
+      bxfx_kern_avx2.arange_i32(io1, N, ar[k][0], ar[k][1], i0);
+      bxfx_kern_gen.arange_i32(io2, N, ar[k][0], ar[k][1], i0);
+      cr_expect(memcmp(io1, io2, sizeof io1) == 0, "arange i32 %g %g from %lld differs", ar[k][0], ar[k][1], (long long)i0);
+    }
+}

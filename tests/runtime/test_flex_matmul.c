@@ -116,3 +116,18 @@ Test(flex_matmul, small_and_empty_products) {
   check(0, 0, 0, 40, 8, false, false, BEXT_F64);     /* no rows */
   check(0, 0, 16, 2000, 1, false, true, BEXT_F32);   /* k = 1, long thin panels */
 }
+
+Test(flex_matmul, many_small_batches_split_by_batch) {
+  /* Batches shared out whole across the pool (flex_matmul.c batch_chunk):
+   * counts that do not divide by the thread count, odd sizes, transposed
+   * operands, a broadcast side, and a batch of four 128^3 products (small
+   * enough to go whole too). */
+  for (int t = 0; t < 4; t++) {
+    check(37, 37, 9, 13, 11, t & 1, t & 2, BEXT_F32);
+    check(256, 256, 64, 64, 64, t & 1, t & 2, BEXT_F32);
+    check(19, 1, 17, 5, 33, t & 1, t & 2, BEXT_F64);
+  }
+  check(1, 40, 31, 7, 64, false, false, BEXT_F32);
+  check(4, 4, 128, 128, 128, false, true, BEXT_F32);
+  check(9, 9, 4, 6, 0, false, false, BEXT_F64);      /* k = 0 in every batch */
+}

@@ -1,0 +1,514 @@
+/* test_flex_paths.c — Flex's fast paths of the speed matrix (issue 15)
+ * against the NdArray reference, exactly: arange in vector lanes (f32,
+ * f64, i32 with saturation, fractional and negative steps), gather,
+ * scatter_add and select_assign by rows over the pool (every dim, i32 and
+ * i64 indices, strided operands, repeated indices, odd and empty sizes,
+ * bad indices still reported with their position), and integer batched
+ * matmul shared out by batch.  Sizes run from a few elements (inline) to
+ * above the pool's threshold (split across two threads). */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bext/bext.h"
+
+static void two_threads(void) { setenv("BEXT_NUM_THREADS", "2", 1); }
+TestSuite(flex_paths, .init = two_threads);
+
+static const bext_device *dev(const char *name) {
+  const bext_device *d = bext_device_get(name);
+  cr_assert_not_null(d, "%s", bext_last_error());
+  return d;
+}
+
+/* got and want hold the same dtype, shape and bytes (floats compared by
+ * bits, so signed zeros count), except that any NaN matches any NaN: which
+ * of two NaN operands an add returns depends on how the compiler ordered
+ * a commutative instruction, and no rule fixes a NaN's sign or payload. */
+static bool both_nan(const void *a, const void *b, bext_dtype dt) {
+  uint16_t ha, hb;
+  switch (dt) {
+  case BEXT_F32: { float x, y; memcpy(&x, a, 4); memcpy(&y, b, 4); return isnan(x) && isnan(y); }
+  case BEXT_F64: { double x, y; memcpy(&x, a, 8); memcpy(&y, b, 8); return isnan(x) && isnan(y); }
+  case BEXT_F16:
+    memcpy(&ha, a, 2); memcpy(&hb, b, 2);
+    return (ha & 0x7fff) > 0x7c00 && (hb & 0x7fff) > 0x7c00;
+  case BEXT_BF16:
+    memcpy(&ha, a, 2); memcpy(&hb, b, 2);
+    return (ha & 0x7fff) > 0x7f80 && (hb & 0x7fff) > 0x7f80;
+  default: return false;
+  }
+}
+
+static void same(bext_tensor *got, bext_tensor *want, const char *what) {
+  cr_assert_not_null(got, "%s (flex): %s", what, bext_last_error());
+  cr_assert_not_null(want, "%s (ndarray): %s", what, bext_last_error());
+  cr_assert_eq(bext_dtype_of(got), bext_dtype_of(want), "%s: dtype", what);
+  int64_t n = bext_numel(got);
+  cr_assert_eq(n, bext_numel(want), "%s: size", what);
+  size_t bytes = (size_t)n * bext_dtype_size(bext_dtype_of(got));
+  char *g = malloc(bytes + 1), *w = malloc(bytes + 1);
+  cr_assert(bext_read(got, g, bytes) && bext_read(want, w, bytes), "%s: read", what);
+  if (memcmp(g, w, bytes)) {
+    size_t es = bext_dtype_size(bext_dtype_of(got));
+    for (size_t i = 0; i < bytes; i += es)
+      if (memcmp(g + i, w + i, es) && !both_nan(g + i, w + i, bext_dtype_of(got))) {
+        unsigned long long gb = 0, wb = 0;
+        memcpy(&gb, g + i, es);
+        memcpy(&wb, w + i, es);
+        cr_assert_fail("%s: element %zu differs (bits %llx, want %llx)", what, i / es, gb, wb);
+      }
+  }
+  free(g);
+  free(w);
+  bext_release(got);
+  bext_release(want);
+}
+
+Test(flex_paths, arange) {
+  static const bext_dtype dts[] = { BEXT_F32, BEXT_F64, BEXT_I32, BEXT_I64, BEXT_F16, BEXT_BF16 };
+  /* start, end, step: short, vector-width edges, threaded; fractional
+   * steps whose products round; i32 past its range (saturates) */
+  static const double cases[][3] = {
+    { 0, 1, 1 },           { 0, 7, 1 },          { 0, 9, 1 },        { -3.25, 2.5, 0.37 },
+    { 0.1, 30000.3, 0.3 }, { 5e5, -5e5, -0.7 },  { 0, 300001, 1 },   { 2147483000.5, 2147484000.0, 1.25 },
+    { -2147484000.0, -2147483000.0, 0.5 },        { 1, 1, 1 },
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+    for (size_t d = 0; d < sizeof dts / sizeof dts[0]; d++) {
+      bool half = dts[d] == BEXT_F16 || dts[d] == BEXT_BF16;
+      if (half && fabs(cases[c][1] - cases[c][0]) / fabs(cases[c][2]) > 3000) continue;
+      char what[96];
+      snprintf(what, sizeof what, "arange(%g, %g, %g) %s", cases[c][0], cases[c][1], cases[c][2],
+               bext_dtype_name(dts[d]));
+      same(bext_arange(cases[c][0], cases[c][1], cases[c][2], dts[d], dev("flex")),
+           bext_arange(cases[c][0], cases[c][1], cases[c][2], dts[d], dev("ndarray")), what);
+    }
+}
+
+/* Host values: n of dt (small ints for int dtypes, fractions for floats). */
+static bext_tensor *data(bext_dtype dt, int rank, const int64_t *shape, unsigned seed, const char *devname) {
+  int64_t n = 1;
+  for (int d = 0; d < rank; d++) n *= shape[d];
+  bext_tensor *t = bext_random_uniform(shape, rank, -8, 8, seed, BEXT_F64, dev("flex"));
+  t = bext_cast(t, dt);
+  cr_assert_not_null(t, "%s", bext_last_error());
+  if (strcmp(devname, "flex")) t = bext_to_device(t, dev(devname));
+  cr_assert_not_null(t, "%s", bext_last_error());
+  (void)n;
+  return t;
+}
+
+/* Indices in [0, bound) (or one at `bad_at` set to bound), as idt. */
+static bext_tensor *indices(bext_dtype idt, int rank, const int64_t *shape, int64_t bound, unsigned seed,
+                            int64_t bad_at, const char *devname) {
+  int64_t n = 1;
+  for (int d = 0; d < rank; d++) n *= shape[d];
+  int64_t *v = malloc(sizeof(int64_t) * (size_t)(n ? n : 1));
+  uint64_t s = seed;
+  for (int64_t i = 0; i < n; i++) {
+    s = s * 6364136223846793005ull + 1442695040888963407ull;
+    v[i] = (int64_t)((s >> 33) % (uint64_t)bound);
+  }
+  if (bad_at >= 0 && bad_at < n) v[bad_at] = bound;
+  bext_tensor *t = bext_cast(bext_from_data(v, BEXT_I64, shape, rank, dev(devname)), idt);
+  free(v);
+  cr_assert_not_null(t, "%s", bext_last_error());
+  return t;
+}
+
+static void index_case(int op, bext_dtype dt, bext_dtype idt, int64_t rows, int64_t cols, int dim, bool trans) {
+  const char *devs[2] = { "flex", "ndarray" };
+  bext_tensor *r[2];
+  const int64_t shape[2] = { rows, cols };
+  int64_t ishape[2] = { rows, cols };
+  if (op == 0 && cols > 3) ishape[1] = cols - 3;   /* gather: a narrower index */
+  int64_t bound = shape[dim];
+  int64_t nsel = rows > 2 ? rows / 2 + 3 : 2;     /* select_assign: repeats likely */
+  for (int k = 0; k < 2; k++) {
+    bext_tensor *t = data(dt, 2, trans ? (int64_t[]){ cols, rows } : shape, 5, devs[k]);
+    if (trans) t = bext_swap_dims(t, 0, 1);
+    switch (op) {
+    case 0: r[k] = bext_gather(t, dim, indices(idt, 2, ishape, bound, 9, -1, devs[k])); break;
+    case 1: {
+      bext_tensor *v = data(dt, 2, shape, 6, devs[k]);
+      r[k] = bext_scatter_add(t, dim, indices(idt, 2, shape, bound, 9, -1, devs[k]), v);
+      break;
+    }
+    default: {
+      int64_t vshape[2] = { rows, cols };
+      vshape[dim] = nsel;
+      bext_tensor *v = data(dt, 2, vshape, 7, devs[k]);
+      if (trans) v = bext_swap_dims(bext_contiguous(bext_swap_dims(v, 0, 1)), 0, 1);
+      r[k] = bext_select_assign(t, dim, indices(idt, 1, (int64_t[]){ nsel }, bound, 3, -1, devs[k]), v);
+      break;
+    }
+    }
+  }
+  char what[128];
+  snprintf(what, sizeof what, "%s %s [%lld x %lld] dim %d, %s indices%s",
+           op == 0 ? "gather" : op == 1 ? "scatter_add" : "select_assign", bext_dtype_name(dt), (long long)rows,
+           (long long)cols, dim, bext_dtype_name(idt), trans ? ", transposed" : "");
+  same(r[0], r[1], what);
+}
+
+Test(flex_paths, gather_scatter_select_assign) {
+  static const bext_dtype dts[] = { BEXT_F32, BEXT_F64, BEXT_I32, BEXT_I64, BEXT_F16, BEXT_BOOL };
+  static const int64_t sizes[][2] = { { 1, 1 }, { 3, 7 }, { 17, 9 }, { 300, 257 }, { 5, 20011 } };
+  for (int op = 0; op < 3; op++)
+    for (size_t d = 0; d < sizeof dts / sizeof dts[0]; d++)
+      for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+        for (int dim = 0; dim < 2; dim++)
+          for (int tr = 0; tr < 2; tr++) {
+            if (op > 0 && dts[d] == BEXT_BOOL) continue;   /* scatter_add/select_assign take numbers */
+            index_case(op, dts[d], (s + (size_t)dim) % 2 ? BEXT_I32 : BEXT_I64, sizes[s][0], sizes[s][1], dim, tr);
+          }
+}
+
+Test(flex_paths, empty_index_tensors) {
+  const char *devs[2] = { "flex", "ndarray" };
+  bext_tensor *r[2];
+  for (int k = 0; k < 2; k++) {
+    bext_tensor *t = data(BEXT_F32, 2, (int64_t[]){ 4, 5 }, 1, devs[k]);
+    r[k] = bext_gather(t, 1, indices(BEXT_I64, 2, (int64_t[]){ 4, 0 }, 5, 1, -1, devs[k]));
+  }
+  same(r[0], r[1], "gather with an empty index");
+}
+
+Test(flex_paths, bad_index_named_by_position) {
+  /* a large contiguous index tensor takes the parallel scan first; the bad
+   * value must still be reported at its flat position */
+  const int64_t shape[2] = { 300, 257 };
+  for (int idt = 0; idt < 2; idt++) {
+    bext_dtype it = idt ? BEXT_I32 : BEXT_I64;
+    bext_tensor *t = data(BEXT_F32, 2, shape, 1, "flex");
+    bext_tensor *r = bext_gather(t, 1, indices(it, 2, shape, 257, 4, 70001, "flex"));
+    cr_assert_null(r);
+    cr_assert(strstr(bext_last_error(), "at flat position 70001"), "%s", bext_last_error());
+  }
+}
+
+Test(flex_paths, integer_batched_matmul) {
+  static const bext_dtype dts[] = { BEXT_I32, BEXT_I64, BEXT_F16 };
+  for (size_t d = 0; d < sizeof dts / sizeof dts[0]; d++) {
+    const char *devs[2] = { "flex", "ndarray" };
+    bext_tensor *r[2];
+    for (int k = 0; k < 2; k++) {
+      bext_tensor *a = data(dts[d], 3, (int64_t[]){ 37, 9, 13 }, 2, devs[k]);
+      bext_tensor *b = data(dts[d], 3, (int64_t[]){ 37, 13, 6 }, 3, devs[k]);
+      r[k] = bext_matmul(a, bext_swap_dims(bext_contiguous(bext_swap_dims(b, 1, 2)), 1, 2));
+    }
+    char what[64];
+    snprintf(what, sizeof what, "batched matmul %s", bext_dtype_name(dts[d]));
+    if (dts[d] == BEXT_F16) {   /* f32 sums in another order: compare loosely */
+      bext_tensor *diff = bext_max_all(bext_abs(bext_sub(bext_cast(r[0], BEXT_F32),
+                                                         bext_to_device(bext_cast(r[1], BEXT_F32), dev("flex")))));
+      float m = 0;
+      cr_assert(diff && bext_read(diff, &m, sizeof m), "%s", bext_last_error());
+      cr_expect_leq(m, 1.0f, "%s: max |diff| %g", what, m);
+      bext_release(diff);
+    } else {
+      same(r[0], r[1], what);
+    }
+  }
+}
+
+/* n values of dt with the integer edge cases (0, -1, 1, the extremes)
+ * mixed in, and for f64 NaN, infinities and signed zeros. */
+static bext_tensor *edgy(bext_dtype dt, int64_t n, unsigned seed, const char *devname) {
+  static const double fl[] = { 0.0, -0.0, 1.0, -1.0, NAN, INFINITY, -INFINITY, 2.5, -7.25 };
+  static const int64_t in[] = { 0, -1, 1, INT32_MAX, INT32_MIN, 7, -7, INT64_MAX, INT64_MIN };
+  double *v = malloc(sizeof(double) * (size_t)(n ? n : 1));
+  int64_t *w = malloc(sizeof(int64_t) * (size_t)(n ? n : 1));
+  uint64_t s = seed;
+  for (int64_t i = 0; i < n; i++) {
+    s = s * 6364136223846793005ull + 1442695040888963407ull;
+    uint64_t r = s >> 33;
+    bool edge = r % 5 == 0;
+    v[i] = edge ? fl[(r >> 4) % 9] : ((double)(r % 2001) - 1000) / 8;
+    w[i] = edge ? in[(r >> 4) % (dt == BEXT_I32 ? 7 : 9)] : (int64_t)(r % 2001) - 1000;
+  }
+  bext_tensor *t = dt == BEXT_F64 ? bext_from_data(v, BEXT_F64, &n, 1, dev(devname))
+                                  : bext_cast(bext_from_data(w, BEXT_I64, &n, 1, dev(devname)), dt);
+  free(v);
+  free(w);
+  cr_assert_not_null(t, "%s", bext_last_error());
+  return t;
+}
+
+static bext_tensor *native_op(int which, bext_tensor *a, bext_tensor *b, double s) {
+  switch (which) {
+  case 0: return bext_add(a, b);
+  case 1: return bext_sub(a, b);
+  case 2: return bext_mul(a, b);
+  case 3: return bext_div(a, b);
+  case 4: return bext_rem(a, b);
+  case 5: return bext_max(a, b);
+  case 6: return bext_min(a, b);
+  case 7: return bext_eq(a, b);
+  case 8: return bext_ne(a, b);
+  case 9: return bext_gt(a, b);
+  case 10: return bext_ge(a, b);
+  case 11: return bext_lt(a, b);
+  case 12: return bext_le(a, b);
+  case 13: bext_release(b); return bext_add_scalar(a, s);
+  case 14: bext_release(b); return bext_mul_scalar(a, s);
+  case 15: bext_release(b); return bext_div_scalar(a, s);
+  case 16: bext_release(b); return bext_rem_scalar(a, s);
+  case 17: bext_release(b); return bext_max_scalar(a, s);
+  case 18: bext_release(b); return bext_min_scalar(a, s);
+  case 19: bext_release(b); return bext_gt_scalar(a, s);
+  case 20: bext_release(b); return bext_le_scalar(a, s);
+  case 21: bext_release(b); return bext_eq_scalar(a, s);
+  case 22: bext_release(b); return bext_neg(a);
+  case 23: bext_release(b); return bext_abs(a);
+  case 24: bext_release(b); return bext_relu(a);
+  case 25: bext_release(b); return bext_sign(a);
+  default: bext_release(b); return bext_clamp(a, s, s + 100);
+  }
+}
+
+Test(flex_paths, native_width_ints_and_f64_comparisons) {
+  /* i32 arithmetic at its own width and i32/i64/f64 comparisons, on
+   * vector-edge and threaded sizes; scalars inside i32 (native) and
+   * outside it or fractional (the general engine) */
+  static const bext_dtype dts[] = { BEXT_I32, BEXT_I64, BEXT_F64 };
+  static const int64_t ns[] = { 1, 7, 33, 70001 };
+  static const double scal[] = { 3, -1, 0, 2.5, -2.5, 3e9, -3e9, 2147483647.0, -2147483648.0 };
+  for (size_t d = 0; d < 3; d++)
+    for (size_t k = 0; k < 4; k++)
+      for (int which = 0; which <= 26; which++)
+        for (size_t si = 0; si < (which >= 13 ? sizeof scal / sizeof scal[0] : 1); si++) {
+          if (dts[d] == BEXT_F64 && which == 4) continue;   /* (fmod: covered by the conformance matrix) */
+          bext_tensor *r[2];
+          const char *devs[2] = { "flex", "ndarray" };
+          for (int q = 0; q < 2; q++)
+            r[q] = native_op(which, edgy(dts[d], ns[k], 1, devs[q]), edgy(dts[d], ns[k], 2, devs[q]), scal[si]);
+          char what[96];
+          snprintf(what, sizeof what, "op %d on %s [%lld], scalar %g", which, bext_dtype_name(dts[d]),
+                   (long long)ns[k], scal[si]);
+          same(r[0], r[1], what);
+        }
+}
+
+Test(flex_paths, rounding_and_sign_in_lanes) {
+  /* floor, ceil, round (half to even) and sign of f32 (f16 and bf16 run
+   * the same f32 kernels): halves, signed zeros, NaN, infinities,
+   * subnormals, integers beyond 2^23, over a length with a scalar tail */
+  enum { N = 1037 };
+  static float v[N];
+  static const float sp[] = { 0.0f, -0.0f, NAN, INFINITY, -INFINITY, 1e-40f, -1e-40f, 16777217.0f, -8388608.5f,
+                              0.49999997f, -0.49999997f, 1e30f };
+  for (int i = 0; i < N; i++) v[i] = i % 7 == 0 ? sp[(i / 7) % 12] : (float)(i % 83 - 41) / 4.0f;
+  static const bext_dtype dts[] = { BEXT_F32, BEXT_F16, BEXT_BF16 };
+  for (size_t d = 0; d < 3; d++)
+    for (int which = 0; which < 4; which++) {
+      bext_tensor *r[2];
+      const char *devs[2] = { "flex", "ndarray" };
+      for (int q = 0; q < 2; q++) {
+        bext_tensor *t = bext_cast(bext_from_data(v, BEXT_F32, (int64_t[]){ N }, 1, dev(devs[q])), dts[d]);
+        r[q] = which == 0 ? bext_floor(t) : which == 1 ? bext_ceil(t) : which == 2 ? bext_round(t) : bext_sign(t);
+      }
+      char what[64];
+      snprintf(what, sizeof what, "%s %s", which == 0 ? "floor" : which == 1 ? "ceil" : which == 2 ? "round" : "sign",
+               bext_dtype_name(dts[d]));
+      same(r[0], r[1], what);
+    }
+}
+
+static bext_tensor *int_red(int which, int dim, bext_tensor *t) {
+  switch (which) {
+  case 0: return dim < 0 ? bext_sum(t) : bext_sum_dim(t, dim, false);
+  case 1: return dim < 0 ? bext_mean(t) : bext_mean_dim(t, dim, true);
+  case 2: return dim < 0 ? bext_prod(t) : bext_prod_dim(t, dim, false);
+  case 3: return dim < 0 ? bext_max_all(t) : bext_max_dim(t, dim, false);
+  case 4: return dim < 0 ? bext_min_all(t) : bext_min_dim(t, dim, false);
+  default: return dim < 0 ? bext_argmin(t) : bext_argmax_dim(t, dim, false);
+  }
+}
+
+Test(flex_paths, integer_reductions_at_their_width) {
+  /* sums and products that wrap, extremes at INT_MIN/INT_MAX, whole
+   * tensors split across threads (chunks of 16K) and rows along both dims */
+  static const int64_t shapes[][2] = { { 1, 1 }, { 3, 37 }, { 41, 9 }, { 7, 70001 }, { 5000, 33 } };
+  for (int d = 0; d < 2; d++)
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+      for (int which = 0; which < 6; which++)
+        for (int dim = -1; dim < 2; dim++) {
+          bext_dtype dt = d ? BEXT_I64 : BEXT_I32;
+          int64_t n = shapes[s][0] * shapes[s][1];
+          bext_tensor *r[2];
+          const char *devs[2] = { "flex", "ndarray" };
+          for (int q = 0; q < 2; q++)
+            r[q] = int_red(which, dim, bext_reshape(edgy(dt, n, 11, devs[q]), shapes[s], 2));
+          char what[96];
+          snprintf(what, sizeof what, "reduction %d dim %d of %s [%lld x %lld]", which, dim, bext_dtype_name(dt),
+                   (long long)shapes[s][0], (long long)shapes[s][1]);
+          same(r[0], r[1], what);
+        }
+}
+
+int bxr_pool_set_threads(int n);   /* runtime/src/backend.h */
+
+static bext_tensor *half_red(int which, int dim, bext_tensor *t) {
+  switch (which) {
+  case 0: return dim < 0 ? bext_sum(t) : bext_sum_dim(t, dim, false);
+  case 1: return dim < 0 ? bext_mean(t) : bext_mean_dim(t, dim, false);
+  case 2: return dim < 0 ? bext_max_all(t) : bext_max_dim(t, dim, false);
+  case 3: return dim < 0 ? bext_min_all(t) : bext_min_dim(t, dim, true);
+  case 4: return dim < 0 ? bext_argmax(t) : bext_argmax_dim(t, dim, false);
+  default: return dim < 0 ? bext_argmin(t) : bext_argmin_dim(t, dim, false);
+  }
+}
+
+Test(flex_paths, half_reductions_widen_in_lanes) {
+  /* f16/bf16 sums, means and extremes widen blocks to f32 in lanes: the
+   * result must be the f32 reduction of the widened values (the same
+   * pairwise tree, the same double-to-f32-to-half store), bit for bit,
+   * with one thread and with two (whole tensors split in 16K chunks) */
+  static const int64_t shapes[][2] = { { 1, 3 }, { 3, 37 }, { 300, 257 }, { 4, 70001 }, { 2000, 40 } };
+  for (int h = 0; h < 2; h++)
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+      for (int which = 0; which < 6; which++)
+        for (int dim = -1; dim < 2; dim++)
+          for (int threads = 1; threads <= 2; threads++) {
+            bext_dtype dt = h ? BEXT_BF16 : BEXT_F16;
+            int64_t n = shapes[s][0] * shapes[s][1];
+            int old = bxr_pool_set_threads(threads);
+            bext_tensor *x = bext_reshape(bext_cast(edgy(BEXT_F64, n, 5 + (unsigned)s, "flex"), dt), shapes[s], 2);
+            bext_tensor *got = half_red(which, dim, bext_retain(x));
+            bext_tensor *want = half_red(which, dim, bext_cast(x, BEXT_F32));
+            if (want && which < 4) want = bext_cast(want, dt);
+            bxr_pool_set_threads(old);
+            char what[96];
+            snprintf(what, sizeof what, "reduction %d dim %d of %s [%lld x %lld], %d thread(s)", which, dim,
+                     bext_dtype_name(dt), (long long)shapes[s][0], (long long)shapes[s][1], threads);
+            same(got, want, what);
+          }
+}
+
+Test(flex_paths, half_argextremes_take_the_first_nan) {
+  /* along an outer axis f16/bf16 once took the last NaN (the generic
+   * combine); the reference stops at the first */
+  for (int h = 0; h < 2; h++)
+    for (int which = 4; which < 6; which++)
+      for (int dim = 0; dim < 2; dim++) {
+        bext_dtype dt = h ? BEXT_BF16 : BEXT_F16;
+        bext_tensor *r[2];
+        const char *devs[2] = { "flex", "ndarray" };
+        for (int q = 0; q < 2; q++)
+          r[q] = half_red(which, dim, bext_reshape(bext_cast(edgy(BEXT_F64, 300 * 57, 3, devs[q]), dt),
+                                                   (int64_t[]){ 300, 57 }, 2));
+        char what[64];
+        snprintf(what, sizeof what, "arg-reduction %d dim %d of %s", which, dim, bext_dtype_name(dt));
+        same(r[0], r[1], what);
+      }
+}
+
+Test(flex_paths, mask_select_without_branches) {
+  /* mask_where / mask_fill read both sides and select by mask: every
+   * element width, random masks, broadcast masks and values, a
+   * transposed input, sizes at and beyond the vector widths */
+  static const bext_dtype dts[] = { BEXT_F32, BEXT_F64, BEXT_F16, BEXT_I32, BEXT_I64, BEXT_BOOL };
+  static const int64_t shapes[][2] = { { 1, 1 }, { 3, 37 }, { 300, 257 } };
+  for (size_t d = 0; d < sizeof dts / sizeof dts[0]; d++)
+    for (size_t s = 0; s < 3; s++)
+      for (int form = 0; form < 4; form++) {
+        const int64_t *sh = shapes[s];
+        int64_t n = sh[0] * sh[1];
+        bext_tensor *r[2];
+        const char *devs[2] = { "flex", "ndarray" };
+        for (int q = 0; q < 2; q++) {
+          bext_tensor *t = bext_reshape(bext_cast(edgy(BEXT_F64, n, 3, devs[q]), dts[d]), sh, 2);
+          bext_tensor *m = bext_reshape(bext_gt_scalar(edgy(BEXT_F64, n, 4, devs[q]), 0), sh, 2);
+          if (form == 2) t = bext_swap_dims(bext_contiguous(bext_swap_dims(t, 0, 1)), 0, 1);
+          if (form == 3) m = bext_expand(bext_narrow(m, 0, 0, 1), sh, 2);   /* one row of mask for all */
+          if (form == 1) {
+            bext_release(t);
+            t = NULL;
+          }
+          if (t) {
+            bext_tensor *v = bext_reshape(bext_cast(edgy(BEXT_F64, n, 5, devs[q]), dts[d]), sh, 2);
+            r[q] = bext_mask_where(t, m, v);
+          } else {
+            r[q] = bext_mask_fill(bext_reshape(bext_cast(edgy(BEXT_F64, n, 6, devs[q]), dts[d]), sh, 2), m, -2.5);
+          }
+        }
+        char what[80];
+        snprintf(what, sizeof what, "mask form %d of %s [%lld x %lld]", form, bext_dtype_name(dts[d]),
+                 (long long)sh[0], (long long)sh[1]);
+        same(r[0], r[1], what);
+      }
+}
+
+/* got within ulps of want (relative, in units of the dtype's epsilon), a
+ * NaN for a NaN, infinities and zeros exactly. */
+static void close_to(bext_tensor *got, bext_tensor *want, double ulps, const char *what) {
+  cr_assert_not_null(got, "%s (flex): %s", what, bext_last_error());
+  cr_assert_not_null(want, "%s (ndarray): %s", what, bext_last_error());
+  bool f32 = bext_dtype_of(want) == BEXT_F32;
+  int64_t n = bext_numel(want);
+  bext_tensor *g64 = bext_cast(got, BEXT_F64), *w64 = bext_cast(want, BEXT_F64);
+  double *g = malloc(sizeof(double) * (size_t)n), *w = malloc(sizeof(double) * (size_t)n);
+  cr_assert(bext_read(g64, g, sizeof(double) * (size_t)n) && bext_read(w64, w, sizeof(double) * (size_t)n));
+  for (int64_t i = 0; i < n; i++) {
+    if (isnan(w[i])) { cr_assert(isnan(g[i]), "%s[%lld]: %g, want NaN", what, (long long)i, g[i]); continue; }
+    if (isinf(w[i]) || w[i] == 0) {
+      cr_assert(g[i] == w[i], "%s[%lld]: %.17g, want %.17g", what, (long long)i, g[i], w[i]);
+      continue;
+    }
+    double tol = ulps * fabs(w[i]) * (f32 ? 0x1p-23 : 0x1p-52);
+    cr_assert(fabs(g[i] - w[i]) <= tol, "%s[%lld]: %.17g, want %.17g", what, (long long)i, g[i], w[i]);
+  }
+  free(g);
+  free(w);
+  bext_release(g64);
+  bext_release(w64);
+}
+
+Test(flex_paths, f64_transcendentals_and_pow_in_lanes) {
+  /* libmvec's 4-lane f64 forms and its powf/pow against libm (ndarray):
+   * within a few ulps, specials exact (NaN, infinities, pow's zeros and
+   * ones), sizes with a padded tail */
+  static const int64_t ns[] = { 1, 3, 4, 7, 1037 };
+  for (size_t k = 0; k < sizeof ns / sizeof ns[0]; k++) {
+    for (int which = 0; which < 7; which++) {
+      bext_tensor *r[2];
+      const char *devs[2] = { "flex", "ndarray" };
+      for (int q = 0; q < 2; q++) {
+        bext_tensor *x = edgy(BEXT_F64, ns[k], 8, devs[q]);
+        if (which == 0) x = bext_mul_scalar(x, 0.25);   /* exp: keep most in range */
+        if (which == 1 || which == 2) x = bext_abs(x);  /* log, log1p: defined */
+        switch (which) {
+        case 0: r[q] = bext_exp(x); break;
+        case 1: r[q] = bext_log(x); break;
+        case 2: r[q] = bext_log1p(x); break;
+        case 3: r[q] = bext_sin(x); break;
+        case 4: r[q] = bext_cos(x); break;
+        case 5: r[q] = bext_tanh(x); break;
+        default: r[q] = bext_erf(x); break;
+        }
+      }
+      char what[48];
+      snprintf(what, sizeof what, "f64 unary %d [%lld]", which, (long long)ns[k]);
+      close_to(r[0], r[1], 8, what);
+    }
+    for (int dt = 0; dt < 2; dt++)
+      for (int form = 0; form < 3; form++) {
+        bext_dtype t = dt ? BEXT_F64 : BEXT_F32;
+        bext_tensor *r[2];
+        const char *devs[2] = { "flex", "ndarray" };
+        static const double sc[] = { 3.0, 0.5, -1.0 };
+        for (int q = 0; q < 2; q++) {
+          bext_tensor *x = bext_cast(bext_mul_scalar(edgy(BEXT_F64, ns[k], 9, devs[q]), 0.125), t);
+          if (form == 0) r[q] = bext_pow(x, bext_cast(bext_mul_scalar(edgy(BEXT_F64, ns[k], 10, devs[q]), 0.05), t));
+          else r[q] = bext_pow_scalar(x, sc[form]);
+        }
+        char what[48];
+        snprintf(what, sizeof what, "pow %s form %d [%lld]", bext_dtype_name(t), form, (long long)ns[k]);
+        close_to(r[0], r[1], 8, what);
+      }
+  }
+}
