@@ -38,7 +38,8 @@
 #include <string.h>
 
 _Atomic uint64_t bxfu_n_recorded, bxfu_n_flushes, bxfu_n_run, bxfu_n_dropped, bxfu_n_plans_built,
-    bxfu_n_plans_reused, bxfu_n_unplanned, bxfu_n_kernels_compiled, bxfu_n_kernels_launched, bxfu_n_ops_fused;
+    bxfu_n_plans_reused, bxfu_n_unplanned, bxfu_n_kernels_compiled, bxfu_n_kernels_launched, bxfu_n_ops_fused,
+    bxfu_n_reductions_fused;
 
 static void bump(_Atomic uint64_t *c, uint64_t n) { atomic_fetch_add_explicit(c, n, memory_order_relaxed); }
 
@@ -581,5 +582,6 @@ bool bext_fusion_stats(bext_fusion_stat *out) {
   out->kernels_compiled = atomic_load(&bxfu_n_kernels_compiled);
   out->kernels_launched = atomic_load(&bxfu_n_kernels_launched);
   out->ops_fused = atomic_load(&bxfu_n_ops_fused);
+  out->reductions_fused = atomic_load(&bxfu_n_reductions_fused);
   return true;
 }
