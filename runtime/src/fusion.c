@@ -290,7 +290,9 @@ static void run_core(struct bxfu_stream *s, struct bxfu_rec *r) {
 }
 
 /* An extension call recorded from metadata: the inner device's arm, then
- * the output checked against what was published. */
+ * the output checked against what was published (in check mode too: the
+ * call stays deferred, and a disagreement fails its value, so the read
+ * reports it). */
 static void run_ext(struct bxfu_stream *s, struct bxfu_rec *r) {
   const bext_ext_method *m = r->m;
   bext_ext_slot sl[BEXT_EXT_MAX_SLOTS];
@@ -310,11 +312,19 @@ static void run_ext(struct bxfu_stream *s, struct bxfu_rec *r) {
     fail_deferred(s, r, m->what);
     return;
   }
-  if (out->dtype != r->out.dtype || !bxr_same_shape(out->rank, out->shape, r->out.rank, r->out.shape)) {
-    char g[200], w[200], msg[600];
-    snprintf(msg, sizeof msg, "%s: the %s implementation returned %s, its metadata said %s %s", m->what,
-             s->dev->inner->name, bxr_describe(out, g, sizeof g),
-             bxr_describe_shape(r->out.rank, r->out.shape, w, sizeof w), bext_dtype_name(r->out.dtype));
+  /* What was published against what the backend returned, with check
+   * mode's comparator and message (the descriptor's meta_check), check
+   * mode or not: a handle already handed out must not lie. */
+  bext_meta_spec want;
+  memset(&want, 0, sizeof want);
+  want.dtype = r->out.dtype;
+  want.shape.len = (size_t)r->out.rank;
+  for (int i = 0; i < r->out.rank; i++) want.shape.dims[i] = (uint64_t)r->out.shape[i];
+  char why[600];
+  if (!m->meta_check(&out, &want, why, sizeof why)) {
+    char msg[900];
+    snprintf(msg, sizeof msg, "%s (%s implementation) disagrees with its metadata: %s", m->what,
+             s->dev->inner->name, why);
     bext_release(out);
     bxfu_fail(s, r, msg);
     return;
@@ -543,8 +553,7 @@ static bool forward_inner(struct bext_device *dev, bext_ext_call *call) {
 static bool bxfu_ext_exec(struct bext_device *dev, bext_ext_call *call) {
   const bext_ext_method *m = call->m;
   bool inner_arm = bxr_ext_has_arm(m, dev->inner);
-  if (inner_arm && m->meta && m->out_tensor && m->meta_size == sizeof(bext_meta_spec) && !bext_check_enabled())
-    return record_ext(dev, call);
+  if (inner_arm && m->meta && m->out_tensor && m->meta_size == sizeof(bext_meta_spec)) return record_ext(dev, call);
   if (inner_arm) return forward_inner(dev, call);
   if (m->fallback) return m->invoke(m->fallback, call->args, call->out);
   return bxr_error("%s: no route on %s: the inner device %s has no implementation and the method no default body",

@@ -30,7 +30,7 @@
 /* ------------------------------------------------------------ the table */
 
 enum ew_how { EW_NO, EW_BIN, EW_BIN_SCALAR, EW_UN, EW_FUN, EW_CMP, EW_CMP_SCALAR, EW_LOGIC, EW_RELU, EW_WHERE, EW_CAST,
-              EW_SIGMOID, EW_CLAMP };
+              EW_SIGMOID, EW_CLAMP, EW_VIEW };
 
 /* How each opcode is written in the IR: one row per elementwise opcode. */
 static const struct {
@@ -63,6 +63,10 @@ static const struct {
     [BXR_OP_ROUND] = {EW_FUN, BXK_OP_ROUND},
     [BXR_OP_RELU] = {EW_RELU, 0}, [BXR_OP_MASK_WHERE] = {EW_WHERE, 0}, [BXR_OP_CAST] = {EW_CAST, 0},
     [BXR_OP_SIGMOID] = {EW_SIGMOID, 0}, [BXR_OP_CLAMP] = {EW_CLAMP, 0},
+    /* views: each output element is one input element at an index the
+     * attributes fix (view_index), so they join a chain as index maps */
+    [BXR_OP_RESHAPE] = {EW_VIEW, 0}, [BXR_OP_SWAP_DIMS] = {EW_VIEW, 0}, [BXR_OP_PERMUTE] = {EW_VIEW, 0},
+    [BXR_OP_EXPAND] = {EW_VIEW, 0}, [BXR_OP_SLICE] = {EW_VIEW, 0}, [BXR_OP_FLIP] = {EW_VIEW, 0},
 };
 
 /* Reductions that fuse with the chain computing their input: how each
@@ -87,7 +91,10 @@ static enum bxk_type ir_type(bext_dtype dt) {
   }
 }
 
-/* Whether record i is an elementwise op the IR expresses for its dtypes. */
+static bool is_view(const struct bxfu_rec *r) { return r->kind == BXFU_CORE && ew[r->code].how == EW_VIEW; }
+
+/* Whether record i is an elementwise op (or a view) the IR expresses for
+ * its dtypes. */
 static bool expressible(const struct bxfu_segment *g, int i) {
   const struct bxfu_rec *r = &g->rec[i];
   if (r->kind != BXFU_CORE || ew[r->code].how == EW_NO) return false;
@@ -123,12 +130,13 @@ bool bxfu_can_fuse(const struct bxfu_segment *g, int p, int c) {
    * wout), so nothing elided is visible; but every other read must come
    * after c, where the group runs. */
   if (reducible(g, c)) return (g->uses[p] == 1 && !g->held[p]) || g->first_use[p] == c;
-  /* both elementwise and expressible; p's value read once (by c) in the
-   * segment and held by nobody outside it, so eliding it is invisible;
-   * and of c's output shape, so the one index of the kernel is also
-   * p's (an intermediate is never broadcast inside a kernel) */
+  /* both elementwise (or views) and expressible; p's value read once (by
+   * c) in the segment and held by nobody outside it, so eliding it is
+   * invisible; and of c's output shape, so c's index is also p's (an
+   * intermediate is never broadcast inside a kernel), unless c is a view,
+   * whose index map says where p is read */
   return expressible(g, c) && g->uses[p] == 1 && !g->held[p] &&
-         bxr_same_shape(rp->out.rank, rp->out.shape, rc->out.rank, rc->out.shape);
+         (is_view(rc) || bxr_same_shape(rp->out.rank, rp->out.shape, rc->out.rank, rc->out.shape));
 }
 
 /* ------------------------------------------------------------ grouping */
@@ -148,7 +156,9 @@ static int n_scalars(const struct bxfu_rec *r) {
 }
 
 /* The type of a scalar parameter of record r: a float input's own type
- * (the scalar rounded to it, as Flex's f32 kernels do), else f64, turned
+ * (the scalar rounded to it: Flex does the same when the scalar is exact
+ * in f32 and computes in f64 otherwise, so x * 0.1 may differ from eager
+ * Flex in the last bit), else f64, turned
  * into i64 inside the kernel by the IR's saturating cast (Flex's
  * bxr_f64_to_i64_sat is that cast); comparisons take it as f64, so x <
  * 0.1 compares against 0.1 itself, as Flex's thresholds do. */
@@ -166,27 +176,62 @@ struct kb {
   const struct bxfu_segment *g;
   const struct bxfu_group *gr;
   struct bxk_kernel *k;
-  bxk_val *val;            /* member record -> its value in the current block */
-  int R;                   /* the iteration shape: every member's output shape */
-  const int64_t *shape;
+  bxk_val *val;            /* member record -> its value, once evaluated */
+  int *scal;               /* member record -> its first scalar parameter */
 };
 
-/* The element of outside input t read at element idx of the iteration
- * shape: t's dims align on the right; stretched dims read 0. */
-static bxk_val bcast_index(struct bxk_builder *b, const struct kb *K, bxk_val idx, const bext_tensor *t) {
-  if (bxr_same_shape(t->rank, t->shape, K->R, K->shape)) return idx;
+/* Coordinate d of element idx of a row-major shape (0 for extent 1). */
+static bxk_val coord(struct bxk_builder *b, bxk_val idx, int R, const int64_t *shape, int d) {
+  if (shape[d] == 1) return bxk_const_i(b, BXK_U32, 0);
+  int64_t ostride = 1;
+  for (int e = d + 1; e < R; e++) ostride *= shape[e];
+  bxk_val c = ostride > 1 ? bxk_bin(b, BXK_OP_DIV, idx, bxk_const_i(b, BXK_U32, ostride)) : idx;
+  return d > 0 ? bxk_bin(b, BXK_OP_REM, c, bxk_const_i(b, BXK_U32, shape[d])) : c;
+}
+
+/* The element of a tensor of shape (tr, ts) read at element idx of shape
+ * (R, shape) when it broadcasts there: dims align on the right; stretched
+ * dims read 0. */
+static bxk_val bcast_index(struct bxk_builder *b, bxk_val idx, int R, const int64_t *shape, int tr, const int64_t *ts) {
+  if (bxr_same_shape(tr, ts, R, shape)) return idx;
   bxk_val at = bxk_const_i(b, BXK_U32, 0);
-  int64_t ostride = 1, istride = 1;
-  for (int d = K->R - 1; d >= 0; d--) {
-    int td = d - (K->R - t->rank);
-    int64_t ext_d = td >= 0 ? t->shape[td] : 1;
-    if (ext_d != 1) {
-      bxk_val c = bxk_bin(b, BXK_OP_DIV, idx, bxk_const_i(b, BXK_U32, ostride));
-      c = bxk_bin(b, BXK_OP_REM, c, bxk_const_i(b, BXK_U32, K->shape[d]));
-      at = bxk_bin(b, BXK_OP_ADD, at, bxk_bin(b, BXK_OP_MUL, c, bxk_const_i(b, BXK_U32, istride)));
-    }
-    ostride *= K->shape[d];
+  int64_t istride = 1;
+  for (int d = R - 1; d >= 0; d--) {
+    int td = d - (R - tr);
+    int64_t ext_d = td >= 0 ? ts[td] : 1;
+    if (ext_d != 1)
+      at = bxk_bin(b, BXK_OP_ADD, at, bxk_bin(b, BXK_OP_MUL, coord(b, idx, R, shape, d), bxk_const_i(b, BXK_U32, istride)));
     istride *= ext_d;
+  }
+  return at;
+}
+
+/* Where view r reads its input for its output element idx (both
+ * row-major): reshape keeps the order; expand is a broadcast; the others
+ * move coordinates (input dim perm[d] holds output coordinate d, slices
+ * shift by their start, flips mirror). */
+static bxk_val view_index(struct bxk_builder *b, const struct bxfu_rec *r, bxk_val idx) {
+  const bext_tensor *x = r->in[0];
+  int R = r->out.rank;
+  const int64_t *S = r->out.shape;
+  if (r->code == BXR_OP_RESHAPE) return idx;
+  if (r->code == BXR_OP_EXPAND) return bcast_index(b, idx, R, S, x->rank, x->shape);
+  int perm[BEXT_MAX_RANK];
+  int64_t istride[BEXT_MAX_RANK];
+  for (int d = 0; d < R; d++) perm[d] = d;
+  if (r->code == BXR_OP_SWAP_DIMS) perm[r->at.dims[0]] = r->at.dims[1], perm[r->at.dims[1]] = r->at.dims[0];
+  if (r->code == BXR_OP_PERMUTE)
+    for (int d = 0; d < R; d++) perm[d] = r->at.dims[d];
+  for (int d = x->rank - 1, st = 1; d >= 0; d--) istride[d] = st, st *= (int)x->shape[d];
+  bxk_val at = bxk_const_i(b, BXK_U32, 0);
+  for (int d = 0; d < R; d++) {
+    bxk_val c = coord(b, idx, R, S, d);
+    if (r->code == BXR_OP_SLICE && d < r->at.nranges && r->at.start[d])
+      c = bxk_bin(b, BXK_OP_ADD, c, bxk_const_i(b, BXK_U32, r->at.start[d]));
+    if (r->code == BXR_OP_FLIP)
+      for (int f = 0; f < r->at.ndims; f++)
+        if (r->at.dims[f] == d) c = bxk_bin(b, BXK_OP_SUB, bxk_const_i(b, BXK_U32, S[d] - 1), c);
+    at = bxk_bin(b, BXK_OP_ADD, at, bxk_bin(b, BXK_OP_MUL, c, bxk_const_i(b, BXK_U32, istride[perm[d]])));
   }
   return at;
 }
@@ -231,38 +276,29 @@ static bxk_val member_ir(struct bxk_builder *b, const struct bxfu_rec *r, const 
   }
 }
 
-/* Loads the outside inputs at element idx of the iteration shape and
- * evaluates the group's elementwise members in record order (all but a
- * reduction root), leaving each value in K->val. */
-static bool members_ir(struct bxk_builder *b, struct kb *K, bxk_val idx, bool reduce) {
+/* The value of member i at element idx of its output: its inputs first
+ * (members evaluated at the index i reads them at, outside inputs loaded
+ * there), then its row.  A group is a tree (every member but the root has
+ * one consumer, inside), so each member is evaluated once. */
+static bxk_val member_val(struct bxk_builder *b, struct kb *K, int i, bxk_val idx) {
   const struct bxfu_segment *g = K->g;
   const struct bxfu_group *gr = K->gr;
-  bxk_val *ext = calloc((size_t)gr->next + 1, sizeof *ext);
-  if (!ext) return false;
-  for (int e = 0; e < gr->next; e++) {
-    const bext_tensor *t = g->rec[gr->ext_rec[e]].in[gr->ext_in[e]];
-    ext[e] = bxk_load(b, e, bcast_index(b, K, idx, t));
-  }
-  int scal = 0;
-  for (int m = 0; m < gr->n - (reduce ? 1 : 0); m++) {
-    int i = gr->member[m];
-    const struct bxfu_rec *r = &g->rec[i];
-    bxk_val in[BXR_MAX_INPUTS] = {0};
-    for (int q = 0; q < r->n_in; q++) {
-      int src = g->src[i][q];
-      if (src >= 0 && K->val[src]) {
-        in[q] = K->val[src];
-        continue;
-      }
-      const struct bxfu_val *v = bxfu_val_of(r->in[q]);
-      for (int e = 0; e < gr->next; e++)
-        if (bxfu_val_of(g->rec[gr->ext_rec[e]].in[gr->ext_in[e]]) == v) in[q] = ext[e];
+  const struct bxfu_rec *r = &g->rec[i];
+  bool view = is_view(r);
+  bxk_val in[BXR_MAX_INPUTS] = {0};
+  for (int q = 0; q < r->n_in; q++) {
+    const bext_tensor *t = r->in[q];
+    bxk_val at = view ? view_index(b, r, idx) : bcast_index(b, idx, r->out.rank, r->out.shape, t->rank, t->shape);
+    int src = g->src[i][q];
+    if (src >= 0 && K->val[src] == (bxk_val)-1) {   /* a member: evaluated where i reads it */
+      in[q] = member_val(b, K, src, at);
+      continue;
     }
-    K->val[i] = member_ir(b, r, in, scal);
-    scal += n_scalars(r);
+    const struct bxfu_val *v = bxfu_val_of(t);
+    for (int e = 0; e < gr->next; e++)
+      if (bxfu_val_of(g->rec[gr->ext_rec[e]].in[gr->ext_in[e]]) == v) in[q] = bxk_load(b, e, at);
   }
-  free(ext);
-  return true;
+  return K->val[i] = view ? in[0] : member_ir(b, r, in, K->scal[i]);
 }
 
 /* The reduction root of gr, computed at output element pos: its input
@@ -274,13 +310,11 @@ static bool reduce_ir(struct bxk_builder *b, struct kb *K, bxk_val pos) {
   const struct bxfu_group *gr = K->gr;
   const struct bxfu_rec *r = &g->rec[gr->root];
   const bext_tensor *x = r->in[0];
-  int64_t outer = 1, ext = bxr_numel(x->rank, x->shape), inner = 1;
+  int64_t ext = bxr_numel(x->rank, x->shape), inner = 1;
   if (!r->at.all) {
     ext = x->shape[r->at.dim];
-    for (int d = 0; d < r->at.dim; d++) outer *= x->shape[d];
     for (int d = r->at.dim + 1; d < x->rank; d++) inner *= x->shape[d];
   }
-  (void)outer;
   enum bxk_type t = ir_type(r->out.dtype);
   bool fl = bxk_type_is_float(t);
   enum bxr_opcode op = r->code;
@@ -308,8 +342,7 @@ static bool reduce_ir(struct bxk_builder *b, struct kb *K, bxk_val pos) {
   bxk_val k = bxk_for(b, bxk_const_i(b, BXK_U32, 0), bxk_const_i(b, BXK_U32, ext), bxk_const_i(b, BXK_U32, 1), &body);
   struct bxk_builder bb = bxk_builder_at(K->k, body);
   bxk_val idx = bxk_bin(&bb, BXK_OP_ADD, base, inner > 1 ? bxk_bin(&bb, BXK_OP_MUL, k, bxk_const_i(&bb, BXK_U32, inner)) : k);
-  if (!members_ir(&bb, K, idx, true)) return false;
-  bxk_val v = K->val[g->src[gr->root][0]];
+  bxk_val v = member_val(&bb, K, g->src[gr->root][0], idx);
   if (gr->wout >= 0) bxk_store(&bb, gr->next + 1, idx, v);
   v = cvt(&bb, at, t, v);
   bxk_val a = bxk_get(&bb, acc), y;
@@ -342,16 +375,32 @@ static struct bxk_kernel *group_ir(const struct bxfu_segment *g, struct bxfu_gro
   int64_t numel = bxr_numel(root->out.rank, root->out.shape);
   if (numel <= 0 || numel > (int64_t)UINT32_MAX / 2 || bxr_numel(is->rank, is->shape) > (int64_t)UINT32_MAX / 2)
     return NULL;
+  for (int m = 0; m < gr->n; m++) {   /* every index of the kernel is a u32 */
+    const struct bxfu_rec *r = &g->rec[gr->member[m]];
+    if (bxr_numel(r->out.rank, r->out.shape) > (int64_t)UINT32_MAX / 2) return NULL;
+    for (int q = 0; q < r->n_in; q++)
+      if (bxr_numel(r->in[q]->rank, r->in[q]->shape) > (int64_t)UINT32_MAX / 2) return NULL;
+  }
   gr->numel = (uint32_t)numel;
   char name[48];
   snprintf(name, sizeof name, reduce ? "fused_%d_ops_%s" : "fused_%d_ops", gr->n, bxr_op_name(root->code));
   struct bxk_kernel *k = bxk_kernel_new(name);
   if (!k) return NULL;
-  struct kb K = {g, gr, k, calloc((size_t)g->n, sizeof(bxk_val)), is->rank, is->shape};
-  if (!K.val) {
+  struct kb K = {g, gr, k, malloc((size_t)g->n * sizeof(bxk_val)), malloc((size_t)g->n * sizeof(int))};
+  if (!K.val || !K.scal) {
+    free(K.val);
+    free(K.scal);
     bxk_kernel_free(k);
     return NULL;
   }
+  /* members are marked -1 until evaluated; scalars numbered in member order */
+  for (int i = 0; i < g->n; i++) K.val[i] = 0;
+  for (int m = 0, sc = 0; m < gr->n; m++) {
+    K.val[gr->member[m]] = (bxk_val)-1;
+    K.scal[gr->member[m]] = sc;
+    sc += n_scalars(&g->rec[gr->member[m]]);
+  }
+  K.val[gr->root] = 0;
   for (int e = 0; e < gr->next; e++) bxk_add_binding(k, ir_type(g->rec[gr->ext_rec[e]].in[gr->ext_in[e]]->dtype), 0, false);
   bxk_add_binding(k, ir_type(root->out.dtype), 0, true);
   if (gr->wout >= 0) bxk_add_binding(k, ir_type(g->rec[gr->wout].out.dtype), 0, true);
@@ -364,9 +413,11 @@ static struct bxk_kernel *group_ir(const struct bxfu_segment *g, struct bxfu_gro
   struct bxk_block *then_blk, *else_blk;
   bxk_if(&b0, bxk_bin(&b0, BXK_OP_LT, pos, bxk_const_i(&b0, BXK_U32, numel)), &then_blk, &else_blk);
   struct bxk_builder b = bxk_builder_at(k, then_blk);
-  bool ok = reduce ? reduce_ir(&b, &K, pos) : members_ir(&b, &K, pos, false);
-  if (ok && !reduce) bxk_store(&b, gr->next, pos, K.val[gr->root]);
+  bool ok = true;
+  if (reduce) ok = reduce_ir(&b, &K, pos);
+  else bxk_store(&b, gr->next, pos, member_val(&b, &K, gr->root, pos));
   free(K.val);
+  free(K.scal);
   struct bxk_diags ds;
   memset(&ds, 0, sizeof ds);
   if (!ok || k->oom || !bxk_verify(k, &ds)) {
@@ -410,8 +461,9 @@ void bxfu_groups_build(struct bxfu_groups *out, const struct bxfu_segment *g, st
   memset(out, 0, sizeof *out);
   out->n_rec = g->n;
   int *parent = malloc((size_t)g->n * sizeof *parent), *size = calloc((size_t)g->n, sizeof *size);
+  bool *work = calloc((size_t)g->n, sizeof *work);
   out->group_of = malloc((size_t)g->n * sizeof *out->group_of);
-  if (!parent || !size || !out->group_of) goto fail;
+  if (!parent || !size || !work || !out->group_of) goto fail;
   /* A consumer joins the group of every producer it may fuse with: since
    * a fusable producer has one use, the groups are trees rooted at their
    * last record. */
@@ -421,7 +473,13 @@ void bxfu_groups_build(struct bxfu_groups *out, const struct bxfu_segment *g, st
       int p = g->src[c][q];
       if (p >= 0 && bxfu_can_fuse(g, p, c)) parent[find(parent, p)] = find(parent, c);
     }
+  /* size[root]: its members; a group of views only computes nothing (the
+   * inner device makes views without copying), so it does not form */
   for (int i = 0; i < g->n; i++) size[find(parent, i)]++;
+  for (int i = 0; i < g->n; i++)
+    if (!is_view(&g->rec[i])) work[find(parent, i)] = true;
+  for (int i = 0; i < g->n; i++)
+    if (!work[i]) size[i] = 1;
   int ng = 0;
   for (int i = 0; i < g->n; i++) out->group_of[i] = -1;
   for (int i = 0; i < g->n; i++)
@@ -458,10 +516,12 @@ void bxfu_groups_build(struct bxfu_groups *out, const struct bxfu_segment *g, st
   }
   free(parent);
   free(size);
+  free(work);
   return;
 fail:
   free(parent);
   free(size);
+  free(work);
   bxfu_groups_free(out);
   memset(out, 0, sizeof *out);
 }

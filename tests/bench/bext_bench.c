@@ -64,6 +64,11 @@
  *                 add_scalar, mul) over 16M f32 on flex+fusion (one fused
  *                 kernel through Flex's JIT), recorded and synced, vs the
  *                 same 9 ops eager in libtorch                       [>= 15]
+ *   softmax_4096x1024_fusion  softmax over rows as core ops (max_dim, sub,
+ *                 exp, sum_dim, div) on flex+fusion vs at::softmax     [>= 1]
+ *   layer_norm_4096x1024_fusion  layer norm as core ops (mean, centre,
+ *                 mean of squares, rsqrt, scale, shift) on flex+fusion
+ *                 vs at::layer_norm                                  [>= 1]
  *   gelu_16M_cloop  the same flex+fusion run vs a hand-fused C loop
  *                 (tanhf per element, g_threads threads)             [>= 0.8]
  *   fusion_record_16  recording one add_scalar on a 16-element tensor on
@@ -179,6 +184,31 @@ static double gelu_fusion_case(bext_tensor *x, int iters) {
   for (int i = 0; i < iters; i++) {
     bext_tensor *y = gelu_chain(x);
     if (!y || !bext_sync(g_fu)) die("gelu on flex+fusion");
+    bext_release(y);
+  }
+  return (now_ns() - t0) / iters;
+}
+
+/* Softmax and layer norm as a user writes them with core ops (rows of x
+ * [rows, cols]); on flex+fusion each chain feeding a reduction runs inside
+ * the reduction's kernel. */
+static bext_tensor *softmax_rows(bext_tensor *x) {
+  bext_tensor *m = bext_max_dim(bext_retain(x), 1, true);
+  bext_tensor *e = bext_exp(bext_sub(x, m));
+  bext_tensor *s = bext_sum_dim(bext_retain(e), 1, true);
+  return bext_div(e, s);
+}
+static bext_tensor *layer_norm_rows(bext_tensor *x, bext_tensor *w, bext_tensor *b) {
+  bext_tensor *xc = bext_sub(bext_retain(x), bext_mean_dim(x, 1, true));
+  bext_tensor *var = bext_mean_dim(bext_mul(bext_retain(xc), bext_retain(xc)), 1, true);
+  bext_tensor *y = bext_mul(xc, bext_rsqrt(bext_add_scalar(var, 1e-5)));
+  return bext_add(bext_mul(y, bext_retain(w)), bext_retain(b));
+}
+static double rows_case(bext_tensor *x, bext_tensor *w, bext_tensor *b, int iters) {
+  double t0 = now_ns();
+  for (int i = 0; i < iters; i++) {
+    bext_tensor *y = w ? layer_norm_rows(bext_retain(x), w, b) : softmax_rows(bext_retain(x));
+    if (!y || !bext_sync(g_fu)) die("softmax / layer norm on flex+fusion");
     bext_release(y);
   }
   return (now_ns() - t0) / iters;
@@ -644,6 +674,51 @@ int main(int argc, char **argv) {
     free(cc);
     free(got);
     bext_release(X);
+  }
+  if (selected(2, "softmax_4096x1024_fusion", "layer_norm_4096x1024_fusion")) {
+    const int64_t R = 4096, C = 1024;
+    bext_tensor *xe = bext_reshape(filled(R * C, 0.01), (int64_t[]){R, C}, 2);
+    bext_tensor *we = bext_add_scalar(filled(C, 0.02), 1.0), *be = filled(C, 0.03);
+    bext_tensor *x = bext_to_device(bext_retain(xe), g_fu), *w = bext_to_device(bext_retain(we), g_fu),
+                *b = bext_to_device(bext_retain(be), g_fu);
+    if (!x || !w || !b) die("softmax / layer norm setup");
+    for (int ln = 0; ln < 2; ln++) {
+      const char *name = ln ? "layer_norm_4096x1024_fusion" : "softmax_4096x1024_fusion";
+      if (!selected(1, name)) continue;
+      bext_fusion_stat f0, f1;
+      bext_fusion_stats(&f0);
+      rows_case(x, ln ? w : NULL, b, 1);   /* builds the plan and compiles its kernels */
+      bext_fusion_stats(&f1);
+      if (f1.reductions_fused == f0.reductions_fused) die("softmax / layer norm: no chain fused into a reduction");
+      /* the fused result against eager flex, every 4099th element */
+      bext_tensor *yl = ln ? layer_norm_rows(bext_retain(x), w, b) : softmax_rows(bext_retain(x));
+      bext_tensor *ye = ln ? layer_norm_rows(bext_retain(xe), we, be) : softmax_rows(bext_retain(xe));
+      float *gl = huge_floats((size_t)(R * C)), *ge = huge_floats((size_t)(R * C));
+      if (!yl || !ye || !gl || !ge || !bext_read(yl, gl, sizeof(float) * (size_t)(R * C)) ||
+          !bext_read(ye, ge, sizeof(float) * (size_t)(R * C)))
+        die("softmax / layer norm read");
+      for (int64_t i = 0; i < R * C; i += 4099)
+        if (!(fabsf(gl[i] - ge[i]) <= 1e-5f * (1 + fabsf(ge[i])))) {
+          fprintf(stderr, "bext-bench: %s: element %lld is %g, eager flex says %g\n", name, (long long)i, gl[i], ge[i]);
+          exit(1);
+        }
+      free(gl);
+      free(ge);
+      bext_release(yl);
+      bext_release(ye);
+      for (int r = 0; r < g_reps; r++) {
+        bv[r] = rows_case(x, ln ? w : NULL, b, 4);
+        pv[r] = ln ? bxbt_torch_layer_norm_ns(R, C, 4) : bxbt_torch_softmax_ns(R, C, 4);
+        if (pv[r] < 0) die(bxbt_torch_error());
+      }
+      record(name, ln ? "libtorch at::layer_norm" : "libtorch at::softmax", ">= 1", bv, pv);
+    }
+    bext_release(x);
+    bext_release(w);
+    bext_release(b);
+    bext_release(xe);
+    bext_release(we);
+    bext_release(be);
   }
   if (selected(1, "fusion_record_16")) {
     bext_tensor *x = filled(N16, 0.5), *xf = bext_to_device(bext_retain(x), g_fu);

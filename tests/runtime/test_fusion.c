@@ -385,7 +385,7 @@ Test(fusion, every_reduction_fuses_with_the_chain_it_reads) {
       if (dt == BEXT_F32) ((float *)xv)[i] = i == 40 ? NAN : (float)v;   /* max/min: NaN wins */
       else if (dt == BEXT_F64) ((double *)xv)[i] = i == 40 ? NAN : v;
       else if (dt == BEXT_I32) ((int32_t *)xv)[i] = (i * 7919) % 201 - 100;
-      else if (dt == BEXT_I64) ((int64_t *)xv)[i] = (int64_t)((i * 7919) % 201 - 100) << 28;
+      else if (dt == BEXT_I64) ((int64_t *)xv)[i] = (int64_t)((i * 7919) % 201 - 100) * ((int64_t)1 << 28);
       else xv[i] = (unsigned char)(i * 29);
     }
     for (int i = 0; i < 7; i++) {
@@ -501,7 +501,7 @@ Test(fusion, sigmoid_clamp_and_int_scalars_fuse_with_flex_results) {
     for (int i = 0; i < 16; i++) {
       int64_t v = (int64_t)(i * 13 % 17) - 8;
       if (dts[di] == BEXT_I32) ((int32_t *)xv)[i] = (int32_t)v * 100000;
-      else if (dts[di] == BEXT_I64) ((int64_t *)xv)[i] = v << 40;
+      else if (dts[di] == BEXT_I64) ((int64_t *)xv)[i] = v * ((int64_t)1 << 40);
       else xv[i] = (unsigned char)(v * 31);
     }
     for (int variant = 0; variant < 6; variant++) {
@@ -513,6 +513,57 @@ Test(fusion, sigmoid_clamp_and_int_scalars_fuse_with_flex_results) {
   bext_fusion_stat s2 = stats();
   cr_expect_eq(s2.kernels_launched - s1.kernels_launched, 2 * 18, "t is read twice: its chain is one kernel, the rest another");
   cr_expect_eq(s2.ops_fused - s1.ops_fused, 9 * 18);
+}
+
+/* ------------------------------------------------------ views */
+
+/* Views between elementwise ops are index maps inside the kernel: the
+ * chain is not broken and the view is never materialized. */
+static bext_tensor *view_chain(bext_tensor *x, bext_tensor *y, int variant) {
+  bext_tensor *t = bext_exp(bext_mul_scalar(x, 0.25));                           /* [4,6,5] */
+  t = variant & 1 ? bext_swap_dims(t, 0, 2) : bext_permute(t, (int[]){2, 0, 1}, 3);  /* [5,6,4] / [5,4,6] */
+  t = bext_reshape(t, (int64_t[]){5, 24}, 2);
+  t = bext_slice(bext_sub_scalar(t, 1), (int64_t[]){1, 3}, (int64_t[]){4, 21}, 2);   /* [3,18] */
+  t = bext_flip(bext_neg(t), (int[]){1}, 1);
+  t = bext_add(bext_expand(bext_reshape(t, (int64_t[]){1, 3, 18}, 3), (int64_t[]){2, 3, 18}, 3), y);   /* y [2,1,18] */
+  return variant & 2 ? bext_sum_dim(t, 1, false) : bext_tanh(t);
+}
+
+Test(fusion, views_inside_a_chain_are_index_maps) {
+  char dir[] = "/tmp/bext_fusion_dumpXXXXXX";
+  cr_assert_not_null(mkdtemp(dir));
+  setenv("BEXT_FUSION_DUMP", dir, 1);
+  const bext_device *E = dev("flex"), *L = dev("flex+fusion");
+  float xv[120], yv[36];
+  for (int i = 0; i < 120; i++) xv[i] = (float)((i * 7) % 19) * 0.3f - 2;
+  for (int i = 0; i < 36; i++) yv[i] = (float)i * 0.1f;
+  for (int variant = 0; variant < 4; variant++) {
+    bext_tensor *y[2];
+    for (int j = 0; j < 2; j++) {
+      const bext_device *d = j ? L : E;
+      y[j] = view_chain(f32(d, xv, (int64_t[]){4, 6, 5}, 3), f32(d, yv, (int64_t[]){2, 1, 18}, 3), variant);
+    }
+    bext_fusion_stat s0 = stats();
+    char what[40];
+    snprintf(what, sizeof what, "view chain %d", variant);
+    agree(y[0], y[1], 1e-6, what);
+    bext_fusion_stat s1 = stats();
+    cr_expect_eq(s1.kernels_launched - s0.kernels_launched, 1, "variant %d: one kernel", variant);
+    cr_expect_eq(s1.ops_fused - s0.ops_fused, 12, "variant %d: every op and view of the chain", variant);
+  }
+  unsetenv("BEXT_FUSION_DUMP");
+  /* views alone make no kernel: the inner device's views copy nothing */
+  float got[120];
+  bext_fusion_stat s0 = stats();
+  bext_tensor *v = bext_swap_dims(bext_reshape(f32(L, xv, (int64_t[]){4, 6, 5}, 3), (int64_t[]){24, 5}, 2), 0, 1);
+  cr_assert(bext_read(v, got, sizeof got), "%s", bext_last_error());
+  bext_fusion_stat s1 = stats();
+  cr_expect_eq(s1.kernels_launched, s0.kernels_launched);
+  cr_expect_eq(got[1], xv[5], "[0][1] of the transpose is [1][0]");
+  bext_release(v);
+  char cmd[700];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  cr_expect_eq(system(cmd), 0);
 }
 
 /* ------------------------------------------------------ random programs */
