@@ -176,8 +176,8 @@ Test(check, fusion_records_from_metadata_and_catches_disagreement) {
  * call), and when the stream runs, what the backend returned is compared
  * with what was published from the metadata, by the descriptor's
  * meta_check: the read fails with check mode's message.  Calls that run
- * at once under Fusion (struct and enum outputs) are checked at the call,
- * ordinary fields included. */
+ * at once under Fusion (struct and enum outputs, default bodies) are
+ * checked at the call, ordinary fields included. */
 Test(check, fusion_in_check_mode_defers_and_fails_at_the_read, .init = on, .fini = off) {
   const bext_device *fu = bext_device_get("flex+fusion");
   cr_assert(bext_sync(fu), "%s", bext_last_error());
@@ -204,6 +204,14 @@ Test(check, fusion_in_check_mode_defers_and_fails_at_the_read, .init = on, .fini
   Counted c;
   cr_expect(!checked_counted(mat("flex+fusion", 2, 3), 1, &c));
   cr_expect(strstr(bext_last_error(), "output `output.count` is 7, the metadata says 6"), "%s", bext_last_error());
+  /* a method without metadata runs on the inner device's arm: its user
+   * implementation is held to the default body over specs, as on flex */
+  cr_expect_null(checked_doubled(mat("flex+fusion", 2, 3)));
+  EXPECT_ERROR("Checked::doubled (flex+fusion implementation) disagrees with its default body: output `output` is "
+               "[3,2] f32, the default body over specs gives [2,3] f32");
+  bext_tensor *sq = checked_doubled(mat("flex+fusion", 3, 3));
+  cr_expect_not_null(sq, "square: the transpose goes unnoticed: %s", bext_last_error());
+  bext_release(sq);
   cr_expect(bext_sync(fu), "%s", bext_last_error());
 }
 
