@@ -109,14 +109,22 @@ static bool expressible(const struct bxfu_segment *g, int i) {
   }
 }
 
+/* A fused reduction runs one unit per output element, each walking its
+ * extent alone: with few outputs and long extents (a whole-tensor sum of
+ * millions) that is one thread where Flex's own reduction uses the pool,
+ * so such a reduction stays Flex's (its chain still fuses on its own). */
+#define BXFU_RED_MAX_EXTENT 16384
+#define BXFU_RED_MIN_UNITS 64
+
 /* Whether record i is a reduction a fused kernel computes (dim or all,
- * over a non-empty input of an IR dtype). */
+ * over a non-empty input of an IR dtype, not long and narrow). */
 static bool reducible(const struct bxfu_segment *g, int i) {
   const struct bxfu_rec *r = &g->rec[i];
   if (r->kind != BXFU_CORE || !red[r->code]) return false;
   enum bxk_type t = ir_type(r->out.dtype);
-  return t != BXK_VOID && t != BXK_BOOL && r->in[0]->dtype == r->out.dtype &&
-         bxr_numel(r->in[0]->rank, r->in[0]->shape) > 0;
+  int64_t n = bxr_numel(r->in[0]->rank, r->in[0]->shape), units = bxr_numel(r->out.rank, r->out.shape);
+  return t != BXK_VOID && t != BXK_BOOL && r->in[0]->dtype == r->out.dtype && n > 0 &&
+         (n / units <= BXFU_RED_MAX_EXTENT || units >= BXFU_RED_MIN_UNITS);
 }
 
 /* ------------------------------------------------------------ legality */

@@ -410,6 +410,29 @@ Test(fusion, every_reduction_fuses_with_the_chain_it_reads) {
   cr_expect_eq(s1.ops_fused - s0.ops_fused, 3 * (uint64_t)cases);
 }
 
+/* A reduction with few outputs over a long extent (a whole-tensor sum of
+ * 100,000) would run in one unit: it stays Flex's threaded reduction, and
+ * its chain fuses on its own. */
+Test(fusion, a_long_narrow_reduction_stays_flex_s) {
+  const bext_device *E = dev("flex"), *L = dev("flex+fusion");
+  enum { N = 100000, R = 64, K = 20000 };
+  float *v = malloc((size_t)R * K * sizeof *v);
+  for (int i = 0; i < R * K; i++) v[i] = (float)(i % 17) * 0.01f;
+  bext_tensor *y[2];
+  for (int j = 0; j < 2; j++) y[j] = bext_sum(bext_exp(bext_mul_scalar(f32(j ? L : E, v, (int64_t[]){N}, 1), 0.5)));
+  bext_fusion_stat s0 = stats();
+  agree(y[0], y[1], 1e-6, "sum of 100,000");
+  bext_fusion_stat s1 = stats();
+  cr_expect_eq(s1.reductions_fused, s0.reductions_fused);
+  cr_expect_eq(s1.kernels_launched - s0.kernels_launched, 1, "mul_scalar and exp");
+  for (int j = 0; j < 2; j++)   /* a long extent over enough outputs to share out: fused */
+    y[j] = bext_sum_dim(bext_exp(bext_mul_scalar(f32(j ? L : E, v, (int64_t[]){R, K}, 2), 0.5)), 1, false);
+  agree(y[0], y[1], 1e-6, "64 sums of 20,000");
+  bext_fusion_stat s2 = stats();
+  cr_expect_eq(s2.reductions_fused - s1.reductions_fused, 1);
+  free(v);
+}
+
 /* Softmax as core ops: exp(x - max) is read by the sum and again by the
  * division, so the sum's kernel also stores it (one pass computes both),
  * and nothing is computed twice. */
