@@ -148,11 +148,9 @@ __attribute__((noinline, cold)) static bool check_before(const bext_ext_method *
     return true;
   }
   /* A defaulted method whose user implementation runs on this arm: the
-   * default body, over specs, says what the implementation must return.
-   * Fusion runs such a method (it has no metadata) on its inner device's
-   * arm, so that arm's implementation is the one held to the body. */
+   * default body, over specs, says what the implementation must return. */
   const struct bext_device *d = dev;
-  while (d->layer >= 0 && (d->transparent || d->layer == BEXT_LAYER_FUSION)) d = d->inner;
+  while (d->layer >= 0 && d->transparent) d = d->inner;
   if (d->layer < 0 && m->fallback && m->impl[d->kind] && m->out_tensor) return default_over_specs(m, call, x);
   return true;
 }

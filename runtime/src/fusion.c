@@ -15,8 +15,8 @@
  *   - an op on another thread's stream uses one of its values (that
  *     stream runs first, whole: correctness over speed — a tensor handed
  *     between threads costs the giver's queue at the first use),
- *   - an extension call without metadata needs the values (it runs
- *     eagerly on the inner device),
+ *   - an extension call whose metadata describes a struct, tuple or
+ *     enum output needs the values (it runs eagerly on the inner device),
  *   - the device closes.
  * A record that fails keeps its message in its value: a read of it (or of
  * anything computed from it) fails with that message, which names the
@@ -547,11 +547,16 @@ static bool forward_inner(struct bext_device *dev, bext_ext_call *call) {
 }
 
 /* Extension calls (docs/runtime.md "Fusion"): recorded lazily when the
- * method's metadata describes its one tensor output; otherwise run now on
- * the inner device's arm, or, when the inner device has none, the default
- * body runs on this device (its core ops are recorded). */
+ * method's metadata describes its one tensor output; a method without
+ * metadata is `#[fusion(default)]` (a trait listing Fusion gives every
+ * method one form), so its default body is its Fusion implementation and
+ * runs on this device: its core ops are recorded like any others, and its
+ * outputs (struct, tuple and enum values included) are the body's own,
+ * lazy.  The rest (metadata for struct, tuple or enum outputs) runs now
+ * on the inner device's arm. */
 static bool bxfu_ext_exec(struct bext_device *dev, bext_ext_call *call) {
   const bext_ext_method *m = call->m;
+  if (!m->meta && m->fallback) return m->invoke(m->fallback, call->args, call->out);
   bool inner_arm = bxr_ext_has_arm(m, dev->inner);
   if (inner_arm && m->meta && m->out_tensor && m->meta_size == sizeof(bext_meta_spec)) return record_ext(dev, call);
   if (inner_arm) return forward_inner(dev, call);

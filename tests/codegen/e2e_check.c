@@ -176,8 +176,8 @@ Test(check, fusion_records_from_metadata_and_catches_disagreement) {
  * call), and when the stream runs, what the backend returned is compared
  * with what was published from the metadata, by the descriptor's
  * meta_check: the read fails with check mode's message.  Calls that run
- * at once under Fusion (struct and enum outputs, default bodies) are
- * checked at the call, ordinary fields included. */
+ * at once under Fusion (struct and enum outputs) are checked at the call,
+ * ordinary fields included. */
 Test(check, fusion_in_check_mode_defers_and_fails_at_the_read, .init = on, .fini = off) {
   const bext_device *fu = bext_device_get("flex+fusion");
   cr_assert(bext_sync(fu), "%s", bext_last_error());
@@ -204,14 +204,33 @@ Test(check, fusion_in_check_mode_defers_and_fails_at_the_read, .init = on, .fini
   Counted c;
   cr_expect(!checked_counted(mat("flex+fusion", 2, 3), 1, &c));
   cr_expect(strstr(bext_last_error(), "output `output.count` is 7, the metadata says 6"), "%s", bext_last_error());
-  /* a method without metadata runs on the inner device's arm: its user
-   * implementation is held to the default body over specs, as on flex */
-  cr_expect_null(checked_doubled(mat("flex+fusion", 2, 3)));
-  EXPECT_ERROR("Checked::doubled (flex+fusion implementation) disagrees with its default body: output `output` is "
-               "[3,2] f32, the default body over specs gives [2,3] f32");
-  bext_tensor *sq = checked_doubled(mat("flex+fusion", 3, 3));
-  cr_expect_not_null(sq, "square: the transpose goes unnoticed: %s", bext_last_error());
-  bext_release(sq);
   cr_expect(bext_sync(fu), "%s", bext_last_error());
+}
+
+/* `#[fusion(default)]`: under Fusion the default body is the method's
+ * implementation, so it runs on the fusion device and its core ops are
+ * recorded lazily; Flex's overriding implementation (which transposes)
+ * is not used there. */
+Test(check, fusion_default_runs_the_body_lazily) {
+  const bext_device *fu = bext_device_get("flex+fusion");
+  cr_assert(bext_sync(fu), "%s", bext_last_error());
+  for (int check = 0; check < 2; check++) {
+    bext_set_check(check);
+    bext_fusion_stat s0, s1, s2;
+    cr_assert(bext_fusion_stats(&s0));
+    bext_tensor *y = checked_doubled(mat("flex+fusion", 2, 3));
+    cr_assert_not_null(y, "%s", bext_last_error());
+    cr_assert(bext_fusion_stats(&s1));
+    cr_expect_eq(s1.ops_run, s0.ops_run, "the body's ops are recorded, not run");
+    cr_expect_eq(bext_device_of(y), fu);
+    cr_expect(bext_rank(y) == 2 && bext_shape(y)[0] == 2 && bext_shape(y)[1] == 3, "the body's shape, not Flex's transpose");
+    float got[6];
+    cr_assert(bext_read(y, got, sizeof got), "%s", bext_last_error());
+    cr_expect(got[0] == 2.0f && got[1] == -4.0f && got[3] == -8.0f, "x * 2: %g %g %g", got[0], got[1], got[3]);
+    cr_assert(bext_fusion_stats(&s2));
+    cr_expect_gt(s2.ops_run, s1.ops_run);
+    bext_release(y);
+  }
+  bext_set_check(false);
 }
 
