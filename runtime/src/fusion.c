@@ -504,46 +504,13 @@ static bool record_ext(struct bext_device *dev, bext_ext_call *call) {
 }
 
 /* Any other method: the inputs' streams run, then the inner device's arm
- * runs the call at once (count_layer.c's pattern), outputs wrapped as
- * computed values. */
-static bool forward_inner(struct bext_device *dev, bext_ext_call *call) {
-  const bext_ext_method *m = call->m;
-  size_t asz = m->args_size, osz = m->out_size ? m->out_size : 1;
-  unsigned char *args = malloc(asz ? asz : 1), *out = calloc(1, osz);
-  bool ok = args && out;
-  bext_ext_slot sl[BEXT_EXT_MAX_SLOTS];
-  int n = 0;
-  if (ok) {
-    memcpy(args, call->args, asz);
-    n = m->in_slots(args, sl);
-    for (int i = 0; i < n; i++) {
-      bext_tensor *w = *sl[i].at;
-      if (!w) continue;
-      need(w);
-      const struct bxfu_val *v = bxfu_val_of(w);
-      if (v->err && ok) ok = bxr_error("%s: argument `%s`: %s", m->what, sl[i].name, v->err);
-      *sl[i].at = v->err ? NULL : bext_retain(v->inner);
-    }
-  }
-  if (ok) {
-    bext_ext_call inner = {m, args, out};
-    ok = bxr_ext_exec(dev->inner, &inner);
-  }
-  for (int i = 0; i < n; i++) {
-    bext_release(*sl[i].at);
-    *sl[i].at = NULL;
-  }
-  if (ok) {
-    n = m->out_slots(out, sl);
-    for (int i = 0; i < n && ok; i++)
-      if (*sl[i].at && !(*sl[i].at = wrap_done(dev, *sl[i].at))) ok = false;
-    if (ok) memcpy(call->out, out, m->out_size);
-    else
-      for (int i = 0; i < n; i++) bext_release(*sl[i].at);
-  }
-  free(args);
-  free(out);
-  return ok;
+ * runs the call at once (bxr_ext_forward), outputs wrapped as computed
+ * values. */
+static bext_tensor *unwrap_now(bext_tensor *w) {
+  need(w);
+  const struct bxfu_val *v = bxfu_val_of(w);
+  if (v->err) return bxr_error("%s", v->err), NULL;
+  return bext_retain(v->inner);
 }
 
 /* Extension calls (docs/runtime.md "Fusion"): recorded lazily when the
@@ -559,7 +526,7 @@ static bool bxfu_ext_exec(struct bext_device *dev, bext_ext_call *call) {
   if (!m->meta && m->fallback) return m->invoke(m->fallback, call->args, call->out);
   bool inner_arm = bxr_ext_has_arm(m, dev->inner);
   if (inner_arm && m->meta && m->out_tensor && m->meta_size == sizeof(bext_meta_spec)) return record_ext(dev, call);
-  if (inner_arm) return forward_inner(dev, call);
+  if (inner_arm) return bxr_ext_forward(dev, call, unwrap_now, wrap_done);
   if (m->fallback) return m->invoke(m->fallback, call->args, call->out);
   return bxr_error("%s: no route on %s: the inner device %s has no implementation and the method no default body",
                    m->what, dev->name, dev->inner->name);
