@@ -5,7 +5,8 @@
  * its storage a lazy value (fusion.h) that the record fills when it runs.
  * Extension calls whose method has metadata (`#[fusion(dtype, shape)]` /
  * `#[fusion(meta)]`) and a tensor output are recorded the same way, their
- * output spec from the metadata.
+ * output spec from the metadata; a `#[fusion(default)]` method's body runs
+ * on this device, so its core ops are recorded.
  *
  * A stream runs (fusion_plan.c) when
  *   - a tensor of it is read (bext_read, bext_to_device: the `read`

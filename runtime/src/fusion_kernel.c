@@ -372,9 +372,9 @@ static bool reduce_ir(struct bxk_builder *b, struct kb *K, bxk_val pos) {
 }
 
 /* The kernel of group gr: one unit per element of the root's output;
- * each outside input loaded at its broadcast index; members evaluated in
- * record order; the root's value stored, or for a reduction root, the
- * chain evaluated inside its loop.  Shapes are constants (they are part
+ * each member evaluated at the element its consumer reads (member_val),
+ * outside inputs loaded there; the root's value stored, or for a
+ * reduction root, the chain evaluated inside its loop.  Shapes are constants (they are part
  * of the plan's key); scalars are parameters (fresh on every replay). */
 static struct bxk_kernel *group_ir(const struct bxfu_segment *g, struct bxfu_group *gr) {
   const struct bxfu_rec *root = &g->rec[gr->root];

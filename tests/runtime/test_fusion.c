@@ -4,13 +4,17 @@
  * errors of deferred work reported at the read or sync naming the op,
  * records nobody can observe dropped, plans cached so a loop's second
  * iteration builds nothing, the cache's cap, the optimizer's groups
- * (seen through BEXT_FUSION_DUMP), and the random program generator:
+ * (seen through BEXT_FUSION_DUMP and bext_fusion_stats): elementwise
+ * chains, chains feeding reductions, views inside chains, sigmoid, clamp
+ * and int scalar ops, each against eager Flex; and the random program
+ * generator:
  * BEXT_FUSION_PROGRAMS (default 10000) programs of mixed core ops, each
  * run on flex and on flex+fusion with identical results (bitwise for
  * non-float dtypes, within a tolerance for floats, NaN equal to NaN) and
  * identical error messages for calls that fail at record time.
  * The long run: `BEXT_FUSION_PROGRAMS=200000 runtime_test_fusion`
- * (`make test-long`). */
+ * (`make test-long`); `BEXT_FUSION_FIRST=N` starts at program N, to
+ * reproduce one. */
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <math.h>
@@ -413,7 +417,7 @@ Test(fusion, every_reduction_fuses_with_the_chain_it_reads) {
 /* A reduction with few outputs over a long extent (a whole-tensor sum of
  * 100,000) would run in one unit: it stays Flex's threaded reduction, and
  * its chain fuses on its own. */
-Test(fusion, a_long_narrow_reduction_stays_flex_s) {
+Test(fusion, a_long_narrow_reduction_is_not_fused) {
   const bext_device *E = dev("flex"), *L = dev("flex+fusion");
   enum { N = 100000, R = 64, K = 20000 };
   float *v = malloc((size_t)R * K * sizeof *v);
