@@ -43,6 +43,8 @@
  *                 block cache are primed), both on g_threads threads
  *                 (bext: its pool, gemm cut in panels; libtorch: its
  *                 intra-op threads and OpenBLAS's, passive when idle).
+ *   mlp_512_fusion_autodiff  the same step on flex+fusion+autodiff vs
+ *                 flex+autodiff (the losses must agree)          [report]
  *   kernel_launch_16  Flex kernel_launch of a prepared 16-element add
  *                 (the CPU JIT, kernel_cpu.c) vs bext_add of the same
  *                 16 elements: launch overhead            [bext_ns <= 5000]
@@ -270,14 +272,14 @@ static float *ramp_floats(size_t n, unsigned mul, unsigned mod, float scale) {
  * call (untimed, as the peer's do), then each step is
  *   loss = mean(e * e),  e = relu(x @ w1 + b1) @ w2 + b2 - y
  *   g = backward(loss);  p = require_grad(detach(p) - lr * grad(g, p)) */
-static double ad_mlp_case(const struct mlp_data *d, int iters, float *last_loss) {
+static double ad_mlp_case(const bext_device *dev, const struct mlp_data *d, int iters, float *last_loss) {
   const int64_t B = d->batch, W = d->width;
   const int64_t pshape[4][2] = { { W, W }, { W, 0 }, { W, W }, { W, 0 } };
-  bext_tensor *x = bext_from_data(d->x, BEXT_F32, (int64_t[]){ B, W }, 2, g_ad);
-  bext_tensor *y = bext_from_data(d->y, BEXT_F32, (int64_t[]){ B, W }, 2, g_ad);
+  bext_tensor *x = bext_from_data(d->x, BEXT_F32, (int64_t[]){ B, W }, 2, dev);
+  bext_tensor *y = bext_from_data(d->y, BEXT_F32, (int64_t[]){ B, W }, 2, dev);
   bext_tensor *p[4];
   for (int k = 0; k < 4; k++)
-    if (!(p[k] = bext_require_grad(bext_from_data(d->p[k], BEXT_F32, pshape[k], pshape[k][1] ? 2 : 1, g_ad))))
+    if (!(p[k] = bext_require_grad(bext_from_data(d->p[k], BEXT_F32, pshape[k], pshape[k][1] ? 2 : 1, dev))))
       die("mlp parameter");
   float lv = 0;
   double t0 = now_ns();
@@ -811,7 +813,7 @@ int main(int argc, char **argv) {
     bext_release(a);
     bext_release(b);
   }
-  if (selected(1, "mlp_512_autodiff")) {
+  if (selected(2, "mlp_512_autodiff", "mlp_512_fusion_autodiff")) {
     struct mlp_data d = { .batch = 64, .width = 512 };
     size_t W = (size_t)d.width, BW = (size_t)d.batch * W;
     d.x = ramp_floats(BW, 7, 17, 2.0f);
@@ -822,22 +824,40 @@ int main(int argc, char **argv) {
     d.p[MLP_B2] = ramp_floats(W, 5, 13, 0.1f);
     int it = 20;
     float lb = 0, lt = 0;
-    ad_mlp_case(&d, 2, &lb);
-    for (int r = 0; r < g_reps; r++) {
-      bv[r] = ad_mlp_case(&d, it, &lb);
-      pv[r] = bxbt_torch_mlp_step_ns(d.x, d.p[MLP_W1], d.p[MLP_B1], d.p[MLP_W2], d.p[MLP_B2], d.y, d.batch,
-                                     d.width, MLP_LR, it, &lt);
-      if (pv[r] < 0) die(bxbt_torch_error());
+    if (selected(1, "mlp_512_autodiff")) {
+      ad_mlp_case(g_ad, &d, 2, &lb);
+      for (int r = 0; r < g_reps; r++) {
+        bv[r] = ad_mlp_case(g_ad, &d, it, &lb);
+        pv[r] = bxbt_torch_mlp_step_ns(d.x, d.p[MLP_W1], d.p[MLP_B1], d.p[MLP_W2], d.p[MLP_B2], d.y, d.batch,
+                                       d.width, MLP_LR, it, &lt);
+        if (pv[r] < 0) die(bxbt_torch_error());
+      }
+      /* the same training: after the same steps (the peer's warm-up call is
+       * one more) the losses agree to float rounding */
+      float l1 = 0;
+      ad_mlp_case(g_ad, &d, it + 1, &l1);
+      if (!(fabsf(l1 - lt) <= 1e-4f * fabsf(lt))) {
+        fprintf(stderr, "bext-bench: mlp_512_autodiff: bext's loss %.7g differs from libtorch's %.7g\n", l1, lt);
+        exit(1);
+      }
+      record("mlp_512_autodiff", "libtorch autograd", ">= 1.5", bv, pv);
     }
-    /* the same training: after the same steps (the peer's warm-up call is
-     * one more) the losses agree to float rounding */
-    float l1 = 0;
-    ad_mlp_case(&d, it + 1, &l1);
-    if (!(fabsf(l1 - lt) <= 1e-4f * fabsf(lt))) {
-      fprintf(stderr, "bext-bench: mlp_512_autodiff: bext's loss %.7g differs from libtorch's %.7g\n", l1, lt);
-      exit(1);
+    if (selected(1, "mlp_512_fusion_autodiff")) {
+      const bext_device *fa = bext_device_get("flex+fusion+autodiff");
+      if (!fa) die("flex+fusion+autodiff");
+      float lf = 0;
+      ad_mlp_case(fa, &d, 2, &lf);   /* builds the plans, compiles their kernels */
+      ad_mlp_case(g_ad, &d, 2, &lb);
+      if (!(fabsf(lf - lb) <= 1e-4f * fabsf(lb))) {
+        fprintf(stderr, "bext-bench: mlp_512_fusion_autodiff: loss %.7g, flex+autodiff's %.7g\n", lf, lb);
+        exit(1);
+      }
+      for (int r = 0; r < g_reps; r++) {
+        bv[r] = ad_mlp_case(fa, &d, it, &lf);
+        pv[r] = ad_mlp_case(g_ad, &d, it, &lb);
+      }
+      record("mlp_512_fusion_autodiff", "flex+autodiff", "report", bv, pv);
     }
-    record("mlp_512_autodiff", "libtorch autograd", ">= 1.5", bv, pv);
     free(d.x);
     free(d.y);
     for (int k = 0; k < 4; k++) free(d.p[k]);
