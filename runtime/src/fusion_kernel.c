@@ -129,6 +129,23 @@ static bool reducible(const struct bxfu_segment *g, int i) {
 
 /* ------------------------------------------------------------ legality */
 
+/* The reduction that elementwise record c feeds through a chain of
+ * records of c's shape, each read once, by the next, held by nobody, none
+ * a view (so the reduction's loop visits every element of c once); -1
+ * when there is none. */
+static int reduction_fed(const struct bxfu_segment *g, int c) {
+  const struct bxfu_rec *rc = &g->rec[c];
+  for (int cur = c;;) {
+    const struct bxfu_rec *r = &g->rec[cur];
+    if (!expressible(g, cur) || is_view(r) || g->uses[cur] != 1 || g->held[cur] ||
+        !bxr_same_shape(r->out.rank, r->out.shape, rc->out.rank, rc->out.shape))
+      return -1;
+    int next = g->first_use[cur];
+    if (reducible(g, next)) return next;
+    cur = next;
+  }
+}
+
 bool bxfu_can_fuse(const struct bxfu_segment *g, int p, int c) {
   const struct bxfu_rec *rp = &g->rec[p], *rc = &g->rec[c];
   if (!expressible(g, p)) return false;
@@ -138,13 +155,30 @@ bool bxfu_can_fuse(const struct bxfu_segment *g, int p, int c) {
    * wout), so nothing elided is visible; but every other read must come
    * after c, where the group runs. */
   if (reducible(g, c)) return (g->uses[p] == 1 && !g->held[p]) || g->first_use[p] == c;
-  /* both elementwise (or views) and expressible; p's value read once (by
-   * c) in the segment and held by nobody outside it, so eliding it is
-   * invisible; and of c's output shape, so c's index is also p's (an
-   * intermediate is never broadcast inside a kernel), unless c is a view,
-   * whose index map says where p is read */
-  return expressible(g, c) && g->uses[p] == 1 && !g->held[p] &&
-         (is_view(rc) || bxr_same_shape(rp->out.rank, rp->out.shape, rc->out.rank, rc->out.shape));
+  /* both elementwise (or views) and expressible; and of c's output shape,
+   * so c's index is also p's (an intermediate is never broadcast inside a
+   * kernel), unless c is a view, whose index map says where p is read */
+  if (!expressible(g, c) || !(is_view(rc) || bxr_same_shape(rp->out.rank, rp->out.shape, rc->out.rank, rc->out.shape)))
+    return false;
+  /* p's value read once (by c) in the segment and held by nobody outside
+   * it, so eliding it is invisible */
+  if (g->uses[p] == 1 && !g->held[p]) return true;
+  /* ...or stored, deeper in a reduction's chain (layer norm's centred
+   * value, squared into the variance's mean and read again after it): c
+   * feeds a reduction r through records of p's shape, and every read of
+   * p up to r is by that chain, so the group (run at r) computes p before
+   * anyone else reads it. */
+  if (is_view(rc) || is_view(rp)) return false;
+  int r = reduction_fed(g, c);
+  if (r < 0) return false;
+  for (int j = p + 1; j <= r; j++)
+    for (int q = 0; q < g->nsrc[j]; q++) {
+      if (g->src[j][q] != p) continue;
+      bool on_chain = j == r;
+      for (int cur = c; !on_chain && cur != r; cur = g->first_use[cur]) on_chain = cur == j;
+      if (!on_chain) return false;
+    }
+  return true;
 }
 
 /* ------------------------------------------------------------ grouping */
@@ -185,7 +219,9 @@ struct kb {
   const struct bxfu_group *gr;
   struct bxk_kernel *k;
   bxk_val *val;            /* member record -> its value, once evaluated */
+  bxk_val *at;             /* member record -> the index it was evaluated at */
   int *scal;               /* member record -> its first scalar parameter */
+  int *wbind;              /* member record -> the binding storing it, or -1 */
 };
 
 /* Coordinate d of element idx of a row-major shape (0 for extent 1). */
@@ -286,8 +322,10 @@ static bxk_val member_ir(struct bxk_builder *b, const struct bxfu_rec *r, const 
 
 /* The value of member i at element idx of its output: its inputs first
  * (members evaluated at the index i reads them at, outside inputs loaded
- * there), then its row.  A group is a tree (every member but the root has
- * one consumer, inside), so each member is evaluated once. */
+ * there), then its row, stored too when it is read after the group.
+ * Every member but the root has one consumer inside the group (a stored
+ * one may be read twice by it, at one element), so each member is
+ * evaluated once. */
 static bxk_val member_val(struct bxk_builder *b, struct kb *K, int i, bxk_val idx) {
   const struct bxfu_segment *g = K->g;
   const struct bxfu_group *gr = K->gr;
@@ -298,6 +336,10 @@ static bxk_val member_val(struct bxk_builder *b, struct kb *K, int i, bxk_val id
     const bext_tensor *t = r->in[q];
     bxk_val at = view ? view_index(b, r, idx) : bcast_index(b, idx, r->out.rank, r->out.shape, t->rank, t->shape);
     int src = g->src[i][q];
+    if (src >= 0 && K->val[src] && K->at[src] == at) {   /* a member read twice at one element */
+      in[q] = K->val[src];
+      continue;
+    }
     if (src >= 0 && K->val[src] == (bxk_val)-1) {   /* a member: evaluated where i reads it */
       in[q] = member_val(b, K, src, at);
       continue;
@@ -306,7 +348,10 @@ static bxk_val member_val(struct bxk_builder *b, struct kb *K, int i, bxk_val id
     for (int e = 0; e < gr->next; e++)
       if (bxfu_val_of(g->rec[gr->ext_rec[e]].in[gr->ext_in[e]]) == v) in[q] = bxk_load(b, e, at);
   }
-  return K->val[i] = view ? in[0] : member_ir(b, r, in, K->scal[i]);
+  K->at[i] = idx;
+  K->val[i] = view ? in[0] : member_ir(b, r, in, K->scal[i]);
+  if (K->wbind[i] >= 0) bxk_store(b, K->wbind[i], idx, K->val[i]);   /* read after the group */
+  return K->val[i];
 }
 
 /* The reduction root of gr, computed at output element pos: its input
@@ -351,7 +396,6 @@ static bool reduce_ir(struct bxk_builder *b, struct kb *K, bxk_val pos) {
   struct bxk_builder bb = bxk_builder_at(K->k, body);
   bxk_val idx = bxk_bin(&bb, BXK_OP_ADD, base, inner > 1 ? bxk_bin(&bb, BXK_OP_MUL, k, bxk_const_i(&bb, BXK_U32, inner)) : k);
   bxk_val v = member_val(&bb, K, g->src[gr->root][0], idx);
-  if (gr->wout >= 0) bxk_store(&bb, gr->next + 1, idx, v);
   v = cvt(&bb, at, t, v);
   bxk_val a = bxk_get(&bb, acc), y;
   switch (op) {
@@ -394,15 +438,20 @@ static struct bxk_kernel *group_ir(const struct bxfu_segment *g, struct bxfu_gro
   snprintf(name, sizeof name, reduce ? "fused_%d_ops_%s" : "fused_%d_ops", gr->n, bxr_op_name(root->code));
   struct bxk_kernel *k = bxk_kernel_new(name);
   if (!k) return NULL;
-  struct kb K = {g, gr, k, malloc((size_t)g->n * sizeof(bxk_val)), malloc((size_t)g->n * sizeof(int))};
-  if (!K.val || !K.scal) {
+  struct kb K = {g, gr, k, malloc((size_t)g->n * sizeof(bxk_val)), calloc((size_t)g->n, sizeof(bxk_val)),
+                 malloc((size_t)g->n * sizeof(int)), malloc((size_t)g->n * sizeof(int))};
+  if (!K.val || !K.at || !K.scal || !K.wbind) {
     free(K.val);
+    free(K.at);
     free(K.scal);
+    free(K.wbind);
     bxk_kernel_free(k);
     return NULL;
   }
-  /* members are marked -1 until evaluated; scalars numbered in member order */
-  for (int i = 0; i < g->n; i++) K.val[i] = 0;
+  /* members are marked -1 until evaluated; scalars numbered in member
+   * order; stored members get their bindings after the root's */
+  for (int i = 0; i < g->n; i++) K.val[i] = 0, K.wbind[i] = -1;
+  for (int w = 0; w < gr->nwout; w++) K.wbind[gr->wout[w]] = gr->next + 1 + w;
   for (int m = 0, sc = 0; m < gr->n; m++) {
     K.val[gr->member[m]] = (bxk_val)-1;
     K.scal[gr->member[m]] = sc;
@@ -411,7 +460,7 @@ static struct bxk_kernel *group_ir(const struct bxfu_segment *g, struct bxfu_gro
   K.val[gr->root] = 0;
   for (int e = 0; e < gr->next; e++) bxk_add_binding(k, ir_type(g->rec[gr->ext_rec[e]].in[gr->ext_in[e]]->dtype), 0, false);
   bxk_add_binding(k, ir_type(root->out.dtype), 0, true);
-  if (gr->wout >= 0) bxk_add_binding(k, ir_type(g->rec[gr->wout].out.dtype), 0, true);
+  for (int w = 0; w < gr->nwout; w++) bxk_add_binding(k, ir_type(g->rec[gr->wout[w]].out.dtype), 0, true);
   for (int m = 0; m < gr->n; m++) {
     const struct bxfu_rec *r = &g->rec[gr->member[m]];
     for (int q = 0; q < n_scalars(r); q++) bxk_add_scalar(k, scalar_type(r));
@@ -425,7 +474,9 @@ static struct bxk_kernel *group_ir(const struct bxfu_segment *g, struct bxfu_gro
   if (reduce) ok = reduce_ir(&b, &K, pos);
   else bxk_store(&b, gr->next, pos, member_val(&b, &K, gr->root, pos));
   free(K.val);
+  free(K.at);
   free(K.scal);
+  free(K.wbind);
   struct bxk_diags ds;
   memset(&ds, 0, sizeof ds);
   if (!ok || k->oom || !bxk_verify(k, &ds)) {
@@ -442,14 +493,20 @@ static bool group_bindings(const struct bxfu_segment *g, struct bxfu_group *gr, 
   gr->ext_rec = malloc(((size_t)cap + 1) * sizeof *gr->ext_rec);
   gr->ext_in = malloc(((size_t)cap + 1) * sizeof *gr->ext_in);
   gr->scal_rec = malloc(((size_t)gr->n * 2 + 1) * sizeof *gr->scal_rec);
-  if (!gr->ext_rec || !gr->ext_in || !gr->scal_rec) return false;
+  gr->wout = malloc(((size_t)gr->n + 1) * sizeof *gr->wout);
+  int *inside = calloc((size_t)g->n, sizeof *inside);   /* reads of each record by members */
+  if (!gr->ext_rec || !gr->ext_in || !gr->scal_rec || !gr->wout || !inside) return free(inside), false;
+  for (int m = 0; m < gr->n; m++)
+    for (int q = 0; q < g->rec[gr->member[m]].n_in; q++)
+      if (g->src[gr->member[m]][q] >= 0) inside[g->src[gr->member[m]][q]]++;
   int ne = 0;
-  gr->wout = -1;
   for (int m = 0; m < gr->n; m++) {
     int i = gr->member[m];
     const struct bxfu_rec *r = &g->rec[i];
     for (int q = 0; q < n_scalars(r); q++) gr->scal_rec[gr->nscal++] = i;
-    if (i != gr->root && (g->uses[i] > 1 || g->held[i])) gr->wout = i;   /* a reduction's input (bxfu_can_fuse) */
+    /* read after the group or held: stored as well (bxfu_can_fuse allows
+     * it only in a reduction's chain) */
+    if (i != gr->root && (g->uses[i] > inside[i] || g->held[i])) gr->wout[gr->nwout++] = i;
     for (int q = 0; q < r->n_in; q++) {
       int src = g->src[i][q];
       if (src >= 0 && group_of[src] == id) continue;  /* computed inside */
@@ -462,6 +519,7 @@ static bool group_bindings(const struct bxfu_segment *g, struct bxfu_group *gr, 
     }
   }
   gr->next = ne;
+  free(inside);
   return true;
 }
 
@@ -541,6 +599,7 @@ void bxfu_groups_free(struct bxfu_groups *gs) {
     free(gr->ext_rec);
     free(gr->ext_in);
     free(gr->scal_rec);
+    free(gr->wout);
     if (gr->ir) bxk_kernel_free(gr->ir);
     /* gr->k belongs to the inner device (freed when it closes) */
   }
@@ -556,10 +615,10 @@ void bxfu_groups_free(struct bxfu_groups *gs) {
 /* Runs group gr as its kernel; false (nothing consumed) when it cannot. */
 static bool run_fused(const struct bxfu_segment *g, const struct bxfu_group *gr, struct bxfu_stream *s) {
   struct bext_device *inner = s->dev->inner;
-  struct bxfu_rec *rr = &g->rec[gr->root], *wr = gr->wout >= 0 ? &g->rec[gr->wout] : NULL;
+  struct bxfu_rec *rr = &g->rec[gr->root];
   bext_tensor *bind[BEXT_EXT_MAX_SLOTS];
   union bxl_scalar sc[BEXT_EXT_MAX_SLOTS];
-  if (gr->next + 2 > BEXT_EXT_MAX_SLOTS || gr->nscal > BEXT_EXT_MAX_SLOTS) return false;
+  if (gr->next + 1 + gr->nwout > BEXT_EXT_MAX_SLOTS || gr->nscal > BEXT_EXT_MAX_SLOTS) return false;
   const char *err = NULL;
   int nb = 0;
   for (int e = 0; e < gr->next; e++, nb++) {
@@ -574,8 +633,10 @@ static bool run_fused(const struct bxfu_segment *g, const struct bxfu_group *gr,
   bool ok = !err && nb == gr->next;
   if (ok) ok = (bind[nb] = bxr_tensor_new(inner, rr->out.dtype, rr->out.rank, rr->out.shape)) != NULL;
   if (ok) nb++;
-  if (ok && wr) ok = (bind[nb] = bxr_tensor_new(inner, wr->out.dtype, wr->out.rank, wr->out.shape)) != NULL;
-  if (ok && wr) nb++;
+  for (int w = 0; ok && w < gr->nwout; w++) {
+    const struct bxfu_rec *wr = &g->rec[gr->wout[w]];
+    if ((ok = (bind[nb] = bxr_tensor_new(inner, wr->out.dtype, wr->out.rank, wr->out.shape)) != NULL)) nb++;
+  }
   /* scalar parameters in member order, each of the type the kernel
    * declared (scalar_type) */
   for (int q = 0, prev = -1, j = 0; q < gr->nscal; q++) {
@@ -591,7 +652,7 @@ static bool run_fused(const struct bxfu_segment *g, const struct bxfu_group *gr,
     ok = inner->vt->kernel_launch(inner, gr->k, count, dim, bind, sc);
   }
   if (ok) {
-    if (wr) wr->res->inner = bind[--nb];
+    for (int w = gr->nwout - 1; w >= 0; w--) g->rec[gr->wout[w]].res->inner = bind[--nb];
     rr->res->inner = bind[--nb];
     atomic_fetch_add_explicit(&bxfu_n_kernels_launched, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&bxfu_n_ops_fused, (uint64_t)gr->n, memory_order_relaxed);
@@ -602,7 +663,7 @@ static bool run_fused(const struct bxfu_segment *g, const struct bxfu_group *gr,
     if (!err) snprintf(msg, sizeof msg, "deferred fused kernel ending in `%s` failed: %s",
                        rr->api ? rr->api : bxr_op_name(rr->code), bext_last_error());
     bxfu_fail(s, rr, msg);
-    if (wr) bxfu_fail(s, wr, msg);
+    for (int w = 0; w < gr->nwout; w++) bxfu_fail(s, &g->rec[gr->wout[w]], msg);
   }
   for (int i = 0; i < nb; i++) bext_release(bind[i]);
   for (int m = 0; m < gr->n; m++) {

@@ -201,7 +201,8 @@ static bext_tensor *softmax_rows(bext_tensor *x) {
   return bext_div(e, s);
 }
 static bext_tensor *layer_norm_rows(bext_tensor *x, bext_tensor *w, bext_tensor *b) {
-  bext_tensor *xc = bext_sub(bext_retain(x), bext_mean_dim(x, 1, true));
+  bext_tensor *m = bext_mean_dim(bext_retain(x), 1, true);   /* before x is consumed */
+  bext_tensor *xc = bext_sub(x, m);
   bext_tensor *var = bext_mean_dim(bext_mul(bext_retain(xc), bext_retain(xc)), 1, true);
   bext_tensor *y = bext_mul(xc, bext_rsqrt(bext_add_scalar(var, 1e-5)));
   return bext_add(bext_mul(y, bext_retain(w)), bext_retain(b));

@@ -470,6 +470,36 @@ Test(fusion, softmax_stores_the_chain_its_sum_reads_again) {
   cr_expect_eq(system(cmd), 0);
 }
 
+/* Layer norm as core ops: the centred value x - mean is squared into the
+ * variance's mean and read again after it, so the variance's kernel
+ * computes it, stores it and reduces its square in one pass. */
+static bext_tensor *layer_norm(bext_tensor *x, bext_tensor *w, bext_tensor *b) {
+  bext_tensor *m = bext_mean_dim(bext_retain(x), 1, true);   /* before x is consumed */
+  bext_tensor *xc = bext_sub(x, m);
+  bext_tensor *var = bext_mean_dim(bext_mul(bext_retain(xc), bext_retain(xc)), 1, true);
+  bext_tensor *y = bext_mul(xc, bext_rsqrt(bext_add_scalar(var, 1e-5)));
+  return bext_add(bext_mul(y, w), b);
+}
+
+Test(fusion, layer_norm_stores_the_centred_value_its_variance_reads) {
+  const bext_device *E = dev("flex"), *L = dev("flex+fusion");
+  float xv[5 * 33], wv[33], bv[33];
+  for (int i = 0; i < 5 * 33; i++) xv[i] = (float)((i * 13) % 29) * 0.21f - 3;
+  for (int i = 0; i < 33; i++) wv[i] = 1 + (float)i * 0.01f, bv[i] = (float)i * -0.02f;
+  bext_tensor *y[2];
+  for (int j = 0; j < 2; j++) {
+    const bext_device *d = j ? L : E;
+    y[j] = layer_norm(f32(d, xv, (int64_t[]){5, 33}, 2), f32(d, wv, (int64_t[]){33}, 1), f32(d, bv, (int64_t[]){33}, 1));
+  }
+  bext_fusion_stat s0 = stats();
+  agree(y[0], y[1], 1e-5, "layer norm");
+  bext_fusion_stat s1 = stats();
+  cr_expect_eq(s1.reductions_fused - s0.reductions_fused, 1, "sub, mul and the variance's mean in one kernel");
+  cr_expect_eq(s1.kernels_launched - s0.kernels_launched, 3, "that, add_scalar + rsqrt, and the scale and shift");
+  cr_expect_eq(s1.ops_fused - s0.ops_fused, 8);
+  cr_expect_eq(s1.ops_run - s0.ops_run, 9, "the mean of x alone");
+}
+
 /* Legality: a reduction's input read by another op *before* the
  * reduction cannot move into the reduction's kernel (that op would run
  * before the kernel computed it); one held by the user can, stored. */
