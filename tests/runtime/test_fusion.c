@@ -740,10 +740,13 @@ enum { B_ADD, B_SUB, B_MUL, B_DIV, B_MAX, B_MIN, B_GT, B_EQ, B_AND, B_REM, B_COU
 /* Values whose last bits may differ between a fused kernel and eager
  * Flex: libm's transcendentals vs Flex's own (bxk_scalar.h leaves their
  * last bits out of the contract), float sums, means and products (another
- * order), and anything computed from them.  The generator keeps them away
- * from the ops that turn a last-bit difference into a large one: rem (its
- * quotient multiplies it) and thresholds (floor, sign, comparisons, casts
- * to ints), which it replaces with add or neg. */
+ * order, and the sign of a zero sum: Flex's sum over an extent of 1 on a
+ * non-last dim keeps -0, where NdArray, the reference, and fused kernels
+ * give +0), and anything computed from them.  The generator keeps them
+ * away from the ops that turn a last-bit difference into a large one: rem
+ * (its quotient multiplies it), thresholds (floor, sign, comparisons,
+ * casts to ints) and division by them (a zero's sign is an infinity's),
+ * which it replaces with add, neg or mul. */
 static bool u_inexact(int u) { return u == U_EXP || u == U_SIN || u == U_TANH || u == U_SIGMOID || u == U_LOG1P; }
 static bool u_threshold(int u) { return u == U_FLOOR || u == U_SIGN; }
 
@@ -834,6 +837,7 @@ static void run_program(const bext_device *E, const bext_device *L, int len) {
       if (j >= g.n) j = g.n ? (int)rnd((uint32_t)g.n) : -1;
       pair b = j >= 0 ? take(&g, j) : leaf(&g);
       if ((a.approx || b.approx) && (op == B_REM || op == B_GT || op == B_EQ)) op = B_ADD;
+      if (b.approx && op == B_DIV) op = B_MUL;   /* a zero's sign: +-inf */
       char err_e[600];
       bext_tensor *e = binary(op, a.e, b.e);
       snprintf(err_e, sizeof err_e, "%s", e ? "" : bext_last_error());
