@@ -354,10 +354,39 @@ static bxk_val member_val(struct bxk_builder *b, struct kb *K, int i, bxk_val id
   return K->val[i];
 }
 
+/* Sums and products accumulate in this many lanes, element k into lane
+ * k % BXFU_RED_LANES (the tail past the last whole step into lane 0),
+ * combined pairwise at the end: a fixed order, so still deterministic,
+ * and the lanes' adds do not wait on each other (one f64 accumulator
+ * costs an add's latency per element). */
+#define BXFU_RED_LANES 4
+
+/* The chain of a reduction root evaluated afresh at element idx of its
+ * input (every member but the root forgotten first). */
+static bxk_val chain_at(struct bxk_builder *b, struct kb *K, bxk_val idx) {
+  for (int m = 0; m < K->gr->n; m++)
+    if (K->gr->member[m] != K->gr->root) K->val[K->gr->member[m]] = (bxk_val)-1;
+  return member_val(b, K, K->g->src[K->gr->root][0], idx);
+}
+
+/* acc = acc (op) v, in the accumulator's type. */
+static void accumulate(struct bxk_builder *b, enum bxr_opcode op, int acc, bxk_val v) {
+  bxk_val a = bxk_get(b, acc), y;
+  switch (op) {
+  case BXR_OP_SUM: case BXR_OP_MEAN: y = bxk_bin(b, BXK_OP_ADD, a, v); break;
+  case BXR_OP_PROD: y = bxk_bin(b, BXK_OP_MUL, a, v); break;
+  /* the element first: a tie keeps the earlier value, a NaN either side wins */
+  case BXR_OP_MAX_REDUCE: y = bxk_bin(b, BXK_OP_MAX, v, a); break;
+  default: y = bxk_bin(b, BXK_OP_MIN, v, a); break;
+  }
+  bxk_set(b, acc, y);
+}
+
 /* The reduction root of gr, computed at output element pos: its input
  * [outer, K, inner] (K the reduced extent; the whole tensor for `all`)
  * walked in order k = 0..K-1 with the chain evaluated at each element,
- * accumulated as Flex accumulates (table `red`). */
+ * accumulated as Flex accumulates (table `red`); sums and products in
+ * BXFU_RED_LANES lanes. */
 static bool reduce_ir(struct bxk_builder *b, struct kb *K, bxk_val pos) {
   const struct bxfu_segment *g = K->g;
   const struct bxfu_group *gr = K->gr;
@@ -373,7 +402,8 @@ static bool reduce_ir(struct bxk_builder *b, struct kb *K, bxk_val pos) {
   enum bxr_opcode op = r->code;
   bool sum = op == BXR_OP_SUM || op == BXR_OP_MEAN;
   enum bxk_type at = fl && (sum || op == BXR_OP_PROD) ? BXK_F64 : t;
-  int acc = bxk_add_local(K->k, at);
+  int lanes = (sum || op == BXR_OP_PROD) && ext >= 2 * BXFU_RED_LANES ? BXFU_RED_LANES : 1;
+  int acc[BXFU_RED_LANES];
   bxk_val init;
   if (sum) init = fl ? bxk_const_f(b, at, 0.0) : bxk_const_i(b, at, 0);
   else if (op == BXR_OP_PROD) init = fl ? bxk_const_f(b, at, 1.0) : bxk_const_i(b, at, 1);
@@ -383,7 +413,10 @@ static bool reduce_ir(struct bxk_builder *b, struct kb *K, bxk_val pos) {
     int64_t hi = t == BXK_I32 ? INT32_MAX : t == BXK_I64 ? INT64_MAX : 255;
     init = bxk_const_i(b, at, op == BXR_OP_MAX_REDUCE ? lo : hi);
   }
-  bxk_set(b, acc, init);
+  for (int l = 0; l < lanes; l++) {
+    acc[l] = bxk_add_local(K->k, at);
+    bxk_set(b, acc[l], init);
+  }
   bxk_val base = pos;   /* o * ext * inner + i, with o = pos / inner, i = pos % inner */
   if (inner > 1 || ext > 1) {
     bxk_val cin = bxk_const_i(b, BXK_U32, inner);
@@ -391,27 +424,31 @@ static bool reduce_ir(struct bxk_builder *b, struct kb *K, bxk_val pos) {
     base = bxk_bin(b, BXK_OP_MUL, o, bxk_const_i(b, BXK_U32, ext * inner));
     if (inner > 1) base = bxk_bin(b, BXK_OP_ADD, base, bxk_bin(b, BXK_OP_REM, pos, cin));
   }
-  struct bxk_block *body;
-  bxk_val k = bxk_for(b, bxk_const_i(b, BXK_U32, 0), bxk_const_i(b, BXK_U32, ext), bxk_const_i(b, BXK_U32, 1), &body);
-  struct bxk_builder bb = bxk_builder_at(K->k, body);
-  bxk_val idx = bxk_bin(&bb, BXK_OP_ADD, base, inner > 1 ? bxk_bin(&bb, BXK_OP_MUL, k, bxk_const_i(&bb, BXK_U32, inner)) : k);
-  bxk_val v = member_val(&bb, K, g->src[gr->root][0], idx);
-  v = cvt(&bb, at, t, v);
-  bxk_val a = bxk_get(&bb, acc), y;
-  switch (op) {
-  case BXR_OP_SUM: case BXR_OP_MEAN: y = bxk_bin(&bb, BXK_OP_ADD, a, v); break;
-  case BXR_OP_PROD: y = bxk_bin(&bb, BXK_OP_MUL, a, v); break;
-  /* the element first: a tie keeps the earlier value, a NaN either side wins */
-  case BXR_OP_MAX_REDUCE: y = bxk_bin(&bb, BXK_OP_MAX, v, a); break;
-  default: y = bxk_bin(&bb, BXK_OP_MIN, v, a); break;
+  /* whole steps of `lanes` elements, then the tail into lane 0 */
+  int64_t whole = ext / lanes * lanes;
+  for (int part = 0; part < 2; part++) {
+    int64_t lo = part ? whole : 0, hi = part ? ext : whole, step = part ? 1 : lanes;
+    if (lo >= hi) continue;
+    struct bxk_block *body;
+    bxk_val k = bxk_for(b, bxk_const_i(b, BXK_U32, lo), bxk_const_i(b, BXK_U32, hi), bxk_const_i(b, BXK_U32, step), &body);
+    struct bxk_builder bb = bxk_builder_at(K->k, body);
+    for (int l = 0; l < (part ? 1 : lanes); l++) {
+      bxk_val kl = l ? bxk_bin(&bb, BXK_OP_ADD, k, bxk_const_i(&bb, BXK_U32, l)) : k;
+      bxk_val idx = bxk_bin(&bb, BXK_OP_ADD, base, inner > 1 ? bxk_bin(&bb, BXK_OP_MUL, kl, bxk_const_i(&bb, BXK_U32, inner)) : kl);
+      accumulate(&bb, op, acc[l], cvt(&bb, at, t, chain_at(&bb, K, idx)));
+    }
   }
-  bxk_set(&bb, acc, y);
-  bxk_val res = bxk_get(b, acc);
+  bxk_val res[BXFU_RED_LANES];   /* lanes combined pairwise: (0 1) (2 3), then the two */
+  for (int l = 0; l < lanes; l++) res[l] = bxk_get(b, acc[l]);
+  for (int w = 1; w < lanes; w *= 2)
+    for (int l = 0; l + w < lanes; l += 2 * w)
+      res[l] = bxk_bin(b, op == BXR_OP_PROD ? BXK_OP_MUL : BXK_OP_ADD, res[l], res[l + w]);
+  bxk_val y = res[0];
   if (op == BXR_OP_MEAN) {
-    if (fl) res = bxk_bin(b, BXK_OP_DIV, res, bxk_const_f(b, at, (double)ext));
-    else res = cvt(b, at, BXK_I64, bxk_bin(b, BXK_OP_DIV, cvt(b, BXK_I64, at, res), bxk_const_i(b, BXK_I64, ext)));
+    if (fl) y = bxk_bin(b, BXK_OP_DIV, y, bxk_const_f(b, at, (double)ext));
+    else y = cvt(b, at, BXK_I64, bxk_bin(b, BXK_OP_DIV, cvt(b, BXK_I64, at, y), bxk_const_i(b, BXK_I64, ext)));
   }
-  bxk_store(b, gr->next, pos, cvt(b, t, at, res));
+  bxk_store(b, gr->next, pos, cvt(b, t, at, y));
   return true;
 }
 
