@@ -12,10 +12,12 @@
  * pow, their *_scalar forms (int ones as Flex computes them: in i64
  * against the saturated scalar), comparisons, and or xor not, neg abs
  * sign, the float math of the IR, relu, sigmoid, clamp, mask_where, casts
- * between non-16-bit dtypes.  A sum, mean, prod, max or min (over a dim or
- * all) reads its input chain on the fly: one unit per output element
- * walks the reduced extent in order, so the result is deterministic.  Not
- * yet: f16/bf16, views inside a chain, everything else that moves data. */
+ * between non-16-bit dtypes; and the views reshape, expand, swap_dims,
+ * permute, slice, narrow and flip, as index maps (each member is evaluated
+ * at the element its consumer reads).  A sum, mean, prod, max or min
+ * (over a dim or all) reads its input chain on the fly: one unit per
+ * output element walks the reduced extent in a fixed order, so the result
+ * is deterministic.  Not yet: f16/bf16, everything else that moves data. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -67,6 +69,7 @@ static const struct {
      * attributes fix (view_index), so they join a chain as index maps */
     [BXR_OP_RESHAPE] = {EW_VIEW, 0}, [BXR_OP_SWAP_DIMS] = {EW_VIEW, 0}, [BXR_OP_PERMUTE] = {EW_VIEW, 0},
     [BXR_OP_EXPAND] = {EW_VIEW, 0}, [BXR_OP_SLICE] = {EW_VIEW, 0}, [BXR_OP_FLIP] = {EW_VIEW, 0},
+    [BXR_OP_NARROW] = {EW_VIEW, 0},   /* its start is a scalar: a parameter */
 };
 
 /* Reductions that fuse with the chain computing their input: how each
@@ -193,7 +196,7 @@ static int n_scalars(const struct bxfu_rec *r) {
   switch (ew[r->code].how) {
   case EW_BIN_SCALAR: case EW_CMP_SCALAR: return 1;
   case EW_CLAMP: return 2;
-  default: return 0;
+  default: return r->code == BXR_OP_NARROW;   /* the start (sc[0]); the length is in the shape */
   }
 }
 
@@ -205,6 +208,7 @@ static int n_scalars(const struct bxfu_rec *r) {
  * bxr_f64_to_i64_sat is that cast); comparisons take it as f64, so x <
  * 0.1 compares against 0.1 itself, as Flex's thresholds do. */
 static enum bxk_type scalar_type(const struct bxfu_rec *r) {
+  if (r->code == BXR_OP_NARROW) return BXK_I64;
   enum bxk_type t = ir_type(r->in[0]->dtype);
   return bxk_type_is_float(t) && ew[r->code].how != EW_CMP_SCALAR ? t : BXK_F64;
 }
@@ -253,8 +257,9 @@ static bxk_val bcast_index(struct bxk_builder *b, bxk_val idx, int R, const int6
 /* Where view r reads its input for its output element idx (both
  * row-major): reshape keeps the order; expand is a broadcast; the others
  * move coordinates (input dim perm[d] holds output coordinate d, slices
- * shift by their start, flips mirror). */
-static bxk_val view_index(struct bxk_builder *b, const struct bxfu_rec *r, bxk_val idx) {
+ * shift by their start, narrow by its start, scalar parameter scal, flips
+ * mirror). */
+static bxk_val view_index(struct bxk_builder *b, const struct bxfu_rec *r, bxk_val idx, int scal) {
   const bext_tensor *x = r->in[0];
   int R = r->out.rank;
   const int64_t *S = r->out.shape;
@@ -272,6 +277,7 @@ static bxk_val view_index(struct bxk_builder *b, const struct bxfu_rec *r, bxk_v
     bxk_val c = coord(b, idx, R, S, d);
     if (r->code == BXR_OP_SLICE && d < r->at.nranges && r->at.start[d])
       c = bxk_bin(b, BXK_OP_ADD, c, bxk_const_i(b, BXK_U32, r->at.start[d]));
+    if (r->code == BXR_OP_NARROW && d == r->at.dim) c = bxk_bin(b, BXK_OP_ADD, c, bxk_cast(b, BXK_U32, bxk_scalar(b, scal)));
     if (r->code == BXR_OP_FLIP)
       for (int f = 0; f < r->at.ndims; f++)
         if (r->at.dims[f] == d) c = bxk_bin(b, BXK_OP_SUB, bxk_const_i(b, BXK_U32, S[d] - 1), c);
@@ -334,7 +340,7 @@ static bxk_val member_val(struct bxk_builder *b, struct kb *K, int i, bxk_val id
   bxk_val in[BXR_MAX_INPUTS] = {0};
   for (int q = 0; q < r->n_in; q++) {
     const bext_tensor *t = r->in[q];
-    bxk_val at = view ? view_index(b, r, idx) : bcast_index(b, idx, r->out.rank, r->out.shape, t->rank, t->shape);
+    bxk_val at = view ? view_index(b, r, idx, K->scal[i]) : bcast_index(b, idx, r->out.rank, r->out.shape, t->rank, t->shape);
     int src = g->src[i][q];
     if (src >= 0 && K->val[src] && K->at[src] == at) {   /* a member read twice at one element */
       in[q] = K->val[src];
@@ -682,6 +688,7 @@ static bool run_fused(const struct bxfu_segment *g, const struct bxfu_group *gr,
     prev = gr->scal_rec[q];
     memset(&sc[q], 0, sizeof sc[q]);
     if (gr->ir->scalar[q] == BXK_F32) sc[q].f32 = (float)r->sc[j].f;
+    else if (gr->ir->scalar[q] == BXK_I64) sc[q].i64 = r->sc[j].i;
     else sc[q].f64 = r->sc[j].f;
   }
   if (ok) {
