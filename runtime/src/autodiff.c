@@ -271,41 +271,12 @@ static bool bxad_read(const bext_tensor *t, void *dst) {
   return in->device->vt->read(in, dst);
 }
 
-/* The call one layer down (count_layer.c's pattern), for calls without a
- * tracked input: the inner device's own kernels, outputs untracked. */
+/* The call one layer down (bxr_ext_forward), for calls without a tracked
+ * input: the inner device's own kernels, outputs untracked. */
+static bext_tensor *wrap_untracked(struct bext_device *dev, bext_tensor *inner) { return wrap(dev, inner, NULL); }
 static bool forward_inner(struct bext_device *dev, bext_ext_call *call) {
-  const bext_ext_method *m = call->m;
-  size_t asz = m->args_size, osz = m->out_size ? m->out_size : 1;
-  unsigned char *args = bxr_alloc(asz), *out = bxr_alloc(osz);
-  if (!args || !out) {
-    if (args) bxr_free(args, asz);
-    if (out) bxr_free(out, osz);
-    return false;
-  }
-  memset(out, 0, osz);
-  memcpy(args, call->args, asz);
-  bext_ext_slot s[BEXT_EXT_MAX_SLOTS];
-  int n = m->in_slots(args, s);
-  for (int i = 0; i < n; i++) *s[i].at = unwrap(*s[i].at);
-  bext_ext_call inner = {m, args, out};
-  bool ok = bxr_ext_exec(dev->inner, &inner);
-  for (int i = 0; i < n; i++) {
-    bext_release(*s[i].at);
-    *s[i].at = NULL;
-  }
-  if (ok) {
-    n = m->out_slots(out, s);
-    for (int i = 0; i < n && ok; i++)
-      if (*s[i].at && !(*s[i].at = wrap(dev, *s[i].at, NULL))) ok = false;
-    if (ok) memcpy(call->out, out, m->out_size);
-    else
-      for (int i = 0; i < n; i++) bext_release(*s[i].at);
-  }
-  bxr_free(args, asz);
-  bxr_free(out, osz);
-  return ok;
+  return bxr_ext_forward(dev, call, unwrap, wrap_untracked);
 }
-
 
 /* The inputs' autodiff contexts merge (language.md §3): untracked inputs
  * are constants, tracked ones must share one checkpointing strategy.

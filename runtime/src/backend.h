@@ -189,6 +189,21 @@ BXR_FUNC bext_tensor *bxr_meta_like(const bext_tensor *t);
 /* Runs an extension call on dev with the arm dispatch would choose there
  * (decorators call it for their inner device), without re-routing. */
 BXR_FUNC bool bxr_ext_exec(struct bext_device *dev, bext_ext_call *call);
+/* How a decorator reaches the tensor under its own wrapper, and back.
+ * unwrap(w): the inner tensor of wrapper w as a new reference (a uniquely
+ * held wrapper may hand its own over, so the inner backend can reuse the
+ * buffer in place), or NULL + error; wrap(dev, inner): a wrapper on dev
+ * taking inner over, or NULL + error (inner released). */
+typedef bext_tensor *(*bxr_unwrap_fn)(bext_tensor *w);
+typedef bext_tensor *(*bxr_wrap_fn)(struct bext_device *dev, bext_tensor *inner);
+/* The same call one layer down, what a decorator's ext_exec does with a
+ * call it does not handle itself: a copy of the argument struct with every
+ * input tensor unwrapped, the inner device's arm (bxr_ext_exec), what
+ * that arm left released, and every output tensor wrapped onto dev into
+ * call->out.  call keeps its own wrappers (dispatch releases them).  An
+ * input that cannot be unwrapped fails the call naming it
+ * ("T::m: argument `x`: <why>").  False + error, call->out untouched. */
+BXR_FUNC bool bxr_ext_forward(struct bext_device *dev, bext_ext_call *call, bxr_unwrap_fn unwrap, bxr_wrap_fn wrap);
 /* Whether dev can run m itself: the arm bxr_ext_exec would take there is
  * listed (a layer) or implemented (a backend: its own or the default
  * body).  Decorators ask it of their inner device before forwarding. */

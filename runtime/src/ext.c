@@ -72,6 +72,50 @@ bool bxr_ext_exec(struct bext_device *dev, bext_ext_call *call) {
   return m->invoke(fn, call->args, call->out);
 }
 
+bool bxr_ext_forward(struct bext_device *dev, bext_ext_call *call, bxr_unwrap_fn unwrap, bxr_wrap_fn wrap) {
+  const bext_ext_method *m = call->m;
+  size_t asz = m->args_size, osz = m->out_size ? m->out_size : 1;
+  /* small calls on the stack: a decorator's per-call cost is the point */
+  _Alignas(16) unsigned char abuf[256], obuf[256];
+  bool heap = asz > sizeof abuf || osz > sizeof obuf;
+  unsigned char *args = heap ? bxr_alloc(asz ? asz : 1) : abuf, *out = heap ? bxr_alloc(osz) : obuf;
+  if (!args || !out) {
+    if (heap) bxr_free(args, asz ? asz : 1), bxr_free(out, osz);
+    return false;
+  }
+  memset(out, 0, osz);
+  memcpy(args, call->args, asz);
+  bext_ext_slot s[BEXT_EXT_MAX_SLOTS];
+  int n = m->in_slots(args, s);
+  bool ok = true;
+  for (int i = 0; i < n; i++) {   /* the copy's slots: inner tensors, or NULL */
+    bext_tensor *w = *s[i].at;
+    *s[i].at = NULL;
+    if (!w || !ok || (*s[i].at = unwrap(w))) continue;
+    char why[600];
+    snprintf(why, sizeof why, "%s", bext_last_error());
+    ok = bxr_error("%s: argument `%s`: %s", m->what, s[i].name, why);
+  }
+  if (ok) {
+    bext_ext_call inner = {m, args, out};
+    ok = bxr_ext_exec(dev->inner, &inner);
+  }
+  for (int i = 0; i < n; i++) {   /* what the implementation left; slots stay put */
+    bext_release(*s[i].at);
+    *s[i].at = NULL;
+  }
+  if (ok) {
+    n = m->out_slots(out, s);
+    for (int i = 0; i < n && ok; i++)
+      if (*s[i].at && !(*s[i].at = wrap(dev, *s[i].at))) ok = false;
+    if (ok) memcpy(call->out, out, m->out_size);
+    else
+      for (int i = 0; i < n; i++) bext_release(*s[i].at);
+  }
+  if (heap) bxr_free(args, asz ? asz : 1), bxr_free(out, osz);
+  return ok;
+}
+
 /* "flex" for a base device (the spelling messages had before devices
  * were objects), the whole stack else. */
 static const char *arm_name(const struct bext_device *dev) {

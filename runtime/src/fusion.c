@@ -5,7 +5,8 @@
  * its storage a lazy value (fusion.h) that the record fills when it runs.
  * Extension calls whose method has metadata (`#[fusion(dtype, shape)]` /
  * `#[fusion(meta)]`) and a tensor output are recorded the same way, their
- * output spec from the metadata.
+ * output spec from the metadata; a `#[fusion(default)]` method's body runs
+ * on this device, so its core ops are recorded.
  *
  * A stream runs (fusion_plan.c) when
  *   - a tensor of it is read (bext_read, bext_to_device: the `read`
@@ -15,8 +16,8 @@
  *   - an op on another thread's stream uses one of its values (that
  *     stream runs first, whole: correctness over speed — a tensor handed
  *     between threads costs the giver's queue at the first use),
- *   - an extension call without metadata needs the values (it runs
- *     eagerly on the inner device),
+ *   - an extension call whose metadata describes a struct, tuple or
+ *     enum output needs the values (it runs eagerly on the inner device),
  *   - the device closes.
  * A record that fails keeps its message in its value: a read of it (or of
  * anything computed from it) fails with that message, which names the
@@ -38,7 +39,8 @@
 #include <string.h>
 
 _Atomic uint64_t bxfu_n_recorded, bxfu_n_flushes, bxfu_n_run, bxfu_n_dropped, bxfu_n_plans_built,
-    bxfu_n_plans_reused, bxfu_n_unplanned, bxfu_n_kernels_compiled, bxfu_n_kernels_launched, bxfu_n_ops_fused;
+    bxfu_n_plans_reused, bxfu_n_unplanned, bxfu_n_kernels_compiled, bxfu_n_kernels_launched, bxfu_n_ops_fused,
+    bxfu_n_reductions_fused;
 
 static void bump(_Atomic uint64_t *c, uint64_t n) { atomic_fetch_add_explicit(c, n, memory_order_relaxed); }
 
@@ -289,7 +291,9 @@ static void run_core(struct bxfu_stream *s, struct bxfu_rec *r) {
 }
 
 /* An extension call recorded from metadata: the inner device's arm, then
- * the output checked against what was published. */
+ * the output checked against what was published (in check mode too: the
+ * call stays deferred, and a disagreement fails its value, so the read
+ * reports it). */
 static void run_ext(struct bxfu_stream *s, struct bxfu_rec *r) {
   const bext_ext_method *m = r->m;
   bext_ext_slot sl[BEXT_EXT_MAX_SLOTS];
@@ -309,11 +313,19 @@ static void run_ext(struct bxfu_stream *s, struct bxfu_rec *r) {
     fail_deferred(s, r, m->what);
     return;
   }
-  if (out->dtype != r->out.dtype || !bxr_same_shape(out->rank, out->shape, r->out.rank, r->out.shape)) {
-    char g[200], w[200], msg[600];
-    snprintf(msg, sizeof msg, "%s: the %s implementation returned %s, its metadata said %s %s", m->what,
-             s->dev->inner->name, bxr_describe(out, g, sizeof g),
-             bxr_describe_shape(r->out.rank, r->out.shape, w, sizeof w), bext_dtype_name(r->out.dtype));
+  /* What was published against what the backend returned, with check
+   * mode's comparator and message (the descriptor's meta_check), check
+   * mode or not: a handle already handed out must not lie. */
+  bext_meta_spec want;
+  memset(&want, 0, sizeof want);
+  want.dtype = r->out.dtype;
+  want.shape.len = (size_t)r->out.rank;
+  for (int i = 0; i < r->out.rank; i++) want.shape.dims[i] = (uint64_t)r->out.shape[i];
+  char why[600];
+  if (!m->meta_check(&out, &want, why, sizeof why)) {
+    char msg[900];
+    snprintf(msg, sizeof msg, "%s (%s implementation) disagrees with its metadata: %s", m->what,
+             s->dev->inner->name, why);
     bext_release(out);
     bxfu_fail(s, r, msg);
     return;
@@ -493,58 +505,29 @@ static bool record_ext(struct bext_device *dev, bext_ext_call *call) {
 }
 
 /* Any other method: the inputs' streams run, then the inner device's arm
- * runs the call at once (count_layer.c's pattern), outputs wrapped as
- * computed values. */
-static bool forward_inner(struct bext_device *dev, bext_ext_call *call) {
-  const bext_ext_method *m = call->m;
-  size_t asz = m->args_size, osz = m->out_size ? m->out_size : 1;
-  unsigned char *args = malloc(asz ? asz : 1), *out = calloc(1, osz);
-  bool ok = args && out;
-  bext_ext_slot sl[BEXT_EXT_MAX_SLOTS];
-  int n = 0;
-  if (ok) {
-    memcpy(args, call->args, asz);
-    n = m->in_slots(args, sl);
-    for (int i = 0; i < n; i++) {
-      bext_tensor *w = *sl[i].at;
-      if (!w) continue;
-      need(w);
-      const struct bxfu_val *v = bxfu_val_of(w);
-      if (v->err && ok) ok = bxr_error("%s: argument `%s`: %s", m->what, sl[i].name, v->err);
-      *sl[i].at = v->err ? NULL : bext_retain(v->inner);
-    }
-  }
-  if (ok) {
-    bext_ext_call inner = {m, args, out};
-    ok = bxr_ext_exec(dev->inner, &inner);
-  }
-  for (int i = 0; i < n; i++) {
-    bext_release(*sl[i].at);
-    *sl[i].at = NULL;
-  }
-  if (ok) {
-    n = m->out_slots(out, sl);
-    for (int i = 0; i < n && ok; i++)
-      if (*sl[i].at && !(*sl[i].at = wrap_done(dev, *sl[i].at))) ok = false;
-    if (ok) memcpy(call->out, out, m->out_size);
-    else
-      for (int i = 0; i < n; i++) bext_release(*sl[i].at);
-  }
-  free(args);
-  free(out);
-  return ok;
+ * runs the call at once (bxr_ext_forward), outputs wrapped as computed
+ * values. */
+static bext_tensor *unwrap_now(bext_tensor *w) {
+  need(w);
+  const struct bxfu_val *v = bxfu_val_of(w);
+  if (v->err) return bxr_error("%s", v->err), NULL;
+  return bext_retain(v->inner);
 }
 
 /* Extension calls (docs/runtime.md "Fusion"): recorded lazily when the
- * method's metadata describes its one tensor output; otherwise run now on
- * the inner device's arm, or, when the inner device has none, the default
- * body runs on this device (its core ops are recorded). */
+ * method's metadata describes its one tensor output; a method without
+ * metadata is `#[fusion(default)]` (a trait listing Fusion gives every
+ * method one form), so its default body is its Fusion implementation and
+ * runs on this device: its core ops are recorded like any others, and its
+ * outputs (struct, tuple and enum values included) are the body's own,
+ * lazy.  The rest (metadata for struct, tuple or enum outputs) runs now
+ * on the inner device's arm. */
 static bool bxfu_ext_exec(struct bext_device *dev, bext_ext_call *call) {
   const bext_ext_method *m = call->m;
+  if (!m->meta && m->fallback) return m->invoke(m->fallback, call->args, call->out);
   bool inner_arm = bxr_ext_has_arm(m, dev->inner);
-  if (inner_arm && m->meta && m->out_tensor && m->meta_size == sizeof(bext_meta_spec) && !bext_check_enabled())
-    return record_ext(dev, call);
-  if (inner_arm) return forward_inner(dev, call);
+  if (inner_arm && m->meta && m->out_tensor && m->meta_size == sizeof(bext_meta_spec)) return record_ext(dev, call);
+  if (inner_arm) return bxr_ext_forward(dev, call, unwrap_now, wrap_done);
   if (m->fallback) return m->invoke(m->fallback, call->args, call->out);
   return bxr_error("%s: no route on %s: the inner device %s has no implementation and the method no default body",
                    m->what, dev->name, dev->inner->name);
@@ -581,5 +564,6 @@ bool bext_fusion_stats(bext_fusion_stat *out) {
   out->kernels_compiled = atomic_load(&bxfu_n_kernels_compiled);
   out->kernels_launched = atomic_load(&bxfu_n_kernels_launched);
   out->ops_fused = atomic_load(&bxfu_n_ops_fused);
+  out->reductions_fused = atomic_load(&bxfu_n_reductions_fused);
   return true;
 }

@@ -86,7 +86,7 @@ BXR_DATA const struct bxr_backend bxfu_backend;
 /* Process-wide counters (bext_fusion_stats). */
 BXR_DATA _Atomic uint64_t bxfu_n_recorded, bxfu_n_flushes, bxfu_n_run, bxfu_n_dropped,
     bxfu_n_plans_built, bxfu_n_plans_reused, bxfu_n_unplanned, bxfu_n_kernels_compiled,
-    bxfu_n_kernels_launched, bxfu_n_ops_fused;
+    bxfu_n_kernels_launched, bxfu_n_ops_fused, bxfu_n_reductions_fused;
 
 static inline struct bxfu_val *bxfu_val_of(const bext_tensor *t) { return t->storage->priv; }
 

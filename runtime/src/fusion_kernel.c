@@ -1,20 +1,25 @@
 /* fusion_kernel.c — the optimizer: elementwise chains of a segment (with
- * broadcast inputs) become one kernel in the kernel IR (runtime/kir,
- * bxk_ builder), run only through the inner device's kernel_prepare /
- * kernel_launch.  A device without those members (LibTorch, Remote, and
- * any device before its JIT lands) runs every record unfused, in order;
- * the plan and its groups are the same either way.
+ * broadcast inputs), and a chain feeding a reduction, become one kernel in
+ * the kernel IR (runtime/kir, bxk_ builder), run only through the inner
+ * device's kernel_prepare / kernel_launch.  A device without those
+ * members (LibTorch, Remote, and any device before its JIT lands) runs
+ * every record unfused, in order; the plan and its groups are the same
+ * either way.
  *
  * What fuses: ops whose every output element depends only on the input
  * elements at the same (broadcast) position and whose scalar semantics the
  * IR has (bxk_scalar.h, the one home of them): add sub mul div rem max min
- * pow, their float *_scalar forms, comparisons, and or xor not, neg abs
- * sign, the float math of the IR, relu (as a compare and a select),
- * mask_where, casts between non-16-bit dtypes.  Not yet: sigmoid and clamp
- * (no IR row), int *_scalar ops (the scalar's saturating conversion),
- * f16/bf16, reductions and everything that moves data (a chain feeding a
- * reduction stays two kernels). */
+ * pow, their *_scalar forms (int ones as Flex computes them: in i64
+ * against the saturated scalar), comparisons, and or xor not, neg abs
+ * sign, the float math of the IR, relu, sigmoid, clamp, mask_where, casts
+ * between non-16-bit dtypes; and the views reshape, expand, swap_dims,
+ * permute, slice, narrow and flip, as index maps (each member is evaluated
+ * at the element its consumer reads).  A sum, mean, prod, max or min
+ * (over a dim or all) reads its input chain on the fly: one unit per
+ * output element walks the reduced extent in a fixed order, so the result
+ * is deterministic.  Not yet: f16/bf16, everything else that moves data. */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +31,8 @@
 
 /* ------------------------------------------------------------ the table */
 
-enum ew_how { EW_NO, EW_BIN, EW_BIN_SCALAR, EW_UN, EW_FUN, EW_CMP, EW_CMP_SCALAR, EW_LOGIC, EW_RELU, EW_WHERE, EW_CAST };
+enum ew_how { EW_NO, EW_BIN, EW_BIN_SCALAR, EW_UN, EW_FUN, EW_CMP, EW_CMP_SCALAR, EW_LOGIC, EW_RELU, EW_WHERE, EW_CAST,
+              EW_SIGMOID, EW_CLAMP, EW_VIEW };
 
 /* How each opcode is written in the IR: one row per elementwise opcode. */
 static const struct {
@@ -58,6 +64,21 @@ static const struct {
     [BXR_OP_FLOOR] = {EW_FUN, BXK_OP_FLOOR}, [BXR_OP_CEIL] = {EW_FUN, BXK_OP_CEIL},
     [BXR_OP_ROUND] = {EW_FUN, BXK_OP_ROUND},
     [BXR_OP_RELU] = {EW_RELU, 0}, [BXR_OP_MASK_WHERE] = {EW_WHERE, 0}, [BXR_OP_CAST] = {EW_CAST, 0},
+    [BXR_OP_SIGMOID] = {EW_SIGMOID, 0}, [BXR_OP_CLAMP] = {EW_CLAMP, 0},
+    /* views: each output element is one input element at an index the
+     * attributes fix (view_index), so they join a chain as index maps */
+    [BXR_OP_RESHAPE] = {EW_VIEW, 0}, [BXR_OP_SWAP_DIMS] = {EW_VIEW, 0}, [BXR_OP_PERMUTE] = {EW_VIEW, 0},
+    [BXR_OP_EXPAND] = {EW_VIEW, 0}, [BXR_OP_SLICE] = {EW_VIEW, 0}, [BXR_OP_FLIP] = {EW_VIEW, 0},
+    [BXR_OP_NARROW] = {EW_VIEW, 0},   /* its start is a scalar: a parameter */
+};
+
+/* Reductions that fuse with the chain computing their input: how each
+ * accumulates (Flex's rules, flex_reduce.c: floats sum and multiply in
+ * f64, ints wrap in their dtype, max/min let NaN win, an int mean divides
+ * the wrapped sum truncating). */
+static const bool red[BXR_OP_COUNT] = {
+    [BXR_OP_SUM] = true, [BXR_OP_MEAN] = true, [BXR_OP_PROD] = true,
+    [BXR_OP_MAX_REDUCE] = true, [BXR_OP_MIN_REDUCE] = true,
 };
 
 /* The IR element type of a dtype; BXK_VOID: none (f16, bf16 not yet). */
@@ -73,7 +94,10 @@ static enum bxk_type ir_type(bext_dtype dt) {
   }
 }
 
-/* Whether record i is an elementwise op the IR expresses for its dtypes. */
+static bool is_view(const struct bxfu_rec *r) { return r->kind == BXFU_CORE && ew[r->code].how == EW_VIEW; }
+
+/* Whether record i is an elementwise op (or a view) the IR expresses for
+ * its dtypes. */
 static bool expressible(const struct bxfu_segment *g, int i) {
   const struct bxfu_rec *r = &g->rec[i];
   if (r->kind != BXFU_CORE || ew[r->code].how == EW_NO) return false;
@@ -82,22 +106,82 @@ static bool expressible(const struct bxfu_segment *g, int i) {
     if (ir_type(r->in[k]->dtype) == BXK_VOID) return false;
   bool fl = bxk_type_is_float(ir_type(r->in[0]->dtype));
   switch (ew[r->code].how) {
-  case EW_BIN_SCALAR: case EW_CMP_SCALAR: return fl;   /* int scalars: saturating conversion, not yet */
-  case EW_BIN: return r->code != BXR_OP_POW || fl;       /* the IR's pow is float-only */
+  case EW_BIN_SCALAR: return fl || r->code != BXR_OP_POW_SCALAR;   /* the IR's pow is float-only */
+  case EW_BIN: return r->code != BXR_OP_POW || fl;
   default: return true;
   }
 }
 
+/* A fused reduction runs one unit per output element, each walking its
+ * extent alone: with few outputs and long extents (a whole-tensor sum of
+ * millions) that is one thread where Flex's own reduction uses the pool,
+ * so such a reduction stays Flex's (its chain still fuses on its own). */
+#define BXFU_RED_MAX_EXTENT 16384
+#define BXFU_RED_MIN_UNITS 64
+
+/* Whether record i is a reduction a fused kernel computes (dim or all,
+ * over a non-empty input of an IR dtype, not long and narrow). */
+static bool reducible(const struct bxfu_segment *g, int i) {
+  const struct bxfu_rec *r = &g->rec[i];
+  if (r->kind != BXFU_CORE || !red[r->code]) return false;
+  enum bxk_type t = ir_type(r->out.dtype);
+  int64_t n = bxr_numel(r->in[0]->rank, r->in[0]->shape), units = bxr_numel(r->out.rank, r->out.shape);
+  return t != BXK_VOID && t != BXK_BOOL && r->in[0]->dtype == r->out.dtype && n > 0 &&
+         (n / units <= BXFU_RED_MAX_EXTENT || units >= BXFU_RED_MIN_UNITS);
+}
+
 /* ------------------------------------------------------------ legality */
 
+/* The reduction that elementwise record c feeds through a chain of
+ * records of c's shape, each read once, by the next, held by nobody, none
+ * a view (so the reduction's loop visits every element of c once); -1
+ * when there is none. */
+static int reduction_fed(const struct bxfu_segment *g, int c) {
+  const struct bxfu_rec *rc = &g->rec[c];
+  for (int cur = c;;) {
+    const struct bxfu_rec *r = &g->rec[cur];
+    if (!expressible(g, cur) || is_view(r) || g->uses[cur] != 1 || g->held[cur] ||
+        !bxr_same_shape(r->out.rank, r->out.shape, rc->out.rank, rc->out.shape))
+      return -1;
+    int next = g->first_use[cur];
+    if (reducible(g, next)) return next;
+    cur = next;
+  }
+}
+
 bool bxfu_can_fuse(const struct bxfu_segment *g, int p, int c) {
-  /* both elementwise and expressible; p's value read once (by c) in the
-   * segment and held by nobody outside it, so eliding it is invisible;
-   * and of c's output shape, so the one index of the kernel is also
-   * p's (an intermediate is never broadcast inside a kernel) */
   const struct bxfu_rec *rp = &g->rec[p], *rc = &g->rec[c];
-  return expressible(g, p) && expressible(g, c) && g->uses[p] == 1 && !g->held[p] &&
-         bxr_same_shape(rp->out.rank, rp->out.shape, rc->out.rank, rc->out.shape);
+  if (!expressible(g, p)) return false;
+  /* A chain feeding a reduction is computed inside the reduction's loop,
+   * at every element of its input.  p's value may be read again after
+   * the reduction or held: the kernel then also stores it (the group's
+   * wout), so nothing elided is visible; but every other read must come
+   * after c, where the group runs. */
+  if (reducible(g, c)) return (g->uses[p] == 1 && !g->held[p]) || g->first_use[p] == c;
+  /* both elementwise (or views) and expressible; and of c's output shape,
+   * so c's index is also p's (an intermediate is never broadcast inside a
+   * kernel), unless c is a view, whose index map says where p is read */
+  if (!expressible(g, c) || !(is_view(rc) || bxr_same_shape(rp->out.rank, rp->out.shape, rc->out.rank, rc->out.shape)))
+    return false;
+  /* p's value read once (by c) in the segment and held by nobody outside
+   * it, so eliding it is invisible */
+  if (g->uses[p] == 1 && !g->held[p]) return true;
+  /* ...or stored, deeper in a reduction's chain (layer norm's centred
+   * value, squared into the variance's mean and read again after it): c
+   * feeds a reduction r through records of p's shape, and every read of
+   * p up to r is by that chain, so the group (run at r) computes p before
+   * anyone else reads it. */
+  if (is_view(rc) || is_view(rp)) return false;
+  int r = reduction_fed(g, c);
+  if (r < 0) return false;
+  for (int j = p + 1; j <= r; j++)
+    for (int q = 0; q < g->nsrc[j]; q++) {
+      if (g->src[j][q] != p) continue;
+      bool on_chain = j == r;
+      for (int cur = c; !on_chain && cur != r; cur = g->first_use[cur]) on_chain = cur == j;
+      if (!on_chain) return false;
+    }
+  return true;
 }
 
 /* ------------------------------------------------------------ grouping */
@@ -107,115 +191,365 @@ static int find(int *parent, int i) {
   return i;
 }
 
-/* The kernel of group gr: one unit per output element; each outside
- * input loaded at its broadcast index; members evaluated in record order;
- * the root's value stored.  Shapes are constants (they are part of the
- * plan's key); scalars are parameters (fresh on every replay). */
+/* How many scalar parameters record r's row takes in a kernel. */
+static int n_scalars(const struct bxfu_rec *r) {
+  switch (ew[r->code].how) {
+  case EW_BIN_SCALAR: case EW_CMP_SCALAR: return 1;
+  case EW_CLAMP: return 2;
+  default: return r->code == BXR_OP_NARROW;   /* the start (sc[0]); the length is in the shape */
+  }
+}
+
+/* The type of a scalar parameter of record r: a float input's own type
+ * (the scalar rounded to it: Flex does the same when the scalar is exact
+ * in f32 and computes in f64 otherwise, so x * 0.1 may differ from eager
+ * Flex in the last bit), else f64, turned
+ * into i64 inside the kernel by the IR's saturating cast (Flex's
+ * bxr_f64_to_i64_sat is that cast); comparisons take it as f64, so x <
+ * 0.1 compares against 0.1 itself, as Flex's thresholds do. */
+static enum bxk_type scalar_type(const struct bxfu_rec *r) {
+  if (r->code == BXR_OP_NARROW) return BXK_I64;
+  enum bxk_type t = ir_type(r->in[0]->dtype);
+  return bxk_type_is_float(t) && ew[r->code].how != EW_CMP_SCALAR ? t : BXK_F64;
+}
+
+static bxk_val cvt(struct bxk_builder *b, enum bxk_type to, enum bxk_type from, bxk_val v) {
+  return to == from ? v : bxk_cast(b, to, v);
+}
+
+/* The kernel being built for one group. */
+struct kb {
+  const struct bxfu_segment *g;
+  const struct bxfu_group *gr;
+  struct bxk_kernel *k;
+  bxk_val *val;            /* member record -> its value, once evaluated */
+  bxk_val *at;             /* member record -> the index it was evaluated at */
+  int *scal;               /* member record -> its first scalar parameter */
+  int *wbind;              /* member record -> the binding storing it, or -1 */
+};
+
+/* Coordinate d of element idx of a row-major shape (0 for extent 1). */
+static bxk_val coord(struct bxk_builder *b, bxk_val idx, int R, const int64_t *shape, int d) {
+  if (shape[d] == 1) return bxk_const_i(b, BXK_U32, 0);
+  int64_t ostride = 1;
+  for (int e = d + 1; e < R; e++) ostride *= shape[e];
+  bxk_val c = ostride > 1 ? bxk_bin(b, BXK_OP_DIV, idx, bxk_const_i(b, BXK_U32, ostride)) : idx;
+  return d > 0 ? bxk_bin(b, BXK_OP_REM, c, bxk_const_i(b, BXK_U32, shape[d])) : c;
+}
+
+/* The element of a tensor of shape (tr, ts) read at element idx of shape
+ * (R, shape) when it broadcasts there: dims align on the right; stretched
+ * dims read 0. */
+static bxk_val bcast_index(struct bxk_builder *b, bxk_val idx, int R, const int64_t *shape, int tr, const int64_t *ts) {
+  if (bxr_same_shape(tr, ts, R, shape)) return idx;
+  bxk_val at = bxk_const_i(b, BXK_U32, 0);
+  int64_t istride = 1;
+  for (int d = R - 1; d >= 0; d--) {
+    int td = d - (R - tr);
+    int64_t ext_d = td >= 0 ? ts[td] : 1;
+    if (ext_d != 1)
+      at = bxk_bin(b, BXK_OP_ADD, at, bxk_bin(b, BXK_OP_MUL, coord(b, idx, R, shape, d), bxk_const_i(b, BXK_U32, istride)));
+    istride *= ext_d;
+  }
+  return at;
+}
+
+/* Where view r reads its input for its output element idx (both
+ * row-major): reshape keeps the order; expand is a broadcast; the others
+ * move coordinates (input dim perm[d] holds output coordinate d, slices
+ * shift by their start, narrow by its start, scalar parameter scal, flips
+ * mirror). */
+static bxk_val view_index(struct bxk_builder *b, const struct bxfu_rec *r, bxk_val idx, int scal) {
+  const bext_tensor *x = r->in[0];
+  int R = r->out.rank;
+  const int64_t *S = r->out.shape;
+  if (r->code == BXR_OP_RESHAPE) return idx;
+  if (r->code == BXR_OP_EXPAND) return bcast_index(b, idx, R, S, x->rank, x->shape);
+  int perm[BEXT_MAX_RANK];
+  int64_t istride[BEXT_MAX_RANK];
+  for (int d = 0; d < R; d++) perm[d] = d;
+  if (r->code == BXR_OP_SWAP_DIMS) perm[r->at.dims[0]] = r->at.dims[1], perm[r->at.dims[1]] = r->at.dims[0];
+  if (r->code == BXR_OP_PERMUTE)
+    for (int d = 0; d < R; d++) perm[d] = r->at.dims[d];
+  for (int d = x->rank - 1, st = 1; d >= 0; d--) istride[d] = st, st *= (int)x->shape[d];
+  bxk_val at = bxk_const_i(b, BXK_U32, 0);
+  for (int d = 0; d < R; d++) {
+    bxk_val c = coord(b, idx, R, S, d);
+    if (r->code == BXR_OP_SLICE && d < r->at.nranges && r->at.start[d])
+      c = bxk_bin(b, BXK_OP_ADD, c, bxk_const_i(b, BXK_U32, r->at.start[d]));
+    if (r->code == BXR_OP_NARROW && d == r->at.dim) c = bxk_bin(b, BXK_OP_ADD, c, bxk_cast(b, BXK_U32, bxk_scalar(b, scal)));
+    if (r->code == BXR_OP_FLIP)
+      for (int f = 0; f < r->at.ndims; f++)
+        if (r->at.dims[f] == d) c = bxk_bin(b, BXK_OP_SUB, bxk_const_i(b, BXK_U32, S[d] - 1), c);
+    at = bxk_bin(b, BXK_OP_ADD, at, bxk_bin(b, BXK_OP_MUL, c, bxk_const_i(b, BXK_U32, istride[perm[d]])));
+  }
+  return at;
+}
+
+/* One elementwise member: its row written with the IR's ops (their scalar
+ * semantics are bxk_scalar.h's); *scal: its first scalar parameter. */
+static bxk_val member_ir(struct bxk_builder *b, const struct bxfu_rec *r, const bxk_val *in, int scal) {
+  enum bxk_type ot = ir_type(r->out.dtype), it = ir_type(r->in[0]->dtype);
+  bool fl = bxk_type_is_float(it);
+  switch (ew[r->code].how) {
+  case EW_BIN: case EW_LOGIC: case EW_CMP: return bxk_bin(b, ew[r->code].op, in[0], in[1]);
+  case EW_BIN_SCALAR: case EW_CMP_SCALAR: {
+    bxk_val sc = bxk_scalar(b, scal);
+    bool cmp = ew[r->code].how == EW_CMP_SCALAR;
+    /* floats compare in f64 (the scalar is not rounded first) */
+    if (fl) return cmp ? bxk_bin(b, ew[r->code].op, cvt(b, BXK_F64, it, in[0]), sc) : bxk_bin(b, ew[r->code].op, in[0], sc);
+    /* ints: Flex computes in i64 against the saturated scalar, then
+     * stores wrapping to the dtype */
+    bxk_val y = bxk_bin(b, ew[r->code].op, cvt(b, BXK_I64, it, in[0]), bxk_cast(b, BXK_I64, sc));
+    return cmp ? y : cvt(b, ot, BXK_I64, y);
+  }
+  case EW_UN: case EW_FUN: return bxk_un(b, ew[r->code].op, in[0]);
+  case EW_RELU: {
+    bxk_val zero = fl ? bxk_const_f(b, ot, 0.0) : bxk_const_i(b, ot, 0);
+    return bxk_select(b, bxk_bin(b, BXK_OP_LT, in[0], zero), zero, in[0]);
+  }
+  case EW_WHERE: return bxk_select(b, in[1], in[2], in[0]);  /* mask ? value : x */
+  case EW_CAST: return bxk_cast(b, ot, in[0]);
+  case EW_SIGMOID: {   /* 1 / (1 + exp(-x)), in the input's type, as Flex */
+    bxk_val one = bxk_const_f(b, it, 1.0);
+    return bxk_bin(b, BXK_OP_DIV, one, bxk_bin(b, BXK_OP_ADD, one, bxk_un(b, BXK_OP_EXP, bxk_un(b, BXK_OP_NEG, in[0]))));
+  }
+  case EW_CLAMP: {     /* x < lo ? lo : x > hi ? hi : x (NaN stays), ints in i64 */
+    enum bxk_type ct = fl ? it : BXK_I64;
+    bxk_val x = cvt(b, ct, it, in[0]), lo = bxk_scalar(b, scal), hi = bxk_scalar(b, scal + 1);
+    if (!fl) lo = bxk_cast(b, ct, lo), hi = bxk_cast(b, ct, hi);
+    bxk_val y = bxk_select(b, bxk_bin(b, BXK_OP_GT, x, hi), hi, x);
+    y = bxk_select(b, bxk_bin(b, BXK_OP_LT, x, lo), lo, y);
+    return cvt(b, ot, ct, y);
+  }
+  default: return 0;
+  }
+}
+
+/* The value of member i at element idx of its output: its inputs first
+ * (members evaluated at the index i reads them at, outside inputs loaded
+ * there), then its row, stored too when it is read after the group.
+ * Every member but the root has one consumer inside the group (a stored
+ * one may be read twice by it, at one element), so each member is
+ * evaluated once. */
+static bxk_val member_val(struct bxk_builder *b, struct kb *K, int i, bxk_val idx) {
+  const struct bxfu_segment *g = K->g;
+  const struct bxfu_group *gr = K->gr;
+  const struct bxfu_rec *r = &g->rec[i];
+  bool view = is_view(r);
+  bxk_val in[BXR_MAX_INPUTS] = {0};
+  for (int q = 0; q < r->n_in; q++) {
+    const bext_tensor *t = r->in[q];
+    bxk_val at = view ? view_index(b, r, idx, K->scal[i]) : bcast_index(b, idx, r->out.rank, r->out.shape, t->rank, t->shape);
+    int src = g->src[i][q];
+    if (src >= 0 && K->val[src] && K->at[src] == at) {   /* a member read twice at one element */
+      in[q] = K->val[src];
+      continue;
+    }
+    if (src >= 0 && K->val[src] == (bxk_val)-1) {   /* a member: evaluated where i reads it */
+      in[q] = member_val(b, K, src, at);
+      continue;
+    }
+    const struct bxfu_val *v = bxfu_val_of(t);
+    for (int e = 0; e < gr->next; e++)
+      if (bxfu_val_of(g->rec[gr->ext_rec[e]].in[gr->ext_in[e]]) == v) in[q] = bxk_load(b, e, at);
+  }
+  K->at[i] = idx;
+  K->val[i] = view ? in[0] : member_ir(b, r, in, K->scal[i]);
+  if (K->wbind[i] >= 0) bxk_store(b, K->wbind[i], idx, K->val[i]);   /* read after the group */
+  return K->val[i];
+}
+
+/* Sums and products accumulate in this many lanes, element k into lane
+ * k % BXFU_RED_LANES (the tail past the last whole step into lane 0),
+ * combined pairwise at the end: a fixed order, so still deterministic,
+ * and the lanes' adds do not wait on each other (one f64 accumulator
+ * costs an add's latency per element). */
+#define BXFU_RED_LANES 4
+
+/* The chain of a reduction root evaluated afresh at element idx of its
+ * input (every member but the root forgotten first). */
+static bxk_val chain_at(struct bxk_builder *b, struct kb *K, bxk_val idx) {
+  for (int m = 0; m < K->gr->n; m++)
+    if (K->gr->member[m] != K->gr->root) K->val[K->gr->member[m]] = (bxk_val)-1;
+  return member_val(b, K, K->g->src[K->gr->root][0], idx);
+}
+
+/* acc = acc (op) v, in the accumulator's type. */
+static void accumulate(struct bxk_builder *b, enum bxr_opcode op, int acc, bxk_val v) {
+  bxk_val a = bxk_get(b, acc), y;
+  switch (op) {
+  case BXR_OP_SUM: case BXR_OP_MEAN: y = bxk_bin(b, BXK_OP_ADD, a, v); break;
+  case BXR_OP_PROD: y = bxk_bin(b, BXK_OP_MUL, a, v); break;
+  /* the element first: a tie keeps the earlier value, a NaN either side wins */
+  case BXR_OP_MAX_REDUCE: y = bxk_bin(b, BXK_OP_MAX, v, a); break;
+  default: y = bxk_bin(b, BXK_OP_MIN, v, a); break;
+  }
+  bxk_set(b, acc, y);
+}
+
+/* The reduction root of gr, computed at output element pos: its input
+ * [outer, K, inner] (K the reduced extent; the whole tensor for `all`)
+ * walked in order k = 0..K-1 with the chain evaluated at each element,
+ * accumulated as Flex accumulates (table `red`); sums and products in
+ * BXFU_RED_LANES lanes. */
+static bool reduce_ir(struct bxk_builder *b, struct kb *K, bxk_val pos) {
+  const struct bxfu_segment *g = K->g;
+  const struct bxfu_group *gr = K->gr;
+  const struct bxfu_rec *r = &g->rec[gr->root];
+  const bext_tensor *x = r->in[0];
+  int64_t ext = bxr_numel(x->rank, x->shape), inner = 1;
+  if (!r->at.all) {
+    ext = x->shape[r->at.dim];
+    for (int d = r->at.dim + 1; d < x->rank; d++) inner *= x->shape[d];
+  }
+  enum bxk_type t = ir_type(r->out.dtype);
+  bool fl = bxk_type_is_float(t);
+  enum bxr_opcode op = r->code;
+  bool sum = op == BXR_OP_SUM || op == BXR_OP_MEAN;
+  enum bxk_type at = fl && (sum || op == BXR_OP_PROD) ? BXK_F64 : t;
+  int lanes = (sum || op == BXR_OP_PROD) && ext >= 2 * BXFU_RED_LANES ? BXFU_RED_LANES : 1;
+  int acc[BXFU_RED_LANES];
+  bxk_val init;
+  if (sum) init = fl ? bxk_const_f(b, at, 0.0) : bxk_const_i(b, at, 0);
+  else if (op == BXR_OP_PROD) init = fl ? bxk_const_f(b, at, 1.0) : bxk_const_i(b, at, 1);
+  else if (fl) init = bxk_const_f(b, at, op == BXR_OP_MAX_REDUCE ? -INFINITY : INFINITY);
+  else {
+    int64_t lo = t == BXK_I32 ? INT32_MIN : t == BXK_I64 ? INT64_MIN : 0;
+    int64_t hi = t == BXK_I32 ? INT32_MAX : t == BXK_I64 ? INT64_MAX : 255;
+    init = bxk_const_i(b, at, op == BXR_OP_MAX_REDUCE ? lo : hi);
+  }
+  for (int l = 0; l < lanes; l++) {
+    acc[l] = bxk_add_local(K->k, at);
+    bxk_set(b, acc[l], init);
+  }
+  bxk_val base = pos;   /* o * ext * inner + i, with o = pos / inner, i = pos % inner */
+  if (inner > 1 || ext > 1) {
+    bxk_val cin = bxk_const_i(b, BXK_U32, inner);
+    bxk_val o = inner > 1 ? bxk_bin(b, BXK_OP_DIV, pos, cin) : pos;
+    base = bxk_bin(b, BXK_OP_MUL, o, bxk_const_i(b, BXK_U32, ext * inner));
+    if (inner > 1) base = bxk_bin(b, BXK_OP_ADD, base, bxk_bin(b, BXK_OP_REM, pos, cin));
+  }
+  /* whole steps of `lanes` elements, then the tail into lane 0 */
+  int64_t whole = ext / lanes * lanes;
+  for (int part = 0; part < 2; part++) {
+    int64_t lo = part ? whole : 0, hi = part ? ext : whole, step = part ? 1 : lanes;
+    if (lo >= hi) continue;
+    struct bxk_block *body;
+    bxk_val k = bxk_for(b, bxk_const_i(b, BXK_U32, lo), bxk_const_i(b, BXK_U32, hi), bxk_const_i(b, BXK_U32, step), &body);
+    struct bxk_builder bb = bxk_builder_at(K->k, body);
+    for (int l = 0; l < (part ? 1 : lanes); l++) {
+      bxk_val kl = l ? bxk_bin(&bb, BXK_OP_ADD, k, bxk_const_i(&bb, BXK_U32, l)) : k;
+      bxk_val idx = bxk_bin(&bb, BXK_OP_ADD, base, inner > 1 ? bxk_bin(&bb, BXK_OP_MUL, kl, bxk_const_i(&bb, BXK_U32, inner)) : kl);
+      accumulate(&bb, op, acc[l], cvt(&bb, at, t, chain_at(&bb, K, idx)));
+    }
+  }
+  bxk_val res[BXFU_RED_LANES];   /* lanes combined pairwise: (0 1) (2 3), then the two */
+  for (int l = 0; l < lanes; l++) res[l] = bxk_get(b, acc[l]);
+  for (int w = 1; w < lanes; w *= 2)
+    for (int l = 0; l + w < lanes; l += 2 * w)
+      res[l] = bxk_bin(b, op == BXR_OP_PROD ? BXK_OP_MUL : BXK_OP_ADD, res[l], res[l + w]);
+  bxk_val y = res[0];
+  if (op == BXR_OP_MEAN) {
+    if (fl) y = bxk_bin(b, BXK_OP_DIV, y, bxk_const_f(b, at, (double)ext));
+    else y = cvt(b, at, BXK_I64, bxk_bin(b, BXK_OP_DIV, cvt(b, BXK_I64, at, y), bxk_const_i(b, BXK_I64, ext)));
+  }
+  bxk_store(b, gr->next, pos, cvt(b, t, at, y));
+  return true;
+}
+
+/* The kernel of group gr: one unit per element of the root's output;
+ * each member evaluated at the element its consumer reads (member_val),
+ * outside inputs loaded there; the root's value stored, or for a
+ * reduction root, the chain evaluated inside its loop.  Shapes are constants (they are part
+ * of the plan's key); scalars are parameters (fresh on every replay). */
 static struct bxk_kernel *group_ir(const struct bxfu_segment *g, struct bxfu_group *gr) {
   const struct bxfu_rec *root = &g->rec[gr->root];
-  int R = root->out.rank;
-  int64_t numel = bxr_numel(R, root->out.shape);
-  if (numel <= 0 || numel > (int64_t)UINT32_MAX / 2) return NULL;
+  bool reduce = red[root->code];
+  const bext_spec *is = reduce ? &root->in[0]->spec : &root->out;
+  int64_t numel = bxr_numel(root->out.rank, root->out.shape);
+  if (numel <= 0 || numel > (int64_t)UINT32_MAX / 2 || bxr_numel(is->rank, is->shape) > (int64_t)UINT32_MAX / 2)
+    return NULL;
+  for (int m = 0; m < gr->n; m++) {   /* every index of the kernel is a u32 */
+    const struct bxfu_rec *r = &g->rec[gr->member[m]];
+    if (bxr_numel(r->out.rank, r->out.shape) > (int64_t)UINT32_MAX / 2) return NULL;
+    for (int q = 0; q < r->n_in; q++)
+      if (bxr_numel(r->in[q]->rank, r->in[q]->shape) > (int64_t)UINT32_MAX / 2) return NULL;
+  }
   gr->numel = (uint32_t)numel;
   char name[48];
-  snprintf(name, sizeof name, "fused_%d_ops", gr->n);
+  snprintf(name, sizeof name, reduce ? "fused_%d_ops_%s" : "fused_%d_ops", gr->n, bxr_op_name(root->code));
   struct bxk_kernel *k = bxk_kernel_new(name);
   if (!k) return NULL;
-  bxk_val *val = calloc((size_t)g->n, sizeof *val);  /* member record -> its value */
-  if (!val) {
+  struct kb K = {g, gr, k, malloc((size_t)g->n * sizeof(bxk_val)), calloc((size_t)g->n, sizeof(bxk_val)),
+                 malloc((size_t)g->n * sizeof(int)), malloc((size_t)g->n * sizeof(int))};
+  if (!K.val || !K.at || !K.scal || !K.wbind) {
+    free(K.val);
+    free(K.at);
+    free(K.scal);
+    free(K.wbind);
     bxk_kernel_free(k);
     return NULL;
   }
-  for (int b = 0; b < gr->nbind - 1; b++)
-    bxk_add_binding(k, ir_type(g->rec[gr->ext_rec[b]].in[gr->ext_in[b]]->dtype), 0, false);
-  int out = bxk_add_binding(k, ir_type(root->out.dtype), 0, true);
-  for (int s = 0; s < gr->nscal; s++) bxk_add_scalar(k, ir_type(g->rec[gr->scal_rec[s]].in[0]->dtype));
+  /* members are marked -1 until evaluated; scalars numbered in member
+   * order; stored members get their bindings after the root's */
+  for (int i = 0; i < g->n; i++) K.val[i] = 0, K.wbind[i] = -1;
+  for (int w = 0; w < gr->nwout; w++) K.wbind[gr->wout[w]] = gr->next + 1 + w;
+  for (int m = 0, sc = 0; m < gr->n; m++) {
+    K.val[gr->member[m]] = (bxk_val)-1;
+    K.scal[gr->member[m]] = sc;
+    sc += n_scalars(&g->rec[gr->member[m]]);
+  }
+  K.val[gr->root] = 0;
+  for (int e = 0; e < gr->next; e++) bxk_add_binding(k, ir_type(g->rec[gr->ext_rec[e]].in[gr->ext_in[e]]->dtype), 0, false);
+  bxk_add_binding(k, ir_type(root->out.dtype), 0, true);
+  for (int w = 0; w < gr->nwout; w++) bxk_add_binding(k, ir_type(g->rec[gr->wout[w]].out.dtype), 0, true);
+  for (int m = 0; m < gr->n; m++) {
+    const struct bxfu_rec *r = &g->rec[gr->member[m]];
+    for (int q = 0; q < n_scalars(r); q++) bxk_add_scalar(k, scalar_type(r));
+  }
   struct bxk_builder b0 = bxk_builder_at(k, NULL);
   bxk_val pos = bxk_topo(&b0, BXK_TOPO_ABSOLUTE_POS);
   struct bxk_block *then_blk, *else_blk;
-  bxk_if(&b0, bxk_bin(&b0, BXK_OP_LT, pos, bxk_const_i(&b0, BXK_U32, (int64_t)numel)), &then_blk, &else_blk);
+  bxk_if(&b0, bxk_bin(&b0, BXK_OP_LT, pos, bxk_const_i(&b0, BXK_U32, numel)), &then_blk, &else_blk);
   struct bxk_builder b = bxk_builder_at(k, then_blk);
-  /* outside inputs, loaded once each */
-  bxk_val *ext = calloc((size_t)gr->nbind, sizeof *ext);
-  for (int e = 0; ext && e < gr->nbind - 1; e++) {
-    const bext_tensor *t = g->rec[gr->ext_rec[e]].in[gr->ext_in[e]];
-    bxk_val idx = pos;
-    if (!bxr_same_shape(t->rank, t->shape, R, root->out.shape)) {
-      /* broadcast: t's dims align on the right; stretched dims read 0 */
-      idx = bxk_const_i(&b, BXK_U32, 0);
-      int64_t ostride = 1, istride = 1;
-      for (int d = R - 1; d >= 0; d--) {
-        int td = d - (R - t->rank);
-        int64_t ext_d = td >= 0 ? t->shape[td] : 1;
-        if (ext_d != 1) {
-          bxk_val c = bxk_bin(&b, BXK_OP_DIV, pos, bxk_const_i(&b, BXK_U32, ostride));
-          c = bxk_bin(&b, BXK_OP_REM, c, bxk_const_i(&b, BXK_U32, root->out.shape[d]));
-          idx = bxk_bin(&b, BXK_OP_ADD, idx, bxk_bin(&b, BXK_OP_MUL, c, bxk_const_i(&b, BXK_U32, istride)));
-        }
-        ostride *= root->out.shape[d];
-        istride *= ext_d;
-      }
-    }
-    ext[e] = bxk_load(&b, e, idx);
-  }
-  int scal = 0;
-  for (int m = 0; ext && m < gr->n; m++) {
-    int i = gr->member[m];
-    const struct bxfu_rec *r = &g->rec[i];
-    bxk_val in[BXR_MAX_INPUTS] = {0};
-    for (int q = 0; q < r->n_in; q++) {
-      int src = g->src[i][q];
-      if (src >= 0 && g->rec[src].res && val[src]) {
-        in[q] = val[src];
-        continue;
-      }
-      const struct bxfu_val *v = bxfu_val_of(r->in[q]);
-      for (int e = 0; e < gr->nbind - 1; e++)
-        if (bxfu_val_of(g->rec[gr->ext_rec[e]].in[gr->ext_in[e]]) == v) in[q] = ext[e];
-    }
-    enum bxk_type ot = ir_type(r->out.dtype);
-    bxk_val y = 0;
-    switch (ew[r->code].how) {
-    case EW_BIN: case EW_LOGIC: case EW_CMP: y = bxk_bin(&b, ew[r->code].op, in[0], in[1]); break;
-    case EW_BIN_SCALAR: case EW_CMP_SCALAR: y = bxk_bin(&b, ew[r->code].op, in[0], bxk_scalar(&b, scal++)); break;
-    case EW_UN: case EW_FUN: y = bxk_un(&b, ew[r->code].op, in[0]); break;
-    case EW_RELU: {
-      bxk_val zero = bxk_type_is_float(ot) ? bxk_const_f(&b, ot, 0.0) : bxk_const_i(&b, ot, 0);
-      y = bxk_select(&b, bxk_bin(&b, BXK_OP_LT, in[0], zero), zero, in[0]);
-      break;
-    }
-    case EW_WHERE: y = bxk_select(&b, in[1], in[2], in[0]); break;  /* mask ? value : x */
-    case EW_CAST: y = bxk_cast(&b, ot, in[0]); break;
-    default: break;
-    }
-    val[i] = y;
-  }
-  if (ext) bxk_store(&b, out, pos, val[gr->root]);
-  free(ext);
-  free(val);
+  bool ok = true;
+  if (reduce) ok = reduce_ir(&b, &K, pos);
+  else bxk_store(&b, gr->next, pos, member_val(&b, &K, gr->root, pos));
+  free(K.val);
+  free(K.at);
+  free(K.scal);
+  free(K.wbind);
   struct bxk_diags ds;
   memset(&ds, 0, sizeof ds);
-  if (!ext || k->oom || !bxk_verify(k, &ds)) {
+  if (!ok || k->oom || !bxk_verify(k, &ds)) {
     bxk_kernel_free(k);  /* a group the IR cannot express runs unfused */
     return NULL;
   }
   return k;
 }
 
-/* The outside inputs and scalar parameters of group gr. */
+/* The outside inputs, scalar parameters and stored intermediate of gr. */
 static bool group_bindings(const struct bxfu_segment *g, struct bxfu_group *gr, const int *group_of, int id) {
   int cap = 0;
   for (int m = 0; m < gr->n; m++) cap += g->rec[gr->member[m]].n_in;
   gr->ext_rec = malloc(((size_t)cap + 1) * sizeof *gr->ext_rec);
   gr->ext_in = malloc(((size_t)cap + 1) * sizeof *gr->ext_in);
-  gr->scal_rec = malloc(((size_t)gr->n + 1) * sizeof *gr->scal_rec);
-  if (!gr->ext_rec || !gr->ext_in || !gr->scal_rec) return false;
+  gr->scal_rec = malloc(((size_t)gr->n * 2 + 1) * sizeof *gr->scal_rec);
+  gr->wout = malloc(((size_t)gr->n + 1) * sizeof *gr->wout);
+  int *inside = calloc((size_t)g->n, sizeof *inside);   /* reads of each record by members */
+  if (!gr->ext_rec || !gr->ext_in || !gr->scal_rec || !gr->wout || !inside) return free(inside), false;
+  for (int m = 0; m < gr->n; m++)
+    for (int q = 0; q < g->rec[gr->member[m]].n_in; q++)
+      if (g->src[gr->member[m]][q] >= 0) inside[g->src[gr->member[m]][q]]++;
   int ne = 0;
   for (int m = 0; m < gr->n; m++) {
     int i = gr->member[m];
     const struct bxfu_rec *r = &g->rec[i];
-    unsigned how = ew[r->code].how;
-    if (how == EW_BIN_SCALAR || how == EW_CMP_SCALAR) gr->scal_rec[gr->nscal++] = i;
+    for (int q = 0; q < n_scalars(r); q++) gr->scal_rec[gr->nscal++] = i;
+    /* read after the group or held: stored as well (bxfu_can_fuse allows
+     * it only in a reduction's chain) */
+    if (i != gr->root && (g->uses[i] > inside[i] || g->held[i])) gr->wout[gr->nwout++] = i;
     for (int q = 0; q < r->n_in; q++) {
       int src = g->src[i][q];
       if (src >= 0 && group_of[src] == id) continue;  /* computed inside */
@@ -227,7 +561,8 @@ static bool group_bindings(const struct bxfu_segment *g, struct bxfu_group *gr, 
       gr->ext_in[ne++] = q;
     }
   }
-  gr->nbind = ne + 1;
+  gr->next = ne;
+  free(inside);
   return true;
 }
 
@@ -235,8 +570,9 @@ void bxfu_groups_build(struct bxfu_groups *out, const struct bxfu_segment *g, st
   memset(out, 0, sizeof *out);
   out->n_rec = g->n;
   int *parent = malloc((size_t)g->n * sizeof *parent), *size = calloc((size_t)g->n, sizeof *size);
+  bool *work = calloc((size_t)g->n, sizeof *work);
   out->group_of = malloc((size_t)g->n * sizeof *out->group_of);
-  if (!parent || !size || !out->group_of) goto fail;
+  if (!parent || !size || !work || !out->group_of) goto fail;
   /* A consumer joins the group of every producer it may fuse with: since
    * a fusable producer has one use, the groups are trees rooted at their
    * last record. */
@@ -246,7 +582,13 @@ void bxfu_groups_build(struct bxfu_groups *out, const struct bxfu_segment *g, st
       int p = g->src[c][q];
       if (p >= 0 && bxfu_can_fuse(g, p, c)) parent[find(parent, p)] = find(parent, c);
     }
+  /* size[root]: its members; a group of views only computes nothing (the
+   * inner device makes views without copying), so it does not form */
   for (int i = 0; i < g->n; i++) size[find(parent, i)]++;
+  for (int i = 0; i < g->n; i++)
+    if (!is_view(&g->rec[i])) work[find(parent, i)] = true;
+  for (int i = 0; i < g->n; i++)
+    if (!work[i]) size[i] = 1;
   int ng = 0;
   for (int i = 0; i < g->n; i++) out->group_of[i] = -1;
   for (int i = 0; i < g->n; i++)
@@ -282,10 +624,12 @@ void bxfu_groups_build(struct bxfu_groups *out, const struct bxfu_segment *g, st
   }
   free(parent);
   free(size);
+  free(work);
   return;
 fail:
   free(parent);
   free(size);
+  free(work);
   bxfu_groups_free(out);
   memset(out, 0, sizeof *out);
 }
@@ -297,6 +641,7 @@ void bxfu_groups_free(struct bxfu_groups *gs) {
     free(gr->ext_rec);
     free(gr->ext_in);
     free(gr->scal_rec);
+    free(gr->wout);
     if (gr->ir) bxk_kernel_free(gr->ir);
     /* gr->k belongs to the inner device (freed when it closes) */
   }
@@ -312,13 +657,13 @@ void bxfu_groups_free(struct bxfu_groups *gs) {
 /* Runs group gr as its kernel; false (nothing consumed) when it cannot. */
 static bool run_fused(const struct bxfu_segment *g, const struct bxfu_group *gr, struct bxfu_stream *s) {
   struct bext_device *inner = s->dev->inner;
-  const struct bxfu_rec *root = &g->rec[gr->root];
+  struct bxfu_rec *rr = &g->rec[gr->root];
   bext_tensor *bind[BEXT_EXT_MAX_SLOTS];
   union bxl_scalar sc[BEXT_EXT_MAX_SLOTS];
-  if (gr->nbind > BEXT_EXT_MAX_SLOTS || gr->nscal > BEXT_EXT_MAX_SLOTS) return false;
+  if (gr->next + 1 + gr->nwout > BEXT_EXT_MAX_SLOTS || gr->nscal > BEXT_EXT_MAX_SLOTS) return false;
   const char *err = NULL;
   int nb = 0;
-  for (int e = 0; e < gr->nbind - 1; e++, nb++) {
+  for (int e = 0; e < gr->next; e++, nb++) {
     const struct bxfu_val *v = bxfu_val_of(g->rec[gr->ext_rec[e]].in[gr->ext_in[e]]);
     if (v->err) {
       err = v->err;
@@ -327,30 +672,41 @@ static bool run_fused(const struct bxfu_segment *g, const struct bxfu_group *gr,
     /* the kernel indexes elements row-major: views are materialized */
     if (!(bind[e] = bext_contiguous(bext_retain(v->inner)))) break;
   }
-  bool ok = !err && nb == gr->nbind - 1;
-  if (ok) ok = (bind[nb] = bxr_tensor_new(inner, root->out.dtype, root->out.rank, root->out.shape)) != NULL;
+  bool ok = !err && nb == gr->next;
+  if (ok) ok = (bind[nb] = bxr_tensor_new(inner, rr->out.dtype, rr->out.rank, rr->out.shape)) != NULL;
   if (ok) nb++;
-  for (int q = 0; q < gr->nscal; q++) {
+  for (int w = 0; ok && w < gr->nwout; w++) {
+    const struct bxfu_rec *wr = &g->rec[gr->wout[w]];
+    if ((ok = (bind[nb] = bxr_tensor_new(inner, wr->out.dtype, wr->out.rank, wr->out.shape)) != NULL)) nb++;
+  }
+  /* scalar parameters in member order, each of the type the kernel
+   * declared (scalar_type) */
+  for (int q = 0, prev = -1, j = 0; q < gr->nscal; q++) {
     const struct bxfu_rec *r = &g->rec[gr->scal_rec[q]];
+    j = gr->scal_rec[q] == prev ? j + 1 : 0;
+    prev = gr->scal_rec[q];
     memset(&sc[q], 0, sizeof sc[q]);
-    if (r->in[0]->dtype == BEXT_F32) sc[q].f32 = (float)r->sc[0].f;
-    else sc[q].f64 = r->sc[0].f;
+    if (gr->ir->scalar[q] == BXK_F32) sc[q].f32 = (float)r->sc[j].f;
+    else if (gr->ir->scalar[q] == BXK_I64) sc[q].i64 = r->sc[j].i;
+    else sc[q].f64 = r->sc[j].f;
   }
   if (ok) {
     uint32_t dim[3] = {256, 1, 1}, count[3] = {(gr->numel + 255) / 256, 1, 1};
     ok = inner->vt->kernel_launch(inner, gr->k, count, dim, bind, sc);
   }
-  struct bxfu_rec *rr = &g->rec[gr->root];
   if (ok) {
+    for (int w = gr->nwout - 1; w >= 0; w--) g->rec[gr->wout[w]].res->inner = bind[--nb];
     rr->res->inner = bind[--nb];
     atomic_fetch_add_explicit(&bxfu_n_kernels_launched, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&bxfu_n_ops_fused, (uint64_t)gr->n, memory_order_relaxed);
+    if (red[rr->code]) atomic_fetch_add_explicit(&bxfu_n_reductions_fused, 1, memory_order_relaxed);
   } else {
     char msg[900];
     snprintf(msg, sizeof msg, "%s", err ? err : bext_last_error());
     if (!err) snprintf(msg, sizeof msg, "deferred fused kernel ending in `%s` failed: %s",
                        rr->api ? rr->api : bxr_op_name(rr->code), bext_last_error());
     bxfu_fail(s, rr, msg);
+    for (int w = 0; w < gr->nwout; w++) bxfu_fail(s, &g->rec[gr->wout[w]], msg);
   }
   for (int i = 0; i < nb; i++) bext_release(bind[i]);
   for (int m = 0; m < gr->n; m++) {

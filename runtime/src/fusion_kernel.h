@@ -12,29 +12,36 @@ struct bxk_kernel;
  * src[i][k]: the record whose output is input k of record i, -1 when it
  * comes from outside the segment; uses[i]: how many inputs in the segment
  * read record i's value; held[i]: its value is held outside the segment
- * (by the user); handle[i]: its wrapper, as a later record holds it. */
+ * (by the user); handle[i]: its wrapper, as a later record holds it;
+ * first_use[i]: the first record reading it, -1 when none does;
+ * nsrc[i]: how many inputs record i has (the length of src[i]). */
 struct bxfu_segment {
   int n;
   struct bxfu_rec *rec;
   int **src;
-  int *uses;
+  int *uses, *first_use, *nsrc;
   bool *held;
   bext_tensor **handle;
 };
 
 /* One fused group: records run as one kernel at the position of the
  * last one (root).  Inputs from outside the group are its bindings 0..
- * nbind-2 (one per distinct value: ext_rec[b] / ext_in[b] say where it
- * is first read), the output is binding nbind-1; each *_scalar member has
- * a scalar parameter (scal_rec[s]). */
+ * next-1 (one per distinct value: ext_rec[b] / ext_in[b] say where it is
+ * first read), the root's output is binding next, and the members of a
+ * reduction's chain that are read after the group or held (wout[w]) are
+ * bindings next+1+w; each *_scalar member has a scalar parameter
+ * (scal_rec[s]).  A group whose root is a reduction evaluates its other
+ * members at every element of the reduction's input, inside the
+ * reduction's loop. */
 struct bxfu_group {
   int root, n;
   int *member;                  /* record indices, ascending */
-  int nbind, *ext_rec, *ext_in;
+  int next, *ext_rec, *ext_in;
+  int nwout, *wout;             /* members whose values are also stored */
   int nscal, *scal_rec;
   struct bxk_kernel *ir;        /* NULL: could not be expressed (runs unfused) */
   struct bxr_kernel *k;         /* compiled; NULL when the device cannot run IR */
-  uint32_t numel;
+  uint32_t numel;               /* units: elements of the root's output */
 };
 
 /* A plan's grouping: group_of[i] is the group of record i, -1 when it

@@ -130,8 +130,11 @@ static bool segment_build(struct bxfu_segment *g, struct bxfu_rec *rec, int n, s
   g->uses = calloc((size_t)n, sizeof *g->uses);
   g->held = calloc((size_t)n, sizeof *g->held);
   g->handle = calloc((size_t)n, sizeof *g->handle);
+  g->first_use = malloc((size_t)n * sizeof *g->first_use);
+  g->nsrc = calloc((size_t)n, sizeof *g->nsrc);
   struct pmap prod = {0}, ext = {0};
-  bool ok = g->src && g->uses && g->held && g->handle;
+  bool ok = g->src && g->uses && g->held && g->handle && g->first_use && g->nsrc;
+  for (int i = 0; ok && i < n; i++) g->first_use[i] = -1;
   ok = ok && pmap_init(&prod, n);
   /* externals: at most one per input of the segment (a full table would
    * never end a probe) */
@@ -158,6 +161,7 @@ static bool segment_build(struct bxfu_segment *g, struct bxfu_rec *rec, int n, s
       in = buf;
     }
     g->src[i] = calloc((size_t)nin + 1, sizeof **g->src);
+    g->nsrc[i] = nin;
     if (!g->src[i]) {
       ok = false;
       break;
@@ -171,7 +175,7 @@ static bool segment_build(struct bxfu_segment *g, struct bxfu_rec *rec, int n, s
       int j = v ? pmap_get(&prod, v) : -1;
       g->src[i][k] = j;
       if (j >= 0) {
-        g->uses[j]++;
+        if (!g->uses[j]++) g->first_use[j] = i;
         g->handle[j] = in[k];
         put_i64(key, j);
       } else {
@@ -204,6 +208,8 @@ static void segment_free(struct bxfu_segment *g) {
   free(g->uses);
   free(g->held);
   free(g->handle);
+  free(g->first_use);
+  free(g->nsrc);
 }
 
 /* ----------------------------------------------------------------- plans */

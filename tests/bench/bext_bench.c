@@ -44,6 +44,8 @@
  *                 rows), both on g_threads threads
  *                 (bext: its pool, gemm cut in panels; libtorch: its
  *                 intra-op threads and OpenBLAS's, passive when idle).
+ *   mlp_512_fusion_autodiff  the same step on flex+fusion+autodiff vs
+ *                 flex+autodiff (the losses must agree)          [report]
  *   kernel_launch_16  Flex kernel_launch of a prepared 16-element add
  *                 (the CPU JIT, kernel_cpu.c) vs bext_add of the same
  *                 16 elements: launch overhead            [bext_ns <= 5000]
@@ -70,6 +72,11 @@
  *                 add_scalar, mul) over 16M f32 on flex+fusion (one fused
  *                 kernel through Flex's JIT), recorded and synced, vs the
  *                 same 9 ops eager in libtorch                       [>= 15]
+ *   softmax_4096x1024_fusion  softmax over rows as core ops (max_dim, sub,
+ *                 exp, sum_dim, div) on flex+fusion vs at::softmax     [>= 1]
+ *   layer_norm_4096x1024_fusion  layer norm as core ops (mean, centre,
+ *                 mean of squares, rsqrt, scale, shift) on flex+fusion
+ *                 vs at::layer_norm                                  [>= 1]
  *   gelu_16M_cloop  the same flex+fusion run vs a hand-fused C loop
  *                 (tanhf per element, g_threads threads)             [>= 0.8]
  *   cube_gelu_16M  GELU (erf form) over 16M f32 as the #[cube] kernel of
@@ -206,6 +213,32 @@ static double gelu_fusion_case(bext_tensor *x, int iters) {
   return (now_ns() - t0) / iters;
 }
 
+/* Softmax and layer norm as a user writes them with core ops (rows of x
+ * [rows, cols]); on flex+fusion each chain feeding a reduction runs inside
+ * the reduction's kernel. */
+static bext_tensor *softmax_rows(bext_tensor *x) {
+  bext_tensor *m = bext_max_dim(bext_retain(x), 1, true);
+  bext_tensor *e = bext_exp(bext_sub(x, m));
+  bext_tensor *s = bext_sum_dim(bext_retain(e), 1, true);
+  return bext_div(e, s);
+}
+static bext_tensor *layer_norm_rows(bext_tensor *x, bext_tensor *w, bext_tensor *b) {
+  bext_tensor *m = bext_mean_dim(bext_retain(x), 1, true);   /* before x is consumed */
+  bext_tensor *xc = bext_sub(x, m);
+  bext_tensor *var = bext_mean_dim(bext_mul(bext_retain(xc), bext_retain(xc)), 1, true);
+  bext_tensor *y = bext_mul(xc, bext_rsqrt(bext_add_scalar(var, 1e-5)));
+  return bext_add(bext_mul(y, bext_retain(w)), bext_retain(b));
+}
+static double rows_case(bext_tensor *x, bext_tensor *w, bext_tensor *b, int iters) {
+  double t0 = now_ns();
+  for (int i = 0; i < iters; i++) {
+    bext_tensor *y = w ? layer_norm_rows(bext_retain(x), w, b) : softmax_rows(bext_retain(x));
+    if (!y || !bext_sync(g_fu)) die("softmax / layer norm on flex+fusion");
+    bext_release(y);
+  }
+  return (now_ns() - t0) / iters;
+}
+
 /* ns to record one small op on dev (flex+fusion: recording only, the
  * batch's sync untimed) or to run it (flex). */
 static double record_case(const bext_device *dev, bext_tensor *x, int batches) {
@@ -262,14 +295,14 @@ static float *ramp_floats(size_t n, unsigned mul, unsigned mod, float scale) {
  * call (untimed, as the peer's do), then each step is
  *   loss = mean(e * e),  e = relu(x @ w1 + b1) @ w2 + b2 - y
  *   g = backward(loss);  p = require_grad(detach(p) - lr * grad(g, p)) */
-static double ad_mlp_case(const struct mlp_data *d, int iters, float *last_loss) {
+static double ad_mlp_case(const bext_device *dev, const struct mlp_data *d, int iters, float *last_loss) {
   const int64_t B = d->batch, W = d->width;
   const int64_t pshape[4][2] = { { W, W }, { W, 0 }, { W, W }, { W, 0 } };
-  bext_tensor *x = bext_from_data(d->x, BEXT_F32, (int64_t[]){ B, W }, 2, g_ad);
-  bext_tensor *y = bext_from_data(d->y, BEXT_F32, (int64_t[]){ B, W }, 2, g_ad);
+  bext_tensor *x = bext_from_data(d->x, BEXT_F32, (int64_t[]){ B, W }, 2, dev);
+  bext_tensor *y = bext_from_data(d->y, BEXT_F32, (int64_t[]){ B, W }, 2, dev);
   bext_tensor *p[4];
   for (int k = 0; k < 4; k++)
-    if (!(p[k] = bext_require_grad(bext_from_data(d->p[k], BEXT_F32, pshape[k], pshape[k][1] ? 2 : 1, g_ad))))
+    if (!(p[k] = bext_require_grad(bext_from_data(d->p[k], BEXT_F32, pshape[k], pshape[k][1] ? 2 : 1, dev))))
       die("mlp parameter");
   float lv = 0;
   double t0 = now_ns();
@@ -697,6 +730,50 @@ int main(int argc, char **argv) {
     free(cy);
     free(got);
     bext_release(X);
+  if (selected(2, "softmax_4096x1024_fusion", "layer_norm_4096x1024_fusion")) {
+    const int64_t R = 4096, C = 1024;
+    bext_tensor *xe = bext_reshape(filled(R * C, 0.01), (int64_t[]){R, C}, 2);
+    bext_tensor *we = bext_add_scalar(filled(C, 0.02), 1.0), *be = filled(C, 0.03);
+    bext_tensor *x = bext_to_device(bext_retain(xe), g_fu), *w = bext_to_device(bext_retain(we), g_fu),
+                *b = bext_to_device(bext_retain(be), g_fu);
+    if (!x || !w || !b) die("softmax / layer norm setup");
+    for (int ln = 0; ln < 2; ln++) {
+      const char *name = ln ? "layer_norm_4096x1024_fusion" : "softmax_4096x1024_fusion";
+      if (!selected(1, name)) continue;
+      bext_fusion_stat f0, f1;
+      bext_fusion_stats(&f0);
+      rows_case(x, ln ? w : NULL, b, 1);   /* builds the plan and compiles its kernels */
+      bext_fusion_stats(&f1);
+      if (f1.reductions_fused == f0.reductions_fused) die("softmax / layer norm: no chain fused into a reduction");
+      /* the fused result against eager flex, every 4099th element */
+      bext_tensor *yl = ln ? layer_norm_rows(bext_retain(x), w, b) : softmax_rows(bext_retain(x));
+      bext_tensor *ye = ln ? layer_norm_rows(bext_retain(xe), we, be) : softmax_rows(bext_retain(xe));
+      float *gl = huge_floats((size_t)(R * C)), *ge = huge_floats((size_t)(R * C));
+      if (!yl || !ye || !gl || !ge || !bext_read(yl, gl, sizeof(float) * (size_t)(R * C)) ||
+          !bext_read(ye, ge, sizeof(float) * (size_t)(R * C)))
+        die("softmax / layer norm read");
+      for (int64_t i = 0; i < R * C; i += 4099)
+        if (!(fabsf(gl[i] - ge[i]) <= 1e-5f * (1 + fabsf(ge[i])))) {
+          fprintf(stderr, "bext-bench: %s: element %lld is %g, eager flex says %g\n", name, (long long)i, gl[i], ge[i]);
+          exit(1);
+        }
+      free(gl);
+      free(ge);
+      bext_release(yl);
+      bext_release(ye);
+      for (int r = 0; r < g_reps; r++) {
+        bv[r] = rows_case(x, ln ? w : NULL, b, 4);
+        pv[r] = ln ? bxbt_torch_layer_norm_ns(R, C, 4) : bxbt_torch_softmax_ns(R, C, 4);
+        if (pv[r] < 0) die(bxbt_torch_error());
+      }
+      record(name, ln ? "libtorch at::layer_norm" : "libtorch at::softmax", ">= 1", bv, pv);
+    }
+    bext_release(x);
+    bext_release(w);
+    bext_release(b);
+    bext_release(xe);
+    bext_release(we);
+    bext_release(be);
   }
   if (selected(1, "fusion_record_16")) {
     bext_tensor *x = filled(N16, 0.5), *xf = bext_to_device(bext_retain(x), g_fu);
@@ -830,7 +907,7 @@ int main(int argc, char **argv) {
     bext_release(a);
     bext_release(b);
   }
-  if (selected(1, "mlp_512_autodiff")) {
+  if (selected(2, "mlp_512_autodiff", "mlp_512_fusion_autodiff")) {
     struct mlp_data d = { .batch = 64, .width = 512 };
     size_t W = (size_t)d.width, BW = (size_t)d.batch * W;
     d.x = ramp_floats(BW, 7, 17, 2.0f);
@@ -841,29 +918,47 @@ int main(int argc, char **argv) {
     d.p[MLP_B2] = ramp_floats(W, 5, 13, 0.1f);
     int it = 20;
     float lb = 0, lt = 0;
-    /* A whole untimed round on each side first: libtorch alone in a
-     * process (--only) ran its first rounds ~15% slower than after any
-     * earlier row (2.09 vs 1.78-1.84 ms a step, while bext's step was the
-     * same either way), so --only and the full run disagreed. */
-    ad_mlp_case(&d, it, &lb);
-    if (bxbt_torch_mlp_step_ns(d.x, d.p[MLP_W1], d.p[MLP_B1], d.p[MLP_W2], d.p[MLP_B2], d.y, d.batch, d.width,
-                               MLP_LR, it, &lt) < 0)
-      die(bxbt_torch_error());
-    for (int r = 0; r < g_reps; r++) {
-      bv[r] = ad_mlp_case(&d, it, &lb);
-      pv[r] = bxbt_torch_mlp_step_ns(d.x, d.p[MLP_W1], d.p[MLP_B1], d.p[MLP_W2], d.p[MLP_B2], d.y, d.batch,
-                                     d.width, MLP_LR, it, &lt);
-      if (pv[r] < 0) die(bxbt_torch_error());
+    if (selected(1, "mlp_512_autodiff")) {
+      /* A whole untimed round on each side first: libtorch alone in a
+       * process (--only) ran its first rounds ~15% slower than after any
+       * earlier row (2.09 vs 1.78-1.84 ms a step, while bext's step was
+       * the same either way), so --only and the full run disagreed. */
+      ad_mlp_case(g_ad, &d, it, &lb);
+      if (bxbt_torch_mlp_step_ns(d.x, d.p[MLP_W1], d.p[MLP_B1], d.p[MLP_W2], d.p[MLP_B2], d.y, d.batch, d.width,
+                                 MLP_LR, it, &lt) < 0)
+        die(bxbt_torch_error());
+      for (int r = 0; r < g_reps; r++) {
+        bv[r] = ad_mlp_case(g_ad, &d, it, &lb);
+        pv[r] = bxbt_torch_mlp_step_ns(d.x, d.p[MLP_W1], d.p[MLP_B1], d.p[MLP_W2], d.p[MLP_B2], d.y, d.batch,
+                                       d.width, MLP_LR, it, &lt);
+        if (pv[r] < 0) die(bxbt_torch_error());
+      }
+      /* the same training: after the same steps (the peer's warm-up call is
+       * one more) the losses agree to float rounding */
+      float l1 = 0;
+      ad_mlp_case(g_ad, &d, it + 1, &l1);
+      if (!(fabsf(l1 - lt) <= 1e-4f * fabsf(lt))) {
+        fprintf(stderr, "bext-bench: mlp_512_autodiff: bext's loss %.7g differs from libtorch's %.7g\n", l1, lt);
+        exit(1);
+      }
+      record("mlp_512_autodiff", "libtorch autograd", ">= 1.5", bv, pv);
     }
-    /* the same training: after the same steps (the peer's warm-up call is
-     * one more) the losses agree to float rounding */
-    float l1 = 0;
-    ad_mlp_case(&d, it + 1, &l1);
-    if (!(fabsf(l1 - lt) <= 1e-4f * fabsf(lt))) {
-      fprintf(stderr, "bext-bench: mlp_512_autodiff: bext's loss %.7g differs from libtorch's %.7g\n", l1, lt);
-      exit(1);
+    if (selected(1, "mlp_512_fusion_autodiff")) {
+      const bext_device *fa = bext_device_get("flex+fusion+autodiff");
+      if (!fa) die("flex+fusion+autodiff");
+      float lf = 0;
+      ad_mlp_case(fa, &d, 2, &lf);   /* builds the plans, compiles their kernels */
+      ad_mlp_case(g_ad, &d, 2, &lb);
+      if (!(fabsf(lf - lb) <= 1e-4f * fabsf(lb))) {
+        fprintf(stderr, "bext-bench: mlp_512_fusion_autodiff: loss %.7g, flex+autodiff's %.7g\n", lf, lb);
+        exit(1);
+      }
+      for (int r = 0; r < g_reps; r++) {
+        bv[r] = ad_mlp_case(fa, &d, it, &lf);
+        pv[r] = ad_mlp_case(g_ad, &d, it, &lb);
+      }
+      record("mlp_512_fusion_autodiff", "flex+autodiff", "report", bv, pv);
     }
-    record("mlp_512_autodiff", "libtorch autograd", ">= 1.5", bv, pv);
     free(d.x);
     free(d.y);
     for (int k = 0; k < 4; k++) free(d.p[k]);

@@ -90,6 +90,25 @@ extern "C" double bxbt_torch_gelu_chain_ns(int64_t n, int iters) {
   });
 }
 
+extern "C" double bxbt_torch_softmax_ns(int64_t rows, int64_t cols, int iters) {
+  at::Tensor x = ramp(rows * cols, 0.01).reshape({rows, cols});
+  volatile float sink = 0;
+  return time_loop(iters, [&] {
+    at::Tensor y = at::softmax(x, 1);
+    sink = y.data_ptr<float>()[rows * cols - 1];
+  });
+}
+
+extern "C" double bxbt_torch_layer_norm_ns(int64_t rows, int64_t cols, int iters) {
+  at::Tensor x = ramp(rows * cols, 0.01).reshape({rows, cols});
+  at::Tensor w = ramp(cols, 0.02).add(1.0), b = ramp(cols, 0.03);
+  volatile float sink = 0;
+  return time_loop(iters, [&] {
+    at::Tensor y = at::layer_norm(x, {cols}, w, b, 1e-5);
+    sink = y.data_ptr<float>()[rows * cols - 1];
+  });
+}
+
 extern "C" double bxbt_torch_sum_ns(int64_t n, int iters) {
   at::Tensor a = ramp(n, 0.01);
   volatile float sink = 0;

@@ -131,8 +131,8 @@ Test(check, output_kinds, .fini = off) {
 
 /* On flex+fusion a method with tensor metadata is recorded: its output
  * handle comes from the metadata at once, and an implementation that
- * disagrees is caught when the deferred call runs (at the read), without
- * check mode, naming the method and both specs.  A shape expression's own
+ * disagrees is caught when the deferred call runs (at the read), with or
+ * without check mode, naming the method and both specs.  A shape expression's own
  * panic stops the call at record time; struct and enum outputs run
  * eagerly, so the backend's own variant and fields come back. */
 Test(check, fusion_records_from_metadata_and_catches_disagreement) {
@@ -148,9 +148,9 @@ Test(check, fusion_records_from_metadata_and_catches_disagreement) {
   cr_expect(bext_read(ok, got, sizeof got), "%s", bext_last_error());
   cr_expect_eq(got[1], -2.0f);
   cr_expect(!bext_read(bad, got, sizeof got));
-  cr_expect(strstr(bext_last_error(), "Checked::same: the flex implementation returned [6] f32, its metadata said "
-                                      "[2,3] f32"),
-            "%s", bext_last_error());
+  cr_expect(strstr(bext_last_error(), "Checked::same (flex implementation) disagrees with its metadata: output "
+                                      "`output` is [6] f32, the metadata says [2, 3] f32"),
+            "check mode's comparator and message, check mode or not: %s", bext_last_error());
   cr_assert(bext_fusion_stats(&s1));
   cr_expect_geq(s1.ops_recorded - s0.ops_recorded, 2, "both calls were recorded");
   bext_release(ok);
@@ -171,3 +171,66 @@ Test(check, fusion_records_from_metadata_and_catches_disagreement) {
   cr_expect_eq(bext_device_of(c.tensor), fu);
   counted_release(&c);
 }
+
+/* Check mode under Fusion: the call stays deferred (nothing runs at the
+ * call), and when the stream runs, what the backend returned is compared
+ * with what was published from the metadata, by the descriptor's
+ * meta_check: the read fails with check mode's message.  Calls that run
+ * at once under Fusion (struct and enum outputs) are checked at the call,
+ * ordinary fields included. */
+Test(check, fusion_in_check_mode_defers_and_fails_at_the_read, .init = on, .fini = off) {
+  const bext_device *fu = bext_device_get("flex+fusion");
+  cr_assert(bext_sync(fu), "%s", bext_last_error());
+  bext_tensor *x = mat("flex+fusion", 2, 3);
+  bext_fusion_stat s0, s1, s2;
+  cr_assert(bext_fusion_stats(&s0));
+  bext_tensor *bad = checked_same(x, 1);
+  cr_assert_not_null(bad, "recorded, not run: %s", bext_last_error());
+  cr_assert(bext_fusion_stats(&s1));
+  cr_expect_eq(s1.ops_run, s0.ops_run, "check mode no longer forces the call to run at once");
+  cr_expect_eq(bext_rank(bad), 2, "published from the metadata");
+  float got[6];
+  cr_expect(!bext_read(bad, got, sizeof got));
+  cr_expect(strstr(bext_last_error(), "Checked::same (flex implementation) disagrees with its metadata: output "
+                                      "`output` is [6] f32, the metadata says [2, 3] f32"),
+            "%s", bext_last_error());
+  cr_assert(bext_fusion_stats(&s2));
+  cr_expect_gt(s2.ops_run, s1.ops_run, "the call ran at the read");
+  bext_release(bad);
+  cr_expect(!bext_sync(fu), "sync reports the deferred failure once");
+  bext_tensor *good = checked_same(mat("flex+fusion", 2, 3), 0);
+  cr_expect(bext_read(good, got, sizeof got), "a correct implementation passes: %s", bext_last_error());
+  bext_release(good);
+  Counted c;
+  cr_expect(!checked_counted(mat("flex+fusion", 2, 3), 1, &c));
+  cr_expect(strstr(bext_last_error(), "output `output.count` is 7, the metadata says 6"), "%s", bext_last_error());
+  cr_expect(bext_sync(fu), "%s", bext_last_error());
+}
+
+/* `#[fusion(default)]`: under Fusion the default body is the method's
+ * implementation, so it runs on the fusion device and its core ops are
+ * recorded lazily; Flex's overriding implementation (which transposes)
+ * is not used there. */
+Test(check, fusion_default_runs_the_body_lazily) {
+  const bext_device *fu = bext_device_get("flex+fusion");
+  cr_assert(bext_sync(fu), "%s", bext_last_error());
+  for (int check = 0; check < 2; check++) {
+    bext_set_check(check);
+    bext_fusion_stat s0, s1, s2;
+    cr_assert(bext_fusion_stats(&s0));
+    bext_tensor *y = checked_doubled(mat("flex+fusion", 2, 3));
+    cr_assert_not_null(y, "%s", bext_last_error());
+    cr_assert(bext_fusion_stats(&s1));
+    cr_expect_eq(s1.ops_run, s0.ops_run, "the body's ops are recorded, not run");
+    cr_expect_eq(bext_device_of(y), fu);
+    cr_expect(bext_rank(y) == 2 && bext_shape(y)[0] == 2 && bext_shape(y)[1] == 3, "the body's shape, not Flex's transpose");
+    float got[6];
+    cr_assert(bext_read(y, got, sizeof got), "%s", bext_last_error());
+    cr_expect(got[0] == 2.0f && got[1] == -4.0f && got[3] == -8.0f, "x * 2: %g %g %g", got[0], got[1], got[3]);
+    cr_assert(bext_fusion_stats(&s2));
+    cr_expect_gt(s2.ops_run, s1.ops_run);
+    bext_release(y);
+  }
+  bext_set_check(false);
+}
+

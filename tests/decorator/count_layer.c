@@ -114,43 +114,10 @@ static bool count_read(const bext_tensor *t, void *dst) {
 }
 
 static bool count_ext_exec(struct bext_device *dev, bext_ext_call *call) {
-  const bext_ext_method *m = call->m;
-  count_method(m);  /* one atomic add per call: the total is their sum */
-  /* The same call one layer down: the arguments with every tensor
-   * replaced by its inner tensor, and a fresh output value. */
-  size_t asz = m->args_size, osz = m->out_size ? m->out_size : 1;
-  /* small calls on the stack: a decorator's per-call cost is the point */
-  _Alignas(16) unsigned char abuf[256], obuf[256];
-  bool heap = asz > sizeof abuf || osz > sizeof obuf;
-  unsigned char *args = heap ? bxr_alloc(asz) : abuf, *out = heap ? bxr_alloc(osz) : obuf;
-  if (!args || !out) {
-    if (heap) bxr_free(args, asz), bxr_free(out, osz);
-    return false;
-  }
-  memset(out, 0, osz);
-  memcpy(args, call->args, asz);
-  bext_ext_slot s[BEXT_EXT_MAX_SLOTS];
-  int n = m->in_slots(args, s);
-  /* the outer call keeps its wrappers (dispatch releases them); a
-   * uniquely held one hands its inner reference over, as in count_exec */
-  for (int i = 0; i < n; i++) *s[i].at = unwrap(*s[i].at);
-  bext_ext_call inner = {m, args, out};
-  bool ok = bxr_ext_exec(dev->inner, &inner);
-  for (int i = 0; i < n; i++) {  /* what the implementation left; slots stay put */
-    bext_release(*s[i].at);
-    *s[i].at = NULL;
-  }
-  if (ok) {
-    n = m->out_slots(out, s);
-    for (int i = 0; i < n && ok; i++)
-      if (*s[i].at && !(*s[i].at = wrap(dev, *s[i].at))) ok = false;
-    if (ok) memcpy(call->out, out, m->out_size);
-    else {
-      for (int i = 0; i < n; i++) bext_release(*s[i].at);
-    }
-  }
-  if (heap) bxr_free(args, asz), bxr_free(out, osz);
-  return ok;
+  count_method(call->m);  /* one atomic add per call: the total is their sum */
+  /* the same call one layer down; a uniquely held wrapper hands its inner
+   * reference over (unwrap), as in count_exec */
+  return bxr_ext_forward(dev, call, unwrap, wrap);
 }
 
 static const struct bxr_backend count_vt = {

@@ -194,11 +194,14 @@ bool bext_memory_reset_peak(const bext_device *dev);
  * device and thread (docs/runtime.md "Fusion"): ops recorded and run (or
  * dropped: nobody could read their result), stream flushes, plans built
  * and replayed from the cache (segments past the cache's cap run without
- * one), fused kernels compiled and launched, and ops run inside them. */
+ * one), fused kernels compiled and launched, ops run inside them, and
+ * fused kernels that ended in a reduction (a chain read by a sum, mean,
+ * prod, max or min). */
 typedef struct bext_fusion_stat {
   uint64_t ops_recorded, ops_run, ops_dropped, flushes;
   uint64_t plans_built, plans_reused, segments_unplanned;
   uint64_t kernels_compiled, kernels_launched, ops_fused;
+  uint64_t reductions_fused;
 } bext_fusion_stat;
 bool bext_fusion_stats(bext_fusion_stat *out);
 /* Closes dev: frees its caches and per-device state (drops a connection).
