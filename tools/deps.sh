@@ -6,8 +6,11 @@ set -eu
 
 # libtorch-dev: the LibTorch backend (libtorch:cpu).  The build skips the
 # backend without it, but CI and `make deps` install it so its tests run.
+# libnng-dev, libprotobuf-c-dev, protobuf-c-compiler: the Remote backend and
+# bext-server (transport; control messages generated from a .proto).
 core="build-essential cmake ninja-build pkg-config re2c lemon clang libclang-rt-14-dev
-libcriterion-dev libedit-dev libopenblas-dev libcjson-dev python3 llvm-19-dev libtorch-dev"
+libcriterion-dev libedit-dev libopenblas-dev libcjson-dev python3 llvm-19-dev libtorch-dev
+libnng-dev libprotobuf-c-dev protobuf-c-compiler"
 bench=""
 
 want=$core
