@@ -110,6 +110,10 @@ int main(int argc, char **argv) {
   sigemptyset(&set);
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
+  /* An inherited SIG_IGN would discard them before sigwait sees them
+   * (a parent that ignores SIGINT, e.g. a test runner). */
+  signal(SIGINT, SIG_DFL);
+  signal(SIGTERM, SIG_DFL);
   pthread_sigmask(SIG_BLOCK, &set, NULL);
   signal(SIGPIPE, SIG_IGN);
 
