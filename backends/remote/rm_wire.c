@@ -31,23 +31,34 @@ void bxrm_buf_free(struct bxrm_buf *b) {
 bool bxrm_io_init(struct bxrm_io *io, nng_stream *s) {
   io->s = s;
   io->rx = io->tx = NULL;
+  io->closed = false;
+  pthread_mutex_init(&io->mu, NULL);
   if (nng_aio_alloc(&io->rx, NULL, NULL) || nng_aio_alloc(&io->tx, NULL, NULL)) {
     if (io->rx) nng_aio_free(io->rx);
+    pthread_mutex_destroy(&io->mu);
     io->rx = NULL;
+    io->s = NULL;   /* the caller still owns the stream */
     return false;
   }
   return true;
 }
 
 void bxrm_io_close(struct bxrm_io *io) {
-  if (io->s) nng_stream_close(io->s);
+  if (!io->s) return;
+  pthread_mutex_lock(&io->mu);
+  io->closed = true;
+  nng_stream_close(io->s);
+  pthread_mutex_unlock(&io->mu);
 }
 
 void bxrm_io_fini(struct bxrm_io *io) {
-  if (io->s) nng_stream_close(io->s);
-  if (io->rx) nng_aio_free(io->rx);
-  if (io->tx) nng_aio_free(io->tx);
-  if (io->s) nng_stream_free(io->s);
+  if (io->s) {
+    bxrm_io_close(io);
+    if (io->rx) nng_aio_free(io->rx);
+    if (io->tx) nng_aio_free(io->tx);
+    nng_stream_free(io->s);
+    pthread_mutex_destroy(&io->mu);
+  }
   memset(io, 0, sizeof *io);
 }
 
@@ -58,8 +69,14 @@ static int transfer(struct bxrm_io *io, bool send, nng_iov *iov, unsigned niov, 
   while (niov > 0) {
     if (nng_aio_set_iov(aio, niov, iov)) return NNG_ENOMEM;
     nng_aio_set_timeout(aio, timeout_ms);
-    if (send) nng_stream_send(io->s, aio);
-    else nng_stream_recv(io->s, aio);
+    pthread_mutex_lock(&io->mu);
+    bool closed = io->closed;
+    if (!closed) {
+      if (send) nng_stream_send(io->s, aio);
+      else nng_stream_recv(io->s, aio);
+    }
+    pthread_mutex_unlock(&io->mu);
+    if (closed) return NNG_ECLOSED;
     nng_aio_wait(aio);
     int rv = nng_aio_result(aio);
     if (rv) return rv;

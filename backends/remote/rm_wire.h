@@ -74,6 +74,12 @@ BXR_FUNC void bxrm_buf_free(struct bxrm_buf *b);
 struct bxrm_io {
   nng_stream *s;
   nng_aio *rx, *tx;
+  /* nng aborts an operation pending when the stream closes, but one
+   * started after the close waits for its timeout (forever between
+   * frames): starting an operation and closing take this lock, and no
+   * operation starts once `closed` is set. */
+  pthread_mutex_t mu;
+  bool closed;
 };
 /* Allocates the aios; false when nng cannot. */
 BXR_FUNC bool bxrm_io_init(struct bxrm_io *io, nng_stream *s);
