@@ -20,7 +20,7 @@ static int mem_read(void *ctx, void *buf, size_t n, bool started) {
   (void)started;
   struct mem *m = ctx;
   if (n > m->n - m->off) return NNG_ECLOSED;   /* the end of input is a closed connection */
-  memcpy(buf, m->p + m->off, n);
+  if (n) memcpy(buf, m->p + m->off, n);   /* buf may be NULL for an empty tensor */
   m->off += n;
   return 0;
 }
