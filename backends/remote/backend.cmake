@@ -24,9 +24,13 @@ if(nng_FOUND AND PROTOBUF_C_FOUND AND BEXT_PROTOC_C)
   list(APPEND BEXT_RT_INCLUDE ${_rm_gen})
   set(BEXT_REMOTE_GEN ${_rm_gen} CACHE INTERNAL "generated remote codecs")
   set(BEXT_REMOTE_FOUND ON CACHE INTERNAL "")
+  # The same as plain flags, for links outside CMake targets (bext.pc,
+  # the codegen harness): nng has no .pc.
+  set(BEXT_REMOTE_LINK_FLAGS "-lnng -lprotobuf-c" CACHE INTERNAL "")
 else()
   message(STATUS "bext: nng or protobuf-c not found: the Remote backend and bext-server are not built "
                  "(tools/deps.sh installs libnng-dev libprotobuf-c-dev protobuf-c-compiler)")
   set(BEXT_REMOTE_FOUND OFF CACHE INTERNAL "")
+  set(BEXT_REMOTE_LINK_FLAGS "" CACHE INTERNAL "")
   set(_srcs)
 endif()
