@@ -10,6 +10,8 @@ set -eu
 # 5.2's HIP runtime) and the device libraries it links, so the suite
 # compiles every kernel to AMDGPU code objects; dlopen'd, never linked.
 # neovim: the headless-editor test of bext-lsp (skipped without it).
+# libnng-dev, libprotobuf-c-dev, protobuf-c-compiler: the Remote backend and
+# bext-server (transport; control messages generated from a .proto).
 # Vulkan (runtime/vulkan): spirv-headers and libvulkan-dev for the headers
 # (Vulkan itself is dlopen'ed), spirv-tools for the validator the suite
 # runs over every emitted module, mesa-vulkan-drivers for lavapipe, the CPU
@@ -18,7 +20,7 @@ core="build-essential cmake ninja-build pkg-config re2c lemon clang libclang-rt-
 libcriterion-dev libedit-dev libopenblas-dev libcjson-dev python3 llvm-19-dev libtorch-dev
 libamdhip64-5 libhiprtc-builtins5 rocm-device-libs
 spirv-headers libvulkan-dev spirv-tools mesa-vulkan-drivers
-neovim"
+neovim libnng-dev libprotobuf-c-dev protobuf-c-compiler"
 bench=""
 
 want=$core

@@ -445,7 +445,10 @@ int bext_device_list(const bext_device **out, int cap) {
   int n = 0;
   for (int k = 0; k < BEXT_BACKEND_COUNT; k++) {
     const struct bxr_backend *vt = backend_vt((bext_backend_kind)k);
-    if (!vt) continue;
+    /* A remote device is a server somewhere, not a backend of this
+     * process: it has no default to list (its default spelling names a
+     * server nobody started).  The conformance matrix starts one. */
+    if (!vt || k == BEXT_BACKEND_REMOTE) continue;
     const bext_device *d = bxr_device_base((bext_backend_kind)k);
     if (!d) continue;
     if (out && n < cap) out[n] = d;

@@ -35,6 +35,7 @@
 
 #include "count_layer.h"
 #include "op.h"
+#include "remote_harness.h"
 
 /* ------------------------------------------------------------- test inputs */
 
@@ -1157,6 +1158,8 @@ Test(conformance, every_backend_of_the_build, .init = setup) {
     const char *name = bext_backend_name((bext_backend_kind)k);
     bool built = false;
     for (int i = 0; i < n; i++) built |= strncmp(bext_device_name(ds[i]), name, strlen(name)) == 0;
+    /* remote: not listed (a server at an address); remote_over_bext_server runs its matrix */
+    if (k == BEXT_BACKEND_REMOTE) continue;
     if (!built) printf("conformance: backend %s is not in this build: its matrix is SKIPPED, not passed\n", name);
   }
   for (int i = 0; i < n; i++) {
@@ -1167,6 +1170,33 @@ Test(conformance, every_backend_of_the_build, .init = setup) {
     int f = run_matrix(ds[i], !ref, title);
     cr_expect_eq(f, 0, "%d failing %s cells (table above)", f, bext_device_name(ds[i]));
   }
+}
+
+/* The Remote backend over a real server: bext-server (a child process,
+ * on an ipc socket in a temporary directory) hosts flex, then flex+fusion, and the whole
+ * matrix runs through it against the ndarray reference — every op's frame,
+ * the server's dispatch, uploads of every dtype and layout, reads. */
+Test(conformance, remote_over_bext_server, .init = setup) {
+#ifdef BEXT_HAVE_REMOTE
+  /* flex: host memory (reads straight from its buffers); flex+fusion: a
+   * lazy stack (reads through bext_read, deferred work at the read). */
+  static const char *const hosted[] = {"flex", "flex+fusion"};
+  for (size_t h = 0; h < sizeof hosted / sizeof *hosted; h++) {
+    struct rh_server srv;
+    cr_assert(rh_start(&srv, hosted[h], (const char *const[]){"--quiet", NULL}), "%s", srv.err);
+    const bext_device *d = bext_device_get(srv.spec);
+    cr_assert(d && bext_device_available(d), "%s", bext_last_error());
+    char title[200];
+    snprintf(title, sizeof title, "remote:ipc://... hosting %s vs ndarray reference", hosted[h]);
+    int f = run_matrix(d, true, title);
+    cr_expect_eq(f, 0, "%d failing cells of remote hosting %s (table above)", f, hosted[h]);
+    bext_device_close(d);
+    int st = rh_stop(&srv, SIGTERM);
+    cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0, "bext-server hosting %s exits 0 on SIGTERM", hosted[h]);
+  }
+#else
+  printf("conformance: backend remote is not in this build (no nng / protobuf-c): its matrix is SKIPPED, not passed\n");
+#endif
 }
 
 /* A decorator wraps every backend without any change to them: the test

@@ -141,7 +141,9 @@ Test(devices, unavailable_devices_say_so) {
 #ifndef BEXT_HAVE_LIBTORCH   /* built where libtorch-dev is found (test_libtorch.c) */
       {"libtorch:cpu", "backend not available in this build"},
 #endif
+#ifndef BEXT_HAVE_REMOTE   /* built where nng and protobuf-c are found (tests/remote) */
       {"remote:tcp://127.0.0.1:7878", "backend not available in this build"},
+#endif
   };
   for (size_t i = 0; i < sizeof later / sizeof later[0]; i++) {
     const bext_device *d = get_ok(later[i].spec);

@@ -54,6 +54,14 @@ configure_file(${CMAKE_SOURCE_DIR}/tools/cmake/BextCheckOverrides.cmake
 # prefix is only known at `cmake --install --prefix` time, not now.
 file(RELATIVE_PATH BEXT_PC_TO_PREFIX /p/${CMAKE_INSTALL_LIBDIR}/pkgconfig /p)
 string(REGEX REPLACE "/$" "" BEXT_PC_TO_PREFIX "${BEXT_PC_TO_PREFIX}")
+# The Remote backend's dependencies, when it is built: protobuf-c has a
+# .pc, nng (Debian's libnng-dev) only a CMake config, so it is a plain -l.
+set(BEXT_PC_REMOTE_REQUIRES "")
+set(BEXT_PC_REMOTE_LIBS "")
+if(BEXT_REMOTE_FOUND)
+  set(BEXT_PC_REMOTE_REQUIRES " libprotobuf-c")
+  set(BEXT_PC_REMOTE_LIBS " -lnng")
+endif()
 configure_file(${CMAKE_SOURCE_DIR}/tools/pkgconfig/bext.pc.in ${CMAKE_BINARY_DIR}/bext.pc @ONLY)
 install(FILES ${CMAKE_BINARY_DIR}/bext.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 

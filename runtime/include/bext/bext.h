@@ -171,7 +171,8 @@ const bext_device *bext_device_default(void);
 bool bext_set_default_device(const bext_device *dev);
 /* Fills out[0..cap) with the available base devices of this build, in
  * table order ("cube:cpu" ... "flex", "ndarray"), and returns how many
- * there are (which may exceed cap). */
+ * there are (which may exceed cap).  Remote devices are not listed: each
+ * is a server at an address (remote:tcp://HOST:PORT). */
 int bext_device_list(const bext_device **out, int cap);
 /* Finishes all work queued on dev (and on the devices it wraps).  A no-op
  * on eager devices.  False + error when the device is not available or a

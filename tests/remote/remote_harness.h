@@ -1,0 +1,120 @@
+/* remote_harness.h — starts bext-server for a test: a child process of
+ * the built program ($BEXT_BIN_DIR/bext-server) listening on an ipc
+ * socket in a fresh temporary directory (no port to race for), and stops
+ * it.  Header-only, for tests/remote and the conformance matrix. */
+#ifndef BEXT_REMOTE_HARNESS_H
+#define BEXT_REMOTE_HARNESS_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+struct rh_server {
+  pid_t pid;
+  char dir[64];
+  char addr[128];      /* "ipc:///tmp/bext-remote-XXXXXX/s" */
+  char spec[160];      /* "remote:" addr */
+  char err[1024];      /* why rh_start failed */
+};
+
+/* Starts `bext-server --listen ipc://DIR/s --device DEV` plus the extra
+ * arguments (NULL-terminated), and waits (up to 10 s) for its
+ * "listening" line.  False with s->err set on failure. */
+static inline bool rh_start(struct rh_server *s, const char *device, const char *const *extra) {
+  memset(s, 0, sizeof *s);
+  const char *bin_dir = getenv("BEXT_BIN_DIR");
+  if (!bin_dir) {
+    snprintf(s->err, sizeof s->err, "BEXT_BIN_DIR is not set (ctest sets it)");
+    return false;
+  }
+  snprintf(s->dir, sizeof s->dir, "/tmp/bext-remote-XXXXXX");
+  if (!mkdtemp(s->dir)) {
+    snprintf(s->err, sizeof s->err, "mkdtemp: %s", strerror(errno));
+    return false;
+  }
+  snprintf(s->addr, sizeof s->addr, "ipc://%s/s", s->dir);
+  snprintf(s->spec, sizeof s->spec, "remote:%s", s->addr);
+  char bin[512];
+  snprintf(bin, sizeof bin, "%s/bext-server", bin_dir);
+  const char *argv[24] = {bin, "--listen", s->addr, "--device", device};
+  int n = 5;
+  for (int i = 0; extra && extra[i] && n < 22; i++) argv[n++] = extra[i];
+  argv[n] = NULL;
+  int out[2];
+  if (pipe(out)) {
+    snprintf(s->err, sizeof s->err, "pipe: %s", strerror(errno));
+    return false;
+  }
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+  posix_spawn_file_actions_addclose(&fa, out[0]);
+  int rv = posix_spawn(&s->pid, bin, &fa, NULL, (char *const *)argv, environ);
+  posix_spawn_file_actions_destroy(&fa);
+  close(out[1]);
+  if (rv) {
+    close(out[0]);
+    snprintf(s->err, sizeof s->err, "cannot start %s: %s", bin, strerror(rv));
+    return false;
+  }
+  /* The ready line, within 10 s. */
+  char line[512];
+  size_t len = 0;
+  bool ready = false;
+  for (int waited = 0; waited < 10000 && !ready;) {
+    struct pollfd p = {.fd = out[0], .events = POLLIN};
+    int k = poll(&p, 1, 100);
+    waited += 100;
+    if (k <= 0) continue;
+    ssize_t r = read(out[0], line + len, sizeof line - 1 - len);
+    if (r <= 0) break;
+    len += (size_t)r;
+    line[len] = 0;
+    ready = strstr(line, "listening on") != NULL;
+  }
+  close(out[0]);
+  if (!ready) {
+    snprintf(s->err, sizeof s->err, "bext-server did not say it was listening (output: '%.*s')", (int)len, line);
+    kill(s->pid, SIGKILL);
+    waitpid(s->pid, NULL, 0);
+    s->pid = 0;
+    return false;
+  }
+  return true;
+}
+
+/* Sends sig and waits for the server to exit (SIGKILL after 5 s);
+ * returns its wait status.  Removes the directory. */
+static inline int rh_stop(struct rh_server *s, int sig) {
+  int st = -1;
+  if (s->pid > 0) {
+    kill(s->pid, sig);
+    for (int i = 0; i < 500; i++) {
+      if (waitpid(s->pid, &st, WNOHANG) == s->pid) break;
+      if (i == 499) {
+        kill(s->pid, SIGKILL);
+        waitpid(s->pid, &st, 0);
+      }
+      struct timespec ts = {0, 10 * 1000 * 1000};
+      nanosleep(&ts, NULL);
+    }
+    s->pid = 0;
+  }
+  char sock[160];
+  snprintf(sock, sizeof sock, "%s/s", s->dir);
+  unlink(sock);
+  rmdir(s->dir);
+  return st;
+}
+
+#endif /* BEXT_REMOTE_HARNESS_H */

@@ -1,0 +1,286 @@
+/* test_remote_hostile.c — bad input to bext-server over a real socket:
+ * garbage, truncated and oversized frames, a wrong version, frames out of
+ * order, unknown, reused and released ids, malformed ops and hostile
+ * shapes.  Each must end the session with a reason the server logs and
+ * sends (or, for a valid op that fails, fail that value), never crash or
+ * hang it; after each, a good client is still served and the session's
+ * tensors are gone. */
+#include <criterion/criterion.h>
+
+#include <bext/bext.h>
+
+#include "inproc.h"
+
+static void short_timeout(struct bxsv_config *c) {
+  c->frame_timeout_ms = 300;
+  c->max_frame = 1 << 20;
+}
+
+struct raw {
+  struct bxrm_io io;
+};
+
+static void raw_open(struct raw *r, const struct ip_server *s) {
+  nng_stream *st;
+  cr_assert_eq(bxrm_dial(s->addr, 2000, &st), 0);
+  cr_assert(bxrm_io_init(&r->io, st));
+}
+
+static void raw_send(struct raw *r, const Bxrm__Request *req, const void *raw, uint64_t raw_len, uint64_t claim) {
+  struct bxrm_buf b = {0};
+  cr_assert(bxrm_buf_frame(&b, &req->base, claim));
+  cr_assert_eq(bxrm_io_write2(&r->io, b.p, b.len, raw, raw_len, 2000), 0);
+  bxrm_buf_free(&b);
+}
+
+static void hello(struct raw *r, uint32_t version) {
+  Bxrm__Hello h = BXRM__HELLO__INIT;
+  h.version = version;
+  Bxrm__Request q = BXRM__REQUEST__INIT;
+  q.body_case = BXRM__REQUEST__BODY_HELLO;
+  q.hello = &h;
+  raw_send(r, &q, NULL, 0, 0);
+}
+
+/* The next reply (NULL when the connection ended instead). */
+static Bxrm__Reply *raw_reply(struct raw *r) {
+  uint8_t hb[BXRM_HEADER_BYTES];
+  if (bxrm_io_read(&r->io, hb, sizeof hb, 3000)) return NULL;
+  struct bxrm_header h = bxrm_header_get(hb);
+  cr_assert_leq(h.ctl, BXRM_MAX_CONTROL);
+  uint8_t *p = malloc(h.ctl + 1);
+  cr_assert_eq(bxrm_io_read(&r->io, p, h.ctl, 3000), 0);
+  Bxrm__Reply *rep = bxrm__reply__unpack(NULL, h.ctl, p);
+  free(p);
+  cr_assert(rep, "a reply that decodes");
+  uint8_t sink[256];
+  for (uint64_t left = h.raw; left;) {
+    size_t k = left < sizeof sink ? (size_t)left : sizeof sink;
+    cr_assert_eq(bxrm_io_read(&r->io, sink, k, 3000), 0);
+    left -= k;
+  }
+  return rep;
+}
+
+/* The session ends with a Fatal whose reason holds `why`, which the
+ * server also logged; then the stream is closed; then a good client is
+ * served and nothing of the bad session is left. */
+static void expect_refused(struct ip_server *s, struct raw *r, const char *why) {
+  Bxrm__Reply *rep = raw_reply(r);
+  cr_assert(rep, "a Fatal before the close");
+  cr_expect_eq(rep->body_case, BXRM__REPLY__BODY_FATAL);
+  if (rep->body_case == BXRM__REPLY__BODY_FATAL)
+    cr_expect(strstr(rep->fatal->reason, why), "reason '%s', expected '%s'", rep->fatal->reason, why);
+  bxrm__reply__free_unpacked(rep, NULL);
+  uint8_t b;
+  cr_expect_neq(bxrm_io_read(&r->io, &b, 1, 3000), 0, "the server closed the session");
+  cr_expect(ip_logged(s, why), "the log says why: %s", s->log);
+  bxrm_io_fini(&r->io);
+  struct bxsv_stats st;
+  cr_expect(ip_settles(s, 0, 0, &st), "%llu sessions and %llu tensors left", (unsigned long long)st.sessions,
+            (unsigned long long)st.tensors);
+  cr_expect_geq(st.sessions_refused, 1);
+  const bext_device *d = bext_device_get(s->spec);
+  bext_tensor *t = bext_full((int64_t[]){3}, 1, 2.5, BEXT_F32, d);
+  float out[3] = {0};
+  cr_expect(t && bext_read(t, out, sizeof out) && out[2] == 2.5f, "a good client is served: %s", bext_last_error());
+  bext_release(t);
+  bext_device_close(d);
+  ip_stop(s);
+}
+
+static struct ip_server srv;
+static struct raw rc;
+static void setup(void) {
+  cr_assert(ip_start(&srv, "flex", short_timeout), "%s", bext_last_error());
+  raw_open(&rc, &srv);
+}
+
+static void op_frame(uint32_t code, const uint64_t *in, size_t n_in, uint64_t out, Bxrm__Attrs *at) {
+  Bxrm__Op m = BXRM__OP__INIT;
+  m.code = code;
+  m.api = "bext_test";
+  m.n_in = n_in;
+  m.in = (uint64_t *)in;
+  m.out = out;
+  m.at = at;
+  Bxrm__Request q = BXRM__REQUEST__INIT;
+  q.body_case = BXRM__REQUEST__BODY_OP;
+  q.op = &m;
+  raw_send(&rc, &q, NULL, 0, 0);
+}
+
+static void upload(uint64_t id, const float *v, int64_t n) {
+  Bxrm__Upload u = BXRM__UPLOAD__INIT;
+  u.id = id;
+  u.dtype = BEXT_F32;
+  u.n_shape = 1;
+  u.shape = &n;
+  Bxrm__Request q = BXRM__REQUEST__INIT;
+  q.body_case = BXRM__REQUEST__BODY_UPLOAD;
+  q.upload = &u;
+  raw_send(&rc, &q, v, (uint64_t)n * 4, (uint64_t)n * 4);
+}
+
+static void welcomed(void) {
+  hello(&rc, BXRM_PROTOCOL_VERSION);
+  Bxrm__Reply *r = raw_reply(&rc);
+  cr_assert(r && r->body_case == BXRM__REPLY__BODY_WELCOME);
+  cr_expect_str_eq(r->welcome->device, "flex");
+  bxrm__reply__free_unpacked(r, NULL);
+}
+
+Test(hostile, garbage_bytes, .init = setup) {
+  const char junk[] = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
+  cr_assert_eq(bxrm_io_write(&rc.io, junk, sizeof junk - 1, 2000), 0);
+  expect_refused(&srv, &rc, "frame header claims");
+}
+
+Test(hostile, a_control_message_that_does_not_decode, .init = setup) {
+  uint8_t f[BXRM_HEADER_BYTES + 6] = {0};
+  bxrm_header_put(f, 6, 0);
+  memcpy(f + BXRM_HEADER_BYTES, "\xff\xff\xff\xff\xff\xff", 6);
+  cr_assert_eq(bxrm_io_write(&rc.io, f, sizeof f, 2000), 0);
+  expect_refused(&srv, &rc, "malformed control message");
+}
+
+Test(hostile, a_truncated_frame_times_out, .init = setup) {
+  uint8_t f[BXRM_HEADER_BYTES + 3] = {0};
+  bxrm_header_put(f, 100, 0);   /* 100 bytes announced, 3 sent, then silence */
+  cr_assert_eq(bxrm_io_write(&rc.io, f, sizeof f, 2000), 0);
+  expect_refused(&srv, &rc, "truncated frame: the control message did not arrive within 300 ms");
+}
+
+Test(hostile, a_truncated_upload_then_a_close, .init = setup) {
+  welcomed();
+  float v[4] = {1, 2, 3, 4};
+  Bxrm__Upload u = BXRM__UPLOAD__INIT;
+  int64_t n = 1000;
+  u.id = 1, u.dtype = BEXT_F32, u.n_shape = 1, u.shape = &n;
+  Bxrm__Request q = BXRM__REQUEST__INIT;
+  q.body_case = BXRM__REQUEST__BODY_UPLOAD;
+  q.upload = &u;
+  raw_send(&rc, &q, v, sizeof v, 4000);   /* claims 4000, sends 16 */
+  cr_expect(ip_logged(&srv, "upload: the frame ended after its header"), "%s", srv.log);
+  bxrm_io_fini(&rc.io);
+  struct bxsv_stats st;
+  cr_expect(ip_settles(&srv, 0, 0, &st));
+  ip_stop(&srv);
+}
+
+Test(hostile, an_oversized_claim_is_refused_before_reading, .init = setup) {
+  welcomed();
+  uint8_t f[BXRM_HEADER_BYTES] = {0};
+  bxrm_header_put(f, 4, (uint64_t)1 << 40);
+  cr_assert_eq(bxrm_io_write(&rc.io, f, sizeof f, 2000), 0);
+  expect_refused(&srv, &rc, "over the server's limit of 1048576 (--max-frame)");
+}
+
+Test(hostile, an_oversized_control_message, .init = setup) {
+  uint8_t f[BXRM_HEADER_BYTES] = {0};
+  bxrm_header_put(f, BXRM_MAX_CONTROL + 1, 0);
+  cr_assert_eq(bxrm_io_write(&rc.io, f, sizeof f, 2000), 0);
+  expect_refused(&srv, &rc, "control message of 1048577 bytes");
+}
+
+Test(hostile, a_wrong_protocol_version, .init = setup) {
+  hello(&rc, 99);
+  expect_refused(&srv, &rc, "protocol version 99, this server speaks version 1");
+}
+
+Test(hostile, work_before_the_hello, .init = setup) {
+  op_frame(BXR_OP_NEG, (uint64_t[]){1}, 1, 2, NULL);
+  expect_refused(&srv, &rc, "the first frame must be a Hello");
+}
+
+Test(hostile, an_unknown_tensor_id, .init = setup) {
+  welcomed();
+  op_frame(BXR_OP_ADD, (uint64_t[]){5, 6}, 2, 7, NULL);
+  expect_refused(&srv, &rc, "input 1 names id 5, which this session does not hold");
+}
+
+Test(hostile, an_op_on_a_released_id, .init = setup) {
+  welcomed();
+  float v[2] = {1, 2};
+  upload(1, v, 2);
+  Bxrm__Release rel = BXRM__RELEASE__INIT;
+  uint64_t ids[] = {1};
+  rel.n_ids = 1, rel.ids = ids;
+  Bxrm__Request q = BXRM__REQUEST__INIT;
+  q.body_case = BXRM__REQUEST__BODY_RELEASE;
+  q.release = &rel;
+  raw_send(&rc, &q, NULL, 0, 0);
+  op_frame(BXR_OP_NEG, (uint64_t[]){1}, 1, 2, NULL);
+  expect_refused(&srv, &rc, "input 1 names id 1, which this session does not hold");
+}
+
+Test(hostile, a_reused_result_id, .init = setup) {
+  welcomed();
+  float v[2] = {1, 2};
+  upload(1, v, 2);
+  upload(1, v, 2);
+  expect_refused(&srv, &rc, "result id 1 is already in use");
+}
+
+Test(hostile, an_upload_whose_bytes_do_not_match_its_shape, .init = setup) {
+  welcomed();
+  float v[4] = {0};
+  Bxrm__Upload u = BXRM__UPLOAD__INIT;
+  int64_t n = 3;
+  u.id = 1, u.dtype = BEXT_F32, u.n_shape = 1, u.shape = &n;
+  Bxrm__Request q = BXRM__REQUEST__INIT;
+  q.body_case = BXRM__REQUEST__BODY_UPLOAD;
+  q.upload = &u;
+  raw_send(&rc, &q, v, 16, 16);
+  expect_refused(&srv, &rc, "announces 16 raw bytes, its shape needs 12");
+}
+
+Test(hostile, an_op_code_outside_the_table, .init = setup) {
+  welcomed();
+  op_frame(999, NULL, 0, 1, NULL);
+  expect_refused(&srv, &rc, "op code 999 is not in the op table");
+}
+
+Test(hostile, the_wrong_input_count, .init = setup) {
+  welcomed();
+  float v[2] = {1, 2};
+  upload(1, v, 2);
+  op_frame(BXR_OP_ADD, (uint64_t[]){1}, 1, 2, NULL);
+  expect_refused(&srv, &rc, "1 inputs, the op takes 2");
+}
+
+/* Valid frames whose op cannot run: the value fails, the session lives. */
+Test(hostile, hostile_shapes_and_dims_fail_their_value_not_the_server, .init = setup) {
+  welcomed();
+  int64_t huge[2] = {(int64_t)1 << 40, (int64_t)1 << 40};
+  Bxrm__Attrs at = BXRM__ATTRS__INIT;
+  at.n_shape = 2, at.shape = huge, at.dtype = BEXT_F32;
+  op_frame(BXR_OP_ZEROS, NULL, 0, 1, &at);        /* 2^80 elements */
+  float v[2] = {1, 2};
+  upload(2, v, 2);
+  Bxrm__Attrs red = BXRM__ATTRS__INIT;
+  red.dim = 99;
+  op_frame(BXR_OP_SUM, (uint64_t[]){2}, 1, 3, &red);   /* no dim 99 */
+  const uint64_t reads[] = {1, 3, 2};
+  const char *want[] = {"bext_test", "dim 99", ""};
+  for (int i = 0; i < 3; i++) {
+    Bxrm__Read rd = BXRM__READ__INIT;
+    rd.id = reads[i];
+    Bxrm__Request q = BXRM__REQUEST__INIT;
+    q.body_case = BXRM__REQUEST__BODY_READ;
+    q.read = &rd;
+    raw_send(&rc, &q, NULL, 0, 0);
+    Bxrm__Reply *r = raw_reply(&rc);
+    cr_assert(r && r->body_case == BXRM__REPLY__BODY_DATA, "read %d answered", i);
+    if (want[i][0]) cr_expect(strstr(r->data->error, want[i]), "read of id %d: '%s'", (int)reads[i], r->data->error);
+    else cr_expect_str_eq(r->data->error, "", "the good value reads");
+    bxrm__reply__free_unpacked(r, NULL);
+  }
+  struct bxsv_stats st;
+  bxsv_stats(srv.srv, &st);
+  cr_expect_eq(st.tensors, 3);
+  cr_expect_eq(st.bytes, 8, "only the upload holds bytes");
+  bxrm_io_fini(&rc.io);
+  cr_expect(ip_settles(&srv, 0, 0, &st));
+  ip_stop(&srv);
+}
