@@ -730,6 +730,7 @@ int main(int argc, char **argv) {
     free(cy);
     free(got);
     bext_release(X);
+  }
   if (selected(2, "softmax_4096x1024_fusion", "layer_norm_4096x1024_fusion")) {
     const int64_t R = 4096, C = 1024;
     bext_tensor *xe = bext_reshape(filled(R * C, 0.01), (int64_t[]){R, C}, 2);
