@@ -247,7 +247,7 @@ static void launcher(bxc_emit_ctx *cx, const bxc_cube_kernel *k, const char *tab
                         : t->int_kind == BXC_U32 ? BXK_U32 : BXK_I64;
             bxc_emit_printf(&body, "  s[%u].%s = %s;\n", v->slot, slot_member(it), cn);
         } else { /* a double, stored the way the instantiation's dtype reads it */
-            bxc_emit_printf(&body, "  s[%u] = bext_gen_kernel_scalar((bext_dtype)inst[pick].dt[%d], %s);\n", v->slot, g,
+            bxc_emit_printf(&body, "  s[%u] = bext_kernel_scalar_of((bext_dtype)inst[pick].dt[%d], %s);\n", v->slot, g,
                             cn);
         }
     }

@@ -130,3 +130,12 @@ bool bext_kernel_stats(bext_kernel_stat *out) {
   *out = (bext_kernel_stat){st.compiles, st.adopted, st.disk_hits, st.memory_hits, st.disk_rejects};
   return true;
 }
+
+/* The runtime's own store of a double into a dtype (bxr_store_f64, whose
+ * conversions are bxk_scalar.h's): no second copy of the cast rule. */
+bext_kernel_scalar bext_kernel_scalar_of(bext_dtype dt, double v) {
+  bext_kernel_scalar s;
+  memset(&s, 0, sizeof s);
+  if ((unsigned)dt < BEXT_DTYPE_COUNT) bxr_store_f64(&s, dt, 0, v);
+  return s;
+}

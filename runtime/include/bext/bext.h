@@ -556,6 +556,11 @@ typedef union bext_kernel_scalar {
   uint8_t u8;
 } bext_kernel_scalar;
 
+/* v stored in the slot the way a tensor of dtype dt stores a double
+ * (bext_cast's rule: NaN -> 0, truncation, saturation; bool: v != 0): what
+ * a generated launcher passes for a scalar of a kernel's type parameter. */
+bext_kernel_scalar bext_kernel_scalar_of(bext_dtype dt, double v);
+
 /* The grid of a launch: cube_count[i] cubes of cube_dim[i] units along
  * each axis (every component >= 1; at most 2^32 - 1 units in all). */
 typedef struct bext_grid {

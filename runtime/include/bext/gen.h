@@ -546,28 +546,6 @@ static inline bool bext_gen_check_tag(char *why, size_t n, const char *field, un
   return false;
 }
 
-/* A kernel launcher's generic scalar (a double) in the slot of the
- * instantiation's dtype: rounded to float for f32, NaN to 0 and saturated
- * for integers (bext.h's float->int rule), != 0 for bool. */
-static inline bext_kernel_scalar bext_gen_kernel_scalar(bext_dtype dt, double v) {
-  bext_kernel_scalar s;
-  memset(&s, 0, sizeof s);
-  double lo = 0, hi = 0;
-  switch (dt) {
-  case BEXT_F32: s.f32 = (float)v; return s;
-  case BEXT_F64: s.f64 = v; return s;
-  case BEXT_BOOL: s.u8 = v != 0; return s;
-  case BEXT_U8: lo = 0, hi = 255; break;
-  case BEXT_I32: lo = -2147483648.0, hi = 2147483647.0; break;
-  default: lo = -9223372036854775808.0, hi = 9223372036854775807.0; break;
-  }
-  v = v != v ? 0 : v < lo ? lo : v > hi ? hi : v;
-  if (dt == BEXT_U8) s.u8 = (uint8_t)v;
-  else if (dt == BEXT_I32) s.i32 = (int32_t)v;
-  else s.i64 = v >= 9223372036854775807.0 ? INT64_MAX : (int64_t)v;
-  return s;
-}
-
 #ifdef __cplusplus
 }
 #endif
