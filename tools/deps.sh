@@ -37,6 +37,13 @@ for p in $want; do
     missing="$missing $p"
   fi
 done
+# Node.js and npm package the VS Code extension (tools/editors/vscode,
+# test editors/vscode_vsix).  Checked as commands, not packages: a machine
+# whose Node.js came from elsewhere (NodeSource's nodejs bundles npm) must
+# not get Debian's npm, which would pull Debian's older nodejs over it.
+if [ "${1:-core}" != bench ] && { ! command -v node >/dev/null || ! command -v npm >/dev/null; }; then
+  missing="$missing nodejs npm"
+fi
 [ -z "$missing" ] && exit 0
 
 echo "deps: installing:$missing"
