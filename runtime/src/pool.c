@@ -10,7 +10,11 @@
  * concurrent callers never block on it. */
 #include "backend.h"
 
+/* BXR_HAVE_OPENBLAS: every build but the bare GPU machine's
+ * (BEXT_GPU_CHECK), which has no Flex and so no OpenBLAS. */
+#ifdef BXR_HAVE_OPENBLAS
 #include <cblas.h>
+#endif
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -94,7 +98,9 @@ static void pool_init(void) {
   pthread_attr_destroy(&attr);
   P.nworkers = made;
   atomic_store(&P.limit, made + 1);
+#ifdef BXR_HAVE_OPENBLAS
   openblas_set_num_threads(1);
+#endif
 }
 
 int bxr_pool_threads(void) {

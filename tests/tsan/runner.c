@@ -5,6 +5,7 @@
  * starts fresh per test, and a crash is reported as a failure.  Output is
  * Criterion-like; the exit status is 0 only when every test passed or was
  * skipped.  Command-line options (ctest passes --jobs=1) are ignored. */
+#include <fnmatch.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -77,12 +78,29 @@ static void run_child(const struct bxt_test *t) {
   exit(atomic_load(&g_failed) ? 1 : 0);   /* exit, not _exit: TSan's end-of-run checks */
 }
 
+/* Criterion's --filter PATTERN (or --filter=PATTERN): a glob over
+ * "suite/test"; the GPU check (tools/gpu-check) runs one test of the
+ * conformance file with it.  Other options (--jobs=1 from ctest) mean
+ * nothing here: tests run one after another anyway. */
+static const char *filter_arg(int argc, char **argv) {
+  for (int i = 1; i < argc; i++) {
+    if (strncmp(argv[i], "--filter=", 9) == 0) return argv[i] + 9;
+    if (strcmp(argv[i], "--filter") == 0 && i + 1 < argc) return argv[i + 1];
+  }
+  return NULL;
+}
+
 int main(int argc, char **argv) {
-  (void)argc, (void)argv;
+  const char *filter = filter_arg(argc, argv);
   int n = 0, passed = 0, failed = 0, crashed = 0, skipped = 0;
   for (struct bxt_test *t = g_tests; t; t = t->next) {
     const struct criterion_test_extra_data *se = suite_of(t->suite);
     if (t->extra->disabled || (se && se->disabled)) continue;
+    if (filter) {
+      char full[256];
+      snprintf(full, sizeof full, "%s/%s", t->suite, t->name);
+      if (fnmatch(filter, full, 0) != 0) continue;
+    }
     n++;
     fflush(NULL);
     pid_t pid = fork();
