@@ -62,26 +62,35 @@ void bxrm_io_fini(struct bxrm_io *io) {
   memset(io, 0, sizeof *io);
 }
 
+/* One send or receive on the stream, bounded by the timeout: *count
+ * bytes moved (at least 1; 0 is the end of the stream, NNG_ECLOSED). */
+static int one_op(struct bxrm_io *io, bool send, nng_iov *iov, unsigned niov, nng_duration timeout_ms,
+                  size_t *count) {
+  nng_aio *aio = send ? io->tx : io->rx;
+  if (nng_aio_set_iov(aio, niov, iov)) return NNG_ENOMEM;
+  nng_aio_set_timeout(aio, timeout_ms);
+  pthread_mutex_lock(&io->mu);
+  bool closed = io->closed;
+  if (!closed) {
+    if (send) nng_stream_send(io->s, aio);
+    else nng_stream_recv(io->s, aio);
+  }
+  pthread_mutex_unlock(&io->mu);
+  if (closed) return NNG_ECLOSED;
+  nng_aio_wait(aio);
+  int rv = nng_aio_result(aio);
+  if (rv) return rv;
+  *count = nng_aio_count(aio);
+  return *count ? 0 : NNG_ECLOSED;   /* end of stream */
+}
+
 /* One direction, exactly n bytes over as many partial transfers as the
  * stream needs, each bounded by the timeout. */
 static int transfer(struct bxrm_io *io, bool send, nng_iov *iov, unsigned niov, nng_duration timeout_ms) {
-  nng_aio *aio = send ? io->tx : io->rx;
   while (niov > 0) {
-    if (nng_aio_set_iov(aio, niov, iov)) return NNG_ENOMEM;
-    nng_aio_set_timeout(aio, timeout_ms);
-    pthread_mutex_lock(&io->mu);
-    bool closed = io->closed;
-    if (!closed) {
-      if (send) nng_stream_send(io->s, aio);
-      else nng_stream_recv(io->s, aio);
-    }
-    pthread_mutex_unlock(&io->mu);
-    if (closed) return NNG_ECLOSED;
-    nng_aio_wait(aio);
-    int rv = nng_aio_result(aio);
+    size_t k;
+    int rv = one_op(io, send, iov, niov, timeout_ms, &k);
     if (rv) return rv;
-    size_t k = nng_aio_count(aio);
-    if (k == 0) return NNG_ECLOSED;   /* end of stream */
     while (niov > 0 && k >= iov[0].iov_len) {
       k -= iov[0].iov_len;
       iov++;
@@ -93,6 +102,32 @@ static int transfer(struct bxrm_io *io, bool send, nng_iov *iov, unsigned niov, 
     }
   }
   return 0;
+}
+
+int bxrm_io_read_buffered(struct bxrm_io *io, struct bxrm_reader *r, void *buf, size_t n, nng_duration timeout_ms) {
+  uint8_t *dst = buf;
+  while (n > 0) {
+    if (r->pos < r->len) {
+      size_t k = r->len - r->pos < n ? r->len - r->pos : n;
+      memcpy(dst, r->p + r->pos, k);
+      r->pos += k, dst += k, n -= k;
+      continue;
+    }
+    /* Drained: a large read (tensor bytes) goes straight to its place. */
+    if (n >= BXRM_READ_AHEAD) return bxrm_io_read(io, dst, n, timeout_ms);
+    if (!r->p && !(r->p = malloc(BXRM_READ_AHEAD))) return NNG_ENOMEM;
+    nng_iov iov = {.iov_buf = r->p, .iov_len = BXRM_READ_AHEAD};
+    size_t got;
+    int rv = one_op(io, false, &iov, 1, timeout_ms, &got);
+    if (rv) return rv;
+    r->pos = 0, r->len = got;
+  }
+  return 0;
+}
+
+void bxrm_reader_free(struct bxrm_reader *r) {
+  free(r->p);
+  memset(r, 0, sizeof *r);
 }
 
 int bxrm_io_read(struct bxrm_io *io, void *buf, size_t n, nng_duration timeout_ms) {

@@ -92,6 +92,20 @@ BXR_FUNC void bxrm_io_fini(struct bxrm_io *io);
  * end of stream, NNG_ETIMEDOUT, ...). */
 BXR_FUNC int bxrm_io_read(struct bxrm_io *io, void *buf, size_t n, nng_duration timeout_ms);
 BXR_FUNC int bxrm_io_write(struct bxrm_io *io, const void *buf, size_t n, nng_duration timeout_ms);
+/* Reads through a buffer (a session's reader, one thread): a small read
+ * (a frame header, a control message) takes what has arrived, up to
+ * BXRM_READ_AHEAD bytes, in one receive, so a stream of small frames
+ * costs one receive per batch instead of two per frame; a large one (tensor
+ * bytes), once the buffer is drained, goes straight to its destination.
+ * The same results as bxrm_io_read. */
+#define BXRM_READ_AHEAD ((size_t)64 << 10)
+struct bxrm_reader {
+  uint8_t *p;        /* BXRM_READ_AHEAD bytes, allocated on first use */
+  size_t pos, len;   /* p[pos..len) arrived and not yet read */
+};
+BXR_FUNC int bxrm_io_read_buffered(struct bxrm_io *io, struct bxrm_reader *r, void *buf, size_t n,
+                                   nng_duration timeout_ms);
+BXR_FUNC void bxrm_reader_free(struct bxrm_reader *r);
 /* Writes two pieces with one gathered send when possible (a header and
  * the raw bytes of an upload, without copying them together). */
 BXR_FUNC int bxrm_io_write2(struct bxrm_io *io, const void *a, size_t an, const void *b, size_t bn,

@@ -95,6 +95,15 @@
  *                 path (dispatch, kernel lookup, output, launch)
  *   cube_cpu_launch_tiny  one cube_launch of the prepared 16-element add
  *                 vs bext_add of 16 elements on flex   [bext_ns <= 5000]
+ *   remote_chain_100  on remote:tcp://127.0.0.1:PORT (a bext-server child
+ *                 hosting flex): 100 adds of 16 f32, each on the last
+ *                 result, then one read, vs 100 blocking nng req/rep round
+ *                 trips of an add's frame bytes (remote_bench.c)     [>= 10]
+ *   remote_upload_64M  bext_from_data of 64 MiB on that device + bext_sync
+ *                 vs the same bytes sent over a plain loopback TCP socket
+ *                 (received into a warm buffer, acked)               [>= 0.5]
+ *   remote_download_64M  bext_read of a 64 MiB remote tensor vs receiving
+ *                 the same bytes over the plain socket               [>= 0.5]
  *   add_16's goal: >= 12 must hold, 20 is the target (issue 7); the three
  *   autodiff goals are issue 8's.  --only runs just the named cases (a
  *   matmul_1024 or ext_* name runs its whole group).
@@ -123,6 +132,7 @@
 #include "cube_bench.h"
 #include "kernel_bench.h"
 #include "vulkan_bench.h"
+#include "remote_bench.h"
 #include "torch_shim.h"
 
 static int g_threads = 2, g_reps = 7;
@@ -1015,6 +1025,18 @@ int main(int argc, char **argv) {
     if (r > 0) {
       record("vulkan_launch_16", "flex kernel_launch", "report (lavapipe: overhead)", bv, pv);
       record("vulkan_gelu_16m", "flex kernel_launch", "report (lavapipe: overhead)", gv, hv);
+    }
+  }
+
+  if (selected(3, "remote_chain_100", "remote_upload_64M", "remote_download_64M")) {
+    static struct bxbt_remote_times rt;
+    bool chain = selected(1, "remote_chain_100"), bulk = selected(2, "remote_upload_64M", "remote_download_64M");
+    int r = bxbt_remote_times(g_reps, chain, bulk, &rt);
+    if (r < 0) die("remote timings");
+    if (r > 0 && chain) record("remote_chain_100", "nng req/rep x100", ">= 10", rt.chain, rt.reqrep);
+    if (r > 0 && bulk) {
+      record("remote_upload_64M", "plain TCP copy", ">= 0.5", rt.up, rt.tcp_up);
+      record("remote_download_64M", "plain TCP copy", ">= 0.5", rt.down, rt.tcp_down);
     }
   }
 

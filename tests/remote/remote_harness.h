@@ -1,7 +1,9 @@
 /* remote_harness.h — starts bext-server for a test: a child process of
  * the built program ($BEXT_BIN_DIR/bext-server) listening on an ipc
- * socket in a fresh temporary directory (no port to race for), and stops
- * it.  Header-only, for tests/remote and the conformance matrix. */
+ * socket in a fresh temporary directory (no port to race for), or on
+ * loopback TCP at a port the server picks (rh_start_tcp), and stops it.
+ * Header-only, for tests/remote, the conformance matrix and bext-bench's
+ * remote rows. */
 #ifndef BEXT_REMOTE_HARNESS_H
 #define BEXT_REMOTE_HARNESS_H
 
@@ -10,6 +12,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,28 +25,31 @@ extern char **environ;
 struct rh_server {
   pid_t pid;
   char dir[64];
-  char addr[128];      /* "ipc:///tmp/bext-remote-XXXXXX/s" */
+  char addr[128];      /* "ipc:///tmp/bext-remote-XXXXXX/s" or "tcp://127.0.0.1:PORT" */
+  int port;            /* the TCP port (rh_start_tcp), else 0 */
   char spec[160];      /* "remote:" addr */
   char err[1024];      /* why rh_start failed */
 };
 
-/* Starts `bext-server --listen ipc://DIR/s --device DEV` plus the extra
- * arguments (NULL-terminated), and waits (up to 10 s) for its
- * "listening" line.  False with s->err set on failure. */
-static inline bool rh_start(struct rh_server *s, const char *device, const char *const *extra) {
+/* The server at ipc://DIR/s, or (tcp) at tcp://127.0.0.1:0, the port it
+ * picked read from its ready line. */
+static inline bool rh_start_at(struct rh_server *s, const char *device, const char *const *extra, bool tcp) {
   memset(s, 0, sizeof *s);
   const char *bin_dir = getenv("BEXT_BIN_DIR");
   if (!bin_dir) {
     snprintf(s->err, sizeof s->err, "BEXT_BIN_DIR is not set (ctest sets it)");
     return false;
   }
-  snprintf(s->dir, sizeof s->dir, "/tmp/bext-remote-XXXXXX");
-  if (!mkdtemp(s->dir)) {
-    snprintf(s->err, sizeof s->err, "mkdtemp: %s", strerror(errno));
-    return false;
+  if (tcp) {
+    snprintf(s->addr, sizeof s->addr, "tcp://127.0.0.1:0");
+  } else {
+    snprintf(s->dir, sizeof s->dir, "/tmp/bext-remote-XXXXXX");
+    if (!mkdtemp(s->dir)) {
+      snprintf(s->err, sizeof s->err, "mkdtemp: %s", strerror(errno));
+      return false;
+    }
+    snprintf(s->addr, sizeof s->addr, "ipc://%s/s", s->dir);
   }
-  snprintf(s->addr, sizeof s->addr, "ipc://%s/s", s->dir);
-  snprintf(s->spec, sizeof s->spec, "remote:%s", s->addr);
   char bin[512];
   snprintf(bin, sizeof bin, "%s/bext-server", bin_dir);
   const char *argv[24] = {bin, "--listen", s->addr, "--device", device};
@@ -80,7 +86,8 @@ static inline bool rh_start(struct rh_server *s, const char *device, const char 
     if (r <= 0) break;
     len += (size_t)r;
     line[len] = 0;
-    ready = strstr(line, "listening on") != NULL;
+    const char *l = strstr(line, "listening on");
+    ready = l && strchr(l, '\n');   /* the whole line: it holds the port */
   }
   close(out[0]);
   if (!ready) {
@@ -90,7 +97,33 @@ static inline bool rh_start(struct rh_server *s, const char *device, const char 
     s->pid = 0;
     return false;
   }
+  if (tcp) {
+    /* "... listening on tcp://127.0.0.1:0 (port N), ..." */
+    const char *p = strstr(line, "(port ");
+    s->port = p ? atoi(p + 6) : 0;
+    if (s->port <= 0) {
+      snprintf(s->err, sizeof s->err, "bext-server did not say its port (output: '%.*s')", (int)len, line);
+      kill(s->pid, SIGKILL);
+      waitpid(s->pid, NULL, 0);
+      s->pid = 0;
+      return false;
+    }
+    snprintf(s->addr, sizeof s->addr, "tcp://127.0.0.1:%d", s->port);
+  }
+  snprintf(s->spec, sizeof s->spec, "remote:%s", s->addr);
   return true;
+}
+
+/* Starts `bext-server --listen ipc://DIR/s --device DEV` plus the extra
+ * arguments (NULL-terminated), and waits (up to 10 s) for its
+ * "listening" line.  False with s->err set on failure. */
+static inline bool rh_start(struct rh_server *s, const char *device, const char *const *extra) {
+  return rh_start_at(s, device, extra, false);
+}
+
+/* The same on loopback TCP, at the port the server picks (s->port). */
+static inline bool rh_start_tcp(struct rh_server *s, const char *device, const char *const *extra) {
+  return rh_start_at(s, device, extra, true);
 }
 
 /* Sends sig and waits for the server to exit (SIGKILL after 5 s);
@@ -110,10 +143,12 @@ static inline int rh_stop(struct rh_server *s, int sig) {
     }
     s->pid = 0;
   }
-  char sock[160];
-  snprintf(sock, sizeof sock, "%s/s", s->dir);
-  unlink(sock);
-  rmdir(s->dir);
+  if (s->dir[0]) {
+    char sock[160];
+    snprintf(sock, sizeof sock, "%s/s", s->dir);
+    unlink(sock);
+    rmdir(s->dir);
+  }
   return st;
 }
 

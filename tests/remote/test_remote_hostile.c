@@ -284,3 +284,84 @@ Test(hostile, hostile_shapes_and_dims_fail_their_value_not_the_server, .init = s
   cr_expect(ip_settles(&srv, 0, 0, &st));
   ip_stop(&srv);
 }
+
+/* Not hostile, but the framing's edge: a good session whose bytes arrive
+ * one per write (every frame boundary falls mid-receive for the server's
+ * read-ahead), then the same frames again all in one write.  Both are
+ * served and read back right. */
+static void good_frames(struct bxrm_buf *b, uint64_t base, bool with_hello) {
+  Bxrm__Request q = BXRM__REQUEST__INIT;
+  Bxrm__Hello h = BXRM__HELLO__INIT;
+  if (with_hello) {
+    h.version = BXRM_PROTOCOL_VERSION;
+    q.body_case = BXRM__REQUEST__BODY_HELLO;
+    q.hello = &h;
+    cr_assert(bxrm_buf_frame(b, &q.base, 0));
+  }
+  float v[3] = {1.5f, -2.0f, 4.25f};
+  int64_t n = 3;
+  Bxrm__Upload u = BXRM__UPLOAD__INIT;
+  u.id = base, u.dtype = BEXT_F32, u.n_shape = 1, u.shape = &n;
+  q = (Bxrm__Request)BXRM__REQUEST__INIT;
+  q.body_case = BXRM__REQUEST__BODY_UPLOAD;
+  q.upload = &u;
+  cr_assert(bxrm_buf_frame(b, &q.base, sizeof v));
+  if (b->len + sizeof v > b->cap) {
+    cr_assert((b->p = realloc(b->p, b->cap * 2)));
+    b->cap *= 2;
+  }
+  memcpy(b->p + b->len, v, sizeof v);
+  b->len += sizeof v;
+  Bxrm__Op m = BXRM__OP__INIT;
+  uint64_t in[1] = {base};
+  m.code = BXR_OP_NEG, m.api = "bext_neg", m.n_in = 1, m.in = in, m.out = base + 1;
+  q = (Bxrm__Request)BXRM__REQUEST__INIT;
+  q.body_case = BXRM__REQUEST__BODY_OP;
+  q.op = &m;
+  cr_assert(bxrm_buf_frame(b, &q.base, 0));
+  Bxrm__Read rd = BXRM__READ__INIT;
+  rd.id = base + 1;
+  q = (Bxrm__Request)BXRM__REQUEST__INIT;
+  q.body_case = BXRM__REQUEST__BODY_READ;
+  q.read = &rd;
+  cr_assert(bxrm_buf_frame(b, &q.base, 0));
+}
+
+static void expect_negated(struct raw *r) {
+  uint8_t hb[BXRM_HEADER_BYTES];
+  cr_assert_eq(bxrm_io_read(&r->io, hb, sizeof hb, 3000), 0, "the read is answered");
+  struct bxrm_header h = bxrm_header_get(hb);
+  cr_assert_leq(h.ctl, 1024);
+  uint8_t ctl[1024];
+  cr_assert_eq(bxrm_io_read(&r->io, ctl, h.ctl, 3000), 0);
+  Bxrm__Reply *rep = bxrm__reply__unpack(NULL, h.ctl, ctl);
+  cr_assert(rep && rep->body_case == BXRM__REPLY__BODY_DATA);
+  cr_expect_str_eq(rep->data->error, "");
+  bxrm__reply__free_unpacked(rep, NULL);
+  float out[3];
+  cr_assert_eq(h.raw, sizeof out);
+  cr_assert_eq(bxrm_io_read(&r->io, out, sizeof out, 3000), 0);
+  cr_expect(out[0] == -1.5f && out[1] == 2.0f && out[2] == -4.25f, "%g %g %g", out[0], out[1], out[2]);
+}
+
+Test(hostile, frames_a_byte_at_a_time_or_all_in_one_write_are_served, .init = setup) {
+  struct bxrm_buf b = {0};
+  good_frames(&b, 1, true);
+  for (size_t i = 0; i < b.len; i++) cr_assert_eq(bxrm_io_write(&rc.io, b.p + i, 1, 2000), 0, "byte %zu", i);
+  Bxrm__Reply *w = raw_reply(&rc);
+  cr_assert(w && w->body_case == BXRM__REPLY__BODY_WELCOME, "the dribbled Hello is answered");
+  bxrm__reply__free_unpacked(w, NULL);
+  expect_negated(&rc);
+  b.len = 0;
+  for (uint64_t k = 0; k < 50; k++) good_frames(&b, 10 + 2 * k, false);
+  cr_assert_eq(bxrm_io_write(&rc.io, b.p, b.len, 2000), 0);
+  for (int k = 0; k < 50; k++) expect_negated(&rc);
+  bxrm_buf_free(&b);
+  struct bxsv_stats st;
+  bxsv_stats(srv.srv, &st);
+  cr_expect_eq(st.tensors, 2 + 2 * 50, "every upload and result held");
+  cr_expect_eq(st.sessions_refused, 0);
+  bxrm_io_fini(&rc.io);
+  cr_expect(ip_settles(&srv, 0, 0, &st));
+  ip_stop(&srv);
+}

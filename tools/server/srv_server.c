@@ -14,6 +14,7 @@
 struct slot {
   struct bxsv_server *srv;
   struct bxrm_io io;
+  struct bxrm_reader rd;       /* the session thread's read-ahead */
   pthread_t th;
   uint64_t id;
   atomic_bool done;            /* its thread has finished: join and free it */
@@ -73,10 +74,15 @@ void bxsv_stats(struct bxsv_server *srv, struct bxsv_stats *st) {
 int bxsv_port(const struct bxsv_server *srv) { return srv->port; }
 
 /* A session's port over its stream: no deadline between frames (a client
- * may idle), the frame timeout within one and for every reply. */
+ * may idle), the frame timeout within one and for every reply.  Reads go
+ * through the slot's read-ahead: a client streams many small op frames
+ * back to back, and one receive per batch instead of two per frame (each a
+ * hand-off to nng's I/O thread and back) is most of a streamed op's cost
+ * on the server (docs/remote.md, Speed). */
 static int port_read(void *ctx, void *buf, size_t n, bool started) {
   struct slot *sl = ctx;
-  return bxrm_io_read(&sl->io, buf, n, started ? sl->srv->cfg.frame_timeout_ms : NNG_DURATION_INFINITE);
+  return bxrm_io_read_buffered(&sl->io, &sl->rd, buf, n,
+                               started ? sl->srv->cfg.frame_timeout_ms : NNG_DURATION_INFINITE);
 }
 static int port_write(void *ctx, const void *buf, size_t n) {
   struct slot *sl = ctx;
@@ -94,6 +100,7 @@ static void *session_main(void *arg) {
     bxsv_session_free(s);
   }
   bxrm_io_close(&sl->io);
+  bxrm_reader_free(&sl->rd);
   atomic_fetch_sub(&srv->open, 1);
   atomic_store_explicit(&sl->done, true, memory_order_release);
   return NULL;
