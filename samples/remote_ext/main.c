@@ -2,7 +2,7 @@
  * program, both ends:
  *
  *   remote_ext --serve --listen tcp://0.0.0.0:7070 --device flex
- *       the server: bext-server's command line (bxsv_main), in a program
+ *       the server: bext-server's command line (bext_server_main), in a program
  *       linked with remote_ext.bext, so it runs RemoteActs and RemoteRows;
  *   remote_ext remote:tcp://HOST:7070
  *       the client, against that server;
@@ -23,7 +23,7 @@
 
 #include "../common/sample.h"
 #include "remote_ext.h"
-#include "server.h"
+#include <bext/server.h>
 
 extern char **environ;
 
@@ -115,7 +115,7 @@ static pid_t serve(const char *dir, const char *device, char *spec, size_t n) {
 int main(int argc, char **argv) {
   if (argc > 1 && !strcmp(argv[1], "--serve")) {
     argv[1] = argv[0];
-    return bxsv_main(argc - 1, argv + 1);
+    return bext_server_main(argc - 1, argv + 1);
   }
   if (argc > 1) {   /* a server someone started */
     client(argv[1], true);

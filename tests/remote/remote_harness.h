@@ -30,7 +30,7 @@ struct rh_server {
 /* Starts `PROGRAM --listen ipc://DIR/s --device DEV` plus the extra
  * arguments (NULL-terminated), PROGRAM being bext-server or another
  * server program built in $BEXT_BIN_DIR (one linked with an extension:
- * bxsv_main), and waits (up to 10 s) for its "listening" line.  False
+ * bext_server_main), and waits (up to 10 s) for its "listening" line.  False
  * with s->err set on failure. */
 static inline bool rh_start_program(struct rh_server *s, const char *program, const char *device,
                                     const char *const *extra) {

@@ -8,7 +8,7 @@
  * malformed ExtCall fails its value or ends the session, and the server
  * keeps serving.  Servers: in this process (inproc.h; this binary links
  * the extension, so their registry has its ops), bext-server (no ops) and
- * remote_ext_server (bxsv_main linked with the extension) as children. */
+ * remote_ext_server (bext_server_main linked with the extension) as children. */
 #include <criterion/criterion.h>
 #include <sys/time.h>
 

@@ -51,14 +51,6 @@ BXR_FUNC void bxsv_stats(struct bxsv_server *srv, struct bxsv_stats *st);
  * the threads and frees the server. */
 BXR_FUNC void bxsv_stop(struct bxsv_server *srv);
 
-/* bext-server's whole command line (flags as `bext-server --help` lists
- * them): starts, prints the ready line, serves until SIGINT or SIGTERM,
- * returns the exit status.  A server that runs an extension's ops is a
- * program whose main calls this, linked with the extension's generated
- * code (bext_add_extension) and its implementations: the generated code
- * registers the ops before main.  docs/remote.md "Extension ops". */
-BXR_FUNC int bxsv_main(int argc, char **argv);
-
 /* ------------------------------------------------------------ sessions */
 /* Where a session's bytes come from and go: a stream, or memory (fuzz).
  * read/write return 0 or an nng error; `started` says the read continues

@@ -1,7 +1,8 @@
-/* srv_cli.c — bext-server's command line (bxsv_main): flags, the token
- * file, signals, the ready line.  The program (srv_main.c) is this alone;
- * a server program of your own, linked with an extension's generated code
- * so it runs that extension's ops, calls it too (docs/remote.md).
+/* srv_cli.c — bext-server's command line (bext_server_main, public in
+ * <bext/server.h>): flags, the token file, signals, the ready line.  The
+ * program (srv_main.c) is this alone; a server program of your own, linked
+ * with an extension's generated code so it runs that extension's ops,
+ * calls it too (docs/remote.md).
  *
  *   bext-server --listen tcp://127.0.0.1:7878 --device flex
  *
@@ -18,6 +19,7 @@
 #include <time.h>
 
 #include <bext/ext.h>
+#include <bext/server.h>
 
 #include "server.h"
 
@@ -88,7 +90,7 @@ static bool read_token(const char *path, uint8_t *buf, size_t *len) {
   return true;
 }
 
-int bxsv_main(int argc, char **argv) {
+int bext_server_main(int argc, char **argv) {
   struct bxsv_config cfg;
   bxsv_config_defaults(&cfg);
   cfg.log = log_line;

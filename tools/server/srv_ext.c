@@ -2,7 +2,7 @@
  * ExtCall, run by (trait, id) through the runtime's registry of extension
  * ops (bext_ext_find) and its extension dispatch on the hosted device.
  * The server runs the extension ops of its own build: a server program
- * linked with an extension's generated code (bxsv_main, docs/remote.md)
+ * linked with an extension's generated code (bext_server_main, docs/remote.md)
  * has them registered before main.
  *
  * As for core ops, a broken frame ends the session (names too long or
