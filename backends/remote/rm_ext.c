@@ -30,6 +30,9 @@ static bool find(struct bxrm_conn *c, const bext_ext_method *m) {
   bool have = known(c, m), ext = c->extensions;
   pthread_mutex_unlock(&c->mu);
   if (have) return true;
+  if (strlen(m->trait) > BXRM_MAX_EXT_NAME || strlen(m->id) > BXRM_MAX_EXT_NAME)
+    return bxr_error("%s: a remote call names its trait and op id in at most %d bytes each", m->what,
+                     BXRM_MAX_EXT_NAME);
   if (!ext)
     return bxr_error("%s: the server at remote:%s (hosting %s) does not run extension ops (it predates them)",
                      m->what, c->address, c->server_device);
