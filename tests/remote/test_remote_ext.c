@@ -275,8 +275,10 @@ static void raw_open(struct raw *r, const struct ip_server *s) {
   bxrm_buf_free(&b);
 }
 
-/* An ExtCall of RemoteOps::affine on id 1 with these argument bytes. */
-static void ext_call(struct raw *r, const uint8_t *args, size_t n, uint64_t in, uint64_t out, bool wait) {
+/* An ExtCall of RemoteOps::affine on `in` with these argument bytes,
+ * claiming the output spec f32 [extent] (when not waiting). */
+static void ext_call(struct raw *r, const uint8_t *args, size_t n, uint64_t in, uint64_t out, bool wait,
+                     int64_t extent) {
   Bxrm__ExtCall x = BXRM__EXT_CALL__INIT;
   x.trait = "RemoteOps";
   x.id = "affine";
@@ -286,8 +288,7 @@ static void ext_call(struct raw *r, const uint8_t *args, size_t n, uint64_t in, 
   x.args.len = n;
   x.out = out;
   x.wait = wait;
-  int64_t shape = 3;
-  x.dtype = BEXT_F32, x.n_shape = 1, x.shape = &shape;
+  x.dtype = BEXT_F32, x.n_shape = 1, x.shape = &extent;
   Bxrm__Request q = BXRM__REQUEST__INIT;
   q.body_case = BXRM__REQUEST__BODY_EXT_CALL;
   q.ext_call = &x;
@@ -300,14 +301,14 @@ Test(remote_ext, arguments_that_do_not_decode_fail_the_call_not_the_session) {
   struct raw r;
   raw_open(&r, &s);
   const uint8_t garbage[3] = {9, 9, 9};
-  ext_call(&r, garbage, sizeof garbage, 1, 2, true);
+  ext_call(&r, garbage, sizeof garbage, 1, 2, true, 0);
   Bxrm__Reply *rep = raw_reply(&r);
   cr_assert(rep && rep->body_case == BXRM__REPLY__BODY_EXT_DONE);
   cr_expect(strstr(rep->ext_done->error, "3 bytes of arguments do not decode"), "%s", rep->ext_done->error);
   bxrm__reply__free_unpacked(rep, NULL);
   /* the same id again, well formed (version 1, a = 2, b = 0): it was not kept */
   const uint8_t ok[9] = {1, 0, 0, 0, 0x40, 0, 0, 0, 0};
-  ext_call(&r, ok, sizeof ok, 1, 2, false);
+  ext_call(&r, ok, sizeof ok, 1, 2, false, 3);
   Bxrm__Read rd = BXRM__READ__INIT;
   rd.id = 2;
   Bxrm__Request q = BXRM__REQUEST__INIT;
@@ -323,8 +324,24 @@ Test(remote_ext, arguments_that_do_not_decode_fail_the_call_not_the_session) {
   float got[3];
   cr_assert_eq(bxrm_io_read(&r.io, got, sizeof got, 3000), 0);
   cr_expect(got[0] == 2 && got[1] == 4 && got[2] == 6, "%g %g %g", got[0], got[1], got[2]);
+  /* a spec the implementation does not give, and one past the byte limit:
+   * each fails its value, named at the read */
+  ext_call(&r, ok, sizeof ok, 1, 3, false, 2);
+  ext_call(&r, ok, sizeof ok, 1, 4, false, (int64_t)1 << 60);
+  for (uint64_t id = 3; id <= 4; id++) {
+    rd.id = id;
+    raw_send(&r, &q);
+    rep = raw_reply(&r);
+    cr_assert(rep && rep->body_case == BXRM__REPLY__BODY_DATA);
+    cr_expect(strstr(rep->data->error, "deferred op `RemoteOps::affine` failed on the server") &&
+                  strstr(rep->data->error, id == 3 ? "its implementation returned f32 [3], its metadata on the "
+                                                     "client gave f32 [2]"
+                                                   : "would pass the session's limit"),
+              "%s", rep->data->error);
+    bxrm__reply__free_unpacked(rep, NULL);
+  }
   /* a tensor id the session does not hold: a broken frame, the session ends */
-  ext_call(&r, ok, sizeof ok, 77, 3, false);
+  ext_call(&r, ok, sizeof ok, 77, 5, false, 3);
   rep = raw_reply(&r);
   cr_assert(rep && rep->body_case == BXRM__REPLY__BODY_FATAL);
   cr_expect(strstr(rep->fatal->reason, "ExtCall RemoteOps::affine: tensor 1 names id 77"), "%s", rep->fatal->reason);
