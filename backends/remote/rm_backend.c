@@ -6,8 +6,9 @@
  * already run the op's inference rule here, so the output handle is made
  * at once from op->out with a fresh id, and the op is queued as a frame
  * without waiting (rm_client.c batches the frames).  The server runs the
- * same op through its hosted device's dispatch.  Only `read`, `sync` and
- * the device's first use wait for the server; a failure of deferred work
+ * same op through its hosted device's dispatch; extension calls go by id
+ * (rm_ext.c).  Only `read`, `sync`, the device's first use and some
+ * extension calls wait for the server; a failure of deferred work
  * (an index out of range, the server's limits) comes back at the read of
  * the value it made, or at the next sync, naming the op.  docs/remote.md. */
 #include <stdlib.h>
