@@ -1,9 +1,9 @@
 #!/bin/sh
 # demo.sh BUILD — what `make demo` shows: bextc checking the samples, a
 # diagnostic for a broken file, metadata evaluated in the REPL, a small
-# program on the runtime, the extension samples, a fused chain on
-# flex+fusion with its plan dumped, core ops on cube:cpu, and a small MLP
-# trained on flex+autodiff.  Stops at the first unexpected failure.
+# program on the runtime, the extension samples (one run on a bext
+# server), a fused chain on flex+fusion with its plan dumped, core ops on
+# cube:cpu, and a small MLP trained on flex+autodiff.  Stops at the first unexpected failure.
 set -eu
 B=${1:-build}
 bin=$B/bin
@@ -45,6 +45,14 @@ step "samples/gelu_cube (a #[cube] GELU kernel on cube:cpu and flex)"
 if [ -x "$bin/torch_ext" ]; then
   step "samples/torch_ext (ATen on bext tensors, bext/torch.h)"
   "$bin/torch_ext"
+fi
+
+# Extension ops on a remote: device: remote_ext starts itself as a server
+# (bxsv_main, linked with the extension) hosting flex, then flex+fusion,
+# and calls the ops there by id; where the build has the Remote backend.
+if [ -x "$bin/remote_ext" ]; then
+  step "samples/remote_ext (extension ops run on a bext server by id)"
+  "$bin/remote_ext"
 fi
 
 # Deferred execution and fusion: the GELU chain recorded on flex+fusion,

@@ -6,8 +6,9 @@
  * already run the op's inference rule here, so the output handle is made
  * at once from op->out with a fresh id, and the op is queued as a frame
  * without waiting (rm_client.c batches the frames).  The server runs the
- * same op through its hosted device's dispatch.  Only `read`, `sync` and
- * the device's first use wait for the server; a failure of deferred work
+ * same op through its hosted device's dispatch; extension calls go by id
+ * (rm_ext.c).  Only `read`, `sync`, the device's first use and some
+ * extension calls wait for the server; a failure of deferred work
  * (an index out of range, the server's limits) comes back at the read of
  * the value it made, or at the next sync, naming the op.  docs/remote.md. */
 #include <stdlib.h>
@@ -32,21 +33,6 @@ static void rm_close(struct bext_device *dev) {
   bxrm_conn_unref(c);   /* live handles keep it until they die */
 }
 
-/* A handle for id on dev; takes a reference on the session. */
-static bext_tensor *new_handle(struct bext_device *dev, struct bxrm_conn *c, uint64_t id, bext_dtype dt,
-                               int rank, const int64_t *shape) {
-  struct bxrm_ref *r = malloc(sizeof *r);
-  if (!r) return bxr_error("remote: out of memory"), NULL;
-  r->c = c;
-  r->id = id;
-  atomic_fetch_add_explicit(&c->refs, 1, memory_order_relaxed);
-  bext_tensor *t = bxr_tensor_new_opaque(dev, dt, rank, shape, r, bxrm_ref_free);
-  if (!t) bxrm_ref_free(r);   /* the id was never announced: a release is harmless */
-  return t;
-}
-
-static uint64_t id_of(const bext_tensor *t) { return ((const struct bxrm_ref *)t->storage->priv)->id; }
-
 /* The op as a frame: what its row reads (bext/ops.h), nothing else. */
 static bext_tensor *rm_exec(struct bxr_op *op) {
   struct bext_device *dev = op->device;
@@ -57,7 +43,7 @@ static bext_tensor *rm_exec(struct bxr_op *op) {
     return bxr_op_error(op, "%d inputs: a remote op takes at most %d", op->n_in, BXRM_MAX_OP_INPUTS), NULL;
   if (op->n_in > BXR_MAX_INPUTS && !(ins = malloc((size_t)op->n_in * sizeof *ins)))
     return bxr_op_error(op, "out of memory"), NULL;
-  for (int i = 0; i < op->n_in; i++) ins[i] = id_of(op->in[i]);
+  for (int i = 0; i < op->n_in; i++) ins[i] = bxrm_id_of(op->in[i]);
 
   Bxrm__Attrs at = BXRM__ATTRS__INIT;
   int32_t dims[BEXT_MAX_RANK];
@@ -97,7 +83,7 @@ static bext_tensor *rm_exec(struct bxr_op *op) {
   pthread_mutex_unlock(&c->mu);
   if (ins != ins_buf) free(ins);
   if (!ok) return NULL;
-  return new_handle(dev, c, m.out, op->out.dtype, op->out.rank, op->out.shape);
+  return bxrm_handle_new(dev, c, m.out, op->out.dtype, op->out.rank, op->out.shape);
 }
 
 static bext_tensor *rm_from_data(struct bext_device *dev, bext_dtype dt, int rank, const int64_t *shape,
@@ -120,7 +106,7 @@ static bext_tensor *rm_from_data(struct bext_device *dev, bext_dtype dt, int ran
   up.id = bxrm_conn_new_id(c);
   bool ok = bxrm_conn_send(c, "bext_from_data", &req, src, bytes, true);
   pthread_mutex_unlock(&c->mu);
-  return ok ? new_handle(dev, c, up.id, dt, rank, shape) : NULL;
+  return ok ? bxrm_handle_new(dev, c, up.id, dt, rank, shape) : NULL;
 }
 
 /* Where a Data reply's bytes go: the caller's buffer, when the spec the
@@ -185,5 +171,6 @@ const struct bxr_backend bxr_backend_remote = {
     .from_data = rm_from_data,       /* uploads (no reply) */
     .read = rm_read,                 /* downloads: the one round trip of a chain */
     .exec = {BXR_OP_TABLE(RM_EXEC_)},/* every op: queued, inferred here */
+    .ext_exec = bxrm_ext_exec,       /* extension ops: sent by id (rm_ext.c) */
 };
 #undef RM_EXEC_

@@ -187,10 +187,23 @@ void bxrm_ref_free(void *priv) {
   bxrm_conn_unref(c);
 }
 
+bext_tensor *bxrm_handle_new(struct bext_device *dev, struct bxrm_conn *c, uint64_t id, bext_dtype dt, int rank,
+                             const int64_t *shape) {
+  struct bxrm_ref *r = malloc(sizeof *r);
+  if (!r) return bxr_error("remote: out of memory"), NULL;
+  r->c = c;
+  r->id = id;
+  atomic_fetch_add_explicit(&c->refs, 1, memory_order_relaxed);
+  bext_tensor *t = bxr_tensor_new_opaque(dev, dt, rank, shape, r, bxrm_ref_free);
+  if (!t) bxrm_ref_free(r);   /* the id was never announced: a release is harmless */
+  return t;
+}
+
 static void conn_free(struct bxrm_conn *c) {
   bxrm_io_fini(&c->io);
   bxrm_buf_free(&c->out);
   free(c->rel);
+  free(c->ext_known);
   pthread_mutex_destroy(&c->mu);
   free(c);
 }
@@ -264,6 +277,7 @@ struct bxrm_conn *bxrm_conn_open(const char *addr) {
     snprintf(c->server_device, sizeof c->server_device, "%s", r->welcome->device);
     c->session = r->welcome->session;
     c->max_frame = r->welcome->max_frame;
+    c->extensions = r->welcome->extensions;
   } else {
     bxr_error("remote:%s: the server answered the handshake with %s", addr,
               r->body_case == BXRM__REPLY__BODY_WELCOME ? "another protocol version" : "something else");

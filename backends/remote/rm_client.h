@@ -22,6 +22,9 @@ struct bxrm_conn {
   char address[96];           /* "tcp://host:port": for messages */
   char server_device[128];    /* the device the server hosts (Welcome) */
   uint64_t session, max_frame;
+  bool extensions;            /* the server runs extension ops (Welcome) */
+  const void **ext_known;     /* extension methods the server said it runs */
+  size_t n_ext, ext_cap;
 };
 
 /* A remote tensor's storage priv: the session and the server-side id. */
@@ -58,5 +61,15 @@ BXR_FUNC bool bxrm_conn_call(struct bxrm_conn *c, const char *api, const Bxrm__R
                              bxrm_raw_sink raw_for, void *ctx);
 /* Frees a handle's ref: its id joins the next Release frame. */
 BXR_FUNC void bxrm_ref_free(void *priv);
+/* A handle on dev for the server-side id; takes a reference on the
+ * session.  NULL + error. */
+BXR_FUNC bext_tensor *bxrm_handle_new(struct bext_device *dev, struct bxrm_conn *c, uint64_t id, bext_dtype dt,
+                                      int rank, const int64_t *shape);
+/* The server-side id of a remote handle. */
+static inline uint64_t bxrm_id_of(const bext_tensor *t) { return ((const struct bxrm_ref *)t->storage->priv)->id; }
+
+/* The Remote backend's arm of extension calls (rm_ext.c): the call goes
+ * to the server by (trait, id) as an ExtCall.  docs/remote.md. */
+BXR_FUNC bool bxrm_ext_exec(struct bext_device *dev, bext_ext_call *call);
 
 #endif /* BXRM_CLIENT_H */

@@ -40,6 +40,8 @@
 #define BXRM_DEFAULT_MAX_SESSIONS 64
 /* An op names at most this many inputs (cat's list). */
 #define BXRM_MAX_OP_INPUTS 1024
+/* An ExtCall's / ExtFind's trait and op id: at most this many bytes each. */
+#define BXRM_MAX_EXT_NAME 128
 
 struct bxrm_header {
   uint32_t ctl;   /* control message bytes */

@@ -208,6 +208,16 @@ BXR_FUNC bool bxr_ext_forward(struct bext_device *dev, bext_ext_call *call, bxr_
  * listed (a layer) or implemented (a backend: its own or the default
  * body).  Decorators ask it of their inner device before forwarding. */
 BXR_FUNC bool bxr_ext_has_arm(const bext_ext_method *m, const struct bext_device *dev);
+/* Whether the arm dispatch picks for m on dev is listed (the check before
+ * dispatch raises "no implementation for backend ..."); false with the
+ * reason in why.  A server asks it before it dispatches a client's call,
+ * so an op the hosted device lacks is an error, not a panic. */
+BXR_FUNC bool bxr_ext_arm_listed(const bext_ext_method *m, const struct bext_device *dev, char *why, size_t n);
+/* The one tensor output's spec from a method's metadata (m->meta set,
+ * out_tensor, meta_size == sizeof(bext_meta_spec)), checked (rank, dtype,
+ * extents); false + error "T::m: its metadata ...".  Fusion records a call
+ * and Remote streams one with it. */
+BXR_FUNC bool bxr_ext_meta_spec(const bext_ext_method *m, const void *args, bext_spec *out);
 
 /* Host-memory implementations of the storage/data members for CPU backends. */
 BXR_FUNC bool bxr_host_storage_alloc(struct bxr_storage *s, size_t bytes);

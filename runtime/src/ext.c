@@ -40,7 +40,7 @@ void bext_ext_args_copy(const bext_ext_method *m, void *dst, void *src) {
 
 /* The arm a device offers a method: the layer or backend that must be
  * listed.  Writes the reason into why when the method lacks it. */
-static bool arm_listed(const bext_ext_method *m, const struct bext_device *dev, char *why, size_t n) {
+bool bxr_ext_arm_listed(const bext_ext_method *m, const struct bext_device *dev, char *why, size_t n) {
   const struct bext_device *d = dev;
   while (d->layer >= 0 && d->transparent) d = d->inner;
   if (d->layer >= 0) {
@@ -60,7 +60,29 @@ static bool arm_listed(const bext_ext_method *m, const struct bext_device *dev, 
 bool bxr_ext_has_arm(const bext_ext_method *m, const struct bext_device *d) {
   while (d->layer >= 0 && d->transparent) d = d->inner;
   if (d->layer >= 0) return d->layer < BEXT_LAYER_COUNT && ((m->layers >> d->layer) & 1u);
-  return ((m->have >> d->kind) & 1u) && (m->impl[d->kind] || m->fallback);
+  /* a backend whose arm is the runtime's (Remote sends the call) has no
+   * user implementation: its ext_exec is the arm */
+  return ((m->have >> d->kind) & 1u) && (m->impl[d->kind] || m->fallback || d->vt->ext_exec);
+}
+
+bool bxr_ext_meta_spec(const bext_ext_method *m, const void *args, bext_spec *out) {
+  bext_meta_spec ms;
+  bext_meta_error merr;
+  memset(&ms, 0, sizeof ms);
+  memset(&merr, 0, sizeof merr);
+  if (!m->meta(args, &ms, &merr)) return bxr_error("%s: its metadata fails for these inputs: %s", m->what, merr.msg);
+  if (ms.shape.len > BEXT_MAX_RANK)
+    return bxr_error("%s: its metadata gives rank %zu, more than %d", m->what, ms.shape.len, BEXT_MAX_RANK);
+  if (!bext_dtype_valid(ms.dtype)) return bxr_error("%s: its metadata gives an invalid dtype", m->what);
+  memset(out, 0, sizeof *out);
+  out->dtype = ms.dtype;
+  out->rank = (int)ms.shape.len;
+  for (size_t i = 0; i < ms.shape.len; i++) {
+    if (ms.shape.dims[i] > (uint64_t)INT64_MAX)
+      return bxr_error("%s: its metadata gives extent %llu", m->what, (unsigned long long)ms.shape.dims[i]);
+    out->shape[i] = (int64_t)ms.shape.dims[i];
+  }
+  return true;
 }
 
 bool bxr_ext_exec(struct bext_device *dev, bext_ext_call *call) {
@@ -332,7 +354,7 @@ bool bext_ext_dispatch(bext_ext_call *call) {
     if (!dev) goto fail;
   }
   char why[200];
-  if (!arm_listed(m, dev, why, sizeof why)) {
+  if (!bxr_ext_arm_listed(m, dev, why, sizeof why)) {
     /* Inputs first, so a panic hook that longjmps leaks nothing. */
     release_slots(m, call->args);
     bxr_panic(__FILE__, __LINE__, "%s: no implementation for backend %s: %s (listed: %s)", m->what,

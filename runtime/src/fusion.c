@@ -446,20 +446,8 @@ static void bxfu_close(struct bext_device *dev) {
  * is recorded, its output published at once from the metadata. */
 static bool record_ext(struct bext_device *dev, bext_ext_call *call) {
   const bext_ext_method *m = call->m;
-  bext_meta_spec ms;
-  bext_meta_error merr;
-  memset(&ms, 0, sizeof ms);
-  memset(&merr, 0, sizeof merr);
-  if (!m->meta(call->args, &ms, &merr)) return bxr_error("%s: its metadata fails for these inputs: %s", m->what, merr.msg);
-  if (ms.shape.len > BEXT_MAX_RANK)
-    return bxr_error("%s: its metadata gives rank %zu, more than %d", m->what, ms.shape.len, BEXT_MAX_RANK);
-  if (!bext_dtype_valid(ms.dtype)) return bxr_error("%s: its metadata gives an invalid dtype", m->what);
-  bext_spec sp = {.dtype = ms.dtype, .rank = (int)ms.shape.len};
-  for (size_t i = 0; i < ms.shape.len; i++) {
-    if (ms.shape.dims[i] > (uint64_t)INT64_MAX)
-      return bxr_error("%s: its metadata gives extent %llu", m->what, (unsigned long long)ms.shape.dims[i]);
-    sp.shape[i] = (int64_t)ms.shape.dims[i];
-  }
+  bext_spec sp;
+  if (!bxr_ext_meta_spec(m, call->args, &sp)) return false;
   struct bxfu_stream *s = my_stream(dev);
   if (!s) return false;
   bext_ext_slot sl[BEXT_EXT_MAX_SLOTS];

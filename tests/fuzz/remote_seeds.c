@@ -44,6 +44,25 @@ static void simple(int which, uint64_t id) {
   if (which == 3) q.body_case = BXRM__REQUEST__BODY_STATS, q.stats = &st;
   req(&q, NULL, 0);
 }
+/* An ExtFind, then an ExtCall of (trait, id) on `in` (fuzz_remote's
+ * server has no extension ops: the unknown-op path, answered or failed). */
+static void ext(const char *trait, const char *id, uint64_t in, uint64_t out, bool wait) {
+  Bxrm__ExtFind f = BXRM__EXT_FIND__INIT;
+  f.trait = (char *)trait, f.id = (char *)id;
+  Bxrm__Request q = BXRM__REQUEST__INIT;
+  q.body_case = BXRM__REQUEST__BODY_EXT_FIND, q.ext_find = &f;
+  req(&q, NULL, 0);
+  static uint8_t args[9] = {1, 0, 0, 0, 0x40, 0, 0, 0x80, 0x3f};   /* version 1, 2.0f, 1.0f */
+  int64_t shape[2] = {2, 3};
+  Bxrm__ExtCall x = BXRM__EXT_CALL__INIT;
+  x.trait = (char *)trait, x.id = (char *)id;
+  x.in = &in, x.n_in = 1, x.out = out, x.wait = wait;
+  x.args.data = args, x.args.len = sizeof args;
+  if (!wait) x.dtype = BEXT_F32, x.shape = shape, x.n_shape = 2;
+  Bxrm__Request c = BXRM__REQUEST__INIT;
+  c.body_case = BXRM__REQUEST__BODY_EXT_CALL, c.ext_call = &x;
+  req(&c, NULL, 0);
+}
 static void save(const char *dir, const char *name) {
   char path[512];
   snprintf(path, sizeof path, "%s/%s", dir, name);
@@ -85,5 +104,10 @@ int main(int argc, char **argv) {
   op(BXR_OP_CAT, (uint64_t[]){1, 2, 1, 2}, 4, 4, &g, NULL, 0);
   simple(0, 4), simple(1, 1), simple(3, 0);
   save(argv[1], "create-matmul-cat");
+  upload(1, BEXT_F32, 6, v, sizeof v);
+  ext("RemoteOps", "affine", 1, 2, false);
+  ext("RemoteShapes", "row_sums", 2, 3, true);
+  simple(0, 2), simple(2, 0);
+  save(argv[1], "ext-call");
   return 0;
 }

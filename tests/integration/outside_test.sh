@@ -50,6 +50,11 @@ install_prefix() {
            lib/pkgconfig/bext.pc share/bext/stdlib/std/shape.bext; do
     [ -f "$1/$f" ] || fail "the install lacks $f"
   done
+  if [ -f "$build/lib/libbext_server.a" ]; then
+    for f in lib/libbext_server.a include/bext/server.h bin/bext-server; do
+      [ -f "$1/$f" ] || fail "the install lacks $f"
+    done
+  fi
 }
 
 # run_checked PROGRAM: runs it and requires the lines main.c prints for a
@@ -83,6 +88,27 @@ depfile_check() {
     { cat "$work/rebuild1.log"; fail "editing an imported module did not rerun bextc (depfile)"; }
 }
 
+# server_checked DIR: where bext has the Remote backend (libbext_server.a
+# in the build tree), the project built DIR/outside_server from
+# bext::server; it must start and log the extension ops linked into it.
+server_checked() {
+  [ -f "$build/lib/libbext_server.a" ] || { step "no Remote backend in this bext: no server program"; return 0; }
+  [ -x "$1/outside_server" ] || fail "bext::server was not found, or outside_server was not built"
+  step "run $1/outside_server"
+  "$1/outside_server" --listen "ipc://$work/server.sock" --device flex >"$work/server.out" 2>"$work/server.err" &
+  pid=$!
+  i=0
+  until grep -q "extension ops:" "$work/server.err" 2>/dev/null; do
+    i=$((i + 1))
+    [ $i -lt 100 ] || { kill $pid; cat "$work/server.out" "$work/server.err"; fail "outside_server did not start"; }
+    sleep 0.1
+  done
+  kill -TERM $pid
+  wait $pid || fail "outside_server did not stop cleanly"
+  cat "$work/server.err"
+  grep -q "extension ops: 2 (Outside::affine, Outside::softsign)" "$work/server.err" ||
+    fail "outside_server does not list the Outside ops"
+}
 cmake_outside() {   # cmake_outside GENERATOR -D...
   gen=$1
   shift
@@ -96,6 +122,7 @@ cmake_outside() {   # cmake_outside GENERATOR -D...
   run_checked "$work/b/outside"
   depfile_check cmake --build "$work/b" -j1
   run_checked "$work/b/outside"
+  server_checked "$work/b"
 }
 
 case $mode in

@@ -31,9 +31,14 @@ struct rh_server {
   char err[1024];      /* why rh_start failed */
 };
 
-/* The server at ipc://DIR/s, or (tcp) at tcp://127.0.0.1:0, the port it
- * picked read from its ready line. */
-static inline bool rh_start_at(struct rh_server *s, const char *device, const char *const *extra, bool tcp) {
+/* Starts `PROGRAM --listen ADDR --device DEV` plus the extra arguments
+ * (NULL-terminated), PROGRAM being bext-server or another server program
+ * built in $BEXT_BIN_DIR (one linked with an extension: bext_server_main),
+ * ADDR ipc://DIR/s or (tcp) tcp://127.0.0.1:0, the port it picked read
+ * from its ready line; waits (up to 10 s) for its "listening" line.  False
+ * with s->err set on failure. */
+static inline bool rh_start_at(struct rh_server *s, const char *program, const char *device,
+                               const char *const *extra, bool tcp) {
   memset(s, 0, sizeof *s);
   const char *bin_dir = getenv("BEXT_BIN_DIR");
   if (!bin_dir) {
@@ -51,7 +56,7 @@ static inline bool rh_start_at(struct rh_server *s, const char *device, const ch
     snprintf(s->addr, sizeof s->addr, "ipc://%s/s", s->dir);
   }
   char bin[512];
-  snprintf(bin, sizeof bin, "%s/bext-server", bin_dir);
+  snprintf(bin, sizeof bin, "%s/%s", bin_dir, program);
   const char *argv[24] = {bin, "--listen", s->addr, "--device", device};
   int n = 5;
   for (int i = 0; extra && extra[i] && n < 22; i++) argv[n++] = extra[i];
@@ -91,7 +96,7 @@ static inline bool rh_start_at(struct rh_server *s, const char *device, const ch
   }
   close(out[0]);
   if (!ready) {
-    snprintf(s->err, sizeof s->err, "bext-server did not say it was listening (output: '%.*s')", (int)len, line);
+    snprintf(s->err, sizeof s->err, "%s did not say it was listening (output: '%.*s')", program, (int)len, line);
     kill(s->pid, SIGKILL);
     waitpid(s->pid, NULL, 0);
     s->pid = 0;
@@ -114,16 +119,40 @@ static inline bool rh_start_at(struct rh_server *s, const char *device, const ch
   return true;
 }
 
-/* Starts `bext-server --listen ipc://DIR/s --device DEV` plus the extra
- * arguments (NULL-terminated), and waits (up to 10 s) for its
- * "listening" line.  False with s->err set on failure. */
+/* bext-server itself (no extension ops linked in), on an ipc socket. */
 static inline bool rh_start(struct rh_server *s, const char *device, const char *const *extra) {
-  return rh_start_at(s, device, extra, false);
+  return rh_start_at(s, "bext-server", device, extra, false);
 }
 
-/* The same on loopback TCP, at the port the server picks (s->port). */
+/* Another server program of $BEXT_BIN_DIR, on an ipc socket. */
+static inline bool rh_start_program(struct rh_server *s, const char *program, const char *device,
+                                    const char *const *extra) {
+  return rh_start_at(s, program, device, extra, false);
+}
+
+/* bext-server on loopback TCP, at the port the server picks (s->port). */
 static inline bool rh_start_tcp(struct rh_server *s, const char *device, const char *const *extra) {
-  return rh_start_at(s, device, extra, true);
+  return rh_start_at(s, "bext-server", device, extra, true);
+}
+/* Stops the server (SIGSTOP: alive, connected, silent) and waits until
+ * the kernel says it is stopped (delivery is asynchronous: a server on
+ * the other core could still answer a frame or two); false after 1 s. */
+static inline bool rh_pause(struct rh_server *s) {
+  kill(s->pid, SIGSTOP);
+  for (int i = 0; i < 200; i++) {
+    char path[64], st[512] = "";
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)s->pid);
+    FILE *f = fopen(path, "r");
+    if (f) {
+      if (!fgets(st, sizeof st, f)) st[0] = 0;
+      fclose(f);
+    }
+    char *p = strrchr(st, ')');
+    if (p && p[1] == ' ' && p[2] == 'T') return true;
+    struct timespec ts = {0, 5 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+  }
+  return false;
 }
 
 /* Sends sig and waits for the server to exit (SIGKILL after 5 s);

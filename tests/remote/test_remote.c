@@ -158,20 +158,7 @@ Test(remote, a_silent_server_times_out) {
   float x[4] = {1, 2, 3, 4}, out[4];
   bext_tensor *a = vec_f32(x, 4, d);
   cr_assert(bext_read(a, out, sizeof out), "%s", bext_last_error());
-  kill(s.pid, SIGSTOP);   /* alive, connected, silent */
-  /* Stopping is asynchronous: wait until the kernel says it is stopped. */
-  for (int i = 0; i < 200; i++) {
-    char path[64], st[512] = "";
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)s.pid);
-    FILE *f = fopen(path, "r");
-    if (f) {
-      if (!fgets(st, sizeof st, f)) st[0] = 0;
-      fclose(f);
-    }
-    char *p = strrchr(st, ')');
-    if (p && p[1] == ' ' && p[2] == 'T') break;
-    usleep(5000);
-  }
+  cr_assert(rh_pause(&s), "the server stopped");   /* alive, connected, silent */
   double t0 = now_s();
   cr_expect(!bext_read(a, out, sizeof out));
   double waited = now_s() - t0;

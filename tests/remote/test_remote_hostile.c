@@ -1,7 +1,7 @@
 /* test_remote_hostile.c — bad input to bext-server over a real socket:
  * garbage, truncated and oversized frames, a wrong version, frames out of
- * order, unknown, reused and released ids, malformed ops and hostile
- * shapes.  Each must end the session with a reason the server logs and
+ * order, unknown, reused and released ids, malformed ops, malformed
+ * extension calls and hostile shapes.  Each must end the session with a reason the server logs and
  * sends (or, for a valid op that fails, fail that value), never crash or
  * hang it; after each, a good client is still served and the session's
  * tensors are gone. */
@@ -247,6 +247,96 @@ Test(hostile, the_wrong_input_count, .init = setup) {
   upload(1, v, 2);
   op_frame(BXR_OP_ADD, (uint64_t[]){1}, 1, 2, NULL);
   expect_refused(&srv, &rc, "1 inputs, the op takes 2");
+}
+
+static void ext_frame(const char *trait, const char *id, const uint64_t *in, size_t n_in, uint64_t out, bool wait,
+                      uint32_t dtype, size_t rank) {
+  Bxrm__ExtCall x = BXRM__EXT_CALL__INIT;
+  int64_t shape[16] = {2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2};
+  x.trait = (char *)trait, x.id = (char *)id;
+  x.n_in = n_in, x.in = (uint64_t *)in;
+  x.out = out, x.wait = wait;
+  x.dtype = dtype, x.n_shape = rank, x.shape = shape;
+  Bxrm__Request q = BXRM__REQUEST__INIT;
+  q.body_case = BXRM__REQUEST__BODY_EXT_CALL;
+  q.ext_call = &x;
+  raw_send(&rc, &q, NULL, 0, 0);
+}
+
+/* Malformed ExtCalls end the session; this server has no extension ops,
+ * so a well-formed one fails its call (tests/remote/test_remote_ext.c
+ * has the ops). */
+Test(hostile, an_ext_call_without_a_trait, .init = setup) {
+  welcomed();
+  ext_frame("", "affine", NULL, 0, 1, false, BEXT_F32, 1);
+  expect_refused(&srv, &rc, "ExtCall: trait and op id must be 1 to 128 bytes");
+}
+
+Test(hostile, an_ext_call_with_too_many_tensors, .init = setup) {
+  welcomed();
+  float v[2] = {1, 2};
+  upload(1, v, 2);
+  uint64_t ids[BEXT_EXT_MAX_SLOTS + 1];
+  for (size_t i = 0; i < BEXT_EXT_MAX_SLOTS + 1; i++) ids[i] = 1;
+  ext_frame("T", "m", ids, BEXT_EXT_MAX_SLOTS + 1, 2, false, BEXT_F32, 1);
+  expect_refused(&srv, &rc, "ExtCall T::m: 65 tensors, a call holds at most 64");
+}
+
+Test(hostile, an_ext_call_on_an_unknown_id, .init = setup) {
+  welcomed();
+  ext_frame("T", "m", (uint64_t[]){9}, 1, 2, false, BEXT_F32, 1);
+  expect_refused(&srv, &rc, "ExtCall T::m: tensor 1 names id 9, which this session does not hold");
+}
+
+Test(hostile, an_ext_call_with_a_malformed_output_spec, .init = setup) {
+  welcomed();
+  ext_frame("T", "m", NULL, 0, 2, false, BEXT_F32, 9);
+  expect_refused(&srv, &rc, "ExtCall T::m: malformed output spec (dtype 0, rank 9)");
+}
+
+Test(hostile, an_ext_call_reusing_a_result_id, .init = setup) {
+  welcomed();
+  float v[2] = {1, 2};
+  upload(1, v, 2);
+  ext_frame("T", "m", (uint64_t[]){1}, 1, 1, false, BEXT_F32, 1);
+  expect_refused(&srv, &rc, "T::m: result id 1 is already in use");
+}
+
+Test(hostile, an_unknown_ext_op_fails_its_call_not_the_session, .init = setup) {
+  welcomed();
+  float v[2] = {1, 2};
+  upload(1, v, 2);
+  ext_frame("T", "m", (uint64_t[]){1}, 1, 2, true, 0, 0);   /* waits: answered */
+  Bxrm__Reply *r = raw_reply(&rc);
+  cr_assert(r && r->body_case == BXRM__REPLY__BODY_EXT_DONE);
+  cr_expect(strstr(r->ext_done->error, "no extension op `m` of trait T in this server's build"), "%s",
+            r->ext_done->error);
+  bxrm__reply__free_unpacked(r, NULL);
+  ext_frame("T", "m", (uint64_t[]){1}, 1, 2, false, BEXT_F32, 1);   /* streams: its value fails */
+  Bxrm__Read rd = BXRM__READ__INIT;
+  rd.id = 2;
+  Bxrm__Request q = BXRM__REQUEST__INIT;
+  q.body_case = BXRM__REQUEST__BODY_READ;
+  q.read = &rd;
+  raw_send(&rc, &q, NULL, 0, 0);
+  r = raw_reply(&rc);
+  cr_assert(r && r->body_case == BXRM__REPLY__BODY_DATA);
+  cr_expect(strstr(r->data->error, "deferred op `T::m` failed on the server: no extension op"), "%s", r->data->error);
+  bxrm__reply__free_unpacked(r, NULL);
+  Bxrm__ExtFind f = BXRM__EXT_FIND__INIT;
+  f.trait = "T", f.id = "m";
+  q.body_case = BXRM__REQUEST__BODY_EXT_FIND;
+  q.ext_find = &f;
+  raw_send(&rc, &q, NULL, 0, 0);
+  r = raw_reply(&rc);
+  cr_assert(r && r->body_case == BXRM__REPLY__BODY_EXT_FOUND);
+  cr_expect(strstr(r->ext_found->error, "no extension op `m` of trait T"), "%s", r->ext_found->error);
+  bxrm__reply__free_unpacked(r, NULL);
+  bxrm_io_fini(&rc.io);
+  struct bxsv_stats st;
+  cr_expect(ip_settles(&srv, 0, 0, &st), "%llu tensors left", (unsigned long long)st.tensors);
+  cr_expect_eq(st.sessions_refused, 0, "the session was never refused");
+  ip_stop(&srv);
 }
 
 /* Valid frames whose op cannot run: the value fails, the session lives. */

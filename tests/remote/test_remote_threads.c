@@ -2,13 +2,17 @@
  * TSan list, tests/CMakeLists.txt): two in-process servers, 8 client
  * threads, each pair of servers' devices shared by 4 threads (one
  * session each, so ops of 4 threads interleave on one stream), each
- * thread uploading, computing and reading its own values.  Every result
- * must be right, and the servers must end with nothing held. */
+ * thread uploading, computing and reading its own values, with core ops
+ * and extension calls (remote_ops.bext: affine streams, row_sums waits;
+ * the first calls of each thread race to ask the server whether it runs
+ * them).  Every result must be right, and the servers must end with
+ * nothing held. */
 #include <criterion/criterion.h>
 
 #include <bext/bext.h>
 
 #include "inproc.h"
+#include "remote_ops.h"
 
 #define THREADS 8
 #define ROUNDS 60
@@ -45,9 +49,30 @@ static void *client(void *arg) {
       j->bad = 1;
       snprintf(j->why, sizeof j->why, "round %d sum %g, want %g", r, sum, want_sum);
     }
+    bext_tensor *e = remote_ops_affine(bext_retain(a), 2.0f, 1.0f);
+    bext_tensor *rs = remote_shapes_row_sums(bext_reshape(bext_retain(a), (int64_t[]){4, 4}, 2), 1.0);
+    float ev[16], rv[4];
+    if (!j->bad && (!e || !rs || !bext_read(e, ev, sizeof ev) || !bext_read(rs, rv, sizeof rv))) {
+      j->bad = 1;
+      snprintf(j->why, sizeof j->why, "round %d, extension calls: %s", r, bext_last_error());
+    }
+    for (int i = 0; i < 16 && !j->bad; i++)
+      if (ev[i] != 2 * v[i] + 1) {
+        j->bad = 1;
+        snprintf(j->why, sizeof j->why, "round %d affine %d: %g, want %g", r, i, ev[i], 2 * v[i] + 1);
+      }
+    for (int i = 0; i < 4 && !j->bad; i++) {
+      float want = v[4 * i] + v[4 * i + 1] + v[4 * i + 2] + v[4 * i + 3];
+      if (rv[i] != want) {
+        j->bad = 1;
+        snprintf(j->why, sizeof j->why, "round %d row_sums %d: %g, want %g", r, i, rv[i], want);
+      }
+    }
     bext_release(a);
     bext_release(b);
     bext_release(s);
+    bext_release(e);
+    bext_release(rs);
   }
   return NULL;
 }

@@ -22,26 +22,9 @@
 #include "srv_internal.h"
 #include "srv_table.h"
 
-struct bxsv_session {
-  const struct bxsv_config *cfg;
-  struct bext_device *dev;
-  struct bxsv_server *srv;
-  uint64_t id;
-  struct bxsv_port port;
-  struct bxsv_table tab;
-  uint64_t bytes;              /* live bytes of this session */
-  bool greeted;
-  char *first_error;           /* first deferred failure since the last Sync */
-  struct bxrm_buf out;         /* the reply being written */
-  uint8_t *ctl;                /* the control message being read */
-  size_t ctlcap;
-  char why[512];               /* why the session ended */
-};
-
 /* Ends the session: remember why, log it, tell the client.  Returns false
- * so handlers can `return fatal(...)`. */
-static bool fatal(struct bxsv_session *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static bool fatal(struct bxsv_session *s, const char *fmt, ...) {
+ * so handlers can `return bxsv_fatal(...)`. */
+bool bxsv_fatal(struct bxsv_session *s, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(s->why, sizeof s->why, fmt, ap);
@@ -59,10 +42,9 @@ static bool fatal(struct bxsv_session *s, const char *fmt, ...) {
   return false;
 }
 
-/* Sends reply r and `raw` bytes after it. */
-static bool reply(struct bxsv_session *s, const Bxrm__Reply *r, const void *raw, uint64_t raw_len) {
+bool bxsv_reply(struct bxsv_session *s, const Bxrm__Reply *r, const void *raw, uint64_t raw_len) {
   s->out.len = 0;
-  if (!bxrm_buf_frame(&s->out, &r->base, raw_len)) return fatal(s, "out of memory building a reply");
+  if (!bxrm_buf_frame(&s->out, &r->base, raw_len)) return bxsv_fatal(s, "out of memory building a reply");
   int rv = s->port.write(s->port.ctx, s->out.p, s->out.len);
   if (!rv && raw_len) rv = s->port.write(s->port.ctx, raw, raw_len);
   s->out.len = 0;
@@ -75,33 +57,31 @@ static bool reply(struct bxsv_session *s, const Bxrm__Reply *r, const void *raw,
 
 /* ------------------------------------------------------------ the table */
 
-static void account(struct bxsv_session *s, int64_t tensors, int64_t bytes) {
+void bxsv_account(struct bxsv_session *s, int64_t tensors, int64_t bytes) {
   s->bytes += (uint64_t)bytes;
   if (s->srv) bxsv_count(s->srv, tensors, bytes);
 }
 
-static void drop(struct bxsv_session *s, struct bxsv_entry *e) {
+void bxsv_drop(struct bxsv_session *s, struct bxsv_entry *e) {
   if (e->t) bext_release(e->t);
   free(e->err);
-  account(s, -1, -(int64_t)e->bytes);
+  bxsv_account(s, -1, -(int64_t)e->bytes);
   bxsv_table_remove(&s->tab, e);
 }
 
-/* A fresh entry for a result id: new, non-zero, within the count limit. */
-static struct bxsv_entry *fresh(struct bxsv_session *s, uint64_t id, const char *what) {
-  if (id == 0) return fatal(s, "%s: result id 0 (ids start at 1)", what), NULL;
+struct bxsv_entry *bxsv_fresh(struct bxsv_session *s, uint64_t id, const char *what) {
+  if (id == 0) return bxsv_fatal(s, "%s: result id 0 (ids start at 1)", what), NULL;
   if (bxsv_table_find(&s->tab, id))
-    return fatal(s, "%s: result id %llu is already in use", what, (unsigned long long)id), NULL;
+    return bxsv_fatal(s, "%s: result id %llu is already in use", what, (unsigned long long)id), NULL;
   if (s->tab.n >= s->cfg->max_tensors)
-    return fatal(s, "%s: the session holds %zu tensors, the server's limit (--max-tensors)", what, s->tab.n), NULL;
+    return bxsv_fatal(s, "%s: the session holds %zu tensors, the server's limit (--max-tensors)", what, s->tab.n), NULL;
   struct bxsv_entry *e = bxsv_table_add(&s->tab, id);
-  if (!e) return fatal(s, "%s: out of memory", what), NULL;
-  account(s, 1, 0);
+  if (!e) return bxsv_fatal(s, "%s: out of memory", what), NULL;
+  bxsv_account(s, 1, 0);
   return e;
 }
 
-/* Fails entry e with a message (a deferred error). */
-static void fail_entry(struct bxsv_session *s, struct bxsv_entry *e, const char *msg, bool first) {
+void bxsv_fail_entry(struct bxsv_session *s, struct bxsv_entry *e, const char *msg, bool first) {
   e->err = strdup(msg ? msg : "failed");
   if (first && !s->first_error) s->first_error = strdup(msg ? msg : "failed");
 }
@@ -111,11 +91,11 @@ static void fail_entry(struct bxsv_session *s, struct bxsv_entry *e, const char 
 static bool valid_dtype(uint32_t dt) { return dt < (uint32_t)BEXT_DTYPE_COUNT; }
 
 static bool on_hello(struct bxsv_session *s, const Bxrm__Hello *h) {
-  if (s->greeted) return fatal(s, "a second Hello");
+  if (s->greeted) return bxsv_fatal(s, "a second Hello");
   if (h->version != BXRM_PROTOCOL_VERSION)
-    return fatal(s, "protocol version %u, this server speaks version %u", h->version, BXRM_PROTOCOL_VERSION);
+    return bxsv_fatal(s, "protocol version %u, this server speaks version %u", h->version, BXRM_PROTOCOL_VERSION);
   if (s->cfg->token && !bxrm_token_equal(h->token.data, h->token.len, s->cfg->token, s->cfg->token_len))
-    return fatal(s, "wrong token (set BEXT_REMOTE_TOKEN to the server's --token-file contents)");
+    return bxsv_fatal(s, "wrong token (set BEXT_REMOTE_TOKEN to the server's --token-file contents)");
   s->greeted = true;
   Bxrm__Welcome w = BXRM__WELCOME__INIT;
   w.version = BXRM_PROTOCOL_VERSION;
@@ -124,10 +104,11 @@ static bool on_hello(struct bxsv_session *s, const Bxrm__Hello *h) {
   w.max_frame = s->cfg->max_frame;
   w.max_tensors = s->cfg->max_tensors;
   w.max_bytes = s->cfg->max_bytes;
+  w.extensions = true;
   Bxrm__Reply r = BXRM__REPLY__INIT;
   r.body_case = BXRM__REPLY__BODY_WELCOME;
   r.welcome = &w;
-  return reply(s, &r, NULL, 0);
+  return bxsv_reply(s, &r, NULL, 0);
 }
 
 /* The api name an op's messages use: the client's when it looks like
@@ -143,32 +124,32 @@ static const char *op_api(const Bxrm__Op *m, char *buf, size_t n) {
 }
 
 static bool on_op(struct bxsv_session *s, const Bxrm__Op *m) {
-  if (m->code >= (uint32_t)BXR_OP_COUNT) return fatal(s, "op code %u is not in the op table (%d ops)", m->code, BXR_OP_COUNT);
+  if (m->code >= (uint32_t)BXR_OP_COUNT) return bxsv_fatal(s, "op code %u is not in the op table (%d ops)", m->code, BXR_OP_COUNT);
   const struct bxr_op_info *row = &bxr_op_info[m->code];
   char apibuf[64];
   const char *api = op_api(m, apibuf, sizeof apibuf);
   /* The frame's shape against the row: counts first, ids next. */
   if (row->nin >= 0 ? m->n_in != (size_t)row->nin : (m->n_in < 1 || m->n_in > BXRM_MAX_OP_INPUTS))
-    return fatal(s, "%s: %zu inputs, the op takes %d", api, m->n_in, row->nin);
-  if (m->n_sc != (size_t)row->nscalar) return fatal(s, "%s: %zu scalars, the op takes %d", api, m->n_sc, row->nscalar);
+    return bxsv_fatal(s, "%s: %zu inputs, the op takes %d", api, m->n_in, row->nin);
+  if (m->n_sc != (size_t)row->nscalar) return bxsv_fatal(s, "%s: %zu scalars, the op takes %d", api, m->n_sc, row->nscalar);
   const Bxrm__Attrs *a = m->at;
   if (a && (a->n_shape > BEXT_MAX_RANK || a->n_dims > BEXT_MAX_RANK || a->n_start > BEXT_MAX_RANK ||
             a->n_start != a->n_end))
-    return fatal(s, "%s: malformed attributes (shape %zu, dims %zu, ranges %zu/%zu; at most %d each)", api,
+    return bxsv_fatal(s, "%s: malformed attributes (shape %zu, dims %zu, ranges %zu/%zu; at most %d each)", api,
                  a->n_shape, a->n_dims, a->n_start, a->n_end, BEXT_MAX_RANK);
-  if (a && (row->attrs & BXR_A_DTYPE) && !valid_dtype(a->dtype)) return fatal(s, "%s: dtype %u is not a dtype", api, a->dtype);
+  if (a && (row->attrs & BXR_A_DTYPE) && !valid_dtype(a->dtype)) return bxsv_fatal(s, "%s: dtype %u is not a dtype", api, a->dtype);
   const char *poisoned = NULL;   /* an input's message (the string stays put when the table grows) */
   for (size_t i = 0; i < m->n_in; i++) {
     struct bxsv_entry *e = bxsv_table_find(&s->tab, m->in[i]);
     if (!e)
-      return fatal(s, "%s: input %zu names id %llu, which this session does not hold (never made, or released)", api,
+      return bxsv_fatal(s, "%s: input %zu names id %llu, which this session does not hold (never made, or released)", api,
                    i + 1, (unsigned long long)m->in[i]);
     if (!e->t && !poisoned) poisoned = e->err;
   }
-  struct bxsv_entry *out = fresh(s, m->out, api);
+  struct bxsv_entry *out = bxsv_fresh(s, m->out, api);
   if (!out) return false;
   if (poisoned) {   /* the first failure's message, not a new one */
-    fail_entry(s, out, poisoned, false);
+    bxsv_fail_entry(s, out, poisoned, false);
     return true;
   }
 
@@ -179,7 +160,7 @@ static bool on_op(struct bxsv_session *s, const Bxrm__Op *m) {
   op.n_in = (int)m->n_in;
   op.in = op.n_in <= BXR_MAX_INPUTS ? op.inbuf : calloc((size_t)op.n_in, sizeof *op.in);
   if (!op.in) {
-    fail_entry(s, out, "out of memory on the server", true);
+    bxsv_fail_entry(s, out, "out of memory on the server", true);
     return true;
   }
   for (int i = 0; i < row->nscalar; i++) memcpy(&op.sc[i], &m->sc[i], sizeof op.sc[i]);
@@ -202,7 +183,7 @@ static bool on_op(struct bxsv_session *s, const Bxrm__Op *m) {
   const bext_spec *specs_buf[BXR_MAX_INPUTS], **specs = specs_buf;
   if (op.n_in > BXR_MAX_INPUTS && !(specs = calloc((size_t)op.n_in, sizeof *specs))) {
     if (op.in != op.inbuf) free(op.in);
-    fail_entry(s, out, "out of memory on the server", true);
+    bxsv_fail_entry(s, out, "out of memory on the server", true);
     return true;
   }
   for (int i = 0; i < op.n_in; i++) {
@@ -217,7 +198,7 @@ static bool on_op(struct bxsv_session *s, const Bxrm__Op *m) {
   if (!inferred) {
     snprintf(msg, sizeof msg, "deferred op `%s` failed on the server: %s", api, bext_last_error());
     if (op.in != op.inbuf) free(op.in);
-    fail_entry(s, out, msg, true);
+    bxsv_fail_entry(s, out, msg, true);
     return true;
   }
   uint64_t bytes = bxr_nbytes(op.out.dtype, op.out.rank, op.out.shape);
@@ -227,7 +208,7 @@ static bool on_op(struct bxsv_session *s, const Bxrm__Op *m) {
              "live bytes (%llu in use; bext-server --max-bytes)",
              api, (unsigned long long)bytes, (unsigned long long)s->cfg->max_bytes, (unsigned long long)s->bytes);
     if (op.in != op.inbuf) free(op.in);
-    fail_entry(s, out, msg, true);
+    bxsv_fail_entry(s, out, msg, true);
     return true;
   }
   for (int i = 0; i < op.n_in; i++) bext_retain(op.in[i]);   /* dispatch consumes its inputs */
@@ -238,12 +219,12 @@ static bool on_op(struct bxsv_session *s, const Bxrm__Op *m) {
   out = bxsv_table_find(&s->tab, m->out);
   if (!res) {
     snprintf(msg, sizeof msg, "deferred op `%s` failed on the server: %s", api, bext_last_error());
-    fail_entry(s, out, msg, true);
+    bxsv_fail_entry(s, out, msg, true);
     return true;
   }
   out->t = res;
   out->bytes = bytes;
-  account(s, 0, (int64_t)bytes);
+  bxsv_account(s, 0, (int64_t)bytes);
   return true;
 }
 
@@ -251,8 +232,8 @@ static bool on_release(struct bxsv_session *s, const Bxrm__Release *r) {
   for (size_t i = 0; i < r->n_ids; i++) {
     struct bxsv_entry *e = bxsv_table_find(&s->tab, r->ids[i]);
     if (!e)
-      return fatal(s, "release of id %llu, which this session does not hold", (unsigned long long)r->ids[i]);
-    drop(s, e);
+      return bxsv_fatal(s, "release of id %llu, which this session does not hold", (unsigned long long)r->ids[i]);
+    bxsv_drop(s, e);
   }
   return true;
 }
@@ -260,19 +241,19 @@ static bool on_release(struct bxsv_session *s, const Bxrm__Release *r) {
 /* The raw part of an upload: straight into the new tensor's memory on a
  * host-memory device, else through a buffer and bext_from_data. */
 static bool on_upload(struct bxsv_session *s, const Bxrm__Upload *u, uint64_t raw) {
-  if (!valid_dtype(u->dtype)) return fatal(s, "upload: dtype %u is not a dtype", u->dtype);
-  if (u->n_shape > BEXT_MAX_RANK) return fatal(s, "upload: rank %zu (at most %d)", u->n_shape, BEXT_MAX_RANK);
+  if (!valid_dtype(u->dtype)) return bxsv_fatal(s, "upload: dtype %u is not a dtype", u->dtype);
+  if (u->n_shape > BEXT_MAX_RANK) return bxsv_fatal(s, "upload: rank %zu (at most %d)", u->n_shape, BEXT_MAX_RANK);
   for (size_t d = 0; d < u->n_shape; d++)
-    if (u->shape[d] < 0) return fatal(s, "upload: extent %lld in dim %zu", (long long)u->shape[d], d);
+    if (u->shape[d] < 0) return bxsv_fatal(s, "upload: extent %lld in dim %zu", (long long)u->shape[d], d);
   bext_dtype dt = (bext_dtype)u->dtype;
   uint64_t bytes = bxr_nbytes(dt, (int)u->n_shape, u->shape);
   if (bytes != raw)
-    return fatal(s, "upload of a %zu-dim %s tensor announces %llu raw bytes, its shape needs %llu", u->n_shape,
+    return bxsv_fatal(s, "upload of a %zu-dim %s tensor announces %llu raw bytes, its shape needs %llu", u->n_shape,
                  bext_dtype_name(dt), (unsigned long long)raw, (unsigned long long)bytes);
   if (s->bytes + bytes > s->cfg->max_bytes)
-    return fatal(s, "upload of %llu bytes would pass the session's limit of %llu live bytes (bext-server --max-bytes)",
+    return bxsv_fatal(s, "upload of %llu bytes would pass the session's limit of %llu live bytes (bext-server --max-bytes)",
                  (unsigned long long)bytes, (unsigned long long)s->cfg->max_bytes);
-  struct bxsv_entry *e = fresh(s, u->id, "upload");
+  struct bxsv_entry *e = bxsv_fresh(s, u->id, "upload");
   if (!e) return false;
   bext_tensor *t = NULL;
   void *dst = NULL, *tmp = NULL;
@@ -283,13 +264,13 @@ static bool on_upload(struct bxsv_session *s, const Bxrm__Upload *u, uint64_t ra
   if (!dst && bytes) dst = tmp = malloc(bytes);
   if (!dst && bytes) {
     bext_release(t);
-    return fatal(s, "upload: out of memory for %llu bytes", (unsigned long long)bytes);
+    return bxsv_fatal(s, "upload: out of memory for %llu bytes", (unsigned long long)bytes);
   }
   int rv = s->port.read(s->port.ctx, dst, bytes, true);
   if (rv) {
     bext_release(t);
     free(tmp);
-    return fatal(s, "upload: the frame ended after its header (%s)", nng_strerror(rv));
+    return bxsv_fatal(s, "upload: the frame ended after its header (%s)", nng_strerror(rv));
   }
   if (tmp || !t) {
     bext_release(t);
@@ -300,25 +281,25 @@ static bool on_upload(struct bxsv_session *s, const Bxrm__Upload *u, uint64_t ra
   if (!t) {
     char msg[1200];
     snprintf(msg, sizeof msg, "deferred upload failed on the server: %s", bext_last_error());
-    fail_entry(s, e, msg, true);
+    bxsv_fail_entry(s, e, msg, true);
     return true;
   }
   e->t = t;
   e->bytes = bytes;
-  account(s, 0, (int64_t)bytes);
+  bxsv_account(s, 0, (int64_t)bytes);
   return true;
 }
 
 static bool on_read(struct bxsv_session *s, const Bxrm__Read *rd) {
   struct bxsv_entry *e = bxsv_table_find(&s->tab, rd->id);
-  if (!e) return fatal(s, "read of id %llu, which this session does not hold", (unsigned long long)rd->id);
+  if (!e) return bxsv_fatal(s, "read of id %llu, which this session does not hold", (unsigned long long)rd->id);
   Bxrm__Data d = BXRM__DATA__INIT;
   Bxrm__Reply r = BXRM__REPLY__INIT;
   r.body_case = BXRM__REPLY__BODY_DATA;
   r.data = &d;
   if (!e->t) {
     d.error = e->err;
-    return reply(s, &r, NULL, 0);
+    return bxsv_reply(s, &r, NULL, 0);
   }
   bext_tensor *t = e->t;
   d.dtype = (uint32_t)t->dtype;
@@ -326,19 +307,19 @@ static bool on_read(struct bxsv_session *s, const Bxrm__Read *rd) {
   d.shape = t->shape;
   size_t bytes = bxr_nbytes(t->dtype, t->rank, t->shape);
   /* A contiguous host tensor goes out from its own memory. */
-  if (t->device->vt->host_memory && bxr_is_contiguous(t)) return reply(s, &r, bext_data(t), bytes);
+  if (t->device->vt->host_memory && bxr_is_contiguous(t)) return bxsv_reply(s, &r, bext_data(t), bytes);
   void *buf = malloc(bytes ? bytes : 1);
   char msg[1200];
   bool ok;
   if (!buf) {
     d.error = "out of memory on the server";
-    ok = reply(s, &r, NULL, 0);
+    ok = bxsv_reply(s, &r, NULL, 0);
   } else if (!bext_read(t, buf, bytes)) {
     snprintf(msg, sizeof msg, "%s", bext_last_error());
     d.error = msg;
     d.n_shape = 0;
-    ok = reply(s, &r, NULL, 0);
-  } else ok = reply(s, &r, buf, bytes);
+    ok = bxsv_reply(s, &r, NULL, 0);
+  } else ok = bxsv_reply(s, &r, buf, bytes);
   free(buf);
   return ok;
 }
@@ -354,7 +335,7 @@ static bool on_sync(struct bxsv_session *s) {
   Bxrm__Reply r = BXRM__REPLY__INIT;
   r.body_case = BXRM__REPLY__BODY_DONE;
   r.done = &d;
-  bool ok = reply(s, &r, NULL, 0);
+  bool ok = bxsv_reply(s, &r, NULL, 0);
   free(s->first_error);
   s->first_error = NULL;
   return ok;
@@ -372,15 +353,15 @@ static bool on_stats(struct bxsv_session *s) {
   Bxrm__Reply r = BXRM__REPLY__INIT;
   r.body_case = BXRM__REPLY__BODY_STATS;
   r.stats = &st;
-  return reply(s, &r, NULL, 0);
+  return bxsv_reply(s, &r, NULL, 0);
 }
 
 /* ------------------------------------------------------------ frames */
 
 static bool read_error(struct bxsv_session *s, int rv, const char *where) {
   if (rv == NNG_ETIMEDOUT)
-    return fatal(s, "truncated frame: %s did not arrive within %d ms", where, s->cfg->frame_timeout_ms);
-  return fatal(s, "truncated frame: the connection ended in %s (%s)", where, nng_strerror(rv));
+    return bxsv_fatal(s, "truncated frame: %s did not arrive within %d ms", where, s->cfg->frame_timeout_ms);
+  return bxsv_fatal(s, "truncated frame: the connection ended in %s (%s)", where, nng_strerror(rv));
 }
 
 /* One frame.  False: the session is over (s->why says why). */
@@ -394,23 +375,23 @@ static bool serve_frame(struct bxsv_session *s) {
   if ((rv = s->port.read(s->port.ctx, hb + 1, sizeof hb - 1, true))) return read_error(s, rv, "the frame header");
   struct bxrm_header h = bxrm_header_get(hb);
   if (h.ctl == 0 || h.ctl > BXRM_MAX_CONTROL)
-    return fatal(s, "frame header claims a control message of %u bytes (1 to %u)", h.ctl, BXRM_MAX_CONTROL);
+    return bxsv_fatal(s, "frame header claims a control message of %u bytes (1 to %u)", h.ctl, BXRM_MAX_CONTROL);
   if (h.raw > s->cfg->max_frame)
-    return fatal(s, "frame header claims %llu raw bytes, over the server's limit of %llu (--max-frame)",
+    return bxsv_fatal(s, "frame header claims %llu raw bytes, over the server's limit of %llu (--max-frame)",
                  (unsigned long long)h.raw, (unsigned long long)s->cfg->max_frame);
   if (h.ctl > s->ctlcap) {
     uint8_t *p = realloc(s->ctl, h.ctl);
-    if (!p) return fatal(s, "out of memory for a control message of %u bytes", h.ctl);
+    if (!p) return bxsv_fatal(s, "out of memory for a control message of %u bytes", h.ctl);
     s->ctl = p;
     s->ctlcap = h.ctl;
   }
   if ((rv = s->port.read(s->port.ctx, s->ctl, h.ctl, true))) return read_error(s, rv, "the control message");
   Bxrm__Request *req = bxrm__request__unpack(NULL, h.ctl, s->ctl);
-  if (!req) return fatal(s, "malformed control message (%u bytes that are not a Request)", h.ctl);
+  if (!req) return bxsv_fatal(s, "malformed control message (%u bytes that are not a Request)", h.ctl);
   bool ok;
   bool raw_ok = req->body_case == BXRM__REQUEST__BODY_UPLOAD;
-  if (h.raw && !raw_ok) ok = fatal(s, "a frame without tensor data announces %llu raw bytes", (unsigned long long)h.raw);
-  else if (!s->greeted && req->body_case != BXRM__REQUEST__BODY_HELLO) ok = fatal(s, "the first frame must be a Hello");
+  if (h.raw && !raw_ok) ok = bxsv_fatal(s, "a frame without tensor data announces %llu raw bytes", (unsigned long long)h.raw);
+  else if (!s->greeted && req->body_case != BXRM__REQUEST__BODY_HELLO) ok = bxsv_fatal(s, "the first frame must be a Hello");
   else switch (req->body_case) {
   case BXRM__REQUEST__BODY_HELLO: ok = on_hello(s, req->hello); break;
   case BXRM__REQUEST__BODY_OP: ok = on_op(s, req->op); break;
@@ -419,7 +400,9 @@ static bool serve_frame(struct bxsv_session *s) {
   case BXRM__REQUEST__BODY_RELEASE: ok = on_release(s, req->release); break;
   case BXRM__REQUEST__BODY_SYNC: ok = on_sync(s); break;
   case BXRM__REQUEST__BODY_STATS: ok = on_stats(s); break;
-  default: ok = fatal(s, "a Request without a body"); break;
+  case BXRM__REQUEST__BODY_EXT_FIND: ok = bxsv_on_ext_find(s, req->ext_find); break;
+  case BXRM__REQUEST__BODY_EXT_CALL: ok = bxsv_on_ext_call(s, req->ext_call); break;
+  default: ok = bxsv_fatal(s, "a Request without a body"); break;
   }
   bxrm__request__free_unpacked(req, NULL);
   return ok;
@@ -451,7 +434,7 @@ void bxsv_session_free(struct bxsv_session *s) {
     if (!e->id) continue;
     if (e->t) bext_release(e->t);
     free(e->err);
-    account(s, -1, -(int64_t)e->bytes);
+    bxsv_account(s, -1, -(int64_t)e->bytes);
   }
   bxsv_table_free(&s->tab);
   free(s->first_error);

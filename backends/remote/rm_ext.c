@@ -1,0 +1,141 @@
+/* rm_ext.c — the Remote backend's arm of extension calls: an extension op
+ * on a `remote:` tensor runs on the server by its (trait, id), through the
+ * server's own build of the same extension (docs/remote.md "Extension
+ * ops").
+ *
+ * The first call of an op in a session asks the server whether it runs
+ * it (ExtFind, one round trip), so an op the server was not built with is
+ * an error at the call that named it.  Then each call is one ExtCall
+ * frame: the ids of its tensor slots and its ordinary arguments as the
+ * descriptor encodes them (args_encode).  A method returning one tensor
+ * whose spec its metadata gives streams like a core op: the handle exists
+ * at once and nothing waits.  Without metadata the client cannot know the
+ * output's shape, so the call waits for the server's ExtDone. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "bext/gen.h"   /* bext_meta_spec: the size a one-tensor metadata value has */
+#include "rm_client.h"
+
+/* Whether the server said it runs m (c->mu held). */
+static bool known(const struct bxrm_conn *c, const bext_ext_method *m) {
+  for (size_t i = 0; i < c->n_ext; i++)
+    if (c->ext_known[i] == m) return true;
+  return false;
+}
+
+/* Asks the server once per op and session; false + error naming the op. */
+static bool find(struct bxrm_conn *c, const bext_ext_method *m) {
+  pthread_mutex_lock(&c->mu);
+  bool have = known(c, m), ext = c->extensions;
+  pthread_mutex_unlock(&c->mu);
+  if (have) return true;
+  if (strlen(m->trait) > BXRM_MAX_EXT_NAME || strlen(m->id) > BXRM_MAX_EXT_NAME)
+    return bxr_error("%s: a remote call names its trait and op id in at most %d bytes each", m->what,
+                     BXRM_MAX_EXT_NAME);
+  if (!ext)
+    return bxr_error("%s: the server at remote:%s (hosting %s) does not run extension ops (it predates them)",
+                     m->what, c->address, c->server_device);
+  Bxrm__ExtFind f = BXRM__EXT_FIND__INIT;
+  f.trait = (char *)m->trait;
+  f.id = (char *)m->id;
+  Bxrm__Request req = BXRM__REQUEST__INIT;
+  req.body_case = BXRM__REQUEST__BODY_EXT_FIND;
+  req.ext_find = &f;
+  Bxrm__Reply *r = NULL;
+  if (!bxrm_conn_call(c, m->what, &req, &r, NULL, NULL)) return false;
+  bool ok = r->body_case == BXRM__REPLY__BODY_EXT_FOUND && !r->ext_found->error[0];
+  if (r->body_case != BXRM__REPLY__BODY_EXT_FOUND)
+    bxr_error("%s: the server answered ExtFind with something else", m->what);
+  else if (!ok)
+    bxr_error("%s: the server at remote:%s (hosting %s) cannot run it: %s", m->what, c->address, c->server_device,
+              r->ext_found->error);
+  bxrm__reply__free_unpacked(r, NULL);
+  if (!ok) return false;
+  pthread_mutex_lock(&c->mu);
+  if (!known(c, m)) {   /* another thread may have asked meanwhile */
+    if (c->n_ext == c->ext_cap) {
+      size_t cap = c->ext_cap ? 2 * c->ext_cap : 16;
+      const void **p = realloc(c->ext_known, cap * sizeof *p);
+      if (p) c->ext_known = p, c->ext_cap = cap;
+    }
+    if (c->n_ext < c->ext_cap) c->ext_known[c->n_ext++] = m;   /* else: asked again next time */
+  }
+  pthread_mutex_unlock(&c->mu);
+  return true;
+}
+
+/* A waiting call's answer: the output's handle from ExtDone's spec. */
+static bool finish_waiting(struct bext_device *dev, struct bxrm_conn *c, const bext_ext_method *m, uint64_t out,
+                           Bxrm__Reply *r, void *call_out) {
+  if (r->body_case != BXRM__REPLY__BODY_EXT_DONE)
+    return bxr_error("%s: the server answered an extension call with something else", m->what);
+  const Bxrm__ExtDone *d = r->ext_done;
+  if (d->error[0]) return bxr_error("%s", d->error);
+  if (!out) return true;
+  if (d->dtype >= (uint32_t)BEXT_DTYPE_COUNT || d->n_shape > BEXT_MAX_RANK)
+    return bxr_error("%s: the server answered with a malformed output spec", m->what);
+  bext_tensor *t = bxrm_handle_new(dev, c, out, (bext_dtype)d->dtype, (int)d->n_shape, d->shape);
+  if (!t) return false;
+  *(bext_tensor **)call_out = t;
+  return true;
+}
+
+bool bxrm_ext_exec(struct bext_device *dev, bext_ext_call *call) {
+  const bext_ext_method *m = call->m;
+  struct bxrm_conn *c = dev->ctx;
+  if (!m->out_tensor && m->out_size)
+    return bxr_error("%s: a remote extension call returns one tensor or nothing; this method returns a value "
+                     "(struct, tuple, enum or plain value) the protocol does not carry yet",
+                     m->what);
+  bool streams = m->out_tensor && m->meta && m->meta_size == sizeof(bext_meta_spec);
+  bext_spec sp;
+  if (streams && !bxr_ext_meta_spec(m, call->args, &sp)) return false;
+  if (!find(c, m)) return false;
+
+  bext_ext_slot s[BEXT_EXT_MAX_SLOTS];
+  uint64_t ins[BEXT_EXT_MAX_SLOTS];
+  int n = m->in_slots(call->args, s);
+  for (int i = 0; i < n; i++) ins[i] = bxrm_id_of(*s[i].at);   /* dispatch checked: all on dev */
+  unsigned char abuf[256], *args = abuf;
+  size_t alen = m->args_encode(call->args, abuf, sizeof abuf);
+  if (alen > sizeof abuf) {
+    if (!(args = malloc(alen))) return bxr_error("%s: out of memory encoding its arguments", m->what);
+    m->args_encode(call->args, args, alen);
+  }
+
+  Bxrm__ExtCall x = BXRM__EXT_CALL__INIT;
+  x.trait = (char *)m->trait;
+  x.id = (char *)m->id;
+  x.n_in = (size_t)n;
+  x.in = ins;
+  x.args.data = args;
+  x.args.len = alen;
+  x.wait = !streams;
+  if (streams) {
+    x.dtype = (uint32_t)sp.dtype;
+    x.n_shape = (size_t)sp.rank;
+    x.shape = sp.shape;
+  }
+  Bxrm__Request req = BXRM__REQUEST__INIT;
+  req.body_case = BXRM__REQUEST__BODY_EXT_CALL;
+  req.ext_call = &x;
+
+  bool ok;
+  pthread_mutex_lock(&c->mu);
+  if (m->out_tensor) x.out = bxrm_conn_new_id(c);
+  if (streams) {
+    ok = bxrm_conn_send(c, m->what, &req, NULL, 0, true);
+    pthread_mutex_unlock(&c->mu);
+    bext_tensor *t = ok ? bxrm_handle_new(dev, c, x.out, sp.dtype, sp.rank, sp.shape) : NULL;
+    if (t) *(bext_tensor **)call->out = t;
+    ok = t != NULL;
+  } else {
+    pthread_mutex_unlock(&c->mu);
+    Bxrm__Reply *r = NULL;
+    ok = bxrm_conn_call(c, m->what, &req, &r, NULL, NULL) && finish_waiting(dev, c, m, x.out, r, call->out);
+    if (r) bxrm__reply__free_unpacked(r, NULL);
+  }
+  if (args != abuf) free(args);
+  return ok;
+}
