@@ -62,7 +62,8 @@ int bxc_int_kind_find(const char *name, uint32_t len);
     X("FloatTensor", TENSOR, BXC_TENSOR_FLOAT) X("IntTensor", TENSOR, BXC_TENSOR_INT)        \
     X("BoolTensor", TENSOR, BXC_TENSOR_BOOL) X("QuantizedTensor", TENSOR, BXC_TENSOR_QUANTIZED) \
     X("Shape", SHAPE, 0) X("DType", DTYPE, 0) X("TensorSpec", SPEC, 0) X("bool", BOOL, 0)
-#define BXC_BUILTIN_TYPES_TAIL(X) X("f32", FLOAT, BXC_F32) X("f64", FLOAT, BXC_F64)
+#define BXC_BUILTIN_TYPES_TAIL(X) \
+    X("f32", FLOAT, BXC_F32) X("f64", FLOAT, BXC_F64) X("f16", FLOAT, BXC_F16) X("bf16", FLOAT, BXC_BF16)
 
 typedef struct bxc_builtin_type {
     const char *name;

@@ -311,8 +311,8 @@ static bool kcoerce(kc *c, bxc_type *expected, bxc_type *found, bxc_span span) {
 
 /* ---- types as written ------------------------------------------------------------ */
 
-static const char *kernel_types_help = "kernels compute with bool, u8, i32, u32, i64, f32, f64 "
-                                       "and their type parameters";
+static const char *kernel_types_help = "kernels compute with bool, u8, i32, u32, i64, f16, bf16, "
+                                       "f32, f64 and their type parameters";
 
 /* A scalar type in a kernel: resolved by the checker, then restricted. */
 static bxc_type *scalar_ty(kc *c, bxc_tyexpr *te) {
@@ -990,8 +990,8 @@ static bool value_fits(bxc_type *t, int64_t v) {
 
 /* `#[cube(T = [u8, i32])]`: the dtypes a type parameter is instantiated
  * at, in this order, instead of its bound's defaults.  Each is a kernel
- * type the bound allows (Float: f32 f64; Int: u8 i32 u32 i64; Numeric:
- * both), named by the IR's type table. */
+ * type the bound allows (Float: f32 f64 f16 bf16; Int: u8 i32 u32 i64;
+ * Numeric: both), named by the IR's type table. */
 static bool generic_dtypes(kc *c, bxc_cube_generic *g, const bxc_expr *v) {
     const bxc_expr *const *elems = (const bxc_expr *const *)&v;
     uint32_t n = 1;
@@ -1011,7 +1011,7 @@ static bool generic_dtypes(kc *c, bxc_cube_generic *g, const bxc_expr *v) {
         unsigned t = BXK_TYPE_COUNT;
         if (e->kind == BXC_EXPR_PATH && e->path->segs.len == 1)
             for (unsigned k = 0; k < BXK_TYPE_COUNT; k++)
-                if (k != BXK_F16 && strcmp(bxk_type_name(k), e->path->segs.items[0].name) == 0) t = k;
+                if (strcmp(bxk_type_name(k), e->path->segs.items[0].name) == 0) t = k;
         bool fits = t < BXK_TYPE_COUNT &&
                     ((g->is_float && bxk_type_is_float(t)) || (g->is_int && bxk_type_is_int(t)));
         if (!fits) {
@@ -1019,8 +1019,8 @@ static bool generic_dtypes(kc *c, bxc_cube_generic *g, const bxc_expr *v) {
             bxc_diag *d = chk_error(c->cx, CHK_E_CUBE_COMPTIME, e->span,
                                     "`%s` cannot be instantiated at `%s`: expected %s", g->name,
                                     named ? e->path->segs.items[0].name : "this expression",
-                                    g->is_float && g->is_int ? "a number type (f32 f64 u8 i32 u32 i64)"
-                                    : g->is_float           ? "a float type (f32 f64)"
+                                    g->is_float && g->is_int ? "a number type (f32 f64 f16 bf16 u8 i32 u32 i64)"
+                                    : g->is_float           ? "a float type (f32 f64 f16 bf16)"
                                                             : "an integer type (u8 i32 u32 i64)");
             chk_help(c->cx, d, "its bound decides which kernel types it takes");
             ok = false;
@@ -1239,6 +1239,7 @@ static void check_kernel(chk_ctx *cx, chk_module *cm, bxc_item *it) {
     kc c = {.cx = cx, .cm = cm, .k = k};
     c.scope = bxc_scope_new(cx->arena, NULL);
     uint32_t before = cx->diags->errors;
+    cx->in_kernel++;
     bool sig_ok = generics(&c);
     sig_ok &= params(&c);
     sig_ok &= comptime_values(&c, chk_find_attr(&it->attrs, "cube") ? chk_find_attr(&it->attrs, "cube")
@@ -1253,6 +1254,7 @@ static void check_kernel(chk_ctx *cx, chk_module *cm, bxc_item *it) {
         default_literals(&c);
         chk_zonk_block(cx, it->fn->body);
     }
+    cx->in_kernel--;
     k->ok = sig_ok && !c.broken && cx->diags->errors == before;
     if (!cx->cubes) cx->cubes = bxc_arena_alloc(cx->arena, sizeof *cx->cubes);
     BXC_LIST_PUSH(cx->arena, cx->cubes, k);

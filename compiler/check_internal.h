@@ -116,6 +116,7 @@ typedef struct chk_ctx {
     uint32_t quiet;
     chk_feature *features;       /* every feature name met, newest first */
     struct bxc_cube_set *cubes;  /* `#[cube]` kernels checked (check_cube.c, cube.h) */
+    uint32_t in_kernel;          /* > 0 while checking a `#[cube]` fn: f16/bf16 resolve */
 } chk_ctx;
 
 /* The expression language is used in several places with slightly

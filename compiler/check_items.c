@@ -349,7 +349,12 @@ static bxc_type *resolve_path_type(chk_ctx *cx, chk_module *cm, bxc_tyexpr *ty,
          * methods' `FloatTensor<Self>`) an opaque parameter */
         t = cx->self_type ? cx->self_type : bxc_type_generic(cx->arena, name);
     } else if (n == 1 && builtin_type(name, &t, &takes_args)) {
-        /* builtin */
+        if (!cx->in_kernel && t->kind == BXC_TYPE_FLOAT && t->float_kind >= BXC_F16) {
+            bxc_diag *d = chk_error(cx, CHK_E_BAD_TYPE, p->span,
+                                    "`%s` is a kernel type: only `#[cube]` functions compute with it", name);
+            chk_help(cx, d, "write `f32` here; an f16 or bf16 tensor keeps its dtype");
+            return bxc_type_error();
+        }
     } else {
         chk_symbol *s = chk_lookup_path(cx, cm, p);
         if (s && s->kind == CHK_SYM_TYPE) {

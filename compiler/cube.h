@@ -30,7 +30,8 @@ struct chk_module;
 
 /* X(ENUM, "Bound", dtypes...): what a type parameter's bound allows and
  * the dtypes (enum bxk_type, without BXK_) a kernel is instantiated at,
- * in that order.  The IR's f16 has no front-end type yet (types.h). */
+ * in that order.  f16 and bf16 are taken only when a kernel lists them
+ * (`#[cube(F = [f32, f16])]`): most kernels need no 16-bit copies. */
 #define BXC_CUBE_BOUNDS(X)                                   \
     X(FLOAT, "Float", true, false, {BXK_F32, BXK_F64})       \
     X(INT, "Int", false, true, {BXK_I32, BXK_U32, BXK_I64})  \
@@ -130,6 +131,10 @@ int64_t bxc_cube_instance_value(const bxc_cube_kernel *k, uint32_t inst, uint32_
 const char *bxc_cube_instance_name(bxc_arena *a, const bxc_cube_kernel *k, uint32_t inst);
 
 /* ---- lower_kir.c ------------------------------------------------------- */
+
+/* The IR type (enum bxk_type) of a kernel type that is not a type
+ * parameter; BXK_VOID for anything else. */
+unsigned bxc_cube_concrete_type(bxc_type *t);
 
 /* One instantiation of a checked kernel (k->ok) as a verified IR kernel
  * (free with bxk_kernel_free), or NULL after reporting located errors on

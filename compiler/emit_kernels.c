@@ -42,7 +42,7 @@ static const char *scalar_ctype(const bxc_type *t) {
     t = bxc_type_resolve((bxc_type *)t);
     switch (t->kind) {
     case BXC_TYPE_BOOL: return "bool";
-    case BXC_TYPE_FLOAT: return t->float_kind == BXC_F32 ? "float" : "double";
+    case BXC_TYPE_FLOAT: return t->float_kind == BXC_F64 ? "double" : "float"; /* f16/bf16 too */
     case BXC_TYPE_INT: return bxc_int_kinds[t->int_kind].ctype;
     default: return "double";
     }
@@ -68,6 +68,7 @@ static const char *dtype_const(unsigned t) {
     case BXK_I32: return "BEXT_I32";
     case BXK_I64: return "BEXT_I64";
     case BXK_F16: return "BEXT_F16";
+    case BXK_BF16: return "BEXT_BF16";
     case BXK_F32: return "BEXT_F32";
     case BXK_F64: return "BEXT_F64";
     default: return NULL;
@@ -240,12 +241,11 @@ static void launcher(bxc_emit_ctx *cx, const bxc_cube_kernel *k, const char *tab
         if (g < 0) {
             /* the instantiation does not change a concrete type: any row's
              * IR type is its own */
-            bxc_type *t = bxc_type_resolve(v->type);
-            unsigned it = t->kind == BXC_TYPE_BOOL ? BXK_BOOL
-                        : t->kind == BXC_TYPE_FLOAT ? (t->float_kind == BXC_F32 ? BXK_F32 : BXK_F64)
-                        : t->int_kind == BXC_U8 ? BXK_U8 : t->int_kind == BXC_I32 ? BXK_I32
-                        : t->int_kind == BXC_U32 ? BXK_U32 : BXK_I64;
-            bxc_emit_printf(&body, "  s[%u].%s = %s;\n", v->slot, slot_member(it), cn);
+            unsigned it = bxc_cube_concrete_type(v->type);
+            if (bxk_type_is_half(it)) /* the 16 bits a tensor of that dtype stores */
+                bxc_emit_printf(&body, "  s[%u] = bext_kernel_scalar_of(%s, %s);\n", v->slot, dtype_const(it), cn);
+            else
+                bxc_emit_printf(&body, "  s[%u].%s = %s;\n", v->slot, slot_member(it), cn);
         } else { /* a double, stored the way the instantiation's dtype reads it */
             bxc_emit_printf(&body, "  s[%u] = bext_kernel_scalar_of((bext_dtype)inst[pick].dt[%d], %s);\n", v->slot, g,
                             cn);

@@ -43,13 +43,19 @@ static bxc_span span_of(struct bxk_loc l) {
     return s;
 }
 
-/* The IR type of a recorded front-end type in this instantiation. */
-static enum bxk_type ir_type(lk *L, bxc_type *t) {
+unsigned bxc_cube_concrete_type(bxc_type *t) {
     t = bxc_type_resolve(t);
     if (!t) return BXK_VOID;
     switch (t->kind) {
     case BXC_TYPE_BOOL: return BXK_BOOL;
-    case BXC_TYPE_FLOAT: return t->float_kind == BXC_F32 ? BXK_F32 : BXK_F64;
+    case BXC_TYPE_FLOAT:
+        switch (t->float_kind) {
+        case BXC_F32: return BXK_F32;
+        case BXC_F64: return BXK_F64;
+        case BXC_F16: return BXK_F16;
+        case BXC_BF16: return BXK_BF16;
+        default: return BXK_VOID;
+        }
     case BXC_TYPE_INT:
         switch (t->int_kind) {
         case BXC_U8: return BXK_U8;
@@ -58,13 +64,20 @@ static enum bxk_type ir_type(lk *L, bxc_type *t) {
         case BXC_I64: return BXK_I64;
         default: return BXK_VOID;
         }
-    case BXC_TYPE_GENERIC:
+    default: return BXK_VOID;
+    }
+}
+
+/* The IR type of a recorded front-end type in this instantiation. */
+static enum bxk_type ir_type(lk *L, bxc_type *t) {
+    t = bxc_type_resolve(t);
+    if (t && t->kind == BXC_TYPE_GENERIC) {
         for (uint32_t g = 0; g < L->ck->ngenerics; g++)
             if (strcmp(L->ck->generics[g].name, t->generic_name) == 0)
                 return (enum bxk_type)bxc_cube_instance_dtype(L->ck, L->inst, g);
         return BXK_VOID;
-    default: return BXK_VOID;
     }
+    return (enum bxk_type)bxc_cube_concrete_type(t);
 }
 
 static bool is_value_type(enum bxk_type t) { return t != BXK_VOID; }

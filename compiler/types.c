@@ -27,6 +27,8 @@ static bxc_type t_ints[BXC_INT_KIND_COUNT] = {
 static bxc_type t_floats[BXC_FLOAT_KIND_COUNT] = {
     {.kind = BXC_TYPE_FLOAT, .float_kind = BXC_F32},
     {.kind = BXC_TYPE_FLOAT, .float_kind = BXC_F64},
+    {.kind = BXC_TYPE_FLOAT, .float_kind = BXC_F16},
+    {.kind = BXC_TYPE_FLOAT, .float_kind = BXC_BF16},
 };
 static bxc_type t_tensors[BXC_TENSOR_KIND_COUNT] = {
     {.kind = BXC_TYPE_TENSOR, .tensor_kind = BXC_TENSOR_FLOAT},
@@ -272,7 +274,10 @@ const char *bxc_int_kind_name(bxc_int_kind k) {
     return k < BXC_INT_KIND_COUNT ? bxc_int_kinds[k].name : "?";
 }
 bool bxc_int_kind_signed(bxc_int_kind k) { return k < BXC_INT_KIND_COUNT && bxc_int_kinds[k].is_signed; }
-const char *bxc_float_kind_name(bxc_float_kind k) { return k == BXC_F32 ? "f32" : "f64"; }
+const char *bxc_float_kind_name(bxc_float_kind k) {
+    static const char *const names[BXC_FLOAT_KIND_COUNT] = {"f32", "f64", "f16", "bf16"};
+    return k < BXC_FLOAT_KIND_COUNT ? names[k] : "?";
+}
 
 const char *bxc_tensor_kind_name(bxc_tensor_kind k) {
     for (uint32_t i = 0; i < bxc_builtin_type_count; i++)

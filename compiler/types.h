@@ -70,7 +70,9 @@ typedef enum bxc_int_kind {
     BXC_INT_KIND_COUNT
 } bxc_int_kind;
 
-typedef enum bxc_float_kind { BXC_F32, BXC_F64, BXC_FLOAT_KIND_COUNT } bxc_float_kind;
+/* f16 and bf16 are kernel types only (language.md §8): the resolver
+ * refuses them outside `#[cube]` functions (check_items.c). */
+typedef enum bxc_float_kind { BXC_F32, BXC_F64, BXC_F16, BXC_BF16, BXC_FLOAT_KIND_COUNT } bxc_float_kind;
 
 /* ORDER: bxc_tensor_kind_name. */
 typedef enum bxc_tensor_kind {

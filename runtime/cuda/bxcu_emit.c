@@ -367,6 +367,11 @@ static bool is_ident(const char *n) {
 
 char *bxcu_emit(const struct bxk_kernel *k, bool prelude, struct bxk_diags *ds) {
   if (!bxk_verify(k, ds)) return NULL;
+  struct bxk_loc at;
+  if (bxk_kernel_uses_type(k, BXK_BF16, &at)) { /* bxk_scalar.h's bf16 is not pasted in as device code yet */
+    bxk_diag_add(ds, BXK_E_LOWER, at, 0, "kernel %s uses bf16, which the CUDA/HIP lowering cannot compile yet", k->name);
+    return NULL;
+  }
   if (!is_ident(k->name) || !strncmp(k->name, "bxcu_", 5) || !strncmp(k->name, "bxk_", 4)) {
     bxk_diag_add(ds, BXK_E_LOWER, (struct bxk_loc){0}, 0,
                  "kernel name %.60s: expected a C identifier outside bxcu_/bxk_", k->name);

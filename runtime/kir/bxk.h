@@ -32,8 +32,10 @@
 
 /* ----------------------------------------------------------------- types */
 /* X(ENUM, spelling, bits, kind).  ORDER TYPE: the serialized form stores
- * the enum value, so new types go at the end (vector width is the planned
- * extension: a lane count next to the type, not new enum rows). */
+ * the enum value, so new types go at the end (bf16 came in format version
+ * 2; vector width is the planned extension: a lane count next to the
+ * type, not new enum rows).  f16 and bf16 compute in f32 and round after
+ * every op (bxk_scalar.h). */
 #define BXK_TYPES(X)    \
   X(VOID, void, 0, 0)   \
   X(BOOL, bool, 1, 1)   \
@@ -43,7 +45,8 @@
   X(I64, i64, 64, 3)    \
   X(F16, f16, 16, 4)    \
   X(F32, f32, 32, 4)    \
-  X(F64, f64, 64, 4)
+  X(F64, f64, 64, 4)    \
+  X(BF16, bf16, 16, 4)
 
 enum bxk_type {
 #define BXK_X_(E, s, b, k) BXK_##E,
@@ -60,6 +63,8 @@ BXK_FUNC unsigned bxk_type_bits(unsigned t);
 BXK_FUNC bool bxk_type_is_float(unsigned t);
 BXK_FUNC bool bxk_type_is_int(unsigned t);      /* u8 i32 u32 i64 */
 BXK_FUNC bool bxk_type_is_signed(unsigned t);   /* i32 i64 */
+/* f16 or bf16: 16-bit storage, f32 arithmetic rounded after every op. */
+BXK_FUNC bool bxk_type_is_half(unsigned t);
 
 /* ------------------------------------------------------------ topology */
 /* X(ENUM, spelling).  ORDER TOPO (serialized).  UNIT_* vary between the
@@ -217,6 +222,12 @@ BXK_FUNC int bxk_add_local(struct bxk_kernel *k, enum bxk_type t);
 /* The type of value v, or BXK_VOID when v is not defined (yet).  O(size):
  * for tools and tests; passes keep their own tables. */
 BXK_FUNC enum bxk_type bxk_value_type(const struct bxk_kernel *k, bxk_val v);
+/* Where kernel k first uses type t (a binding, scalar, shared array or
+ * local declared with it, or an instruction that computes or casts from
+ * it): true with *where set (a declaration's location is the first
+ * instruction that refers to it, else {0}).  For lowerings that cannot
+ * compile a type yet and must say where it is used. */
+BXK_FUNC bool bxk_kernel_uses_type(const struct bxk_kernel *k, enum bxk_type t, struct bxk_loc *where);
 
 /* ------------------------------------------------------------- builder */
 /* Appends to blk.  Result types are inferred from the first operand (for
@@ -279,7 +290,9 @@ BXK_FUNC size_t bxk_print(const struct bxk_kernel *k, char *buf, size_t cap);
 BXK_FUNC char *bxk_print_alloc(const struct bxk_kernel *k);
 
 /* ----------------------------------------------------------- serializer */
-#define BXK_FORMAT_VERSION 1
+/* Version 2 added the type bf16 (ORDER TYPE row 9); the layout is
+ * version 1's, so version-1 blobs still read (without bf16). */
+#define BXK_FORMAT_VERSION 2
 /* malloc'd bytes (free()); NULL when out of memory.  Only a verified
  * kernel is guaranteed to read back: an unverified one (a value defined
  * twice, a constant of type void) is written as it stands, and

@@ -27,10 +27,11 @@
  *     shr is arithmetic for signed types, logical for unsigned;
  *   - casts: float->int NaN->0, truncate toward zero, saturate to the
  *     target range; int->int wraps; ->bool is x != 0; bool->x is 0 or 1;
- *     int->f16 and f64->f16 go through f32 (as the runtime's stores do);
- *     f16 rounds to nearest even; bf16 is the top half of an f32, rounded
- *     to nearest even on the bits, NaN made quiet;
- *   - f16 arithmetic is f32 arithmetic rounded to f16 after every op;
+ *     int->f16/bf16 and f64->f16/bf16 go through f32 (as the runtime's
+ *     stores do); f16 rounds to nearest even; bf16 is the top half of an
+ *     f32, rounded to nearest even on the bits, NaN made quiet;
+ *   - f16 and bf16 arithmetic is f32 arithmetic rounded to the type after
+ *     every op (comparisons compare the f32 values);
  *   - transcendental functions (exp log sin erf ...) are libm's for the
  *     type; their last-bit results are not part of this contract.
  */
@@ -98,6 +99,9 @@ BXK_SCALAR_FN uint16_t bxk_f32_to_bf16(float f) {
   if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x40u);
   return (uint16_t)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
 }
+
+/* The bf16 value nearest to x (as a float): how bf16 arithmetic rounds. */
+BXK_SCALAR_FN float bxk_round_bf16(float x) { return bxk_bf16_to_f32(bxk_f32_to_bf16(x)); }
 
 /* -------------------------------------------------------------- floats */
 
@@ -216,5 +220,9 @@ BXK_SCALAR_FN uint8_t bxk_f64_to_u8(double v) {
 BXK_SCALAR_FN uint16_t bxk_i64_to_f16(int64_t v) { return bxk_f32_to_f16((float)v); }
 BXK_SCALAR_FN uint16_t bxk_u64_to_f16(uint64_t v) { return bxk_f32_to_f16((float)v); }
 BXK_SCALAR_FN uint16_t bxk_f64_to_f16(double v) { return bxk_f32_to_f16((float)v); }
+/* The same for bf16. */
+BXK_SCALAR_FN uint16_t bxk_i64_to_bf16(int64_t v) { return bxk_f32_to_bf16((float)v); }
+BXK_SCALAR_FN uint16_t bxk_u64_to_bf16(uint64_t v) { return bxk_f32_to_bf16((float)v); }
+BXK_SCALAR_FN uint16_t bxk_f64_to_bf16(double v) { return bxk_f32_to_bf16((float)v); }
 
 #endif

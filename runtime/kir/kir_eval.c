@@ -13,10 +13,16 @@ union bxk_lit bxk_lit_norm(enum bxk_type t, union bxk_lit a) {
   case BXK_I32: a.i = (int32_t)(uint32_t)a.u; break;
   case BXK_U32: a.u &= 0xffffffffu; break;
   case BXK_F16: a.f = bxk_f16_to_f32(bxk_f64_to_f16(a.f)); break;
+  case BXK_BF16: a.f = bxk_bf16_to_f32(bxk_f64_to_bf16(a.f)); break;
   case BXK_F32: a.f = (float)a.f; break;
   default: break;
   }
   return a;
+}
+
+/* f16 and bf16 compute in f32 and round after every op. */
+static float round_half(enum bxk_type t, float r) {
+  return t == BXK_F16 ? bxk_round_f16(r) : t == BXK_BF16 ? bxk_round_bf16(r) : r;
 }
 
 /* -------------------------------------------------------------- binary */
@@ -79,10 +85,10 @@ bool bxk_eval_bin(enum bxk_op op, enum bxk_type t, union bxk_lit a, union bxk_li
     if (c < 0) out->f = r;
     break;
   }
-  case BXK_F32: case BXK_F16: {
+  case BXK_F32: case BXK_F16: case BXK_BF16: {
     float x = (float)a.f, y = (float)b.f, r = 0;
     FBIN(float, f32, powf)
-    if (c < 0) out->f = t == BXK_F16 ? bxk_round_f16(r) : r;
+    if (c < 0) out->f = round_half(t, r);
     break;
   }
   case BXK_I32: IBIN(int32_t, i32, i)
@@ -151,10 +157,10 @@ bool bxk_eval_un(enum bxk_op op, enum bxk_type t, union bxk_lit a, union bxk_lit
     out->f = r;
     return true;
   }
-  case BXK_F32: case BXK_F16: {
+  case BXK_F32: case BXK_F16: case BXK_BF16: {
     float x = (float)a.f, r;
     FUN(f32, f)
-    out->f = t == BXK_F16 ? bxk_round_f16(r) : r;
+    out->f = round_half(t, r);
     return true;
   }
   case BXK_I32: IUN(int32_t, i32, i)
@@ -185,7 +191,7 @@ bool bxk_eval_cast(enum bxk_type to, enum bxk_type from, union bxk_lit a, union 
     case BXK_I64: out->i = bxk_f64_to_i64(a.f); break;
     case BXK_U32: out->u = bxk_f64_to_u32(a.f); break;
     case BXK_U8: out->u = bxk_f64_to_u8(a.f); break;
-    case BXK_F16: out->f = bxk_f16_to_f32(bxk_f64_to_f16(a.f)); break;
+    case BXK_F16: case BXK_BF16: out->f = bxk_lit_norm(to, a).f; break;
     case BXK_F32: out->f = (float)a.f; break;
     default: out->f = a.f; break;
     }
@@ -195,6 +201,7 @@ bool bxk_eval_cast(enum bxk_type to, enum bxk_type from, union bxk_lit a, union 
   bool s = bxk_type_is_signed(from);
   switch (to) {
   case BXK_F16: out->f = bxk_f16_to_f32(s ? bxk_i64_to_f16(a.i) : bxk_u64_to_f16(a.u)); break;
+  case BXK_BF16: out->f = bxk_bf16_to_f32(s ? bxk_i64_to_bf16(a.i) : bxk_u64_to_bf16(a.u)); break;
   case BXK_F32: out->f = s ? (float)a.i : (float)a.u; break;
   case BXK_F64: out->f = s ? (double)a.i : (double)a.u; break;
   default: *out = bxk_lit_norm(to, a); break;  /* int -> int wraps */

@@ -25,6 +25,7 @@ unsigned bxk_type_bits(unsigned t) { return t < BXK_TYPE_COUNT ? type_tab[t].bit
 bool bxk_type_is_float(unsigned t) { return t < BXK_TYPE_COUNT && type_tab[t].kind == 4; }
 bool bxk_type_is_int(unsigned t) { return t < BXK_TYPE_COUNT && (type_tab[t].kind == 2 || type_tab[t].kind == 3); }
 bool bxk_type_is_signed(unsigned t) { return t < BXK_TYPE_COUNT && type_tab[t].kind == 3; }
+bool bxk_type_is_half(unsigned t) { return t == BXK_F16 || t == BXK_BF16; }
 
 static const char *const topo_tab[] = {
 #define BXK_X_(E, s) [BXK_TOPO_##E] = #s,
@@ -214,4 +215,46 @@ enum bxk_type bxk_value_type(const struct bxk_kernel *k, bxk_val v) {
   if (v < k->cap_vtype) return (enum bxk_type)k->vtype[v];
   const struct bxk_inst *d = find_def(&k->body, v, 0);
   return d ? (enum bxk_type)d->type : BXK_VOID;
+}
+
+/* The type of what an instruction reads from a declaration (a binding,
+ * scalar, shared array or local), or BXK_VOID. */
+static enum bxk_type decl_type(const struct bxk_kernel *k, const struct bxk_inst *i) {
+  uint64_t x = i->imm.u;
+  switch (bxk_opinfo[i->op].cls) {
+  case BXK_C_LOAD: case BXK_C_STORE: case BXK_C_QUERY: case BXK_C_AXIS:
+    return x < k->nbind ? (enum bxk_type)k->bind[x].elem : BXK_VOID;
+  case BXK_C_SCALAR: return x < k->nscalar ? (enum bxk_type)k->scalar[x] : BXK_VOID;
+  case BXK_C_SLOAD: case BXK_C_SSTORE: return x < k->nshared ? (enum bxk_type)k->shared[x].elem : BXK_VOID;
+  case BXK_C_GET: case BXK_C_SET: return x < k->nlocal ? (enum bxk_type)k->local[x] : BXK_VOID;
+  default: return BXK_VOID;
+  }
+}
+
+static const struct bxk_inst *first_use(const struct bxk_kernel *k, const struct bxk_block *b,
+                                        enum bxk_type t, int depth) {
+  if (depth > BXK_MAX_DEPTH) return NULL;
+  for (const struct bxk_inst *i = b->first; i; i = i->next) {
+    if (!bxk_op_valid(i->op)) continue;
+    if (i->type == t || decl_type(k, i) == t ||
+        (i->op == BXK_OP_CAST && bxk_value_type(k, i->arg[0]) == t))
+      return i;
+    for (int j = 0; j < 2; j++)
+      if (i->blk[j]) {
+        const struct bxk_inst *u = first_use(k, i->blk[j], t, depth + 1);
+        if (u) return u;
+      }
+  }
+  return NULL;
+}
+
+bool bxk_kernel_uses_type(const struct bxk_kernel *k, enum bxk_type t, struct bxk_loc *where) {
+  const struct bxk_inst *u = first_use(k, &k->body, t, 0);
+  bool declared = false;
+  for (uint32_t j = 0; j < k->nbind; j++) declared |= k->bind[j].elem == t;
+  for (uint32_t j = 0; j < k->nscalar; j++) declared |= k->scalar[j] == t;
+  for (uint32_t j = 0; j < k->nshared; j++) declared |= k->shared[j].elem == t;
+  for (uint32_t j = 0; j < k->nlocal; j++) declared |= k->local[j] == t;
+  if (where) *where = u ? u->loc : (struct bxk_loc){0};
+  return u || declared;
 }

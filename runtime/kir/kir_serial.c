@@ -16,7 +16,9 @@
  *            v file, v offset, v length, then its nested blocks.
  * The reader trusts nothing: counts are bounded by the bytes left, nesting
  * by BXK_MAX_DEPTH, ids by the value count; any violation is a FORMAT
- * diagnostic naming the byte offset.  Version 1 is the first. */
+ * diagnostic naming the byte offset.  Version 1 is the first; version 2
+ * added the type bf16 and reads version 1 blobs too (a bf16 in one is an
+ * unknown type). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -136,6 +138,7 @@ struct rd {
   size_t n, at;
   struct bxk_diags *ds;
   struct bxk_kernel *k;
+  unsigned ver;            /* the blob's format version (1 has no bf16) */
   bool bad;
 };
 
@@ -177,9 +180,10 @@ static uint32_t rcount(struct rd *r, size_t min_bytes, const char *what) {
   return (uint32_t)rvar(r, (r->n - r->at) / min_bytes, what);
 }
 
+/* Version 1 predates bf16 (ORDER TYPE row 9). */
 static uint8_t rtype(struct rd *r) {
   uint8_t t = rbyte(r);
-  if (t >= BXK_TYPE_COUNT) fail(r, "unknown type");
+  if (t >= BXK_TYPE_COUNT || (r->ver < 2 && t == BXK_BF16)) fail(r, "unknown type");
   return t;
 }
 
@@ -237,12 +241,13 @@ struct bxk_kernel *bxk_deserialize(const uint8_t *p, size_t len, struct bxk_diag
     return NULL;
   }
   unsigned ver = p[6] | (unsigned)p[7] << 8;
-  if (ver != BXK_FORMAT_VERSION) {
+  if (ver < 1 || ver > BXK_FORMAT_VERSION) {
     bxk_diag_add(ds, BXK_E_VERSION, (struct bxk_loc){0}, 0,
-                 "kernel IR format version %u is not supported (this build reads version %u)",
+                 "kernel IR format version %u is not supported (this build reads versions 1 to %u)",
                  ver, BXK_FORMAT_VERSION);
     return NULL;
   }
+  r.ver = ver;
   uint32_t plen = 0, sum = 0;
   for (int i = 0; i < 4; i++) plen |= (uint32_t)p[8 + i] << (8 * i);
   for (int i = 0; i < 4; i++) sum |= (uint32_t)p[12 + i] << (8 * i);

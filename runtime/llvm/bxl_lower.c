@@ -12,7 +12,12 @@
  * Every op follows bxk_scalar.h exactly (tests/kir/test_llvm_jit.c checks
  * element by element): integer division and rem guard 0 and -1 with
  * selects, rem is floored, max/min are compare+select with NaN winning,
- * float->int casts are llvm.fpto[su]i.sat, f16 math runs in f32.
+ * float->int casts are llvm.fpto[su]i.sat, f16 and bf16 math runs in f32.
+ * f16 values are LLVM `half`; bf16 values are their i16 bits (LLVM's
+ * `bfloat` conversions are not the header's: its NaN rule differs, and
+ * x86-64 without AVX512-BF16 calls a runtime helper), widened by a shift
+ * and narrowed with bxk_f32_to_bf16's rounding written out in integer ops,
+ * which vectorize.
  * Reads of the ABI structs (bindings, scalars, grid) carry
  * !invariant.load: they cannot change during a call, and saying so lets
  * LICM hoist them out of the unit loop past the kernel's own stores. */
@@ -20,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bxk_scalar.h"
 #include "bxl_internal.h"
 
 struct lw {
@@ -35,7 +41,7 @@ struct lw {
   uint32_t *shoff;                       /* byte offset of each shared array */
   struct { LLVMBasicBlockRef cont, brk; } loops[66];
   int nloops;
-  LLVMTypeRef i1, i8, i32, i64, f16, f32, f64, ptr, voidt, bindt;
+  LLVMTypeRef i1, i8, i16, i32, i64, f16, f32, f64, ptr, voidt, bindt;
   unsigned invariant_kind;
   bool ok;
 };
@@ -47,6 +53,7 @@ static LLVMTypeRef lty(struct lw *L, unsigned t) {
   case BXK_I32: case BXK_U32: return L->i32;
   case BXK_I64: return L->i64;
   case BXK_F16: return L->f16;
+  case BXK_BF16: return L->i16;  /* the bits */
   case BXK_F32: return L->f32;
   case BXK_F64: return L->f64;
   default: return L->voidt;
@@ -233,11 +240,34 @@ static LLVMValueRef shared_ptr(struct lw *L, uint32_t j) {
 
 static LLVMValueRef fconst(LLVMTypeRef t, double v) { return LLVMConstReal(t, v); }
 
-/* f16 math runs in f32 and rounds back after every op (bxk_scalar.h). */
+/* f16 and bf16 math runs in f32 and rounds back after every op
+ * (bxk_scalar.h).  A bf16 is the top half of an f32: widening is exact. */
 static LLVMValueRef widen(struct lw *L, unsigned t, LLVMValueRef x) {
+  if (t == BXK_BF16) {
+    LLVMValueRef w = LLVMBuildShl(L->b, LLVMBuildZExt(L->b, x, L->i32, ""), c32(L, 16), "");
+    return LLVMBuildBitCast(L->b, w, L->f32, "");
+  }
   return t == BXK_F16 ? LLVMBuildFPExt(L->b, x, L->f32, "") : x;
 }
+
+/* f32 -> bf16 bits, bxk_f32_to_bf16 step by step: NaN keeps its top bits,
+ * made quiet; everything else rounds to nearest even on the bits (a carry
+ * into the exponent is right, and overflows to inf). */
+static LLVMValueRef to_bf16(struct lw *L, LLVMValueRef f) {
+  LLVMBuilderRef b = L->b;
+  LLVMValueRef x = LLVMBuildBitCast(b, f, L->i32, "");
+  LLVMValueRef hi = LLVMBuildLShr(b, x, c32(L, 16), "");
+  LLVMValueRef nan = LLVMBuildICmp(b, LLVMIntUGT, LLVMBuildAnd(b, x, c32(L, 0x7fffffffu), ""),
+                                   c32(L, 0x7f800000u), "");
+  LLVMValueRef up = LLVMBuildAdd(b, LLVMBuildAdd(b, x, c32(L, 0x7fffu), ""),
+                                 LLVMBuildAnd(b, hi, c32(L, 1), ""), "");
+  LLVMValueRef r = LLVMBuildSelect(b, nan, LLVMBuildOr(b, hi, c32(L, 0x40), ""),
+                                   LLVMBuildLShr(b, up, c32(L, 16), ""), "");
+  return LLVMBuildTrunc(b, r, L->i16, "");
+}
+
 static LLVMValueRef narrow(struct lw *L, unsigned t, LLVMValueRef x) {
+  if (t == BXK_BF16) return to_bf16(L, x);
   return t == BXK_F16 ? LLVMBuildFPTrunc(L->b, x, L->f16, "") : x;
 }
 
@@ -344,6 +374,7 @@ static LLVMValueRef ibin(struct lw *L, unsigned op, unsigned t, LLVMValueRef x, 
 }
 
 static LLVMValueRef cmp(struct lw *L, unsigned op, unsigned t, LLVMValueRef x, LLVMValueRef y) {
+  if (t == BXK_BF16) x = widen(L, t, x), y = widen(L, t, y), t = BXK_F32; /* bits do not compare */
   if (bxk_type_is_float(t)) {
     static const LLVMRealPredicate fp[] = {LLVMRealOEQ, LLVMRealUNE, LLVMRealOLT,
                                            LLVMRealOLE, LLVMRealOGT, LLVMRealOGE};
@@ -409,6 +440,11 @@ static LLVMValueRef cast(struct lw *L, unsigned to, unsigned from, LLVMValueRef 
   LLVMBuilderRef b = L->b;
   LLVMTypeRef tt = lty(L, to);
   if (to == from) return x;
+  /* bf16 as an f32 (exact); anything to bf16 goes through f32, as the
+   * header's int and f64 conversions do */
+  if (from == BXK_BF16) x = widen(L, from, x), from = BXK_F32;
+  if (to == BXK_BF16) return narrow(L, to, cast(L, BXK_F32, from, x));
+  if (to == from) return x;
   if (to == BXK_BOOL)
     return bxk_type_is_float(from) ? LLVMBuildFCmp(b, LLVMRealUNE, x, fconst(LLVMTypeOf(x), 0), "")
                                    : LLVMBuildICmp(b, LLVMIntNE, x, LLVMConstInt(LLVMTypeOf(x), 0, 0), "");
@@ -465,8 +501,9 @@ static void inst(struct lw *L, const struct bxk_inst *i) {
   LLVMValueRef r = NULL;
   switch (bxk_opinfo[op].cls) {
   case BXK_C_CONST:
-    r = bxk_type_is_float(t) ? LLVMConstReal(lty(L, t), i->imm.f)
-                             : LLVMConstInt(lty(L, t), i->imm.u, bxk_type_is_signed(t));
+    r = t == BXK_BF16 ? LLVMConstInt(L->i16, bxk_f64_to_bf16(i->imm.f), 0)
+        : bxk_type_is_float(t) ? LLVMConstReal(lty(L, t), i->imm.f)
+                               : LLVMConstInt(lty(L, t), i->imm.u, bxk_type_is_signed(t));
     break;
   case BXK_C_SCALAR: {
     LLVMValueRef off = LLVMConstInt(L->i64, 8 * i->imm.u, 0);
@@ -766,6 +803,7 @@ bool bxl_lower(struct bxl_cg *cg, const struct bxk_kernel *k, const char *symbol
   struct lw L = {.cg = cg, .k = k, .b = cg->b, .ok = true};
   L.i1 = LLVMInt1TypeInContext(ctx);
   L.i8 = LLVMInt8TypeInContext(ctx);
+  L.i16 = LLVMInt16TypeInContext(ctx);
   L.i32 = LLVMInt32TypeInContext(ctx);
   L.i64 = LLVMInt64TypeInContext(ctx);
   L.f16 = LLVMHalfTypeInContext(ctx);

@@ -92,6 +92,7 @@ static bext_dtype dtype_of(unsigned t) {
   case BXK_I32: return BEXT_I32;
   case BXK_I64: return BEXT_I64;
   case BXK_F16: return BEXT_F16;
+  case BXK_BF16: return BEXT_BF16;
   case BXK_F32: return BEXT_F32;
   case BXK_F64: return BEXT_F64;
   default: return BEXT_DTYPE_COUNT;   /* u32: no tensor dtype holds it */

@@ -556,6 +556,11 @@ bool bxvk_emit(const struct bxk_kernel *k, struct bxvk_spirv *out, struct bxk_di
     return false;
   }
   if (!bxk_verify(k, ds)) return false;
+  struct bxk_loc at;
+  if (bxk_kernel_uses_type(k, BXK_BF16, &at)) { /* no bf16 in SPIR-V 1.3 (SPV_KHR_bfloat16 is new) */
+    bxk_diag_add(ds, BXK_E_LOWER, at, 0, "kernel %s uses bf16, which the SPIR-V lowering cannot compile yet", k->name);
+    return false;
+  }
   struct bxvk_em e = {.k = k, .ds = ds, .next = 1};
   if (k->nscalar > BXVK_MAX_SCALARS) {
     bxvk_fail(&e, NULL, "has %u scalar parameters; the Vulkan lowering passes at most %u (push constants)",

@@ -400,7 +400,10 @@ Test(check, builtin_types_table_resolves_and_prints) {
     for (uint32_t i = 0; i < bxc_builtin_type_count; i++) {
         const char *n = bxc_builtin_types[i].name;
         cr_assert_str_eq(tn(bxc_type_builtin(&bxc_builtin_types[i])), n);
-        len += (size_t)snprintf(src + len, sizeof src - len, "type A%u = %s;\n", i, n);
+        /* f16 and bf16 resolve in kernels only (language.md §8) */
+        bool kernel_only = bxc_builtin_types[i].kind == BXC_TYPE_FLOAT && bxc_builtin_types[i].sub >= BXC_F16;
+        len += (size_t)snprintf(src + len, sizeof src - len,
+                                kernel_only ? "#[cube]\nfn k%u(x: %s) {}\n" : "type A%u = %s;\n", i, n);
     }
     cr_assert(check_text(src), "%s", all_messages());
     for (int k = 0; k < BXC_INT_KIND_COUNT; k++) {

@@ -238,6 +238,15 @@ Test(cuda, rejects_unverified_and_bad_names) {
   cr_expect_null(bxcu_emit(k, true, &ds));
   cr_expect_str_eq(bxk_err_code(ds.d[0].err), "K0007");
   bxk_kernel_free(k);
+  /* bf16 is refused by name, at the first instruction that uses it */
+  ds = (struct bxk_diags){0};
+  k = sample_gelu(BXK_BF16);
+  cr_expect_null(bxcu_emit(k, true, &ds));
+  cr_assert_eq(ds.n, 1);
+  cr_expect_str_eq(bxk_err_code(ds.d[0].err), "K0013");
+  cr_expect(strstr(ds.d[0].msg, "kernel gelu uses bf16, which the CUDA/HIP lowering cannot compile yet"), "%s",
+            ds.d[0].msg);
+  bxk_kernel_free(k);
 }
 
 /* ---------------------------------------------------------------- NVRTC */

@@ -191,7 +191,10 @@ static struct bxk_kernel *mk_loops(void) { return sample_loops(); }
 static struct bxk_kernel *mk_topo(void) { return sample_topo(); }
 static struct bxk_kernel *mk_shared(void) { return sample_shared_sum(); }
 static struct bxk_kernel *mk_cast(void) { return sample_cast(BXK_I64, BXK_F64); }
-static const maker makers[] = {mk_add, mk_gelu, mk_loops, mk_topo, mk_shared, mk_cast};
+static struct bxk_kernel *mk_gelu_bf16(void) { return sample_gelu(BXK_BF16); }
+static struct bxk_kernel *mk_cast_bf16(void) { return sample_cast(BXK_BF16, BXK_F64); }
+static const maker makers[] = {mk_add, mk_gelu, mk_loops, mk_topo, mk_shared, mk_cast, mk_gelu_bf16,
+                               mk_cast_bf16};
 
 Test(kir_serial, round_trip_exact) {
   for (size_t m = 0; m < sizeof makers / sizeof makers[0]; m++) {
@@ -239,9 +242,26 @@ Test(kir_serial, bad_inputs_named) {
   c[0] = 'X';
   expect_reject(c, len, BXK_E_FORMAT, "not a kernel IR blob");
   memcpy(c, blob, len);
-  c[6] = 2;
+  c[6] = 3;
   expect_reject(c, len, BXK_E_VERSION,
-                "kernel IR format version 2 is not supported (this build reads version 1)");
+                "kernel IR format version 3 is not supported (this build reads versions 1 to 2)");
+  c[6] = 0;
+  expect_reject(c, len, BXK_E_VERSION, "format version 0 is not supported");
+  /* version 1 (before bf16) still reads: the layout is the same */
+  memcpy(c, blob, len);
+  c[6] = 1;
+  struct bxk_diags ds1 = {0};
+  struct bxk_kernel *old = bxk_deserialize(c, len, &ds1);
+  cr_expect(old != NULL && ds1.n == 0, "a version-1 blob reads");
+  bxk_kernel_free(old);
+  /* ... but bf16 did not exist in version 1 */
+  struct bxk_kernel *kb = sample_gelu(BXK_BF16);
+  size_t lb;
+  uint8_t *bb = bxk_serialize(kb, &lb);
+  bb[6] = 1;
+  expect_reject(bb, lb, BXK_E_FORMAT, "unknown type");
+  free(bb);
+  bxk_kernel_free(kb);
   memcpy(c, blob, len);
   c[len / 2] ^= 0x40;
   expect_reject(c, len, BXK_E_FORMAT, "checksum mismatch");

@@ -217,6 +217,7 @@ static void put_lit(unsigned t, void *p, size_t i, union bxk_lit v) {
   case BXK_U32: ((uint32_t *)p)[i] = (uint32_t)v.u; break;
   case BXK_I64: ((int64_t *)p)[i] = v.i; break;
   case BXK_F16: ((uint16_t *)p)[i] = bxk_f32_to_f16((float)v.f); break;
+  case BXK_BF16: ((uint16_t *)p)[i] = bxk_f32_to_bf16((float)v.f); break;
   case BXK_F32: ((float *)p)[i] = (float)v.f; break;
   case BXK_F64: ((double *)p)[i] = v.f; break;
   }
@@ -230,6 +231,7 @@ static union bxk_lit get_lit(unsigned t, const void *p, size_t i) {
   case BXK_U32: v.u = ((const uint32_t *)p)[i]; break;
   case BXK_I64: v.i = ((const int64_t *)p)[i]; break;
   case BXK_F16: v.f = bxk_f16_to_f32(((const uint16_t *)p)[i]); break;
+  case BXK_BF16: v.f = bxk_bf16_to_f32(((const uint16_t *)p)[i]); break;
   case BXK_F32: v.f = ((const float *)p)[i]; break;
   case BXK_F64: v.f = ((const double *)p)[i]; break;
   }
@@ -270,7 +272,7 @@ static bool libm_op(unsigned op) {
 static bool same_op(unsigned op, unsigned t, union bxk_lit a, union bxk_lit b) {
   if (same(t, a, b)) return true;
   if (!libm_op(op) || !bxk_type_is_float(t) || a.f != a.f || b.f != b.f || isinf(a.f) || isinf(b.f)) return false;
-  int mant = t == BXK_F16 ? 10 : t == BXK_F32 ? 23 : 52;
+  int mant = t == BXK_F16 ? 10 : t == BXK_BF16 ? 7 : t == BXK_F32 ? 23 : 52;
   int e;
   frexp(fmax(fabs(a.f), fabs(b.f)), &e);
   double ulp = ldexp(1, e - 1 - mant);
@@ -377,42 +379,43 @@ static void check_uns(unsigned t) {
   for (unsigned j = 0; j < 1 + nops; j++) free(mem[j]);
 }
 
-static const unsigned types[] = {BXK_BOOL, BXK_U8, BXK_I32, BXK_U32, BXK_I64, BXK_F16, BXK_F32, BXK_F64};
+static const unsigned types[] = {BXK_BOOL, BXK_U8, BXK_I32, BXK_U32, BXK_I64, BXK_F16, BXK_F32, BXK_F64, BXK_BF16};
+#define NTYPES (sizeof types / sizeof types[0])
 
 Test(llvm, binary_ops_match_header) {
   mismatches = 0;
-  for (size_t t = 0; t < 8; t++) check_bins(types[t]);
+  for (size_t t = 0; t < NTYPES; t++) check_bins(types[t]);
   cr_expect_eq(mismatches, 0, "%d elements differ from bxk_scalar.h", mismatches);
 }
 
 Test(llvm, unary_ops_match_header) {
   mismatches = 0;
-  for (size_t t = 0; t < 8; t++) check_uns(types[t]);
+  for (size_t t = 0; t < NTYPES; t++) check_uns(types[t]);
   cr_expect_eq(mismatches, 0, "%d elements differ from bxk_scalar.h", mismatches);
 }
 
 /* One kernel per source type casts to every type. */
 Test(llvm, casts_match_header) {
   mismatches = 0;
-  for (size_t f = 0; f < 8; f++) {
+  for (size_t f = 0; f < NTYPES; f++) {
     unsigned from = types[f];
     struct bxk_kernel *k = bxk_kernel_new("casts");
     int a = bxk_add_binding(k, (enum bxk_type)from, 1, false);
     struct bxk_builder B = bxk_builder_at(k, NULL);
     bxk_val pos = bxk_topo(&B, BXK_TOPO_ABSOLUTE_POS);
     bxk_val x = bxk_load(&B, a, pos);
-    for (size_t t = 0; t < 8; t++) {
+    for (size_t t = 0; t < NTYPES; t++) {
       int o = bxk_add_binding(k, (enum bxk_type)types[t], 1, true);
       bxk_store(&B, o, pos, bxk_cast(&B, (enum bxk_type)types[t], x));
     }
     bxl_kernel_fn fn = compile(k);
     size_t n = nvals(from);
-    struct bxl_binding bs[9];
-    void *mem[9];
-    for (int j = 0; j < 9; j++) bs[j] = bind(mem[j] = malloc(n * 8), (uint32_t)n);
+    struct bxl_binding bs[1 + NTYPES];
+    void *mem[1 + NTYPES];
+    for (size_t j = 0; j < 1 + NTYPES; j++) bs[j] = bind(mem[j] = malloc(n * 8), (uint32_t)n);
     for (size_t i = 0; i < n; i++) put_lit(from, mem[0], i, val(from, i));
     run1d(fn, bs, NULL, (uint32_t)n, 16);
-    for (size_t t = 0; t < 8; t++)
+    for (size_t t = 0; t < NTYPES; t++)
       for (size_t i = 0; i < n; i++) {
         unsigned to = types[t];
         union bxk_lit x = get_lit(from, mem[0], i), want = {0};
@@ -424,7 +427,7 @@ Test(llvm, casts_match_header) {
           report(what, from, to, x, x, got, want);
         }
       }
-    for (int j = 0; j < 9; j++) free(mem[j]);
+    for (size_t j = 0; j < 1 + NTYPES; j++) free(mem[j]);
   }
   cr_expect_eq(mismatches, 0, "%d elements differ from bxk_scalar.h", mismatches);
 }

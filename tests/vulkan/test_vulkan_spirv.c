@@ -102,6 +102,20 @@ Test(spirv, refusals_are_named) {
   memset(&ds, 0, sizeof ds);
   cr_assert_not(bxvk_emit(NULL, &m, &ds));
   cr_assert_eq(ds.n, 1);
+
+  /* bf16 is refused by name, located at the first instruction that uses it */
+  k = sample_cast(BXK_BF16, BXK_F32);
+  struct bxk_loc here = {1, 40, 7};
+  for (struct bxk_inst *i = k->body.first; i; i = i->next)
+    if (i->op == BXK_OP_CAST) i->loc = here;
+  memset(&ds, 0, sizeof ds);
+  cr_assert_not(bxvk_emit(k, &m, &ds));
+  cr_assert_eq(ds.n, 1);
+  cr_expect_eq(ds.d[0].err, BXK_E_LOWER);
+  cr_expect(strstr(ds.d[0].msg, "kernel cast uses bf16, which the SPIR-V lowering cannot compile yet"), "%s",
+            ds.d[0].msg);
+  cr_expect(ds.d[0].loc.off == 40 && ds.d[0].loc.len == 7, "located at the cast");
+  bxk_kernel_free(k);
 }
 
 /* The validator is a real check: a module with a damaged instruction
