@@ -64,8 +64,8 @@ BXR_FUNC bool cube_launch_flat(struct bext_device *dev, struct bxr_kernel *k, ui
 /* A new contiguous tensor of spec on dev (contents undefined). */
 BXR_FUNC bext_tensor *cube_alloc(struct bext_device *dev, const bext_spec *spec);
 
-/* The kernels' element types (bool u8 i32 i64 f32 f64: the IR's types
- * that a tensor dtype holds); f16 and bf16 are not (yet). */
+/* The kernels' element types (bool u8 i32 i64 f16 bf16 f32 f64: the IR's
+ * types that a tensor dtype holds, which is every dtype). */
 BXR_FUNC bool cube_dtype_ok(bext_dtype dt);
 /* The IR spelling of a dtype in instantiation names ("f32", "bool"). */
 BXR_FUNC const char *cube_dtype_name(bext_dtype dt);

@@ -16,7 +16,7 @@
  * into 64-unit chunks anyway; GPUs want a few warps. */
 #define CUBE_EW_DIM 256
 
-bool cube_dtype_ok(bext_dtype dt) { return dt != BEXT_F16 && dt != BEXT_BF16 && dt < BEXT_DTYPE_COUNT; }
+bool cube_dtype_ok(bext_dtype dt) { return dt < BEXT_DTYPE_COUNT; }
 
 const char *cube_dtype_name(bext_dtype dt) { return bext_dtype_name(dt); }
 
@@ -25,7 +25,7 @@ bool cube_check_dtypes(const struct bxr_op *op) {
     bext_dtype dt = i < op->n_in ? (op->in[i] ? op->in[i]->dtype : BEXT_F32) : op->out.dtype;
     if (!cube_dtype_ok(dt))
       return bxr_error("%s: `%s` on %s is not supported on this device (kernel dtypes: bool u8 i32 "
-                       "i64 f32 f64)",
+                       "i64 f16 bf16 f32 f64)",
                        op->device->name, op->api, bext_dtype_name(dt));
   }
   return true;

@@ -1,9 +1,11 @@
 /* cube_matmul.c — cube:cpu's batched matmul: the host half of
  * stdlib/cube/matmul.bext.  a [.., m, k] and b [.., k, n] are passed as
  * views of out's rank (broadcast batch axes get stride 0, views keep
- * their strides), so no operand is copied.  Floats run the tiled kernel
- * once per 64-wide chunk of k (its barrier must be at the top level, so
- * the loop over chunks is here); integers run one plain launch. */
+ * their strides), so no operand is copied.  f32 and f64 run the tiled
+ * kernel once per 64-wide chunk of k (its barrier must be at the top
+ * level, so the loop over chunks is here); integers, and f16/bf16
+ * (accumulating in f32), run one plain launch of a dot product per
+ * output element. */
 #include <stdio.h>
 
 #include "cube.h"
@@ -41,9 +43,10 @@ bext_tensor *cube_exec_matmul(struct bxr_op *op) {
   int r = out->rank;
   int64_t m = out->shape[r - 2], n = out->shape[r - 1], kk = op->in[0]->shape[op->in[0]->rank - 1];
   bext_tensor *a = batch_view(op->in[0], out), *b = batch_view(op->in[1], out);
-  bool flt = bext_dtype_kind(out->dtype) == BEXT_KIND_FLOAT;
+  bool half = out->dtype == BEXT_F16 || out->dtype == BEXT_BF16;
+  bool flt = bext_dtype_kind(out->dtype) == BEXT_KIND_FLOAT && !half;
   char inst[64];
-  snprintf(inst, sizeof inst, "matmul_%s_%s", flt ? "tiled" : "int", cube_dtype_name(out->dtype));
+  snprintf(inst, sizeof inst, "matmul_%s_%s", flt ? "tiled" : half ? "half" : "int", cube_dtype_name(out->dtype));
   struct bxr_kernel *k = a && b ? cube_kernel(op->device, inst) : NULL;
   bext_tensor *bind[3] = {a, b, out};
   bool ok = k != NULL;
