@@ -134,6 +134,7 @@ bool bxc_check_unit(struct bxc_unit *u) {
     for (uint32_t i = 0; i < ncms; i++) chk_impl_signatures(cx, cms[i]);
     for (uint32_t i = 0; i < ncms; i++) chk_check_fns(cx, cms[i]);
     for (uint32_t i = 0; i < ncms; i++) chk_impl_bodies(cx, cms[i]);
+    chk_cube_helpers(cx, cms, ncms);
     for (uint32_t i = 0; i < ncms; i++) chk_cube_module(cx, cms[i]);
     for (uint32_t i = 0; i < ncms; i++) {
         bxc_item_list *items = &cms[i]->mod->ast->items;

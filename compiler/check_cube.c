@@ -500,6 +500,117 @@ static bxc_type *intrinsic(kc *c, bxc_expr *e, const char *name, int op, uint32_
     return t;
 }
 
+/* The `#[cube]` fn (kernel or helper) a call names, or NULL. */
+static bxc_cube_kernel *cube_fn_named(kc *c, const char *name) {
+    chk_symbol *s = chk_lookup(c->cm, name);
+    if (!s || s->kind != CHK_SYM_FN || !s->is_cube || !c->cx->cubes) return NULL;
+    for (uint32_t i = 0; i < c->cx->cubes->len; i++)
+        if (c->cx->cubes->items[i]->item == s->item) return c->cx->cubes->items[i];
+    return NULL;
+}
+
+static int helper_generic(const bxc_cube_kernel *h, bxc_type *t) {
+    t = bxc_type_resolve(t);
+    if (!t || t->kind != BXC_TYPE_GENERIC) return -1;
+    for (uint32_t g = 0; g < h->ngenerics; g++)
+        if (strcmp(h->generics[g].name, t->generic_name) == 0) return (int)g;
+    return -1;
+}
+
+/* A helper's parameter type p at this call: its type parameters replaced
+ * by the types the arguments gave them (NULL: not known yet). */
+static bxc_type *subst(const bxc_cube_kernel *h, bxc_type **g, bxc_type *p) {
+    int gi = helper_generic(h, p);
+    return gi < 0 ? p : g[gi];
+}
+
+/* `h(a, b)`: each argument against its parameter, the helper's type
+ * parameters taken from the arguments (`F` is the type of the first
+ * argument written `F`), then the bounds checked; recorded for the
+ * lowering, which inlines h's body here. */
+static bxc_type *helper_call(kc *c, bxc_expr *e, bxc_cube_kernel *h, bxc_expr **args, uint32_t n) {
+    if (!h->sig_ok) { /* its signature's errors were reported there */
+        for (uint32_t i = 0; i < n; i++)
+            if (!place_var(c, args[i])) kexpr(c, args[i], NULL);
+        c->broken = true;
+        return bxc_type_error();
+    }
+    if (n != h->nparams) {
+        chk_error(c->cx, CHK_E_ARG_COUNT, e->span, "helper `%s` takes %u argument%s, found %u", h->name,
+                  h->nparams, h->nparams == 1 ? "" : "s", n);
+        for (uint32_t i = 0; i < n; i++)
+            if (!place_var(c, args[i])) kexpr(c, args[i], NULL);
+        return bxc_type_error();
+    }
+    bxc_type **g = bxc_arena_alloc(c->cx->arena, (h->ngenerics + 1) * sizeof *g);
+    bool ok = true;
+    for (uint32_t i = 0; i < n; i++) {
+        const bxc_cube_var *p = h->vars.items[i];
+        bxc_expr *a = args[i];
+        if (p->kind == BXC_CUBE_TENSOR) {
+            bxc_cube_var *v = place_var(c, a);
+            if (!v || v->kind != BXC_CUBE_TENSOR) {
+                bxc_type *t = v ? bxc_type_error() : kexpr(c, a, NULL);
+                if (!ty_err(t) || v)
+                    chk_error(c->cx, CHK_E_CUBE_HELPER, a->span,
+                              "helper `%s` takes a tensor for `%s`: pass a tensor parameter", h->name, p->name);
+                ok = false;
+                continue;
+            }
+            if (p->is_mut && !v->is_mut) {
+                bxc_diag *d = chk_error(c->cx, CHK_E_CUBE_READONLY, a->span,
+                                        "helper `%s` writes `%s`, but `%s` is a `&Tensor`", h->name, p->name,
+                                        v->name);
+                chk_help(c->cx, d, "declare it `&mut Tensor<...>`");
+                ok = false;
+            }
+            bxc_type *want = subst(h, g, p->type);
+            if (want) ok &= kcoerce(c, want, v->type, a->span);
+            else g[helper_generic(h, p->type)] = v->type;
+            continue;
+        }
+        bxc_type *want = subst(h, g, p->type);
+        bxc_type *t = kexpr(c, a, want);
+        if (want) ok &= kcoerce(c, want, t, a->span);
+        else if (!ty_err(t)) g[helper_generic(h, p->type)] = t;
+        else ok = false;
+    }
+    for (uint32_t gi = 0; ok && gi < h->ngenerics; gi++) {
+        const bxc_cube_generic *hg = &h->generics[gi];
+        if (!g[gi]) {
+            bxc_diag *d = chk_error(c->cx, CHK_E_CUBE_HELPER, e->span,
+                                    "cannot tell `%s` of helper `%s` from the arguments", hg->name, h->name);
+            chk_help(c->cx, d, "give `%s` a parameter of type `%s`", h->name, hg->name);
+            ok = false;
+            continue;
+        }
+        bxc_type *r = bxc_type_resolve(g[gi]);
+        bool fits = r->kind == BXC_TYPE_VAR ? (r->var.is_float ? hg->is_float : hg->is_int)
+                                            : (hg->is_float && ty_float(c, r)) || (hg->is_int && ty_int(c, r)) ||
+                                                  (hg->is_float && hg->is_int && ty_num(c, r));
+        if (!fits) {
+            chk_error(c->cx, CHK_E_CUBE_HELPER, e->span, "`%s` of helper `%s` is a %s, found %s", hg->name, h->name,
+                      hg->is_float && hg->is_int ? "number type" : hg->is_float ? "float type" : "integer type",
+                      describe(c, r));
+            ok = false;
+        }
+    }
+    if (!ok) return bxc_type_error();
+    bxc_cube_call *call = bxc_arena_alloc(c->cx->arena, sizeof *call);
+    call->node = e;
+    call->helper = h;
+    call->gtypes = g;
+    BXC_LIST_PUSH(c->cx->arena, &c->k->calls, call);
+    bxc_type *r = subst(h, g, h->ret);
+    return r ? r : bxc_type_error();
+}
+
+const bxc_cube_call *bxc_cube_call_of(const bxc_cube_kernel *k, const void *node) {
+    for (uint32_t i = 0; i < k->calls.len; i++)
+        if (k->calls.items[i]->node == node) return k->calls.items[i];
+    return NULL;
+}
+
 static bxc_type *call_expr(kc *c, bxc_expr *e, bxc_type *expected) {
     bxc_expr *callee = e->call.callee;
     bxc_expr_list *args = &e->call.args;
@@ -524,11 +635,20 @@ static bxc_type *call_expr(kc *c, bxc_expr *e, bxc_type *expected) {
     int op = name ? bxc_cube_intrinsic(name, &nargs, &float_only) : -1;
     if (op >= 0)
         return intrinsic(c, e, name, op, nargs, float_only, args->items, args->len, expected);
-    for (uint32_t i = 0; i < args->len; i++) kexpr(c, args->items[i], NULL);
+    bxc_cube_kernel *h = name ? cube_fn_named(c, name) : NULL;
+    if (h && h->is_helper) return helper_call(c, e, h, args->items, args->len);
+    for (uint32_t i = 0; i < args->len; i++)
+        if (!h || !place_var(c, args->items[i])) kexpr(c, args->items[i], NULL);
+    if (h) {
+        bxc_diag *d = chk_error(c->cx, CHK_E_CUBE_HELPER, callee->span,
+                                "`%s` is a kernel: kernels are launched, not called", name);
+        chk_help(c->cx, d, "move the shared code into a `#[cube(helper)]` fn and call that");
+        return bxc_type_error();
+    }
     uint32_t n;
     const char **cands = name_cands(c, &n, false);
     bxc_diag *d = chk_error(c->cx, CHK_E_CUBE_BUILTIN, callee->span,
-                            "kernels call math intrinsics and `sync_cube()` only%s%s%s",
+                            "kernels call math intrinsics, `#[cube(helper)]` fns and `sync_cube()` only%s%s%s",
                             name ? ": `" : "", name ? name : "", name ? "` is none" : "");
     const char *near = name ? chk_nearest(name, cands, n) : NULL;
     if (near) chk_help(c->cx, d, "did you mean `%s`?", near);
@@ -803,6 +923,14 @@ static bxc_type *kexpr(kc *c, bxc_expr *e, bxc_type *expected) {
                       e->kind == BXC_EXPR_BREAK ? "break" : "continue");
         return record(e, bxc_type_never());
     case BXC_EXPR_RETURN:
+        if (c->k->is_helper) {
+            bxc_diag *d = chk_error(c->cx, CHK_E_CUBE_HELPER, e->span,
+                                    "`return` in helper `%s`: a helper's value is its body's last expression",
+                                    c->k->name);
+            chk_help(c->cx, d, "write the value as the body's last expression, using `if`/`else` for choices");
+            if (e->ret.value) kexpr(c, e->ret.value, NULL);
+            return record(e, bxc_type_never());
+        }
         if (e->ret.value) {
             kexpr(c, e->ret.value, NULL);
             bxc_diag *d = chk_error(c->cx, CHK_E_CUBE_SIG, e->ret.value->span,
@@ -1059,17 +1187,26 @@ static bool comptime_values(kc *c, const bxc_attr *cube) {
     bool *given_g = bxc_arena_alloc(c->cx->arena, (k->ngenerics + 1) * sizeof *given_g);
     for (uint32_t i = 0; cube && cube->has_args && i < cube->args.len; i++) {
         bxc_attr_arg *a = cube->args.items[i];
+        if (a->kind == BXC_ATTR_ARG_PATH && a->path->segs.len == 1 &&
+            strcmp(a->path->segs.items[0].name, "helper") == 0)
+            continue;   /* the helper flag (is_helper_attr) */
         if (a->kind != BXC_ATTR_ARG_ASSIGN || a->path->segs.len != 1) {
             bxc_diag *d = chk_error(c->cx, CHK_E_CUBE_COMPTIME, a->span,
                                     "`#[cube(...)]` takes the values of `#[comptime]` parameters "
                                     "and the dtypes of type parameters");
-            chk_help(c->cx, d, "write `#[cube(n = 256)]`, `#[cube(n = [64, 256])]` or `#[cube(T = [i32, u8])]`");
+            chk_help(c->cx, d, "write `#[cube(n = 256)]`, `#[cube(n = [64, 256])]`, `#[cube(T = [i32, u8])]` or `#[cube(helper)]`");
             ok = false;
             continue;
         }
         const char *name = a->path->segs.items[0].name;
         uint32_t gi = 0;
         while (gi < k->ngenerics && strcmp(k->generics[gi].name, name) != 0) gi++;
+        if (gi < k->ngenerics && k->is_helper) {
+            chk_error(c->cx, CHK_E_CUBE_HELPER, a->span,
+                      "helper `%s` takes `%s` from its arguments: it has no dtype list", k->name, name);
+            ok = false;
+            continue;
+        }
         if (gi < k->ngenerics) {
             if (given_g[gi]) {
                 chk_error(c->cx, CHK_E_CUBE_COMPTIME, a->span, "dtypes of `%s` given twice", name);
@@ -1187,6 +1324,13 @@ static bool params(kc *c) {
             continue;
         }
         p->pat->ty = t;
+        if (comptime && c->k->is_helper) {
+            bxc_diag *d = chk_error(c->cx, CHK_E_CUBE_HELPER, span,
+                                    "helper `%s` takes no `#[comptime]` parameters", c->k->name);
+            chk_help(c->cx, d, "pass it as an ordinary parameter: the constant folder still sees a constant");
+            ok = false;
+            comptime = false;   /* checked on as a scalar, so its uses report nothing more */
+        }
         if (comptime) {
             if (generic_of(c, t) || (!ty_bool(t) && !ty_int(c, t))) {
                 chk_error(c->cx, CHK_E_CUBE_COMPTIME, te->span,
@@ -1203,12 +1347,19 @@ static bool params(kc *c) {
         bxc_cube_var *v = new_var(c, BXC_CUBE_SCALAR, name, t, span);
         v->slot = c->k->nscalars++;
     }
-    if (fn->ret) {
+    c->k->nparams = c->k->vars.len;
+    c->k->ret = bxc_type_unit();
+    if (fn->ret && c->k->is_helper) {
+        bool unit = fn->ret->kind == BXC_TY_TUPLE && fn->ret->elems.len == 0;
+        c->k->ret = unit ? bxc_type_unit() : scalar_ty(c, fn->ret);
+        if (ty_err(c->k->ret)) ok = false;
+    } else if (fn->ret) {
         bxc_type *r = chk_resolve_tyexpr(c->cx, c->cm, fn->ret, &fn->generics);
         if (bxc_type_resolve(r)->kind != BXC_TYPE_UNIT) {
             bxc_diag *d = chk_error(c->cx, CHK_E_CUBE_SIG, fn->ret->span,
                                     "kernels return nothing: they write their `&mut` tensors");
-            chk_help(c->cx, d, "drop the return type and store results into a `&mut Tensor`");
+            chk_help(c->cx, d, "drop the return type and store results into a `&mut Tensor`, or "
+                               "make it a `#[cube(helper)]` fn that kernels call");
             ok = false;
         }
     }
@@ -1230,56 +1381,147 @@ static void default_literals(kc *c) {
     }
 }
 
-static void check_kernel(chk_ctx *cx, chk_module *cm, bxc_item *it) {
+static const bxc_attr *cube_attr(const bxc_item *it) {
+    const bxc_attr *a = chk_find_attr(&it->attrs, "cube");
+    return a ? a : chk_find_attr(&it->fn->attrs, "cube");
+}
+
+/* `#[cube(helper)]`. */
+static bool is_helper_attr(const bxc_attr *cube) {
+    for (uint32_t i = 0; cube && cube->has_args && i < cube->args.len; i++) {
+        const bxc_attr_arg *a = cube->args.items[i];
+        if (a->kind == BXC_ATTR_ARG_PATH && a->path->segs.len == 1 &&
+            strcmp(a->path->segs.items[0].name, "helper") == 0)
+            return true;
+    }
+    return false;
+}
+
+/* The signature of a `#[cube]` fn: its record, before any body, so that
+ * bodies can call helpers declared anywhere. */
+static void check_signature(chk_ctx *cx, chk_module *cm, bxc_item *it) {
     bxc_cube_kernel *k = bxc_arena_alloc(cx->arena, sizeof *k);
     k->item = it;
     k->fn = it->fn;
     k->name = it->fn->name.name;
     k->in_root = cm->mod->is_root;
+    k->cm = cm;
+    k->is_helper = is_helper_attr(cube_attr(it));
     kc c = {.cx = cx, .cm = cm, .k = k};
     c.scope = bxc_scope_new(cx->arena, NULL);
     uint32_t before = cx->diags->errors;
     cx->in_kernel++;
     bool sig_ok = generics(&c);
     sig_ok &= params(&c);
-    sig_ok &= comptime_values(&c, chk_find_attr(&it->attrs, "cube") ? chk_find_attr(&it->attrs, "cube")
-                                                                     : chk_find_attr(&it->fn->attrs, "cube"));
+    sig_ok &= comptime_values(&c, cube_attr(it));
     if (!it->fn->body) {
-        chk_error(cx, CHK_E_CUBE_SIG, it->fn->name.span, "kernel `%s` has no body", k->name);
+        chk_error(cx, CHK_E_CUBE_SIG, it->fn->name.span, "%s `%s` has no body", k->is_helper ? "helper" : "kernel",
+                  k->name);
         sig_ok = false;
-    } else {
-        uint32_t quiet = cx->quiet;
-        kblock(&c, it->fn->body, bxc_type_unit());
-        cx->quiet = quiet;
-        default_literals(&c);
-        chk_zonk_block(cx, it->fn->body);
     }
     cx->in_kernel--;
-    k->ok = sig_ok && !c.broken && cx->diags->errors == before;
+    k->scope = c.scope;
+    k->sig_ok = sig_ok && cx->diags->errors == before;
     if (!cx->cubes) cx->cubes = bxc_arena_alloc(cx->arena, sizeof *cx->cubes);
     BXC_LIST_PUSH(cx->arena, cx->cubes, k);
-    /* Rules the IR verifier enforces (sync_cube placement) surface here,
-     * located: lower every instantiation once and keep the first report. */
-    if (k->ok) {
+}
+
+static void check_body(chk_ctx *cx, bxc_cube_kernel *k) {
+    kc c = {.cx = cx, .cm = k->cm, .k = k, .scope = k->scope};
+    uint32_t before = cx->diags->errors;
+    cx->in_kernel++;
+    if (k->fn->body) {
+        uint32_t quiet = cx->quiet;
+        bxc_block *body = k->fn->body;
+        bxc_type *t = kblock(&c, body, k->ret);
+        if (k->is_helper && bxc_type_resolve(k->ret)->kind != BXC_TYPE_UNIT && !ty_err(t) &&
+            bxc_type_resolve(t)->kind != BXC_TYPE_NEVER)
+            kcoerce(&c, k->ret, t, body->tail ? body->tail->span : k->fn->name.span);
+        cx->quiet = quiet;
+        default_literals(&c);
+        chk_zonk_block(cx, body);
+    }
+    cx->in_kernel--;
+    k->ok = k->sig_ok && !c.broken && cx->diags->errors == before;
+}
+
+/* Depth-first over helper calls: a call back into a helper on the stack
+ * closes a cycle, reported at that call. */
+static void find_cycles(chk_ctx *cx, bxc_cube_kernel *h, bxc_cube_kernel **stack, uint32_t depth, uint8_t *state,
+                        const bxc_cube_set *set) {
+    uint32_t self = 0;
+    while (set->items[self] != h) self++;
+    state[self] = 1;
+    stack[depth] = h;
+    for (uint32_t i = 0; i < h->calls.len; i++) {
+        bxc_cube_kernel *g = h->calls.items[i]->helper;
+        uint32_t gi = 0;
+        while (set->items[gi] != g) gi++;
+        if (state[gi] == 1) {
+            bxc_diag *d = g == h ? chk_error(cx, CHK_E_CUBE_HELPER, h->calls.items[i]->node->span,
+                                             "helper `%s` calls itself", g->name)
+                                 : chk_error(cx, CHK_E_CUBE_HELPER, h->calls.items[i]->node->span,
+                                             "helper `%s` calls itself through `%s`", g->name, h->name);
+            chk_help(cx, d, "helpers are inlined where they are called, so none may be recursive: write a loop");
+            for (uint32_t s = depth + 1; s-- > 0;) {
+                stack[s]->ok = false;
+                if (stack[s] == g) break;
+            }
+        } else if (state[gi] == 0) {
+            find_cycles(cx, g, stack, depth + 1, state, set);
+        }
+    }
+    state[self] = 2;
+}
+
+void chk_cube_helpers(chk_ctx *cx, chk_module **cms, uint32_t n) {
+    for (uint32_t m = 0; m < n; m++) {
+        bxc_item_list *items = &cms[m]->mod->ast->items;
+        for (uint32_t i = 0; i < items->len; i++) {
+            bxc_item *it = items->items[i];
+            if (it->kind != BXC_ITEM_FN || !it->fn || !cube_attr(it)) continue;
+            if (!chk_cfg_active(cx, &it->attrs)) continue;
+            check_signature(cx, cms[m], it);
+        }
+    }
+    const bxc_cube_set *set = cx->cubes;
+    if (!set) return;
+    for (uint32_t i = 0; i < set->len; i++)
+        if (set->items[i]->is_helper) check_body(cx, set->items[i]);
+    uint8_t *state = bxc_arena_alloc(cx->arena, set->len + 1);
+    bxc_cube_kernel **stack = bxc_arena_alloc(cx->arena, (set->len + 1) * sizeof *stack);
+    for (uint32_t i = 0; i < set->len; i++)
+        if (set->items[i]->is_helper && !state[i]) find_cycles(cx, set->items[i], stack, 0, state, set);
+    /* a helper that calls a broken one cannot be inlined either */
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (uint32_t i = 0; i < set->len; i++) {
+            bxc_cube_kernel *h = set->items[i];
+            for (uint32_t j = 0; h->is_helper && h->ok && j < h->calls.len; j++)
+                if (!h->calls.items[j]->helper->ok) h->ok = false, changed = true;
+        }
+    }
+}
+
+void chk_cube_module(chk_ctx *cx, chk_module *cm) {
+    const bxc_cube_set *set = cx->cubes;
+    for (uint32_t i = 0; set && i < set->len; i++) {
+        bxc_cube_kernel *k = set->items[i];
+        if (k->cm != cm || k->is_helper) continue;
+        check_body(cx, k);
+        for (uint32_t j = 0; j < k->calls.len; j++) k->ok &= k->calls.items[j]->helper->ok;
+        /* Rules the IR verifier enforces (sync_cube placement) surface
+         * here, located: lower every instantiation once and keep the
+         * first report. */
+        if (!k->ok) continue;
         uint32_t n = bxc_cube_instance_count(k);
-        for (uint32_t i = 0; i < n; i++) {
-            struct bxk_kernel *ir = bxc_cube_lower(cx->unit, k, i);
+        for (uint32_t j = 0; j < n; j++) {
+            struct bxk_kernel *ir = bxc_cube_lower(cx->unit, k, j);
             if (!ir) {
                 k->ok = false;
                 break;
             }
             bxk_kernel_free(ir);
         }
-    }
-}
-
-void chk_cube_module(chk_ctx *cx, chk_module *cm) {
-    bxc_item_list *items = &cm->mod->ast->items;
-    for (uint32_t i = 0; i < items->len; i++) {
-        bxc_item *it = items->items[i];
-        if (it->kind != BXC_ITEM_FN || !it->fn) continue;
-        if (!chk_find_attr(&it->attrs, "cube") && !chk_find_attr(&it->fn->attrs, "cube")) continue;
-        if (!chk_cfg_active(cx, &it->attrs)) continue;
-        check_kernel(cx, cm, it);
     }
 }

@@ -8,6 +8,10 @@
  *   lower_kir.c   one instantiation of a checked kernel -> the kernel IR
  *                 (runtime/kir/bxk.h) with the bxk_ builder, verified.
  *
+ * A `#[cube(helper)]` fn is no kernel: kernels and other helpers call it,
+ * and the lowering inlines its body at every call (its type parameters
+ * take the types of the call's arguments; recursion is refused).
+ *
  * A kernel generic over `F: Float` is one source and several IR kernels:
  * one per combination of its type parameters' dtypes and its comptime
  * parameters' values, named `name_f32`, `name_f64_256`, ... (mangling:
@@ -81,12 +85,29 @@ typedef struct bxc_cube_use {
     bxc_cube_var *var;
 } bxc_cube_use;
 
+struct bxc_cube_kernel;
+
+/* A call of a helper in a kernel's or helper's body. */
+typedef struct bxc_cube_call {
+    const bxc_expr *node;             /* the CALL expression */
+    struct bxc_cube_kernel *helper;
+    bxc_type **gtypes;                /* per type parameter of the helper: its type at this call */
+} bxc_cube_call;
+BXC_DEFINE_LIST(bxc_cube_call_list, bxc_cube_call *);
+
 typedef struct bxc_cube_kernel {
     bxc_item *item;
     bxc_fn *fn;
     const char *name;
     bool in_root;             /* declared in the unit's root module */
     bool ok;                  /* checked without errors: lowering may run */
+    bool is_helper;           /* `#[cube(helper)]`: inlined where called, never a kernel */
+    bool sig_ok;              /* the signature checked (helpers: callable) */
+    uint32_t nparams;         /* vars.items[0 .. nparams) are the tensor and scalar parameters */
+    bxc_type *ret;            /* helpers: the return type (unit when none) */
+    bxc_cube_call_list calls; /* the helpers its body calls */
+    struct chk_module *cm;    /* where it is declared */
+    bxc_scope *scope;         /* its parameters' scope, for the body */
     bxc_cube_generic *generics;
     uint32_t ngenerics;
     bxc_cube_comptime *comptimes;
@@ -104,10 +125,16 @@ typedef struct bxc_cube_set {
 
 /* ---- check_cube.c ----------------------------------------------------- */
 
-/* Checks every `#[cube]` fn of a module (the checker's pipeline hook,
- * after helper fns) and lowers each instantiation once, so that rules the
- * IR verifier enforces (`sync_cube` placement) become located errors. */
+/* The checker's pipeline hooks, after the metadata helper fns: first
+ * every `#[cube]` signature of every module and every `#[cube(helper)]`
+ * body (a recursive helper is an error at the call that closes the
+ * cycle), then each module's kernels, each instantiation lowered once so
+ * that rules the IR verifier enforces (`sync_cube` placement) become
+ * located errors. */
+void chk_cube_helpers(struct chk_ctx *cx, struct chk_module **cms, uint32_t n);
 void chk_cube_module(struct chk_ctx *cx, struct chk_module *cm);
+/* The call record of a CALL node of k's body, or NULL (an intrinsic). */
+const bxc_cube_call *bxc_cube_call_of(const bxc_cube_kernel *k, const void *node);
 
 /* The kernels bxc_check_unit checked (NULL before it ran). */
 const bxc_cube_set *bxc_cube_kernels(const struct bxc_unit *u);

@@ -82,7 +82,7 @@
     X(CHK_E_BACKWARD_SHAPE,  E0709, "`#[backward]` on a method whose gradient bextc cannot generate (only one FloatTensor output, tensor and ordinary arguments)") \
     X(CHK_E_NO_C_FORM,       E0710, "an extension method's signature or an emitted type the generated C cannot represent (parameter without a name, `()` or a function or type parameter inside a value, a reference output, more than 64 tensors)") \
     X(CHK_E_CUBE_SIG,        E0801, "kernel signature breaks the rules of §8 (parameters, type parameters, return type)") \
-    X(CHK_E_CUBE_TYPE,       E0802, "type not available in kernels (bool, u8, i32, u32, i64, f32, f64 and type parameters)") \
+    X(CHK_E_CUBE_TYPE,       E0802, "type not available in kernels (bool, u8, i32, u32, i64, f16, bf16, f32, f64 and type parameters)") \
     X(CHK_E_CUBE_READONLY,   E0803, "store into a `&Tensor` kernel parameter (stores need `&mut Tensor`)") \
     X(CHK_E_CUBE_CONST,      E0804, "kernel value that must be a compile-time constant is not one") \
     X(CHK_E_CUBE_SYNC,       E0805, "`sync_cube()` where the units of a cube may not all arrive") \
@@ -91,6 +91,7 @@
     X(CHK_E_CUBE_BUILTIN,    E0808, "unknown kernel function or method") \
     X(CHK_E_CUBE_IR,         E0809, "internal error: the kernel IR verifier rejected a checked kernel") \
     X(CHK_E_CUBE_LOWER,      E0810, "a later kernel stage (LLVM) cannot compile this kernel yet") \
+    X(CHK_E_CUBE_HELPER,     E0811, "a `#[cube(helper)]` function breaks the rules of §8 (its arguments, its type parameters, `return`, recursion)") \
     X(CHK_W_CUBE_SKIPPED,    W0801, "kernel left out of DIR/<stem>.kernels.o: the CPU lowering cannot compile it yet (a sync_cube inside if/for/loop)") \
     X(CHK_W_SCALAR_ALIAS,    W0301, "alias of a scalar type is not exposed")                  \
     X(CHK_W_UNUSED_ATTR,     W0302, "attribute has no effect here")                           \

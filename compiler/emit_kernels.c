@@ -89,7 +89,7 @@ bool bxc_emit_kir_rows(bxc_unit *u, bxc_emit_buf *out, const char *table, bool i
     bxc_emit_buf rows = {0};
     for (uint32_t i = 0; set && i < set->len && ok; i++) {
         const bxc_cube_kernel *k = set->items[i];
-        if (!k->in_root || !k->ok) continue;
+        if (!k->in_root || !k->ok || k->is_helper) continue;
         for (uint32_t inst = 0; inst < bxc_cube_instance_count(k) && ok; inst++) {
             struct bxk_kernel *ir = bxc_cube_lower(u, k, inst);
             if (!ir) {
@@ -261,7 +261,7 @@ static void launcher(bxc_emit_ctx *cx, const bxc_cube_kernel *k, const char *tab
 void bxc_emit_kernels(bxc_emit_ctx *cx) {
     const bxc_cube_set *set = bxc_cube_kernels(cx->u);
     uint32_t nk = 0;
-    for (uint32_t i = 0; set && i < set->len; i++) nk += set->items[i]->in_root && set->items[i]->ok;
+    for (uint32_t i = 0; set && i < set->len; i++) nk += set->items[i]->in_root && set->items[i]->ok && !set->items[i]->is_helper;
     if (!nk) return;
     const char *table = bxc_arena_printf(cx->a, "%s_bext_kernels", cx->cstem);
     bxc_emit_claim(cx, table, bxc_span_none(), "the table of kernel instantiations");
@@ -280,7 +280,7 @@ void bxc_emit_kernels(bxc_emit_ctx *cx) {
     uint32_t first = 0;
     for (uint32_t i = 0; i < set->len; i++) {
         const bxc_cube_kernel *k = set->items[i];
-        if (!k->in_root || !k->ok) continue;
+        if (!k->in_root || !k->ok || k->is_helper) continue;
         launcher(cx, k, table, first);
         first += bxc_cube_instance_count(k);
     }

@@ -11,7 +11,11 @@
  *     end that a guards), through a bool local;
  *   - an `if` or block with a value goes through a local too;
  *   - code after `break`/`continue`/`return` in the same block is not
- *     emitted (the IR forbids it and it never runs).
+ *     emitted (the IR forbids it and it never runs);
+ *   - a `#[cube(helper)]` call is its body inlined at the call, in a
+ *     context of its own (lk with a parent): its tensor parameters are the
+ *     caller's bindings, its scalars the arguments' values, its type
+ *     parameters the IR types the call gave them.
  * Every instruction carries the span of the expression it comes from. The
  * result must pass bxk_verify: a `sync_cube` the verifier rejects becomes
  * the located error E0805, anything else it rejects is our bug (E0809). */
@@ -27,6 +31,9 @@ typedef struct lk {
     const bxc_cube_kernel *ck;
     uint32_t inst;
     struct bxk_kernel *k;
+    const struct lk *parent;  /* inlining a helper: the caller's context */
+    const enum bxk_type *gsub;/* helper: IR type of each type parameter */
+    const int *bindmap;       /* helper: binding index of each tensor parameter */
     bxk_val *val;             /* per var id: LET / INDEX value */
     int *slot;                /* per var id: MUT local, SHARED array */
     bool dead;                /* a jump ended the current IR block */
@@ -69,12 +76,12 @@ unsigned bxc_cube_concrete_type(bxc_type *t) {
 }
 
 /* The IR type of a recorded front-end type in this instantiation. */
-static enum bxk_type ir_type(lk *L, bxc_type *t) {
+static enum bxk_type ir_type(const lk *L, bxc_type *t) {
     t = bxc_type_resolve(t);
     if (t && t->kind == BXC_TYPE_GENERIC) {
         for (uint32_t g = 0; g < L->ck->ngenerics; g++)
             if (strcmp(L->ck->generics[g].name, t->generic_name) == 0)
-                return (enum bxk_type)bxc_cube_instance_dtype(L->ck, L->inst, g);
+                return L->gsub ? L->gsub[g] : (enum bxk_type)bxc_cube_instance_dtype(L->ck, L->inst, g);
         return BXK_VOID;
     }
     return (enum bxk_type)bxc_cube_concrete_type(t);
@@ -185,12 +192,15 @@ static bxk_val short_circuit(lk *L, struct bxk_builder *b, const bxc_expr *e) {
     return bxk_get(b, tmp);
 }
 
+/* The IR binding of a tensor variable of this context. */
+static int bslot(const lk *L, const bxc_cube_var *v) { return L->bindmap ? L->bindmap[v->slot] : (int)v->slot; }
+
 /* The element index of `t[i]`: u32 already (checked). */
 static bxk_val store_to(lk *L, struct bxk_builder *b, const bxc_expr *target, bxk_val index,
                         bxk_val v) {
     bxc_cube_var *var = bxc_cube_use_of(L->ck, target->index.object);
     b->loc = loc_of(target->span);
-    if (var->kind == BXC_CUBE_TENSOR) bxk_store(b, (int)var->slot, index, v);
+    if (var->kind == BXC_CUBE_TENSOR) bxk_store(b, bslot(L, var), index, v);
     else bxk_sstore(b, L->slot[var->id], index, v);
     return 0;
 }
@@ -198,7 +208,7 @@ static bxk_val store_to(lk *L, struct bxk_builder *b, const bxc_expr *target, bx
 static bxk_val load_from(lk *L, struct bxk_builder *b, const bxc_expr *target, bxk_val index) {
     bxc_cube_var *var = bxc_cube_use_of(L->ck, target->index.object);
     b->loc = loc_of(target->span);
-    if (var->kind == BXC_CUBE_TENSOR) return bxk_load(b, (int)var->slot, index);
+    if (var->kind == BXC_CUBE_TENSOR) return bxk_load(b, bslot(L, var), index);
     return bxk_sload(b, L->slot[var->id], index);
 }
 
@@ -229,7 +239,7 @@ static bxk_val path_value(lk *L, struct bxk_builder *b, const bxc_expr *e) {
     b->loc = loc_of(e->span);
     if (!v) return bxk_topo(b, (enum bxk_topo)bxc_cube_topo(e->path->segs.items[0].name));
     switch (v->kind) {
-    case BXC_CUBE_SCALAR: return bxk_scalar(b, (int)v->slot);
+    case BXC_CUBE_SCALAR: return L->parent ? L->val[v->id] : bxk_scalar(b, (int)v->slot); /* helper: the argument */
     case BXC_CUBE_COMPTIME:
         return const_int(L, b, ir_type(L, v->type), bxc_cube_instance_value(L->ck, L->inst, v->slot),
                          e->span);
@@ -253,12 +263,12 @@ static bxk_val method(lk *L, struct bxk_builder *b, const bxc_expr *e) {
     bxc_cube_var *v = bxc_cube_use_of(L->ck, e->method_call.receiver);
     if (v && v->kind == BXC_CUBE_TENSOR) {
         b->loc = loc_of(e->span);
-        if (strcmp(m, "len") == 0) return bxk_len(b, (int)v->slot);
-        if (strcmp(m, "rank") == 0) return bxk_rank(b, (int)v->slot);
+        if (strcmp(m, "len") == 0) return bxk_len(b, bslot(L, v));
+        if (strcmp(m, "rank") == 0) return bxk_rank(b, bslot(L, v));
         bxk_val axis = lexpr(L, b, e->method_call.args.items[0]);
         b->loc = loc_of(e->span);
-        return strcmp(m, "shape") == 0 ? bxk_shape(b, (int)v->slot, axis)
-                                       : bxk_stride(b, (int)v->slot, axis);
+        return strcmp(m, "shape") == 0 ? bxk_shape(b, bslot(L, v), axis)
+                                       : bxk_stride(b, bslot(L, v), axis);
     }
     const bxc_expr *args[2] = {e->method_call.receiver,
                                e->method_call.args.len ? e->method_call.args.items[0] : NULL};
@@ -314,6 +324,41 @@ static bxk_val for_expr(lk *L, struct bxk_builder *b, const bxc_expr *e) {
     return 0;
 }
 
+/* h(args): the arguments in the caller's context, left to right, then
+ * h's body in its own context; its value is the body's. */
+static bxk_val inline_call(lk *L, struct bxk_builder *b, const bxc_expr *e, const bxc_cube_call *call) {
+    const bxc_cube_kernel *h = call->helper;
+    uint32_t depth = 0;
+    for (const lk *p = L; p; p = p->parent, depth++)
+        if (p->ck == h || depth > 32) { /* the checker refuses recursion: never */
+            fail(L, CHK_E_CUBE_HELPER, e->span, "helper calls nested too deep to inline");
+            return 0;
+        }
+    lk H = {.u = L->u, .ck = h, .k = L->k, .parent = L};
+    H.val = calloc(h->vars.len + 1, sizeof *H.val);
+    H.slot = calloc(h->vars.len + 1, sizeof *H.slot);
+    enum bxk_type *gsub = calloc(h->ngenerics + 1, sizeof *gsub);
+    int *bindmap = calloc(h->nparams + 1, sizeof *bindmap);
+    bxk_val r = 0;
+    if (H.val && H.slot && gsub && bindmap) {
+        for (uint32_t g = 0; g < h->ngenerics; g++) gsub[g] = ir_type(L, call->gtypes[g]);
+        H.gsub = gsub;
+        H.bindmap = bindmap;
+        for (uint32_t i = 0; i < h->nparams && !L->dead; i++) {
+            const bxc_cube_var *p = h->vars.items[i];
+            const bxc_expr *a = e->call.args.items[i];
+            if (p->kind == BXC_CUBE_TENSOR) bindmap[p->slot] = bslot(L, bxc_cube_use_of(L->ck, a));
+            else H.val[p->id] = lexpr(L, b, a);
+        }
+        if (!L->dead) r = lblock(&H, b, h->fn->body);
+        L->failed |= H.failed;
+    } else {
+        fail(L, CHK_E_CUBE_HELPER, e->span, "out of memory inlining a helper");
+    }
+    free(H.val), free(H.slot), free(gsub), free(bindmap);
+    return r;
+}
+
 static bxk_val lexpr(lk *L, struct bxk_builder *b, const bxc_expr *e) {
     if (L->dead) return 0;
     enum bxk_type t = ir_type(L, e->ty);
@@ -349,6 +394,8 @@ static bxk_val lexpr(lk *L, struct bxk_builder *b, const bxc_expr *e) {
     }
     case BXC_EXPR_CALL: {
         const char *name = e->call.callee->path->segs.items[0].name;
+        const bxc_cube_call *call = bxc_cube_call_of(L->ck, e);
+        if (call) return inline_call(L, b, e, call);
         if (strcmp(name, "sync_cube") == 0) {
             b->loc = loc_of(e->span);
             bxk_sync(b);
@@ -498,7 +545,7 @@ bool bxc_cube_lower_root(struct bxc_unit *u, struct bxk_kernel ***out, uint32_t 
     const bxc_cube_set *set = bxc_cube_kernels(u);
     uint32_t total = 0;
     for (uint32_t i = 0; set && i < set->len; i++)
-        if (set->items[i]->in_root) {
+        if (set->items[i]->in_root && !set->items[i]->is_helper) {
             if (!set->items[i]->ok) return false;
             total += bxc_cube_instance_count(set->items[i]);
         }
@@ -508,7 +555,7 @@ bool bxc_cube_lower_root(struct bxc_unit *u, struct bxk_kernel ***out, uint32_t 
     bool ok = true;
     for (uint32_t i = 0; ok && set && i < set->len; i++) {
         const bxc_cube_kernel *ck = set->items[i];
-        if (!ck->in_root) continue;
+        if (!ck->in_root || ck->is_helper) continue;
         for (uint32_t j = 0; ok && j < bxc_cube_instance_count(ck); j++) {
             ks[m] = bxc_cube_lower(u, ck, j);
             if (ks[m]) m++;

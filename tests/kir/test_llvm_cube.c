@@ -118,6 +118,36 @@ Test(cube, gelu_matches_the_c_expression) {
   bxc_unit_free(&u);
 }
 
+/* Helpers inlined: a generic helper walks a strided view (here a 3 x 5
+ * transpose of a 5 x 3 array), two generic float helpers nest; the
+ * result is the C expression in the same order, bit for bit. */
+Test(cube, helpers_inline_into_the_kernel) {
+  bxc_unit u;
+  load(&u, "tests/kir/cube/helper.bext");
+  const bxc_cube_set *set = bxc_cube_kernels(&u);
+  uint32_t kernels = 0;
+  for (uint32_t i = 0; i < set->len; i++) kernels += !set->items[i]->is_helper;
+  cr_expect_eq(kernels, 1, "helpers are not kernels");
+  const bxc_cube_kernel *ck = kernel(&u, "strided_shift");
+  bxl_kernel_fn fn = compile(lower(&u, ck, "strided_shift_f32"));
+  float a[15], o[15 + 4];
+  for (int i = 0; i < 15; i++) a[i] = (float)i * 0.37f - 2.0f;
+  memset(o, 0xff, sizeof o);
+  struct bxl_binding bs[2] = {bind(a, 15), bind(o, 15)};
+  bs[0].rank = 2, bs[0].shape[0] = 3, bs[0].shape[1] = 5, bs[0].stride[0] = 1, bs[0].stride[1] = 3;
+  union bxl_scalar s[1] = {{.f32 = 1.5f}};
+  run(fn, bs, s, 15, 8);
+  for (int r = 0; r < 3; r++)
+    for (int c = 0; c < 5; c++) {
+      float x = a[r + 3 * c], want = ((x * 2.0f + 1.0f) * 0.5f + 0.0f) * 1.5f;
+      cr_expect_eq(o[r * 5 + c], want, "out[%d][%d] = %.9g, want %.9g", r, c, o[r * 5 + c], want);
+    }
+  uint32_t past;
+  memcpy(&past, &o[15], 4);
+  cr_expect_eq(past, 0xffffffffu, "the guard let a unit write past len");
+  bxc_unit_free(&u);
+}
+
 Test(cube, loops_break_continue_return) {
   bxc_unit u;
   load(&u, "tests/kir/cube/loops.bext");
