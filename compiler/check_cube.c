@@ -21,6 +21,7 @@
 #include "bxk.h"
 #include "check_internal.h"
 #include "cube.h"
+#include "emit.h"
 
 /* ---- tables ---------------------------------------------------------------- */
 
@@ -124,7 +125,7 @@ int64_t bxc_cube_instance_value(const bxc_cube_kernel *k, uint32_t inst, uint32_
 }
 
 const char *bxc_cube_instance_name(bxc_arena *a, const bxc_cube_kernel *k, uint32_t inst) {
-    const char *s = k->name;
+    const char *s = bxc_arena_printf(a, "%s%s", k->prefix ? k->prefix : "", k->name);
     for (uint32_t g = 0; g < k->ngenerics; g++)
         s = bxc_arena_printf(a, "%s_%s", s, bxk_type_name(bxc_cube_instance_dtype(k, inst, g)));
     for (uint32_t c = 0; c < k->ncomptimes; c++) {
@@ -1405,6 +1406,7 @@ static void check_signature(chk_ctx *cx, chk_module *cm, bxc_item *it) {
     k->fn = it->fn;
     k->name = it->fn->name.name;
     k->in_root = cm->mod->is_root;
+    k->prefix = k->in_root ? "" : bxc_emit_module_name(cx->arena, cx->unit, cm->mod, "");
     k->cm = cm;
     k->is_helper = is_helper_attr(cube_attr(it));
     kc c = {.cx = cx, .cm = cm, .k = k};

@@ -100,6 +100,7 @@ typedef struct bxc_cube_kernel {
     bxc_fn *fn;
     const char *name;
     bool in_root;             /* declared in the unit's root module */
+    const char *prefix;       /* of its C names: "" in the root, `<stem>_<module>_` in an imported module */
     bool ok;                  /* checked without errors: lowering may run */
     bool is_helper;           /* `#[cube(helper)]`: inlined where called, never a kernel */
     bool sig_ok;              /* the signature checked (helpers: callable) */
@@ -153,8 +154,8 @@ uint32_t bxc_cube_instance_count(const bxc_cube_kernel *k);
 /* dtype (enum bxk_type) of generic g / value of comptime c in inst. */
 unsigned bxc_cube_instance_dtype(const bxc_cube_kernel *k, uint32_t inst, uint32_t g);
 int64_t bxc_cube_instance_value(const bxc_cube_kernel *k, uint32_t inst, uint32_t c);
-/* `gelu_kernel_f32`, `sum_f64_256`: name, then each generic's dtype, then
- * each comptime value (arena string). */
+/* `gelu_kernel_f32`, `sum_f64_256`: the prefix and name, then each
+ * generic's dtype, then each comptime value (arena string). */
 const char *bxc_cube_instance_name(bxc_arena *a, const bxc_cube_kernel *k, uint32_t inst);
 
 /* ---- lower_kir.c ------------------------------------------------------- */
@@ -168,9 +169,11 @@ unsigned bxc_cube_concrete_type(bxc_type *t);
  * u->diags (a `sync_cube` where units may diverge: E0805; anything else
  * the verifier rejects is a front-end bug: E0809). */
 struct bxk_kernel *bxc_cube_lower(struct bxc_unit *u, const bxc_cube_kernel *k, uint32_t inst);
-/* Every instantiation of every kernel of the root module, in declaration
+/* Every instantiation of every kernel of the unit (the root module's and
+ * its imported modules', helpers aside), in module and declaration
  * order, into a malloc'd array (*out, *n; free each kernel, then the
- * array).  False after reporting errors (nothing is returned then). */
+ * array): what `bextc -o` puts in <stem>.kernels.o.  False after
+ * reporting errors (nothing is returned then). */
 bool bxc_cube_lower_root(struct bxc_unit *u, struct bxk_kernel ***out, uint32_t *n);
 
 #endif

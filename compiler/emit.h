@@ -36,6 +36,12 @@ const char *bxc_emit_stem(struct bxc_unit *unit);
  * gets an `x`), an arena string. */
 const char *bxc_emit_c_identifier(bxc_arena *a, const char *s);
 
+struct bxc_module;
+/* The C name of item `name` of imported module mod: `<stem>_<module>_name`
+ * (`my_ext_std_shape_broadcast`), so that two extensions importing one
+ * module link together.  Helper fns and kernels of imported modules. */
+const char *bxc_emit_module_name(bxc_arena *a, struct bxc_unit *u, const struct bxc_module *mod, const char *name);
+
 /* --emit=kir-c (emit_kir_c.c): the serialized IR of every kernel
  * instantiation of the root module as a C file on out, with the table
  * `const bext_kernel_src bxk_embed_<stem>[]` (bext.h).  False after

@@ -1,5 +1,8 @@
-/* emit_kernels.c — the `#[cube]` kernels of the root module in the
- * generated C (docs/codegen.md, "Kernels"; language.md §8–§9).
+/* emit_kernels.c — the `#[cube]` kernels of the unit in the generated C
+ * (docs/codegen.md, "Kernels"; language.md §8–§9): the root module's, and
+ * those of the modules it imports, whose instantiations and launchers are
+ * named `<stem>_<module>_...` (bxc_cube_kernel.prefix) so that two
+ * extensions importing one module link together.
  *
  * my_ext.c gets every instantiation's serialized IR (the versioned form
  * each runtime compiles from) in one table of bext_kernel_src rows, and
@@ -89,7 +92,7 @@ bool bxc_emit_kir_rows(bxc_unit *u, bxc_emit_buf *out, const char *table, bool i
     bxc_emit_buf rows = {0};
     for (uint32_t i = 0; set && i < set->len && ok; i++) {
         const bxc_cube_kernel *k = set->items[i];
-        if (!k->in_root || !k->ok || k->is_helper) continue;
+        if (!k->ok || k->is_helper) continue;
         for (uint32_t inst = 0; inst < bxc_cube_instance_count(k) && ok; inst++) {
             struct bxk_kernel *ir = bxc_cube_lower(u, k, inst);
             if (!ir) {
@@ -133,7 +136,7 @@ bool bxc_emit_kir_rows(bxc_unit *u, bxc_emit_buf *out, const char *table, bool i
 /* The launcher of k, whose instantiations are rows first.. of table. */
 static void launcher(bxc_emit_ctx *cx, const bxc_cube_kernel *k, const char *table, uint32_t first) {
     bxc_arena *a = cx->a;
-    const char *fn = bxc_arena_printf(a, "%s_launch", k->name);
+    const char *fn = bxc_arena_printf(a, "%s%s_launch", k->prefix, k->name);
     bxc_emit_claim(cx, fn, k->fn->name.span, bxc_arena_printf(a, "the launcher of kernel `%s`", k->name));
     /* parameters, in the kernel's order; generics no tensor carries get a
      * bext_dtype argument after them */
@@ -261,7 +264,7 @@ static void launcher(bxc_emit_ctx *cx, const bxc_cube_kernel *k, const char *tab
 void bxc_emit_kernels(bxc_emit_ctx *cx) {
     const bxc_cube_set *set = bxc_cube_kernels(cx->u);
     uint32_t nk = 0;
-    for (uint32_t i = 0; set && i < set->len; i++) nk += set->items[i]->in_root && set->items[i]->ok && !set->items[i]->is_helper;
+    for (uint32_t i = 0; set && i < set->len; i++) nk += set->items[i]->ok && !set->items[i]->is_helper;
     if (!nk) return;
     const char *table = bxc_arena_printf(cx->a, "%s_bext_kernels", cx->cstem);
     bxc_emit_claim(cx, table, bxc_span_none(), "the table of kernel instantiations");
@@ -280,7 +283,7 @@ void bxc_emit_kernels(bxc_emit_ctx *cx) {
     uint32_t first = 0;
     for (uint32_t i = 0; i < set->len; i++) {
         const bxc_cube_kernel *k = set->items[i];
-        if (!k->in_root || !k->ok || k->is_helper) continue;
+        if (!k->ok || k->is_helper) continue;
         launcher(cx, k, table, first);
         first += bxc_cube_instance_count(k);
     }

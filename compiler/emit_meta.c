@@ -125,7 +125,12 @@ static const char *int_kind_of(bxc_type *t) {
 
 const char *bxc_emit_helper_name(bxc_emit_ctx *cx, const bxc_module *mod, const char *fn) {
     if (!mod || mod->is_root) return bxc_arena_printf(cx->a, "%s_%s", cx->cstem, fn);
-    char *mn = bxc_arena_strdup(cx->a, mod->name);
+    return bxc_emit_module_name(cx->a, cx->u, mod, fn);
+}
+
+const char *bxc_emit_module_name(bxc_arena *a, struct bxc_unit *u, const bxc_module *mod, const char *fn) {
+    const char *cstem = bxc_emit_c_identifier(a, bxc_emit_stem(u));
+    char *mn = bxc_arena_strdup(a, mod->name);
     for (char *p = mn; *p; p++)
         if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9'))) *p = '_';
     /* `std::shape` -> `std__shape`: squeeze the doubled underscores */
@@ -133,7 +138,7 @@ const char *bxc_emit_helper_name(bxc_emit_ctx *cx, const bxc_module *mod, const 
     for (char *r = mn; *r; r++)
         if (!(*r == '_' && w > mn && w[-1] == '_')) *w++ = *r;
     *w = 0;
-    return bxc_arena_printf(cx->a, "%s_%s_%s", cx->cstem, mn, fn);
+    return bxc_arena_printf(a, "%s_%s_%s", cstem, mn, fn);
 }
 
 /* ---- inherent impl methods (docs/codegen.md) ----------------------------------------- */

@@ -545,7 +545,7 @@ bool bxc_cube_lower_root(struct bxc_unit *u, struct bxk_kernel ***out, uint32_t 
     const bxc_cube_set *set = bxc_cube_kernels(u);
     uint32_t total = 0;
     for (uint32_t i = 0; set && i < set->len; i++)
-        if (set->items[i]->in_root && !set->items[i]->is_helper) {
+        if (!set->items[i]->is_helper) {
             if (!set->items[i]->ok) return false;
             total += bxc_cube_instance_count(set->items[i]);
         }
@@ -555,7 +555,7 @@ bool bxc_cube_lower_root(struct bxc_unit *u, struct bxk_kernel ***out, uint32_t 
     bool ok = true;
     for (uint32_t i = 0; ok && set && i < set->len; i++) {
         const bxc_cube_kernel *ck = set->items[i];
-        if (!ck->in_root || ck->is_helper) continue;
+        if (ck->is_helper) continue;
         for (uint32_t j = 0; ok && j < bxc_cube_instance_count(ck); j++) {
             ks[m] = bxc_cube_lower(u, ck, j);
             if (ks[m]) m++;

@@ -213,10 +213,11 @@ static void emit_kernels(bxc_unit *u, const options *o) {
     free(ks);
 }
 
-/* -o DIR: every kernel instantiation of the root module, compiled by LLVM
- * for --kernel-cpu (default x86-64-v2), into DIR/<stem>.kernels.o (one
- * symbol per instantiation, the CPU kernel ABI of docs/kernels.md).  No
- * kernels, no file: projects without kernels are unchanged.  False after
+/* -o DIR: every kernel instantiation of the unit (the root module's and
+ * its imported modules'), compiled by LLVM for --kernel-cpu (default
+ * x86-64-v2), into DIR/<stem>.kernels.o (one symbol per instantiation, the
+ * CPU kernel ABI of docs/kernels.md).  No `#[cube]` fn anywhere in the
+ * unit, no file: projects without kernels are unchanged.  False after
  * reporting an error. */
 static bool emit_kernel_object(bxc_unit *u, const options *o) {
     struct bxk_kernel **ks;
@@ -241,8 +242,9 @@ static bool emit_kernel_object(bxc_unit *u, const options *o) {
         const bxc_cube_set *set = bxc_cube_kernels(u);
         bxc_span at = {BXC_NO_FILE, 0, 0};
         for (uint32_t j = 0; set && j < set->len; j++)
-            if (set->items[j]->in_root &&
-                strncmp(ks[i]->name, set->items[j]->name, strlen(set->items[j]->name)) == 0)
+            if (!set->items[j]->is_helper &&
+                strncmp(ks[i]->name, bxc_cube_instance_name(&u->arena, set->items[j], 0),
+                        strlen(set->items[j]->prefix) + strlen(set->items[j]->name)) == 0)
                 at = set->items[j]->fn->name.span;
         const char *why = ds.n ? ds.d[0].msg : "the lowering failed";
         bxc_diag_warning(&u->diags, CHK_W_CUBE_SKIPPED, at,
@@ -254,7 +256,8 @@ static bool emit_kernel_object(bxc_unit *u, const options *o) {
      * kernel was left out (then it defines none): build systems list it
      * as an output (bext_add_extension), and the generated C refers to
      * its symbols weakly. */
-    bool any = n > 0;
+    const bxc_cube_set *all = bxc_cube_kernels(u);
+    bool any = all && all->len > 0;   /* helpers only: an object that defines nothing */
     n = m;
     if (any) {
         const char *path = bxc_arena_printf(&u->arena, "%s/%s.kernels.o", o->out_dir, bxc_emit_stem(u));

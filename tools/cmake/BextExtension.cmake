@@ -81,10 +81,25 @@ function(bext_add_extension target file)
   # in-tree, bextc is built first under every generator).
   # A file with `#[cube]` kernels also gets <name>.kernels.o (their
   # ahead-of-time CPU code, which the generated C refers to weakly; the
-  # kernels call glibc's libmvec).  Known here from the text: bextc
-  # writes it exactly when the root file has kernels.
+  # kernels call glibc's libmvec).  bextc writes it when the unit has
+  # kernels: known here from the text of the root file and of the modules
+  # it names in `use` lines next to it or in INCLUDE_DIRS.  (Kernels met
+  # only deeper in the imports still run, compiled from their IR.)
   set(objs)
   file(READ ${src} _bext_text)
+  get_filename_component(_bext_dir ${src} DIRECTORY)
+  string(REGEX MATCHALL "use[ \t]+[A-Za-z_][A-Za-z0-9_]*" _bext_uses "${_bext_text}")
+  foreach(_u IN LISTS _bext_uses)
+    string(REGEX REPLACE "^use[ \t]+" "" _m "${_u}")
+    foreach(_d IN ITEMS ${_bext_dir} ${ARG_INCLUDE_DIRS})
+      get_filename_component(_d ${_d} ABSOLUTE)
+      if(EXISTS ${_d}/${_m}.bext)
+        file(READ ${_d}/${_m}.bext _bext_mod)
+        string(APPEND _bext_text "${_bext_mod}")
+        break()
+      endif()
+    endforeach()
+  endforeach()
   if(_bext_text MATCHES "#\\[cube[](]")
     set(objs ${out}/${name}.kernels.o)
   endif()
