@@ -13,7 +13,14 @@
  * Kernel typing differs from the metadata language (check_expr.c) where
  * the hardware does: indices and topology values are u32, a literal that
  * nothing constrains is i32 or the kernel's float type, tensors and
- * shared arrays are places, never values. */
+ * shared arrays are places, never values.
+ *
+ * `#[cube(helper)]` fns are checked the same way, generically, and each
+ * call records the types the arguments give the helper's type
+ * parameters (bxc_cube_call), which is what the lowering inlines with.
+ * Order: every signature first (chk_cube_helpers), so a body may call a
+ * helper declared anywhere; then the helper bodies and a search for call
+ * cycles; then the kernels (chk_cube_module). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
