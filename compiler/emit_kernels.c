@@ -141,7 +141,7 @@ static void launcher(bxc_emit_ctx *cx, const bxc_cube_kernel *k, const char *tab
     /* parameters, in the kernel's order; generics no tensor carries get a
      * bext_dtype argument after them */
     bxc_emit_buf params = {0}, body = {0};
-    bxc_emit_puts(&params, "const bext_grid *grid");
+    bxc_emit_puts(&params, "const bext_grid *bext_grid_");
     int from_tensor[16];
     for (uint32_t g = 0; g < k->ngenerics && g < 16; g++) from_tensor[g] = -1;
     uint32_t nparams = 0;
@@ -173,7 +173,7 @@ static void launcher(bxc_emit_ctx *cx, const bxc_cube_kernel *k, const char *tab
     /* the instantiation table: each generic's dtype, each comptime value */
     bxc_emit_printf(&body, "bool %s(%s) {\n", fn, params.data);
     if (ng || nc) {
-        bxc_emit_printf(&body, "  static const struct { int dt[%u]; int64_t cv[%u]; } inst[%u] = {\n", ng ? ng : 1,
+        bxc_emit_printf(&body, "  static const struct { int dt[%u]; int64_t cv[%u]; } bext_inst[%u] = {\n", ng ? ng : 1,
                         nc ? nc : 1, ninst);
         for (uint32_t i = 0; i < ninst; i++) {
             bxc_emit_puts(&body, "    {{");
@@ -190,42 +190,42 @@ static void launcher(bxc_emit_ctx *cx, const bxc_cube_kernel *k, const char *tab
         }
         bxc_emit_puts(&body, "  };\n");
         /* what to look for */
-        bxc_emit_printf(&body, "  const int want_dt[%u] = {", ng ? ng : 1);
+        bxc_emit_printf(&body, "  const int bext_want_dt[%u] = {", ng ? ng : 1);
         for (uint32_t g = 0; g < ng; g++) {
             const char *src = from_tensor[g] >= 0 ? bxc_emit_ident(a, k->vars.items[from_tensor[g]]->name) : NULL;
             if (src) bxc_emit_printf(&body, "%s%s ? (int)bext_dtype_of(%s) : -2", g ? ", " : "", src, src);
             else bxc_emit_printf(&body, "%s(int)%s", g ? ", " : "", bxc_emit_ident(a, k->generics[g].name));
         }
         if (!ng) bxc_emit_puts(&body, "0");
-        bxc_emit_printf(&body, "};\n  const int64_t want_cv[%u] = {", nc ? nc : 1);
+        bxc_emit_printf(&body, "};\n  const int64_t bext_want_cv[%u] = {", nc ? nc : 1);
         for (uint32_t c = 0; c < nc; c++)
             bxc_emit_printf(&body, "%s%s", c ? ", " : "", bxc_emit_ident(a, k->comptimes[c].var->name));
         if (!nc) bxc_emit_puts(&body, "0");
-        bxc_emit_printf(&body, "};\n  (void)want_dt;\n  (void)want_cv;\n  int pick = -1;\n"
-                               "  for (int i = 0; i < %u && pick < 0; i++) {\n    bool same = true;\n", ninst);
-        if (ng) bxc_emit_printf(&body, "    for (int g = 0; g < %u; g++) same = same && inst[i].dt[g] == want_dt[g];\n", ng);
-        if (nc) bxc_emit_printf(&body, "    for (int c = 0; c < %u; c++) same = same && inst[i].cv[c] == want_cv[c];\n", nc);
-        bxc_emit_puts(&body, "    if (same) pick = i;\n  }\n");
+        bxc_emit_printf(&body, "};\n  (void)bext_want_dt;\n  (void)bext_want_cv;\n  int bext_pick = -1;\n"
+                               "  for (int bext_i = 0; bext_i < %u && bext_pick < 0; bext_i++) {\n    bool bext_same = true;\n", ninst);
+        if (ng) bxc_emit_printf(&body, "    for (int bext_k = 0; bext_k < %u; bext_k++) bext_same = bext_same && bext_inst[bext_i].dt[bext_k] == bext_want_dt[bext_k];\n", ng);
+        if (nc) bxc_emit_printf(&body, "    for (int bext_k = 0; bext_k < %u; bext_k++) bext_same = bext_same && bext_inst[bext_i].cv[bext_k] == bext_want_cv[bext_k];\n", nc);
+        bxc_emit_puts(&body, "    if (bext_same) bext_pick = bext_i;\n  }\n");
         /* the error names what was asked and what exists */
-        bxc_emit_printf(&body, "  if (pick < 0) {\n    char asked[160] = \"\";\n    size_t at = 0;\n");
+        bxc_emit_printf(&body, "  if (bext_pick < 0) {\n    char bext_asked[160] = \"\";\n    size_t bext_at = 0;\n");
         for (uint32_t g = 0; g < ng; g++)
-            bxc_emit_printf(&body, "    at += (size_t)snprintf(asked + at, sizeof asked - at, \"%s%s = %%s\", "
-                                   "want_dt[%u] == -2 ? \"(a NULL tensor)\" : bext_dtype_name((bext_dtype)want_dt[%u]));\n",
+            bxc_emit_printf(&body, "    bext_at += (size_t)snprintf(bext_asked + bext_at, sizeof bext_asked - bext_at, \"%s%s = %%s\", "
+                                   "bext_want_dt[%u] == -2 ? \"(a NULL tensor)\" : bext_dtype_name((bext_dtype)bext_want_dt[%u]));\n",
                             g ? ", " : "", k->generics[g].name, g, g);
         for (uint32_t c = 0; c < nc; c++)
-            bxc_emit_printf(&body, "    at += (size_t)snprintf(asked + at, sizeof asked - at, \"%s%s = %%lld\", (long long)want_cv[%u]);\n",
+            bxc_emit_printf(&body, "    bext_at += (size_t)snprintf(bext_asked + bext_at, sizeof bext_asked - bext_at, \"%s%s = %%lld\", (long long)bext_want_cv[%u]);\n",
                             c || ng ? ", " : "", k->comptimes[c].var->name, c);
         bxc_emit_buf have = {0};
         for (uint32_t i = 0; i < ninst; i++)
             bxc_emit_printf(&have, "%s%s", i ? ", " : "", bxc_cube_instance_name(a, k, i));
-        bxc_emit_printf(&body, "    (void)at;\n    return bext_set_error(\"%s: no instantiation for %%s (there are: %s)\", asked);\n  }\n",
+        bxc_emit_printf(&body, "    (void)bext_at;\n    return bext_set_error(\"%s: no instantiation for %%s (there are: %s)\", bext_asked);\n  }\n",
                         fn, have.data ? have.data : "");
         bxc_emit_buf_free(&have);
     } else {
-        bxc_emit_puts(&body, "  const int pick = 0;\n");
+        bxc_emit_puts(&body, "  const int bext_pick = 0;\n");
     }
     /* bindings and scalars in slot order */
-    bxc_emit_printf(&body, "  bext_tensor *b[%u] = {", k->nbindings ? k->nbindings : 1);
+    bxc_emit_printf(&body, "  bext_tensor *bext_b[%u] = {", k->nbindings ? k->nbindings : 1);
     for (uint32_t s = 0, first_b = 1; s < k->nbindings; s++)
         for (uint32_t i = 0; i < k->vars.len; i++) {
             const bxc_cube_var *v = k->vars.items[i];
@@ -235,7 +235,7 @@ static void launcher(bxc_emit_ctx *cx, const bxc_cube_kernel *k, const char *tab
             }
         }
     if (!k->nbindings) bxc_emit_puts(&body, "0");
-    bxc_emit_printf(&body, "};\n  bext_kernel_scalar s[%u];\n  memset(s, 0, sizeof s);\n", k->nscalars ? k->nscalars : 1);
+    bxc_emit_printf(&body, "};\n  bext_kernel_scalar bext_s[%u];\n  memset(bext_s, 0, sizeof bext_s);\n", k->nscalars ? k->nscalars : 1);
     for (uint32_t i = 0; i < k->vars.len; i++) {
         const bxc_cube_var *v = k->vars.items[i];
         if (v->kind != BXC_CUBE_SCALAR) continue;
@@ -246,15 +246,15 @@ static void launcher(bxc_emit_ctx *cx, const bxc_cube_kernel *k, const char *tab
              * IR type is its own */
             unsigned it = bxc_cube_concrete_type(v->type);
             if (bxk_type_is_half(it)) /* the 16 bits a tensor of that dtype stores */
-                bxc_emit_printf(&body, "  s[%u] = bext_kernel_scalar_of(%s, %s);\n", v->slot, dtype_const(it), cn);
+                bxc_emit_printf(&body, "  bext_s[%u] = bext_kernel_scalar_of(%s, %s);\n", v->slot, dtype_const(it), cn);
             else
-                bxc_emit_printf(&body, "  s[%u].%s = %s;\n", v->slot, slot_member(it), cn);
+                bxc_emit_printf(&body, "  bext_s[%u].%s = %s;\n", v->slot, slot_member(it), cn);
         } else { /* a double, stored the way the instantiation's dtype reads it */
-            bxc_emit_printf(&body, "  s[%u] = bext_kernel_scalar_of((bext_dtype)inst[pick].dt[%d], %s);\n", v->slot, g,
+            bxc_emit_printf(&body, "  bext_s[%u] = bext_kernel_scalar_of((bext_dtype)bext_inst[bext_pick].dt[%d], %s);\n", v->slot, g,
                             cn);
         }
     }
-    bxc_emit_printf(&body, "  (void)pick;\n  return bext_kernel_launch(&%s[%u + pick], grid, b, %u, s, %u);\n}\n\n", table,
+    bxc_emit_printf(&body, "  (void)bext_pick;\n  return bext_kernel_launch(&%s[%u + bext_pick], bext_grid_, bext_b, %u, bext_s, %u);\n}\n\n", table,
                     first, k->nbindings, k->nscalars);
     bxc_emit_append(&cx->code_c, &body);
     bxc_emit_buf_free(&params);
