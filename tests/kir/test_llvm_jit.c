@@ -448,6 +448,14 @@ Test(llvm, emit_ll_vectorizes_unit_loop) {
   cr_expect(!strstr(opt, "@add.unit("), "unit function not inlined");
   free(raw), free(opt);
   bxk_kernel_free(k);
+  /* bf16's widening and rounding are integer ops: the loop still
+   * vectorizes, loads and stores whole vectors of i16 */
+  k = sample_add(BXK_BF16, false);
+  opt = bxl_emit_ll(k, BXL_CPU_BASELINE, true, &ds);
+  cr_assert(opt, "%s", ds.n ? ds.d[0].msg : "?");
+  cr_expect(strstr(opt, "load <8 x i16>") && strstr(opt, "store <8 x i16>"), "bf16 add not vectorized:\n%s", opt);
+  free(opt);
+  bxk_kernel_free(k);
 }
 
 /* The guarded GELU (`if ABSOLUTE_POS < len`, erf inside) vectorizes where
