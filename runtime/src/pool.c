@@ -25,6 +25,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 #define BXR_POOL_MAX_THREADS 64
@@ -79,10 +80,33 @@ static bool run_chunks(unsigned long gen, bxr_pool_task fn, void *ctx, size_t n,
   return last;
 }
 
+/* Jobs often come back to back (a training step's gemms, a few small
+ * inline ops apart), and a worker woken through the condition variable
+ * starts tens of microseconds late, which the caller then waits out.  So
+ * a worker that has just run a job watches the claim counter for the
+ * next one for BXR_POOL_LINGER_NS before it sleeps: bounded, so idle
+ * workers still leave the shared cores alone. */
+#define BXR_POOL_LINGER_NS 50000
+static void linger(unsigned long seen) {
+  struct timespec t0, t;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  for (int i = 1;; i++) {
+    if ((uint32_t)(atomic_load_explicit(&P.ticket, memory_order_acquire) >> 32) != (uint32_t)seen) return;
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+    if (i % 32 == 0) {
+      clock_gettime(CLOCK_MONOTONIC, &t);
+      if ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) > BXR_POOL_LINGER_NS) return;
+    }
+  }
+}
+
 static void *worker(void *arg) {
   (void)arg;
   unsigned long seen = 0;
   for (;;) {
+    if (seen) linger(seen);
     pthread_mutex_lock(&P.m);
     while (P.gen == seen) pthread_cond_wait(&P.work_cv, &P.m);
     seen = P.gen;
