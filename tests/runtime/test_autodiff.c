@@ -665,6 +665,38 @@ Test(autodiff, a_training_loop_does_not_grow) {
   training_loop_does_not_grow("ndarray+autodiff", true);
 }
 
+Test(autodiff, a_square_gets_twice_its_input) {
+  /* mul(x, x): the rule hands one product out for both operands; their
+   * sum is exactly 2x (and 2 g x through a scaled loss), on every strategy */
+  for (int k = 0; k < NDEVS; k++) {
+    const bext_device *d = dev_of(DEVS[k]);
+    bext_tensor *x = bext_require_grad(bext_random_normal((int64_t[]){4, 5}, 2, 0, 1, 7, BEXT_F32, d));
+    bext_tensor *sq = bext_sin(bext_retain(x));   /* an interior value squared, too */
+    bext_tensor *l = bext_add(bext_sum(bext_mul(bext_retain(x), bext_retain(x))),
+                              bext_mul_scalar(bext_sum(bext_mul(bext_retain(sq), bext_retain(sq))), 0.5));
+    bext_release(sq);
+    bext_grads *g = bext_backward(l);
+    cr_assert_not_null(g, "%s: %s", DEVS[k], bext_last_error());
+    bext_tensor *gx = bext_grad(g, x);
+    float xv[20], sv[20], cv[20], gv[20];
+    bext_tensor *s = bext_sin(bext_detach(bext_retain(x))), *c = bext_cos(bext_detach(bext_retain(x)));
+    cr_assert(bext_read(x, xv, sizeof xv) && bext_read(gx, gv, sizeof gv) && bext_read(s, sv, sizeof sv) &&
+              bext_read(c, cv, sizeof cv));
+    for (int i = 0; i < 20; i++) {
+      /* d/dx [x^2 + sin(x)^2 / 2] = 2x + sin(x) cos(x), each product rounded as the rules do */
+      float want = 2.0f * xv[i] + (float)(0.5 * (double)(2.0f * sv[i])) * cv[i];
+      cr_expect(fabsf(gv[i] - want) <= 1e-6f * (1.0f + fabsf(want)), "%s: element %d: %g, expected %g", DEVS[k], i,
+                gv[i], want);
+    }
+    bext_release(s);
+    bext_release(c);
+    bext_release(gx);
+    bext_grads_free(g);
+    bext_release(l);
+    bext_release(x);
+  }
+}
+
 Test(autodiff, backward_twice_is_bit_identical) {
   for (int k = 0; k < NDEVS; k++) {
     const bext_device *d = dev_of(DEVS[k]);
