@@ -11,7 +11,7 @@
  * The values are those of bext_sub(p, bext_mul_scalar(g, lr)) bit for bit:
  * the element rule is the composition of the two ops' rules (bext.h), so
  * no new semantics live here.  The one-pass kernel covers f32 and f64
- * contiguous tensors of host-memory backends; everything else (other
+ * contiguous tensors of eager host-memory backends; everything else (other
  * dtypes, strided views, device memory, lazy devices) runs the two core
  * ops, which every backend has. */
 #include <string.h>
@@ -77,7 +77,9 @@ static void chunk(void *ctx, size_t b, size_t e) {
 /* p (OWNED) - lr * g (BORROWED) on a plain device, p and g checked alike
  * (device, dtype, shape).  NULL + error. */
 static bext_tensor *update(bext_tensor *p, const bext_tensor *g, double lr) {
-  bool fast = p->device->vt->host_memory && (p->dtype == BEXT_F32 || p->dtype == BEXT_F64) &&
+  /* host memory of an eager backend (no queued work could still write
+   * p or g) */
+  bool fast = p->device->vt->host_memory && !p->device->vt->sync && (p->dtype == BEXT_F32 || p->dtype == BEXT_F64) &&
               bxr_is_contiguous(p) && bxr_is_contiguous(g);
   if (!fast) return bext_sub(p, bext_mul_scalar(bext_retain((bext_tensor *)g), lr));
   bext_tensor *o = bxr_is_unique(p) ? bext_retain(p) : bxr_tensor_new(p->device, p->dtype, p->rank, p->shape);
