@@ -634,7 +634,7 @@ void bext_grads_free(bext_grads *g);
  * step.  OWNS param, BORROWS grad (of param's device, dtype and shape;
  * bext_grad's result).  The values are bext_sub(param,
  * bext_mul_scalar(grad, lr))'s bit for bit, computed in one pass (f32 and
- * f64 on host-memory devices) and written into param's own buffer when
+ * f64 on eager host-memory devices: flex, ndarray, cube:cpu) and written into param's own buffer when
  * param is uniquely held and contiguous (release the loss first: the
  * graph holds the parameters it read), else into a new buffer; other
  * handles on param's buffer never see the change.  On an autodiff device
