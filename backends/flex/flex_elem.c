@@ -348,7 +348,10 @@ static bext_tensor *transposed_copy(const bext_tensor *t, const bext_spec *out) 
   if (n < 4 * BXFX_BLK) return NULL;
   int last = t->rank - 1;
   while (last > 0 && t->shape[last] == 1) last--;
-  if (t->strides[last] == 1) return NULL;   /* rows are contiguous: read in place */
+  /* rows contiguous, or the innermost dim broadcast (an expand: every
+   * block reads one element): read in place; a copy would only spend a
+   * pass materializing the broadcast */
+  if (t->strides[last] == 1 || t->strides[last] == 0) return NULL;
   for (int d = 0; d < t->rank; d++)
     if (t->shape[d] != out->shape[d]) return NULL;
   bext_tensor *c = bxr_tensor_new(t->storage->device, t->dtype, t->rank, t->shape);

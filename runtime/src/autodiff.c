@@ -378,6 +378,27 @@ bext_tensor *bext_require_grad(bext_tensor *t) {
   return r;
 }
 
+bext_tensor *bxad_take_inner(bext_tensor *t, bool *tracked) {
+  *tracked = priv_of(t)->node != NULL;
+  bext_tensor *in = unwrap(t);
+  bext_release(t);
+  return in;
+}
+
+const bext_tensor *bxad_inner(const bext_tensor *t) { return priv_of(t)->inner; }
+
+bext_tensor *bxad_wrap(struct bext_device *dev, bext_tensor *inner, bool leaf) {
+  struct bxad_node *node = NULL;
+  if (inner && leaf) {
+    if (!(node = node_new(BXAD_LEAF, 0, 0))) {
+      bext_release(inner);
+      return NULL;
+    }
+    node->out = inner->spec;
+  }
+  return wrap(dev, inner, node);
+}
+
 bool bext_is_tracked(const bext_tensor *t) { return t && on_autodiff(t) && priv_of(t)->node; }
 
 bext_tensor *bext_detach(bext_tensor *t) {

@@ -93,6 +93,17 @@ struct bxad_rule {
 #define BXAD_MAX_DEPTH 8
 BXR_DATA const struct bxad_rule bxad_rules[BXR_OP_COUNT];
 
+/* For runtime code outside the decorator that updates tensors in place of
+ * the graph (bext_sgd_step, sgd.c).  bxad_take_inner: the inner tensor of
+ * wrapper t (OWNED; released), as a new reference (a uniquely held
+ * wrapper gives its own up, so the inner tensor may be unique); *tracked:
+ * whether t had a node.  bxad_inner: t's inner tensor, BORROWED.
+ * bxad_wrap: inner (OWNED) as a tensor of autodiff device dev, a new
+ * tracked leaf when `leaf`, else a constant; NULL + error (inner released). */
+BXR_FUNC bext_tensor *bxad_take_inner(bext_tensor *t, bool *tracked);
+BXR_FUNC const bext_tensor *bxad_inner(const bext_tensor *t);
+BXR_FUNC bext_tensor *bxad_wrap(struct bext_device *dev, bext_tensor *inner, bool leaf);
+
 /* The decorator's vtable (device.c puts it in the AUTODIFF layer row). */
 BXR_DATA const struct bxr_backend bxad_backend;
 

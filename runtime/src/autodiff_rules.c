@@ -42,6 +42,14 @@ static void bw_sub(const struct bxad_node *n, bext_tensor *g, bext_tensor **gi) 
   if (NEED(1)) gi[1] = unbroadcast(bext_neg(R(g)), &n->in[1]);
 }
 static void bw_mul(const struct bxad_node *n, bext_tensor *g, bext_tensor **gi) {
+  /* x * x (a squared error): both gradients are g * x, one product handed
+   * out twice (backward sums the two references): a pass and a buffer
+   * fewer, the same bits */
+  if (NEED(0) && n->parent[0] == n->parent[1] && n->saved[0] == n->saved[1]) {
+    gi[0] = unbroadcast(bext_mul(R(g), R(n->saved[0])), &n->in[0]);
+    gi[1] = gi[0] ? R(gi[0]) : NULL;
+    return;
+  }
   if (NEED(0)) gi[0] = unbroadcast(bext_mul(R(g), R(n->saved[1])), &n->in[0]);
   if (NEED(1)) gi[1] = unbroadcast(bext_mul(R(g), R(n->saved[0])), &n->in[1]);
 }

@@ -264,12 +264,14 @@ BXR_FUNC bool bxr_layout_view(struct bxr_op *op, bext_tensor **out);
 /* ------------------------------------------------------------ thread pool */
 /* The runtime's one thread pool (pool.c), for any backend that splits
  * large work (Flex; cube:cpu later).  A range [0, n) is cut into one chunk
- * per thread; the calling thread runs the first chunk itself and the
- * persistent workers (created lazily, sized to the online cores or
- * BEXT_NUM_THREADS) run the rest.  Workers sleep on a condition variable
- * between jobs (no spin-forever: the cores are shared with the program's
- * own threads).  OpenBLAS runs single-threaded inside pool chunks (a
- * backend splits a large gemm into panels): its own idle threads would
+ * per thread; the calling thread and the persistent workers (created
+ * lazily, sized to the online cores or BEXT_NUM_THREADS) claim chunks
+ * until none is left, so the caller also runs any chunk no worker has
+ * started yet.  A worker watches for the next job for 50 us after each,
+ * then sleeps on a condition variable (no spin-forever: the cores are
+ * shared with the program's own threads).  OpenBLAS runs single-threaded
+ * inside pool chunks (a backend splits a large gemm into panels): its
+ * own idle threads would
  * spin against the pool's.  Small ranges, nested calls from inside
  * a chunk and calls made while another thread owns the pool all run
  * inline on the caller, so the small path takes no lock at all. */

@@ -5,7 +5,7 @@
  *
  *   loss = mean((tanh(x @ w1 + b1) @ w2 + b2 - y)^2)
  *   grads = bext_backward(loss)
- *   w = bext_require_grad(bext_detach(w) - lr * bext_grad(grads, w))
+ *   w = bext_sgd_step(w, bext_grad(grads, w), lr)    (w - lr * grad, in place)
  *
  * It prints the loss every 200 steps and exits 1 unless the final loss is
  * below LOSS_BOUND (ctest and `make demo` run it).  Usage: mlp [DEVICE],
@@ -91,18 +91,18 @@ int main(int argc, char **argv) {
     }
     bext_grads *g = bext_backward(loss);
     if (!g) return fail("backward");
-    /* the update runs on constants (detached values), then the result
-     * becomes the next step's leaf: the old graph dies with `loss` */
+    /* the old graph dies with `loss` (g keeps the gradients), so each
+     * parameter is held once and bext_sgd_step updates it in place: one
+     * pass, p - LR * grad, and the result is the next step's leaf */
+    bext_release(loss);
     for (int i = 0; i < NPARAM; i++) {
-      /* fetched first: bext_grad borrows p[i], bext_detach consumes it, and
-       * C leaves the order of one call's arguments unspecified */
       bext_tensor *gi = bext_grad(g, p[i]);
       if (!gi) return fail(PARAM_NAME[i]);
-      p[i] = bext_require_grad(bext_sub(bext_detach(p[i]), bext_mul_scalar(gi, LR)));
+      p[i] = bext_sgd_step(p[i], gi, LR);
+      bext_release(gi);
       if (!p[i]) return fail("update");
     }
     bext_grads_free(g);
-    bext_release(loss);
   }
 
   /* a few predictions next to their targets (no graph needed: detach) */

@@ -35,7 +35,8 @@
  *   mlp_512_autodiff  one training step of an MLP 512 -> 512 -> 512
  *                 (relu), batch 64, f32, on flex+autodiff: forward,
  *                 loss = mean((out - y)^2), backward, SGD update of the
- *                 four parameters, vs libtorch autograd with
+ *                 four parameters (bext_sgd_step, in place), vs
+ *                 libtorch autograd with
  *                 p.add_(p.grad(), -lr) under NoGradGuard          [>= 1.5]
  *                 Fair by construction: same shapes and data (the
  *                 losses must agree), both warm (one untimed round of
@@ -304,7 +305,7 @@ static float *ramp_floats(size_t n, unsigned mul, unsigned mod, float scale) {
 /* ns per training step: the parameters start from d's values on every
  * call (untimed, as the peer's do), then each step is
  *   loss = mean(e * e),  e = relu(x @ w1 + b1) @ w2 + b2 - y
- *   g = backward(loss);  p = require_grad(detach(p) - lr * grad(g, p)) */
+ *   g = backward(loss);  release the loss;  p = sgd_step(p, grad(g, p), lr) */
 static double ad_mlp_case(const bext_device *dev, const struct mlp_data *d, int iters, float *last_loss) {
   const int64_t B = d->batch, W = d->width;
   const int64_t pshape[4][2] = { { W, W }, { W, 0 }, { W, W }, { W, 0 } };
@@ -322,14 +323,14 @@ static double ad_mlp_case(const bext_device *dev, const struct mlp_data *d, int 
     bext_tensor *loss = bext_mean(bext_mul(bext_retain(e), e));
     bext_grads *g = bext_backward(loss);
     if (!g) die("mlp backward");
+    if (!bext_read(loss, &lv, sizeof lv)) die("mlp loss");
+    bext_release(loss);   /* the graph dies: the parameters are held once, updated in place */
     for (int k = 0; k < 4; k++) {
-      bext_tensor *gk = bext_grad(g, p[k]);  /* before detach consumes p[k] */
-      if (!(p[k] = bext_require_grad(bext_sub(bext_detach(p[k]), bext_mul_scalar(gk, MLP_LR)))))
-        die("mlp update");
+      bext_tensor *gk = bext_grad(g, p[k]);
+      if (!(p[k] = bext_sgd_step(p[k], gk, MLP_LR))) die("mlp update");
+      bext_release(gk);
     }
     bext_grads_free(g);
-    if (!bext_read(loss, &lv, sizeof lv)) die("mlp loss");
-    bext_release(loss);
   }
   double ns = (now_ns() - t0) / iters;
   *last_loss = lv;

@@ -613,7 +613,9 @@ Test(autodiff, graphs_dropped_without_backward_are_freed) {
   }
 }
 
-static void training_loop_does_not_grow(const char *spec) {
+/* sgd: the update by bext_sgd_step after the loss is released (in place),
+ * else composed from core ops while the graph is alive */
+static void training_loop_does_not_grow(const char *spec, bool sgd) {
   const bext_device *d = dev_of(spec);
   count_start();
   double xs[8 * 3], ys[8];
@@ -637,9 +639,16 @@ static void training_loop_does_not_grow(const char *spec) {
     bext_grads *g = bext_backward(loss);
     cr_assert_not_null(g, "%s", bext_last_error());
     bext_tensor *gw = bext_grad(g, w);
-    w = bext_require_grad(bext_sub(bext_detach(w), bext_mul_scalar(gw, 0.5)));
+    if (sgd) {
+      bext_release(loss);
+      w = bext_sgd_step(w, gw, 0.5);
+      bext_release(gw);
+      cr_assert_not_null(w, "%s", bext_last_error());
+    } else {
+      w = bext_require_grad(bext_sub(bext_detach(w), bext_mul_scalar(gw, 0.5)));
+      bext_release(loss);
+    }
     bext_grads_free(g);
-    bext_release(loss);
     if (step == 5) at5 = count_now();
   }
   cr_expect_eq(count_now(), at5, "%s: live bytes grew from %lld (step 5) to %lld (step 50)", spec, at5, count_now());
@@ -650,8 +659,42 @@ static void training_loop_does_not_grow(const char *spec) {
   cr_expect_eq(count_now(), 0);
 }
 Test(autodiff, a_training_loop_does_not_grow) {
-  training_loop_does_not_grow("flex+autodiff");
-  training_loop_does_not_grow("flex+autodiff(balanced)");
+  training_loop_does_not_grow("flex+autodiff", false);
+  training_loop_does_not_grow("flex+autodiff(balanced)", false);
+  training_loop_does_not_grow("flex+autodiff", true);
+  training_loop_does_not_grow("ndarray+autodiff", true);
+}
+
+Test(autodiff, a_square_gets_twice_its_input) {
+  /* mul(x, x): the rule hands one product out for both operands; their
+   * sum is exactly 2x (and 2 g x through a scaled loss), on every strategy */
+  for (int k = 0; k < NDEVS; k++) {
+    const bext_device *d = dev_of(DEVS[k]);
+    bext_tensor *x = bext_require_grad(bext_random_normal((int64_t[]){4, 5}, 2, 0, 1, 7, BEXT_F32, d));
+    bext_tensor *sq = bext_sin(bext_retain(x));   /* an interior value squared, too */
+    bext_tensor *l = bext_add(bext_sum(bext_mul(bext_retain(x), bext_retain(x))),
+                              bext_mul_scalar(bext_sum(bext_mul(bext_retain(sq), bext_retain(sq))), 0.5));
+    bext_release(sq);
+    bext_grads *g = bext_backward(l);
+    cr_assert_not_null(g, "%s: %s", DEVS[k], bext_last_error());
+    bext_tensor *gx = bext_grad(g, x);
+    float xv[20], sv[20], cv[20], gv[20];
+    bext_tensor *s = bext_sin(bext_detach(bext_retain(x))), *c = bext_cos(bext_detach(bext_retain(x)));
+    cr_assert(bext_read(x, xv, sizeof xv) && bext_read(gx, gv, sizeof gv) && bext_read(s, sv, sizeof sv) &&
+              bext_read(c, cv, sizeof cv));
+    for (int i = 0; i < 20; i++) {
+      /* d/dx [x^2 + sin(x)^2 / 2] = 2x + sin(x) cos(x), each product rounded as the rules do */
+      float want = 2.0f * xv[i] + (float)(0.5 * (double)(2.0f * sv[i])) * cv[i];
+      cr_expect(fabsf(gv[i] - want) <= 1e-6f * (1.0f + fabsf(want)), "%s: element %d: %g, expected %g", DEVS[k], i,
+                gv[i], want);
+    }
+    bext_release(s);
+    bext_release(c);
+    bext_release(gx);
+    bext_grads_free(g);
+    bext_release(l);
+    bext_release(x);
+  }
 }
 
 Test(autodiff, backward_twice_is_bit_identical) {

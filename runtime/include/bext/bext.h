@@ -630,6 +630,19 @@ bext_tensor *bext_grad(const bext_grads *g, const bext_tensor *t);
 /* Frees g and its references (tensors returned by bext_grad stay valid).
  * NULL is a no-op. */
 void bext_grads_free(bext_grads *g);
+/* One plain SGD step: param - lr * grad, as the parameter of the next
+ * step.  OWNS param, BORROWS grad (of param's device, dtype and shape;
+ * bext_grad's result).  The values are bext_sub(param,
+ * bext_mul_scalar(grad, lr))'s bit for bit, computed in one pass (f32 and
+ * f64 on eager host-memory devices: flex, ndarray, cube:cpu) and written into param's own buffer when
+ * param is uniquely held and contiguous (release the loss first: the
+ * graph holds the parameters it read), else into a new buffer; other
+ * handles on param's buffer never see the change.  On an autodiff device
+ * the update is not recorded: a tracked param comes back as a new tracked
+ * leaf (no history), an untracked one untracked.  Works on any device
+ * (plain ones too).  NULL + error (param released) for a NULL operand, a
+ * gradient of another device, dtype or shape, or a non-float param. */
+bext_tensor *bext_sgd_step(bext_tensor *param, const bext_tensor *grad, double lr);
 
 /* Custom nodes: an op with a gradient of its own (torch.autograd.Function's
  * role), the route of a hand-written `_autodiff` implementation of an
