@@ -502,3 +502,28 @@ Test(desc, meta_describes_the_outputs) {
   cr_assert_str_eq(err.code, "E1011");
   cr_assert(strstr(err.msg, "argument `x` is a NULL tensor"), "got: %s", err.msg);
 }
+
+/* An output value's ordinary parts (out_encode / out_decode, what Remote
+ * carries back): Held's k and on, its tensor left out; a round trip, the
+ * exact bytes, truncations and a bad bool refused with the value zeroed.
+ * A method returning a tensor has no output codec. */
+Test(desc, output_values_encode_their_ordinary_parts) {
+  const bext_ext_method *m = method("held", sizeof(struct held_args));
+  cr_assert(m->out_encode && m->out_decode && m->out_size == sizeof(Held));
+  cr_assert_null(method("desc_scale", sizeof(struct scale_args))->out_encode);
+  Held h = {.t = (bext_tensor *)&h, .k = 0x1234, .on = true};   /* any non-NULL handle: never dereferenced */
+  unsigned char e[16];
+  size_t n = m->out_encode(&h, e, sizeof e);
+  const unsigned char want[] = {BEXT_GEN_ENCODING_VERSION, 0x34, 0x12, 1};
+  cr_assert_eq(n, sizeof want);
+  cr_assert_arr_eq(e, want, sizeof want);
+  cr_assert_eq(m->out_encode(&h, e, 2), n, "the length also when it exceeds cap");
+  Held back;
+  memset(&back, 0x5a, sizeof back);
+  cr_assert_eq(m->out_decode(&back, e, n), n);
+  cr_assert(back.t == NULL && back.k == 0x1234 && back.on, "the tensor slot stays NULL for the caller to fill");
+  for (size_t k = 0; k < n; k++) cr_assert_eq(m->out_decode(&back, e, k), 0, "truncated at %zu", k);
+  e[3] = 2;   /* a bool is 0 or 1 */
+  cr_assert_eq(m->out_decode(&back, e, n), 0);
+  cr_assert(back.k == 0 && !back.on, "a failed decode leaves the value zeroed");
+}

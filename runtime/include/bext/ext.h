@@ -125,6 +125,15 @@ typedef struct bext_ext_method {
   uint64_t (*args_hash)(const void *args);
   size_t (*args_encode)(const void *args, unsigned char *buf, size_t cap);
   size_t (*args_decode)(void *args, const unsigned char *buf, size_t n);
+  /* The ordinary parts of an output value, for a method returning a
+   * struct, tuple, enum or plain value (NULL for one returning a tensor or
+   * nothing): every field that is not a tensor slot, enum tags included,
+   * in args_encode's format and with its contract.  out_decode fills a
+   * zeroed output value whose tensor slots stay NULL; out_slots on it then
+   * finds the slots of the decoded variant.  Remote carries a result back
+   * with it (docs/remote.md "Extension ops"). */
+  size_t (*out_encode)(const void *out, unsigned char *buf, size_t cap);
+  size_t (*out_decode)(void *out, const unsigned char *buf, size_t n);
 
   /* Scalars (language.md §4), in declaration order: nscalars of them.
    * scalars writes the first min(nscalars, cap) into out and returns
