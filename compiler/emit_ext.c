@@ -13,7 +13,9 @@
  *       interpreter's rules (compiler/interp_meta.c), since a test holds
  *       the two to the same answers;
  *   meta     the output metadata through the generated `_meta_dtype` /
- *       `_meta_shape` / `_meta` functions, the tensors seen as their specs.
+ *       `_meta_shape` / `_meta` functions, the tensors seen as their specs;
+ *   out_from_meta  the inverse for an output value: built from its
+ *       metadata, tensors made by the caller (Remote streams with it).
  *
  * emit_dispatch.c calls bxc_emit_ext_members while it writes a descriptor.
  * Types are walked like emit_dispatch.c's collect() walks them for tensor
@@ -578,10 +580,94 @@ static void emit_meta_check(bxc_emit_ctx *cx, const char *e, const char *what, b
     bxc_emit_printf(mem, "  .meta_check = %s_bext_check,\n", e);
 }
 
+/* ---- an output value from its metadata --------------------------------------- */
+
+/* The inverse of view_value: fills the output value at C lvalue `out`
+ * (type out_t) from its metadata at `meta` (meta_t): ordinary values
+ * copied, enum tags followed, each tensor made by the caller's
+ * bext_make(bext_ctx, slot, &spec), slots counted by bext_k in
+ * declaration order (out_slots' order). */
+static void from_meta_value(bxc_emit_ctx *cx, bxc_emit_buf *b, bxc_type *out_t, bxc_type *meta_t, const char *out,
+                            const char *meta, const char *ind, int depth) {
+    out_t = base_type(out_t);
+    meta_t = meta_t ? base_type(meta_t) : NULL;
+    if (depth > EXT_MAX_DEPTH) return;
+    if (out_t->kind == BXC_TYPE_TENSOR) {
+        bxc_emit_printf(b, "%sif (!(%s = bext_make(bext_ctx, bext_k++, &%s))) return false;\n", ind, out, meta);
+        return;
+    }
+    if (!bxc_emit_type_has_tensors(out_t)) {
+        bxc_emit_printf(b, "%s%s = %s;\n", ind, out, meta);
+        return;
+    }
+    if ((out_t->kind == BXC_TYPE_STRUCT || out_t->kind == BXC_TYPE_ENUM) && out_t->decl->metadata &&
+        (!meta_t || meta_t->decl != out_t->decl))
+        meta_t = base_type(out_t->decl->metadata);
+    if (!meta_t || meta_t->kind != out_t->kind) {
+        bxc_emit_error(cx, bxc_span_none(), "the C generator cannot build `%s` from its metadata",
+                       bxc_type_name(cx->a, out_t));
+        return;
+    }
+    if (out_t->kind == BXC_TYPE_TUPLE) {
+        for (uint32_t i = 0; i < out_t->tuple.n && i < meta_t->tuple.n; i++)
+            from_meta_value(cx, b, out_t->tuple.elems[i], meta_t->tuple.elems[i],
+                            bxc_arena_printf(cx->a, "%s._%u", out, i), bxc_arena_printf(cx->a, "%s._%u", meta, i), ind,
+                            depth + 1);
+        return;
+    }
+    const bxc_type_decl *od = out_t->decl, *md = meta_t->decl;
+    if (out_t->kind == BXC_TYPE_STRUCT) {
+        for (uint32_t i = 0; i < od->nfields && i < md->nfields; i++)
+            from_meta_value(cx, b, od->fields[i].type, md->fields[i].type,
+                            bxc_arena_printf(cx->a, "%s.%s", out, field_cname(cx, &od->fields[i], i)),
+                            bxc_arena_printf(cx->a, "%s.%s", meta, field_cname(cx, &md->fields[i], i)), ind, depth + 1);
+        return;
+    }
+    /* an enum: the companion shares its tag type and constants */
+    bxc_emit_printf(b, "%s%s.tag = %s.tag;\n", ind, out, meta);
+    bxc_emit_printf(b, "%sswitch (%s.tag) {\n", ind, meta);
+    const char *ind2 = bxc_arena_printf(cx->a, "%s  ", ind);
+    for (uint32_t v = 0; v < od->nvariants && v < md->nvariants; v++) {
+        const bxc_type_variant *ov = &od->variants[v], *mv = &md->variants[v];
+        if (!ov->nfields) continue;
+        bxc_emit_printf(b, "%scase %s:\n", ind, bxc_emit_tag_const(cx, od, ov->name));
+        for (uint32_t i = 0; i < ov->nfields && i < mv->nfields; i++)
+            from_meta_value(cx, b, ov->fields[i].type, mv->fields[i].type,
+                            bxc_arena_printf(cx->a, "%s.as.%s.%s", out, ov->name, field_cname(cx, &ov->fields[i], i)),
+                            bxc_arena_printf(cx->a, "%s.as.%s.%s", meta, mv->name, field_cname(cx, &mv->fields[i], i)),
+                            ind2, depth + 1);
+        bxc_emit_printf(b, "%sbreak;\n", ind2);
+    }
+    bxc_emit_printf(b, "%sdefault:\n%sbreak;\n%s}\n", ind, ind2, ind);
+}
+
+/* out_from_meta, for a method returning a value whose metadata `meta`
+ * gives: the output value a decorator or Remote can hand out before the
+ * implementation runs. */
+static void emit_from_meta(bxc_emit_ctx *cx, const char *e, bxc_type *ret, const bxc_emit_meta_info *info,
+                           bxc_emit_buf *mem) {
+    bxc_type *rt = base_type(ret);
+    if (!info->meta || info->dtype || rt->kind == BXC_TYPE_TENSOR || rt->kind == BXC_TYPE_UNIT) return;
+    bxc_emit_buf *c = &cx->code_c;
+    bxc_emit_buf body = {0};
+    from_meta_value(cx, &body, rt, base_type(info->meta_ret), "(*bext_v)", "(*bext_w)", "  ", 0);
+    bxc_emit_printf(c,
+                    "static bool %s_bext_from_meta(const void *bext_m, void *bext_o, bext_ext_make_fn bext_make, "
+                    "void *bext_ctx) {\n"
+                    "  const %s *bext_w = bext_m;\n  %s *bext_v = bext_o;\n  int bext_k = 0;\n"
+                    "  (void)bext_make;\n  (void)bext_ctx;\n",
+                    e, bxc_emit_ctype_of(cx, base_type(info->meta_ret)), bxc_emit_ctype_of(cx, rt));
+    bxc_emit_append(c, &body);
+    bxc_emit_puts(c, "  (void)bext_k;\n  return true;\n}\n");
+    bxc_emit_buf_free(&body);
+    bxc_emit_printf(mem, "  .out_from_meta = %s_bext_from_meta,\n", e);
+}
+
 void bxc_emit_ext_members(bxc_emit_ctx *cx, const char *entry, const char *what, const bxc_emit_param *params,
                           uint32_t nparams, bxc_type *ret, const bxc_emit_meta_info *info, bxc_emit_buf *members) {
     emit_codec(cx, entry, params, nparams, ret, members);
     emit_scalars(cx, entry, what, params, nparams, info, members);
     emit_meta(cx, entry, what, params, nparams, info, members);
     emit_meta_check(cx, entry, what, ret, info, members);
+    emit_from_meta(cx, entry, ret, info, members);
 }

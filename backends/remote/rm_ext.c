@@ -11,10 +11,12 @@
  * whose spec its metadata gives streams like a core op: the handle exists
  * at once and nothing waits.  Without metadata the client cannot know the
  * output's shape, so the call waits for the server's ExtDone.  A method
- * returning a value (struct, tuple, enum, plain value) waits too: the
- * reply carries the value's ordinary parts as the descriptor encodes them
- * (out_encode, read back by out_decode) and the specs of its tensors,
- * which the server holds at ids the call reserved. */
+ * returning a value (struct, tuple, enum, plain value) streams when its
+ * metadata gives the value (out_from_meta builds it, the frame says what
+ * the client expects); without, it waits, and the reply carries the
+ * value's ordinary parts as the descriptor encodes them (out_encode, read
+ * back by out_decode) and the specs of its tensors, which the server
+ * holds at ids the call reserved. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -141,6 +143,74 @@ static bool finish_value(struct bext_device *dev, struct bxrm_conn *c, const bex
   return false;
 }
 
+/* A value result its metadata describes streams: the client builds the
+ * value from the metadata (out_from_meta) twice, first with stand-in
+ * tensors to learn and check its tensors' specs and encode what it
+ * expects (nothing is sent if that fails), then, once the frame is
+ * queued, with handles at the reserved ids. */
+struct plan {
+  const bext_ext_method *m;
+  void *meta;                        /* the metadata value */
+  int k;                             /* tensors in the value */
+  bext_spec sp[VALUE_IDS];
+  unsigned char *expect;             /* out_encode of the value */
+  size_t elen;
+  /* the second pass */
+  struct bext_device *dev;
+  struct bxrm_conn *c;
+  uint64_t base;
+  int made;
+};
+
+static bext_tensor *plan_make(void *ctx, int slot, const bext_meta_spec *ms) {
+  struct plan *p = ctx;
+  if (slot >= VALUE_IDS) return bxr_error("%s: a value holds at most %d tensors", p->m->what, VALUE_IDS), NULL;
+  if (ms->shape.len > BEXT_MAX_RANK || !bext_dtype_valid(ms->dtype))
+    return bxr_error("%s: its metadata gives value tensor %d rank %zu or an invalid dtype", p->m->what, slot + 1,
+                     ms->shape.len), NULL;
+  bext_spec *sp = &p->sp[slot];
+  memset(sp, 0, sizeof *sp);
+  sp->dtype = ms->dtype;
+  sp->rank = (int)ms->shape.len;
+  for (size_t d = 0; d < ms->shape.len; d++) {
+    if (ms->shape.dims[d] > (uint64_t)INT64_MAX)
+      return bxr_error("%s: its metadata gives extent %llu", p->m->what, (unsigned long long)ms->shape.dims[d]), NULL;
+    sp->shape[d] = (int64_t)ms->shape.dims[d];
+  }
+  p->k = slot + 1;
+  return (bext_tensor *)p;   /* a stand-in, never used as a tensor */
+}
+
+static bext_tensor *plan_handle(void *ctx, int slot, const bext_meta_spec *ms) {
+  (void)ms;
+  struct plan *p = ctx;
+  const bext_spec *sp = &p->sp[slot];
+  bext_tensor *t = slot < p->k ? bxrm_handle_new(p->dev, p->c, p->base + (uint64_t)slot, sp->dtype, sp->rank, sp->shape)
+                               : NULL;
+  if (t) p->made = slot + 1;
+  return t;
+}
+
+/* The first pass; false + error (nothing sent).  p->k == 0: the value
+ * has no tensor to carry a deferred error, so the call waits instead. */
+static bool plan_value(struct plan *p, const bext_ext_call *call) {
+  const bext_ext_method *m = call->m;
+  bext_meta_error merr;
+  memset(&merr, 0, sizeof merr);
+  if (!(p->meta = calloc(1, m->meta_size ? m->meta_size : 1))) return bxr_error("%s: out of memory", m->what);
+  if (!m->meta(call->args, p->meta, &merr))
+    return bxr_error("%s: its metadata fails for these inputs: %s", m->what, merr.msg);
+  bool ok = m->out_from_meta(p->meta, call->out, plan_make, p);
+  if (ok && p->k > 0) {
+    p->elen = m->out_encode(call->out, NULL, 0);
+    ok = (p->expect = malloc(p->elen ? p->elen : 1)) != NULL;
+    if (ok) m->out_encode(call->out, p->expect, p->elen);
+    else bxr_error("%s: out of memory", m->what);
+  }
+  memset(call->out, 0, m->out_size);   /* the stand-ins go */
+  return ok;
+}
+
 bool bxrm_ext_exec(struct bext_device *dev, bext_ext_call *call) {
   const bext_ext_method *m = call->m;
   struct bxrm_conn *c = dev->ctx;
@@ -155,6 +225,15 @@ bool bxrm_ext_exec(struct bext_device *dev, bext_ext_call *call) {
   if (value && !c->ext_values)
     return bxr_error("%s: the server at remote:%s (hosting %s) does not carry extension results that are values "
                      "(it predates them)", m->what, c->address, c->server_device);
+  struct plan plan;
+  memset(&plan, 0, sizeof plan);
+  plan.m = m;
+  if (value && m->meta && m->out_from_meta && !plan_value(&plan, call)) {
+    free(plan.meta);
+    free(plan.expect);
+    return false;
+  }
+  bool streams_value = plan.k > 0;
 
   bext_ext_slot s[BEXT_EXT_MAX_SLOTS];
   uint64_t ins[BEXT_EXT_MAX_SLOTS];
@@ -174,11 +253,25 @@ bool bxrm_ext_exec(struct bext_device *dev, bext_ext_call *call) {
   x.in = ins;
   x.args.data = args;
   x.args.len = alen;
-  x.wait = !streams;
+  x.wait = !streams && !streams_value;
   if (streams) {
     x.dtype = (uint32_t)sp.dtype;
     x.n_shape = (size_t)sp.rank;
     x.shape = sp.shape;
+  }
+  Bxrm__TensorOut to[VALUE_IDS], *tp[VALUE_IDS];
+  if (streams_value) {
+    for (int i = 0; i < plan.k; i++) {
+      bxrm__tensor_out__init(&to[i]);
+      to[i].dtype = (uint32_t)plan.sp[i].dtype;
+      to[i].n_shape = (size_t)plan.sp[i].rank;
+      to[i].shape = plan.sp[i].shape;
+      tp[i] = &to[i];
+    }
+    x.value.data = plan.expect;
+    x.value.len = plan.elen;
+    x.n_outs = (size_t)plan.k;
+    x.outs = tp;
   }
   Bxrm__Request req = BXRM__REQUEST__INIT;
   req.body_case = BXRM__REQUEST__BODY_EXT_CALL;
@@ -189,10 +282,23 @@ bool bxrm_ext_exec(struct bext_device *dev, bext_ext_call *call) {
   if (m->out_tensor) x.out = bxrm_conn_new_id(c);
   if (value) {   /* a block of ids: the value's tensors take them in slot order */
     x.out = c->next_id + 1;
-    x.n_out = VALUE_IDS;
-    c->next_id += VALUE_IDS;
+    x.n_out = streams_value ? (uint32_t)plan.k : VALUE_IDS;
+    c->next_id += x.n_out;
   }
-  if (streams) {
+  if (streams_value) {
+    ok = bxrm_conn_send(c, m->what, &req, NULL, 0, true);
+    pthread_mutex_unlock(&c->mu);
+    plan.dev = dev, plan.c = c, plan.base = x.out;
+    ok = ok && m->out_from_meta(plan.meta, call->out, plan_handle, &plan);
+    if (!ok) {   /* handles made release their ids; the server holds the others too */
+      bext_ext_slot o[BEXT_EXT_MAX_SLOTS];
+      int no = m->out_slots(call->out, o);
+      for (int i = 0; i < no; i++)
+        if (*o[i].at) bext_release(*o[i].at);
+      for (int i = plan.made; i < plan.k; i++) bxrm_conn_forget(c, x.out + (uint64_t)i);
+      memset(call->out, 0, m->out_size);
+    }
+  } else if (streams) {
     ok = bxrm_conn_send(c, m->what, &req, NULL, 0, true);
     pthread_mutex_unlock(&c->mu);
     bext_tensor *t = ok ? bxrm_handle_new(dev, c, x.out, sp.dtype, sp.rank, sp.shape) : NULL;
@@ -206,5 +312,7 @@ bool bxrm_ext_exec(struct bext_device *dev, bext_ext_call *call) {
     if (r) bxrm__reply__free_unpacked(r, NULL);
   }
   if (args != abuf) free(args);
+  free(plan.meta);
+  free(plan.expect);
   return ok;
 }

@@ -527,3 +527,44 @@ Test(desc, output_values_encode_their_ordinary_parts) {
   cr_assert_eq(m->out_decode(&back, e, n), 0);
   cr_assert(back.k == 0 && !back.on, "a failed decode leaves the value zeroed");
 }
+
+/* out_from_meta (a value built from its metadata, for Remote to stream):
+ * Held from a HeldMetadata, its tensor made by the caller's maker with the
+ * metadata's spec; a maker that fails fails the build.  A method whose
+ * output is one tensor has none. */
+static bext_tensor *make_zeros(void *ctx, int slot, const bext_meta_spec *ms) {
+  int *calls = ctx;
+  cr_assert_eq(slot, *calls, "slots numbered in order");
+  (*calls)++;
+  int64_t shape[BEXT_SHAPE_CAP];
+  for (size_t i = 0; i < ms->shape.len; i++) shape[i] = (int64_t)ms->shape.dims[i];
+  return bext_zeros(shape, (int)ms->shape.len, ms->dtype, bext_device_get("flex"));
+}
+static bext_tensor *make_none(void *ctx, int slot, const bext_meta_spec *ms) {
+  (void)ctx, (void)slot, (void)ms;
+  return NULL;
+}
+
+Test(desc, output_values_build_from_their_metadata) {
+  const bext_ext_method *m = method("held", sizeof(struct held_args));
+  cr_assert_not_null(m->out_from_meta);
+  cr_assert_null(method("pick", sizeof(struct pick_args))->out_from_meta, "pick returns one tensor");
+  HeldMetadata w;
+  memset(&w, 0, sizeof w);
+  w.t.dtype = BEXT_F64;
+  w.t.shape.len = 2;
+  w.t.shape.dims[0] = 3, w.t.shape.dims[1] = 5;
+  w.k = 41, w.on = true;
+  Held h;
+  memset(&h, 0, sizeof h);
+  int calls = 0;
+  cr_assert(m->out_from_meta(&w, &h, make_zeros, &calls));
+  cr_assert_eq(calls, 1);
+  cr_assert(h.t && bext_dtype_of(h.t) == BEXT_F64 && bext_rank(h.t) == 2 && bext_shape(h.t)[1] == 5);
+  cr_assert(h.k == 41 && h.on);
+  char why[200];
+  cr_assert(m->meta_check(&h, &w, why, sizeof why), "the value it builds agrees with its metadata: %s", why);
+  held_release(&h);
+  cr_assert_not(m->out_from_meta(&w, &h, make_none, NULL));
+  cr_assert_null(h.t);
+}

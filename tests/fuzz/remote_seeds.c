@@ -81,6 +81,27 @@ static void ext_value(const char *id, const uint8_t *args, size_t nargs, uint64_
   c.body_case = BXRM__REQUEST__BODY_EXT_CALL, c.ext_call = &x;
   req(&c, NULL, 0);
 }
+/* A streamed value call of RemoteOps::scaled (its metadata gives the
+ * value): the value the client expects and its tensor's spec. */
+static void ext_scaled(uint64_t in, uint64_t out, int64_t n) {
+  static const uint8_t args[5] = {1, 0, 0, 0, 0x40};                          /* version 1, a = 2.0f */
+  static const uint8_t value[13] = {1, 0, 0, 0, 0x40, 1, 0, 0, 0, 0, 0, 0, 0};   /* factor 2.0f, rank 1 */
+  Bxrm__ExtFind f = BXRM__EXT_FIND__INIT;
+  f.trait = "RemoteOps", f.id = "scaled";
+  Bxrm__Request q = BXRM__REQUEST__INIT;
+  q.body_case = BXRM__REQUEST__BODY_EXT_FIND, q.ext_find = &f;
+  req(&q, NULL, 0);
+  Bxrm__TensorOut o = BXRM__TENSOR_OUT__INIT, *op = &o;
+  o.dtype = BEXT_F32, o.n_shape = 1, o.shape = &n;
+  Bxrm__ExtCall x = BXRM__EXT_CALL__INIT;
+  x.trait = "RemoteOps", x.id = "scaled";
+  x.in = &in, x.n_in = 1, x.out = out, x.n_out = 1, x.n_outs = 1, x.outs = &op;
+  x.args.data = (uint8_t *)args, x.args.len = sizeof args;
+  x.value.data = (uint8_t *)value, x.value.len = sizeof value;
+  Bxrm__Request c = BXRM__REQUEST__INIT;
+  c.body_case = BXRM__REQUEST__BODY_EXT_CALL, c.ext_call = &x;
+  req(&c, NULL, 0);
+}
 static void save(const char *dir, const char *name) {
   char path[512];
   snprintf(path, sizeof path, "%s/%s", dir, name);
@@ -134,5 +155,10 @@ int main(int argc, char **argv) {
   ext_value("summary", half, sizeof half, 1, 66, 64);
   simple(0, 3), simple(0, 66), simple(1, 2), simple(2, 0);
   save(argv[1], "ext-value");
+  upload(1, BEXT_F32, 6, v, sizeof v);
+  ext_scaled(1, 2, 6);
+  ext_scaled(1, 3, 5);   /* a spec the implementation does not give */
+  simple(0, 2), simple(0, 3), simple(2, 0);
+  save(argv[1], "ext-value-streamed");
   return 0;
 }

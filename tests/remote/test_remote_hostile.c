@@ -314,17 +314,30 @@ static void ext_value_frame(const uint64_t *in, size_t n_in, uint64_t out, uint3
   raw_send(&rc, &q, NULL, 0, 0);
 }
 
-Test(hostile, a_value_call_that_does_not_wait_or_reserves_too_many_ids, .init = setup) {
+Test(hostile, a_streamed_value_call_without_its_specs, .init = setup) {
   welcomed();
   ext_value_frame(NULL, 0, 2, 4, false);
-  expect_refused(&srv, &rc, "ExtCall T::m: a value result reserves 1 to 64 ids from a non-zero `out` and waits "
-                            "(out 2, n_out 4, not waiting)");
+  expect_refused(&srv, &rc, "ExtCall T::m: a value result reserves 1 to 64 ids from a non-zero `out`, and a "
+                            "streamed one names each one's spec (out 2, n_out 4, 0 specs, streamed)");
 }
 
 Test(hostile, a_value_call_reserving_65_ids, .init = setup) {
   welcomed();
   ext_value_frame(NULL, 0, 2, 65, true);
-  expect_refused(&srv, &rc, "(out 2, n_out 65)");
+  expect_refused(&srv, &rc, "(out 2, n_out 65, 0 specs)");
+}
+
+Test(hostile, a_streamed_value_call_with_a_malformed_spec, .init = setup) {
+  welcomed();
+  Bxrm__TensorOut o = BXRM__TENSOR_OUT__INIT, *op = &o;
+  o.dtype = BEXT_DTYPE_COUNT;
+  Bxrm__ExtCall x = BXRM__EXT_CALL__INIT;
+  x.trait = "T", x.id = "m", x.out = 2, x.n_out = 1, x.n_outs = 1, x.outs = &op;
+  Bxrm__Request q = BXRM__REQUEST__INIT;
+  q.body_case = BXRM__REQUEST__BODY_EXT_CALL;
+  q.ext_call = &x;
+  raw_send(&rc, &q, NULL, 0, 0);
+  expect_refused(&srv, &rc, "ExtCall T::m: malformed spec of value tensor 1");
 }
 
 Test(hostile, a_value_call_whose_ids_overlap_one_in_use, .init = setup) {

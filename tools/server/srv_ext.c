@@ -13,9 +13,10 @@
  * hosted device has no arm for, arguments that do not decode (the
  * client's build of the extension differs), an implementation that fails,
  * a result that disagrees with the client's metadata or passes the byte
- * limit.  A result that is a value (struct, tuple, enum, plain value)
- * always waits: its tensors are held at the ids the call reserved and the
- * answer carries its ordinary parts (the descriptor's out_encode). */
+ * limit.  A result that is a value (struct, tuple, enum, plain value) has
+ * its tensors held at the ids the call reserved; a waiting call's answer
+ * carries its ordinary parts (the descriptor's out_encode), a streamed
+ * one's frame carries what the client expects, checked here. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,6 +68,11 @@ bool bxsv_on_ext_find(struct bxsv_session *s, const Bxrm__ExtFind *f) {
  * an input's). */
 static bool call_fails(struct bxsv_session *s, const Bxrm__ExtCall *x, const char *msg, bool first) {
   struct bxsv_entry *e = x->out ? bxsv_table_find(&s->tab, x->out) : NULL;
+  if (!x->wait && x->n_out) {   /* a streamed value: each of its tensors fails */
+    for (uint32_t i = 0; i < x->n_out; i++)
+      if ((e = bxsv_table_find(&s->tab, x->out + i))) bxsv_fail_entry(s, e, msg, first && i == 0);
+    return true;
+  }
   if (x->wait) {
     if (e) bxsv_drop(s, e);
     Bxrm__ExtDone d = BXRM__EXT_DONE__INIT;
@@ -78,6 +84,20 @@ static bool call_fails(struct bxsv_session *s, const Bxrm__ExtCall *x, const cha
   }
   if (e) bxsv_fail_entry(s, e, msg, first);
   else if (first && !s->first_error) s->first_error = strdup(msg);
+  return true;
+}
+
+static bool same_spec_out(const bext_tensor *t, const Bxrm__TensorOut *o) {
+  if ((uint32_t)t->dtype != o->dtype || (size_t)t->rank != o->n_shape) return false;
+  for (int d = 0; d < t->rank; d++)
+    if (t->shape[d] != o->shape[d]) return false;
+  return true;
+}
+
+static bool spec_ok(const Bxrm__TensorOut *o) {
+  if (o->absent || o->dtype >= (uint32_t)BEXT_DTYPE_COUNT || o->n_shape > BEXT_MAX_RANK) return false;
+  for (size_t d = 0; d < o->n_shape; d++)
+    if (o->shape[d] < 0) return false;
   return true;
 }
 
@@ -205,6 +225,61 @@ static bool finish_value(struct bxsv_session *s, const bext_ext_method *m, const
   return ok;
 }
 
+/* A streamed value result: the implementation's value must be the one the
+ * client built from its metadata (its tensors' specs, and its ordinary
+ * parts and variant byte for byte in out_encode's form); then its tensors
+ * fill the entries the frame made.  Else each of them fails. */
+static bool finish_streamed_value(struct bxsv_session *s, const bext_ext_method *m, const Bxrm__ExtCall *x,
+                                  void *v) {
+  bext_ext_slot sl[BEXT_EXT_MAX_SLOTS];
+  int k = m->out_slots(v, sl);
+  char msg[900], got[160], want[160];
+  msg[0] = 0;
+  uint64_t bytes = 0;
+  if (k != (int)x->n_out)
+    snprintf(msg, sizeof msg, "deferred op `%s` failed on the server: its implementation's value holds %d tensors, "
+             "its metadata on the client gave %u", m->what, k, x->n_out);
+  for (int i = 0; !msg[0] && i < k; i++) {
+    const bext_tensor *t = *sl[i].at;
+    if (!t) {
+      snprintf(msg, sizeof msg, "deferred op `%s` failed on the server: its implementation left output `%s` empty, "
+               "its metadata on the client gave it a tensor", m->what, sl[i].name);
+    } else if (!same_spec_out(t, x->outs[i])) {
+      spec_text(t->dtype, t->rank, t->shape, got, sizeof got);
+      spec_text((bext_dtype)x->outs[i]->dtype, (int)x->outs[i]->n_shape, x->outs[i]->shape, want, sizeof want);
+      snprintf(msg, sizeof msg, "deferred op `%s` failed on the server: its implementation returned %s for output "
+               "`%s`, its metadata on the client gave %s", m->what, got, sl[i].name, want);
+    } else {
+      bytes += bxr_nbytes(t->dtype, t->rank, t->shape);
+    }
+  }
+  if (!msg[0]) {
+    unsigned char ebuf[256], *enc = ebuf;
+    size_t len = m->out_encode(v, ebuf, sizeof ebuf);
+    if (len > sizeof ebuf && (enc = malloc(len))) m->out_encode(v, enc, len);
+    if (!enc || len != x->value.len || memcmp(enc, x->value.data, len))
+      snprintf(msg, sizeof msg, "deferred op `%s` failed on the server: its implementation's value differs from its "
+               "metadata on the client in its ordinary fields or its variant", m->what);
+    if (enc != ebuf) free(enc);
+  }
+  if (!msg[0] && s->bytes + bytes > s->cfg->max_bytes)
+    snprintf(msg, sizeof msg, "deferred op `%s` failed on the server: its value's tensors of %llu bytes pass the "
+             "session's limit of %llu live bytes (bext-server --max-bytes)", m->what, (unsigned long long)bytes,
+             (unsigned long long)s->cfg->max_bytes);
+  if (msg[0]) {
+    release_value(m, v);
+    return call_fails(s, x, msg, true);
+  }
+  for (int i = 0; i < k; i++) {
+    struct bxsv_entry *e = bxsv_table_find(&s->tab, x->out + (uint64_t)i);
+    e->t = *sl[i].at;
+    e->bytes = bxr_nbytes(e->t->dtype, e->t->rank, e->t->shape);
+    bxsv_account(s, 0, (int64_t)e->bytes);
+    *sl[i].at = NULL;
+  }
+  return true;
+}
+
 bool bxsv_on_ext_call(struct bxsv_session *s, const Bxrm__ExtCall *x) {
   /* The frame itself: names, counts, ids, the spec. */
   if (!name_ok(x->trait) || !name_ok(x->id))
@@ -226,14 +301,20 @@ bool bxsv_on_ext_call(struct bxsv_session *s, const Bxrm__ExtCall *x) {
     if (!e->t && !poisoned) poisoned = e->err;
   }
   if (x->n_out) {
-    /* a value result: its ids are taken when the value exists */
-    if (!x->wait || x->n_out > BEXT_EXT_MAX_SLOTS || x->out == 0 || x->out + x->n_out < x->out)
-      return bxsv_fatal(s, "ExtCall %s: a value result reserves 1 to %d ids from a non-zero `out` and waits (out %llu, "
-                        "n_out %u%s)", what, BEXT_EXT_MAX_SLOTS, (unsigned long long)x->out, x->n_out,
-                        x->wait ? "" : ", not waiting");
-    for (uint32_t i = 0; i < x->n_out; i++)
-      if (bxsv_table_find(&s->tab, x->out + i))
+    /* a value result: waiting, its ids are taken when the value exists;
+     * streamed, the client's handles exist: so do their entries, now */
+    if (x->n_out > BEXT_EXT_MAX_SLOTS || x->out == 0 || x->out + x->n_out < x->out ||
+        (!x->wait && x->n_outs != x->n_out))
+      return bxsv_fatal(s, "ExtCall %s: a value result reserves 1 to %d ids from a non-zero `out`, and a streamed one "
+                        "names each one's spec (out %llu, n_out %u, %zu specs%s)", what, BEXT_EXT_MAX_SLOTS,
+                        (unsigned long long)x->out, x->n_out, x->n_outs, x->wait ? "" : ", streamed");
+    for (uint32_t i = 0; !x->wait && i < x->n_out; i++)
+      if (!spec_ok(x->outs[i])) return bxsv_fatal(s, "ExtCall %s: malformed spec of value tensor %u", what, i + 1);
+    for (uint32_t i = 0; i < x->n_out; i++) {
+      if (x->wait && bxsv_table_find(&s->tab, x->out + i))
         return bxsv_fatal(s, "ExtCall %s: result id %llu is already in use", what, (unsigned long long)(x->out + i));
+      if (!x->wait && !bxsv_fresh(s, x->out + i, what)) return false;
+    }
   } else if (x->out && !bxsv_fresh(s, x->out, what)) {
     return false;
   }
@@ -256,7 +337,12 @@ bool bxsv_on_ext_call(struct bxsv_session *s, const Bxrm__ExtCall *x) {
   }
   if (poisoned) return call_fails(s, x, poisoned, false);   /* the first failure's message */
   if (!x->wait && x->out) {
-    uint64_t want = bxr_nbytes((bext_dtype)x->dtype, (int)x->n_shape, x->shape);
+    uint64_t want = 0;
+    if (!x->n_out) want = bxr_nbytes((bext_dtype)x->dtype, (int)x->n_shape, x->shape);
+    for (uint32_t i = 0; i < x->n_out && want != SIZE_MAX; i++) {
+      uint64_t b = bxr_nbytes((bext_dtype)x->outs[i]->dtype, (int)x->outs[i]->n_shape, x->outs[i]->shape);
+      want = b == SIZE_MAX || want + b < want ? SIZE_MAX : want + b;
+    }
     if (want == SIZE_MAX || s->bytes + want > s->cfg->max_bytes || s->bytes + want < s->bytes) {
       snprintf(msg, sizeof msg, "deferred op `%s` failed on the server: its result of %llu bytes would pass the "
                "session's limit of %llu live bytes (%llu in use; bext-server --max-bytes)", m->what,
@@ -288,7 +374,7 @@ bool bxsv_on_ext_call(struct bxsv_session *s, const Bxrm__ExtCall *x) {
     return call_fails(s, x, msg, true);
   }
   if (value) {
-    bool ok = finish_value(s, m, x, value, what);
+    bool ok = x->wait ? finish_value(s, m, x, value, what) : finish_streamed_value(s, m, x, value);
     free(value);
     return ok;
   }
