@@ -76,7 +76,7 @@ static void same_as_local(const char *hosted) {
 Test(remote_ext, values_equal_local_on_a_server_hosting_flex) { same_as_local("flex"); }
 
 Test(remote_ext, affine_equals_local_on_a_server_hosting_flex_fusion) {
-  /* RemoteShapes does not list Fusion: only affine runs there */
+  /* RemoteShapes does not list Fusion: only RemoteOps runs there */
   float want[6], got[6];
   const bext_device *f = dev_ok("flex");
   bext_tensor *y = remote_ops_affine(bext_sqrt(bext_abs(mat_f32(X, 2, 3, f))), 3.0f, -1.0f);
@@ -92,6 +92,12 @@ Test(remote_ext, affine_equals_local_on_a_server_hosting_flex_fusion) {
     cr_expect_eq(got[i], want[i], "affine[%d] on flex+fusion: %g, local %g", i, got[i], want[i]);
   }
   bext_release(y);
+  /* a streamed value result: flex+fusion runs it eagerly on the server */
+  Scaled sc;
+  cr_assert(remote_ops_scaled(mat_f32(X, 2, 3, d), 4.0f, &sc), "%s", bext_last_error());
+  cr_expect(bext_read(sc.y, got, sizeof got) && got[1] == -8.0f && sc.factor == 4.0f && sc.rank == 2, "%s",
+            bext_last_error());
+  scaled_release(&sc);
   /* a method whose arm the hosted device lacks: an error at the call */
   bext_tensor *r = remote_shapes_row_sums(mat_f32(X, 2, 3, d), 1.0);
   cr_expect_null(r);
