@@ -286,18 +286,18 @@ bool bxrm_ext_exec(struct bext_device *dev, bext_ext_call *call) {
     c->next_id += x.n_out;
   }
   if (streams_value) {
-    ok = bxrm_conn_send(c, m->what, &req, NULL, 0, true);
+    bool sent = bxrm_conn_send(c, m->what, &req, NULL, 0, true);
     pthread_mutex_unlock(&c->mu);
     plan.dev = dev, plan.c = c, plan.base = x.out;
-    ok = ok && m->out_from_meta(plan.meta, call->out, plan_handle, &plan);
-    if (!ok) {   /* handles made release their ids; the server holds the others too */
+    ok = sent && m->out_from_meta(plan.meta, call->out, plan_handle, &plan);
+    if (!ok && sent) {   /* handles made release their ids; the server holds the others too */
       bext_ext_slot o[BEXT_EXT_MAX_SLOTS];
       int no = m->out_slots(call->out, o);
       for (int i = 0; i < no; i++)
         if (*o[i].at) bext_release(*o[i].at);
       for (int i = plan.made; i < plan.k; i++) bxrm_conn_forget(c, x.out + (uint64_t)i);
-      memset(call->out, 0, m->out_size);
     }
+    if (!ok) memset(call->out, 0, m->out_size);
   } else if (streams) {
     ok = bxrm_conn_send(c, m->what, &req, NULL, 0, true);
     pthread_mutex_unlock(&c->mu);
