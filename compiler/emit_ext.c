@@ -6,12 +6,16 @@
  *       argument struct, field by field (inside extension values too, enum
  *       tags included: a tag decides which tensor slots exist), in the
  *       little-endian format of <bext/gen.h>'s writer and reader;
+ *   out_encode / out_decode  the same for an output value (struct, tuple,
+ *       enum or plain value), so a remote call carries it back;
  *   scalars  language.md §4 in declaration order: inferred, marked and
  *       custom (through the generated `<prefix>_scalar_<param>`), with the
  *       interpreter's rules (compiler/interp_meta.c), since a test holds
  *       the two to the same answers;
  *   meta     the output metadata through the generated `_meta_dtype` /
- *       `_meta_shape` / `_meta` functions, the tensors seen as their specs.
+ *       `_meta_shape` / `_meta` functions, the tensors seen as their specs;
+ *   out_from_meta  the inverse for an output value: built from its
+ *       metadata, tensors made by the caller (Remote streams with it).
  *
  * emit_dispatch.c calls bxc_emit_ext_members while it writes a descriptor.
  * Types are walked like emit_dispatch.c's collect() walks them for tensor
@@ -126,7 +130,33 @@ static void walk_ordinary(bxc_emit_ctx *cx, bxc_emit_buf *b, bool get, bxc_type 
     }
 }
 
-static void emit_codec(bxc_emit_ctx *cx, const char *e, const bxc_emit_param *ps, uint32_t np, bxc_emit_buf *mem) {
+/* The encoder and decoder of one value of C type ct (the argument struct,
+ * or an output value): `<fn>_put` writes the version byte and then put,
+ * `<fn>_encode` / `<fn>_decode` are the descriptor's members.  One writer
+ * and one reader for arguments and outputs, so both travel in one format. */
+static void emit_value_codec(bxc_emit_ctx *cx, const char *fn, const char *ct, bxc_emit_buf *put, bxc_emit_buf *get) {
+    bxc_emit_buf *c = &cx->code_c;
+    bxc_emit_printf(c, "static void %s_put(const %s *bext_a, bext_gen_writer *bext_w) {\n", fn, ct);
+    bxc_emit_puts(c, "  bext_gen_put(bext_w, BEXT_GEN_ENCODING_VERSION, 1);\n");
+    if (put->len) bxc_emit_append(c, put);
+    else bxc_emit_puts(c, "  (void)bext_a;\n");
+    bxc_emit_puts(c, "}\n");
+    bxc_emit_printf(c, "static size_t %s_encode(const void *bext_p, unsigned char *bext_buf, size_t bext_cap) {\n"
+                       "  bext_gen_writer bext_w = {bext_buf, bext_cap, 0, BEXT_GEN_FNV_OFFSET};\n"
+                       "  %s_put((const %s *)bext_p, &bext_w);\n"
+                       "  return bext_w.len;\n}\n", fn, fn, ct);
+    bxc_emit_printf(c, "static size_t %s_decode(void *bext_p, const unsigned char *bext_buf, size_t bext_n) {\n"
+                       "  %s *bext_a = bext_p;\n"
+                       "  bext_gen_reader bext_rd = {bext_buf, bext_n, 0, false}, *bext_r = &bext_rd;\n"
+                       "  memset(bext_a, 0, sizeof *bext_a);\n"
+                       "  if (!bext_buf || bext_gen_get(bext_r, 1) != BEXT_GEN_ENCODING_VERSION) return 0;\n", fn, ct);
+    bxc_emit_append(c, get);
+    bxc_emit_puts(c, "  if (bext_r->bad) {\n    memset(bext_a, 0, sizeof *bext_a);\n    return 0;\n  }\n"
+                     "  return bext_r->pos;\n}\n");
+}
+
+static void emit_codec(bxc_emit_ctx *cx, const char *e, const bxc_emit_param *ps, uint32_t np, bxc_type *ret,
+                       bxc_emit_buf *mem) {
     bxc_emit_buf *c = &cx->code_c;
     bxc_emit_buf put = {0}, get = {0};
     for (uint32_t i = 0; i < np; i++) {
@@ -134,32 +164,29 @@ static void emit_codec(bxc_emit_ctx *cx, const char *e, const bxc_emit_param *ps
         walk_ordinary(cx, &put, false, ps[i].type, bxc_arena_printf(cx->a, "bext_a->%s", ps[i].name), "  ", 0);
         walk_ordinary(cx, &get, true, ps[i].type, bxc_arena_printf(cx->a, "bext_a->%s", ps[i].name), "  ", 0);
     }
-    /* one walk writes the encoding and feeds the hash */
-    bxc_emit_printf(c, "static void %s_bext_put(const struct %s_bext_args *bext_a, bext_gen_writer *bext_w) {\n", e, e);
-    bxc_emit_puts(c, "  bext_gen_put(bext_w, BEXT_GEN_ENCODING_VERSION, 1);\n");
-    if (put.len) bxc_emit_append(c, &put);
-    else bxc_emit_puts(c, "  (void)bext_a;\n");
-    bxc_emit_puts(c, "}\n");
+    const char *fn = bxc_arena_printf(cx->a, "%s_bext", e);
+    emit_value_codec(cx, fn, bxc_arena_printf(cx->a, "struct %s_bext_args", e), &put, &get);
+    /* the hash is a function of the encoding: one walk feeds both */
     bxc_emit_printf(c, "static uint64_t %s_bext_hash(const void *bext_p) {\n"
                        "  bext_gen_writer bext_w = {NULL, 0, 0, BEXT_GEN_FNV_OFFSET};\n"
                        "  %s_bext_put((const struct %s_bext_args *)bext_p, &bext_w);\n"
                        "  return bext_w.hash;\n}\n", e, e, e);
-    bxc_emit_printf(c, "static size_t %s_bext_encode(const void *bext_p, unsigned char *bext_buf, size_t bext_cap) {\n"
-                       "  bext_gen_writer bext_w = {bext_buf, bext_cap, 0, BEXT_GEN_FNV_OFFSET};\n"
-                       "  %s_bext_put((const struct %s_bext_args *)bext_p, &bext_w);\n"
-                       "  return bext_w.len;\n}\n", e, e, e);
-    bxc_emit_printf(c, "static size_t %s_bext_decode(void *bext_p, const unsigned char *bext_buf, size_t bext_n) {\n"
-                       "  struct %s_bext_args *bext_a = bext_p;\n"
-                       "  bext_gen_reader bext_rd = {bext_buf, bext_n, 0, false}, *bext_r = &bext_rd;\n"
-                       "  memset(bext_a, 0, sizeof *bext_a);\n"
-                       "  if (!bext_buf || bext_gen_get(bext_r, 1) != BEXT_GEN_ENCODING_VERSION) return 0;\n", e, e);
-    bxc_emit_append(c, &get);
-    bxc_emit_puts(c, "  if (bext_r->bad) {\n    memset(bext_a, 0, sizeof *bext_a);\n    return 0;\n  }\n"
-                     "  return bext_r->pos;\n}\n");
     bxc_emit_buf_free(&put);
     bxc_emit_buf_free(&get);
     bxc_emit_printf(mem, "  .args_hash = %s_bext_hash,\n  .args_encode = %s_bext_encode,\n  .args_decode = %s_bext_decode,\n",
                     e, e, e);
+
+    /* An output value (not one tensor, not nothing): its ordinary parts,
+     * enum tags included, so a remote call can carry it back. */
+    bxc_type *rt = base_type(ret);
+    if (rt->kind == BXC_TYPE_TENSOR || rt->kind == BXC_TYPE_UNIT) return;
+    bxc_emit_buf oput = {0}, oget = {0};
+    walk_ordinary(cx, &oput, false, rt, "(*bext_a)", "  ", 0);
+    walk_ordinary(cx, &oget, true, rt, "(*bext_a)", "  ", 0);
+    emit_value_codec(cx, bxc_arena_printf(cx->a, "%s_bext_value", e), bxc_emit_ctype_of(cx, rt), &oput, &oget);
+    bxc_emit_buf_free(&oput);
+    bxc_emit_buf_free(&oget);
+    bxc_emit_printf(mem, "  .out_encode = %s_bext_value_encode,\n  .out_decode = %s_bext_value_decode,\n", e, e);
 }
 
 /* ---- the metadata view of the arguments ------------------------------------- */
@@ -553,10 +580,94 @@ static void emit_meta_check(bxc_emit_ctx *cx, const char *e, const char *what, b
     bxc_emit_printf(mem, "  .meta_check = %s_bext_check,\n", e);
 }
 
+/* ---- an output value from its metadata --------------------------------------- */
+
+/* The inverse of view_value: fills the output value at C lvalue `out`
+ * (type out_t) from its metadata at `meta` (meta_t): ordinary values
+ * copied, enum tags followed, each tensor made by the caller's
+ * bext_make(bext_ctx, slot, &spec), slots counted by bext_k in
+ * declaration order (out_slots' order). */
+static void from_meta_value(bxc_emit_ctx *cx, bxc_emit_buf *b, bxc_type *out_t, bxc_type *meta_t, const char *out,
+                            const char *meta, const char *ind, int depth) {
+    out_t = base_type(out_t);
+    meta_t = meta_t ? base_type(meta_t) : NULL;
+    if (depth > EXT_MAX_DEPTH) return;
+    if (out_t->kind == BXC_TYPE_TENSOR) {
+        bxc_emit_printf(b, "%sif (!(%s = bext_make(bext_ctx, bext_k++, &%s))) return false;\n", ind, out, meta);
+        return;
+    }
+    if (!bxc_emit_type_has_tensors(out_t)) {
+        bxc_emit_printf(b, "%s%s = %s;\n", ind, out, meta);
+        return;
+    }
+    if ((out_t->kind == BXC_TYPE_STRUCT || out_t->kind == BXC_TYPE_ENUM) && out_t->decl->metadata &&
+        (!meta_t || meta_t->decl != out_t->decl))
+        meta_t = base_type(out_t->decl->metadata);
+    if (!meta_t || meta_t->kind != out_t->kind) {
+        bxc_emit_error(cx, bxc_span_none(), "the C generator cannot build `%s` from its metadata",
+                       bxc_type_name(cx->a, out_t));
+        return;
+    }
+    if (out_t->kind == BXC_TYPE_TUPLE) {
+        for (uint32_t i = 0; i < out_t->tuple.n && i < meta_t->tuple.n; i++)
+            from_meta_value(cx, b, out_t->tuple.elems[i], meta_t->tuple.elems[i],
+                            bxc_arena_printf(cx->a, "%s._%u", out, i), bxc_arena_printf(cx->a, "%s._%u", meta, i), ind,
+                            depth + 1);
+        return;
+    }
+    const bxc_type_decl *od = out_t->decl, *md = meta_t->decl;
+    if (out_t->kind == BXC_TYPE_STRUCT) {
+        for (uint32_t i = 0; i < od->nfields && i < md->nfields; i++)
+            from_meta_value(cx, b, od->fields[i].type, md->fields[i].type,
+                            bxc_arena_printf(cx->a, "%s.%s", out, field_cname(cx, &od->fields[i], i)),
+                            bxc_arena_printf(cx->a, "%s.%s", meta, field_cname(cx, &md->fields[i], i)), ind, depth + 1);
+        return;
+    }
+    /* an enum: the companion shares its tag type and constants */
+    bxc_emit_printf(b, "%s%s.tag = %s.tag;\n", ind, out, meta);
+    bxc_emit_printf(b, "%sswitch (%s.tag) {\n", ind, meta);
+    const char *ind2 = bxc_arena_printf(cx->a, "%s  ", ind);
+    for (uint32_t v = 0; v < od->nvariants && v < md->nvariants; v++) {
+        const bxc_type_variant *ov = &od->variants[v], *mv = &md->variants[v];
+        if (!ov->nfields) continue;
+        bxc_emit_printf(b, "%scase %s:\n", ind, bxc_emit_tag_const(cx, od, ov->name));
+        for (uint32_t i = 0; i < ov->nfields && i < mv->nfields; i++)
+            from_meta_value(cx, b, ov->fields[i].type, mv->fields[i].type,
+                            bxc_arena_printf(cx->a, "%s.as.%s.%s", out, ov->name, field_cname(cx, &ov->fields[i], i)),
+                            bxc_arena_printf(cx->a, "%s.as.%s.%s", meta, mv->name, field_cname(cx, &mv->fields[i], i)),
+                            ind2, depth + 1);
+        bxc_emit_printf(b, "%sbreak;\n", ind2);
+    }
+    bxc_emit_printf(b, "%sdefault:\n%sbreak;\n%s}\n", ind, ind2, ind);
+}
+
+/* out_from_meta, for a method returning a value whose metadata `meta`
+ * gives: the output value a decorator or Remote can hand out before the
+ * implementation runs. */
+static void emit_from_meta(bxc_emit_ctx *cx, const char *e, bxc_type *ret, const bxc_emit_meta_info *info,
+                           bxc_emit_buf *mem) {
+    bxc_type *rt = base_type(ret);
+    if (!info->meta || info->dtype || rt->kind == BXC_TYPE_TENSOR || rt->kind == BXC_TYPE_UNIT) return;
+    bxc_emit_buf *c = &cx->code_c;
+    bxc_emit_buf body = {0};
+    from_meta_value(cx, &body, rt, base_type(info->meta_ret), "(*bext_v)", "(*bext_w)", "  ", 0);
+    bxc_emit_printf(c,
+                    "static bool %s_bext_from_meta(const void *bext_m, void *bext_o, bext_ext_make_fn bext_make, "
+                    "void *bext_ctx) {\n"
+                    "  const %s *bext_w = bext_m;\n  %s *bext_v = bext_o;\n  int bext_k = 0;\n"
+                    "  (void)bext_make;\n  (void)bext_ctx;\n",
+                    e, bxc_emit_ctype_of(cx, base_type(info->meta_ret)), bxc_emit_ctype_of(cx, rt));
+    bxc_emit_append(c, &body);
+    bxc_emit_puts(c, "  (void)bext_k;\n  return true;\n}\n");
+    bxc_emit_buf_free(&body);
+    bxc_emit_printf(mem, "  .out_from_meta = %s_bext_from_meta,\n", e);
+}
+
 void bxc_emit_ext_members(bxc_emit_ctx *cx, const char *entry, const char *what, const bxc_emit_param *params,
                           uint32_t nparams, bxc_type *ret, const bxc_emit_meta_info *info, bxc_emit_buf *members) {
-    emit_codec(cx, entry, params, nparams, members);
+    emit_codec(cx, entry, params, nparams, ret, members);
     emit_scalars(cx, entry, what, params, nparams, info, members);
     emit_meta(cx, entry, what, params, nparams, info, members);
     emit_meta_check(cx, entry, what, ret, info, members);
+    emit_from_meta(cx, entry, ret, info, members);
 }

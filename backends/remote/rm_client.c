@@ -168,9 +168,7 @@ bool bxrm_conn_call(struct bxrm_conn *c, const char *api, const Bxrm__Request *r
   return ok;
 }
 
-void bxrm_ref_free(void *priv) {
-  struct bxrm_ref *r = priv;
-  struct bxrm_conn *c = r->c;
+void bxrm_conn_forget(struct bxrm_conn *c, uint64_t id) {
   pthread_mutex_lock(&c->mu);
   if (!c->lost) {
     if (c->nrel == c->relcap) {
@@ -179,10 +177,16 @@ void bxrm_ref_free(void *priv) {
       if (p) c->rel = p, c->relcap = cap;
     }
     /* Out of memory: the id stays on the server until the session ends. */
-    if (c->nrel < c->relcap) c->rel[c->nrel++] = r->id;
+    if (c->nrel < c->relcap) c->rel[c->nrel++] = id;
     if (c->nrel >= RELEASE_BATCH) queue_releases(c);
   }
   pthread_mutex_unlock(&c->mu);
+}
+
+void bxrm_ref_free(void *priv) {
+  struct bxrm_ref *r = priv;
+  struct bxrm_conn *c = r->c;
+  bxrm_conn_forget(c, r->id);
   free(r);
   bxrm_conn_unref(c);
 }
@@ -278,6 +282,7 @@ struct bxrm_conn *bxrm_conn_open(const char *addr) {
     c->session = r->welcome->session;
     c->max_frame = r->welcome->max_frame;
     c->extensions = r->welcome->extensions;
+    c->ext_values = r->welcome->ext_values;
   } else {
     bxr_error("remote:%s: the server answered the handshake with %s", addr,
               r->body_case == BXRM__REPLY__BODY_WELCOME ? "another protocol version" : "something else");

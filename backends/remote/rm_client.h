@@ -23,6 +23,7 @@ struct bxrm_conn {
   char server_device[128];    /* the device the server hosts (Welcome) */
   uint64_t session, max_frame;
   bool extensions;            /* the server runs extension ops (Welcome) */
+  bool ext_values;            /* ... and carries results that are values (Welcome) */
   const void **ext_known;     /* extension methods the server said it runs */
   size_t n_ext, ext_cap;
 };
@@ -59,6 +60,9 @@ BXR_FUNC bool bxrm_conn_send(struct bxrm_conn *c, const char *api, const Bxrm__R
 typedef void *(*bxrm_raw_sink)(const Bxrm__Reply *reply, uint64_t raw, void *ctx);
 BXR_FUNC bool bxrm_conn_call(struct bxrm_conn *c, const char *api, const Bxrm__Request *req, Bxrm__Reply **reply,
                              bxrm_raw_sink raw_for, void *ctx);
+/* Queues a release of a server-side id no handle holds (a result the
+ * client could not take): it joins the next Release frame. */
+BXR_FUNC void bxrm_conn_forget(struct bxrm_conn *c, uint64_t id);
 /* Frees a handle's ref: its id joins the next Release frame. */
 BXR_FUNC void bxrm_ref_free(void *priv);
 /* A handle on dev for the server-side id; takes a reference on the

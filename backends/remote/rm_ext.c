@@ -10,7 +10,13 @@
  * descriptor encodes them (args_encode).  A method returning one tensor
  * whose spec its metadata gives streams like a core op: the handle exists
  * at once and nothing waits.  Without metadata the client cannot know the
- * output's shape, so the call waits for the server's ExtDone. */
+ * output's shape, so the call waits for the server's ExtDone.  A method
+ * returning a value (struct, tuple, enum, plain value) streams when its
+ * metadata gives the value (out_from_meta builds it, the frame says what
+ * the client expects); without, it waits, and the reply carries the
+ * value's ordinary parts as the descriptor encodes them (out_encode, read
+ * back by out_decode) and the specs of its tensors, which the server
+ * holds at ids the call reserved. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -81,17 +87,153 @@ static bool finish_waiting(struct bext_device *dev, struct bxrm_conn *c, const b
   return true;
 }
 
+/* The ids a value result may use: one per tensor slot, at most this many. */
+#define VALUE_IDS BEXT_EXT_MAX_SLOTS
+
+static bool spec_ok(const Bxrm__TensorOut *o) {
+  if (o->dtype >= (uint32_t)BEXT_DTYPE_COUNT || o->n_shape > BEXT_MAX_RANK) return false;
+  for (size_t d = 0; d < o->n_shape; d++)
+    if (o->shape[d] < 0) return false;
+  return true;
+}
+
+/* A value result's answer: out_decode of its ordinary parts, then a handle
+ * for each tensor slot of the decoded variant at id base+i.  Anything that
+ * does not fit (a value that does not decode: truncated, or naming a
+ * variant this build lacks; another count of tensors; a malformed spec)
+ * is an error naming the method, never a crash: out is left zeroed and
+ * the ids the server holds are released. */
+static bool finish_value(struct bext_device *dev, struct bxrm_conn *c, const bext_ext_method *m, uint64_t base,
+                         Bxrm__Reply *r, void *out) {
+  if (r->body_case != BXRM__REPLY__BODY_EXT_DONE)
+    return bxr_error("%s: the server answered an extension call with something else", m->what);
+  const Bxrm__ExtDone *d = r->ext_done;
+  if (d->error[0]) return bxr_error("%s", d->error);
+  /* From here the server holds the non-absent tensors of the answer. */
+  bext_ext_slot sl[BEXT_EXT_MAX_SLOTS];
+  int k = 0;
+  bool ok = true;
+  if (d->n_outs > VALUE_IDS)
+    ok = bxr_error("%s: the server's answer names %zu tensors, the call reserved %d ids", m->what, d->n_outs,
+                   VALUE_IDS);
+  else if (d->value.len == 0 || m->out_decode(out, d->value.data, d->value.len) != d->value.len)
+    ok = bxr_error("%s: the server's answer holds a value that does not decode (%zu bytes: truncated, or naming a "
+                   "field or variant this build of the extension does not have)", m->what, d->value.len);
+  else if ((k = m->out_slots(out, sl)) != (int)d->n_outs)
+    ok = bxr_error("%s: the server's answer holds %zu tensors, the value it decodes to holds %d", m->what,
+                   d->n_outs, k);
+  for (int i = 0; ok && i < k; i++) {
+    const Bxrm__TensorOut *o = d->outs[i];
+    if (o->absent) continue;
+    if (!spec_ok(o)) {
+      ok = bxr_error("%s: the server's answer gives output `%s` a malformed spec", m->what, sl[i].name);
+      break;
+    }
+    bext_tensor *t = bxrm_handle_new(dev, c, base + (uint64_t)i, (bext_dtype)o->dtype, (int)o->n_shape, o->shape);
+    if (!t) ok = false;
+    else *sl[i].at = t;
+  }
+  if (ok) return true;
+  for (size_t i = 0; i < d->n_outs && i < VALUE_IDS; i++) {
+    bext_tensor *t = (int)i < k ? *sl[i].at : NULL;
+    if (t) bext_release(t);   /* its handle releases the id */
+    else if (!d->outs[i]->absent) bxrm_conn_forget(c, base + i);
+  }
+  memset(out, 0, m->out_size);
+  return false;
+}
+
+/* A value result its metadata describes streams: the client builds the
+ * value from the metadata (out_from_meta) twice, first with stand-in
+ * tensors to learn and check its tensors' specs and encode what it
+ * expects (nothing is sent if that fails), then, once the frame is
+ * queued, with handles at the reserved ids. */
+struct plan {
+  const bext_ext_method *m;
+  void *meta;                        /* the metadata value */
+  int k;                             /* tensors in the value */
+  bext_spec sp[VALUE_IDS];
+  unsigned char *expect;             /* out_encode of the value */
+  size_t elen;
+  /* the second pass */
+  struct bext_device *dev;
+  struct bxrm_conn *c;
+  uint64_t base;
+  int made;
+};
+
+static bext_tensor *plan_make(void *ctx, int slot, const bext_meta_spec *ms) {
+  struct plan *p = ctx;
+  if (slot >= VALUE_IDS) return bxr_error("%s: a value holds at most %d tensors", p->m->what, VALUE_IDS), NULL;
+  if (ms->shape.len > BEXT_MAX_RANK || !bext_dtype_valid(ms->dtype))
+    return bxr_error("%s: its metadata gives value tensor %d rank %zu or an invalid dtype", p->m->what, slot + 1,
+                     ms->shape.len), NULL;
+  bext_spec *sp = &p->sp[slot];
+  memset(sp, 0, sizeof *sp);
+  sp->dtype = ms->dtype;
+  sp->rank = (int)ms->shape.len;
+  for (size_t d = 0; d < ms->shape.len; d++) {
+    if (ms->shape.dims[d] > (uint64_t)INT64_MAX)
+      return bxr_error("%s: its metadata gives extent %llu", p->m->what, (unsigned long long)ms->shape.dims[d]), NULL;
+    sp->shape[d] = (int64_t)ms->shape.dims[d];
+  }
+  p->k = slot + 1;
+  return (bext_tensor *)p;   /* a stand-in, never used as a tensor */
+}
+
+static bext_tensor *plan_handle(void *ctx, int slot, const bext_meta_spec *ms) {
+  (void)ms;
+  struct plan *p = ctx;
+  const bext_spec *sp = &p->sp[slot];
+  bext_tensor *t = slot < p->k ? bxrm_handle_new(p->dev, p->c, p->base + (uint64_t)slot, sp->dtype, sp->rank, sp->shape)
+                               : NULL;
+  if (t) p->made = slot + 1;
+  return t;
+}
+
+/* The first pass; false + error (nothing sent).  p->k == 0: the value
+ * has no tensor to carry a deferred error, so the call waits instead. */
+static bool plan_value(struct plan *p, const bext_ext_call *call) {
+  const bext_ext_method *m = call->m;
+  bext_meta_error merr;
+  memset(&merr, 0, sizeof merr);
+  if (!(p->meta = calloc(1, m->meta_size ? m->meta_size : 1))) return bxr_error("%s: out of memory", m->what);
+  if (!m->meta(call->args, p->meta, &merr))
+    return bxr_error("%s: its metadata fails for these inputs: %s", m->what, merr.msg);
+  bool ok = m->out_from_meta(p->meta, call->out, plan_make, p);
+  if (ok && p->k > 0) {
+    p->elen = m->out_encode(call->out, NULL, 0);
+    ok = (p->expect = malloc(p->elen ? p->elen : 1)) != NULL;
+    if (ok) m->out_encode(call->out, p->expect, p->elen);
+    else bxr_error("%s: out of memory", m->what);
+  }
+  memset(call->out, 0, m->out_size);   /* the stand-ins go */
+  return ok;
+}
+
 bool bxrm_ext_exec(struct bext_device *dev, bext_ext_call *call) {
   const bext_ext_method *m = call->m;
   struct bxrm_conn *c = dev->ctx;
-  if (!m->out_tensor && m->out_size)
-    return bxr_error("%s: a remote extension call returns one tensor or nothing; this method returns a value "
-                     "(struct, tuple, enum or plain value) the protocol does not carry yet",
-                     m->what);
+  bool value = !m->out_tensor && m->out_size;
+  if (value && !m->out_decode)
+    return bxr_error("%s: its descriptor has no decoder for its output value (generated by an older bextc: "
+                     "rebuild the extension)", m->what);
   bool streams = m->out_tensor && m->meta && m->meta_size == sizeof(bext_meta_spec);
   bext_spec sp;
   if (streams && !bxr_ext_meta_spec(m, call->args, &sp)) return false;
   if (!find(c, m)) return false;
+  if (value && !c->ext_values)
+    return bxr_error("%s: the server at remote:%s (hosting %s) does not carry extension results that are values "
+                     "(it predates them)", m->what, c->address, c->server_device);
+  struct plan plan;
+  memset(&plan, 0, sizeof plan);
+  plan.m = m;
+  if (value && m->meta && m->out_from_meta && !plan_value(&plan, call)) {
+    free(plan.meta);
+    free(plan.expect);
+    return false;
+  }
+  bool streams_value = plan.k > 0;
 
   bext_ext_slot s[BEXT_EXT_MAX_SLOTS];
   uint64_t ins[BEXT_EXT_MAX_SLOTS];
@@ -111,11 +253,25 @@ bool bxrm_ext_exec(struct bext_device *dev, bext_ext_call *call) {
   x.in = ins;
   x.args.data = args;
   x.args.len = alen;
-  x.wait = !streams;
+  x.wait = !streams && !streams_value;
   if (streams) {
     x.dtype = (uint32_t)sp.dtype;
     x.n_shape = (size_t)sp.rank;
     x.shape = sp.shape;
+  }
+  Bxrm__TensorOut to[VALUE_IDS], *tp[VALUE_IDS];
+  if (streams_value) {
+    for (int i = 0; i < plan.k; i++) {
+      bxrm__tensor_out__init(&to[i]);
+      to[i].dtype = (uint32_t)plan.sp[i].dtype;
+      to[i].n_shape = (size_t)plan.sp[i].rank;
+      to[i].shape = plan.sp[i].shape;
+      tp[i] = &to[i];
+    }
+    x.value.data = plan.expect;
+    x.value.len = plan.elen;
+    x.n_outs = (size_t)plan.k;
+    x.outs = tp;
   }
   Bxrm__Request req = BXRM__REQUEST__INIT;
   req.body_case = BXRM__REQUEST__BODY_EXT_CALL;
@@ -124,7 +280,25 @@ bool bxrm_ext_exec(struct bext_device *dev, bext_ext_call *call) {
   bool ok;
   pthread_mutex_lock(&c->mu);
   if (m->out_tensor) x.out = bxrm_conn_new_id(c);
-  if (streams) {
+  if (value) {   /* a block of ids: the value's tensors take them in slot order */
+    x.out = c->next_id + 1;
+    x.n_out = streams_value ? (uint32_t)plan.k : VALUE_IDS;
+    c->next_id += x.n_out;
+  }
+  if (streams_value) {
+    bool sent = bxrm_conn_send(c, m->what, &req, NULL, 0, true);
+    pthread_mutex_unlock(&c->mu);
+    plan.dev = dev, plan.c = c, plan.base = x.out;
+    ok = sent && m->out_from_meta(plan.meta, call->out, plan_handle, &plan);
+    if (!ok && sent) {   /* handles made release their ids; the server holds the others too */
+      bext_ext_slot o[BEXT_EXT_MAX_SLOTS];
+      int no = m->out_slots(call->out, o);
+      for (int i = 0; i < no; i++)
+        if (*o[i].at) bext_release(*o[i].at);
+      for (int i = plan.made; i < plan.k; i++) bxrm_conn_forget(c, x.out + (uint64_t)i);
+    }
+    if (!ok) memset(call->out, 0, m->out_size);
+  } else if (streams) {
     ok = bxrm_conn_send(c, m->what, &req, NULL, 0, true);
     pthread_mutex_unlock(&c->mu);
     bext_tensor *t = ok ? bxrm_handle_new(dev, c, x.out, sp.dtype, sp.rank, sp.shape) : NULL;
@@ -133,9 +307,12 @@ bool bxrm_ext_exec(struct bext_device *dev, bext_ext_call *call) {
   } else {
     pthread_mutex_unlock(&c->mu);
     Bxrm__Reply *r = NULL;
-    ok = bxrm_conn_call(c, m->what, &req, &r, NULL, NULL) && finish_waiting(dev, c, m, x.out, r, call->out);
+    ok = bxrm_conn_call(c, m->what, &req, &r, NULL, NULL) &&
+         (value ? finish_value(dev, c, m, x.out, r, call->out) : finish_waiting(dev, c, m, x.out, r, call->out));
     if (r) bxrm__reply__free_unpacked(r, NULL);
   }
   if (args != abuf) free(args);
+  free(plan.meta);
+  free(plan.expect);
   return ok;
 }

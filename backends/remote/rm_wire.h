@@ -38,6 +38,10 @@
 #define BXRM_DEFAULT_MAX_TENSORS ((uint64_t)1 << 20)     /* live ids per session */
 #define BXRM_DEFAULT_MAX_BYTES ((uint64_t)16 << 30)      /* live tensor bytes per session */
 #define BXRM_DEFAULT_MAX_SESSIONS 64
+/* Sessions one client (a TCP peer's IP address, an ipc peer's user id)
+ * may hold at once: half the session limit, so one address alone cannot
+ * take every session. */
+#define BXRM_DEFAULT_MAX_CONNS_PER_CLIENT 32
 /* An op names at most this many inputs (cat's list). */
 #define BXRM_MAX_OP_INPUTS 1024
 /* An ExtCall's / ExtFind's trait and op id: at most this many bytes each. */

@@ -36,9 +36,10 @@ static void show(const char *label, const float *v, int n) {
   printf("]\n");
 }
 
-/* softplus(x, 2), then row_max of it when the server runs it, on d; the
- * values into sp[N] and mx[R]. */
-static void compute(const char *spec, float *sp, float *mx, bool rows) {
+/* softplus(x, 2), then row_max and row_stats of it when the server runs
+ * them, on d; the values into sp[N], mx[R] and st[2 * R + 1] (the
+ * maxima, the means, the row count). */
+static void compute(const char *spec, float *sp, float *mx, float *st, bool rows) {
   bext_tensor *x = sample_tensor(in, (const int64_t[]){ R, C }, 2, spec);
   bext_tensor *y = remote_acts_softplus(x, 2.0f);
   if (!y) sample_die("remote_acts_softplus");
@@ -48,26 +49,34 @@ static void compute(const char *spec, float *sp, float *mx, bool rows) {
     if (!m) sample_die("remote_rows_row_max");
     if (!bext_read(m, mx, R * sizeof *mx)) sample_die("bext_read");
     bext_release(m);
+    RowStats s;
+    if (!remote_rows_row_stats(y, &s)) sample_die("remote_rows_row_stats");
+    if (!bext_read(s.max, st, R * sizeof *st) || !bext_read(s.mean, st + R, R * sizeof *st)) sample_die("bext_read");
+    st[2 * R] = (float)s.rows;
+    row_stats_release(&s);
   }
   bext_release(y);
 }
 
 static void client(const char *spec, bool rows) {
-  float want_sp[N], want_mx[R], sp[N], mx[R];
+  float want_sp[N], want_mx[R], sp[N], mx[R], st[2 * R + 1];
   for (int i = 0; i < N; i++) want_sp[i] = (float)(log1p(exp(2.0 * in[i])) / 2.0);
   for (int r = 0; r < R; r++) {
     want_mx[r] = want_sp[r * C];
     for (int c = 1; c < C; c++) want_mx[r] = fmaxf(want_mx[r], want_sp[r * C + c]);
   }
-  float local_sp[N], local_mx[R];
-  compute("flex", local_sp, local_mx, true);
+  float local_sp[N], local_mx[R], local_st[2 * R + 1];
+  compute("flex", local_sp, local_mx, local_st, true);
+  sample_expect("row_stats on flex: the maxima", local_st, want_mx, R, 1e-5);
   sample_expect("softplus on flex", local_sp, want_sp, N, 1e-5);
-  compute(spec, sp, mx, rows);
+  compute(spec, sp, mx, st, rows);
   show("softplus (streamed, run on the server)", sp, N);
   sample_expect("softplus: remote against local", sp, local_sp, N, 0);
   if (rows) {
     show("row_max (waited for its shape)", mx, R);
     sample_expect("row_max: remote against local", mx, local_mx, R, 0);
+    show("row_stats (a struct, waited for: max, mean, rows)", st, 2 * R + 1);
+    sample_expect("row_stats: remote against local", st, local_st, 2 * R + 1, 0);
   }
   const bext_device *d = bext_device_get(spec);
   if (d && !bext_sync(d)) sample_die("bext_sync");

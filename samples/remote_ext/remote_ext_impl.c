@@ -8,3 +8,10 @@ bext_tensor *remote_acts_softplus_flex(bext_tensor *x, float beta) {
 }
 
 bext_tensor *remote_rows_row_max_flex(bext_tensor *x) { return bext_max_dim(x, 1, false); }
+
+bool remote_rows_row_stats_flex(bext_tensor *x, RowStats *out) {
+  out->max = bext_max_dim(bext_retain(x), 1, false);
+  out->mean = bext_mean_dim(bext_retain(x), 1, false);
+  out->rows = (uint32_t)bext_shape(x)[0];
+  return out->max && out->mean;
+}

@@ -502,3 +502,69 @@ Test(desc, meta_describes_the_outputs) {
   cr_assert_str_eq(err.code, "E1011");
   cr_assert(strstr(err.msg, "argument `x` is a NULL tensor"), "got: %s", err.msg);
 }
+
+/* An output value's ordinary parts (out_encode / out_decode, what Remote
+ * carries back): Held's k and on, its tensor left out; a round trip, the
+ * exact bytes, truncations and a bad bool refused with the value zeroed.
+ * A method returning a tensor has no output codec. */
+Test(desc, output_values_encode_their_ordinary_parts) {
+  const bext_ext_method *m = method("held", sizeof(struct held_args));
+  cr_assert(m->out_encode && m->out_decode && m->out_size == sizeof(Held));
+  cr_assert_null(method("desc_scale", sizeof(struct scale_args))->out_encode);
+  Held h = {.t = (bext_tensor *)&h, .k = 0x1234, .on = true};   /* any non-NULL handle: never dereferenced */
+  unsigned char e[16];
+  size_t n = m->out_encode(&h, e, sizeof e);
+  const unsigned char want[] = {BEXT_GEN_ENCODING_VERSION, 0x34, 0x12, 1};
+  cr_assert_eq(n, sizeof want);
+  cr_assert_arr_eq(e, want, sizeof want);
+  cr_assert_eq(m->out_encode(&h, e, 2), n, "the length also when it exceeds cap");
+  Held back;
+  memset(&back, 0x5a, sizeof back);
+  cr_assert_eq(m->out_decode(&back, e, n), n);
+  cr_assert(back.t == NULL && back.k == 0x1234 && back.on, "the tensor slot stays NULL for the caller to fill");
+  for (size_t k = 0; k < n; k++) cr_assert_eq(m->out_decode(&back, e, k), 0, "truncated at %zu", k);
+  e[3] = 2;   /* a bool is 0 or 1 */
+  cr_assert_eq(m->out_decode(&back, e, n), 0);
+  cr_assert(back.k == 0 && !back.on, "a failed decode leaves the value zeroed");
+}
+
+/* out_from_meta (a value built from its metadata, for Remote to stream):
+ * Held from a HeldMetadata, its tensor made by the caller's maker with the
+ * metadata's spec; a maker that fails fails the build.  A method whose
+ * output is one tensor has none. */
+static bext_tensor *make_zeros(void *ctx, int slot, const bext_meta_spec *ms) {
+  int *calls = ctx;
+  cr_assert_eq(slot, *calls, "slots numbered in order");
+  (*calls)++;
+  int64_t shape[BEXT_SHAPE_CAP];
+  for (size_t i = 0; i < ms->shape.len; i++) shape[i] = (int64_t)ms->shape.dims[i];
+  return bext_zeros(shape, (int)ms->shape.len, ms->dtype, bext_device_get("flex"));
+}
+static bext_tensor *make_none(void *ctx, int slot, const bext_meta_spec *ms) {
+  (void)ctx, (void)slot, (void)ms;
+  return NULL;
+}
+
+Test(desc, output_values_build_from_their_metadata) {
+  const bext_ext_method *m = method("held", sizeof(struct held_args));
+  cr_assert_not_null(m->out_from_meta);
+  cr_assert_null(method("pick", sizeof(struct pick_args))->out_from_meta, "pick returns one tensor");
+  HeldMetadata w;
+  memset(&w, 0, sizeof w);
+  w.t.dtype = BEXT_F64;
+  w.t.shape.len = 2;
+  w.t.shape.dims[0] = 3, w.t.shape.dims[1] = 5;
+  w.k = 41, w.on = true;
+  Held h;
+  memset(&h, 0, sizeof h);
+  int calls = 0;
+  cr_assert(m->out_from_meta(&w, &h, make_zeros, &calls));
+  cr_assert_eq(calls, 1);
+  cr_assert(h.t && bext_dtype_of(h.t) == BEXT_F64 && bext_rank(h.t) == 2 && bext_shape(h.t)[1] == 5);
+  cr_assert(h.k == 41 && h.on);
+  char why[200];
+  cr_assert(m->meta_check(&h, &w, why, sizeof why), "the value it builds agrees with its metadata: %s", why);
+  held_release(&h);
+  cr_assert_not(m->out_from_meta(&w, &h, make_none, NULL));
+  cr_assert_null(h.t);
+}

@@ -2,7 +2,8 @@
  * (tools/server/srv_session.c, compiled into the target with coverage):
  * the input is the byte stream a client sends after a valid Hello (the
  * target sends that itself, so the fuzzer starts past the handshake),
- * served by one session on flex with small limits, replies discarded.
+ * served by one session on flex with small limits, replies discarded;
+ * the target links tests/remote/remote_ops.bext, so extension calls run.
  * Every frame must be judged without a crash, a leak, a sanitizer report
  * or a hang; the session's tensors are freed when it ends. */
 #include <stdint.h>

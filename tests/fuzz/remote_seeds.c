@@ -44,8 +44,9 @@ static void simple(int which, uint64_t id) {
   if (which == 3) q.body_case = BXRM__REQUEST__BODY_STATS, q.stats = &st;
   req(&q, NULL, 0);
 }
-/* An ExtFind, then an ExtCall of (trait, id) on `in` (fuzz_remote's
- * server has no extension ops: the unknown-op path, answered or failed). */
+/* An ExtFind, then an ExtCall of (trait, id) on `in` (fuzz_remote links
+ * tests/remote/remote_ops.bext: RemoteOps::affine streams,
+ * RemoteShapes::row_sums waits). */
 static void ext(const char *trait, const char *id, uint64_t in, uint64_t out, bool wait) {
   Bxrm__ExtFind f = BXRM__EXT_FIND__INIT;
   f.trait = (char *)trait, f.id = (char *)id;
@@ -59,6 +60,44 @@ static void ext(const char *trait, const char *id, uint64_t in, uint64_t out, bo
   x.in = &in, x.n_in = 1, x.out = out, x.wait = wait;
   x.args.data = args, x.args.len = sizeof args;
   if (!wait) x.dtype = BEXT_F32, x.shape = shape, x.n_shape = 2;
+  Bxrm__Request c = BXRM__REQUEST__INIT;
+  c.body_case = BXRM__REQUEST__BODY_EXT_CALL, c.ext_call = &x;
+  req(&c, NULL, 0);
+}
+/* An ExtFind, then a waiting ExtCall of a method returning a value: its
+ * tensors take ids from `out` on, n_out reserved (fuzz_remote links
+ * tests/remote/remote_ops.bext: RemoteValues runs). */
+static void ext_value(const char *id, const uint8_t *args, size_t nargs, uint64_t in, uint64_t out, uint32_t n_out) {
+  Bxrm__ExtFind f = BXRM__EXT_FIND__INIT;
+  f.trait = "RemoteValues", f.id = (char *)id;
+  Bxrm__Request q = BXRM__REQUEST__INIT;
+  q.body_case = BXRM__REQUEST__BODY_EXT_FIND, q.ext_find = &f;
+  req(&q, NULL, 0);
+  Bxrm__ExtCall x = BXRM__EXT_CALL__INIT;
+  x.trait = "RemoteValues", x.id = (char *)id;
+  x.in = &in, x.n_in = 1, x.out = out, x.n_out = n_out, x.wait = true;
+  x.args.data = (uint8_t *)args, x.args.len = nargs;
+  Bxrm__Request c = BXRM__REQUEST__INIT;
+  c.body_case = BXRM__REQUEST__BODY_EXT_CALL, c.ext_call = &x;
+  req(&c, NULL, 0);
+}
+/* A streamed value call of RemoteOps::scaled (its metadata gives the
+ * value): the value the client expects and its tensor's spec. */
+static void ext_scaled(uint64_t in, uint64_t out, int64_t n) {
+  static const uint8_t args[5] = {1, 0, 0, 0, 0x40};                          /* version 1, a = 2.0f */
+  static const uint8_t value[13] = {1, 0, 0, 0, 0x40, 1, 0, 0, 0, 0, 0, 0, 0};   /* factor 2.0f, rank 1 */
+  Bxrm__ExtFind f = BXRM__EXT_FIND__INIT;
+  f.trait = "RemoteOps", f.id = "scaled";
+  Bxrm__Request q = BXRM__REQUEST__INIT;
+  q.body_case = BXRM__REQUEST__BODY_EXT_FIND, q.ext_find = &f;
+  req(&q, NULL, 0);
+  Bxrm__TensorOut o = BXRM__TENSOR_OUT__INIT, *op = &o;
+  o.dtype = BEXT_F32, o.n_shape = 1, o.shape = &n;
+  Bxrm__ExtCall x = BXRM__EXT_CALL__INIT;
+  x.trait = "RemoteOps", x.id = "scaled";
+  x.in = &in, x.n_in = 1, x.out = out, x.n_out = 1, x.n_outs = 1, x.outs = &op;
+  x.args.data = (uint8_t *)args, x.args.len = sizeof args;
+  x.value.data = (uint8_t *)value, x.value.len = sizeof value;
   Bxrm__Request c = BXRM__REQUEST__INIT;
   c.body_case = BXRM__REQUEST__BODY_EXT_CALL, c.ext_call = &x;
   req(&c, NULL, 0);
@@ -109,5 +148,17 @@ int main(int argc, char **argv) {
   ext("RemoteShapes", "row_sums", 2, 3, true);
   simple(0, 2), simple(2, 0);
   save(argv[1], "ext-call");
+  upload(1, BEXT_F32, 6, v, sizeof v);
+  static const uint8_t halves[2] = {1, 2};                            /* version 1, parts = 2: Halves */
+  static const uint8_t half[9] = {1, 0, 0, 0, 0, 0, 0, 0xe0, 0x3f};   /* version 1, scale = 0.5 */
+  ext_value("split", halves, sizeof halves, 1, 2, 64);
+  ext_value("summary", half, sizeof half, 1, 66, 64);
+  simple(0, 3), simple(0, 66), simple(1, 2), simple(2, 0);
+  save(argv[1], "ext-value");
+  upload(1, BEXT_F32, 6, v, sizeof v);
+  ext_scaled(1, 2, 6);
+  ext_scaled(1, 3, 5);   /* a spec the implementation does not give */
+  simple(0, 2), simple(0, 3), simple(2, 0);
+  save(argv[1], "ext-value-streamed");
   return 0;
 }

@@ -10,8 +10,10 @@
 #            cmake-build-tree  find_package with bext_DIR=BUILD/cmake; Make
 #            pkgconfig         install, move the prefix elsewhere (it must
 #                              be relocatable), then pkg-config + make
+#                              (the server program with bext-server.pc)
 #            pkgconfig-uninstalled  no install: PKG_CONFIG_PATH=BUILD
-#                              (bext-uninstalled.pc) + make; then the
+#                              (bext-uninstalled.pc, bext-server-
+#                              uninstalled.pc) + make; then the
 #                              feature check (features/): a file built
 #                              without BEXT_FEATURE_ND next to a feat.c
 #                              built with it must fail to link, naming it;
@@ -51,7 +53,7 @@ install_prefix() {
     [ -f "$1/$f" ] || fail "the install lacks $f"
   done
   if [ -f "$build/lib/libbext_server.a" ]; then
-    for f in lib/libbext_server.a include/bext/server.h bin/bext-server; do
+    for f in lib/libbext_server.a include/bext/server.h bin/bext-server lib/pkgconfig/bext-server.pc; do
       [ -f "$1/$f" ] || fail "the install lacks $f"
     done
   fi
@@ -90,10 +92,11 @@ depfile_check() {
 
 # server_checked DIR: where bext has the Remote backend (libbext_server.a
 # in the build tree), the project built DIR/outside_server from
-# bext::server; it must start and log the extension ops linked into it.
+# bext::server (CMake) or bext-server.pc (make); it must start and log the
+# extension ops linked into it.
 server_checked() {
   [ -f "$build/lib/libbext_server.a" ] || { step "no Remote backend in this bext: no server program"; return 0; }
-  [ -x "$1/outside_server" ] || fail "bext::server was not found, or outside_server was not built"
+  [ -x "$1/outside_server" ] || fail "bext::server / bext-server.pc was not found, or outside_server was not built"
   step "run $1/outside_server"
   "$1/outside_server" --listen "ipc://$work/server.sock" --device flex >"$work/server.out" 2>"$work/server.err" &
   pid=$!
@@ -155,6 +158,7 @@ pkgconfig)
   run_checked "$work/src/build/outside"
   depfile_check make -C "$work/src" CC="$cc" EXTRA_CFLAGS="$flags" EXTRA_LDFLAGS="$flags" O=build
   run_checked "$work/src/build/outside"
+  server_checked "$work/src/build"
   ;;
 pkgconfig-uninstalled)
   export PKG_CONFIG_PATH="$build"
@@ -165,6 +169,7 @@ pkgconfig-uninstalled)
   make -C "$work/src" CC="$cc" EXTRA_CFLAGS="$flags" EXTRA_LDFLAGS="$flags" O=build \
     >"$work/build.log" 2>&1 || { cat "$work/build.log"; fail "make failed"; }
   run_checked "$work/src/build/outside"
+  server_checked "$work/src/build"
   # The feature check: feat.c with BEXT_FEATURE_ND, main.c without.
   f=$work/features
   cp -R "$src/tests/integration/features" "$f"

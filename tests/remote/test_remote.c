@@ -259,3 +259,64 @@ Test(remote, sigint_stops_the_server_cleanly) {
   cr_expect(strstr(bext_last_error(), "remote session lost"), "%s", bext_last_error());
   bext_release(t);
 }
+
+static void two_per_client(struct bxsv_config *c) {
+  c->listen = "tcp://127.0.0.1:0";
+  c->max_conns_per_client = 2;
+}
+
+/* A ones tensor read back on d: whether the session was admitted. */
+static bool admitted(const bext_device *d) {
+  bext_tensor *t = bext_ones((int64_t[]){4}, 1, BEXT_F32, d);
+  float out[4] = {0};
+  bool ok = t && bext_read(t, out, sizeof out) && out[3] == 1;
+  bext_release(t);
+  return ok;
+}
+
+Test(remote, connections_past_the_per_client_limit_are_refused_naming_it) {
+  struct ip_server s;
+  cr_assert(ip_start(&s, "flex", two_per_client), "%s", bext_last_error());
+  int port = bxsv_port(s.srv);
+  /* one device per spelling of 127.0.0.1 (leading zeros: octal), each its own session */
+  char spec[4][80];
+  for (int k = 0; k < 4; k++) snprintf(spec[k], sizeof spec[k], "remote:tcp://127.0.0.%.*s1:%d", k, "000", port);
+  const bext_device *d0 = dev_ok(spec[0]), *d1 = dev_ok(spec[1]), *d2 = dev_ok(spec[2]);
+  cr_expect(admitted(d0) && admitted(d1), "two sessions from 127.0.0.1: %s", bext_last_error());
+  cr_expect_not(admitted(d2), "a third is refused");
+  const char *e = bext_last_error();
+  cr_expect(strstr(e, "remote session lost") &&
+                strstr(e, "127.0.0.1 has 2 sessions open, the limit per client (--max-conns-per-client 2)"),
+            "%s", e);
+  cr_expect(ip_logged(&s, "connection refused: 127.0.0.1 has 2 sessions open, the limit per client"), "%s", s.log);
+  struct bxsv_stats st;
+  bxsv_stats(s.srv, &st);
+  cr_expect_eq(st.sessions_refused, 1);
+  /* a session that ends makes room for the next */
+  bext_device_close(d0);
+  cr_expect(bext_sync(d1), "%s", bext_last_error());   /* announces d1's released tensor */
+  cr_expect(ip_settles(&s, 1, 0, &st), "%llu sessions, %llu tensors", (unsigned long long)st.sessions,
+            (unsigned long long)st.tensors);
+  cr_expect(admitted(dev_ok(spec[3])), "%s", bext_last_error());
+  bext_device_close(dev_ok(spec[3]));
+  bext_device_close(d1);
+  bext_device_close(d2);
+  ip_stop(&s);
+}
+
+Test(remote, the_per_client_flag_counts_ipc_peers_by_user) {
+  struct rh_server s;
+  cr_assert(rh_start(&s, "flex", (const char *const[]){"--max-conns-per-client", "1", NULL}), "%s", s.err);
+  char spec2[200];
+  snprintf(spec2, sizeof spec2, "remote:ipc://%s//s", s.dir);   /* another spelling: another session */
+  const bext_device *d = dev_ok(s.spec), *d2 = dev_ok(spec2);
+  cr_expect(admitted(d), "%s", bext_last_error());
+  cr_expect_not(admitted(d2));
+  char want[120];
+  snprintf(want, sizeof want, "ipc user %u has 1 sessions open, the limit per client (--max-conns-per-client 1)",
+           (unsigned)getuid());
+  cr_expect(strstr(bext_last_error(), want), "%s", bext_last_error());
+  bext_device_close(d);
+  bext_device_close(d2);
+  cr_expect_eq(rh_stop(&s, SIGTERM), 0);
+}

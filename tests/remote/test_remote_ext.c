@@ -76,7 +76,7 @@ static void same_as_local(const char *hosted) {
 Test(remote_ext, values_equal_local_on_a_server_hosting_flex) { same_as_local("flex"); }
 
 Test(remote_ext, affine_equals_local_on_a_server_hosting_flex_fusion) {
-  /* RemoteShapes does not list Fusion: only affine runs there */
+  /* RemoteShapes does not list Fusion: only RemoteOps runs there */
   float want[6], got[6];
   const bext_device *f = dev_ok("flex");
   bext_tensor *y = remote_ops_affine(bext_sqrt(bext_abs(mat_f32(X, 2, 3, f))), 3.0f, -1.0f);
@@ -92,6 +92,12 @@ Test(remote_ext, affine_equals_local_on_a_server_hosting_flex_fusion) {
     cr_expect_eq(got[i], want[i], "affine[%d] on flex+fusion: %g, local %g", i, got[i], want[i]);
   }
   bext_release(y);
+  /* a streamed value result: flex+fusion runs it eagerly on the server */
+  Scaled sc;
+  cr_assert(remote_ops_scaled(mat_f32(X, 2, 3, d), 4.0f, &sc), "%s", bext_last_error());
+  cr_expect(bext_read(sc.y, got, sizeof got) && got[1] == -8.0f && sc.factor == 4.0f && sc.rank == 2, "%s",
+            bext_last_error());
+  scaled_release(&sc);
   /* a method whose arm the hosted device lacks: an error at the call */
   bext_tensor *r = remote_shapes_row_sums(mat_f32(X, 2, 3, d), 1.0);
   cr_expect_null(r);
@@ -147,6 +153,9 @@ Test(remote_ext, a_call_with_metadata_streams_while_one_without_waits) {
   bext_tensor *y = remote_ops_affine(bext_retain(x), 1.0f, 1.0f);   /* asks once whether the server runs it */
   cr_assert(y, "%s", bext_last_error());
   bext_release(y);
+  Scaled sc;
+  cr_assert(remote_ops_scaled(bext_retain(x), 1.0f, &sc), "%s", bext_last_error());   /* asks once too */
+  scaled_release(&sc);
   cr_assert(rh_pause(&s), "the server stopped");   /* nothing answers now */
   double t0 = now_s();
   y = remote_ops_affine(bext_retain(x), 2.0f, 0.0f);
@@ -154,6 +163,14 @@ Test(remote_ext, a_call_with_metadata_streams_while_one_without_waits) {
   cr_expect(y, "a call with metadata needs no answer: %s", bext_last_error());
   cr_expect(y && bext_shape(y)[1] == 3, "its handle has the metadata's shape at once");
   cr_expect_lt(streamed, 0.3, "it did not wait (%.3f s)", streamed);
+  /* a value result its metadata gives streams too: fields and handles at once */
+  t0 = now_s();
+  bool sc_ok = remote_ops_scaled(bext_retain(x), 3.0f, &sc);
+  double value_streamed = now_s() - t0;
+  cr_expect(sc_ok, "a value with metadata needs no answer: %s", bext_last_error());
+  cr_expect(sc_ok && sc.factor == 3.0f && sc.rank == 2 && sc.y && bext_shape(sc.y)[1] == 3,
+            "its fields and its tensor's shape from the metadata");
+  cr_expect_lt(value_streamed, 0.3, "it did not wait (%.3f s)", value_streamed);
   t0 = now_s();
   bext_tensor *r = remote_shapes_row_sums(bext_retain(x), 1.0);
   double waited = now_s() - t0;
@@ -162,6 +179,7 @@ Test(remote_ext, a_call_with_metadata_streams_while_one_without_waits) {
             "%s", bext_last_error());
   cr_expect_geq(waited, 0.5, "it waited for the timeout (%.3f s)", waited);
   kill(s.pid, SIGCONT);
+  if (sc_ok) scaled_release(&sc);   /* the timeout ended the session: its values are read elsewhere */
   bext_release(y);
   bext_release(x);
   bext_device_close(d);
@@ -349,5 +367,274 @@ Test(remote_ext, arguments_that_do_not_decode_fail_the_call_not_the_session) {
   bxrm_io_fini(&r.io);
   struct bxsv_stats st;
   cr_expect(ip_settles(&s, 0, 0, &st), "%llu tensors left", (unsigned long long)st.tensors);
+  ip_stop(&s);
+}
+
+/* ------------------------------------------------ results that are values */
+
+/* The RemoteValues calls on device d, their results flattened into v[]:
+ * summary's total, count, scale; split into Nothing / Whole / Halves /
+ * an absent tensor (tags, fields, tensor values); halves' tensors and
+ * rank; count_above.  Returns how many numbers it wrote. */
+static int values_on(const bext_device *d, double *v) {
+  int n = 0;
+  float buf[6];
+  bext_tensor *x = mat_f32(X, 2, 3, d);
+  Summary s;
+  cr_assert(remote_values_summary(bext_retain(x), 0.5, &s), "summary on %s: %s", bext_device_name(d), bext_last_error());
+  cr_assert(s.total && bext_device_of(s.total) == d && bext_rank(s.total) == 0);
+  cr_assert(bext_read(s.total, buf, sizeof(float)), "%s", bext_last_error());
+  v[n++] = buf[0], v[n++] = s.count, v[n++] = s.scale;
+  summary_release(&s);
+  for (uint8_t parts = 0; parts <= 3; parts++) {
+    Split sp;
+    cr_assert(remote_values_split(bext_retain(x), parts, &sp), "split %u on %s: %s", parts, bext_device_name(d),
+              bext_last_error());
+    v[n++] = sp.tag;
+    if (sp.tag == SPLIT_WHOLE) {
+      v[n++] = sp.as.Whole._1;
+      v[n++] = sp.as.Whole._0 != NULL;
+      if (sp.as.Whole._0) {
+        cr_assert(bext_read(sp.as.Whole._0, buf, sizeof buf), "%s", bext_last_error());
+        v[n++] = buf[5];
+      }
+    } else if (sp.tag == SPLIT_HALVES) {
+      v[n++] = (double)sp.as.Halves.cut;
+      cr_assert(bext_device_of(sp.as.Halves.lo) == d && bext_device_of(sp.as.Halves.hi) == d);
+      cr_assert(bext_read(sp.as.Halves.lo, buf, sizeof buf), "%s", bext_last_error());
+      v[n++] = buf[1];
+      cr_assert(bext_read(sp.as.Halves.hi, buf, sizeof buf), "%s", bext_last_error());
+      v[n++] = buf[2];
+    }
+    split_release(&sp);
+  }
+  remote_ops_tuple3_tensor_tensor_usize h;
+  cr_assert(remote_values_halves(x, &h), "halves on %s: %s", bext_device_name(d), bext_last_error());
+  cr_assert(bext_rank(h._1) == 1 && bext_shape(h._1)[0] == 2, "the row sums' shape from the answer");
+  cr_assert(bext_read(h._0, buf, sizeof buf) && bext_read(h._1, buf + 4, 2 * sizeof(float)), "%s", bext_last_error());
+  v[n++] = buf[3], v[n++] = buf[4], v[n++] = buf[5], v[n++] = (double)h._2;
+  remote_ops_tuple3_tensor_tensor_usize_release(&h);
+  uint64_t above = 0;
+  cr_assert(remote_values_count_above(x, 0.2f, &above), "count_above on %s: %s", bext_device_name(d), bext_last_error());
+  v[n++] = (double)above;
+  bext_release(x);
+  return n;
+}
+
+Test(remote_ext, results_that_are_values_equal_local) {
+  double want[64], got[64];
+  int n = values_on(dev_ok("flex"), want);
+  /* the formulas, so "equal to local" cannot be equal and wrong */
+  const double expect[] = {3.125, 6, 0.5,                 /* summary: (sum X = 6.25) * 0.5, 6 elements */
+                           SPLIT_NOTHING,
+                           SPLIT_WHOLE, 1, 1, 3,          /* Whole(x, 1): x[5] = 3 */
+                           SPLIT_HALVES, -6, -3, 1.25,    /* lo = x - 1: x[1] - 1; hi = x + 1: x[2] + 1 */
+                           SPLIT_WHOLE, 3, 0,             /* an absent tensor */
+                           8, -0.25, 6.5, 2,              /* 2x[3]; row sums 1.5-2+0.25, 4-0.5+3; rank */
+                           4};                            /* above 0.2: 1.5, 0.25, 4, 3 */
+  cr_assert_eq(n, (int)(sizeof expect / sizeof expect[0]));
+  for (int i = 0; i < n; i++) cr_expect_float_eq(want[i], expect[i], 1e-6, "local value %d: %g, want %g", i, want[i], expect[i]);
+  struct ip_server s;
+  cr_assert(ip_start(&s, "flex", NULL), "%s", bext_last_error());
+  const bext_device *d = dev_ok(s.spec);
+  cr_assert_eq(values_on(d, got), n);
+  for (int i = 0; i < n; i++) cr_expect_eq(got[i], want[i], "remote value %d: %g, local %g", i, got[i], want[i]);
+  cr_expect(bext_sync(d), "%s", bext_last_error());
+  struct bxsv_stats st;
+  cr_expect(ip_settles(&s, 1, 0, &st), "every tensor of the values released: %llu left", (unsigned long long)st.tensors);
+  bext_device_close(d);
+  ip_stop(&s);
+}
+
+Test(remote_ext, a_server_program_returns_values_and_a_failing_value_call_is_an_error_at_the_call) {
+  struct rh_server s;
+  cr_assert(rh_start_program(&s, "remote_ext_server", "flex", NULL), "%s", s.err);
+  const bext_device *d = dev_ok(s.spec);
+  bext_tensor *x = mat_f32(X, 2, 3, d);
+  Split sp;
+  memset(&sp, 0x5a, sizeof sp);
+  cr_expect_not(remote_values_split(bext_retain(x), 9, &sp));
+  const char *e = bext_last_error();
+  cr_expect(strstr(e, "deferred op `RemoteValues::split` failed on the server") &&
+                strstr(e, "RemoteValues::split (flex implementation) failed"),
+            "%s", e);
+  cr_expect(sp.tag == 0 && sp.as.Halves.lo == NULL, "the output is zeroed");
+  /* the session goes on */
+  uint64_t above = 0;
+  cr_expect(remote_values_count_above(x, 1.0f, &above) && above == 3, "%s", bext_last_error());
+  bext_release(x);
+  bext_device_close(d);
+  cr_expect_eq(rh_stop(&s, SIGTERM), 0, "a clean exit");
+}
+
+/* A server that answers extension calls with broken values: the client's
+ * decoder must refuse each with an error naming the method, never crash,
+ * and release the ids the answer said the server holds. */
+struct liar {
+  char dir[64], addr[128];
+  nng_stream_listener *l;
+  pthread_t th;
+  uint64_t freed[64], owed[64];   /* ids released by the client / named by the answers */
+  int nfreed, nowed;
+};
+
+static Bxrm__Request *liar_read(struct bxrm_io *io) {
+  uint8_t hb[BXRM_HEADER_BYTES];
+  if (bxrm_io_read(io, hb, sizeof hb, 5000)) return NULL;
+  struct bxrm_header h = bxrm_header_get(hb);
+  if (h.ctl > 4096 || h.raw > 4096) return NULL;
+  uint8_t p[8192];
+  if (bxrm_io_read(io, p, h.ctl + h.raw, 5000)) return NULL;   /* an upload's bytes are skipped */
+  return bxrm__request__unpack(NULL, h.ctl, p);
+}
+
+static void liar_send(struct bxrm_io *io, Bxrm__Reply *r) {
+  struct bxrm_buf b = {0};
+  if (bxrm_buf_frame(&b, &r->base, 0)) bxrm_io_write(io, b.p, b.len, 5000);
+  bxrm_buf_free(&b);
+}
+
+static void *liar_run(void *arg) {
+  struct liar *L = arg;
+  nng_aio *aio;
+  if (nng_aio_alloc(&aio, NULL, NULL)) return NULL;
+  nng_aio_set_timeout(aio, 10000);
+  nng_stream_listener_accept(L->l, aio);
+  nng_aio_wait(aio);
+  if (nng_aio_result(aio)) {
+    nng_aio_free(aio);
+    return NULL;
+  }
+  struct bxrm_io io;
+  if (!bxrm_io_init(&io, nng_aio_get_output(aio, 0))) return NULL;
+  nng_aio_free(aio);
+  int call = 0;
+  Bxrm__Request *q;
+  while ((q = liar_read(&io))) {
+    Bxrm__Reply r = BXRM__REPLY__INIT;
+    Bxrm__Welcome w = BXRM__WELCOME__INIT;
+    Bxrm__ExtFound fo = BXRM__EXT_FOUND__INIT;
+    Bxrm__ExtDone d = BXRM__EXT_DONE__INIT;
+    Bxrm__Done dn = BXRM__DONE__INIT;
+    Bxrm__TensorOut to[2], *tp[2] = {&to[0], &to[1]};
+    int64_t shape[2] = {2, 3};
+    /* Split's encodings: version 1, tag (u32), then the variant's fields */
+    static const uint8_t halves_cut[7] = {1, 2, 0, 0, 0, 0xfa, 0xff};   /* Halves, its i64 `cut` cut short */
+    static const uint8_t variant_7[5] = {1, 7, 0, 0, 0};               /* Split has 3 variants */
+    static const uint8_t whole[6] = {1, 1, 0, 0, 0, 1};                /* Whole(_, 1): one tensor */
+    switch (q->body_case) {
+    case BXRM__REQUEST__BODY_HELLO:
+      w.version = BXRM_PROTOCOL_VERSION, w.device = "flex", w.extensions = w.ext_values = true;
+      r.body_case = BXRM__REPLY__BODY_WELCOME, r.welcome = &w;
+      liar_send(&io, &r);
+      break;
+    case BXRM__REQUEST__BODY_EXT_FIND:
+      r.body_case = BXRM__REPLY__BODY_EXT_FOUND, r.ext_found = &fo;
+      liar_send(&io, &r);
+      break;
+    case BXRM__REQUEST__BODY_EXT_CALL:
+      for (int i = 0; i < 2; i++) {
+        bxrm__tensor_out__init(&to[i]);
+        to[i].dtype = BEXT_F32, to[i].n_shape = 2, to[i].shape = shape;
+        L->owed[L->nowed++] = q->ext_call->out + (uint64_t)i;
+      }
+      d.n_outs = 2, d.outs = tp;
+      if (call == 0) d.value.data = (uint8_t *)halves_cut, d.value.len = sizeof halves_cut;
+      else if (call == 1) d.value.data = (uint8_t *)variant_7, d.value.len = sizeof variant_7;
+      else d.value.data = (uint8_t *)whole, d.value.len = sizeof whole;
+      call++;
+      r.body_case = BXRM__REPLY__BODY_EXT_DONE, r.ext_done = &d;
+      liar_send(&io, &r);
+      break;
+    case BXRM__REQUEST__BODY_RELEASE:
+      for (size_t i = 0; i < q->release->n_ids && L->nfreed < 64; i++) L->freed[L->nfreed++] = q->release->ids[i];
+      break;
+    case BXRM__REQUEST__BODY_SYNC:
+      r.body_case = BXRM__REPLY__BODY_DONE, r.done = &dn;
+      liar_send(&io, &r);
+      break;
+    default:
+      break;
+    }
+    bxrm__request__free_unpacked(q, NULL);
+  }
+  bxrm_io_fini(&io);
+  return NULL;
+}
+
+Test(remote_ext, an_answer_whose_value_does_not_decode_is_an_error_not_a_crash) {
+  struct liar L;
+  memset(&L, 0, sizeof L);
+  snprintf(L.dir, sizeof L.dir, "/tmp/bext-remote-XXXXXX");
+  cr_assert(mkdtemp(L.dir));
+  snprintf(L.addr, sizeof L.addr, "ipc://%s/s", L.dir);
+  cr_assert_eq(nng_stream_listener_alloc(&L.l, L.addr), 0);
+  cr_assert_eq(nng_stream_listener_listen(L.l), 0);
+  cr_assert_eq(pthread_create(&L.th, NULL, liar_run, &L), 0);
+  char spec[160];
+  snprintf(spec, sizeof spec, "remote:%s", L.addr);
+  const bext_device *d = dev_ok(spec);
+  bext_tensor *x = mat_f32(X, 2, 3, d);
+  static const char *const why[] = {"does not decode (7 bytes: truncated", "does not decode (5 bytes: truncated, or naming a field or variant",
+                                    "the server's answer holds 2 tensors, the value it decodes to holds 1"};
+  for (int i = 0; i < 3; i++) {
+    Split sp;
+    memset(&sp, 0x5a, sizeof sp);
+    cr_expect_not(remote_values_split(bext_retain(x), 2, &sp), "answer %d", i);
+    const char *e = bext_last_error();
+    cr_expect(strstr(e, "RemoteValues::split") && strstr(e, why[i]), "answer %d: %s", i, e);
+    cr_expect(sp.tag == 0 && sp.as.Halves.lo == NULL && sp.as.Halves.hi == NULL, "answer %d: the output is zeroed", i);
+  }
+  bext_release(x);
+  cr_expect(bext_sync(d), "%s", bext_last_error());   /* sends the releases */
+  bext_device_close(d);
+  pthread_join(L.th, NULL);
+  nng_stream_listener_free(L.l);
+  char sock[160];
+  snprintf(sock, sizeof sock, "%s/s", L.dir);
+  unlink(sock);
+  rmdir(L.dir);
+  cr_expect_eq(L.nowed, 6);
+  for (int i = 0; i < L.nowed; i++) {
+    bool found = false;
+    for (int j = 0; j < L.nfreed; j++) found |= L.freed[j] == L.owed[i];
+    cr_expect(found, "id %llu, which an answer said the server holds, was released", (unsigned long long)L.owed[i]);
+  }
+}
+
+/* A streamed value result that the implementation does not give as the
+ * metadata says, or that fails: its tensors' values fail (at their reads
+ * and the next sync), naming why; a right one reads fine. */
+Test(remote_ext, a_streamed_value_that_disagrees_with_its_metadata_fails_its_tensors) {
+  struct ip_server s;
+  cr_assert(ip_start(&s, "flex", NULL), "%s", bext_last_error());
+  const bext_device *d = dev_ok(s.spec);
+  bext_tensor *x = mat_f32(X, 2, 3, d);
+  static const float as[4] = {0.0f, -2.0f, 7.0f, 2.0f};
+  static const char *const why[4] = {
+      "RemoteOps::scaled (flex implementation) failed",
+      "its implementation's value differs from its metadata on the client in its ordinary fields or its variant",
+      "its implementation returned f32 [] for output `output.y`, its metadata on the client gave f32 [2, 3]", NULL};
+  Scaled sc[4];
+  for (int i = 0; i < 4; i++) {
+    cr_assert(remote_ops_scaled(bext_retain(x), as[i], &sc[i]), "streamed, so it returns: %s", bext_last_error());
+    cr_expect(sc[i].factor == as[i] && sc[i].rank == 2, "the metadata's fields");
+  }
+  float out[6];
+  for (int i = 0; i < 3; i++) {
+    cr_expect_not(bext_read(sc[i].y, out, sizeof out), "a = %g", as[i]);
+    const char *e = bext_last_error();
+    cr_expect(strstr(e, "deferred op `RemoteOps::scaled` failed on the server") && strstr(e, why[i]), "a = %g: %s",
+              as[i], e);
+  }
+  cr_expect(bext_read(sc[3].y, out, sizeof out) && out[5] == 6.0f, "a right one reads fine: %s", bext_last_error());
+  cr_expect_not(bext_sync(d), "the sync reports the first failure");
+  cr_expect(strstr(bext_last_error(), why[0]), "%s", bext_last_error());
+  for (int i = 0; i < 4; i++) scaled_release(&sc[i]);
+  bext_release(x);
+  cr_expect(bext_sync(d), "%s", bext_last_error());
+  struct bxsv_stats st;
+  cr_expect(ip_settles(&s, 1, 0, &st), "nothing left: %llu tensors", (unsigned long long)st.tensors);
+  bext_device_close(d);
   ip_stop(&s);
 }

@@ -1,7 +1,7 @@
 /* test_remote_hostile.c — bad input to bext-server over a real socket:
  * garbage, truncated and oversized frames, a wrong version, frames out of
  * order, unknown, reused and released ids, malformed ops, malformed
- * extension calls and hostile shapes.  Each must end the session with a reason the server logs and
+ * extension calls (value results too) and hostile shapes.  Each must end the session with a reason the server logs and
  * sends (or, for a valid op that fails, fail that value), never crash or
  * hang it; after each, a good client is still served and the session's
  * tensors are gone. */
@@ -300,6 +300,52 @@ Test(hostile, an_ext_call_reusing_a_result_id, .init = setup) {
   upload(1, v, 2);
   ext_frame("T", "m", (uint64_t[]){1}, 1, 1, false, BEXT_F32, 1);
   expect_refused(&srv, &rc, "T::m: result id 1 is already in use");
+}
+
+/* An ExtCall for a value result: ids out .. out+n_out-1 reserved. */
+static void ext_value_frame(const uint64_t *in, size_t n_in, uint64_t out, uint32_t n_out, bool wait) {
+  Bxrm__ExtCall x = BXRM__EXT_CALL__INIT;
+  x.trait = "T", x.id = "m";
+  x.n_in = n_in, x.in = (uint64_t *)in;
+  x.out = out, x.n_out = n_out, x.wait = wait;
+  Bxrm__Request q = BXRM__REQUEST__INIT;
+  q.body_case = BXRM__REQUEST__BODY_EXT_CALL;
+  q.ext_call = &x;
+  raw_send(&rc, &q, NULL, 0, 0);
+}
+
+Test(hostile, a_streamed_value_call_without_its_specs, .init = setup) {
+  welcomed();
+  ext_value_frame(NULL, 0, 2, 4, false);
+  expect_refused(&srv, &rc, "ExtCall T::m: a value result reserves 1 to 64 ids from a non-zero `out`, and a "
+                            "streamed one names each one's spec (out 2, n_out 4, 0 specs, streamed)");
+}
+
+Test(hostile, a_value_call_reserving_65_ids, .init = setup) {
+  welcomed();
+  ext_value_frame(NULL, 0, 2, 65, true);
+  expect_refused(&srv, &rc, "(out 2, n_out 65, 0 specs)");
+}
+
+Test(hostile, a_streamed_value_call_with_a_malformed_spec, .init = setup) {
+  welcomed();
+  Bxrm__TensorOut o = BXRM__TENSOR_OUT__INIT, *op = &o;
+  o.dtype = BEXT_DTYPE_COUNT;
+  Bxrm__ExtCall x = BXRM__EXT_CALL__INIT;
+  x.trait = "T", x.id = "m", x.out = 2, x.n_out = 1, x.n_outs = 1, x.outs = &op;
+  Bxrm__Request q = BXRM__REQUEST__INIT;
+  q.body_case = BXRM__REQUEST__BODY_EXT_CALL;
+  q.ext_call = &x;
+  raw_send(&rc, &q, NULL, 0, 0);
+  expect_refused(&srv, &rc, "ExtCall T::m: malformed spec of value tensor 1");
+}
+
+Test(hostile, a_value_call_whose_ids_overlap_one_in_use, .init = setup) {
+  welcomed();
+  float v[2] = {1, 2};
+  upload(5, v, 2);
+  ext_value_frame((uint64_t[]){5}, 1, 2, 64, true);   /* ids 2 .. 65 hold 5 */
+  expect_refused(&srv, &rc, "ExtCall T::m: result id 5 is already in use");
 }
 
 Test(hostile, an_unknown_ext_op_fails_its_call_not_the_session, .init = setup) {

@@ -3,9 +3,10 @@
  * threads, each pair of servers' devices shared by 4 threads (one
  * session each, so ops of 4 threads interleave on one stream), each
  * thread uploading, computing and reading its own values, with core ops
- * and extension calls (remote_ops.bext: affine streams, row_sums waits;
- * the first calls of each thread race to ask the server whether it runs
- * them).  Every result must be right, and the servers must end with
+ * and extension calls (remote_ops.bext: affine streams, row_sums waits,
+ * summary returns a struct, its tensor at an id of a block the thread
+ * reserved; the first calls of each thread race to ask the server
+ * whether it runs them).  Every result must be right, and the servers must end with
  * nothing held. */
 #include <criterion/criterion.h>
 
@@ -67,6 +68,20 @@ static void *client(void *arg) {
         j->bad = 1;
         snprintf(j->why, sizeof j->why, "round %d row_sums %d: %g, want %g", r, i, rv[i], want);
       }
+    }
+    Summary sm;
+    float total = 0, want_total = 0;
+    for (int i = 0; i < 16; i++) want_total += v[i];
+    if (!j->bad && (!remote_values_summary(bext_retain(a), 0.5, &sm) || !bext_read(sm.total, &total, sizeof total))) {
+      j->bad = 1;
+      snprintf(j->why, sizeof j->why, "round %d, a value result: %s", r, bext_last_error());
+    } else if (!j->bad) {
+      if (total != 0.5f * want_total || sm.count != 16 || sm.scale != 0.5) {
+        j->bad = 1;
+        snprintf(j->why, sizeof j->why, "round %d summary: total %g count %u scale %g, want %g 16 0.5", r, total,
+                 sm.count, sm.scale, 0.5f * want_total);
+      }
+      summary_release(&sm);
     }
     bext_release(a);
     bext_release(b);

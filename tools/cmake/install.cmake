@@ -77,3 +77,14 @@ configure_file(${CMAKE_SOURCE_DIR}/tools/pkgconfig/bext-uninstalled.pc.in
   ${CMAKE_BINARY_DIR}/bext-uninstalled.pc.gen @ONLY)
 file(GENERATE OUTPUT ${CMAKE_BINARY_DIR}/bext-uninstalled.pc
   INPUT ${CMAKE_BINARY_DIR}/bext-uninstalled.pc.gen)
+
+# bext-server.pc / bext-server-uninstalled.pc: the server library
+# (bext::server in the CMake package), where it is built.
+if(TARGET bext_server)
+  configure_file(${CMAKE_SOURCE_DIR}/tools/pkgconfig/bext-server.pc.in ${CMAKE_BINARY_DIR}/bext-server.pc @ONLY)
+  install(FILES ${CMAKE_BINARY_DIR}/bext-server.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+  configure_file(${CMAKE_SOURCE_DIR}/tools/pkgconfig/bext-server-uninstalled.pc.in
+    ${CMAKE_BINARY_DIR}/bext-server-uninstalled.pc.gen @ONLY)
+  file(GENERATE OUTPUT ${CMAKE_BINARY_DIR}/bext-server-uninstalled.pc
+    INPUT ${CMAKE_BINARY_DIR}/bext-server-uninstalled.pc.gen)
+endif()

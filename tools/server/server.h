@@ -24,6 +24,7 @@ struct bxsv_config {
   uint64_t max_tensors;        /* live ids per session */
   uint64_t max_bytes;          /* live tensor bytes per session */
   int max_sessions;            /* open sessions at once */
+  int max_conns_per_client;    /* open sessions of one peer address (ipc: one user id) */
   int frame_timeout_ms;        /* once a frame has begun, how long the rest may take */
   const uint8_t *token;        /* shared token (NULL: none required) */
   size_t token_len;

@@ -32,6 +32,8 @@ static const char usage[] =
     "  --max-tensors N      live tensors per session (default 1048576)\n"
     "  --max-bytes BYTES    live tensor bytes per session (default 17179869184)\n"
     "  --max-sessions N     sessions open at once (default 64)\n"
+    "  --max-conns-per-client N\n"
+    "                       sessions open at once from one client address (ipc: one user) (default 32)\n"
     "  --frame-timeout MS   how long the rest of a begun frame may take (default 10000)\n"
     "  --quiet              log nothing\n";
 
@@ -117,6 +119,7 @@ int bext_server_main(int argc, char **argv) {
     else if (!strcmp(a, "--max-tensors") && num_ok && n > 0) cfg.max_tensors = n;
     else if (!strcmp(a, "--max-bytes") && num_ok && n > 0) cfg.max_bytes = n;
     else if (!strcmp(a, "--max-sessions") && num_ok && n > 0 && n <= 100000) cfg.max_sessions = (int)n;
+    else if (!strcmp(a, "--max-conns-per-client") && num_ok && n > 0 && n <= 100000) cfg.max_conns_per_client = (int)n;
     else if (!strcmp(a, "--frame-timeout") && num_ok && n > 0 && n <= 3600000) cfg.frame_timeout_ms = (int)n;
     else {
       fprintf(stderr, "bext-server: bad option or value '%s %s'\n%s", a, v, usage);

@@ -2,11 +2,16 @@
  * on its own thread, runs each session on a thread of its own (a slow
  * session never holds up another), counts what every session holds, and
  * stops cleanly: closing the listener and every stream ends each
- * session's wait, and each session frees its tensors as it ends. */
+ * session's wait, and each session frees its tensors as it ends.  Two
+ * limits guard the door: sessions open at once (--max-sessions) and, so
+ * one client cannot take them all, sessions per client address
+ * (--max-conns-per-client). */
+#include <arpa/inet.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "server.h"
 #include "srv_internal.h"
@@ -17,6 +22,7 @@ struct slot {
   struct bxrm_reader rd;       /* the session thread's read-ahead */
   pthread_t th;
   uint64_t id;
+  char peer[64];               /* who connected: peer_of() */
   atomic_bool done;            /* its thread has finished: join and free it */
   struct slot *next;
 };
@@ -33,6 +39,7 @@ struct bxsv_server {
   struct slot *slots;
   atomic_bool stopping;
   _Atomic uint64_t open, tensors, bytes, total, refused, next_id;
+  atomic_int refusing;         /* refusal threads still lingering: stop waits for them */
 };
 
 void bxsv_config_defaults(struct bxsv_config *cfg) {
@@ -43,6 +50,7 @@ void bxsv_config_defaults(struct bxsv_config *cfg) {
   cfg->max_tensors = BXRM_DEFAULT_MAX_TENSORS;
   cfg->max_bytes = BXRM_DEFAULT_MAX_BYTES;
   cfg->max_sessions = BXRM_DEFAULT_MAX_SESSIONS;
+  cfg->max_conns_per_client = BXRM_DEFAULT_MAX_CONNS_PER_CLIENT;
   cfg->frame_timeout_ms = 10000;
 }
 
@@ -119,24 +127,96 @@ static void reap(struct bxsv_server *srv, bool all) {
   }
 }
 
-/* Refuses a connection past --max-sessions with a Fatal, then closes it. */
-static void refuse(struct bxsv_server *srv, nng_stream *st) {
+/* Who a connection comes from, for --max-conns-per-client: a TCP peer's
+ * IP address (not its port: one machine's connections count together),
+ * an ipc peer's user id (every ipc peer is on this machine). */
+static void peer_of(nng_stream *st, char *buf, size_t n) {
+  nng_sockaddr sa;
+  uint64_t uid;
+  if (nng_stream_get_addr(st, NNG_OPT_REMADDR, &sa) == 0 && sa.s_family == NNG_AF_INET &&
+      inet_ntop(AF_INET, &sa.s_in.sa_addr, buf, (socklen_t)n))
+    return;
+  if (nng_stream_get_addr(st, NNG_OPT_REMADDR, &sa) == 0 && sa.s_family == NNG_AF_INET6 &&
+      inet_ntop(AF_INET6, sa.s_in6.sa_addr, buf, (socklen_t)n))
+    return;
+  if (nng_stream_get_uint64(st, NNG_OPT_IPC_PEER_UID, &uid) == 0) {
+    snprintf(buf, n, "ipc user %llu", (unsigned long long)uid);
+    return;
+  }
+  snprintf(buf, n, "a peer of unknown address");
+}
+
+/* How many open sessions came from peer.  srv->mu held. */
+static int sessions_of(const struct bxsv_server *srv, const char *peer) {
+  int k = 0;
+  for (const struct slot *sl = srv->slots; sl; sl = sl->next)
+    k += !atomic_load_explicit(&sl->done, memory_order_acquire) && !strcmp(sl->peer, peer);
+  return k;
+}
+
+/* A refused connection, answered on a thread of its own: the Fatal is
+ * written, then the thread waits (up to REFUSE_LINGER_MS) for the client
+ * to read it and hang up.  Closing at once would race the client's
+ * Hello: a peer that sees the close before it reads (nng reports a hang-up
+ * without reading what is pending) would lose the reason. */
+#define REFUSE_LINGER_MS 1000
+#define MAX_REFUSING 16        /* past this many at once, close without lingering */
+
+struct refusal {
+  struct bxsv_server *srv;
   struct bxrm_io io;
-  if (bxrm_io_init(&io, st)) {
-    char why[160];
-    snprintf(why, sizeof why, "the server has %d sessions open, its limit (--max-sessions)", srv->cfg.max_sessions);
-    Bxrm__Fatal f = BXRM__FATAL__INIT;
-    f.reason = why;
-    Bxrm__Reply r = BXRM__REPLY__INIT;
-    r.body_case = BXRM__REPLY__BODY_FATAL;
-    r.fatal = &f;
-    struct bxrm_buf b = {0};
-    if (bxrm_buf_frame(&b, &r.base, 0)) bxrm_io_write(&io, b.p, b.len, 1000);
-    bxrm_buf_free(&b);
-    bxsv_log(&srv->cfg, "connection refused: %s", why);
-    bxrm_io_fini(&io);
-  } else nng_stream_free(st);
+  struct bxrm_buf fatal;
+};
+
+static void *refuse_main(void *arg) {
+  struct refusal *rf = arg;
+  uint8_t scratch[4096];
+  if (bxrm_io_write(&rf->io, rf->fatal.p, rf->fatal.len, REFUSE_LINGER_MS) == 0)
+    bxrm_io_read(&rf->io, scratch, sizeof scratch, REFUSE_LINGER_MS);   /* ends when the client hangs up */
+  bxrm_io_fini(&rf->io);
+  bxrm_buf_free(&rf->fatal);
+  atomic_fetch_sub(&rf->srv->refusing, 1);
+  free(rf);
+  return NULL;
+}
+
+/* Refuses a connection past a limit with a Fatal saying why (the client
+ * reports it) and logs it. */
+static void refuse(struct bxsv_server *srv, nng_stream *st, const char *why) {
+  bxsv_log(&srv->cfg, "connection refused: %s", why);
   bxsv_count_refused(srv);
+  struct refusal *rf = calloc(1, sizeof *rf);
+  if (!rf || !bxrm_io_init(&rf->io, st)) {
+    free(rf);
+    nng_stream_free(st);
+    return;
+  }
+  rf->srv = srv;
+  Bxrm__Fatal f = BXRM__FATAL__INIT;
+  f.reason = (char *)why;
+  Bxrm__Reply r = BXRM__REPLY__INIT;
+  r.body_case = BXRM__REPLY__BODY_FATAL;
+  r.fatal = &f;
+  bool framed = bxrm_buf_frame(&rf->fatal, &r.base, 0);
+  bool started = false;
+  if (framed) {
+    if (atomic_fetch_add(&srv->refusing, 1) < MAX_REFUSING) {
+      pthread_t th;
+      pthread_attr_t at;
+      if (!pthread_attr_init(&at)) {
+        pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+        started = !pthread_create(&th, &at, refuse_main, rf);
+        pthread_attr_destroy(&at);
+      }
+    }
+    if (!started) atomic_fetch_sub(&srv->refusing, 1);
+  }
+  if (started) return;
+  /* too many at once (a flood) or no thread: the reason, then the close */
+  if (framed) bxrm_io_write(&rf->io, rf->fatal.p, rf->fatal.len, 100);
+  bxrm_io_fini(&rf->io);
+  bxrm_buf_free(&rf->fatal);
+  free(rf);
 }
 
 static void *accept_main(void *arg) {
@@ -156,11 +236,20 @@ static void *accept_main(void *arg) {
     }
     nng_stream *st = nng_aio_get_output(srv->accept_aio, 0);
     nng_stream_set_bool(st, NNG_OPT_TCP_NODELAY, true);
+    char peer[64], why[200];
+    peer_of(st, peer, sizeof peer);
     pthread_mutex_lock(&srv->mu);
     reap(srv, false);
-    if (atomic_load(&srv->open) >= (uint64_t)srv->cfg.max_sessions) {
+    int mine = sessions_of(srv, peer);
+    why[0] = 0;
+    if (atomic_load(&srv->open) >= (uint64_t)srv->cfg.max_sessions)
+      snprintf(why, sizeof why, "the server has %d sessions open, its limit (--max-sessions)", srv->cfg.max_sessions);
+    else if (mine >= srv->cfg.max_conns_per_client)
+      snprintf(why, sizeof why, "%s has %d sessions open, the limit per client (--max-conns-per-client %d)", peer,
+               mine, srv->cfg.max_conns_per_client);
+    if (why[0]) {
       pthread_mutex_unlock(&srv->mu);
-      refuse(srv, st);
+      refuse(srv, st, why);
       continue;
     }
     struct slot *sl = calloc(1, sizeof *sl);
@@ -172,6 +261,7 @@ static void *accept_main(void *arg) {
       continue;
     }
     sl->srv = srv;
+    snprintf(sl->peer, sizeof sl->peer, "%s", peer);
     sl->id = atomic_fetch_add(&srv->next_id, 1) + 1;
     atomic_fetch_add(&srv->open, 1);
     atomic_fetch_add(&srv->total, 1);
@@ -186,13 +276,16 @@ static void *accept_main(void *arg) {
     sl->next = srv->slots;
     srv->slots = sl;
     pthread_mutex_unlock(&srv->mu);
-    bxsv_log(&srv->cfg, "session %llu opened", (unsigned long long)sl->id);
+    bxsv_log(&srv->cfg, "session %llu opened (%s)", (unsigned long long)sl->id, peer);
   }
   return NULL;
 }
 
 struct bxsv_server *bxsv_start(const struct bxsv_config *cfg) {
   if (cfg->token_len > BXRM_MAX_TOKEN) return bxr_error("bext-server: token longer than %d bytes", BXRM_MAX_TOKEN), NULL;
+  if (cfg->max_sessions <= 0 || cfg->max_conns_per_client <= 0)
+    return bxr_error("bext-server: the session limits must be positive (max_sessions %d, max_conns_per_client %d)",
+                     cfg->max_sessions, cfg->max_conns_per_client), NULL;
   const bext_device *d = bext_device_get(cfg->device);
   struct bext_device *dev = d ? bxr_device_resolve(d, "bext-server") : NULL;
   if (!dev) return NULL;
@@ -237,6 +330,11 @@ void bxsv_stop(struct bxsv_server *srv) {
   for (struct slot *sl = srv->slots; sl; sl = sl->next) bxrm_io_close(&sl->io);
   reap(srv, true);
   pthread_mutex_unlock(&srv->mu);
+  /* refusal threads end within their linger time (a write and a read) */
+  while (atomic_load(&srv->refusing) > 0) {
+    struct timespec ts = {0, 2 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+  }
   nng_aio_free(srv->accept_aio);
   nng_stream_listener_free(srv->l);
   pthread_mutex_destroy(&srv->mu);

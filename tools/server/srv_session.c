@@ -105,6 +105,7 @@ static bool on_hello(struct bxsv_session *s, const Bxrm__Hello *h) {
   w.max_tensors = s->cfg->max_tensors;
   w.max_bytes = s->cfg->max_bytes;
   w.extensions = true;
+  w.ext_values = true;
   Bxrm__Reply r = BXRM__REPLY__INIT;
   r.body_case = BXRM__REPLY__BODY_WELCOME;
   r.welcome = &w;

@@ -69,6 +69,10 @@ typedef struct bext_ext_scalar {
 
 /* The evaluation state of a metadata call (bext/gen.h). */
 struct bext_meta_error;
+/* A tensor's spec as metadata sees it (bext/gen.h), and a maker of the
+ * tensor that stands for one slot of an output value (out_from_meta). */
+struct bext_meta_spec;
+typedef bext_tensor *(*bext_ext_make_fn)(void *ctx, int slot, const struct bext_meta_spec *spec);
 
 typedef struct bext_ext_method {
   const char *trait;      /* "MyExtension" */
@@ -125,6 +129,15 @@ typedef struct bext_ext_method {
   uint64_t (*args_hash)(const void *args);
   size_t (*args_encode)(const void *args, unsigned char *buf, size_t cap);
   size_t (*args_decode)(void *args, const unsigned char *buf, size_t n);
+  /* The ordinary parts of an output value, for a method returning a
+   * struct, tuple, enum or plain value (NULL for one returning a tensor or
+   * nothing): every field that is not a tensor slot, enum tags included,
+   * in args_encode's format and with its contract.  out_decode fills a
+   * zeroed output value whose tensor slots stay NULL; out_slots on it then
+   * finds the slots of the decoded variant.  Remote carries a result back
+   * with it (docs/remote.md "Extension ops"). */
+  size_t (*out_encode)(const void *out, unsigned char *buf, size_t cap);
+  size_t (*out_decode)(void *out, const unsigned char *buf, size_t n);
 
   /* Scalars (language.md §4), in declaration order: nscalars of them.
    * scalars writes the first min(nscalars, cap) into out and returns
@@ -148,6 +161,14 @@ typedef struct bext_ext_method {
    * and dtype, enum variants, ordinary fields.  False with why naming the
    * output field and both values.  Set exactly when meta is. */
   bool (*meta_check)(const void *out, const void *want, char *why, size_t n);
+  /* For a method returning a value (struct, tuple, enum, plain value)
+   * with `#[fusion(meta = ..)]`: builds the output value out (zeroed, of
+   * out_size bytes) from a metadata value meta computed: ordinary fields
+   * and enum tags copied, each tensor slot made by make(ctx, slot, spec),
+   * slots numbered in out_slots order.  False when make returns NULL
+   * (the tensors made so far are in out: the caller releases them).
+   * NULL for other methods. */
+  bool (*out_from_meta)(const void *meta, void *out, bext_ext_make_fn make, void *ctx);
 } bext_ext_method;
 
 /* One call: the method, its arguments (the call owns one reference of
