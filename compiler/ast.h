@@ -467,7 +467,7 @@ typedef struct bxc_method_param {
     bool borrowed;                /* `&T` */
     bxc_arg_class cls;
     bxc_scalar_kind scalar;
-    const bxc_expr *encoding;     /* CUSTOM: the `scalar = e` expression */
+    const bxc_attr_arg *encoding; /* CUSTOM: the `scalar = e` argument (e is its value) */
 } bxc_method_param;
 
 typedef struct bxc_method_rec {

@@ -553,6 +553,7 @@ static void check_scalars(method *m, bool active, bool typed) {
         bxc_attr *fa = chk_find_attr(&a->p->attrs, "fusion");
         bool marked = false;
         bxc_expr *custom = NULL;
+        bxc_attr_arg *custom_arg = NULL;
         bool has_custom = false;
         if (fa) {
             for (uint32_t k = 0; k < fa->args.len; k++) {
@@ -566,6 +567,7 @@ static void check_scalars(method *m, bool active, bool typed) {
                         continue;
                     }
                     has_custom = true;
+                    custom_arg = arg;
                     custom = arg->value;
                 } else {
                     bxc_diag *d = chk_error(cx, CHK_E_BAD_ATTR, arg->span,
@@ -584,7 +586,7 @@ static void check_scalars(method *m, bool active, bool typed) {
         if (a->cls != BXC_ARG_ORDINARY) continue;
         if (has_custom) {
             a->scalar = BXC_SCALAR_CUSTOM;
-            a->encoding = custom;
+            a->encoding = custom_arg;
         } else if (marked || type_marked(cx, m->cm, a->p->type)) {
             a->scalar = BXC_SCALAR_MARKED;
         } else if (type_inferred(a->p->type)) {

@@ -305,7 +305,7 @@ Test(method_rec, the_checker_records_each_trait_method) {
                      bxc_scalar_kind_name(op->params[i].scalar));
     cr_expect_eq(op->params[0].cls, BXC_ARG_TENSOR);
     cr_expect_not_null(op->params[5].encoding);
-    cr_expect_not_null(op->params[5].encoding->ty, "a checked method's encoding is typed");
+    cr_expect_not_null(op->params[5].encoding->value->ty, "a checked method's encoding is typed");
     cr_expect_eq(op->in_slots, 1);
     cr_expect_eq(op->out_slots, 1);
     cr_expect_eq(two->params[1].cls, BXC_ARG_EXT);
