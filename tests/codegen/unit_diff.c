@@ -541,7 +541,7 @@ static unsigned diff_scalars(diff_state *s, const char *trait, const bxc_fn *fn,
       if (bxi_scalars(s->in, trait, fn->name.name, args, np, &sc, &nsc)) {
         const bxi_scalar *found = NULL;
         for (uint32_t i = 0; i < nsc; i++)
-          if (sc[i].kind == BXI_SCALAR_CUSTOM && !strcmp(sc[i].name, pn)) found = &sc[i];
+          if (sc[i].kind == BXC_SCALAR_CUSTOM && !strcmp(sc[i].name, pn)) found = &sc[i];
         if (found) {
           bprintf(&s->expect, "OK ");
           canon_interp(&s->expect, ret, &found->value);
