@@ -165,6 +165,26 @@ const char *bxc_res_kind_name(bxc_res_kind k) {
     return (unsigned)k <= BXC_RES_TENSOR_OP ? res_kind_names[k] : "?";
 }
 
+const char *bxc_fusion_form_name(bxc_fusion_form f) {
+    switch (f) {
+    case BXC_FUSION_NONE: return "none";
+    case BXC_FUSION_FIELDS: return "dtype/shape";
+    case BXC_FUSION_META: return "meta";
+    case BXC_FUSION_DEFAULT: return "default";
+    }
+    return "?";
+}
+
+const char *bxc_scalar_kind_name(bxc_scalar_kind k) {
+    switch (k) {
+    case BXC_SCALAR_NONE: return "none";
+    case BXC_SCALAR_INFERRED: return "inferred";
+    case BXC_SCALAR_MARKED: return "marked";
+    case BXC_SCALAR_CUSTOM: return "custom";
+    }
+    return "?";
+}
+
 bool bxc_path_is(const bxc_path *p, const char *name) {
     return p && p->segs.len == 1 && strcmp(p->segs.items[0].name, name) == 0;
 }

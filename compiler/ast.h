@@ -363,6 +363,8 @@ struct bxc_fn {
     bxc_block *body;           /* NULL: declaration only (`;`) */
     bxc_span span;
     const char *doc;           /* its `///` lines, joined by '\n', or NULL */
+    /* checker: a backend-extension trait method's record (below), or NULL */
+    const struct bxc_method_rec *method;
 };
 
 typedef enum bxc_use_kind {
@@ -426,6 +428,67 @@ typedef struct bxc_trait_selectors {
     uint32_t len;
     const bxc_attr_arg *bad;     /* the first argument that is no selector, or NULL */
 } bxc_trait_selectors;
+
+/* The checker's record of one backend-extension trait method
+ * (bxc_fn.method), filled once from its signature and attributes, so the
+ * C generator, the interpreter (`:meta`, `:scalars`), the REPL and the
+ * language server read the same facts instead of re-reading the syntax.
+ * Kept also for a method a `#[cfg]` switches off (`active` false): its C
+ * is generated under `#if`, so its signature and attributes are read (no
+ * diagnostics: the checker does not check it as code), but its metadata
+ * expressions carry no types.  Arena memory of the unit. */
+typedef enum bxc_fusion_form {
+    BXC_FUSION_NONE,      /* no form, or an invalid one (reported) */
+    BXC_FUSION_FIELDS,    /* `dtype = e, shape = e` */
+    BXC_FUSION_META,      /* `meta = callable` */
+    BXC_FUSION_DEFAULT,   /* `default`: the default body, run lazily */
+} bxc_fusion_form;
+
+/* How an argument is exposed to fusion optimizers (language.md §4). */
+typedef enum bxc_scalar_kind {
+    BXC_SCALAR_NONE,      /* a tensor, an extension value, or not exposed */
+    BXC_SCALAR_INFERRED,  /* an integer, f32, f64 or bool written as such (not borrowed, no alias) */
+    BXC_SCALAR_MARKED,    /* `#[fusion(scalar)]` on it, on its alias or on its struct / enum */
+    BXC_SCALAR_CUSTOM,    /* `#[fusion(scalar = e)]`: `encoding` */
+} bxc_scalar_kind;
+
+typedef enum bxc_arg_class {
+    BXC_ARG_TENSOR,       /* a tensor (owned or borrowed) */
+    BXC_ARG_EXT,          /* an extension value (#[derive(ExtensionType)]) */
+    BXC_ARG_ORDINARY,     /* anything else: hashed into the op's key */
+    BXC_ARG_BAD,          /* a receiver, or a type that did not resolve */
+} bxc_arg_class;
+
+typedef struct bxc_method_param {
+    const bxc_param *p;
+    const char *name;             /* as written; "_" for a pattern */
+    struct bxc_type *type;        /* as declared (references kept); the error type when unresolved */
+    struct bxc_type *base;        /* references stripped */
+    bool borrowed;                /* `&T` */
+    bxc_arg_class cls;
+    bxc_scalar_kind scalar;
+    const bxc_attr_arg *encoding; /* CUSTOM: the `scalar = e` argument (e is its value) */
+} bxc_method_param;
+
+typedef struct bxc_method_rec {
+    const struct bxc_item *trait;
+    const bxc_fn *fn;
+    struct bxc_module *module;    /* declaring module (names in its metadata code) */
+    bool active;                  /* false: a `#[cfg]` switches it or its trait off */
+    bxc_fusion_form form;
+    const bxc_attr_arg *dtype, *shape, *meta;   /* the form's arguments (FIELDS / META) */
+    const char *op_id;            /* `#[fusion(id = "..")]`, else the method's name */
+    bxc_span op_id_span;          /* where it is written */
+    const bxc_attr *backward;     /* `#[backward(x = f, ..)]` (formulas), or NULL */
+    bool backward_manual;         /* `#[backward(manual)]` */
+    bxc_method_param *params;
+    uint32_t nparams;
+    struct bxc_type *ret;         /* the output (`()` when none; the error type when unresolved) */
+    uint32_t in_slots, out_slots; /* routing slots: tensors in the arguments, in the output */
+} bxc_method_rec;
+
+const char *bxc_fusion_form_name(bxc_fusion_form f);   /* "dtype/shape", "meta", "default", "none" */
+const char *bxc_scalar_kind_name(bxc_scalar_kind k);   /* "inferred", "marked", "custom", "none" */
 
 /* One parsed file (or REPL input). */
 typedef struct bxc_file {

@@ -147,8 +147,10 @@ bool bxc_check_unit(struct bxc_unit *u) {
                 /* switched off for these features, still generated */
                 const bxc_attr *be = chk_find_attr(&it->attrs, "backend_extension");
                 if (be) it->trait.selectors = chk_selector_record(cx, be);
-                for (uint32_t f = 0; f < it->trait.methods.len; f++)
+                for (uint32_t f = 0; f < it->trait.methods.len; f++) {
                     chk_method_switched_off(cx, cms[i], it->trait.methods.items[f]);
+                    chk_method_record_off(cx, cms[i], it, it->trait.methods.items[f]);
+                }
             }
         }
     }

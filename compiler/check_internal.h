@@ -263,6 +263,9 @@ chk_method *chk_find_method(chk_ctx *cx, bxc_type *t, const char *name);
 /* ---- check_sig.c ------------------------------------------------------------ */
 
 void chk_trait(chk_ctx *cx, chk_module *cm, bxc_item *it);
+/* The record (bxc_fn.method) of a method a `#[cfg]` switches off, or of a
+ * method of a switched-off trait: read without diagnostics. */
+void chk_method_record_off(chk_ctx *cx, chk_module *cm, bxc_item *it, bxc_fn *fn);
 
 /* ---- check_expr.c ----------------------------------------------------------- */
 

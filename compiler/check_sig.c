@@ -7,17 +7,11 @@
 #include <stdio.h>
 
 #include "check_internal.h"
+#include "emit.h"
 
-typedef enum arg_class { ARG_TENSOR, ARG_EXT, ARG_ORDINARY, ARG_BAD } arg_class;
-
-typedef struct arg_info {
-    bxc_param *p;
-    const char *name;
-    bxc_type *type;       /* as declared */
-    bxc_type *base;       /* references stripped */
-    bool borrowed;
-    arg_class cls;
-} arg_info;
+/* A parameter as the checker classifies it: the record's own entry
+ * (ast.h bxc_method_param), filled here once. */
+typedef bxc_method_param arg_info;
 
 enum { FORM_FIELD = 1, FORM_META = 2, FORM_DEFAULT = 4 };
 
@@ -27,7 +21,8 @@ typedef struct method {
     bxc_fn *fn;
     const char *name;
     const chk_selectors *sel;
-    arg_info *args;
+    bxc_method_rec *rec;  /* what the method's readers get (bxc_fn.method) */
+    arg_info *args;       /* rec->params */
     uint32_t nargs;
     bxc_type *ret;        /* resolved output type */
     /* #[fusion] */
@@ -68,6 +63,9 @@ static void classify_args(method *m) {
     bxc_fn *fn = m->fn;
     m->nargs = fn->params.len;
     m->args = bxc_arena_alloc(cx->arena, (m->nargs ? m->nargs : 1) * sizeof *m->args);
+    memset(m->args, 0, (m->nargs ? m->nargs : 1) * sizeof *m->args);
+    m->rec->params = m->args;
+    m->rec->nparams = m->nargs;
     for (uint32_t i = 0; i < m->nargs; i++) {
         bxc_param *p = fn->params.items[i];
         arg_info *a = &m->args[i];
@@ -79,12 +77,12 @@ static void classify_args(method *m) {
                                     "backend extension methods take no receiver (`%s`)",
                                     p->self_ref ? (p->self_mut ? "&mut self" : "&self") : "self");
             chk_help(cx, d, "remove it: `%s` receives its tensors as arguments", m->name);
-            a->cls = ARG_BAD;
+            a->cls = BXC_ARG_BAD;
             a->type = a->base = bxc_type_error();
             continue;
         }
         if (!p->type) {   /* after a syntax error: reported by the parser */
-            a->cls = ARG_BAD;
+            a->cls = BXC_ARG_BAD;
             a->type = a->base = bxc_type_error();
             continue;
         }
@@ -93,13 +91,13 @@ static void classify_args(method *m) {
         bxc_type *t = bxc_type_resolve(a->type);
         a->borrowed = t->kind == BXC_TYPE_REF;
         a->base = bxc_type_strip_refs(t);
-        if (bxc_type_is_error(a->base)) a->cls = ARG_BAD;
-        else if (a->base->kind == BXC_TYPE_TENSOR) a->cls = ARG_TENSOR;
-        else if (bxc_type_is_extension(a->base)) a->cls = ARG_EXT;
-        else a->cls = ARG_ORDINARY;
+        if (bxc_type_is_error(a->base)) a->cls = BXC_ARG_BAD;
+        else if (a->base->kind == BXC_TYPE_TENSOR) a->cls = BXC_ARG_TENSOR;
+        else if (bxc_type_is_extension(a->base)) a->cls = BXC_ARG_EXT;
+        else a->cls = BXC_ARG_ORDINARY;
         if (t->kind == BXC_TYPE_REF && t->ref.is_mut) {
             bxc_diag *d;
-            if (a->cls == ARG_TENSOR) {
+            if (a->cls == BXC_ARG_TENSOR) {
                 d = chk_error(cx, CHK_E_MUT_REF, p->type->span,
                               "`&mut` tensor `%s`: tensors are owned or borrowed with `&`", a->name);
                 chk_help(cx, d, "take it owned (`%s`) to reuse its buffer, or borrow it (`&%s`)",
@@ -112,7 +110,7 @@ static void classify_args(method *m) {
             }
         }
         bxc_attr *ext = chk_find_attr(&p->attrs, "extension_type");
-        if (ext && a->cls != ARG_BAD && a->cls != ARG_EXT) {
+        if (ext && a->cls != BXC_ARG_BAD && a->cls != BXC_ARG_EXT) {
             bxc_diag *d = chk_error(cx, CHK_E_EXT_TYPE, p->type->span,
                                     "`#[extension_type]` on `%s`, which is not an extension type",
                                     chk_tn(cx, a->base));
@@ -124,8 +122,8 @@ static void classify_args(method *m) {
 
 static bool has_tensor_input(const method *m, bool owned_ext_only) {
     for (uint32_t i = 0; i < m->nargs; i++) {
-        if (m->args[i].cls == ARG_TENSOR) return true;
-        if (m->args[i].cls == ARG_EXT && (!owned_ext_only || !m->args[i].borrowed)) return true;
+        if (m->args[i].cls == BXC_ARG_TENSOR) return true;
+        if (m->args[i].cls == BXC_ARG_EXT && (!owned_ext_only || !m->args[i].borrowed)) return true;
     }
     return false;
 }
@@ -260,15 +258,15 @@ static bxc_type *ext_metadata(bxc_type *base) {
 static bxc_type *env_type(method *m, const arg_info *a, env_kind k) {
     bxc_arena *ar = m->cx->arena;
     switch (a->cls) {
-    case ARG_TENSOR:
+    case BXC_ARG_TENSOR:
         if (k == ENV_DTYPE) return bxc_type_dtype();
         if (k == ENV_SHAPE) return bxc_type_ref(ar, bxc_type_shape(), false);
         return bxc_type_ref(ar, bxc_type_spec(), false);
-    case ARG_EXT: {
+    case BXC_ARG_EXT: {
         bxc_type *md = ext_metadata(a->base);
         return bxc_type_is_error(md) ? md : bxc_type_ref(ar, md, false);
     }
-    case ARG_ORDINARY:
+    case BXC_ARG_ORDINARY:
         return a->borrowed ? a->type : bxc_type_ref(ar, a->type, false);
     default:
         return bxc_type_error();
@@ -328,7 +326,7 @@ static int dtype_category(method *m, const bxc_expr *e) {
     }
     if (p->segs.len != 1) return -1;
     for (uint32_t i = 0; i < m->nargs; i++)
-        if (m->args[i].cls == ARG_TENSOR && strcmp(m->args[i].name, p->segs.items[0].name) == 0)
+        if (m->args[i].cls == BXC_ARG_TENSOR && strcmp(m->args[i].name, p->segs.items[0].name) == 0)
             return (int)m->args[i].base->tensor_kind;
     return -1;
 }
@@ -501,12 +499,12 @@ static void check_requirements(method *m) {
     }
     for (uint32_t i = 0; i < m->nargs; i++) {
         arg_info *a = &m->args[i];
-        if (a->cls == ARG_ORDINARY && a->borrowed) {
+        if (a->cls == BXC_ARG_ORDINARY && a->borrowed) {
             bxc_diag *d = chk_error(cx, CHK_E_FUSION_SIG, a->p->type->span,
                                     "ordinary argument `%s` must be owned under `Fusion`", a->name);
             chk_help(cx, d, "take it by value: `%s: %s`", a->name, chk_tn(cx, a->base));
         }
-        if (a->cls == ARG_EXT && !a->base->decl->metadata) {
+        if (a->cls == BXC_ARG_EXT && !a->base->decl->metadata) {
             bxc_diag *d = chk_error(cx, CHK_E_NO_METADATA, a->p->type->span,
                                     "`%s` has no metadata type", a->base->decl->name);
             chk_help(cx, d, "add `#[extension_type(fusion)]` to `%s`", a->base->decl->name);
@@ -516,19 +514,60 @@ static void check_requirements(method *m) {
 
 /* ---- scalars (§4) --------------------------------------------------------------------- */
 
-static void check_scalars(method *m, bool active) {
+/* The written type marks the argument: an alias on the way (followed) or
+ * the struct / enum it names carries `#[fusion(scalar)]`.  A reference or
+ * a tuple is not marked (language.md §4). */
+static bool type_marked(chk_ctx *cx, chk_module *cm, const bxc_tyexpr *t) {
+    const bxc_tyexpr *first = t;
+    for (int hops = 0; t && t->kind == BXC_TY_PATH && hops < 16; hops++) {
+        chk_symbol *al = chk_alias_of(cm, t);
+        if (!al) {
+            bxc_type *ty = t == first ? first->ty : (t->ty ? t->ty : NULL);
+            ty = ty ? bxc_type_resolve(ty) : NULL;
+            return ty && (ty->kind == BXC_TYPE_STRUCT || ty->kind == BXC_TYPE_ENUM) && ty->decl->fusion_scalar;
+        }
+        if (al->fusion_scalar) return true;
+        if (!al->item) return false;
+        cm = chk_module_of(cx, al->module);
+        t = al->item->alias.type;
+    }
+    return false;
+}
+
+/* An integer, f32, f64 or bool written as such: one segment naming a
+ * builtin (an alias of one is not inferred, nor a borrowed one). */
+static bool type_inferred(const bxc_tyexpr *t) {
+    if (!t || t->kind != BXC_TY_PATH || !t->path || t->path->segs.len != 1) return false;
+    const bxc_builtin_type *bt = bxc_builtin_type_find(t->path->segs.items[0].name);
+    return bt && (bt->kind == BXC_TYPE_INT || bt->kind == BXC_TYPE_FLOAT || bt->kind == BXC_TYPE_BOOL);
+}
+
+/* Reads the `#[fusion(scalar)]` / `#[fusion(scalar = e)]` of each argument
+ * into the record (a->scalar, a->encoding), reporting misuse; an
+ * encoding is typed only when `typed` (a method the features switch off
+ * is not checked as code). */
+static void check_scalars(method *m, bool active, bool typed) {
     chk_ctx *cx = m->cx;
     for (uint32_t i = 0; i < m->nargs; i++) {
         arg_info *a = &m->args[i];
         bxc_attr *fa = chk_find_attr(&a->p->attrs, "fusion");
         bool marked = false;
         bxc_expr *custom = NULL;
+        bxc_attr_arg *custom_arg = NULL;
+        bool has_custom = false;
         if (fa) {
             for (uint32_t k = 0; k < fa->args.len; k++) {
                 bxc_attr_arg *arg = fa->args.items[k];
                 if (bxc_path_is(arg->path, "scalar") && arg->kind == BXC_ATTR_ARG_PATH) {
                     marked = true;
                 } else if (bxc_path_is(arg->path, "scalar") && arg->kind == BXC_ATTR_ARG_ASSIGN) {
+                    if (has_custom) {
+                        bxc_diag *d = chk_error(cx, CHK_E_BAD_ATTR, arg->span, "`scalar = ..` is given twice");
+                        chk_help(cx, d, "an argument has one encoding");
+                        continue;
+                    }
+                    has_custom = true;
+                    custom_arg = arg;
                     custom = arg->value;
                 } else {
                     bxc_diag *d = chk_error(cx, CHK_E_BAD_ATTR, arg->span,
@@ -538,13 +577,21 @@ static void check_scalars(method *m, bool active) {
             }
             if (!fa->has_args || !fa->args.len)
                 chk_error(cx, CHK_E_BAD_ATTR, fa->span, "`#[fusion]` on an argument needs `(scalar)`");
-            if ((marked || custom) && (a->cls == ARG_TENSOR || a->cls == ARG_EXT)) {
+            if ((marked || has_custom) && (a->cls == BXC_ARG_TENSOR || a->cls == BXC_ARG_EXT)) {
                 chk_error(cx, CHK_E_SCALAR_TYPE, fa->span,
                           "`#[fusion(scalar)]` on `%s`: only ordinary arguments are scalars", a->name);
                 continue;
             }
         }
-        if (a->cls != ARG_ORDINARY) continue;
+        if (a->cls != BXC_ARG_ORDINARY) continue;
+        if (has_custom) {
+            a->scalar = BXC_SCALAR_CUSTOM;
+            a->encoding = custom_arg;
+        } else if (marked || type_marked(cx, m->cm, a->p->type)) {
+            a->scalar = BXC_SCALAR_MARKED;
+        } else if (type_inferred(a->p->type)) {
+            a->scalar = BXC_SCALAR_INFERRED;
+        }
         if (marked && !chk_type_converts_to_scalar(a->base)) {
             chk_symbol *al = chk_alias_of(m->cm, a->p->type);
             if (!(al && al->fusion_scalar)) {
@@ -554,7 +601,7 @@ static void check_scalars(method *m, bool active) {
                 chk_help(cx, d, "use `#[fusion(scalar = expr)]` with an expression producing a scalar");
             }
         }
-        if (custom) {
+        if (custom && typed) {
             chk_fn f;
             chk_fn_init(&f, cx, m->cm, CHK_MODE_META);
             f.what = "a `scalar` encoding";
@@ -567,7 +614,7 @@ static void check_scalars(method *m, bool active) {
             }
             chk_zonk_expr(cx, custom);
         }
-        if (!active || marked || custom) continue;
+        if (!active || marked || has_custom) continue;
         chk_symbol *al = chk_alias_of(m->cm, a->p->type);
         if (al && !al->fusion_scalar && al->type && bxc_type_is_scalar(al->type)) {
             bxc_diag *d = chk_warning(cx, CHK_W_SCALAR_ALIAS, a->p->type->span,
@@ -617,7 +664,7 @@ static void check_backward(method *m, const char *trait) {
             arg_info *target = NULL;
             for (uint32_t j = 0; j < m->nargs; j++)
                 if (strcmp(m->args[j].name, key) == 0) target = &m->args[j];
-            if (!target || target->cls != ARG_TENSOR) {
+            if (!target || target->cls != BXC_ARG_TENSOR) {
                 bxc_diag *d = chk_error(cx, CHK_E_BACKWARD, arg->path->span,
                                         "`#[backward]` names `%s`, which is not a tensor argument of `%s`",
                                         key, m->name);
@@ -644,7 +691,7 @@ static void check_backward(method *m, const char *trait) {
             chk_bind(&f, "grad", gt, false, bxc_span_none());
             chk_bind(&f, "output", gt, false, bxc_span_none());
             bxc_type *t = bxc_type_strip_refs(chk_expr(&f, arg->value, NULL));
-            if (target && target->cls == ARG_TENSOR && target->base->kind == BXC_TYPE_TENSOR &&
+            if (target && target->cls == BXC_ARG_TENSOR && target->base->kind == BXC_TYPE_TENSOR &&
                 target->base->tensor_kind == BXC_TENSOR_FLOAT)
                 chk_coerce(&f, target->base, t, arg->value->span);
             chk_zonk_expr(cx, arg->value);
@@ -666,7 +713,7 @@ static void check_backward(method *m, const char *trait) {
             bool one_float = rt->kind == BXC_TYPE_TENSOR && rt->tensor_kind == BXC_TENSOR_FLOAT;
             const char *x = NULL;
             for (uint32_t j = 0; j < m->nargs && !x; j++)
-                if (m->args[j].cls == ARG_TENSOR && m->args[j].base->kind == BXC_TYPE_TENSOR &&
+                if (m->args[j].cls == BXC_ARG_TENSOR && m->args[j].base->kind == BXC_TYPE_TENSOR &&
                     m->args[j].base->tensor_kind == BXC_TENSOR_FLOAT)
                     x = m->args[j].name;
             bxc_diag *d = chk_warning(cx, CHK_W_NO_AUTODIFF, m->fn->name.span,
@@ -695,7 +742,7 @@ static void check_backward(method *m, const char *trait) {
     if (!bxc_type_is_error(rt) && (rt->kind != BXC_TYPE_TENSOR || rt->tensor_kind != BXC_TENSOR_FLOAT))
         why = bxc_arena_printf(cx->arena, "it returns `%s`", chk_tn(cx, rt));
     for (uint32_t j = 0; !why && j < m->nargs; j++)
-        if (m->args[j].cls == ARG_EXT)
+        if (m->args[j].cls == BXC_ARG_EXT)
             why = bxc_arena_printf(cx->arena, "its argument `%s` is an extension value", m->args[j].name);
     if (why) {
         bxc_diag *d = chk_error(cx, CHK_E_BACKWARD_SHAPE, first->span,
@@ -715,7 +762,7 @@ static void check_backward(method *m, const char *trait) {
             chk_help(cx, d, "rename the argument: in `#[backward]`, `grad` is the output's gradient "
                             "and `output` its value");
         }
-        if (ai->cls != ARG_TENSOR || ai->base->kind != BXC_TYPE_TENSOR || ai->base->tensor_kind != BXC_TENSOR_FLOAT)
+        if (ai->cls != BXC_ARG_TENSOR || ai->base->kind != BXC_TYPE_TENSOR || ai->base->tensor_kind != BXC_TENSOR_FLOAT)
             continue;
         bool given = false;
         for (uint32_t k = 0; k < first->args.len; k++) {
@@ -739,17 +786,69 @@ static void check_backward(method *m, const char *trait) {
 
 /* ---- one method --------------------------------------------------------------------------- */
 
-static void check_method(chk_ctx *cx, chk_module *cm, bxc_fn *fn, const chk_selectors *sel,
-                         const char *trait, trait_state *ts) {
-    method mm;
-    memset(&mm, 0, sizeof mm);
-    method *m = &mm;
-    m->ts = ts;
+/* A new record for fn of trait it, hung on the fn. */
+static void method_init(method *m, chk_ctx *cx, chk_module *cm, bxc_item *it, bxc_fn *fn,
+                        const chk_selectors *sel, bool active) {
+    memset(m, 0, sizeof *m);
     m->cx = cx;
     m->cm = cm;
     m->fn = fn;
     m->name = fn->name.name;
     m->sel = sel;
+    m->rec = bxc_arena_alloc(cx->arena, sizeof *m->rec);
+    memset(m->rec, 0, sizeof *m->rec);
+    m->rec->trait = it;
+    m->rec->fn = fn;
+    m->rec->module = cm->mod;
+    m->rec->active = active;
+    fn->method = m->rec;
+}
+
+/* The op id (language.md §5): `#[fusion(id = "...")]`, else the name. */
+static void record_op_id(method *m) {
+    bxc_method_rec *r = m->rec;
+    r->op_id = m->fn->name.name;
+    r->op_id_span = m->fn->name.span;
+    const bxc_expr *v = m->id ? m->id->value : NULL;
+    if (v && v->kind == BXC_EXPR_STRING && v->string_lit.len && strlen(v->string_lit.value) == v->string_lit.len) {
+        r->op_id = v->string_lit.value;
+        r->op_id_span = v->span;
+    }
+}
+
+/* What the record keeps of the checks (forms, backward, slots). */
+static void method_finish(method *m) {
+    bxc_method_rec *r = m->rec;
+    r->ret = m->ret;
+    if (m->forms_ok) {
+        r->form = m->forms == FORM_FIELD ? BXC_FUSION_FIELDS
+                  : m->forms == FORM_META ? BXC_FUSION_META
+                  : m->forms == FORM_DEFAULT ? BXC_FUSION_DEFAULT
+                                             : BXC_FUSION_NONE;
+        r->dtype = m->dtype;
+        r->shape = m->shape;
+        r->meta = m->meta;
+    }
+    record_op_id(m);
+    for (uint32_t i = 0; i < m->fn->attrs.len; i++) {
+        const bxc_attr *a = m->fn->attrs.items[i];
+        if (!chk_attr_is(a, "backward") || r->backward || r->backward_manual) continue;
+        if (bxc_attr_is_backward_manual(a)) r->backward_manual = true;
+        else if (a->args.len) r->backward = a;
+    }
+    uint64_t in = 0;
+    for (uint32_t i = 0; i < m->nargs; i++)
+        if (m->args[i].cls != BXC_ARG_BAD) in += bxc_emit_tensor_slots(m->args[i].type);
+    r->in_slots = in > UINT32_MAX ? UINT32_MAX : (uint32_t)in;
+    r->out_slots = m->ret ? bxc_emit_tensor_slots(m->ret) : 0;
+}
+
+static void check_method(chk_ctx *cx, chk_module *cm, bxc_item *it, bxc_fn *fn, const chk_selectors *sel,
+                         const char *trait, trait_state *ts) {
+    method mm;
+    method *m = &mm;
+    method_init(m, cx, cm, it, fn, sel, true);
+    m->ts = ts;
     classify_args(m);
 
     m->ret = fn->ret ? chk_resolve_tyexpr(cx, cm, fn->ret, &fn->generics) : bxc_type_unit();
@@ -770,7 +869,7 @@ static void check_method(chk_ctx *cx, chk_module *cm, bxc_fn *fn, const chk_sele
     if (sel->present && !has_tensor_input(m, false) &&
         (sel->nexec != 1 || sel->listed[CHK_SEL_AUTODIFF])) {
         bool any_bad = false;
-        for (uint32_t i = 0; i < m->nargs; i++) any_bad |= m->args[i].cls == ARG_BAD;
+        for (uint32_t i = 0; i < m->nargs; i++) any_bad |= m->args[i].cls == BXC_ARG_BAD;
         if (!any_bad) {
             bxc_diag *d = chk_error(cx, CHK_E_NO_ROUTING, fn->name.span,
                                     "`%s` has no tensor input to route on", m->name);
@@ -855,28 +954,27 @@ static void check_method(chk_ctx *cx, chk_module *cm, bxc_fn *fn, const chk_sele
     } else if (m->forms_ok && m->forms == FORM_META) {
         check_meta(m);
     }
-    check_scalars(m, lazy_form && fusion);
+    check_scalars(m, lazy_form && fusion, true);
+    method_finish(m);
 }
 
-/* The op id of a method (language.md §5): `#[fusion(id = "...")]`, else
- * its name; *span is where it is written. */
-static const char *op_id(bxc_fn *fn, bxc_span *span) {
-    *span = fn->name.span;
-    const char *id = fn->name.name;
-    for (uint32_t i = 0; i < fn->attrs.len; i++) {
-        bxc_attr *a = fn->attrs.items[i];
-        if (!chk_attr_is(a, "fusion")) continue;
-        for (uint32_t k = 0; k < a->args.len; k++) {
-            bxc_attr_arg *g = a->args.items[k];
-            if (g->kind == BXC_ATTR_ARG_ASSIGN && bxc_path_is(g->path, "id") && g->value &&
-                g->value->kind == BXC_EXPR_STRING && g->value->string_lit.len &&
-                strlen(g->value->string_lit.value) == g->value->string_lit.len) {
-                id = g->value->string_lit.value;
-                *span = g->value->span;
-            }
-        }
-    }
-    return id;
+/* A method a `#[cfg]` switches off (or whose trait one does): its record,
+ * read quietly from the syntax (the checker does not check it as code;
+ * chk_method_switched_off asks what its generated C needs). */
+void chk_method_record_off(chk_ctx *cx, chk_module *cm, bxc_item *it, bxc_fn *fn) {
+    chk_selectors sel;
+    memset(&sel, 0, sizeof sel);
+    sel.names = "";
+    method mm;
+    method *m = &mm;
+    method_init(m, cx, cm, it, fn, &sel, false);
+    cx->quiet++;
+    classify_args(m);
+    m->ret = fn->ret ? chk_resolve_tyexpr(cx, cm, fn->ret, &fn->generics) : bxc_type_unit();
+    parse_fusion_attrs(m);
+    check_scalars(m, false, false);
+    cx->quiet--;
+    method_finish(m);
 }
 
 void chk_trait(chk_ctx *cx, chk_module *cm, bxc_item *it) {
@@ -901,6 +999,7 @@ void chk_trait(chk_ctx *cx, chk_module *cm, bxc_item *it) {
         chk_attrs_placement(cx, &fn->attrs, CHK_SITE_METHOD);
         if (!chk_cfg_active(cx, &fn->attrs)) {
             chk_method_switched_off(cx, cm, fn);
+            chk_method_record_off(cx, cm, it, fn);
             continue;
         }
         bxc_fn *dup = NULL;
@@ -914,7 +1013,7 @@ void chk_trait(chk_ctx *cx, chk_module *cm, bxc_item *it) {
             continue;
         }
         seen[nseen++] = fn;
-        check_method(cx, cm, fn, &sel, trait, &ts);
+        check_method(cx, cm, it, fn, &sel, trait, &ts);
     }
     /* "add `Fusion`" only where adding it checks: not when this method or
      * another one of the trait cannot have `Fusion`. */
@@ -930,14 +1029,14 @@ void chk_trait(chk_ctx *cx, chk_module *cm, bxc_item *it) {
     /* Op ids key the process-wide registry with the trait, where a second
      * one is a panic at start-up: say so here, at the second id. */
     for (uint32_t i = 1; i < nseen; i++) {
-        bxc_span si, sk;
-        const char *id = op_id(seen[i], &si);
+        const bxc_method_rec *ri = seen[i]->method;
         for (uint32_t k = 0; k < i; k++) {
-            if (strcmp(op_id(seen[k], &sk), id) != 0) continue;
-            bxc_diag *d = chk_error(cx, CHK_E_DUP_METHOD, si,
+            const bxc_method_rec *rk = seen[k]->method;
+            if (strcmp(rk->op_id, ri->op_id) != 0) continue;
+            bxc_diag *d = chk_error(cx, CHK_E_DUP_METHOD, ri->op_id_span,
                                     "`%s` and `%s` of `%s` have the same op id \"%s\"", seen[k]->name.name,
-                                    seen[i]->name.name, trait, id);
-            chk_note(cx, d, sk, "the op id of `%s`", seen[k]->name.name);
+                                    seen[i]->name.name, trait, ri->op_id);
+            chk_note(cx, d, rk->op_id_span, "the op id of `%s`", seen[k]->name.name);
             chk_help(cx, d, "give one of them another `#[fusion(id = \"...\")]`");
             break;
         }

@@ -384,7 +384,8 @@ bool bxc_emit_default_body(bxc_emit_ctx *cx, const bxc_fn *fn, const char *name,
     for (uint32_t i = 0; i < fn->params.len; i++) {
         const bxc_param *p = fn->params.items[i];
         if (p->pat && p->pat->kind == BXC_PAT_IDENT) cparams[ncparams++] = bxc_emit_ident(a, p->pat->name.name);
-        bxc_type *pt = p->type ? bxc_emit_tyexpr_type(cx, p->type) : NULL;
+        /* the checker's record types a method a `#[cfg]` switches off too */
+        bxc_type *pt = fn->method && fn->method->params[i].cls != BXC_ARG_BAD ? fn->method->params[i].type : NULL;
         if (!p->pat || p->pat->kind != BXC_PAT_IDENT || !pt) continue;
         bxc_type *t = bxc_type_resolve(pt);
         bool borrowed = t->kind == BXC_TYPE_REF;

@@ -11,7 +11,6 @@
 #include <bext/bext.h>
 #include <bext/ext.h>
 
-#include "check.h"
 #include "emit_int.h"
 
 /* The selectors: the runtime's backend and layer tables (bext.h), in
@@ -90,41 +89,25 @@ typedef struct method_info {
     const char *cargs;      /* C argument list forwarding them */
 } method_info;
 
-/* The type of a written type.  The checker records it (tyexpr->ty) on
- * every method it checked; a method that a `#[cfg]` switched off for the
- * features bextc was given is not checked, yet its C must still exist
- * (the build decides), so its types are read from the syntax here. */
-bxc_type *bxc_emit_tyexpr_type(bxc_emit_ctx *cx, const bxc_tyexpr *te) {
-    if (!te) return NULL;
-    if (te->ty) return te->ty;
-    if (te->kind == BXC_TY_REF) {
-        bxc_type *in = bxc_emit_tyexpr_type(cx, te->inner);
-        return in ? bxc_type_ref(cx->a, in, te->is_mut) : NULL;
-    }
-    if (te->kind == BXC_TY_TUPLE) {
-        bxc_type **el = bxc_arena_alloc(cx->a, (te->elems.len + 1) * sizeof *el);
-        for (uint32_t i = 0; i < te->elems.len; i++)
-            if (!(el[i] = bxc_emit_tyexpr_type(cx, te->elems.items[i]))) return NULL;
-        return bxc_type_tuple(cx->a, el, te->elems.len);
-    }
-    if (te->kind != BXC_TY_PATH || !te->path || !te->path->segs.len) return NULL;
-    const char *n = te->path->segs.items[te->path->segs.len - 1].name;
-    const bxc_builtin_type *bt = bxc_builtin_type_find(n);
-    if (bt) return bxc_type_builtin(bt);
-    return bxc_check_lookup_type(cx->u, n);
-}
-
+/* The signature from the checker's record of the method (bxc_fn.method):
+ * the types of every parameter and of the output, for a method a `#[cfg]`
+ * switches off too (its C is generated under `#if`). */
 static bool method_signature(bxc_emit_ctx *cx, const trait_info *ti, const bxc_fn *fn, method_info *mi) {
     memset(mi, 0, sizeof *mi);
+    const bxc_method_rec *rec = fn->method;
+    if (!rec) {   /* chk_trait / chk_method_record_off record every method */
+        bxc_emit_internal_error(cx, fn->name.span, "a method the checker did not record");
+        return false;
+    }
     mi->fn = fn;
     mi->entry = bxc_arena_printf(cx->a, "%s_%s", ti->prefix, fn->name.name);
     mi->what = bxc_arena_printf(cx->a, "%s::%s", ti->name, fn->name.name);
     mi->params = bxc_arena_alloc(cx->a, (fn->params.len + 1) * sizeof *mi->params);
     const char *cp = "", *ca = "";
-    for (uint32_t i = 0; i < fn->params.len; i++) {
-        const bxc_param *p = fn->params.items[i];
-        bxc_type *pt = p->type ? bxc_emit_tyexpr_type(cx, p->type) : NULL;
-        if (!bxc_emit_param_named(p) || !pt) {
+    for (uint32_t i = 0; i < rec->nparams; i++) {
+        const bxc_method_param *mp = &rec->params[i];
+        const bxc_param *p = mp->p;
+        if (!bxc_emit_param_named(p) || mp->cls == BXC_ARG_BAD) {
             /* the checker resolves every written type, of methods a
              * `#[cfg]` switches off too, and reports unnamed parameters */
             bxc_emit_internal_error(cx, p->span, "a parameter the checker did not resolve");
@@ -132,12 +115,12 @@ static bool method_signature(bxc_emit_ctx *cx, const trait_info *ti, const bxc_f
         }
         param_info *pi = &mi->params[mi->nparams++];
         pi->p = p;
-        bxc_type *t = bxc_type_resolve(pt);
-        pi->borrowed = t->kind == BXC_TYPE_REF;
-        pi->type = bxc_type_strip_refs(t);
-        pi->is_tensor = pi->type->kind == BXC_TYPE_TENSOR;
-        pi->src_name = p->pat->name.name;
-        pi->name = bxc_emit_ident(cx->a, p->pat->name.name);
+        pi->rec = mp;
+        pi->borrowed = mp->borrowed;
+        pi->type = mp->base;
+        pi->is_tensor = mp->cls == BXC_ARG_TENSOR;
+        pi->src_name = mp->name;
+        pi->name = bxc_emit_ident(cx->a, mp->name);
         const char *ct = bxc_emit_ctype_of(cx, pi->type);
         if (bxc_emit_no_c_form(pi->type)) {   /* the checker's E0710 */
             bxc_emit_internal_error(cx, p->span, "a parameter type with no C form");
@@ -149,8 +132,8 @@ static bool method_signature(bxc_emit_ctx *cx, const trait_info *ti, const bxc_f
         cp = bxc_arena_printf(cx->a, "%s%s%s", cp, i ? ", " : "", decl);
         ca = bxc_arena_printf(cx->a, "%s%s%s", ca, i ? ", " : "", pi->name);
     }
-    bxc_type *rt = fn->ret ? bxc_emit_tyexpr_type(cx, fn->ret) : bxc_type_unit();
-    if (!rt) {   /* resolved by the checker, as parameters are */
+    bxc_type *rt = rec->ret;
+    if (!rt || bxc_type_is_error(rt)) {   /* resolved by the checker, as parameters are */
         bxc_emit_internal_error(cx, fn->ret->span, "an output type the checker did not resolve");
         return false;
     }
@@ -300,37 +283,17 @@ static const char *arg_field_decl(bxc_emit_ctx *cx, const param_info *p) {
     return bxc_arena_printf(cx->a, "%s %s", bxc_emit_ctype_of(cx, p->type), p->name);
 }
 
-/* The op id: `#[fusion(id = "...")]` when given (the checker made sure it
- * is a non-empty string, unique in its trait), else the method name. */
-static const char *op_id(bxc_emit_ctx *cx, const bxc_fn *fn) {
-    for (uint32_t i = 0; i < fn->attrs.len; i++) {
-        const bxc_attr *a = fn->attrs.items[i];
-        if (!bxc_path_is(a->path, "fusion")) continue;
-        for (uint32_t k = 0; k < a->args.len; k++) {
-            const bxc_attr_arg *g = a->args.items[k];
-            if (g->kind == BXC_ATTR_ARG_ASSIGN && bxc_path_is(g->path, "id") && g->value &&
-                g->value->kind == BXC_EXPR_STRING && g->value->string_lit.len)
-                return bxc_arena_strndup(cx->a, g->value->string_lit.value, g->value->string_lit.len);
-        }
-    }
-    return fn->name.name;
-}
-
 /* The Autodiff selector's row: backends first, then layers (above). */
 #define AUTODIFF_SEL (&selectors[BEXT_BACKEND_COUNT + BEXT_LAYER_AUTODIFF])
 _Static_assert(NSEL == BEXT_BACKEND_COUNT + BEXT_LAYER_COUNT, "selectors: one row per backend, then per layer");
 
-/* The method's `#[backward(...)]` formulas when its trait lists
- * `Autodiff` (else the checker warned that it has no effect), or NULL;
- * NULL for `#[backward(manual)]`, whose `_autodiff` is the user's. */
+/* The method's `#[backward(...)]` formulas (its record) when its trait
+ * lists `Autodiff` (else the checker warned that it has no effect), or
+ * NULL; NULL for `#[backward(manual)]`, whose `_autodiff` is the user's. */
 static const bxc_attr *backward_attr(const trait_info *ti, const bxc_fn *fn) {
     bool listed = false;
     for (uint32_t k = 0; k < ti->nsels; k++) listed |= ti->sels[k].info == AUTODIFF_SEL;
-    for (uint32_t i = 0; listed && i < fn->attrs.len; i++)
-        if (bxc_path_is(fn->attrs.items[i]->path, "backward") && fn->attrs.items[i]->args.len &&
-            !bxc_attr_is_backward_manual(fn->attrs.items[i]))
-            return fn->attrs.items[i];
-    return NULL;
+    return listed ? fn->method->backward : NULL;
 }
 
 /* Whether the arm of selector ls is the user's function: not when the
@@ -432,7 +395,7 @@ static void emit_descriptor(bxc_emit_ctx *cx, const trait_info *ti, const method
     bxc_emit_ext_members(cx, e, mi->what, mi->params, mi->nparams, mi->ret, meta, &members);
 
     /* the descriptor */
-    const char *id = op_id(cx, fn);
+    const char *id = fn->method->op_id;
     bxc_emit_printf(c, "static const bext_ext_method %s_bext_m = {\n", e);
     bxc_emit_printf(c, "  .trait = %s,\n  .method = %s,\n  .id = %s,\n  .what = %s,\n  .listed = %s,\n",
                     bxc_emit_cstring(cx->a, ti->name), bxc_emit_cstring(cx->a, fn->name.name),
@@ -595,7 +558,7 @@ static void emit_method(bxc_emit_ctx *cx, const trait_info *ti, const bxc_fn *fn
     }
     /* the metadata functions first: the descriptor calls those that exist */
     bxc_emit_meta_info meta;
-    bxc_emit_method_meta(cx, mi.entry, fn, mcond, &meta);
+    bxc_emit_method_meta(cx, mi.entry, fn->method, mcond, &meta);
     /* the Autodiff implementation of #[backward]; it calls the entry
      * point, declared in the header */
     bool bw_ok = bw && mi.ret_tensor &&

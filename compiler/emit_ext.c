@@ -296,52 +296,6 @@ static const char *view_args(bxc_emit_ctx *cx, const bxc_emit_param *ps, uint32_
 
 /* ---- scalars (language.md §4) ------------------------------------------------ */
 
-/* `#[fusion(scalar)]` (PATH) or `#[fusion(scalar = e)]` (ASSIGN) in attrs. */
-static bool has_scalar_attr(const bxc_attr_list *attrs, bxc_attr_arg_kind kind) {
-    for (uint32_t i = 0; i < attrs->len; i++) {
-        const bxc_attr *a = attrs->items[i];
-        if (!bxc_path_is(a->path, "fusion")) continue;
-        for (uint32_t k = 0; k < a->args.len; k++)
-            if (a->args.items[k]->kind == kind && bxc_path_is(a->args.items[k]->path, "scalar")) return true;
-    }
-    return false;
-}
-
-/* The struct / enum / alias item named n in any module of the unit. */
-static const bxc_item *find_type_item(bxc_emit_ctx *cx, const char *n) {
-    for (uint32_t m = 0; m < cx->u->nmodules; m++) {
-        const bxc_file *f = cx->u->modules[m]->ast;
-        for (uint32_t i = 0; f && i < f->items.len; i++) {
-            const bxc_item *it = f->items.items[i];
-            if ((it->kind == BXC_ITEM_TYPE_ALIAS || it->kind == BXC_ITEM_STRUCT || it->kind == BXC_ITEM_ENUM) &&
-                strcmp(it->name.name, n) == 0)
-                return it;
-        }
-    }
-    return NULL;
-}
-
-/* The written type marks the argument: an alias (followed) or a struct /
- * enum carrying `#[fusion(scalar)]` — as the interpreter's type_marked. */
-static bool type_marked(bxc_emit_ctx *cx, const bxc_tyexpr *t) {
-    for (int hops = 0; t && t->kind == BXC_TY_PATH && t->path && t->path->segs.len && hops < 16; hops++) {
-        const bxc_item *it = find_type_item(cx, t->path->segs.items[t->path->segs.len - 1].name);
-        if (!it) return false;
-        if (has_scalar_attr(&it->attrs, BXC_ATTR_ARG_PATH)) return true;
-        if (it->kind != BXC_ITEM_TYPE_ALIAS) return false;
-        t = it->alias.type;
-    }
-    return false;
-}
-
-/* Integers, f32, f64 and bool written as such (an alias is not inferred). */
-static bool type_inferred(const bxc_tyexpr *t) {
-    if (!t || t->kind != BXC_TY_PATH || !t->path || t->path->segs.len != 1) return false;
-    const char *n = t->path->segs.items[0].name;
-    const bxc_builtin_type *bt = bxc_builtin_type_find(n);
-    return bt && (bt->kind == BXC_TYPE_INT || bt->kind == BXC_TYPE_FLOAT || bt->kind == BXC_TYPE_BOOL);
-}
-
 /* Appends `bext_s[k]`'s kind, type and value from C expression v of scalar
  * type t; false if t is not a scalar. */
 static bool scalar_value(bxc_emit_ctx *cx, bxc_emit_buf *b, const char *ind, uint32_t k, bxc_type *t, const char *v) {
@@ -375,7 +329,9 @@ static void emit_scalars(bxc_emit_ctx *cx, const char *e, const char *what, cons
         if (p->is_tensor || bxc_type_is_extension(p->type)) continue;
         const char *acc = bxc_arena_printf(cx->a, "bext_a->%s", p->name);
         const char *origin;
-        if (has_scalar_attr(&p->p->attrs, BXC_ATTR_ARG_ASSIGN)) {
+        /* how the checker classified it (bxc_method_param.scalar) */
+        bxc_scalar_kind kind = p->rec->scalar;
+        if (kind == BXC_SCALAR_CUSTOM) {
             origin = "BEXT_SCALAR_CUSTOM";
             bxc_type *rt = info->scalar ? info->scalar[i] : NULL;
             if (!rt) {
@@ -401,7 +357,7 @@ static void emit_scalars(bxc_emit_ctx *cx, const char *e, const char *what, cons
             bxc_emit_append(&body, &v);
             bxc_emit_buf_free(&v);
             bxc_emit_puts(&body, "  }\n");
-        } else if (has_scalar_attr(&p->p->attrs, BXC_ATTR_ARG_PATH) || type_marked(cx, p->p->type)) {
+        } else if (kind == BXC_SCALAR_MARKED) {
             origin = "BEXT_SCALAR_MARKED";
             /* a unit-only enum: its variant's index; a one-field struct: the field */
             bxc_type *t = base_type(p->type);
@@ -422,7 +378,7 @@ static void emit_scalars(bxc_emit_ctx *cx, const char *e, const char *what, cons
                                p->src_name);
                 continue;
             }
-        } else if (type_inferred(p->p->type)) {
+        } else if (kind == BXC_SCALAR_INFERRED) {
             origin = "BEXT_SCALAR_INFERRED";
             if (!scalar_value(cx, &body, "  ", n, p->type, acc)) continue;
         } else {

@@ -137,17 +137,14 @@ void bxc_emit_types_finish(bxc_emit_ctx *cx);
 void bxc_emit_traits(bxc_emit_ctx *cx);
 /* One parameter of a trait method as the generator sees it. */
 typedef struct bxc_emit_param {
-    const bxc_param *p;     /* the syntax (attributes, written type) */
+    const bxc_param *p;     /* the syntax (spans) */
+    const bxc_method_param *rec;   /* the checker's record of it (scalar kind, encoding) */
     const char *name;       /* C name */
     const char *src_name;   /* as written (messages) */
     bxc_type *type;         /* without the reference */
     bool borrowed;          /* `&T` */
     bool is_tensor;
 } bxc_emit_param;
-/* The type of a written type: the checker's, or (for a method a `#[cfg]`
- * kept the checker from seeing) read from the syntax; NULL if unknown. */
-bxc_type *bxc_emit_tyexpr_type(bxc_emit_ctx *cx, const bxc_tyexpr *te);
-
 /* ---- default bodies (emit_body.c) ---- */
 /* Emits `static <ret> <name>(<params>)` computing the default body of fn;
  * `params` is the C parameter list text.  False after an error. */
@@ -200,8 +197,9 @@ typedef struct bxc_emit_meta_info {
                              * <prefix>_scalar_<param>, NULL when none */
 } bxc_emit_meta_info;
 /* The #[fusion(...)] field expressions / meta callable and the custom
- * scalar encodings of a trait method; fills *info (arena memory). */
-void bxc_emit_method_meta(bxc_emit_ctx *cx, const char *prefix, const bxc_fn *fn, const char *cond,
+ * scalar encodings of a trait method, from its record; fills *info
+ * (arena memory). */
+void bxc_emit_method_meta(bxc_emit_ctx *cx, const char *prefix, const bxc_method_rec *rec, const char *cond,
                           bxc_emit_meta_info *info);
 
 /* ---- descriptor members over ordinary arguments (emit_ext.c) ---- */

@@ -1191,18 +1191,6 @@ void bxc_emit_helpers(bxc_emit_ctx *cx) {
 
 /* ---- #[fusion(...)] of trait methods ------------------------------------------------ */
 
-static const bxc_attr_arg *fusion_arg(const bxc_fn *fn, const char *name) {
-    for (uint32_t i = 0; i < fn->attrs.len; i++) {
-        const bxc_attr *a = fn->attrs.items[i];
-        if (!bxc_path_is(a->path, "fusion")) continue;
-        for (uint32_t k = 0; k < a->args.len; k++) {
-            const bxc_attr_arg *g = a->args.items[k];
-            if (g->kind == BXC_ATTR_ARG_ASSIGN && bxc_path_is(g->path, name)) return g;
-        }
-    }
-    return NULL;
-}
-
 /* The metadata type of a method parameter as seen by field expressions
  * (`spec_form` false: tensors are DType / Shape per field) or by `meta`
  * (tensors are TensorSpec); extension values are their companions. */
@@ -1216,30 +1204,19 @@ static bxc_type *meta_param_type(bxc_type *t, int form) {
     return t;
 }
 
-/* `#[fusion(scalar = e)]` on parameter `p`, or NULL. */
-static const bxc_attr_arg *scalar_encoding(const bxc_param *p) {
-    for (uint32_t i = 0; i < p->attrs.len; i++) {
-        const bxc_attr *a = p->attrs.items[i];
-        if (!bxc_path_is(a->path, "fusion")) continue;
-        for (uint32_t k = 0; k < a->args.len; k++) {
-            const bxc_attr_arg *g = a->args.items[k];
-            if (g->kind == BXC_ATTR_ARG_ASSIGN && bxc_path_is(g->path, "scalar") && g->value) return g;
-        }
-    }
-    return NULL;
-}
-
 /* Custom scalar encodings (language.md §4): `<prefix>_scalar_<param>`, with
  * the arguments as the checker types them (check_sig.c, the `meta` view:
  * tensors as `const bext_meta_spec *`, extension values as their
  * companions, the rest borrowed). */
-static void emit_scalar_encodings(bxc_emit_ctx *cx, const char *prefix, const bxc_fn *fn, const char *cond,
+static void emit_scalar_encodings(bxc_emit_ctx *cx, const char *prefix, const bxc_method_rec *rec, const char *cond,
                                   bxc_emit_meta_info *info) {
+    const bxc_fn *fn = rec->fn;
     uint32_t np = fn->params.len;
     mparam *ps = NULL;
     for (uint32_t j = 0; j < np; j++) {
-        const bxc_attr_arg *enc = scalar_encoding(fn->params.items[j]);
-        if (!enc || !enc->value->ty) continue;
+        const bxc_attr_arg *arg = rec->params[j].encoding;
+        const bxc_expr *enc = arg ? arg->value : NULL;
+        if (!enc || !enc->ty) continue;   /* none, or not typed (a method a `#[cfg]` switches off) */
         if (!ps) {
             ps = bxc_arena_alloc(cx->a, (np + 1) * sizeof *ps);
             for (uint32_t i = 0; i < np; i++) {
@@ -1253,24 +1230,24 @@ static void emit_scalar_encodings(bxc_emit_ctx *cx, const char *prefix, const bx
             }
         }
         const char *pn = fn->params.items[j]->pat->name.name;
-        if (!bxc_emit_claim(cx, bxc_arena_printf(cx->a, "%s_scalar_%s", prefix, pn), enc->span,
+        if (!bxc_emit_claim(cx, bxc_arena_printf(cx->a, "%s_scalar_%s", prefix, pn), arg->span,
                             bxc_arena_printf(cx->a, "the scalar encoding of argument `%s` of method `%s`", pn,
                                              fn->name.name)))
             continue;
         emit_fn(cx, bxc_arena_printf(cx->a, "%s_scalar_%s", prefix, pn),
-                bxc_arena_printf(cx->a, "%s scalar %s", prefix, pn), ps, np, enc->value->ty, enc->value, NULL, cond,
-                NULL);
-        info->scalar[j] = enc->value->ty;
+                bxc_arena_printf(cx->a, "%s scalar %s", prefix, pn), ps, np, enc->ty, enc, NULL, cond, NULL);
+        info->scalar[j] = enc->ty;
     }
 }
 
-void bxc_emit_method_meta(bxc_emit_ctx *cx, const char *prefix, const bxc_fn *fn, const char *cond,
+void bxc_emit_method_meta(bxc_emit_ctx *cx, const char *prefix, const bxc_method_rec *rec, const char *cond,
                           bxc_emit_meta_info *info) {
+    const bxc_fn *fn = rec->fn;
     memset(info, 0, sizeof *info);
     info->scalar = bxc_arena_alloc(cx->a, (fn->params.len + 1) * sizeof *info->scalar);
     memset(info->scalar, 0, (fn->params.len + 1) * sizeof *info->scalar);
-    emit_scalar_encodings(cx, prefix, fn, cond, info);
-    const bxc_attr_arg *dt = fusion_arg(fn, "dtype"), *sh = fusion_arg(fn, "shape"), *me = fusion_arg(fn, "meta");
+    emit_scalar_encodings(cx, prefix, rec, cond, info);
+    const bxc_attr_arg *dt = rec->dtype, *sh = rec->shape, *me = rec->meta;
     if (!dt && !sh && !me) return;
     uint32_t np = fn->params.len;
     mparam *ps = bxc_arena_alloc(cx->a, (np + 1) * sizeof *ps);

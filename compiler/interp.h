@@ -156,17 +156,11 @@ bxi_meta_status bxi_meta_call(bxi_interp *in, const bxc_expr *call,
  * evaluated with the arguments borrowed, as field expressions see them,
  * and must produce an integer, float or bool.  Results live in the
  * scratch arena (valid until the next entry call). */
-typedef enum bxi_scalar_kind {
-    BXI_SCALAR_INFERRED,
-    BXI_SCALAR_MARKED,
-    BXI_SCALAR_CUSTOM,
-} bxi_scalar_kind;
 typedef struct bxi_scalar {
     const char *name;        /* the argument */
-    bxi_scalar_kind kind;
+    bxc_scalar_kind kind;    /* INFERRED, MARKED or CUSTOM (ast.h) */
     BxvValue value;          /* an integer, float or bool */
 } bxi_scalar;
-const char *bxi_scalar_kind_name(bxi_scalar_kind k);   /* "inferred", "marked", "custom" */
 bool bxi_scalars(bxi_interp *in, const char *trait, const char *method, const BxvValue *args,
                  uint32_t nargs, bxi_scalar **out, uint32_t *nout);
 /* The same for a REPL call expression `Trait::method(arg, ...)`. */

@@ -16,83 +16,24 @@
 
 #include <string.h>
 
-static bool is_tensor_type(const bxc_tyexpr *t)
-{
-    t = bxi_tyexpr_strip_refs(t, NULL);
-    if (!t || t->kind != BXC_TY_PATH || !t->path)
-        return false;
-    const char *n = t->path->segs.items[t->path->segs.len - 1].name;
-    const bxc_builtin_type *bt = bxc_builtin_type_find(n);
-    return bt && bt->kind == BXC_TYPE_TENSOR;
-}
-
-/* The name of the extension type (#[derive(ExtensionType)]) a parameter
- * type names, or NULL for tensors and ordinary types. */
-static const char *extension_name(const bxi_interp *in, const bxc_tyexpr *t)
-{
-    t = bxi_tyexpr_strip_refs(t, NULL);
-    if (!t || t->kind != BXC_TY_PATH || !t->path)
-        return NULL;
-    const char *n = bxi_path_last(t->path);
-    const bxc_item *it = bxi_find_item(in, n, BXI_KIND(BXC_ITEM_STRUCT) | BXI_KIND(BXC_ITEM_ENUM), NULL, NULL);
-    if (!it)
-        return NULL;
-    for (uint32_t i = 0; i < it->attrs.len; i++) {
-        const bxc_attr *a = it->attrs.items[i];
-        if (!a->path || a->path->segs.len != 1 || strcmp(a->path->segs.items[0].name, "derive") != 0)
-            continue;
-        for (uint32_t k = 0; k < a->args.len; k++) {
-            const bxc_attr_arg *arg = a->args.items[k];
-            if (arg->kind == BXC_ATTR_ARG_PATH && arg->path && arg->path->segs.len &&
-                strcmp(bxi_path_last(arg->path), "ExtensionType") == 0)
-                return n;
-        }
-    }
-    return NULL;
-}
-
-/* The `#[fusion(...)]` attribute of a method, or NULL. */
-static const bxc_attr *fusion_attr(const bxc_fn *fn)
-{
-    for (uint32_t i = 0; i < fn->attrs.len; i++) {
-        const bxc_attr *a = fn->attrs.items[i];
-        if (a->path && a->path->segs.len == 1 && strcmp(a->path->segs.items[0].name, "fusion") == 0)
-            return a;
-    }
-    return NULL;
-}
-
-static const char *arg_name(const bxc_attr_arg *arg)
-{
-    if (!arg->path || arg->path->segs.len != 1)
-        return "";
-    return arg->path->segs.items[0].name;
-}
-
-static const bxc_attr_arg *find_arg(const bxc_attr *a, bxc_attr_arg_kind kind, const char *name)
-{
-    for (uint32_t i = 0; i < a->args.len; i++) {
-        const bxc_attr_arg *arg = a->args.items[i];
-        if (arg->kind == kind && strcmp(arg_name(arg), name) == 0)
-            return arg;
-    }
-    return NULL;
-}
+/* Every `:meta` and `:scalars` reads the checker's record of the method
+ * (ast.h bxc_method_rec: its form, each argument's class and scalar kind),
+ * never the attributes themselves. */
 
 /* Binds every parameter for a field expression: tensors as `what` (0: their
  * DType, 1: their &Shape, 2: their whole TensorSpec — what a scalar
  * encoding sees), the rest borrowed. */
-static void bind_field_params(bxi_interp *in, const bxc_fn *fn, const BxvValue *args, int what)
+static void bind_field_params(bxi_interp *in, const bxc_method_rec *rec, const BxvValue *args, int what)
 {
-    for (uint32_t i = 0, k = 0; i < fn->params.len; i++) {
-        const bxc_param *p = fn->params.items[i];
+    for (uint32_t i = 0, k = 0; i < rec->nparams; i++) {
+        const bxc_param *p = rec->params[i].p;
         if (p->is_self)
             continue;
         const BxvValue *a = &args[k++];
         if (p->pat->kind != BXC_PAT_IDENT)
             continue;
         BxvValue v;
-        if (is_tensor_type(p->type) && what != 2) {
+        if (rec->params[i].cls == BXC_ARG_TENSOR && what != 2) {
             if (what == 0) {
                 v = bxv_dtype(a->u.spec.dtype);
             } else {
@@ -108,19 +49,13 @@ static void bind_field_params(bxi_interp *in, const bxc_fn *fn, const BxvValue *
     }
 }
 
-static bxi_status eval_field(bxi_interp *in, const bxc_fn *fn, const BxvValue *args, const bxc_attr_arg *arg,
-                             int what, BxvValue *out)
+static bxi_status eval_field(bxi_interp *in, const bxc_method_rec *rec, const BxvValue *args,
+                             const bxc_attr_arg *arg, int what, BxvValue *out)
 {
-    const bxc_expr *e = arg->value;
-    if (e->kind == BXC_EXPR_CLOSURE) {
-        bxc_diag *d = bxi_error(in, BXI_E_META, e->span,
-                                "a closure written as a field expression is never invoked");
-        bxc_diag_set_help(in->diags, d, "write a block instead: `%s = { ... }`", what ? "shape" : "dtype");
-        return BXI_ERR;
-    }
+    const bxc_expr *e = arg->value;   /* typed: a closure there is the checker's E0703 */
     uint32_t mark = in->nvars, start = in->frame_start;
     in->frame_start = in->nvars;
-    bind_field_params(in, fn, args, what);
+    bind_field_params(in, rec, args, what);
     bxi_status st = bxi_eval_expr(in, e, out);
     in->nvars = mark;
     in->frame_start = start;
@@ -163,8 +98,9 @@ static bool is_metadata(const BxvValue *v)
     }
 }
 
-/* The trait method `trait::method`, or NULL after an error. */
-static const bxc_fn *trait_method(bxi_interp *in, const char *trait, const char *method, bxc_span site,
+/* The checker's record of the trait method `trait::method`, or NULL
+ * after an error. */
+static const bxc_method_rec *trait_method(bxi_interp *in, const char *trait, const char *method, bxc_span site,
                                   uint32_t *base, uint32_t *list)
 {
     const bxc_item *tr = bxi_find_item(in, trait, BXI_KIND(BXC_ITEM_TRAIT), base, list);
@@ -183,11 +119,26 @@ static const bxc_fn *trait_method(bxi_interp *in, const char *trait, const char 
         for (uint32_t i = 0; i < n; i++) names[i] = tr->trait.methods.items[i]->name.name;
         const char *near = bxc_diag_nearest(method, names, n);
         if (near) bxc_diag_set_help(in->diags, d, "did you mean `%s`?", near);
+        return NULL;
     }
-    return fn;
+    if (fn->method && !fn->method->active) {
+        /* its metadata code is not checked, and its C has no metadata functions */
+        bxc_diag *d = bxi_error(in, BXI_E_META, site, "`%s::%s` is switched off by a `#[cfg]` for these features",
+                                trait, method);
+        bxc_diag_set_help(in->diags, d, "load the file with the features that switch it on");
+        return NULL;
+    }
+    if (!fn->method) {
+        /* bxc_check_unit records every method of a checked unit */
+        bxc_diag *d = bxi_error(in, BXI_E_META, site, "`%s::%s` was not checked", trait, method);
+        bxc_diag_set_help(in->diags, d, "run the checker over its unit first (bxc_check_unit): `:meta` and "
+                                        "`:scalars` read its record of the method");
+        return NULL;
+    }
+    return fn->method;
 }
 
-static bool check_call_args(bxi_interp *in, const char *trait, const char *method, const bxc_fn *fn,
+static bool check_call_args(bxi_interp *in, const char *trait, const char *method, const bxc_method_rec *rec,
                             uint32_t base, BxvValue *args, uint32_t nargs, bxc_span site);
 
 /* The core of :meta, on values already in the scratch arena; `site` (local
@@ -196,30 +147,29 @@ static bxi_meta_status meta_run(bxi_interp *in, const char *trait, const char *m
                                 uint32_t nargs, bxc_span site, BxvValue *out, const char **message)
 {
     uint32_t base, list;
-    const bxc_fn *fn = trait_method(in, trait, method, site, &base, &list);
-    if (!fn)
+    const bxc_method_rec *rec = trait_method(in, trait, method, site, &base, &list);
+    if (!rec)
         return BXI_META_ERROR;
-    const bxc_attr *fa = fusion_attr(fn);
-    if (!fa) {
+    if (rec->form == BXC_FUSION_NONE) {
         bxc_diag *d = bxi_error(in, BXI_E_META, site, "`%s::%s` has no #[fusion(...)] annotation", trait, method);
         bxc_diag_set_help(in->diags, d, "only methods of traits with `Fusion` in #[backend_extension] carry output metadata");
         return BXI_META_ERROR;
     }
-    bool deflt = find_arg(fa, BXC_ATTR_ARG_PATH, "default") != NULL;
-    if (deflt && !fn->body) {
+    bool deflt = rec->form == BXC_FUSION_DEFAULT;
+    if (deflt && !rec->fn->body) {
         *message = bxc_arena_printf(&in->scratch,
                                     "`%s::%s` uses #[fusion(default)] but has no default body to evaluate",
                                     trait, method);
         return BXI_META_DEFAULT;
     }
 
-    if (!check_call_args(in, trait, method, fn, base, args, nargs, site))
+    if (!check_call_args(in, trait, method, rec, base, args, nargs, site))
         return BXI_META_ERROR;
     if (deflt) {
         uint32_t saved_base = in->base, saved_list = in->cur_list;
         in->base = base;
         in->cur_list = list;
-        bxi_status st = bxi_eval_default_body(in, fn, args, out);
+        bxi_status st = bxi_eval_default_body(in, rec->fn, args, out);
         in->base = saved_base;
         in->cur_list = saved_list;
         return st == BXI_OK ? BXI_META_VALUE : BXI_META_ERROR;
@@ -229,10 +179,8 @@ static bxi_meta_status meta_run(bxi_interp *in, const char *trait, const char *m
     in->base = base;
     in->cur_list = list;   /* the annotation sees its own module's names */
     bxi_meta_status result = BXI_META_ERROR;
-    const bxc_attr_arg *meta = find_arg(fa, BXC_ATTR_ARG_ASSIGN, "meta");
-    const bxc_attr_arg *dt = find_arg(fa, BXC_ATTR_ARG_ASSIGN, "dtype");
-    const bxc_attr_arg *sh = find_arg(fa, BXC_ATTR_ARG_ASSIGN, "shape");
-    if (meta) {
+    const bxc_attr_arg *meta = rec->meta, *dt = rec->dtype, *sh = rec->shape;
+    if (rec->form == BXC_FUSION_META) {
         uint32_t mark = in->nvars, start = in->frame_start;
         in->frame_start = in->nvars;   /* the callable sees no REPL locals */
         BxvValue callee;
@@ -266,51 +214,48 @@ static bxi_meta_status meta_run(bxi_interp *in, const char *trait, const char *m
                 }
             }
         }
-    } else if (dt && sh) {
+    } else {   /* BXC_FUSION_FIELDS */
         BxvValue d, s;
-        if (eval_field(in, fn, args, dt, 0, &d) == BXI_OK && eval_field(in, fn, args, sh, 1, &s) == BXI_OK) {
+        if (eval_field(in, rec, args, dt, 0, &d) == BXI_OK && eval_field(in, rec, args, sh, 1, &s) == BXI_OK) {
             *out = bxv_spec(&in->scratch, &s.u.shape, d.u.dtype);
             result = BXI_META_VALUE;
         }
-    } else {
-        bxc_diag *d = bxi_error(in, BXI_E_META, fa->span,
-                                "#[fusion(...)] needs `dtype = ...` and `shape = ...`, `meta = ...`, or `default`");
-        bxc_diag_set_help(in->diags, d, "both field expressions are required together");
     }
     in->base = saved_base;
     in->cur_list = saved_list;
     return result;
 }
 
-/* Checks `args` against the parameters of `fn` (one per parameter in
- * declaration order) and gives ordinary literals their declared types. */
-static bool check_call_args(bxi_interp *in, const char *trait, const char *method, const bxc_fn *fn,
+/* Checks `args` against the parameters of the method (one per parameter
+ * in declaration order) and gives ordinary literals their declared types. */
+static bool check_call_args(bxi_interp *in, const char *trait, const char *method, const bxc_method_rec *rec,
                             uint32_t base, BxvValue *args, uint32_t nargs, bxc_span site)
 {
     uint32_t nparams = 0;
-    for (uint32_t i = 0; i < fn->params.len; i++)
-        nparams += !fn->params.items[i]->is_self;
+    for (uint32_t i = 0; i < rec->nparams; i++)
+        nparams += !rec->params[i].p->is_self;
     if (nparams != nargs) {
         bxi_error(in, BXI_E_ARITY, site, "`%s::%s` takes %u argument%s but %u %s given", trait, method, nparams,
                   nparams == 1 ? "" : "s", nargs, nargs == 1 ? "was" : "were");
         return false;
     }
-    for (uint32_t i = 0, k = 0; i < fn->params.len; i++) {
-        const bxc_param *p = fn->params.items[i];
+    for (uint32_t i = 0, k = 0; i < rec->nparams; i++) {
+        const bxc_method_param *mp = &rec->params[i];
+        const bxc_param *p = mp->p;
         if (p->is_self)
             continue;
         BxvValue *a = &args[k++];
-        const char *ext;
         a->refs = 0;
-        const char *pname = p->pat->kind == BXC_PAT_IDENT ? p->pat->name.name : "_";
-        if (is_tensor_type(p->type)) {
+        const char *pname = mp->name;
+        if (mp->cls == BXC_ARG_TENSOR) {
             if (a->kind != BXV_SPEC) {
                 bxc_diag *d = bxi_error(in, BXI_E_META, site, "argument `%s` is a tensor: pass a `TensorSpec`", pname);
                 bxc_diag_set_help(in->diags, d, "e.g. `TensorSpec::new([2, 3], DType::F32)`");
                 return false;
             }
-        } else if ((ext = extension_name(in, p->type)) != NULL) {
+        } else if (mp->cls == BXC_ARG_EXT) {
             /* An extension argument is described by its metadata companion. */
+            const char *ext = mp->base->decl->name;
             size_t el = strlen(ext);
             bool ok = (a->kind == BXV_STRUCT || a->kind == BXV_ENUM) && a->u.agg.type &&
                       strncmp(a->u.agg.type, ext, el) == 0 && strcmp(a->u.agg.type + el, "Metadata") == 0;
@@ -388,62 +333,6 @@ bxi_meta_status bxi_meta_call(bxi_interp *in, const bxc_expr *call, uint32_t fil
 
 /* ---- scalars (language.md §4) ------------------------------------------- */
 
-const char *bxi_scalar_kind_name(bxi_scalar_kind k)
-{
-    switch (k) {
-    case BXI_SCALAR_INFERRED: return "inferred";
-    case BXI_SCALAR_MARKED: return "marked";
-    case BXI_SCALAR_CUSTOM: return "custom";
-    }
-    return "?";
-}
-
-/* `#[fusion(scalar)]` (PATH) or `#[fusion(scalar = e)]` (ASSIGN) in a list. */
-static const bxc_attr_arg *scalar_arg(const bxc_attr_list *attrs, bxc_attr_arg_kind kind)
-{
-    for (uint32_t i = 0; i < attrs->len; i++) {
-        const bxc_attr *a = attrs->items[i];
-        if (!a->path || a->path->segs.len != 1 || strcmp(a->path->segs.items[0].name, "fusion") != 0)
-            continue;
-        const bxc_attr_arg *arg = find_arg(a, kind, "scalar");
-        if (arg)
-            return arg;
-    }
-    return NULL;
-}
-
-/* The declared type marks the argument: an alias (followed, bounded) or a
- * struct/enum carrying `#[fusion(scalar)]`. */
-static bool type_marked(const bxi_interp *in, const bxc_tyexpr *t)
-{
-    for (int hops = 0; t && t->kind == BXC_TY_PATH && t->path && hops < 16; hops++) {
-        const char *n = bxi_path_last(t->path);
-        const bxc_item *it = bxi_find_item(in, n,
-                                           BXI_KIND(BXC_ITEM_TYPE_ALIAS) | BXI_KIND(BXC_ITEM_STRUCT) |
-                                               BXI_KIND(BXC_ITEM_ENUM),
-                                           NULL, NULL);
-        if (!it)
-            return false;
-        if (scalar_arg(&it->attrs, BXC_ATTR_ARG_PATH))
-            return true;
-        if (it->kind != BXC_ITEM_TYPE_ALIAS)
-            return false;
-        t = it->alias.type;
-    }
-    return false;
-}
-
-/* Integers, f32, f64 and bool written as such (an alias is not inferred). */
-static bool type_inferred(const bxc_tyexpr *t)
-{
-    if (!t || t->kind != BXC_TY_PATH || !t->path || t->path->segs.len != 1)
-        return false;
-    const char *n = t->path->segs.items[0].name;
-    BxvIntType it;
-    return bxv_int_type_from_name(n, strlen(n), &it) || !strcmp(n, "f32") || !strcmp(n, "f64") ||
-           !strcmp(n, "bool");
-}
-
 static bool is_scalar_value(const BxvValue *v)
 {
     return v->kind == BXV_INT || v->kind == BXV_FLOAT || v->kind == BXV_BOOL;
@@ -482,8 +371,8 @@ static bool scalars_run(bxi_interp *in, const char *trait, const char *method, B
     *out = NULL;
     *nout = 0;
     uint32_t base, list;
-    const bxc_fn *fn = trait_method(in, trait, method, site, &base, &list);
-    if (!fn || !check_call_args(in, trait, method, fn, base, args, nargs, site))
+    const bxc_method_rec *rec = trait_method(in, trait, method, site, &base, &list);
+    if (!rec || !check_call_args(in, trait, method, rec, base, args, nargs, site))
         return false;
     bxi_scalar *res = bxc_arena_alloc(&in->scratch, (nargs ? nargs : 1) * sizeof *res);
     uint32_t n = 0;
@@ -491,21 +380,20 @@ static bool scalars_run(bxi_interp *in, const char *trait, const char *method, B
     in->base = base;
     in->cur_list = list;   /* encodings see their own module's names */
     bool ok = true;
-    for (uint32_t i = 0, k = 0; i < fn->params.len && ok; i++) {
-        const bxc_param *p = fn->params.items[i];
-        if (p->is_self)
+    for (uint32_t i = 0, k = 0; i < rec->nparams && ok; i++) {
+        const bxc_method_param *mp = &rec->params[i];
+        if (mp->p->is_self)
             continue;
         const BxvValue *a = &args[k++];
-        const char *pname = p->pat && p->pat->kind == BXC_PAT_IDENT ? p->pat->name.name : "_";
-        if (is_tensor_type(p->type) || extension_name(in, p->type))
-            continue;
-        const bxc_attr_arg *custom = scalar_arg(&p->attrs, BXC_ATTR_ARG_ASSIGN);
-        if (custom && custom->value) {
+        const char *pname = mp->name;
+        /* the checker's classification (language.md §4) */
+        const bxc_attr_arg *custom = mp->encoding;
+        if (mp->scalar == BXC_SCALAR_CUSTOM && custom->value) {
             /* Evaluated with the arguments in scope, borrowed, as a field
              * expression sees them; before any input is consumed. */
             uint32_t mark = in->nvars, start = in->frame_start;
             in->frame_start = in->nvars;
-            bind_field_params(in, fn, args, 2);   /* tensors as TensorSpec, like the checker */
+            bind_field_params(in, rec, args, 2);   /* tensors as TensorSpec, like the checker */
             BxvValue v;
             bxi_status st = bxi_eval_expr(in, custom->value, &v);
             in->nvars = mark;
@@ -527,18 +415,18 @@ static bool scalars_run(bxi_interp *in, const char *trait, const char *method, B
                 ok = false;
                 break;
             }
-            res[n++] = (bxi_scalar){pname, BXI_SCALAR_CUSTOM, bxv_copy(&in->scratch, &v)};
-        } else if (scalar_arg(&p->attrs, BXC_ATTR_ARG_PATH) || type_marked(in, p->type)) {
+            res[n++] = (bxi_scalar){pname, BXC_SCALAR_CUSTOM, bxv_copy(&in->scratch, &v)};
+        } else if (mp->scalar == BXC_SCALAR_MARKED) {
             BxvValue v;
-            if (!convert_marked(in, *a, pname, p->span, &v)) {
+            if (!convert_marked(in, *a, pname, mp->p->span, &v)) {
                 ok = false;
                 break;
             }
-            res[n++] = (bxi_scalar){pname, BXI_SCALAR_MARKED, bxv_copy(&in->scratch, &v)};
-        } else if (type_inferred(p->type)) {
+            res[n++] = (bxi_scalar){pname, BXC_SCALAR_MARKED, bxv_copy(&in->scratch, &v)};
+        } else if (mp->scalar == BXC_SCALAR_INFERRED) {
             BxvValue v = *a;
             v.refs = 0;
-            res[n++] = (bxi_scalar){pname, BXI_SCALAR_INFERRED, bxv_copy(&in->scratch, &v)};
+            res[n++] = (bxi_scalar){pname, BXC_SCALAR_INFERRED, bxv_copy(&in->scratch, &v)};
         }
     }
     in->base = saved_base;

@@ -541,7 +541,7 @@ static unsigned diff_scalars(diff_state *s, const char *trait, const bxc_fn *fn,
       if (bxi_scalars(s->in, trait, fn->name.name, args, np, &sc, &nsc)) {
         const bxi_scalar *found = NULL;
         for (uint32_t i = 0; i < nsc; i++)
-          if (sc[i].kind == BXI_SCALAR_CUSTOM && !strcmp(sc[i].name, pn)) found = &sc[i];
+          if (sc[i].kind == BXC_SCALAR_CUSTOM && !strcmp(sc[i].name, pn)) found = &sc[i];
         if (found) {
           bprintf(&s->expect, "OK ");
           canon_interp(&s->expect, ret, &found->value);
@@ -562,35 +562,18 @@ static unsigned diff_scalars(diff_state *s, const char *trait, const bxc_fn *fn,
 /* One trait method's #[fusion] annotation. */
 static unsigned diff_method(diff_state *s, const char *trait, const bxc_fn *fn) {
   bxc_arena *a = &s->u.arena;
-  const bxc_attr_arg *dt = NULL, *sh = NULL, *me = NULL;
-  for (uint32_t i = 0; i < fn->attrs.len; i++) {
-    const bxc_attr *at = fn->attrs.items[i];
-    if (!at->path || at->path->segs.len != 1 || strcmp(at->path->segs.items[0].name, "fusion")) continue;
-    for (uint32_t k = 0; k < at->args.len; k++) {
-      const bxc_attr_arg *g = at->args.items[k];
-      if (g->kind != BXC_ATTR_ARG_ASSIGN || !g->path) continue;
-      const char *n = g->path->segs.items[0].name;
-      if (!strcmp(n, "dtype")) dt = g;
-      if (!strcmp(n, "shape")) sh = g;
-      if (!strcmp(n, "meta")) me = g;
-    }
-  }
+  /* what the checker recorded of the method (ast.h bxc_method_rec) */
+  const bxc_method_rec *rec = fn->method;
+  if (!rec) return 0;
+  const bxc_attr_arg *dt = rec->dtype, *sh = rec->shape, *me = rec->meta;
   /* custom scalar encodings: `#[fusion(scalar = e)]` on a parameter */
   const bxc_expr *enc[16] = {0};
   bool any_enc = false;
-  for (uint32_t i = 0; i < fn->params.len && i < 16; i++) {
-    const bxc_param *p = fn->params.items[i];
-    for (uint32_t j = 0; j < p->attrs.len; j++) {
-      const bxc_attr *at = p->attrs.items[j];
-      if (!at->path || at->path->segs.len != 1 || strcmp(at->path->segs.items[0].name, "fusion")) continue;
-      for (uint32_t k = 0; k < at->args.len; k++) {
-        const bxc_attr_arg *g = at->args.items[k];
-        if (g->kind == BXC_ATTR_ARG_ASSIGN && g->path && !strcmp(g->path->segs.items[0].name, "scalar") && g->value &&
-            g->value->ty && generatable(g->value->ty, 0)) {
-          enc[i] = g->value;
-          any_enc = true;
-        }
-      }
+  for (uint32_t i = 0; i < rec->nparams && i < 16; i++) {
+    const bxc_attr_arg *g = rec->params[i].encoding;
+    if (g && g->value && g->value->ty && generatable(g->value->ty, 0)) {
+      enc[i] = g->value;
+      any_enc = true;
     }
   }
   if (!me && !(dt && sh) && !any_enc) return 0;

@@ -54,7 +54,7 @@ static const char *EXT =
     "    fn counted(input: FloatTensor<Self>) -> Counted<Self>;\n"
     "    #[fusion(meta = pair_meta)]\n"
     "    fn swap_pair(a: FloatTensor<Self>, b: FloatTensor<Self>) -> (FloatTensor<Self>, FloatTensor<Self>);\n"
-    "    #[fusion(dtype = lhs, shape = joined_shape(lhs, rhs, &axis))]\n"
+    "    #[fusion(dtype = lhs, shape = joined_shape(lhs, rhs, axis))]\n"
     "    fn join(lhs: FloatTensor<Self>, rhs: FloatTensor<Self>, axis: usize) -> FloatTensor<Self>;\n"
     "    #[fusion(default)]\n"
     "    fn gelu(x: FloatTensor<Self>) -> FloatTensor<Self> { x.erf() * 0.5 }\n"
@@ -62,14 +62,10 @@ static const char *EXT =
     "    fn masked(x: FloatTensor<Self>, extra: Inner) -> FloatTensor<Self>;\n"
     "    #[fusion(meta = |x, n| TensorSpec::new([*n as usize, x.shape[0]], x.dtype))]\n"
     "    fn repeat(x: FloatTensor<Self>, n: u32) -> FloatTensor<Self>;\n"
-    "    #[fusion(dtype = x, shape = |s| s)]\n"
-    "    fn bad_closure(x: FloatTensor<Self>) -> FloatTensor<Self>;\n"
-    "    #[fusion(meta = |x| x.shape.len())]\n"
-    "    fn bad_scalar(x: FloatTensor<Self>) -> FloatTensor<Self>;\n"
     "}\n";
 
 static harness h;
-static void setup(void) { h_init(&h, EXT); }
+static void setup(void) { h_init_checked(&h, EXT); }
 static void teardown(void) { h_fini(&h); }
 
 TestSuite(interp, .init = setup, .fini = teardown);
@@ -286,10 +282,6 @@ Test(interp, meta_field_expressions)
     got = h_meta(&h, "MyExtension::join(x, x, 9)");
     cr_expect(strstr(got, "test.bext:21:21: error[E1003]: index 9 is out of range") != NULL, "%s", got);
     free(got);
-    got = h_meta(&h, "MyExtension::bad_closure(x)");
-    cr_expect(strstr(got, "error[E1011]: a closure written as a field expression is never invoked") != NULL, "%s", got);
-    cr_expect(strstr(got, "help: write a block instead") != NULL, "%s", got);
-    free(got);
     got = h_meta(&h, "MyExtension::transpose_2d([2, 3])");
     cr_expect(strstr(got, "<repl>:1:1: error[E1011]: argument `input` is a tensor: pass a `TensorSpec`") != NULL, "%s", got);
     free(got);
@@ -335,9 +327,19 @@ Test(interp, meta_callables_and_default)
     cr_expect_str_eq(infer_log, "erf mul_scalar ");
     free(got);
     bxi_set_infer(h.in, NULL);
-    got = h_meta(&h, "MyExtension::bad_scalar(x)");
-    cr_expect(strstr(got, "error[E1011]: `meta` must return output metadata, found `usize`") != NULL, "%s", got);
+}
+
+/* `:meta` reads the checker's record of the method: an unchecked unit
+ * has none, and says so instead of reading the attributes itself. */
+Test(interp, meta_needs_the_checker_s_record)
+{
+    harness u;
+    h_init(&u, EXT);
+    EXPECT_VALUE(&u, "let x = TensorSpec::new([2, 3], DType::F32)", "");
+    char *got = h_meta(&u, "MyExtension::transpose_2d(x)");
+    cr_expect(strstr(got, "error[E1011]: `MyExtension::transpose_2d` was not checked") != NULL, "%s", got);
     free(got);
+    h_fini(&u);
 }
 
 Test(interp, call_fn_entry_point)

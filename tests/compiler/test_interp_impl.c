@@ -76,7 +76,7 @@ static char *h_scalars(harness *hh, const char *call)
     FILE *m = open_memstream(&buf, &len);
     for (uint32_t i = 0; i < n; i++) {
         char *v = h_value_text(&sc[i].value);
-        fprintf(m, "%s%s = %s (%s)", i ? "; " : "", sc[i].name, v, bxi_scalar_kind_name(sc[i].kind));
+        fprintf(m, "%s%s = %s (%s)", i ? "; " : "", sc[i].name, v, bxc_scalar_kind_name(sc[i].kind));
         free(v);
     }
     fclose(m);
@@ -184,7 +184,7 @@ Test(interp_impl, scalar_errors)
     cr_assert(bxi_scalars(h.in, "Ops", "blend", args, 2, &sc, &n));
     cr_assert_eq(n, 1);
     cr_expect_str_eq(sc[0].name, "strategy");
-    cr_expect_eq(sc[0].kind, BXI_SCALAR_CUSTOM);
+    cr_expect_eq(sc[0].kind, BXC_SCALAR_CUSTOM);
     cr_expect_eq(sc[0].value.kind, BXV_INT);
     cr_expect(sc[0].value.u.i.v == 1);
 }

@@ -247,3 +247,75 @@ Test(selectors, node_at_finds_expressions_in_fusion_attributes) {
     cr_expect_eq(at.item->kind, BXC_ITEM_TRAIT);
     bxc_unit_free(&u);
 }
+
+/* The per-method record (ast.h bxc_method_rec): form, op id, backward,
+ * each argument's class and scalar kind, routing slots — for a method the
+ * checker checks and for one a `#[cfg]` switches off (read quietly). */
+Test(method_rec, the_checker_records_each_trait_method) {
+    static const char src[] =
+        "#[fusion(scalar)]\n"
+        "enum Mode { Fast, Slow }\n"
+        "#[fusion(scalar)]\n"
+        "type Level = u8;\n"
+        "type Plain = u32;\n"
+        "#[derive(ExtensionType)]\n"
+        "#[extension_type(fusion)]\n"
+        "struct Pair { a: FloatTensor, b: FloatTensor }\n"
+        "#[backend_extension(Flex, Fusion, Autodiff)]\n"
+        "pub trait T: Backend {\n"
+        "    #[fusion(dtype = x, shape = x, id = \"t.op\")]\n"
+        "    #[backward(x = grad)]\n"
+        "    fn op(x: FloatTensor<Self>, n: u32, m: Mode, l: Level, p: Plain,\n"
+        "          #[fusion(scalar = *k as u32 + 1)] k: u64, #[fusion(scalar)] q: i8) -> FloatTensor<Self>;\n"
+        "    #[fusion(meta = |x, p| (TensorSpec::new(p.a.shape.clone(), x.dtype), x.clone()))]\n"
+        "    #[backward(manual)]\n"
+        "    fn two(x: FloatTensor<Self>, p: &Pair) -> (FloatTensor<Self>, FloatTensor<Self>);\n"
+        "    #[fusion(default)]\n"
+        "    #[backward(manual)]\n"
+        "    fn body(x: FloatTensor<Self>) -> FloatTensor<Self> { x.exp() }\n"
+        "    #[cfg(feature = \"never\")]\n"
+        "    #[fusion(dtype = x, shape = x)]\n"
+        "    fn off(x: FloatTensor<Self>, #[fusion(scalar)] w: u32) -> FloatTensor<Self>;\n"
+        "}\n";
+    bxc_unit u;
+    bxc_unit_init(&u);
+    cr_assert_eq(bxc_unit_load_memory(&u, "rec.bext", src, sizeof src - 1), BXC_LOAD_OK);
+    cr_assert(bxc_check_unit(&u), "%s", fe_text(&u.diags, &u.sources));
+    const bxc_item *tr = u.modules[0]->ast->items.items[4];
+    cr_assert_eq(tr->kind, BXC_ITEM_TRAIT);
+    const bxc_method_rec *op = tr->trait.methods.items[0]->method, *two = tr->trait.methods.items[1]->method,
+                         *body = tr->trait.methods.items[2]->method, *off = tr->trait.methods.items[3]->method;
+    cr_assert(op && two && body && off, "every method has a record");
+    cr_expect_eq(op->trait, tr);
+    cr_expect(op->active && !off->active);
+    cr_expect_eq(op->form, BXC_FUSION_FIELDS);
+    cr_expect(op->dtype && op->shape && !op->meta);
+    cr_expect_str_eq(op->op_id, "t.op");
+    cr_expect_str_eq(two->op_id, "two");
+    cr_expect(op->backward && !op->backward_manual);
+    cr_expect(!body->backward && body->backward_manual);
+    cr_expect_eq(two->form, BXC_FUSION_META);
+    cr_expect_eq(body->form, BXC_FUSION_DEFAULT);
+    cr_assert_eq(op->nparams, 7);
+    static const bxc_scalar_kind want[] = {BXC_SCALAR_NONE, BXC_SCALAR_INFERRED, BXC_SCALAR_MARKED,
+                                           BXC_SCALAR_MARKED, BXC_SCALAR_NONE, BXC_SCALAR_CUSTOM,
+                                           BXC_SCALAR_MARKED};
+    for (uint32_t i = 0; i < 7; i++)
+        cr_expect_eq(op->params[i].scalar, want[i], "`%s`: %s", op->params[i].name,
+                     bxc_scalar_kind_name(op->params[i].scalar));
+    cr_expect_eq(op->params[0].cls, BXC_ARG_TENSOR);
+    cr_expect_not_null(op->params[5].encoding);
+    cr_expect_not_null(op->params[5].encoding->value->ty, "a checked method's encoding is typed");
+    cr_expect_eq(op->in_slots, 1);
+    cr_expect_eq(op->out_slots, 1);
+    cr_expect_eq(two->params[1].cls, BXC_ARG_EXT);
+    cr_expect(two->params[1].borrowed);
+    cr_expect_eq(two->in_slots, 3);
+    cr_expect_eq(two->out_slots, 2);
+    /* switched off: read from the syntax, its expressions untyped */
+    cr_expect_eq(off->form, BXC_FUSION_FIELDS);
+    cr_expect_null(off->dtype->value->ty);
+    cr_expect_eq(off->params[1].scalar, BXC_SCALAR_MARKED);
+    cr_expect_str_eq(bxc_fusion_form_name(two->form), "meta");
+    bxc_unit_free(&u);
+}

@@ -525,6 +525,8 @@ Test(lsp, trait_method_hover_shows_fusion_form_and_selectors) {
     cr_expect(strstr(md, "#[fusion(dtype = lhs, shape = matmul_shape(lhs, rhs))]"), "hover: %s", md);
     cr_expect(strstr(md, "fn my_matmul(lhs: FloatTensor<Self>, rhs: FloatTensor<Self>) -> FloatTensor<Self>"), "%s", md);
     cr_expect(strstr(md, "`Cube`, `Flex`, `NdArray` (`cfg(feature = \"ndarray\")`), `Autodiff`, `Fusion`"), "%s", md);
+    /* the checker's record of the method (bxc_method_rec) */
+    cr_expect(strstr(md, "fusion form: `dtype/shape` · op id `my_matmul` · routing slots: 2 in, 1 out · gradient generated from `#[backward]`"), "%s", md);
     cJSON_Delete(h);
 
     pos_of(text, "shape = matmul_shape(lhs", &line, &col);

@@ -220,6 +220,23 @@ static void describe_expr(buf *b, const bxc_unit *u, const bxc_expr *e) {
     }
 }
 
+/* What the checker recorded of a trait method (ast.h bxc_method_rec):
+ * its fusion form, op id, routing slots and the scalars it exposes. */
+static void put_method_record(buf *b, const bxc_method_rec *r) {
+    if (!r) return;
+    putf(b, "\n\nfusion form: `%s` · op id `%s` · routing slots: %u in, %u out", bxc_fusion_form_name(r->form),
+         r->op_id, r->in_slots, r->out_slots);
+    if (r->backward) puts_(b, " · gradient generated from `#[backward]`");
+    if (!r->active) puts_(b, "\n\nswitched off by a `#[cfg]` for these features (its C is still generated)");
+    bool any = false;
+    for (uint32_t i = 0; i < r->nparams; i++) {
+        if (r->params[i].scalar == BXC_SCALAR_NONE) continue;
+        putf(b, "%s`%s` (%s)", any ? ", " : "\n\nscalars: ", r->params[i].name,
+             bxc_scalar_kind_name(r->params[i].scalar));
+        any = true;
+    }
+}
+
 /* A fn's name: its signature; in a trait, its attributes (`#[fusion(..)]`
  * and friends) and the selectors the trait's extension serves. */
 static void describe_fn(buf *b, const bxc_unit *u, const bxc_item *it, const bxc_fn *fn) {
@@ -244,6 +261,7 @@ static void describe_fn(buf *b, const bxc_unit *u, const bxc_item *it, const bxc
             }
         }
     }
+    put_method_record(b, fn->method);
     put_doc(b, fn->doc);
 }
 

@@ -570,7 +570,7 @@ static void cmd_scalars(repl *r, const char *text)
         for (uint32_t i = 0; i < n; i++) {
             BxvBuf b = {0};
             bxv_print(&b, &sc[i].value);
-            printf("%s = %s (%s)\n", sc[i].name, b.data ? b.data : "", bxi_scalar_kind_name(sc[i].kind));
+            printf("%s = %s (%s)\n", sc[i].name, b.data ? b.data : "", bxc_scalar_kind_name(sc[i].kind));
             bxv_buf_free(&b);
         }
         fflush(stdout);
