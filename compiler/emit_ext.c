@@ -14,8 +14,11 @@
  *       the two to the same answers;
  *   meta     the output metadata through the generated `_meta_dtype` /
  *       `_meta_shape` / `_meta` functions, the tensors seen as their specs;
- *   out_from_meta  the inverse for an output value: built from its
- *       metadata, tensors made by the caller (Remote streams with it).
+ *   meta_check  an output value against that metadata (check mode, and
+ *       Fusion when a deferred call ran);
+ *   out_from_meta  the inverse: the output value built from its metadata,
+ *       each tensor made by the caller (Remote streams a value with it;
+ *       Fusion publishes lazy handles with it).
  *
  * emit_dispatch.c calls bxc_emit_ext_members while it writes a descriptor.
  * Types are walked like emit_dispatch.c's collect() walks them for tensor
@@ -430,7 +433,11 @@ static void emit_meta(bxc_emit_ctx *cx, const char *e, const char *what, const b
 
 /* Appends the comparison of metadata values got and want (C lvalues of
  * the metadata type t), leaf by leaf; a mismatch returns false with
- * bext_why naming the field (disp) and both values. */
+ * bext_why naming the field (disp) and both values.  Ordinary fields
+ * (ints, floats, bools, shapes and dtypes outside a tensor's spec) are
+ * compared only when `bext_fields` is set: a lazy implementation
+ * publishes the metadata's own values and discards the backend's, so
+ * only check mode asks about them. */
 static void compare_value(bxc_emit_ctx *cx, bxc_emit_buf *b, bxc_type *t, const char *got, const char *want,
                           const char *disp, const char *ind, int depth) {
     t = base_type(t);
@@ -442,23 +449,23 @@ static void compare_value(bxc_emit_ctx *cx, bxc_emit_buf *b, bxc_type *t, const 
                         want);
         return;
     case BXC_TYPE_SHAPE:
-        bxc_emit_printf(b, "%sif (!bext_gen_check_shape(bext_why, bext_n, %s, &%s, &%s)) return false;\n", ind, d, got,
+        bxc_emit_printf(b, "%sif (bext_fields && !bext_gen_check_shape(bext_why, bext_n, %s, &%s, &%s)) return false;\n", ind, d, got,
                         want);
         return;
     case BXC_TYPE_DTYPE:
-        bxc_emit_printf(b, "%sif (!bext_gen_check_dtype(bext_why, bext_n, %s, %s, %s)) return false;\n", ind, d, got,
+        bxc_emit_printf(b, "%sif (bext_fields && !bext_gen_check_dtype(bext_why, bext_n, %s, %s, %s)) return false;\n", ind, d, got,
                         want);
         return;
     case BXC_TYPE_INT:
-        bxc_emit_printf(b, "%sif (!bext_gen_check_int(bext_why, bext_n, %s, (bext_i128)%s, (bext_i128)%s)) return false;\n",
+        bxc_emit_printf(b, "%sif (bext_fields && !bext_gen_check_int(bext_why, bext_n, %s, (bext_i128)%s, (bext_i128)%s)) return false;\n",
                         ind, d, got, want);
         return;
     case BXC_TYPE_FLOAT:
-        bxc_emit_printf(b, "%sif (!bext_gen_check_float(bext_why, bext_n, %s, (double)%s, (double)%s)) return false;\n",
+        bxc_emit_printf(b, "%sif (bext_fields && !bext_gen_check_float(bext_why, bext_n, %s, (double)%s, (double)%s)) return false;\n",
                         ind, d, got, want);
         return;
     case BXC_TYPE_BOOL:
-        bxc_emit_printf(b, "%sif (!bext_gen_check_bool(bext_why, bext_n, %s, %s, %s)) return false;\n", ind, d, got,
+        bxc_emit_printf(b, "%sif (bext_fields && !bext_gen_check_bool(bext_why, bext_n, %s, %s, %s)) return false;\n", ind, d, got,
                         want);
         return;
     case BXC_TYPE_TUPLE:
@@ -524,13 +531,15 @@ static void emit_meta_check(bxc_emit_ctx *cx, const char *e, const char *what, b
     const char *out_ct = rt->kind == BXC_TYPE_TENSOR ? "bext_tensor *" : bxc_emit_ctype_of(cx, rt);
     const char *meta_ct = field ? "bext_meta_spec" : bxc_emit_ctype_of(cx, mt);
     bxc_emit_printf(c,
-                    "static bool %s_bext_check(const void *bext_out, const void *bext_want, char *bext_why, size_t bext_n) {\n"
+                    "static bool %s_bext_check(const void *bext_out, const void *bext_want, bool bext_fields, char *bext_why,\n"
+                    "                          size_t bext_n) {\n"
                     "  %s const *bext_o = bext_out;\n  const %s *bext_w = bext_want;\n"
                     "  %s bext_got;\n  memset(&bext_got, 0, sizeof bext_got);\n"
                     "  bext_meta_error bext_e;\n  memset(&bext_e, 0, sizeof bext_e);\n",
                     e, out_ct, meta_ct, meta_ct);
     view_value(cx, c, rt, mt, "(*bext_o)", "bext_got", "output", bxc_emit_cstring(cx->a, what), "&bext_e",
                "{\n    snprintf(bext_why, bext_n, \"%s\", bext_e.msg);\n    return false;\n  }", "  ", 0);
+    bxc_emit_puts(c, "  (void)bext_fields;\n");
     compare_value(cx, c, mt, "bext_got", "(*bext_w)", "output", "  ", 0);
     bxc_emit_puts(c, "  return true;\n}\n");
     bxc_emit_printf(mem, "  .meta_check = %s_bext_check,\n", e);
@@ -597,22 +606,27 @@ static void from_meta_value(bxc_emit_ctx *cx, bxc_emit_buf *b, bxc_type *out_t, 
     bxc_emit_printf(b, "%sdefault:\n%sbreak;\n%s}\n", ind, ind2, ind);
 }
 
-/* out_from_meta, for a method returning a value whose metadata `meta`
- * gives: the output value a decorator or Remote can hand out before the
- * implementation runs. */
+/* out_from_meta, for every method with metadata and an output: the
+ * output value a decorator (Fusion's lazy handles) or Remote (a streamed
+ * value) hands out before the implementation runs. */
 static void emit_from_meta(bxc_emit_ctx *cx, const char *e, bxc_type *ret, const bxc_emit_meta_info *info,
                            bxc_emit_buf *mem) {
+    bool field = info->dtype && info->shape;
+    if (!field && !info->meta) return;
     bxc_type *rt = base_type(ret);
-    if (!info->meta || info->dtype || rt->kind == BXC_TYPE_TENSOR || rt->kind == BXC_TYPE_UNIT) return;
+    if (rt->kind == BXC_TYPE_UNIT) return;
+    bxc_type *mt = field ? bxc_type_spec() : base_type(info->meta_ret);
+    const char *out_ct = rt->kind == BXC_TYPE_TENSOR ? "bext_tensor *" : bxc_emit_ctype_of(cx, rt);
+    const char *meta_ct = field ? "bext_meta_spec" : bxc_emit_ctype_of(cx, mt);
     bxc_emit_buf *c = &cx->code_c;
     bxc_emit_buf body = {0};
-    from_meta_value(cx, &body, rt, base_type(info->meta_ret), "(*bext_v)", "(*bext_w)", "  ", 0);
+    from_meta_value(cx, &body, rt, mt, "(*bext_v)", "(*bext_w)", "  ", 0);
     bxc_emit_printf(c,
                     "static bool %s_bext_from_meta(const void *bext_m, void *bext_o, bext_ext_make_fn bext_make, "
                     "void *bext_ctx) {\n"
                     "  const %s *bext_w = bext_m;\n  %s *bext_v = bext_o;\n  int bext_k = 0;\n"
                     "  (void)bext_make;\n  (void)bext_ctx;\n",
-                    e, bxc_emit_ctype_of(cx, base_type(info->meta_ret)), bxc_emit_ctype_of(cx, rt));
+                    e, meta_ct, out_ct);
     bxc_emit_append(c, &body);
     bxc_emit_puts(c, "  (void)bext_k;\n  return true;\n}\n");
     bxc_emit_buf_free(&body);

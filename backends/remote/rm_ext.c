@@ -165,18 +165,7 @@ struct plan {
 static bext_tensor *plan_make(void *ctx, int slot, const bext_meta_spec *ms) {
   struct plan *p = ctx;
   if (slot >= VALUE_IDS) return bxr_error("%s: a value holds at most %d tensors", p->m->what, VALUE_IDS), NULL;
-  if (ms->shape.len > BEXT_MAX_RANK || !bext_dtype_valid(ms->dtype))
-    return bxr_error("%s: its metadata gives value tensor %d rank %zu or an invalid dtype", p->m->what, slot + 1,
-                     ms->shape.len), NULL;
-  bext_spec *sp = &p->sp[slot];
-  memset(sp, 0, sizeof *sp);
-  sp->dtype = ms->dtype;
-  sp->rank = (int)ms->shape.len;
-  for (size_t d = 0; d < ms->shape.len; d++) {
-    if (ms->shape.dims[d] > (uint64_t)INT64_MAX)
-      return bxr_error("%s: its metadata gives extent %llu", p->m->what, (unsigned long long)ms->shape.dims[d]), NULL;
-    sp->shape[d] = (int64_t)ms->shape.dims[d];
-  }
+  if (!bxr_ext_spec_of(p->m, ms, &p->sp[slot])) return NULL;
   p->k = slot + 1;
   return (bext_tensor *)p;   /* a stand-in, never used as a tensor */
 }

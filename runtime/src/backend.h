@@ -218,6 +218,10 @@ BXR_FUNC bool bxr_ext_arm_listed(const bext_ext_method *m, const struct bext_dev
  * extents); false + error "T::m: its metadata ...".  Fusion records a call
  * and Remote streams one with it. */
 BXR_FUNC bool bxr_ext_meta_spec(const bext_ext_method *m, const void *args, bext_spec *out);
+/* One tensor's metadata (a slot out_from_meta makes) as a spec, with the same
+ * checks and messages. */
+struct bext_meta_spec;
+BXR_FUNC bool bxr_ext_spec_of(const bext_ext_method *m, const struct bext_meta_spec *ms, bext_spec *out);
 
 /* Host-memory implementations of the storage/data members for CPU backends. */
 BXR_FUNC bool bxr_host_storage_alloc(struct bxr_storage *s, size_t bytes);

@@ -71,16 +71,20 @@ bool bxr_ext_meta_spec(const bext_ext_method *m, const void *args, bext_spec *ou
   memset(&ms, 0, sizeof ms);
   memset(&merr, 0, sizeof merr);
   if (!m->meta(args, &ms, &merr)) return bxr_error("%s: its metadata fails for these inputs: %s", m->what, merr.msg);
-  if (ms.shape.len > BEXT_MAX_RANK)
-    return bxr_error("%s: its metadata gives rank %zu, more than %d", m->what, ms.shape.len, BEXT_MAX_RANK);
-  if (!bext_dtype_valid(ms.dtype)) return bxr_error("%s: its metadata gives an invalid dtype", m->what);
+  return bxr_ext_spec_of(m, &ms, out);
+}
+
+bool bxr_ext_spec_of(const bext_ext_method *m, const bext_meta_spec *ms, bext_spec *out) {
+  if (ms->shape.len > BEXT_MAX_RANK)
+    return bxr_error("%s: its metadata gives rank %zu, more than %d", m->what, ms->shape.len, BEXT_MAX_RANK);
+  if (!bext_dtype_valid(ms->dtype)) return bxr_error("%s: its metadata gives an invalid dtype", m->what);
   memset(out, 0, sizeof *out);
-  out->dtype = ms.dtype;
-  out->rank = (int)ms.shape.len;
-  for (size_t i = 0; i < ms.shape.len; i++) {
-    if (ms.shape.dims[i] > (uint64_t)INT64_MAX)
-      return bxr_error("%s: its metadata gives extent %llu", m->what, (unsigned long long)ms.shape.dims[i]);
-    out->shape[i] = (int64_t)ms.shape.dims[i];
+  out->dtype = ms->dtype;
+  out->rank = (int)ms->shape.len;
+  for (size_t i = 0; i < ms->shape.len; i++) {
+    if (ms->shape.dims[i] > (uint64_t)INT64_MAX)
+      return bxr_error("%s: its metadata gives extent %llu", m->what, (unsigned long long)ms->shape.dims[i]);
+    out->shape[i] = (int64_t)ms->shape.dims[i];
   }
   return true;
 }
@@ -226,7 +230,7 @@ __attribute__((noinline, cold)) static bool check_before(const bext_ext_method *
 __attribute__((noinline, cold)) static bool check_after(const bext_ext_method *m, const struct bext_device *dev, bext_ext_call *call,
                         const struct expect *x) {
   char why[600];
-  if (x->want && !m->meta_check(call->out, x->want, why, sizeof why))
+  if (x->want && !m->meta_check(call->out, x->want, true, why, sizeof why))
     return bxr_error("%s (%s implementation) disagrees with its metadata: %s", m->what, arm_name(dev), why);
   if (x->want_t) {
     const bext_tensor *got = *(bext_tensor *const *)call->out, *want = x->want_t;

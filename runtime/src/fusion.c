@@ -4,9 +4,10 @@
  * once: its spec is what dispatch's inference rule computed (op->out),
  * its storage a lazy value (fusion.h) that the record fills when it runs.
  * Extension calls whose method has metadata (`#[fusion(dtype, shape)]` /
- * `#[fusion(meta)]`) and a tensor output are recorded the same way, their
- * output spec from the metadata; a `#[fusion(default)]` method's body runs
- * on this device, so its core ops are recorded.
+ * `#[fusion(meta)]`) are recorded the same way, their output value (tensor,
+ * struct, tuple or enum) published from the metadata; a
+ * `#[fusion(default)]` method's body runs on this device, so its core ops
+ * are recorded.
  *
  * A stream runs (fusion_plan.c) when
  *   - a tensor of it is read (bext_read, bext_to_device: the `read`
@@ -16,8 +17,9 @@
  *   - an op on another thread's stream uses one of its values (that
  *     stream runs first, whole: correctness over speed — a tensor handed
  *     between threads costs the giver's queue at the first use),
- *   - an extension call whose metadata describes a struct, tuple or
- *     enum output needs the values (it runs eagerly on the inner device),
+ *   - an extension call that runs now needs the values (one without
+ *     metadata whose inner device runs it, or one whose metadata gives
+ *     it no tensor output),
  *   - the device closes.
  * A record that fails keeps its message in its value: a read of it (or of
  * anything computed from it) fails with that message, which names the
@@ -213,6 +215,8 @@ static struct bxfu_rec *rec_slot(struct bxfu_stream *s) {
 
 void bxfu_fail(struct bxfu_stream *s, struct bxfu_rec *r, const char *msg) {
   if (r->res && !r->res->err) r->res->err = strdup(msg);
+  for (int k = 0; r->x && k < r->x->n_more; k++)
+    if (!r->x->more[k]->err) r->x->more[k]->err = strdup(msg);
   if (s && !s->err) s->err = strdup(msg);
 }
 
@@ -247,6 +251,15 @@ void bxfu_rec_done(struct bxfu_rec *r) {
     atomic_store_explicit(&r->res->stream, NULL, memory_order_release);
     val_release(r->res);
     r->res = NULL;
+  }
+  if (r->x) {
+    for (int k = 0; k < r->x->n_more; k++) {
+      atomic_store_explicit(&r->x->more[k]->stream, NULL, memory_order_release);
+      val_release(r->x->more[k]);
+    }
+    free(r->x->want);
+    free(r->x);
+    r->x = NULL;
   }
 }
 
@@ -290,10 +303,30 @@ static void run_core(struct bxfu_stream *s, struct bxfu_rec *r) {
   if (op.in != op.inbuf) free(op.in);
 }
 
+/* "T::m (flex implementation) disagrees with its metadata: output ...":
+ * check mode's message, for what Fusion published against what the
+ * backend returned. */
+static void disagrees(char *msg, size_t n, const bext_ext_method *m, const struct bext_device *inner,
+                      const char *why) {
+  snprintf(msg, n, "%s (%s implementation) disagrees with its metadata: %s", m->what, inner->name, why);
+}
+
+static void release_out(const bext_ext_method *m, void *out) {
+  bext_ext_slot sl[BEXT_EXT_MAX_SLOTS];
+  int n = m->out_slots(out, sl);
+  for (int i = 0; i < n; i++) {
+    bext_release(*sl[i].at);
+    *sl[i].at = NULL;
+  }
+}
+
 /* An extension call recorded from metadata: the inner device's arm, then
- * the output checked against what was published (in check mode too: the
- * call stays deferred, and a disagreement fails its value, so the read
- * reports it). */
+ * its output value checked against what was published (the descriptor's
+ * meta_check, check mode's comparator): tensor specs and enum variants in
+ * every build, ordinary fields when check mode was on at the call.  Only
+ * then are the backend's tensors bound to the published handles; on a
+ * disagreement (a wrong variant) none is, and every output fails with the
+ * message, so the read reports it. */
 static void run_ext(struct bxfu_stream *s, struct bxfu_rec *r) {
   const bext_ext_method *m = r->m;
   bext_ext_slot sl[BEXT_EXT_MAX_SLOTS];
@@ -307,30 +340,29 @@ static void run_ext(struct bxfu_stream *s, struct bxfu_rec *r) {
   if (err) bxfu_fail(s, r, err);
   for (int i = 0; i < n; i++) bext_release(w[i]);   /* after the message is copied */
   if (err) return;
-  bext_tensor *out = NULL;
-  bext_ext_call c = {m, r->args, &out};
+  _Alignas(16) unsigned char obuf[256];
+  void *out = m->out_size <= sizeof obuf ? obuf : calloc(1, m->out_size);
+  if (!out) {
+    bxfu_fail(s, r, "fusion: out of memory");
+    return;
+  }
+  memset(out, 0, m->out_size);
+  bext_ext_call c = {m, r->args, out};
+  char why[600], msg[900];
   if (!bxr_ext_exec(s->dev->inner, &c)) {
     fail_deferred(s, r, m->what);
-    return;
-  }
-  /* What was published against what the backend returned, with check
-   * mode's comparator and message (the descriptor's meta_check), check
-   * mode or not: a handle already handed out must not lie. */
-  bext_meta_spec want;
-  memset(&want, 0, sizeof want);
-  want.dtype = r->out.dtype;
-  want.shape.len = (size_t)r->out.rank;
-  for (int i = 0; i < r->out.rank; i++) want.shape.dims[i] = (uint64_t)r->out.shape[i];
-  char why[600];
-  if (!m->meta_check(&out, &want, why, sizeof why)) {
-    char msg[900];
-    snprintf(msg, sizeof msg, "%s (%s implementation) disagrees with its metadata: %s", m->what,
-             s->dev->inner->name, why);
-    bext_release(out);
+  } else if (!m->meta_check(out, r->x->want, r->x->fields, why, sizeof why)) {
+    disagrees(msg, sizeof msg, m, s->dev->inner, why);
+    release_out(m, out);
     bxfu_fail(s, r, msg);
-    return;
+  } else {
+    /* the variants agree, so the slots are the published ones, in order */
+    int no = m->out_slots(out, sl);
+    BXR_ASSERT(no == 1 + r->x->n_more);
+    r->res->inner = *sl[0].at;
+    for (int k = 0; k < r->x->n_more; k++) r->x->more[k]->inner = *sl[k + 1].at;
   }
-  r->res->inner = out;
+  if (out != obuf) free(out);
 }
 
 void bxfu_run_rec(struct bxfu_stream *s, struct bxfu_rec *r) {
@@ -379,6 +411,7 @@ static bext_tensor *bxfu_exec(struct bxr_op *op) {
   r->res = v;
   r->m = NULL;
   r->args = NULL;
+  r->x = NULL;
   s->n++;
   pthread_mutex_unlock(&s->lock);
   return t;
@@ -442,25 +475,105 @@ static void bxfu_close(struct bext_device *dev) {
 
 /* ------------------------------------------------------ extension calls */
 
-/* A method whose output is one tensor described by its metadata: the call
- * is recorded, its output published at once from the metadata. */
+/* Inputs as inner tensors for a call that runs now: their streams run
+ * first; outputs come back wrapped as computed values. */
+static bext_tensor *unwrap_now(bext_tensor *w) {
+  need(w);
+  const struct bxfu_val *v = bxfu_val_of(w);
+  if (v->err) return bxr_error("%s", v->err), NULL;
+  return bext_retain(v->inner);
+}
+
+/* A method with metadata whose output value holds no tensor (an enum
+ * variant without fields, as the metadata chose it): nothing to defer, so
+ * the call runs now on the inner device, and what it returned is checked
+ * against the metadata as a recorded call's is; the output is the
+ * metadata's (out, filled by out_from_meta). */
+static bool run_now_checked(struct bext_device *dev, bext_ext_call *call, const void *want, bool fields) {
+  const bext_ext_method *m = call->m;
+  void *got = calloc(1, m->out_size);
+  if (!got) return bxr_error("%s: out of memory", m->what);
+  bext_ext_call c = {m, call->args, got};
+  bool ok = bxr_ext_forward(dev, &c, unwrap_now, wrap_done);
+  char why[600], msg[900];
+  if (ok && !m->meta_check(got, want, fields, why, sizeof why)) {
+    disagrees(msg, sizeof msg, m, dev->inner, why);
+    ok = bxr_error("%s", msg);
+  }
+  if (ok) release_out(m, got);   /* the backend's ordinary fields are discarded (language.md §5) */
+  else release_out(m, got), memset(call->out, 0, m->out_size);
+  free(got);
+  return ok;
+}
+
+/* out_from_meta's maker while the record is prepared: it collects each
+ * tensor slot's spec and leaves a stand-in (never read as a tensor: the
+ * slots get their lazy handles, or out is zeroed, before anyone sees it). */
+struct spec_list {
+  bext_meta_spec *ms;
+  int n;
+};
+
+static bext_tensor *list_spec(void *ctx, int slot, const bext_meta_spec *spec) {
+  struct spec_list *l = ctx;
+  BXR_ASSERT(slot == l->n && slot < BEXT_EXT_MAX_SLOTS);
+  l->ms[l->n++] = *spec;
+  return (bext_tensor *)l;
+}
+
+/* A method with metadata: the call is recorded, and its output value is
+ * published at once from the metadata (the descriptor's out_from_meta): a lazy
+ * handle per tensor from its spec, ordinary fields and enum variants the
+ * metadata's.  The metadata travels with the record, so the run can check
+ * the backend's value against it before binding any handle. */
 static bool record_ext(struct bext_device *dev, bext_ext_call *call) {
   const bext_ext_method *m = call->m;
-  bext_spec sp;
-  if (!bxr_ext_meta_spec(m, call->args, &sp)) return false;
+  bext_meta_spec *ms = calloc(BEXT_EXT_MAX_SLOTS, sizeof *ms);
+  void *want = calloc(1, m->meta_size);
+  struct bxfu_ext *x = NULL;
+  struct bxfu_val *v[BEXT_EXT_MAX_SLOTS];
+  bext_tensor *t[BEXT_EXT_MAX_SLOTS];
+  bext_spec sp[BEXT_EXT_MAX_SLOTS];
+  int nt = 0, nv = 0;
+  bool ok = false;
+  void *args = NULL;
+  if (!ms || !want) {
+    bxr_error("%s: out of memory", m->what);
+    goto out;
+  }
+  bext_meta_error merr;
+  memset(&merr, 0, sizeof merr);
+  if (!m->meta(call->args, want, &merr)) {
+    bxr_error("%s: its metadata fails for these inputs: %s", m->what, merr.msg);
+    goto out;
+  }
+  memset(call->out, 0, m->out_size);
+  struct spec_list sl0 = {ms, 0};
+  if (!m->out_from_meta(want, call->out, list_spec, &sl0)) goto out;
+  nt = sl0.n;
+  for (int k = 0; k < nt; k++)
+    if (!bxr_ext_spec_of(m, &ms[k], &sp[k])) goto out;
+  bool fields = bext_check_enabled();
+  if (!nt) {
+    ok = run_now_checked(dev, call, want, fields);
+    goto out;
+  }
   struct bxfu_stream *s = my_stream(dev);
-  if (!s) return false;
+  if (!s) goto out;
   bext_ext_slot sl[BEXT_EXT_MAX_SLOTS];
   int n = m->in_slots(call->args, sl);
   for (int i = 0; i < n; i++)
     if (*sl[i].at) need_foreign(sl[i].at, 1, s);
-  void *args = malloc(m->args_size ? m->args_size : 1);
-  struct bxfu_val *v = args ? val_new(2, s, NULL) : NULL;
-  bext_tensor *t = v ? wrap_val(dev, &sp, v) : NULL;
-  if (!t) {
-    if (v) val_release(v);
-    free(args);
-    return false;
+  args = malloc(m->args_size ? m->args_size : 1);
+  x = args ? calloc(1, sizeof *x + (size_t)(nt - 1) * sizeof x->more[0]) : NULL;
+  if (!x) {
+    bxr_error("%s: out of memory", m->what);
+    goto out;
+  }
+  while (nv < nt) {
+    if (!(v[nv] = val_new(2, s, NULL))) goto out;   /* the wrapper's storage and the record */
+    t[nv] = wrap_val(dev, &sp[nv], v[nv]);           /* on failure it dropped the wrapper's reference */
+    if (!t[nv++]) goto out;
   }
   /* the record takes the call's references: the slots are cleared so
    * dispatch releases nothing */
@@ -470,51 +583,57 @@ static bool record_ext(struct bext_device *dev, bext_ext_call *call) {
   struct bxfu_rec *r = rec_slot(s);
   if (!r) {
     pthread_mutex_unlock(&s->lock);
-    bext_ext_args_release(m, args);
-    free(args);
-    atomic_store(&v->stream, NULL);
-    val_release(v);
-    bext_release(t);
-    return false;
+    memcpy(call->args, args, m->args_size);   /* back to dispatch, which releases them */
+    goto out;
   }
   memset(r, 0, sizeof *r);
   r->kind = BXFU_EXT;
   r->code = BXR_OP_COUNT;
   r->api = m->what;
   r->in = r->inbuf;
-  r->out = sp;
-  r->res = v;
+  r->out = sp[0];
+  r->res = v[0];
   r->m = m;
   r->args = args;
+  x->want = want;
+  x->fields = fields;
+  x->n_more = nt - 1;
+  for (int k = 1; k < nt; k++) x->more[k - 1] = v[k];
+  r->x = x;
   s->n++;
   pthread_mutex_unlock(&s->lock);
-  *(bext_tensor **)call->out = t;
+  int no = m->out_slots(call->out, sl);
+  BXR_ASSERT(no == nt);
+  for (int k = 0; k < nt; k++) *sl[k].at = t[k];
+  free(ms);
   return true;
+out:
+  /* a failure before the record exists: nothing was published */
+  for (int k = 0; k < nv; k++) {
+    atomic_store(&v[k]->stream, NULL);
+    val_release(v[k]);   /* the record's reference */
+    bext_release(t[k]);  /* the wrapper's */
+  }
+  free(x);
+  free(args);
+  free(want);
+  free(ms);
+  if (!ok) memset(call->out, 0, m->out_size);
+  return ok;
 }
 
-/* Any other method: the inputs' streams run, then the inner device's arm
- * runs the call at once (bxr_ext_forward), outputs wrapped as computed
- * values. */
-static bext_tensor *unwrap_now(bext_tensor *w) {
-  need(w);
-  const struct bxfu_val *v = bxfu_val_of(w);
-  if (v->err) return bxr_error("%s", v->err), NULL;
-  return bext_retain(v->inner);
-}
-
-/* Extension calls (docs/runtime.md "Fusion"): recorded lazily when the
- * method's metadata describes its one tensor output; a method without
- * metadata is `#[fusion(default)]` (a trait listing Fusion gives every
- * method one form), so its default body is its Fusion implementation and
- * runs on this device: its core ops are recorded like any others, and its
- * outputs (struct, tuple and enum values included) are the body's own,
- * lazy.  The rest (metadata for struct, tuple or enum outputs) runs now
- * on the inner device's arm. */
+/* Extension calls (docs/runtime.md "Fusion"): a method with metadata
+ * (`#[fusion(dtype, shape)]`, `#[fusion(meta)]`: tensor, struct, tuple
+ * or enum outputs) is recorded, its output published from the metadata;
+ * a method without metadata is `#[fusion(default)]` (a trait listing
+ * Fusion gives every method one form), so its default body is its Fusion
+ * implementation and runs on this device: its core ops are recorded like
+ * any others, and its outputs are the body's own, lazy. */
 static bool bxfu_ext_exec(struct bext_device *dev, bext_ext_call *call) {
   const bext_ext_method *m = call->m;
   if (!m->meta && m->fallback) return m->invoke(m->fallback, call->args, call->out);
   bool inner_arm = bxr_ext_has_arm(m, dev->inner);
-  if (inner_arm && m->meta && m->out_tensor && m->meta_size == sizeof(bext_meta_spec)) return record_ext(dev, call);
+  if (inner_arm && m->meta && m->out_from_meta) return record_ext(dev, call);
   if (inner_arm) return bxr_ext_forward(dev, call, unwrap_now, wrap_done);
   if (m->fallback) return m->invoke(m->fallback, call->args, call->out);
   return bxr_error("%s: no route on %s: the inner device %s has no implementation and the method no default body",

@@ -37,6 +37,19 @@ struct bxfu_val {
 
 enum bxfu_kind { BXFU_CORE, BXFU_EXT };
 
+/* What an extension record keeps beside its argument struct (malloc'd,
+ * with it): the metadata value published at the call, which the backend's
+ * output is checked against when the record runs (tensor specs and enum
+ * variants always, ordinary fields when check mode was on at the call),
+ * and the record's tensor outputs past the first (rec->res), in
+ * out_slots' order. */
+struct bxfu_ext {
+  void *want;                 /* m->meta_size bytes */
+  bool fields;                /* check mode at the call */
+  int n_more;
+  struct bxfu_val *more[];
+};
+
 /* One recorded op.  Inputs are the fusion wrappers themselves (the record
  * owns one reference of each), so a wrapper nobody else holds is seen as
  * unique when the record runs, and the inner backend may reuse its buffer
@@ -54,8 +67,17 @@ struct bxfu_rec {
   bext_spec out;
   struct bxfu_val *res;       /* NULL: dropped (nobody could observe it) */
   const bext_ext_method *m;   /* BXFU_EXT: the method, its argument struct */
-  void *args;                 /* (holding the wrappers), malloc'd */
+  void *args;                 /* (holding the wrappers), malloc'd, */
+  struct bxfu_ext *x;         /* and the rest */
 };
+
+/* Whether anyone but the record can still see one of r's outputs. */
+static inline bool bxfu_rec_observed(const struct bxfu_rec *r) {
+  if (atomic_load_explicit(&r->res->rc, memory_order_acquire) != 1) return true;
+  for (int k = 0; r->x && k < r->x->n_more; k++)
+    if (atomic_load_explicit(&r->x->more[k]->rc, memory_order_acquire) != 1) return true;
+  return false;
+}
 
 /* A stream: one thread's queue of records on one device. */
 struct bxfu_stream {

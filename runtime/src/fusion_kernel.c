@@ -566,7 +566,8 @@ static bool group_bindings(const struct bxfu_segment *g, struct bxfu_group *gr, 
   return true;
 }
 
-void bxfu_groups_build(struct bxfu_groups *out, const struct bxfu_segment *g, struct bext_device *dev) {
+void bxfu_groups_build(struct bxfu_groups *out, const struct bxfu_segment *g, struct bext_device *dev,
+                       const int *claimed) {
   memset(out, 0, sizeof *out);
   out->n_rec = g->n;
   int *parent = malloc((size_t)g->n * sizeof *parent), *size = calloc((size_t)g->n, sizeof *size);
@@ -580,6 +581,7 @@ void bxfu_groups_build(struct bxfu_groups *out, const struct bxfu_segment *g, st
   for (int c = 0; c < g->n; c++)
     for (int q = 0; q < g->rec[c].n_in && g->rec[c].kind == BXFU_CORE; q++) {
       int p = g->src[c][q];
+      if (claimed && (claimed[c] >= 0 || (p >= 0 && claimed[p] >= 0))) continue;   /* a custom kernel's */
       if (p >= 0 && bxfu_can_fuse(g, p, c)) parent[find(parent, p)] = find(parent, c);
     }
   /* size[root]: its members; a group of views only computes nothing (the
@@ -716,8 +718,10 @@ static bool run_fused(const struct bxfu_segment *g, const struct bxfu_group *gr,
   return true;
 }
 
-void bxfu_groups_run(const struct bxfu_groups *gs, const struct bxfu_segment *g, struct bxfu_stream *s) {
+void bxfu_groups_run(const struct bxfu_groups *gs, const struct bxfu_segment *g, struct bxfu_stream *s,
+                     const struct bxfu_custom *cu) {
   for (int i = 0; i < g->n; i++) {
+    if (bxfu_custom_run_at(cu, g, s, i)) continue;
     int id = gs->group_of ? gs->group_of[i] : -1;
     if (id < 0) {
       bxfu_run_rec(s, &g->rec[i]);

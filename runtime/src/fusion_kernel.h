@@ -53,15 +53,43 @@ struct bxfu_groups {
   struct bxfu_group *g;
 };
 
+/* Groups claimed by custom optimizers (bext/fusion.h; fusion_custom.c):
+ * claim_of[i] is the custom group of record i, -1 when none claimed it
+ * (claim_of NULL: no claims).  A group runs at its last member. */
+#define BXFU_CUSTOM_MAX 64
+struct bext_fusion_kernel;
+struct bxfu_cgroup {
+  int n;
+  int member[BXFU_CUSTOM_MAX];     /* ascending; the last is the root */
+  const struct bext_fusion_kernel *k;
+  const char *opt;                 /* the optimizer's name */
+};
+struct bxfu_custom {
+  int *claim_of;
+  int ngroups;
+  struct bxfu_cgroup *grp;
+};
+/* Asks every registered optimizer about the segment (plan build). */
+BXR_FUNC void bxfu_custom_build(struct bxfu_custom *cu, const struct bxfu_segment *g);
+BXR_FUNC void bxfu_custom_free(struct bxfu_custom *cu);
+/* Record i when a custom group claims it: runs the group if i is its
+ * root, nothing else (the root runs it); true.  False: not claimed. */
+BXR_FUNC bool bxfu_custom_run_at(const struct bxfu_custom *cu, const struct bxfu_segment *g, struct bxfu_stream *s,
+                                 int i);
+
 /* Fusion legality, in one place (house style 14): may record p's value
  * stay inside the kernel of its consumer c? */
 BXR_FUNC bool bxfu_can_fuse(const struct bxfu_segment *g, int p, int c);
 /* Groups the segment's elementwise records and builds (and, when dev's
- * inner device has kernel_prepare, compiles) each group's kernel. */
-BXR_FUNC void bxfu_groups_build(struct bxfu_groups *out, const struct bxfu_segment *g, struct bext_device *dev);
+ * inner device has kernel_prepare, compiles) each group's kernel; records
+ * a custom optimizer claimed (claimed[i] >= 0; claimed may be NULL) are
+ * left out. */
+BXR_FUNC void bxfu_groups_build(struct bxfu_groups *out, const struct bxfu_segment *g, struct bext_device *dev,
+                                const int *claimed);
 BXR_FUNC void bxfu_groups_free(struct bxfu_groups *gs);
-/* Runs the segment's records with this grouping. */
-BXR_FUNC void bxfu_groups_run(const struct bxfu_groups *gs, const struct bxfu_segment *g, struct bxfu_stream *s);
+/* Runs the segment's records with this grouping (and cu's claims). */
+BXR_FUNC void bxfu_groups_run(const struct bxfu_groups *gs, const struct bxfu_segment *g, struct bxfu_stream *s,
+                              const struct bxfu_custom *cu);
 /* BEXT_FUSION_DUMP=DIR: writes a new plan as Graphviz DOT and its
  * kernels' IR text into DIR. */
 BXR_FUNC void bxfu_plan_dump(const struct bxfu_groups *gs, const struct bxfu_segment *g, struct bext_device *dev);

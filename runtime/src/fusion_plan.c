@@ -120,6 +120,12 @@ static uint64_t fnv(const unsigned char *p, size_t n) {
   return h;
 }
 
+/* A producer in the map: its record index, and which of its outputs
+ * (extension records may have several) above OUT_SHIFT. */
+#define OUT_SHIFT 16
+#define OUT_MASK ((1 << OUT_SHIFT) - 1)
+_Static_assert(BXFU_STREAM_CAP <= OUT_MASK, "record indices fit below OUT_SHIFT");
+
 /* The segment as the plan builder sees it: live records, the producer of
  * each input (-1: external), uses, whether each value is held outside. */
 static bool segment_build(struct bxfu_segment *g, struct bxfu_rec *rec, int n, struct kbuf *key) {
@@ -172,12 +178,12 @@ static bool segment_build(struct bxfu_segment *g, struct bxfu_rec *rec, int n, s
     put_spec(key, &r->out);
     for (int k = 0; k < nin; k++) {
       const struct bxfu_val *v = in[k] ? bxfu_val_of(in[k]) : NULL;
-      int j = v ? pmap_get(&prod, v) : -1;
+      int pj = v ? pmap_get(&prod, v) : -1, j = pj >= 0 ? pj & OUT_MASK : -1;
       g->src[i][k] = j;
       if (j >= 0) {
         if (!g->uses[j]++) g->first_use[j] = i;
         g->handle[j] = in[k];
-        put_i64(key, j);
+        put_i64(key, pj);   /* the record and which of its outputs */
       } else {
         int e = v ? pmap_get(&ext, v) : -2;
         if (e == -1) pmap_put(&ext, v, e = next_ext++);
@@ -186,6 +192,7 @@ static bool segment_build(struct bxfu_segment *g, struct bxfu_rec *rec, int n, s
       }
     }
     pmap_put(&prod, r->res, i);
+    for (int k = 0; r->x && k < r->x->n_more; k++) pmap_put(&prod, r->x->more[k], i | (k + 1) << OUT_SHIFT);
   }
   pmap_free(&prod);
   pmap_free(&ext);
@@ -194,7 +201,8 @@ static bool segment_build(struct bxfu_segment *g, struct bxfu_rec *rec, int n, s
    * because its handle is (val: storage + record); one read here is held
    * when its one handle has more references than the segment's reads. */
   for (int i = 0; i < n; i++) {
-    if (!g->uses[i]) g->held[i] = atomic_load(&rec[i].res->rc) > 1;
+    if (rec[i].x && rec[i].x->n_more) g->held[i] = true;   /* several outputs: never elided */
+    else if (!g->uses[i]) g->held[i] = atomic_load(&rec[i].res->rc) > 1;
     else g->held[i] = atomic_load_explicit(&g->handle[i]->refcount, memory_order_acquire) > g->uses[i];
     put(key, &g->held[i], 1);
   }
@@ -218,12 +226,14 @@ struct bxfu_plan {
   uint64_t hash;
   unsigned char *key;
   size_t klen;
+  struct bxfu_custom custom;   /* custom optimizers' claims (fusion_custom.c) */
   struct bxfu_groups groups;   /* fusion_kernel.c */
 };
 
 static void plan_free(struct bxfu_plan *p) {
   if (!p) return;
   bxfu_groups_free(&p->groups);
+  bxfu_custom_free(&p->custom);
   free(p->key);
   free(p);
 }
@@ -264,7 +274,7 @@ static void drop_unobserved(struct bxfu_rec *rec, int n) {
   uint64_t dropped = 0;
   for (int i = n - 1; i >= 0; i--) {
     struct bxfu_rec *r = &rec[i];
-    if (atomic_load_explicit(&r->res->rc, memory_order_acquire) != 1) continue;
+    if (bxfu_rec_observed(r)) continue;
     bxfu_rec_done(r);  /* releases the inputs and the value */
     dropped++;
   }
@@ -298,7 +308,8 @@ void bxfu_plan_run(struct bxfu_stream *s, struct bxfu_rec *rec, int n) {
       own->key = key.p;
       own->klen = key.n;
       key.p = NULL;
-      bxfu_groups_build(&own->groups, &g, s->dev);
+      bxfu_custom_build(&own->custom, &g);   /* custom optimizers first: the built-in fusion leaves their claims */
+      bxfu_groups_build(&own->groups, &g, s->dev, own->custom.claim_of);
       bump(&bxfu_n_plans_built, 1);
       bxfu_plan_dump(&own->groups, &g, s->dev);
       pthread_mutex_lock(&d->lock);
@@ -311,7 +322,7 @@ void bxfu_plan_run(struct bxfu_stream *s, struct bxfu_rec *rec, int n) {
     }
   }
   free(key.p);
-  if (p) bxfu_groups_run(&p->groups, &g, s);
+  if (p) bxfu_groups_run(&p->groups, &g, s, &p->custom);
   else
     for (int i = 0; i < live; i++) bxfu_run_rec(s, &rec[i]);
   plan_free(own);

@@ -38,6 +38,29 @@ static bool pack(bext_tensor *x, bool empty, Packet *out) {
 bool checked_packet_flex(bext_tensor *x, bool empty, Packet *out) { return pack(x, empty, out); }
 bool checked_packet_ndarray(bext_tensor *x, bool empty, Packet *out) { return pack(x, false, out); }
 
+/* (x + 1, x * 2) */
+static bool pair_of(bext_tensor *x, checked_tuple2_tensor_tensor *out) {
+  out->_0 = bext_add_scalar(bext_retain(x), 1.0);
+  out->_1 = bext_mul_scalar(x, 2.0);
+  return out->_0 && out->_1;
+}
+bool checked_pair_flex(bext_tensor *x, checked_tuple2_tensor_tensor *out) { return pair_of(x, out); }
+bool checked_pair_ndarray(bext_tensor *x, checked_tuple2_tensor_tensor *out) { return pair_of(x, out); }
+
+static bool maybe_of(bext_tensor *x, bool full, bool lie, Packet *out) {
+  if (full != lie) {
+    out->tag = PACKET_FULL;
+    out->as.Full.t = bext_neg(x);
+    out->as.Full.tag = 1;
+    return out->as.Full.t != NULL;
+  }
+  bext_release(x);
+  out->tag = PACKET_EMPTY;
+  return true;
+}
+bool checked_maybe_flex(bext_tensor *x, bool full, bool lie, Packet *out) { return maybe_of(x, full, lie, out); }
+bool checked_maybe_ndarray(bext_tensor *x, bool full, bool lie, Packet *out) { return maybe_of(x, full, false, out); }
+
 bext_tensor *checked_matrix_only_flex(bext_tensor *x) { return bext_neg(x); }
 bext_tensor *checked_matrix_only_ndarray(bext_tensor *x) { return bext_neg(x); }
 

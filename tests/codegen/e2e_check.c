@@ -132,9 +132,8 @@ Test(check, output_kinds, .fini = off) {
 /* On flex+fusion a method with tensor metadata is recorded: its output
  * handle comes from the metadata at once, and an implementation that
  * disagrees is caught when the deferred call runs (at the read), with or
- * without check mode, naming the method and both specs.  A shape expression's own
- * panic stops the call at record time; struct and enum outputs run
- * eagerly, so the backend's own variant and fields come back. */
+ * without check mode, naming the method and both specs.  A shape
+ * expression's own panic stops the call at record time. */
 Test(check, fusion_records_from_metadata_and_catches_disagreement) {
   const bext_device *fu = bext_device_get("flex+fusion");
   bext_fusion_stat s0, s1;
@@ -160,24 +159,135 @@ Test(check, fusion_records_from_metadata_and_catches_disagreement) {
 
   cr_expect_null(checked_matrix_only(bext_reshape(mat("flex+fusion", 2, 3), (int64_t[]){6}, 1)));
   cr_expect(strstr(bext_last_error(), "x must be a matrix"), "%s", bext_last_error());
+}
 
+/* Struct outputs are lazy too: the call is recorded, its tensor handle
+ * and its ordinary field `count` published at once from the metadata;
+ * outside check mode the backend's own count (7, the metadata says 6) is
+ * discarded (language.md §5), and the tensor reads the backend's value. */
+Test(check, fusion_struct_output_is_lazy) {
+  const bext_device *fu = bext_device_get("flex+fusion");
+  cr_assert(bext_sync(fu), "%s", bext_last_error());
+  bext_fusion_stat s0, s1;
+  for (size_t extra = 0; extra < 2; extra++) {
+    cr_assert(bext_fusion_stats(&s0));
+    Counted c;
+    cr_assert(checked_counted(mat("flex+fusion", 2, 3), extra, &c), "%s", bext_last_error());
+    cr_assert(bext_fusion_stats(&s1));
+    cr_expect_eq(s1.ops_run, s0.ops_run, "recorded, not run");
+    cr_expect_eq(c.count, 6, "the metadata's count, published at once");
+    cr_expect_eq(bext_device_of(c.tensor), fu);
+    cr_expect(bext_rank(c.tensor) == 2 && bext_shape(c.tensor)[1] == 3);
+    float got[6];
+    cr_expect(bext_read(c.tensor, got, sizeof got), "extra %zu: %s", extra, bext_last_error());
+    cr_expect(got[1] == 2.0f && got[5] == 6.0f, "abs(x): %g %g", got[1], got[5]);
+    counted_release(&c);
+  }
+  cr_expect(bext_sync(fu), "%s", bext_last_error());
+}
+
+/* A tuple of two tensors: one record with two outputs, each handle lazy;
+ * core ops recorded after it read either output (the plan knows which). */
+Test(check, fusion_tuple_output_is_lazy) {
+  const bext_device *fu = bext_device_get("flex+fusion");
+  cr_assert(bext_sync(fu), "%s", bext_last_error());
+  for (int iter = 0; iter < 2; iter++) {   /* the second replays the plan */
+    bext_fusion_stat s0, s1;
+    cr_assert(bext_fusion_stats(&s0));
+    checked_tuple2_tensor_tensor t;
+    cr_assert(checked_pair(mat("flex+fusion", 2, 3), &t), "%s", bext_last_error());
+    bext_tensor *sum = bext_add(bext_retain(t._1), bext_retain(t._0));   /* (2x) + (x + 1) */
+    bext_tensor *dbl = bext_mul_scalar(bext_retain(t._1), 10.0);
+    cr_assert(sum && dbl, "%s", bext_last_error());
+    cr_assert(bext_fusion_stats(&s1));
+    cr_expect_eq(s1.ops_run, s0.ops_run, "nothing ran yet");
+    float a[6], b[6], c[6];
+    cr_assert(bext_read(sum, a, sizeof a), "%s", bext_last_error());
+    cr_assert(bext_read(dbl, b, sizeof b), "%s", bext_last_error());
+    cr_assert(bext_read(t._0, c, sizeof c), "%s", bext_last_error());
+    cr_expect(a[0] == 4.0f && a[1] == -5.0f, "3x + 1: %g %g", a[0], a[1]);
+    cr_expect(b[0] == 20.0f && b[1] == -40.0f, "20x: %g %g", b[0], b[1]);
+    cr_expect(c[0] == 2.0f && c[1] == -1.0f, "x + 1: %g %g", c[0], c[1]);
+    if (iter) {
+      cr_assert(bext_fusion_stats(&s1));
+      cr_expect_gt(s1.plans_reused, s0.plans_reused, "the same segment reuses its plan");
+    }
+    bext_release(sum);
+    bext_release(dbl);
+    bext_release(t._0);
+    bext_release(t._1);
+  }
+  /* outputs released unread: the record is dropped, nothing leaks */
+  checked_tuple2_tensor_tensor t;
+  cr_assert(checked_pair(mat("flex+fusion", 2, 3), &t), "%s", bext_last_error());
+  bext_release(t._0);
+  bext_tensor *keep = t._1;
+  cr_assert(bext_sync(fu), "%s", bext_last_error());
+  float one[6];
+  cr_expect(bext_read(keep, one, sizeof one) && one[0] == 2.0f, "one output still held: %s", bext_last_error());
+  bext_release(keep);
+}
+
+/* An enum output: the variant is the metadata's, published at once with
+ * its fields; when the deferred call runs, the backend's actual variant
+ * is checked (in every build, check mode or not) before any handle gets
+ * its value: a wrong one fails every output with the method and both
+ * variants, and binds nothing. */
+Test(check, fusion_enum_output_checks_the_variant) {
+  const bext_device *fu = bext_device_get("flex+fusion");
+  cr_assert(bext_sync(fu), "%s", bext_last_error());
+  for (int check = 0; check < 2; check++) {
+    bext_set_check(check);
+    Packet p;
+    cr_assert(checked_packet(mat("flex+fusion", 2, 3), false, &p), "%s", bext_last_error());
+    cr_expect_eq(p.tag, PACKET_FULL);
+    cr_expect_eq(p.as.Full.tag, 3, "the metadata's ordinary field");
+    float got[6];
+    cr_expect(bext_read(p.as.Full.t, got, sizeof got) && got[1] == -2.0f, "%s", bext_last_error());
+    packet_release(&p);
+
+    bext_fusion_stat s0, s1;
+    cr_assert(bext_fusion_stats(&s0));
+    cr_assert(checked_packet(mat("flex+fusion", 2, 3), true, &p), "recorded: %s", bext_last_error());
+    cr_assert(bext_fusion_stats(&s1));
+    cr_expect_eq(s1.ops_run, s0.ops_run, "the backend has not run: the variant is the metadata's");
+    cr_expect_eq(p.tag, PACKET_FULL);
+    cr_expect_eq(bext_device_of(p.as.Full.t), fu);
+    cr_expect(!bext_read(p.as.Full.t, got, sizeof got), "the backend returned Empty");
+    cr_expect(strstr(bext_last_error(), "Checked::packet (flex implementation) disagrees with its metadata: "
+                                        "output `output` is variant Empty, the metadata says variant Full"),
+              "check %d: %s", check, bext_last_error());
+    packet_release(&p);
+    cr_expect(!bext_sync(fu), "sync reports the deferred failure once");
+    cr_expect(strstr(bext_last_error(), "variant Empty, the metadata says variant Full"), "%s", bext_last_error());
+  }
+  bext_set_check(false);
+}
+
+/* Metadata choosing a variant without tensors: nothing to defer, so the
+ * call runs at once, and its variant is checked there. */
+Test(check, fusion_enum_without_tensors_runs_now) {
+  const bext_device *fu = bext_device_get("flex+fusion");
+  cr_assert(bext_sync(fu), "%s", bext_last_error());
   Packet p;
-  cr_assert(checked_packet(mat("flex+fusion", 2, 3), true, &p), "%s", bext_last_error());
-  cr_expect_eq(p.tag, PACKET_EMPTY, "the backend's variant: the call ran eagerly");
+  cr_assert(checked_maybe(mat("flex+fusion", 2, 3), false, false, &p), "%s", bext_last_error());
+  cr_expect_eq(p.tag, PACKET_EMPTY);
+  cr_expect(!checked_maybe(mat("flex+fusion", 2, 3), false, true, &p), "the backend returned Full");
+  cr_expect_str_eq(bext_last_error(), "Checked::maybe (flex implementation) disagrees with its metadata: output "
+                                      "`output` is variant Full, the metadata says variant Empty");
+  cr_expect_eq(p.tag, 0, "a failed call leaves the output zeroed");
+  cr_assert(checked_maybe(mat("flex+fusion", 2, 3), true, false, &p), "%s", bext_last_error());
+  cr_expect_eq(p.tag, PACKET_FULL);
+  cr_expect_eq(p.as.Full.tag, 1);
   packet_release(&p);
-  Counted c;
-  cr_assert(checked_counted(mat("flex+fusion", 2, 3), 1, &c), "%s", bext_last_error());
-  cr_expect_eq(c.count, 7);
-  cr_expect_eq(bext_device_of(c.tensor), fu);
-  counted_release(&c);
+  cr_expect(bext_sync(fu), "%s", bext_last_error());
 }
 
 /* Check mode under Fusion: the call stays deferred (nothing runs at the
  * call), and when the stream runs, what the backend returned is compared
  * with what was published from the metadata, by the descriptor's
- * meta_check: the read fails with check mode's message.  Calls that run
- * at once under Fusion (struct and enum outputs) are checked at the call,
- * ordinary fields included. */
+ * meta_check: the read fails with check mode's message, ordinary fields
+ * of struct outputs included (the backend's count 7, the metadata's 6). */
 Test(check, fusion_in_check_mode_defers_and_fails_at_the_read, .init = on, .fini = off) {
   const bext_device *fu = bext_device_get("flex+fusion");
   cr_assert(bext_sync(fu), "%s", bext_last_error());
@@ -202,8 +312,13 @@ Test(check, fusion_in_check_mode_defers_and_fails_at_the_read, .init = on, .fini
   cr_expect(bext_read(good, got, sizeof got), "a correct implementation passes: %s", bext_last_error());
   bext_release(good);
   Counted c;
-  cr_expect(!checked_counted(mat("flex+fusion", 2, 3), 1, &c));
-  cr_expect(strstr(bext_last_error(), "output `output.count` is 7, the metadata says 6"), "%s", bext_last_error());
+  cr_assert(checked_counted(mat("flex+fusion", 2, 3), 1, &c), "recorded: %s", bext_last_error());
+  cr_expect_eq(c.count, 6, "published from the metadata");
+  cr_expect(!bext_read(c.tensor, got, sizeof got));
+  cr_expect_str_eq(bext_last_error(), "Checked::counted (flex implementation) disagrees with its metadata: output "
+                                      "`output.count` is 7, the metadata says 6");
+  counted_release(&c);
+  cr_expect(!bext_sync(fu), "sync reports it once");
   cr_expect(bext_sync(fu), "%s", bext_last_error());
 }
 

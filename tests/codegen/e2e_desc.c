@@ -528,10 +528,10 @@ Test(desc, output_values_encode_their_ordinary_parts) {
   cr_assert(back.k == 0 && !back.on, "a failed decode leaves the value zeroed");
 }
 
-/* out_from_meta (a value built from its metadata, for Remote to stream):
- * Held from a HeldMetadata, its tensor made by the caller's maker with the
- * metadata's spec; a maker that fails fails the build.  A method whose
- * output is one tensor has none. */
+/* out_from_meta (a value built from its metadata, for Remote to stream
+ * and Fusion to publish): Held from a HeldMetadata, its tensor made by the
+ * caller's maker with the metadata's spec; a maker that fails fails the
+ * build.  A method returning one tensor builds it from its spec. */
 static bext_tensor *make_zeros(void *ctx, int slot, const bext_meta_spec *ms) {
   int *calls = ctx;
   cr_assert_eq(slot, *calls, "slots numbered in order");
@@ -548,7 +548,6 @@ static bext_tensor *make_none(void *ctx, int slot, const bext_meta_spec *ms) {
 Test(desc, output_values_build_from_their_metadata) {
   const bext_ext_method *m = method("held", sizeof(struct held_args));
   cr_assert_not_null(m->out_from_meta);
-  cr_assert_null(method("pick", sizeof(struct pick_args))->out_from_meta, "pick returns one tensor");
   HeldMetadata w;
   memset(&w, 0, sizeof w);
   w.t.dtype = BEXT_F64;
@@ -563,8 +562,24 @@ Test(desc, output_values_build_from_their_metadata) {
   cr_assert(h.t && bext_dtype_of(h.t) == BEXT_F64 && bext_rank(h.t) == 2 && bext_shape(h.t)[1] == 5);
   cr_assert(h.k == 41 && h.on);
   char why[200];
-  cr_assert(m->meta_check(&h, &w, why, sizeof why), "the value it builds agrees with its metadata: %s", why);
+  cr_assert(m->meta_check(&h, &w, true, why, sizeof why), "the value it builds agrees with its metadata: %s", why);
   held_release(&h);
   cr_assert_not(m->out_from_meta(&w, &h, make_none, NULL));
   cr_assert_null(h.t);
+
+  const bext_ext_method *pm = method("pick", sizeof(struct pick_args));
+  cr_assert_not_null(pm->out_from_meta, "a tensor output with dtype/shape metadata builds too");
+  bext_meta_spec ps;
+  memset(&ps, 0, sizeof ps);
+  ps.dtype = BEXT_I32;
+  ps.shape.len = 1;
+  ps.shape.dims[0] = 7;
+  bext_tensor *pt = NULL;
+  calls = 0;
+  cr_assert(pm->out_from_meta(&ps, &pt, make_zeros, &calls));
+  cr_assert(calls == 1 && pt && bext_dtype_of(pt) == BEXT_I32 && bext_rank(pt) == 1 && bext_shape(pt)[0] == 7);
+  cr_assert(pm->meta_check(&pt, &ps, true, why, sizeof why), "%s", why);
+  ps.shape.dims[0] = 8;
+  cr_assert_not(pm->meta_check(&pt, &ps, true, why, sizeof why), "a 7-element tensor is not the 8 the metadata says");
+  bext_release(pt);
 }

@@ -156,18 +156,20 @@ typedef struct bext_ext_method {
    * err set as the metadata functions set it.  Zero err before a call. */
   size_t meta_size;
   bool (*meta)(const void *args, void *out, struct bext_meta_error *err);
-  /* Check mode (bext_set_check): compares an implementation's output
-   * value out with the metadata meta computed (want): every tensor's shape
-   * and dtype, enum variants, ordinary fields.  False with why naming the
-   * output field and both values.  Set exactly when meta is. */
-  bool (*meta_check)(const void *out, const void *want, char *why, size_t n);
-  /* For a method returning a value (struct, tuple, enum, plain value)
-   * with `#[fusion(meta = ..)]`: builds the output value out (zeroed, of
-   * out_size bytes) from a metadata value meta computed: ordinary fields
-   * and enum tags copied, each tensor slot made by make(ctx, slot, spec),
-   * slots numbered in out_slots order.  False when make returns NULL
-   * (the tensors made so far are in out: the caller releases them).
-   * NULL for other methods. */
+  /* Compares an implementation's output value out with the metadata meta
+   * computed (want): every tensor's shape and dtype and every enum
+   * variant, and with fields (check mode, bext_set_check) the ordinary
+   * fields too.  False with why naming the output field and both values.
+   * Set exactly when meta is (for a method with an output). */
+  bool (*meta_check)(const void *out, const void *want, bool fields, char *why, size_t n);
+  /* The inverse: builds the output value out (zeroed, out_size bytes)
+   * from a metadata value meta computed: ordinary fields and enum tags
+   * copied (the variant the metadata chose), each tensor slot made by
+   * make(ctx, slot, spec), slots numbered in out_slots' order (at most
+   * BEXT_EXT_MAX_SLOTS).  False when make returns NULL (the tensors made
+   * so far are in out: the caller releases them).  Fusion publishes its
+   * lazy handles with it, Remote a streamed value.  Set exactly when
+   * meta_check is. */
   bool (*out_from_meta)(const void *meta, void *out, bext_ext_make_fn make, void *ctx);
 } bext_ext_method;
 
