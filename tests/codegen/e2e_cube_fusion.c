@@ -169,6 +169,35 @@ Test(cube_fusion, the_dumped_plan_holds_the_kernel_body) {
   cr_expect_eq(system(path), 0);
 }
 
+/* gelu's body inside a reduction's loop: sum over dim 1 of gelu(x*2),
+ * [10,100] -> [10,1], one kernel for the three ops. */
+static bext_tensor *gelu_sum(const char *dev, bext_dtype dt) {
+  return bext_sum_dim(cube_fused_gelu(bext_mul_scalar(vec(dev, dt, 0), 2.0)), 1, true);
+}
+
+Test(cube_fusion, gelu_kernel_fuses_into_a_reduction) {
+  double want[10], got[10];
+  for (int it = 0; it < 3; it++) {
+    const char *dev = it ? "flex+fusion" : "flex";
+    bext_fusion_stat s0, s1;
+    cr_assert(bext_fusion_stats(&s0));
+    int c0 = calls_gelu;
+    bext_tensor *y = gelu_sum(dev, BEXT_F64);
+    cr_assert_not_null(y, "%s", bext_last_error());
+    cr_assert(bext_read(y, it ? got : want, sizeof got), "%s", bext_last_error());
+    bext_release(y);
+    cr_assert(bext_fusion_stats(&s1));
+    if (it == 2) {   /* the first fusion run learned, the second fuses */
+      cr_expect_eq(calls_gelu, c0, "gelu ran inside the reduction's kernel");
+      cr_expect_eq(s1.reductions_fused - s0.reductions_fused, 1);
+      cr_expect_eq(s1.ops_fused - s0.ops_fused, 3);
+    }
+    for (int i = 0; it && i < 10; i++)
+      cr_assert(fabs(got[i] - want[i]) <= 1e-12 * (1.0 + fabs(want[i])), "iteration %d, row %d: %.17g vs %.17g", it, i,
+                got[i], want[i]);
+  }
+}
+
 /* reverse_kernel is not elementwise: the call stays opaque (run by its
  * implementation every iteration), its neighbours alone, results equal. */
 Test(cube_fusion, a_kernel_that_is_not_elementwise_stays_opaque) {
