@@ -186,17 +186,13 @@ static struct bxfu_cube *judge(const struct bxfu_watch *w, const struct bxfu_rec
   return c;
 }
 
-static bool same_spec(const bext_spec *a, const bext_spec *b) {
-  return a->dtype == b->dtype && a->rank == b->rank && bxr_same_shape(a->rank, a->shape, b->rank, b->shape);
-}
-
 /* The entry for (m, inner, in specs), or NULL; cube_lock held. */
 static struct bxfu_cube *lookup(const bext_ext_method *m, const struct bext_device *inner, int nin,
                                 const bext_spec *const *in) {
   for (struct bxfu_cube *c = cubes; c; c = c->next) {
     if (c->m != m || c->inner != inner || c->nin != nin) continue;
     bool eq = true;
-    for (int k = 0; k < nin && eq; k++) eq = same_spec(&c->in[k], in[k]);
+    for (int k = 0; k < nin && eq; k++) eq = bxr_same_spec(&c->in[k], in[k]);
     if (eq) return c;
   }
   return NULL;
@@ -233,7 +229,7 @@ const struct bxfu_cube *bxfu_cube_of(const struct bxfu_rec *r, const struct bext
   pthread_mutex_unlock(&cube_lock);
   /* the metadata published the output the kernel computes (checked when
    * it was learned; metadata depends on the specs alone) */
-  return c && same_spec(&c->out, &r->out) ? c : NULL;
+  return c && bxr_same_spec(&c->out, &r->out) ? c : NULL;
 }
 
 /* ------------------------------------------------------------- inlining */
