@@ -27,6 +27,9 @@
 #include "cubefuse.h"
 
 static int calls_gelu, calls_reverse, calls_mix;
+/* calls made while the random test runs its fusion side, per method */
+static bool on_fusion;
+static int fusion_calls[3];
 
 /* out = kernel(inputs...), one unit per element, 256 per cube */
 static bext_tensor *launch(bool (*k1)(const bext_grid *, bext_tensor *, bext_tensor *),
@@ -44,13 +47,17 @@ static bext_tensor *launch(bool (*k1)(const bext_grid *, bext_tensor *, bext_ten
   return ok ? y : NULL;
 }
 
-bext_tensor *cube_fused_gelu_flex(bext_tensor *x) { return calls_gelu++, launch(gelu_kernel_launch, NULL, x, NULL); }
+bext_tensor *cube_fused_gelu_flex(bext_tensor *x) {
+  return calls_gelu++, fusion_calls[0] += on_fusion, launch(gelu_kernel_launch, NULL, x, NULL);
+}
 bext_tensor *cube_fused_gelu_cube(bext_tensor *x) { return cube_fused_gelu_flex(x); }
 bext_tensor *cube_fused_reverse_flex(bext_tensor *x) {
-  return calls_reverse++, launch(reverse_kernel_launch, NULL, x, NULL);
+  return calls_reverse++, fusion_calls[1] += on_fusion, launch(reverse_kernel_launch, NULL, x, NULL);
 }
 bext_tensor *cube_fused_reverse_cube(bext_tensor *x) { return cube_fused_reverse_flex(x); }
-bext_tensor *cube_fused_mix_flex(bext_tensor *a, bext_tensor *b) { return calls_mix++, launch(NULL, soft_mix_launch, a, b); }
+bext_tensor *cube_fused_mix_flex(bext_tensor *a, bext_tensor *b) {
+  return calls_mix++, fusion_calls[2] += on_fusion, launch(NULL, soft_mix_launch, a, b);
+}
 bext_tensor *cube_fused_mix_cube(bext_tensor *a, bext_tensor *b) { return cube_fused_mix_flex(a, b); }
 
 enum { N = 1000 };
@@ -238,4 +245,117 @@ Test(cube_fusion, a_held_output_is_the_root_of_its_group) {
     for (int i = 0; i < N; i++) cr_assert(fabs(got[i] - (want[i] + 1.0)) <= 1e-6 * (1.0 + fabs(got[i])), "%d", i);
   }
   cr_expect_eq(calls_gelu, 1, "learned at the first iteration, fused at the second");
+}
+
+/* ------------------------------------------------ random programs */
+
+/* Random programs mixing the three extension methods with core ops
+ * (scalar and broadcast binary ops, transposes, reductions, held
+ * intermediates), in f32 and f64, each run on eager flex and twice on
+ * flex+fusion (the second run fuses what the first learned), with equal
+ * results within 1e-5 of 1 + |a| + |b|. */
+static uint64_t rs;
+static uint32_t rnd(uint32_t n) {
+  rs = rs * 6364136223846793005ull + 1442695040888963407ull;
+  return (uint32_t)(rs >> 33) % n;
+}
+
+enum { POOL = 8, MAXEL = 64 };
+
+/* One program on dev: its values' final contents into out (row-major
+ * f64), their counts into n[]; returns how many values. */
+static int rprogram(uint64_t seed, const char *dev, double out[POOL][MAXEL], int *n) {
+  rs = seed;
+  bext_dtype dt = rnd(2) ? BEXT_F32 : BEXT_F64;
+  int64_t r = 1 + rnd(5), c = 1 + rnd(6);
+  bext_tensor *pool[POOL];
+  int np = 0;
+  for (int i = 0; i < 3; i++) {
+    double v[MAXEL];
+    float f[MAXEL];
+    for (int k = 0; k < r * c; k++) f[k] = (float)(v[k] = (double)rnd(700) / 100.0 - 3.5);
+    pool[np++] = bext_from_data(dt == BEXT_F32 ? (void *)f : (void *)v, dt, (int64_t[]){r, c}, 2, bext_device_get(dev));
+  }
+  int steps = 6 + (int)rnd(8);
+  for (int s = 0; s < steps; s++) {
+    int i = (int)rnd((uint32_t)np), j = (int)rnd((uint32_t)np);
+    bext_tensor *a = pool[i], *y = NULL;
+    bool keep = rnd(4) == 0;   /* the input stays in the pool: held by the user */
+    if (keep) bext_retain(a);
+    switch (rnd(11)) {
+    case 0: case 1: y = cube_fused_gelu(a); break;
+    case 2: y = cube_fused_reverse(a); break;
+    case 3: {   /* mix needs equal shapes: a with a function of itself */
+      bext_tensor *a2 = bext_retain(a);   /* before tanh may consume a */
+      y = cube_fused_mix(a2, bext_tanh(a));
+      break;
+    }
+    case 4: y = bext_mul_scalar(a, (double)((int)rnd(7) - 3) * 0.5); break;
+    case 5: y = bext_add_scalar(a, (double)((int)rnd(7) - 3) * 0.5); break;
+    case 6: y = bext_tanh(a); break;
+    case 7: y = bext_sigmoid(bext_neg(a)); break;
+    case 8:   /* broadcast: a row of the other value's sum over dim 0 */
+      y = bext_add(a, bext_mul_scalar(bext_sum_dim(bext_retain(pool[j]), 0, true), 0.25));
+      if (!y) bext_clear_error();   /* shapes that do not broadcast (after a transpose): fails on both */
+      break;
+    case 9: y = bext_transpose(a); break;
+    default: y = bext_mean_dim(a, (int)rnd(2), true); break;
+    }
+    if (!keep) pool[i] = NULL;
+    if (!y) continue;
+    if (keep || !pool[i]) {
+      int slot = keep && np < POOL ? np++ : i;
+      if (keep && slot == i) bext_release(a);   /* the pool is full: replace it after all */
+      pool[slot] = y;
+    } else {
+      bext_release(y);
+    }
+  }
+  int nv = 0;
+  for (int i = 0; i < np; i++) {
+    if (!pool[i]) continue;
+    n[nv] = (int)bext_numel(pool[i]);
+    cr_assert_leq(n[nv], MAXEL);
+    bext_tensor *t = bext_contiguous(pool[i]);   /* transposed values read row-major */
+    double v[MAXEL];
+    float f[MAXEL];
+    bool f32 = bext_dtype_of(t) == BEXT_F32;
+    cr_assert(bext_read(t, f32 ? (void *)f : (void *)v, (size_t)n[nv] * (f32 ? 4 : 8)), "%s", bext_last_error());
+    for (int k = 0; k < n[nv]; k++) out[nv][k] = f32 ? f[k] : v[k];
+    bext_release(t);
+    nv++;
+  }
+  return nv;
+}
+
+Test(cube_fusion, random_programs_agree_with_eager_flex) {
+  static double want[POOL][MAXEL], got[POOL][MAXEL];
+  int nw[POOL], ng[POOL], ran[2][3] = {{0}};
+  for (int p = 0; p < 120; p++) {
+    uint64_t seed = 0x9E3779B97F4A7C15ull * (uint64_t)(p + 1);
+    int nv = rprogram(seed, "flex", want, nw);
+    for (int run = 0; run < 2; run++) {
+      int c0[3];
+      memcpy(c0, fusion_calls, sizeof c0);
+      on_fusion = true;
+      cr_assert_eq(rprogram(seed, "flex+fusion", got, ng), nv, "program %d", p);
+      on_fusion = false;
+      for (int k = 0; k < 3; k++) ran[run][k] += fusion_calls[k] - c0[k];
+      for (int v = 0; v < nv; v++) {
+        cr_assert_eq(ng[v], nw[v], "program %d value %d", p, v);
+        for (int k = 0; k < nw[v]; k++) {
+          double a = got[v][k], b = want[v][k];
+          cr_assert(fabs(a - b) <= 1e-5 * (1 + fabs(a) + fabs(b)), "program %d run %d value %d element %d: %.17g vs %.17g",
+                    p, run, v, k, a, b);
+        }
+      }
+    }
+  }
+  /* the second run of a program records what the first did (the same
+   * calls, the same dropped ones): its implementations run less only
+   * because calls the first run learned are fused now */
+  cr_expect_lt(ran[1][0], ran[0][0], "gelu calls fused: %d implementation runs, %d before", ran[1][0], ran[0][0]);
+  cr_expect_lt(ran[1][2], ran[0][2], "mix calls fused: %d implementation runs, %d before", ran[1][2], ran[0][2]);
+  cr_expect_eq(ran[1][1], ran[0][1], "reverse never fuses");
+  cr_expect_gt(ran[1][1], 0);
 }
