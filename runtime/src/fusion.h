@@ -7,7 +7,9 @@
  * a flushed segment into its relative form, finds or builds its plan
  * (which ops fuse: the legality rule lives there, in one function) and
  * runs it; fusion_kernel.c builds a fused elementwise group as kernel IR
- * for the inner device's kernel_prepare / kernel_launch.
+ * for the inner device's kernel_prepare / kernel_launch; fusion_cube.c
+ * learns which extension calls are one elementwise `#[cube]` launch, whose
+ * body then joins fused groups.
  * docs/runtime.md "Fusion" has the whole picture. */
 #ifndef BXFU_FUSION_H
 #define BXFU_FUSION_H

@@ -216,7 +216,8 @@ void bxfu_cube_learn(struct bxfu_watch *w, const struct bxfu_rec *r, const struc
     pthread_mutex_unlock(&cube_lock);
     free(c);
   }
-  for (int b = 0; b < w->w.nbind && b < BXR_WATCH_BINDINGS; b++) bext_release(w->w.bind[b]);
+  if (w->w.nbind <= BXR_WATCH_BINDINGS)   /* else the note kept none */
+    for (int b = 0; b < w->w.nbind; b++) bext_release(w->w.bind[b]);
   for (int k = 0; k < w->nin; k++) bext_release(w->in[k]);
 }
 

@@ -17,7 +17,9 @@
  * at the element its consumer reads).  A sum, mean, prod, max or min
  * (over a dim or all) reads its input chain on the fly: one unit per
  * output element walks the reduced extent in a fixed order, so the result
- * is deterministic.  Not yet: f16/bf16, everything else that moves data. */
+ * is deterministic.  An extension call learned to be one elementwise
+ * `#[cube]` launch (fusion_cube.c) is a member like these, its body the
+ * kernel's IR.  Not yet: f16/bf16, everything else that moves data. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
