@@ -9,7 +9,10 @@
 #define BEXT_REMOTE_RAW_SESSION_H
 
 #include <criterion/criterion.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <time.h>
 
 #include "rm_wire.h"
@@ -113,6 +116,37 @@ static inline bool raw_settles(struct raw *r, struct raw_stats want, struct raw_
 
 /* ------------------------------------------------------------ server end */
 
+/* A fake server: a listener on an ipc socket in a fresh directory and
+ * the thread that serves it. */
+struct raw_fake {
+  char dir[64], addr[128], spec[160];   /* spec: "remote:" addr, for bext_device_get */
+  nng_stream_listener *l;
+  pthread_t th;
+};
+
+/* Listens, then runs `serve(arg)` on a thread of its own (it accepts
+ * with raw_accept(f->l, ...)). */
+static inline void raw_fake_start(struct raw_fake *f, void *(*serve)(void *), void *arg) {
+  snprintf(f->dir, sizeof f->dir, "/tmp/bext-remote-XXXXXX");
+  cr_assert(mkdtemp(f->dir));
+  snprintf(f->addr, sizeof f->addr, "ipc://%s/s", f->dir);
+  snprintf(f->spec, sizeof f->spec, "remote:%s", f->addr);
+  cr_assert_eq(nng_stream_listener_alloc(&f->l, f->addr), 0);
+  cr_assert_eq(nng_stream_listener_listen(f->l), 0);
+  cr_assert_eq(pthread_create(&f->th, NULL, serve, arg), 0);
+}
+
+/* Waits for the serving thread to end, then removes the listener and
+ * its socket. */
+static inline void raw_fake_stop(struct raw_fake *f) {
+  pthread_join(f->th, NULL);
+  nng_stream_listener_free(f->l);
+  char sock[160];
+  snprintf(sock, sizeof sock, "%s/s", f->dir);
+  unlink(sock);
+  rmdir(f->dir);
+}
+
 /* Accepts one connection on l (within 10 s); false when none came. */
 static inline bool raw_accept(nng_stream_listener *l, struct bxrm_io *io) {
   nng_aio *aio;
@@ -156,6 +190,16 @@ static inline bool raw_answer(struct bxrm_io *io, const Bxrm__Reply *rep, const 
   bool ok = bxrm_buf_frame(&b, &rep->base, claim) && bxrm_io_write2(io, b.p, b.len, raw, raw_len, RS_WAIT_MS) == 0;
   bxrm_buf_free(&b);
   return ok;
+}
+
+/* The Welcome of a fake server hosting `device` (protocol version 1;
+ * `extensions`: it runs extension ops and carries value results). */
+static inline bool raw_welcome(struct bxrm_io *io, const char *device, bool extensions) {
+  Bxrm__Welcome w = BXRM__WELCOME__INIT;
+  w.version = BXRM_PROTOCOL_VERSION, w.device = (char *)device, w.extensions = w.ext_values = extensions;
+  Bxrm__Reply r = BXRM__REPLY__INIT;
+  r.body_case = BXRM__REPLY__BODY_WELCOME, r.welcome = &w;
+  return raw_answer(io, &r, NULL, 0, 0);
 }
 
 #endif /* BEXT_REMOTE_RAW_SESSION_H */

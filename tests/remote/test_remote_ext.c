@@ -440,9 +440,7 @@ Test(remote_ext, a_server_program_returns_values_and_a_failing_value_call_is_an_
  * decoder must refuse each with an error naming the method, never crash,
  * and release the ids the answer said the server holds. */
 struct liar {
-  char dir[64], addr[128];
-  nng_stream_listener *l;
-  pthread_t th;
+  struct raw_fake f;
   uint64_t freed[64], owed[64];   /* ids released by the client / named by the answers */
   int nfreed, nowed;
 };
@@ -450,12 +448,11 @@ struct liar {
 static void *liar_run(void *arg) {
   struct liar *L = arg;
   struct bxrm_io io;
-  if (!raw_accept(L->l, &io)) return NULL;
+  if (!raw_accept(L->f.l, &io)) return NULL;
   int call = 0;
   Bxrm__Request *q;
   while ((q = raw_request(&io))) {
     Bxrm__Reply r = BXRM__REPLY__INIT;
-    Bxrm__Welcome w = BXRM__WELCOME__INIT;
     Bxrm__ExtFound fo = BXRM__EXT_FOUND__INIT;
     Bxrm__ExtDone d = BXRM__EXT_DONE__INIT;
     Bxrm__Done dn = BXRM__DONE__INIT;
@@ -467,9 +464,7 @@ static void *liar_run(void *arg) {
     static const uint8_t whole[6] = {1, 1, 0, 0, 0, 1};                /* Whole(_, 1): one tensor */
     switch (q->body_case) {
     case BXRM__REQUEST__BODY_HELLO:
-      w.version = BXRM_PROTOCOL_VERSION, w.device = "flex", w.extensions = w.ext_values = true;
-      r.body_case = BXRM__REPLY__BODY_WELCOME, r.welcome = &w;
-      raw_answer(&io, &r, NULL, 0, 0);
+      raw_welcome(&io, "flex", true);
       break;
     case BXRM__REQUEST__BODY_EXT_FIND:
       r.body_case = BXRM__REPLY__BODY_EXT_FOUND, r.ext_found = &fo;
@@ -508,15 +503,8 @@ static void *liar_run(void *arg) {
 Test(remote_ext, an_answer_whose_value_does_not_decode_is_an_error_not_a_crash) {
   struct liar L;
   memset(&L, 0, sizeof L);
-  snprintf(L.dir, sizeof L.dir, "/tmp/bext-remote-XXXXXX");
-  cr_assert(mkdtemp(L.dir));
-  snprintf(L.addr, sizeof L.addr, "ipc://%s/s", L.dir);
-  cr_assert_eq(nng_stream_listener_alloc(&L.l, L.addr), 0);
-  cr_assert_eq(nng_stream_listener_listen(L.l), 0);
-  cr_assert_eq(pthread_create(&L.th, NULL, liar_run, &L), 0);
-  char spec[160];
-  snprintf(spec, sizeof spec, "remote:%s", L.addr);
-  const bext_device *d = dev_ok(spec);
+  raw_fake_start(&L.f, liar_run, &L);
+  const bext_device *d = dev_ok(L.f.spec);
   bext_tensor *x = mat_f32(X, 2, 3, d);
   static const char *const why[] = {"does not decode (7 bytes: truncated", "does not decode (5 bytes: truncated, or naming a field or variant",
                                     "the server's answer holds 2 tensors, the value it decodes to holds 1"};
@@ -531,12 +519,7 @@ Test(remote_ext, an_answer_whose_value_does_not_decode_is_an_error_not_a_crash) 
   bext_release(x);
   cr_expect(bext_sync(d), "%s", bext_last_error());   /* sends the releases */
   bext_device_close(d);
-  pthread_join(L.th, NULL);
-  nng_stream_listener_free(L.l);
-  char sock[160];
-  snprintf(sock, sizeof sock, "%s/s", L.dir);
-  unlink(sock);
-  rmdir(L.dir);
+  raw_fake_stop(&L.f);
   cr_expect_eq(L.nowed, 6);
   for (int i = 0; i < L.nowed; i++) {
     bool found = false;

@@ -115,9 +115,7 @@ Test(remote_faults, a_server_killed_while_a_read_waits_fails_that_read_at_once, 
 #define HALF_N ((int64_t)1 << 16)   /* elements of the tensor: 256 KiB of f32 */
 
 struct dying {
-  char dir[64], addr[128];
-  nng_stream_listener *l;
-  pthread_t th;
+  struct raw_fake f;
   float *bytes;                  /* what the half-reply sends */
   atomic_bool answered_half;
 };
@@ -125,18 +123,15 @@ struct dying {
 static void *dying_main(void *arg) {
   struct dying *D = arg;
   struct bxrm_io io;
-  if (!raw_accept(D->l, &io)) return NULL;
+  if (!raw_accept(D->f.l, &io)) return NULL;
   Bxrm__Request *q;
   while ((q = raw_request(&io))) {
     bool last = false;
     Bxrm__Reply r = BXRM__REPLY__INIT;
-    Bxrm__Welcome w = BXRM__WELCOME__INIT;
     Bxrm__Data data = BXRM__DATA__INIT;
     int64_t n = 2 * HALF_N;
     if (q->body_case == BXRM__REQUEST__BODY_HELLO) {
-      w.version = BXRM_PROTOCOL_VERSION, w.device = "flex";
-      r.body_case = BXRM__REPLY__BODY_WELCOME, r.welcome = &w;
-      raw_answer(&io, &r, NULL, 0, 0);
+      raw_welcome(&io, "flex", false);
     } else if (q->body_case == BXRM__REQUEST__BODY_READ) {
       data.dtype = BEXT_F32, data.n_shape = 1, data.shape = &n;
       r.body_case = BXRM__REPLY__BODY_DATA, r.data = &data;
@@ -158,15 +153,8 @@ Test(remote_faults, a_server_dying_halfway_through_a_download_fails_the_read_at_
   D.bytes = calloc((size_t)HALF_N, sizeof(float));
   cr_assert(D.bytes);
   for (int64_t i = 0; i < HALF_N; i++) D.bytes[i] = 7.0f;
-  snprintf(D.dir, sizeof D.dir, "/tmp/bext-remote-XXXXXX");
-  cr_assert(mkdtemp(D.dir));
-  snprintf(D.addr, sizeof D.addr, "ipc://%s/s", D.dir);
-  cr_assert_eq(nng_stream_listener_alloc(&D.l, D.addr), 0);
-  cr_assert_eq(nng_stream_listener_listen(D.l), 0);
-  cr_assert_eq(pthread_create(&D.th, NULL, dying_main, &D), 0);
-  char spec[160];
-  snprintf(spec, sizeof spec, "remote:%s", D.addr);
-  const bext_device *d = bext_device_get(spec);
+  raw_fake_start(&D.f, dying_main, &D);
+  const bext_device *d = bext_device_get(D.f.spec);
   cr_assert(d, "%s", bext_last_error());
   float *x = calloc((size_t)(2 * HALF_N), sizeof(float)), *out = malloc((size_t)(2 * HALF_N) * sizeof(float));
   cr_assert(x && out);
@@ -183,12 +171,7 @@ Test(remote_faults, a_server_dying_halfway_through_a_download_fails_the_read_at_
   cr_expect(strstr(bext_last_error(), "remote session lost"), "%s", bext_last_error());
   bext_release(a);
   bext_device_close(d);
-  pthread_join(D.th, NULL);
-  nng_stream_listener_free(D.l);
-  char sock[160];
-  snprintf(sock, sizeof sock, "%s/s", D.dir);
-  unlink(sock);
-  rmdir(D.dir);
+  raw_fake_stop(&D.f);
   free(x), free(out), free(D.bytes);
 }
 
