@@ -217,7 +217,10 @@ void chk_type_attrs(chk_ctx *cx, chk_module *cm, bxc_item *it, chk_symbol *s);
 bool chk_derives_extension(const bxc_attr_list *attrs);
 bool chk_has_fusion_companion(const bxc_attr_list *attrs);
 bool chk_has_fusion_scalar(const bxc_attr_list *attrs);
-/* Scalars, unit-only enums and one-scalar-field structs. */
+/* Scalars, unit-only enums and one-scalar-field structs: how a marked
+ * argument of type t is read as a scalar, and the scalar's type
+ * (*scalar, NULL when READ_NONE). */
+bxc_scalar_read chk_scalar_read(bxc_type *t, bxc_type **scalar);
 bool chk_type_converts_to_scalar(bxc_type *t);
 
 /* Parsed `#[backend_extension(...)]`.  The selectors are the runtime's

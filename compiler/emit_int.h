@@ -190,6 +190,7 @@ void bxc_emit_depfile(const bxc_unit *u, const char *c_path, const char *h_path,
 void bxc_emit_helpers(bxc_emit_ctx *cx);
 /* What bxc_emit_method_meta emitted, for the descriptor to call. */
 typedef struct bxc_emit_meta_info {
+    const bxc_method_rec *rec;   /* the checker's record the functions were emitted from */
     bool dtype, shape;      /* <prefix>_meta_dtype, <prefix>_meta_shape */
     bool meta;              /* <prefix>_meta */
     bxc_type *meta_ret;     /* the result type of <prefix>_meta */

@@ -1244,6 +1244,7 @@ void bxc_emit_method_meta(bxc_emit_ctx *cx, const char *prefix, const bxc_method
                           bxc_emit_meta_info *info) {
     const bxc_fn *fn = rec->fn;
     memset(info, 0, sizeof *info);
+    info->rec = rec;
     info->scalar = bxc_arena_alloc(cx->a, (fn->params.len + 1) * sizeof *info->scalar);
     memset(info->scalar, 0, (fn->params.len + 1) * sizeof *info->scalar);
     emit_scalar_encodings(cx, prefix, rec, cond, info);
