@@ -192,6 +192,9 @@ void chk_method_c_form(chk_ctx *cx, const bxc_fn *fn, bxc_type *const *ptypes, b
 void chk_method_switched_off(chk_ctx *cx, chk_module *cm, bxc_fn *fn);
 /* The root module's structs and enums, which the generated header declares. */
 void chk_root_types_c_form(chk_ctx *cx);
+/* The C names -o would emit, asked of the generator's name plan
+ * (bxc_emit_check_names): clashes and reserved names are E1103. */
+void chk_c_names(chk_ctx *cx);
 /* Candidate names of a kind for did-you-mean (arena array). */
 const char **chk_names_of(chk_ctx *cx, chk_module *cm, int kind_mask, uint32_t *n);
 

@@ -800,3 +800,26 @@ Test(lsp, method_hover_lists_the_recorded_scalars) {
     cr_expect_eq(lc_shutdown(c), 0);
     free(text);
 }
+
+/* A C name clash (E1103) is the checker's now (the generator's name plan):
+ * the server publishes it as you type, and it goes away with the rename. */
+Test(lsp, c_name_clash_is_published) {
+    char *dir = lc_tmpdir();
+    char uri[512];
+    snprintf(uri, sizeof uri, "file://%s/n.bext", dir);
+    lsp_client *c = lc_start();
+    lc_initialize(c, NULL);
+    open_doc(c, uri, "pub struct size_t { a: u32 }\n");
+    cJSON *d = lc_diagnostics(c, uri);
+    cr_assert_eq(cJSON_GetArraySize(lc_diag_list(d)), 1, "%s", cJSON_PrintUnformatted(lc_diag_list(d)));
+    cr_expect_str_eq(lc_str(lc_diag_list(d), "0.code"), "E1103");
+    cr_expect(strstr(lc_str(lc_diag_list(d), "0.message"), "`size_t`"), "%s", lc_str(lc_diag_list(d), "0.message"));
+    cr_expect_eq(lc_int(lc_diag_list(d), "0.range.start.character"), 11);
+    cJSON_Delete(d);
+    change(c, uri, 2, 0, 11, 0, 17, "Sized");
+    d = lc_diagnostics(c, uri);
+    cr_expect_eq(cJSON_GetArraySize(lc_diag_list(d)), 0, "%s", cJSON_PrintUnformatted(lc_diag_list(d)));
+    cJSON_Delete(d);
+    cr_expect_eq(lc_shutdown(c), 0);
+    lc_rmdir(dir);
+}
