@@ -5,7 +5,8 @@
  *   - Grads::smooth    a default body, differentiated through its ops;
  *   - Grads::mixed, Grads::my_matmul   generated from `#[backward]`.
  * Each gradient is checked against central finite differences in f64
- * (test_autodiff.c's gradcheck) on flex+autodiff and ndarray+autodiff: the
+ * (test_autodiff.c's gradcheck) on flex+autodiff, ndarray+autodiff and
+ * flex+autodiff(balanced): the
  * loss is sum(f(inputs) * r) with a fixed r, so every output element
  * weighs differently.  Also: the strategy-mismatch error of the inputs'
  * contexts, a formula that leaves a broadcast unreduced, and no leak
@@ -45,7 +46,9 @@ static void *counting_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
   }                                                                                \
   static void suite##_##name##_body(void)
 
-static const char *const DEVS[] = {"flex+autodiff", "ndarray+autodiff"};
+/* both strategies (grads.bext does not list Fusion: its stacks panic) */
+static const char *const DEVS[] = {"flex+autodiff", "ndarray+autodiff", "flex+autodiff(balanced)"};
+#define NDEVS ((int)(sizeof DEVS / sizeof DEVS[0]))
 
 /* One method under test: its inputs' shapes and a call of the entry point
  * that takes NEW references of its inputs (in[i]) and gives its output. */
@@ -155,7 +158,7 @@ static void gradcheck(const gcase *c, const char *devname) {
 }
 
 GR_TEST(grads, hand_written_autodiff) {
-  for (int d = 0; d < 2; d++) {
+  for (int d = 0; d < NDEVS; d++) {
     int before = grads_cubic_autodiff_calls;
     gradcheck(&CASES[0], DEVS[d]);
     cr_expect_gt(grads_cubic_autodiff_calls, before, "the hand-written _autodiff did not run");
@@ -163,11 +166,11 @@ GR_TEST(grads, hand_written_autodiff) {
 }
 
 GR_TEST(grads, default_body) {
-  for (int d = 0; d < 2; d++) gradcheck(&CASES[1], DEVS[d]);
+  for (int d = 0; d < NDEVS; d++) gradcheck(&CASES[1], DEVS[d]);
 }
 
 GR_TEST(grads, backward_formulas) {
-  for (int d = 0; d < 2; d++) {
+  for (int d = 0; d < NDEVS; d++) {
     grads_last_impl = NULL;
     gradcheck(&CASES[2], DEVS[d]);
     /* the forward ran the inner device's own kernel */
