@@ -402,10 +402,16 @@ static long rss_kb(pid_t pid) {
 #endif
 #endif
 
-/* 1000 edits, each re-checked and published: under ASan the server's
- * LeakSanitizer fails its exit status on any leak; elsewhere its RSS
- * after 1000 edits stays within 5% of its RSS after 100. */
-Test(lsp, thousand_edits_do_not_leak_or_grow, .timeout = 120) {
+/* 10,000 edits (issue 13's figure), each re-checked and published: the
+ * server's RSS after them stays within 5% of its RSS after 100.  Under
+ * ASan, 1000 edits and LeakSanitizer failing the exit status on any leak
+ * (ASan's own allocator makes RSS no measure there). */
+#ifdef LC_ASAN
+#define LC_EDITS 1000
+#else
+#define LC_EDITS 10000
+#endif
+Test(lsp, edits_do_not_leak_or_grow, .timeout = 300) {
     project p;
     project_make(&p);
     lsp_client *c = lc_start();
@@ -413,7 +419,7 @@ Test(lsp, thousand_edits_do_not_leak_or_grow, .timeout = 120) {
     open_doc(c, p.uri, MAIN_BAD);
     cJSON_Delete(lc_diagnostics(c, p.uri));
     long after100 = 0;
-    for (int i = 0; i < 1000; i++) {
+    for (int i = 0; i < LC_EDITS; i++) {
         /* alternate the error `y` and the fix `x` (plus a growing-free edit) */
         change(c, p.uri, i + 2, 3, 34, 3, 35, i % 2 ? "y" : "x");
         cJSON *d = lc_diagnostics(c, p.uri);
@@ -421,15 +427,16 @@ Test(lsp, thousand_edits_do_not_leak_or_grow, .timeout = 120) {
         cJSON_Delete(d);
         if (i == 99) after100 = rss_kb(c->pid);
     }
-    long after1000 = rss_kb(c->pid);
+    long after_all = rss_kb(c->pid);
     cJSON *h = at_request(c, "textDocument/hover", p.uri, 3, 24);
     cr_expect(strstr(lc_str(h, "result.contents.value"), "fn triple"));
     cJSON_Delete(h);
 #ifndef LC_ASAN
-    cr_expect(after100 > 0 && after1000 <= after100 + after100 / 20,
-              "RSS grew from %ld kB (100 edits) to %ld kB (1000 edits)", after100, after1000);
+    cr_expect(after100 > 0 && after_all <= after100 + after100 / 20,
+              "RSS grew from %ld kB (100 edits) to %ld kB (%d edits)", after100, after_all, LC_EDITS);
+    fprintf(stderr, "lsp: RSS %ld kB after 100 edits, %ld kB after %d\n", after100, after_all, LC_EDITS);
 #else
-    (void)after100, (void)after1000;
+    (void)after100, (void)after_all;
 #endif
     cr_expect_eq(lc_shutdown(c), 0, "non-zero exit: a leak report?");
     lc_rmdir(p.dir);
