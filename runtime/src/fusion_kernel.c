@@ -518,10 +518,11 @@ static bxk_val reduce_ir(struct bxk_builder *b, struct kb *K, int ri, const stru
     bxk_val v[BXFU_RED_LANES];
     K->defer = true;
     K->npend = 0;
-    for (int l = 0; l < (part ? 1 : lanes); l++) {
-      bxk_val kl = l ? bxk_bin(&bb, BXK_OP_ADD, k, bxk_const_i(&bb, BXK_U32, l)) : k;
+    bxk_val idx0 = row_index(&bb, w, k);
+    for (int l = 0; l < (part ? 1 : lanes); l++) {   /* lane l at idx0 + l * inner: one base for all */
+      bxk_val idx = l ? bxk_bin(&bb, BXK_OP_ADD, idx0, bxk_const_i(&bb, BXK_U32, l * w->inner)) : idx0;
       forget_elements(K);
-      v[l] = cvt(&bb, at, t, operand(&bb, K, ri, 0, row_index(&bb, w, kl)));
+      v[l] = cvt(&bb, at, t, operand(&bb, K, ri, 0, idx));
     }
     for (int q = 0; q < K->npend; q++)   /* in the order they were evaluated */
       bxk_store(&bb, K->pend[q].bind, K->pend[q].idx, K->pend[q].v);
