@@ -17,9 +17,12 @@
  * at the element its consumer reads).  A sum, mean, prod, max or min
  * (over a dim or all) reads its input chain on the fly: one unit per
  * output element walks the reduced extent in a fixed order, so the result
- * is deterministic.  An extension call learned to be one elementwise
- * `#[cube]` launch (fusion_cube.c) is a member like these, its body the
- * kernel's IR.  Not yet: f16/bf16, everything else that moves data. */
+ * is deterministic.  Values of such rows read back along them (softmax's
+ * max and sum, layer norm's mean and variance) make a row kernel: the
+ * reductions, the row values and the ops reading them, one unit per row.
+ * An extension call learned to be one elementwise `#[cube]` launch
+ * (fusion_cube.c) is a member like these, its body the kernel's IR.
+ * Not yet: f16/bf16, everything else that moves data. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -154,8 +157,39 @@ static int reduction_fed(const struct bxfu_segment *g, int c) {
   }
 }
 
+/* The dim along which a value of shape p is broadcast into shape c when
+ * p is c with that one dim collapsed to 1 (a row's value read back along
+ * the row); -1 otherwise. */
+static int collapsed_dim(const bext_spec *p, const bext_spec *c) {
+  if (p->rank != c->rank) return -1;
+  int d = -1;
+  for (int a = 0; a < c->rank; a++) {
+    if (p->shape[a] == c->shape[a]) continue;
+    if (p->shape[a] != 1 || d >= 0) return -1;
+    d = a;
+  }
+  return d;
+}
+
+/* A row edge: p's value is per row of a reduction (the reduction itself,
+ * keeping its dim, or an elementwise op of that shape) and elementwise c
+ * reads it, at its own shape or broadcast back along the reduced dim:
+ * softmax's max and sum, layer norm's mean, variance and rsqrt.  Only
+ * whole row kernels (rows_fit, below) may hold such edges. */
+static bool row_edge(const struct bxfu_segment *g, int p, int c) {
+  const struct bxfu_rec *rp = &g->rec[p], *rc = &g->rec[c];
+  if (!expressible(g, c) || is_view(rc)) return false;
+  if (reducible(g, p))
+    return !rp->at.all && rp->out.rank == rp->in[0]->rank &&
+           (bxr_same_shape(rp->out.rank, rp->out.shape, rc->out.rank, rc->out.shape) || collapsed_dim(&rp->out, &rc->out) >= 0);
+  return expressible(g, p) && !is_view(rp) && collapsed_dim(&rp->out, &rc->out) >= 0;
+}
+
 bool bxfu_can_fuse(const struct bxfu_segment *g, int p, int c) {
   const struct bxfu_rec *rp = &g->rec[p], *rc = &g->rec[c];
+  /* p's value may be read again or held: the row kernel stores it, and
+   * rows_fit checks that every read outside the group comes after it */
+  if (row_edge(g, p, c)) return true;
   if (!expressible(g, p)) return false;
   /* A chain feeding a reduction is computed inside the reduction's loop,
    * at every element of its input.  p's value may be read again after
@@ -231,6 +265,17 @@ struct kb {
   bxk_val *at;             /* member record -> the index it was evaluated at */
   int *scal;               /* member record -> its first scalar parameter */
   int *wbind;              /* member record -> the binding storing it, or -1 */
+  /* Stores of members held back while a reduction step evaluates its
+   * lanes, then written after every lane's loads: a store between two
+   * lanes' loads may alias them (bindings carry no alias facts), which
+   * keeps LLVM's SLP vectorizer from packing the lanes into vectors. */
+  struct { int bind; bxk_val idx, v; } *pend;
+  int npend;
+  bool defer;
+  bool *unit;              /* member record -> a row's value (row kernels), computed once per row */
+  bool *wdone, *wnow;      /* member record -> stored by an earlier loop / by the loop being built */
+  int keep;                /* a row kernel's member kept in the root's output between loops, or -1 */
+  bool keeping;            /* the loop being built stores it there */
 };
 
 /* Coordinate d of element idx of a row-major shape (0 for extent 1). */
@@ -336,48 +381,76 @@ static bxk_val member_ir(struct bxk_builder *b, const struct bxfu_rec *r, const 
  * there), then its row, stored too when it is read after the group.
  * Every member but the root has one consumer inside the group (a stored
  * one may be read twice by it, at one element), so each member is
- * evaluated once. */
-static bxk_val member_val(struct bxk_builder *b, struct kb *K, int i, bxk_val idx) {
+ * evaluated once per element; in a row kernel a member may be read by
+ * several (layer norm's centred value), each evaluation at one element
+ * is shared, and a row's values (K->unit) are computed once per row
+ * before the loops that read them. */
+static bxk_val member_val(struct bxk_builder *b, struct kb *K, int i, bxk_val idx);
+
+/* Input q of member i, read at element `at` of that input: a row's
+ * value, a member evaluated there, or an outside input loaded there. */
+static bxk_val operand(struct bxk_builder *b, struct kb *K, int i, int q, bxk_val at) {
   const struct bxfu_segment *g = K->g;
   const struct bxfu_group *gr = K->gr;
+  int src = g->src[i][q];
+  if (src >= 0 && K->unit[src] && K->val[src] != (bxk_val)-1) return K->val[src];   /* computed once per row */
+  if (src >= 0 && K->val[src] && K->at[src] == at) return K->val[src];   /* a member read twice at one element */
+  if (src >= 0 && K->val[src] == (bxk_val)-1) return member_val(b, K, src, at);   /* a member: evaluated there */
+  const struct bxfu_val *v = bxfu_val_of(g->rec[i].in[q]);
+  for (int e = 0; e < gr->next; e++)
+    if (bxfu_val_of(g->rec[gr->ext_rec[e]].in[gr->ext_in[e]]) == v) return bxk_load(b, e, at);
+  return 0;
+}
+
+static bxk_val member_val(struct bxk_builder *b, struct kb *K, int i, bxk_val idx) {
+  const struct bxfu_segment *g = K->g;
   const struct bxfu_rec *r = &g->rec[i];
   bool view = is_view(r);
   bxk_val in[BXR_MAX_INPUTS] = {0};
   for (int q = 0; q < r->n_in; q++) {
     const bext_tensor *t = r->in[q];
-    bxk_val at = view ? view_index(b, r, idx, K->scal[i]) : bcast_index(b, idx, r->out.rank, r->out.shape, t->rank, t->shape);
     int src = g->src[i][q];
-    if (src >= 0 && K->val[src] && K->at[src] == at) {   /* a member read twice at one element */
-      in[q] = K->val[src];
-      continue;
-    }
-    if (src >= 0 && K->val[src] == (bxk_val)-1) {   /* a member: evaluated where i reads it */
-      in[q] = member_val(b, K, src, at);
-      continue;
-    }
-    const struct bxfu_val *v = bxfu_val_of(t);
-    for (int e = 0; e < gr->next; e++)
-      if (bxfu_val_of(g->rec[gr->ext_rec[e]].in[gr->ext_in[e]]) == v) in[q] = bxk_load(b, e, at);
+    bool row_value = src >= 0 && K->unit[src] && K->val[src] != (bxk_val)-1;   /* needs no index */
+    in[q] = operand(b, K, i, q, row_value ? 0 : view ? view_index(b, r, idx, K->scal[i])
+                                                 : bcast_index(b, idx, r->out.rank, r->out.shape, t->rank, t->shape));
   }
   K->at[i] = idx;
   K->val[i] = view ? in[0] : r->kind == BXFU_EXT ? bxfu_cube_inline(b, r->x->cube, in, idx) : member_ir(b, r, in, K->scal[i]);
-  if (K->wbind[i] >= 0) bxk_store(b, K->wbind[i], idx, K->val[i]);   /* read after the group */
+  if (i == K->keep && K->keeping && K->defer)   /* kept for the last loop, in the root's own element */
+    K->pend[K->npend].bind = K->gr->next, K->pend[K->npend].idx = idx, K->pend[K->npend++].v = K->val[i];
+  if (K->wbind[i] >= 0 && !K->wdone[i]) {   /* read after the group: stored once */
+    K->wnow[i] = true;
+    if (K->defer) {   /* after the step's loads */
+      K->pend[K->npend].bind = K->wbind[i], K->pend[K->npend].idx = idx, K->pend[K->npend++].v = K->val[i];
+    } else {
+      bxk_store(b, K->wbind[i], idx, K->val[i]);
+    }
+  }
   return K->val[i];
 }
 
-/* Sums and products accumulate in this many lanes, element k into lane
- * k % BXFU_RED_LANES (the tail past the last whole step into lane 0),
- * combined pairwise at the end: a fixed order, so still deterministic,
- * and the lanes' adds do not wait on each other (one f64 accumulator
- * costs an add's latency per element). */
-#define BXFU_RED_LANES 4
+/* Sums, products, max and min accumulate in this many lanes, element k
+ * into lane k % BXFU_RED_LANES (the tail past the last whole step into
+ * lane 0), combined pairwise at the end: a fixed order, so still
+ * deterministic, and the lanes are independent, so LLVM's SLP vectorizer
+ * packs them into vectors (16 f32 lanes: one AVX-512 register, two AVX2
+ * ones), libmvec's vector exp included. */
+#define BXFU_RED_LANES 16
 
-/* The chain of a reduction root evaluated afresh at element idx of its
- * input (every member but the root forgotten first). */
-static bxk_val chain_at(struct bxk_builder *b, struct kb *K, bxk_val idx) {
-  for (int m = 0; m < K->gr->n; m++)
-    if (K->gr->member[m] != K->gr->root) K->val[K->gr->member[m]] = (bxk_val)-1;
-  return member_val(b, K, K->g->src[K->gr->root][0], idx);
+/* Every member that is not a row's value forgotten, so the next loop (or
+ * lane) evaluates its chain afresh at its own element. */
+static void forget_elements(struct kb *K) {
+  for (int m = 0; m < K->gr->n; m++) {
+    int i = K->gr->member[m];
+    if (!K->unit || !K->unit[i]) K->val[i] = (bxk_val)-1;
+  }
+}
+
+/* Members stored in the loop just closed are not stored again by later
+ * loops that evaluate them afresh. */
+static void stores_done(struct kb *K) {
+  for (int i = 0; i < K->g->n; i++)
+    if (K->wnow[i]) K->wdone[i] = true, K->wnow[i] = false;
 }
 
 /* acc = acc (op) v, in the accumulator's type. */
@@ -393,27 +466,34 @@ static void accumulate(struct bxk_builder *b, enum bxr_opcode op, int acc, bxk_v
   bxk_set(b, acc, y);
 }
 
-/* The reduction root of gr, computed at output element pos: its input
- * [outer, K, inner] (K the reduced extent; the whole tensor for `all`)
- * walked in order k = 0..K-1 with the chain evaluated at each element,
- * accumulated as Flex accumulates (table `red`); sums and products in
- * BXFU_RED_LANES lanes. */
-static bool reduce_ir(struct bxk_builder *b, struct kb *K, bxk_val pos) {
-  const struct bxfu_segment *g = K->g;
-  const struct bxfu_group *gr = K->gr;
-  const struct bxfu_rec *r = &g->rec[gr->root];
-  const bext_tensor *x = r->in[0];
-  int64_t ext = bxr_numel(x->rank, x->shape), inner = 1;
-  if (!r->at.all) {
-    ext = x->shape[r->at.dim];
-    for (int d = r->at.dim + 1; d < x->rank; d++) inner *= x->shape[d];
-  }
+/* The rows of a group: each unit (pos) is one row, the reduced dim's K
+ * elements at base + k * inner, k = 0..K-1. */
+struct rows {
+  int64_t ext, inner;
+  bxk_val base;
+};
+
+/* The element index of row element k. */
+static bxk_val row_index(struct bxk_builder *b, const struct rows *w, bxk_val k) {
+  return bxk_bin(b, BXK_OP_ADD, w->base, w->inner > 1 ? bxk_bin(b, BXK_OP_MUL, k, bxk_const_i(b, BXK_U32, w->inner)) : k);
+}
+
+/* Reduction member r over the row: k = 0..K-1 in order with its chain
+ * evaluated at each element, accumulated as Flex accumulates (table
+ * `red`) in BXFU_RED_LANES lanes.  Float max/min combine their lanes
+ * exactly: lanes change nothing but where an equal element or a NaN sits,
+ * so a zero or NaN result (the only values whose bits depend on which
+ * equal element wins) walks the row again for its first occurrence, as
+ * the sequential scan (and Flex) finds it. */
+static bxk_val reduce_ir(struct bxk_builder *b, struct kb *K, int ri, const struct rows *w) {
+  const struct bxfu_rec *r = &K->g->rec[ri];
+  int64_t ext = w->ext;
   enum bxk_type t = ir_type(r->out.dtype);
   bool fl = bxk_type_is_float(t);
   enum bxr_opcode op = r->code;
-  bool sum = op == BXR_OP_SUM || op == BXR_OP_MEAN;
+  bool sum = op == BXR_OP_SUM || op == BXR_OP_MEAN, ext_op = op == BXR_OP_MAX_REDUCE || op == BXR_OP_MIN_REDUCE;
   enum bxk_type at = fl && (sum || op == BXR_OP_PROD) ? BXK_F64 : t;
-  int lanes = (sum || op == BXR_OP_PROD) && ext >= 2 * BXFU_RED_LANES ? BXFU_RED_LANES : 1;
+  int lanes = ext >= 2 * BXFU_RED_LANES ? BXFU_RED_LANES : 1;
   int acc[BXFU_RED_LANES];
   bxk_val init;
   if (sum) init = fl ? bxk_const_f(b, at, 0.0) : bxk_const_i(b, at, 0);
@@ -428,13 +508,6 @@ static bool reduce_ir(struct bxk_builder *b, struct kb *K, bxk_val pos) {
     acc[l] = bxk_add_local(K->k, at);
     bxk_set(b, acc[l], init);
   }
-  bxk_val base = pos;   /* o * ext * inner + i, with o = pos / inner, i = pos % inner */
-  if (inner > 1 || ext > 1) {
-    bxk_val cin = bxk_const_i(b, BXK_U32, inner);
-    bxk_val o = inner > 1 ? bxk_bin(b, BXK_OP_DIV, pos, cin) : pos;
-    base = bxk_bin(b, BXK_OP_MUL, o, bxk_const_i(b, BXK_U32, ext * inner));
-    if (inner > 1) base = bxk_bin(b, BXK_OP_ADD, base, bxk_bin(b, BXK_OP_REM, pos, cin));
-  }
   /* whole steps of `lanes` elements, then the tail into lane 0 */
   int64_t whole = ext / lanes * lanes;
   for (int part = 0; part < 2; part++) {
@@ -443,23 +516,159 @@ static bool reduce_ir(struct bxk_builder *b, struct kb *K, bxk_val pos) {
     struct bxk_block *body;
     bxk_val k = bxk_for(b, bxk_const_i(b, BXK_U32, lo), bxk_const_i(b, BXK_U32, hi), bxk_const_i(b, BXK_U32, step), &body);
     struct bxk_builder bb = bxk_builder_at(K->k, body);
-    for (int l = 0; l < (part ? 1 : lanes); l++) {
-      bxk_val kl = l ? bxk_bin(&bb, BXK_OP_ADD, k, bxk_const_i(&bb, BXK_U32, l)) : k;
-      bxk_val idx = bxk_bin(&bb, BXK_OP_ADD, base, inner > 1 ? bxk_bin(&bb, BXK_OP_MUL, kl, bxk_const_i(&bb, BXK_U32, inner)) : kl);
-      accumulate(&bb, op, acc[l], cvt(&bb, at, t, chain_at(&bb, K, idx)));
+    /* every lane's chain first (loads and math), then the stores it
+     * held back, then the accumulators: lane by lane in that order, so
+     * the vectorizer sees one load, one math op and one store per
+     * member across the lanes */
+    bxk_val v[BXFU_RED_LANES];
+    K->defer = true;
+    K->npend = 0;
+    bxk_val idx0 = row_index(&bb, w, k);
+    for (int l = 0; l < (part ? 1 : lanes); l++) {   /* lane l at idx0 + l * inner: one base for all */
+      bxk_val idx = l ? bxk_bin(&bb, BXK_OP_ADD, idx0, bxk_const_i(&bb, BXK_U32, l * w->inner)) : idx0;
+      forget_elements(K);
+      v[l] = cvt(&bb, at, t, operand(&bb, K, ri, 0, idx));
     }
+    for (int q = 0; q < K->npend; q++)   /* in the order they were evaluated */
+      bxk_store(&bb, K->pend[q].bind, K->pend[q].idx, K->pend[q].v);
+    K->defer = false;
+    for (int l = 0; l < (part ? 1 : lanes); l++) accumulate(&bb, op, acc[l], v[l]);
   }
-  bxk_val res[BXFU_RED_LANES];   /* lanes combined pairwise: (0 1) (2 3), then the two */
+  stores_done(K);
+  bxk_val res[BXFU_RED_LANES];   /* lanes combined pairwise: (0 1) (2 3) ..., then pairs of pairs */
   for (int l = 0; l < lanes; l++) res[l] = bxk_get(b, acc[l]);
-  for (int w = 1; w < lanes; w *= 2)
-    for (int l = 0; l + w < lanes; l += 2 * w)
-      res[l] = bxk_bin(b, op == BXR_OP_PROD ? BXK_OP_MUL : BXK_OP_ADD, res[l], res[l + w]);
+  for (int wd = 1; wd < lanes; wd *= 2)
+    for (int l = 0; l + wd < lanes; l += 2 * wd) {
+      if (!ext_op) res[l] = bxk_bin(b, op == BXR_OP_PROD ? BXK_OP_MUL : BXK_OP_ADD, res[l], res[l + wd]);
+      else res[l] = bxk_bin(b, op == BXR_OP_MAX_REDUCE ? BXK_OP_MAX : BXK_OP_MIN, res[l + wd], res[l]);
+    }
   bxk_val y = res[0];
+  if (ext_op && fl && lanes > 1) {   /* a zero or a NaN: the first one in the row */
+    int out = bxk_add_local(K->k, t);
+    bxk_set(b, out, y);
+    bxk_val zero = bxk_const_f(b, t, 0.0);
+    bxk_val again = bxk_bin(b, BXK_OP_OR, bxk_bin(b, BXK_OP_EQ, y, zero), bxk_bin(b, BXK_OP_NE, y, y));
+    struct bxk_block *then_blk, *else_blk, *body, *hit, *miss;
+    bxk_if(b, again, &then_blk, &else_blk);
+    struct bxk_builder tb = bxk_builder_at(K->k, then_blk);
+    bxk_val k = bxk_for(&tb, bxk_const_i(&tb, BXK_U32, 0), bxk_const_i(&tb, BXK_U32, ext), bxk_const_i(&tb, BXK_U32, 1), &body);
+    struct bxk_builder bb = bxk_builder_at(K->k, body);
+    forget_elements(K);
+    bxk_val e = operand(&bb, K, ri, 0, row_index(&bb, w, k));
+    bxk_if(&bb, bxk_bin(&bb, BXK_OP_OR, bxk_bin(&bb, BXK_OP_EQ, e, y), bxk_bin(&bb, BXK_OP_NE, e, e)), &hit, &miss);
+    struct bxk_builder hb = bxk_builder_at(K->k, hit);
+    bxk_set(&hb, out, e);
+    bxk_break(&hb);
+    y = bxk_get(b, out);
+  }
   if (op == BXR_OP_MEAN) {
     if (fl) y = bxk_bin(b, BXK_OP_DIV, y, bxk_const_f(b, at, (double)ext));
     else y = cvt(b, at, BXK_I64, bxk_bin(b, BXK_OP_DIV, cvt(b, BXK_I64, at, y), bxk_const_i(b, BXK_I64, ext)));
   }
-  bxk_store(b, gr->next, pos, cvt(b, t, at, y));
+  return cvt(b, t, at, y);
+}
+
+/* Whether member i of a row kernel is an element of the rows (not a row
+ * value) feeding member `to` through such elements, i itself included;
+ * seen[] marks the members already walked from (each once). */
+static bool feeds(const struct kb *K, int i, int to, bool *seen) {
+  if (i == to) return true;
+  if (seen[to]) return false;
+  seen[to] = true;
+  const struct bxfu_rec *r = &K->g->rec[to];
+  for (int q = 0; q < r->n_in; q++) {
+    int s = K->g->src[to][q];
+    if (s >= i && K->val[s] == (bxk_val)-1 && !K->unit[s] && feeds(K, i, s, seen)) return true;
+  }
+  return false;
+}
+
+/* The element of the rows that a row kernel computes in its last
+ * reduction's loop and reads again in its last loop (softmax's exp(x -
+ * max), read by the sum and by the division): that loop stores it in the
+ * root's own output element, of its dtype, and the last loop reads it
+ * back there instead of computing it again (an exp per element saved).
+ * The latest such member, so the most work is kept; -1 when none (or
+ * the root is a row value).  last_red: the group's last reduction. */
+static int kept_member(const struct kb *K, int last_red) {
+  const struct bxfu_segment *g = K->g;
+  const struct bxfu_group *gr = K->gr;
+  int best = -1;
+  if (K->unit[gr->root] || last_red < 0 || g->src[last_red][0] < 0) return -1;
+  int in = g->src[last_red][0];
+  bool *seen = calloc((size_t)g->n, sizeof *seen);
+  for (int m = 0; seen && m < gr->n; m++) {
+    int i = gr->member[m];
+    if (K->unit[i] || i == gr->root || g->rec[i].out.dtype != g->rec[gr->root].out.dtype) continue;
+    memset(seen, 0, (size_t)g->n * sizeof *seen);
+    bool a = K->val[in] == (bxk_val)-1 && feeds(K, i, in, seen);
+    memset(seen, 0, (size_t)g->n * sizeof *seen);
+    if (a && feeds(K, i, gr->root, seen)) best = i;
+  }
+  free(seen);   /* (out of memory: nothing kept, all computed again) */
+  return best;
+}
+
+/* A group with reductions, at unit pos (one row of [outer, K, inner], K
+ * the reduced extent; the whole tensor for `all`): its members in record
+ * order, each reduction as a loop over the row, each row value (K->unit)
+ * once; then, when the root is an element of the rows (softmax's
+ * division), a last loop storing it at every element of the row, its
+ * chain evaluated afresh (a row's values read from before). */
+static bool rows_ir(struct bxk_builder *b, struct kb *K, bxk_val pos, const struct bxfu_rec *rd) {
+  const struct bxfu_segment *g = K->g;
+  const struct bxfu_group *gr = K->gr;
+  const bext_tensor *x = rd->in[0];
+  struct rows w = {bxr_numel(x->rank, x->shape), 1, pos};
+  if (!rd->at.all) {
+    w.ext = x->shape[rd->at.dim];
+    for (int d = rd->at.dim + 1; d < x->rank; d++) w.inner *= x->shape[d];
+  }
+  if (w.inner > 1 || w.ext > 1) {   /* base = o * ext * inner + i, with o = pos / inner, i = pos % inner */
+    bxk_val cin = bxk_const_i(b, BXK_U32, w.inner);
+    bxk_val o = w.inner > 1 ? bxk_bin(b, BXK_OP_DIV, pos, cin) : pos;
+    w.base = bxk_bin(b, BXK_OP_MUL, o, bxk_const_i(b, BXK_U32, w.ext * w.inner));
+    if (w.inner > 1) w.base = bxk_bin(b, BXK_OP_ADD, w.base, bxk_bin(b, BXK_OP_REM, pos, cin));
+  }
+  int last_red = -1;
+  for (int m = 0; m < gr->n; m++)
+    if (red[g->rec[gr->member[m]].code]) last_red = gr->member[m];
+  K->keep = kept_member(K, last_red);
+  for (int m = 0; m < gr->n; m++) {
+    int i = gr->member[m];
+    if (!K->unit[i]) continue;
+    if (red[g->rec[i].code]) {
+      K->keeping = i == last_red && K->keep >= 0;
+      K->val[i] = reduce_ir(b, K, i, &w);
+      K->keeping = false;
+      K->at[i] = pos;
+      if (K->wbind[i] >= 0) bxk_store(b, K->wbind[i], pos, K->val[i]);
+    } else {
+      member_val(b, K, i, pos);   /* its inputs are row values too: evaluated already */
+    }
+  }
+  /* a member read after the group that no loop computed yet (it feeds
+   * neither a reduction nor the root: min(x, min_dim(x)) read by a
+   * gather while the group goes on to the row values) gets the last loop */
+  bool element_root = !K->unit[gr->root], loop = element_root;
+  for (int q = 0; q < gr->nwout; q++) loop |= !K->unit[gr->wout[q]] && !K->wdone[gr->wout[q]];
+  if (!element_root) bxk_store(b, gr->next, pos, K->val[gr->root]);
+  if (!loop) return true;
+  struct bxk_block *body;
+  bxk_val k = bxk_for(b, bxk_const_i(b, BXK_U32, 0), bxk_const_i(b, BXK_U32, w.ext), bxk_const_i(b, BXK_U32, 1), &body);
+  struct bxk_builder bb = bxk_builder_at(K->k, body);
+  forget_elements(K);
+  bxk_val idx = row_index(&bb, &w, k);
+  if (element_root && K->keep >= 0) {   /* read back, not computed again */
+    K->val[K->keep] = bxk_load(&bb, gr->next, idx);
+    K->at[K->keep] = idx;
+  }
+  if (element_root) bxk_store(&bb, gr->next, idx, member_val(&bb, K, gr->root, idx));
+  for (int q = 0; q < gr->nwout; q++) {
+    int i = gr->wout[q];
+    if (!K->unit[i] && !K->wdone[i] && !(K->val[i] != (bxk_val)-1 && K->at[i] == idx)) member_val(&bb, K, i, idx);
+  }
+  stores_done(K);
   return true;
 }
 
@@ -469,10 +678,15 @@ static bool reduce_ir(struct bxk_builder *b, struct kb *K, bxk_val pos) {
  * reduction root, the chain evaluated inside its loop.  Shapes are constants (they are part
  * of the plan's key); scalars are parameters (fresh on every replay). */
 static struct bxk_kernel *group_ir(const struct bxfu_segment *g, struct bxfu_group *gr) {
-  const struct bxfu_rec *root = &g->rec[gr->root];
-  bool reduce = red[root->code];
-  const bext_spec *is = reduce ? &root->in[0]->spec : &root->out;
-  int64_t numel = bxr_numel(root->out.rank, root->out.shape);
+  const struct bxfu_rec *root = &g->rec[gr->root], *rd = NULL;
+  int nred = 0;
+  for (int m = 0; m < gr->n; m++)
+    if (red[g->rec[gr->member[m]].code]) rd = rd ? rd : &g->rec[gr->member[m]], nred++;
+  /* a row kernel: a reduction's value read inside the group (rows_fit
+   * made its members elementwise, of the rows' shape or one value per row) */
+  bool rows = rd && (nred > 1 || !red[root->code]);
+  const bext_spec *is = rd ? &rd->in[0]->spec : &root->out;
+  int64_t numel = rd ? bxr_numel(rd->out.rank, rd->out.shape) : bxr_numel(root->out.rank, root->out.shape);
   if (numel <= 0 || numel > (int64_t)UINT32_MAX / 2 || bxr_numel(is->rank, is->shape) > (int64_t)UINT32_MAX / 2)
     return NULL;
   for (int m = 0; m < gr->n; m++) {   /* every index of the kernel is a u32 */
@@ -483,48 +697,60 @@ static struct bxk_kernel *group_ir(const struct bxfu_segment *g, struct bxfu_gro
   }
   gr->numel = (uint32_t)numel;
   char name[48];
-  snprintf(name, sizeof name, reduce ? "fused_%d_ops_%s" : "fused_%d_ops", gr->n, bxr_op_name(root->code));
+  snprintf(name, sizeof name, rd ? "fused_%d_ops_%s" : "fused_%d_ops", gr->n, bxr_op_name(root->code));
   struct bxk_kernel *k = bxk_kernel_new(name);
   if (!k) return NULL;
-  struct kb K = {g, gr, k, malloc((size_t)g->n * sizeof(bxk_val)), calloc((size_t)g->n, sizeof(bxk_val)),
-                 malloc((size_t)g->n * sizeof(int)), malloc((size_t)g->n * sizeof(int))};
-  if (!K.val || !K.at || !K.scal || !K.wbind) {
-    free(K.val);
-    free(K.at);
-    free(K.scal);
-    free(K.wbind);
-    bxk_kernel_free(k);
-    return NULL;
+  struct kb K = {.g = g, .gr = gr, .k = k, .keep = -1};
+  K.val = malloc((size_t)g->n * sizeof *K.val);
+  K.at = calloc((size_t)g->n, sizeof *K.at);
+  K.scal = malloc((size_t)g->n * sizeof *K.scal);
+  K.wbind = malloc((size_t)g->n * sizeof *K.wbind);
+  K.pend = malloc(((size_t)gr->nwout + 1) * BXFU_RED_LANES * sizeof *K.pend);
+  K.unit = calloc((size_t)g->n, sizeof *K.unit);
+  K.wdone = calloc((size_t)g->n, sizeof *K.wdone);
+  K.wnow = calloc((size_t)g->n, sizeof *K.wnow);
+  bool ok = K.val && K.at && K.scal && K.wbind && K.pend && K.unit && K.wdone && K.wnow;
+  if (ok) {
+    /* members are marked -1 until evaluated; scalars numbered in member
+     * order; stored members get their bindings after the root's */
+    for (int i = 0; i < g->n; i++) K.val[i] = 0, K.wbind[i] = -1;
+    for (int w = 0; w < gr->nwout; w++) K.wbind[gr->wout[w]] = gr->next + 1 + w;
+    for (int m = 0, sc = 0; m < gr->n; m++) {
+      const struct bxfu_rec *r = &g->rec[gr->member[m]];
+      K.val[gr->member[m]] = (bxk_val)-1;
+      K.scal[gr->member[m]] = sc;
+      sc += n_scalars(r);
+      /* a row's values: the reductions, and in a row kernel every member
+       * of the rows' shape with the reduced dim collapsed */
+      K.unit[gr->member[m]] = red[r->code] || (rows && !bxr_same_shape(r->out.rank, r->out.shape, is->rank, is->shape));
+    }
+    for (int e = 0; e < gr->next; e++) bxk_add_binding(k, ir_type(g->rec[gr->ext_rec[e]].in[gr->ext_in[e]]->dtype), 0, false);
+    bxk_add_binding(k, ir_type(root->out.dtype), 0, true);
+    for (int w = 0; w < gr->nwout; w++) bxk_add_binding(k, ir_type(g->rec[gr->wout[w]].out.dtype), 0, true);
+    for (int m = 0; m < gr->n; m++) {
+      const struct bxfu_rec *r = &g->rec[gr->member[m]];
+      for (int q = 0; q < n_scalars(r); q++) bxk_add_scalar(k, scalar_type(r));
+    }
+    struct bxk_builder b0 = bxk_builder_at(k, NULL);
+    bxk_val pos = bxk_topo(&b0, BXK_TOPO_ABSOLUTE_POS);
+    struct bxk_block *then_blk, *else_blk;
+    bxk_if(&b0, bxk_bin(&b0, BXK_OP_LT, pos, bxk_const_i(&b0, BXK_U32, numel)), &then_blk, &else_blk);
+    struct bxk_builder b = bxk_builder_at(k, then_blk);
+    if (rd) {
+      ok = rows_ir(&b, &K, pos, rd);
+    } else {
+      K.val[gr->root] = 0;
+      bxk_store(&b, gr->next, pos, member_val(&b, &K, gr->root, pos));
+    }
   }
-  /* members are marked -1 until evaluated; scalars numbered in member
-   * order; stored members get their bindings after the root's */
-  for (int i = 0; i < g->n; i++) K.val[i] = 0, K.wbind[i] = -1;
-  for (int w = 0; w < gr->nwout; w++) K.wbind[gr->wout[w]] = gr->next + 1 + w;
-  for (int m = 0, sc = 0; m < gr->n; m++) {
-    K.val[gr->member[m]] = (bxk_val)-1;
-    K.scal[gr->member[m]] = sc;
-    sc += n_scalars(&g->rec[gr->member[m]]);
-  }
-  K.val[gr->root] = 0;
-  for (int e = 0; e < gr->next; e++) bxk_add_binding(k, ir_type(g->rec[gr->ext_rec[e]].in[gr->ext_in[e]]->dtype), 0, false);
-  bxk_add_binding(k, ir_type(root->out.dtype), 0, true);
-  for (int w = 0; w < gr->nwout; w++) bxk_add_binding(k, ir_type(g->rec[gr->wout[w]].out.dtype), 0, true);
-  for (int m = 0; m < gr->n; m++) {
-    const struct bxfu_rec *r = &g->rec[gr->member[m]];
-    for (int q = 0; q < n_scalars(r); q++) bxk_add_scalar(k, scalar_type(r));
-  }
-  struct bxk_builder b0 = bxk_builder_at(k, NULL);
-  bxk_val pos = bxk_topo(&b0, BXK_TOPO_ABSOLUTE_POS);
-  struct bxk_block *then_blk, *else_blk;
-  bxk_if(&b0, bxk_bin(&b0, BXK_OP_LT, pos, bxk_const_i(&b0, BXK_U32, numel)), &then_blk, &else_blk);
-  struct bxk_builder b = bxk_builder_at(k, then_blk);
-  bool ok = true;
-  if (reduce) ok = reduce_ir(&b, &K, pos);
-  else bxk_store(&b, gr->next, pos, member_val(&b, &K, gr->root, pos));
   free(K.val);
   free(K.at);
   free(K.scal);
   free(K.wbind);
+  free(K.pend);
+  free(K.unit);
+  free(K.wdone);
+  free(K.wnow);
   struct bxk_diags ds;
   memset(&ds, 0, sizeof ds);
   if (!ok || k->oom || !bxk_verify(k, &ds)) {
@@ -571,6 +797,43 @@ static bool group_bindings(const struct bxfu_segment *g, struct bxfu_group *gr, 
   return true;
 }
 
+/* Whether the groups of roots a and b, joined by consumer c (the last
+ * record of either), make one row kernel: every reduction in it reduces
+ * one dim d of one shape S and keeps the dim (the rows); every member is
+ * elementwise (no views) of shape S or of S with d collapsed (a row's
+ * values, computed once per row); and no record outside reads a member
+ * before c, where the group runs.  Legality of a group as a whole, next
+ * to the pairwise rule (bxfu_can_fuse). */
+static bool rows_fit(const struct bxfu_segment *g, int *parent, int a, int b, int c) {
+  const bext_spec *S = NULL;
+  int d = -1;
+  for (int pass = 0; pass < 2; pass++)
+    for (int i = 0; i <= c; i++) {
+      int f = find(parent, i);
+      if (f != a && f != b && i != c) continue;
+      const struct bxfu_rec *r = &g->rec[i];
+      if (pass == 0) {   /* the rows: one (S, d) for every reduction */
+        if (r->kind != BXFU_CORE || !red[r->code]) continue;
+        if (r->at.all || r->out.rank != r->in[0]->rank) return false;
+        if (!S) S = &r->in[0]->spec, d = r->at.dim;
+        else if (d != r->at.dim || !bxr_same_shape(S->rank, S->shape, r->in[0]->rank, r->in[0]->shape)) return false;
+        continue;
+      }
+      if (!S || S->shape[d] == 1 || is_view(r)) return false;
+      if (!bxr_same_shape(r->out.rank, r->out.shape, S->rank, S->shape) && collapsed_dim(&r->out, S) != d) return false;
+    }
+  if (!S) return false;
+  for (int j = 0; j < c; j++) {   /* a record outside the group reading a member runs before it */
+    int fj = find(parent, j);
+    if (fj == a || fj == b) continue;
+    for (int q = 0; q < g->nsrc[j]; q++) {
+      int p = g->src[j][q];
+      if (p >= 0 && (find(parent, p) == a || find(parent, p) == b)) return false;
+    }
+  }
+  return true;
+}
+
 void bxfu_groups_build(struct bxfu_groups *out, const struct bxfu_segment *g, struct bext_device *dev,
                        const int *claimed) {
   memset(out, 0, sizeof *out);
@@ -587,8 +850,15 @@ void bxfu_groups_build(struct bxfu_groups *out, const struct bxfu_segment *g, st
     for (int q = 0; q < g->rec[c].n_in; q++) {
       int p = g->src[c][q];
       if (claimed && (claimed[c] >= 0 || (p >= 0 && claimed[p] >= 0))) continue;   /* a custom kernel's */
-      if (p >= 0 && bxfu_can_fuse(g, p, c)) parent[find(parent, p)] = find(parent, c);
+      if (p < 0 || !bxfu_can_fuse(g, p, c)) continue;
+      int a = find(parent, p), b = find(parent, c);
+      if (a == b) continue;
+      bool rows = work[a] || work[b] || row_edge(g, p, c);   /* work[]: "a row group", until sizes */
+      if (rows && !rows_fit(g, parent, a, b, c)) continue;
+      parent[a] = b;
+      work[b] = rows;
     }
+  for (int i = 0; i < g->n; i++) work[i] = false;
   /* size[root]: its members; a group of views only computes nothing (the
    * inner device makes views without copying), so it does not form */
   for (int i = 0; i < g->n; i++) size[find(parent, i)]++;
@@ -706,7 +976,11 @@ static bool run_fused(const struct bxfu_segment *g, const struct bxfu_group *gr,
     rr->res->inner = bind[--nb];
     atomic_fetch_add_explicit(&bxfu_n_kernels_launched, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&bxfu_n_ops_fused, (uint64_t)gr->n, memory_order_relaxed);
-    if (red[rr->code]) atomic_fetch_add_explicit(&bxfu_n_reductions_fused, 1, memory_order_relaxed);
+    for (int m = 0; m < gr->n; m++)   /* a reduction inside (at the root, or a row kernel's) */
+      if (red[g->rec[gr->member[m]].code]) {
+        atomic_fetch_add_explicit(&bxfu_n_reductions_fused, 1, memory_order_relaxed);
+        break;
+      }
   } else {
     char msg[900];
     snprintf(msg, sizeof msg, "%s", err ? err : bext_last_error());

@@ -30,9 +30,11 @@ struct bxfu_segment {
  * first read), the root's output is binding next, and the members of a
  * reduction's chain that are read after the group or held (wout[w]) are
  * bindings next+1+w; each *_scalar member has a scalar parameter
- * (scal_rec[s]).  A group whose root is a reduction evaluates its other
- * members at every element of the reduction's input, inside the
- * reduction's loop. */
+ * (scal_rec[s]).  A group with a reduction runs one unit per row (per
+ * element of the reduction's output): its reductions loop over the row
+ * with their chains evaluated at each element, and in a row kernel (a
+ * reduction's value read inside the group: softmax) a last loop stores
+ * the root at every element of the row. */
 struct bxfu_group {
   int root, n;
   int *member;                  /* record indices, ascending */
@@ -41,7 +43,7 @@ struct bxfu_group {
   int nscal, *scal_rec;
   struct bxk_kernel *ir;        /* NULL: could not be expressed (runs unfused) */
   struct bxr_kernel *k;         /* compiled; NULL when the device cannot run IR */
-  uint32_t numel;               /* units: elements of the root's output */
+  uint32_t numel;               /* units: elements of the root's output, or rows */
 };
 
 /* A plan's grouping: group_of[i] is the group of record i, -1 when it

@@ -75,6 +75,8 @@
  *                 same 9 ops eager in libtorch                       [>= 15]
  *   softmax_4096x1024_fusion  softmax over rows as core ops (max_dim, sub,
  *                 exp, sum_dim, div) on flex+fusion vs at::softmax     [>= 1]
+ *   log_softmax_4096x1024_fusion  log-softmax as core ops (max_dim, sub,
+ *                 exp, sum_dim, log, sub) vs at::log_softmax           [>= 1]
  *   layer_norm_4096x1024_fusion  layer norm as core ops (mean, centre,
  *                 mean of squares, rsqrt, scale, shift) on flex+fusion
  *                 vs at::layer_norm                                  [>= 1]
@@ -224,27 +226,36 @@ static double gelu_fusion_case(bext_tensor *x, int iters) {
   return (now_ns() - t0) / iters;
 }
 
-/* Softmax and layer norm as a user writes them with core ops (rows of x
- * [rows, cols]); on flex+fusion each chain feeding a reduction runs inside
- * the reduction's kernel. */
-static bext_tensor *softmax_rows(bext_tensor *x) {
+/* Softmax, log-softmax and layer norm as a user writes them with core
+ * ops (rows of x [rows, cols]); on flex+fusion each becomes one row
+ * kernel: the reductions and the ops reading their values back along the
+ * rows, one unit per row. */
+enum rows_kind { ROWS_SOFTMAX, ROWS_LOG_SOFTMAX, ROWS_LAYER_NORM, ROWS_KINDS };
+static const char *const rows_name[ROWS_KINDS] = {"softmax_4096x1024_fusion", "log_softmax_4096x1024_fusion",
+                                                  "layer_norm_4096x1024_fusion"};
+static bext_tensor *rows_op(enum rows_kind kind, bext_tensor *x, bext_tensor *w, bext_tensor *b) {
+  if (kind == ROWS_LAYER_NORM) {
+    bext_tensor *m = bext_mean_dim(bext_retain(x), 1, true);   /* before x is consumed */
+    bext_tensor *xc = bext_sub(x, m);
+    bext_tensor *var = bext_mean_dim(bext_mul(bext_retain(xc), bext_retain(xc)), 1, true);
+    bext_tensor *y = bext_mul(xc, bext_rsqrt(bext_add_scalar(var, 1e-5)));
+    return bext_add(bext_mul(y, bext_retain(w)), bext_retain(b));
+  }
   bext_tensor *m = bext_max_dim(bext_retain(x), 1, true);
-  bext_tensor *e = bext_exp(bext_sub(x, m));
+  bext_tensor *xm = bext_sub(x, m);
+  if (kind == ROWS_LOG_SOFTMAX) {   /* (x - max) - log(sum(exp(x - max))) */
+    bext_tensor *ls = bext_log(bext_sum_dim(bext_exp(bext_retain(xm)), 1, true));
+    return bext_sub(xm, ls);
+  }
+  bext_tensor *e = bext_exp(xm);
   bext_tensor *s = bext_sum_dim(bext_retain(e), 1, true);
   return bext_div(e, s);
 }
-static bext_tensor *layer_norm_rows(bext_tensor *x, bext_tensor *w, bext_tensor *b) {
-  bext_tensor *m = bext_mean_dim(bext_retain(x), 1, true);   /* before x is consumed */
-  bext_tensor *xc = bext_sub(x, m);
-  bext_tensor *var = bext_mean_dim(bext_mul(bext_retain(xc), bext_retain(xc)), 1, true);
-  bext_tensor *y = bext_mul(xc, bext_rsqrt(bext_add_scalar(var, 1e-5)));
-  return bext_add(bext_mul(y, bext_retain(w)), bext_retain(b));
-}
-static double rows_case(bext_tensor *x, bext_tensor *w, bext_tensor *b, int iters) {
+static double rows_case(enum rows_kind kind, bext_tensor *x, bext_tensor *w, bext_tensor *b, int iters) {
   double t0 = now_ns();
   for (int i = 0; i < iters; i++) {
-    bext_tensor *y = w ? layer_norm_rows(bext_retain(x), w, b) : softmax_rows(bext_retain(x));
-    if (!y || !bext_sync(g_fu)) die("softmax / layer norm on flex+fusion");
+    bext_tensor *y = rows_op(kind, bext_retain(x), w, b);
+    if (!y || !bext_sync(g_fu)) die(rows_name[kind]);
     bext_release(y);
   }
   return (now_ns() - t0) / iters;
@@ -742,24 +753,23 @@ int main(int argc, char **argv) {
     free(got);
     bext_release(X);
   }
-  if (selected(2, "softmax_4096x1024_fusion", "layer_norm_4096x1024_fusion")) {
+  if (selected(3, rows_name[0], rows_name[1], rows_name[2])) {
     const int64_t R = 4096, C = 1024;
     bext_tensor *xe = bext_reshape(filled(R * C, 0.01), (int64_t[]){R, C}, 2);
     bext_tensor *we = bext_add_scalar(filled(C, 0.02), 1.0), *be = filled(C, 0.03);
     bext_tensor *x = bext_to_device(bext_retain(xe), g_fu), *w = bext_to_device(bext_retain(we), g_fu),
                 *b = bext_to_device(bext_retain(be), g_fu);
     if (!x || !w || !b) die("softmax / layer norm setup");
-    for (int ln = 0; ln < 2; ln++) {
-      const char *name = ln ? "layer_norm_4096x1024_fusion" : "softmax_4096x1024_fusion";
+    for (int kind = 0; kind < ROWS_KINDS; kind++) {
+      const char *name = rows_name[kind];
       if (!selected(1, name)) continue;
       bext_fusion_stat f0, f1;
       bext_fusion_stats(&f0);
-      rows_case(x, ln ? w : NULL, b, 1);   /* builds the plan and compiles its kernels */
+      rows_case(kind, x, w, b, 1);   /* builds the plan and compiles its kernels */
       bext_fusion_stats(&f1);
       if (f1.reductions_fused == f0.reductions_fused) die("softmax / layer norm: no chain fused into a reduction");
       /* the fused result against eager flex, every 4099th element */
-      bext_tensor *yl = ln ? layer_norm_rows(bext_retain(x), w, b) : softmax_rows(bext_retain(x));
-      bext_tensor *ye = ln ? layer_norm_rows(bext_retain(xe), we, be) : softmax_rows(bext_retain(xe));
+      bext_tensor *yl = rows_op(kind, bext_retain(x), w, b), *ye = rows_op(kind, bext_retain(xe), we, be);
       float *gl = huge_floats((size_t)(R * C)), *ge = huge_floats((size_t)(R * C));
       if (!yl || !ye || !gl || !ge || !bext_read(yl, gl, sizeof(float) * (size_t)(R * C)) ||
           !bext_read(ye, ge, sizeof(float) * (size_t)(R * C)))
@@ -774,11 +784,14 @@ int main(int argc, char **argv) {
       bext_release(yl);
       bext_release(ye);
       for (int r = 0; r < g_reps; r++) {
-        bv[r] = rows_case(x, ln ? w : NULL, b, 4);
-        pv[r] = ln ? bxbt_torch_layer_norm_ns(R, C, 4) : bxbt_torch_softmax_ns(R, C, 4);
+        bv[r] = rows_case(kind, x, w, b, 4);
+        pv[r] = kind == ROWS_LAYER_NORM ? bxbt_torch_layer_norm_ns(R, C, 4)
+                                        : bxbt_torch_softmax_ns(R, C, kind == ROWS_LOG_SOFTMAX, 4);
         if (pv[r] < 0) die(bxbt_torch_error());
       }
-      record(name, ln ? "libtorch at::layer_norm" : "libtorch at::softmax", ">= 1", bv, pv);
+      static const char *const peer[ROWS_KINDS] = {"libtorch at::softmax", "libtorch at::log_softmax",
+                                                   "libtorch at::layer_norm"};
+      record(name, peer[kind], ">= 1", bv, pv);
     }
     bext_release(x);
     bext_release(w);

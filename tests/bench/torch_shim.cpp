@@ -90,11 +90,11 @@ extern "C" double bxbt_torch_gelu_chain_ns(int64_t n, int iters) {
   });
 }
 
-extern "C" double bxbt_torch_softmax_ns(int64_t rows, int64_t cols, int iters) {
+extern "C" double bxbt_torch_softmax_ns(int64_t rows, int64_t cols, bool log, int iters) {
   at::Tensor x = ramp(rows * cols, 0.01).reshape({rows, cols});
   volatile float sink = 0;
   return time_loop(iters, [&] {
-    at::Tensor y = at::softmax(x, 1);
+    at::Tensor y = log ? at::log_softmax(x, 1) : at::softmax(x, 1);
     sink = y.data_ptr<float>()[rows * cols - 1];
   });
 }

@@ -10,6 +10,7 @@
 #ifndef BXBT_TORCH_SHIM_H
 #define BXBT_TORCH_SHIM_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -24,8 +25,9 @@ double bxbt_torch_add_ns(int64_t n, int iters);
 double bxbt_torch_exp_ns(int64_t n, int iters);
 /* x * (0.5 + 0.5 tanh(0.79788456 x (1 + 0.044715 x^2))) as 9 eager ops */
 double bxbt_torch_gelu_chain_ns(int64_t n, int iters);
-/* at::softmax(x, 1) of a rows x cols f32 matrix (bext-bench's ramp). */
-double bxbt_torch_softmax_ns(int64_t rows, int64_t cols, int iters);
+/* at::softmax(x, 1) (log: at::log_softmax(x, 1)) of a rows x cols f32
+ * matrix (bext-bench's ramp). */
+double bxbt_torch_softmax_ns(int64_t rows, int64_t cols, bool log, int iters);
 /* at::layer_norm(x, {cols}, w, b, 1e-5): x rows x cols, w = 1 + ramp(0.02),
  * b = ramp(0.03), both [cols]. */
 double bxbt_torch_layer_norm_ns(int64_t rows, int64_t cols, int iters);

@@ -437,9 +437,10 @@ Test(fusion, a_long_narrow_reduction_is_not_fused) {
   free(v);
 }
 
-/* Softmax as core ops: exp(x - max) is read by the sum and again by the
- * division, so the sum's kernel also stores it (one pass computes both),
- * and nothing is computed twice. */
+/* Softmax as core ops: the max and the sum are values of the rows, read
+ * back along them by the sub and the division, so the whole of it is one
+ * row kernel (one unit per row: a loop for the max, one for the sum of
+ * exp(x - max), one storing the quotient); exp(x - max) is stored nowhere. */
 static bext_tensor *softmax(bext_tensor *x) {
   bext_tensor *m = bext_max_dim(bext_retain(x), 1, true);
   bext_tensor *e = bext_exp(bext_sub(x, m));
@@ -447,7 +448,7 @@ static bext_tensor *softmax(bext_tensor *x) {
   return bext_div(e, s);
 }
 
-Test(fusion, softmax_stores_the_chain_its_sum_reads_again) {
+Test(fusion, softmax_is_one_row_kernel) {
   char dir[] = "/tmp/bext_fusion_dumpXXXXXX";
   cr_assert_not_null(mkdtemp(dir));
   setenv("BEXT_FUSION_DUMP", dir, 1);
@@ -459,20 +460,135 @@ Test(fusion, softmax_stores_the_chain_its_sum_reads_again) {
   bext_fusion_stat s1 = stats();
   unsetenv("BEXT_FUSION_DUMP");
   cr_expect_eq(s1.reductions_fused - s0.reductions_fused, 1);
-  cr_expect_eq(s1.ops_fused - s0.ops_fused, 3, "sub, exp and sum_dim in one kernel");
+  cr_expect_eq(s1.kernels_launched - s0.kernels_launched, 1);
+  cr_expect_eq(s1.ops_fused - s0.ops_fused, 5, "max_dim, sub, exp, sum_dim and div in one kernel");
   char kir[600];
   cr_assert_eq(count_files(dir, ".kir", kir, sizeof kir), 1);
   const char *txt = slurp(kir);
-  cr_expect(strstr(txt, "fused_3_ops_sum") && strstr(txt, "for ") && strstr(txt, "exp"), "%s", txt);
-  cr_expect(strstr(txt, "store b3"), "e is stored as well as reduced:\n%s", txt);
+  cr_expect(strstr(txt, "fused_5_ops_div") && strstr(txt, "for ") && strstr(txt, "exp"), "%s", txt);
+  cr_expect(!strstr(txt, "b2"), "the input and the output are its only bindings:\n%s", txt);
   char cmd[700];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
   cr_expect_eq(system(cmd), 0);
 }
 
-/* Layer norm as core ops: the centred value x - mean is squared into the
- * variance's mean and read again after it, so the variance's kernel
- * computes it, stores it and reduces its square in one pass. */
+/* Values of a row kernel that the user holds are stored as it computes
+ * them: the max (one per row) and exp(x - max) (every element, in the
+ * loop of the sum that reads it). */
+Test(fusion, softmax_stores_what_the_user_holds) {
+  const bext_device *E = dev("flex"), *L = dev("flex+fusion");
+  float v[5 * 70];
+  for (int i = 0; i < 5 * 70; i++) v[i] = (float)((i * 7) % 31) * 0.29f - 3;
+  bext_tensor *m[2], *e[2], *y[2];
+  for (int j = 0; j < 2; j++) {
+    bext_tensor *x = f32(j ? L : E, v, (int64_t[]){5, 70}, 2);
+    m[j] = bext_max_dim(bext_retain(x), 1, true);
+    e[j] = bext_exp(bext_sub(x, bext_retain(m[j])));
+    bext_tensor *s = bext_sum_dim(bext_retain(e[j]), 1, true);
+    y[j] = bext_div(bext_retain(e[j]), s);
+  }
+  bext_fusion_stat s0 = stats();
+  agree(y[0], y[1], 1e-6, "softmax");
+  bext_fusion_stat s1 = stats();
+  cr_expect_eq(s1.kernels_launched - s0.kernels_launched, 1);
+  agree(m[0], m[1], 0, "the max, stored per row");
+  agree(e[0], e[1], 1e-6, "exp(x - max), stored by the sum's loop");
+}
+
+/* Log-softmax: (x - max) - log(sum(exp(x - max))); the log of the sum is
+ * a row value too. */
+Test(fusion, log_softmax_is_one_row_kernel) {
+  const bext_device *E = dev("flex"), *L = dev("flex+fusion");
+  float v[9 * 50];
+  for (int i = 0; i < 9 * 50; i++) v[i] = (float)((i * 17) % 41) * 0.23f - 5;
+  bext_tensor *y[2];
+  for (int j = 0; j < 2; j++) {
+    bext_tensor *x = f32(j ? L : E, v, (int64_t[]){9, 50}, 2);
+    bext_tensor *m = bext_max_dim(bext_retain(x), 1, true);
+    bext_tensor *xm = bext_sub(x, m);
+    bext_tensor *ls = bext_log(bext_sum_dim(bext_exp(bext_retain(xm)), 1, true));
+    y[j] = bext_sub(xm, ls);
+  }
+  bext_fusion_stat s0 = stats();
+  agree(y[0], y[1], 1e-6, "log-softmax");
+  bext_fusion_stat s1 = stats();
+  cr_expect_eq(s1.kernels_launched - s0.kernels_launched, 1);
+  cr_expect_eq(s1.ops_fused - s0.ops_fused, 6);
+}
+
+/* Rows along a middle dim ([outer, K, inner], inner > 1): the row of
+ * unit (o, i) is strided, and its values broadcast back along it. */
+Test(fusion, row_kernel_over_a_middle_dim) {
+  const bext_device *E = dev("flex"), *L = dev("flex+fusion");
+  float v[3 * 40 * 5];
+  for (int i = 0; i < 3 * 40 * 5; i++) v[i] = (float)((i * 19) % 37) * 0.17f - 2;
+  bext_tensor *y[2];
+  for (int j = 0; j < 2; j++) {
+    bext_tensor *x = f32(j ? L : E, v, (int64_t[]){3, 40, 5}, 3);
+    bext_tensor *m = bext_mean_dim(bext_retain(x), 1, true);
+    bext_tensor *s = bext_add_scalar(bext_sum_dim(bext_retain(x), 1, true), 100.0);
+    y[j] = bext_div(bext_sub(x, m), s);
+  }
+  bext_fusion_stat s0 = stats();
+  agree(y[0], y[1], 1e-6, "(x - mean) / (sum + 100) along dim 1");
+  bext_fusion_stat s1 = stats();
+  cr_expect_eq(s1.kernels_launched - s0.kernels_launched, 1);
+}
+
+/* Max and min keep their exact sequential answers although they reduce
+ * in lanes: a row whose max is zero returns the sign of its first zero,
+ * and a row with NaNs returns its first NaN, as eager Flex does. */
+Test(fusion, max_in_lanes_keeps_the_first_zero_and_nan) {
+  const bext_device *E = dev("flex"), *L = dev("flex+fusion");
+  enum { C = 70 };
+  float v[4 * C];
+  for (int i = 0; i < 4 * C; i++) v[i] = -1.0f - (float)(i % 13);
+  v[0 * C + 40] = -0.0f, v[0 * C + 41] = 0.0f;   /* row 0: max -0 (the first zero) */
+  v[1 * C + 3] = 0.0f, v[1 * C + 50] = -0.0f;    /* row 1: max +0 */
+  v[2 * C + 5] = -NAN, v[2 * C + 21] = NAN;      /* row 2: the first NaN (sign bit set) */
+  for (int op = 0; op < 2; op++) {
+    float got[2][4];
+    for (int j = 0; j < 2; j++) {
+      bext_tensor *x = bext_mul_scalar(f32(j ? L : E, v, (int64_t[]){4, C}, 2), op ? -1.0 : 1.0);
+      bext_tensor *r = op ? bext_min_dim(x, 1, false) : bext_max_dim(x, 1, false);
+      cr_assert(bext_read(r, got[j], sizeof got[j]), "%s", bext_last_error());
+      bext_release(r);
+    }
+    for (int i = 0; i < 4; i++) {
+      uint32_t a, b;
+      memcpy(&a, &got[0][i], 4);
+      memcpy(&b, &got[1][i], 4);
+      cr_expect_eq(a, b, "%s row %d: fused %g (0x%08x), eager %g (0x%08x)", op ? "min" : "max", i, got[1][i], b,
+                   got[0][i], a);
+    }
+  }
+}
+
+/* A row kernel runs where its last record is: a member read by a record
+ * outside it before that point keeps the group from forming there, and
+ * the results stay right. */
+Test(fusion, row_kernel_waits_for_no_outside_reader) {
+  const bext_device *E = dev("flex"), *L = dev("flex+fusion");
+  float v[4 * 40], w[40 * 3];
+  for (int i = 0; i < 4 * 40; i++) v[i] = (float)((i * 5) % 17) * 0.3f - 2;
+  for (int i = 0; i < 40 * 3; i++) w[i] = (float)(i % 7) * 0.1f;
+  bext_tensor *y[2], *z[2];
+  for (int j = 0; j < 2; j++) {
+    const bext_device *d = j ? L : E;
+    bext_tensor *x = f32(d, v, (int64_t[]){4, 40}, 2);
+    bext_tensor *m = bext_max_dim(bext_retain(x), 1, true);
+    bext_tensor *e = bext_exp(bext_sub(x, m));
+    z[j] = bext_matmul(bext_retain(e), f32(d, w, (int64_t[]){40, 3}, 2));   /* reads e before the sum */
+    bext_tensor *s = bext_sum_dim(bext_retain(e), 1, true);
+    y[j] = bext_div(e, s);
+  }
+  agree(y[0], y[1], 1e-6, "softmax");
+  agree(z[0], z[1], 1e-5, "exp(x - max) @ w");
+}
+
+/* Layer norm as core ops: one row kernel: the mean, then the variance's
+ * loop (the centred value squared), then the loop of the normalized,
+ * scaled and shifted result (the centred value computed again there). */
 static bext_tensor *layer_norm(bext_tensor *x, bext_tensor *w, bext_tensor *b) {
   bext_tensor *m = bext_mean_dim(bext_retain(x), 1, true);   /* before x is consumed */
   bext_tensor *xc = bext_sub(x, m);
@@ -481,7 +597,7 @@ static bext_tensor *layer_norm(bext_tensor *x, bext_tensor *w, bext_tensor *b) {
   return bext_add(bext_mul(y, w), b);
 }
 
-Test(fusion, layer_norm_stores_the_centred_value_its_variance_reads) {
+Test(fusion, layer_norm_is_one_row_kernel) {
   const bext_device *E = dev("flex"), *L = dev("flex+fusion");
   float xv[5 * 33], wv[33], bv[33];
   for (int i = 0; i < 5 * 33; i++) xv[i] = (float)((i * 13) % 29) * 0.21f - 3;
@@ -494,10 +610,10 @@ Test(fusion, layer_norm_stores_the_centred_value_its_variance_reads) {
   bext_fusion_stat s0 = stats();
   agree(y[0], y[1], 1e-5, "layer norm");
   bext_fusion_stat s1 = stats();
-  cr_expect_eq(s1.reductions_fused - s0.reductions_fused, 1, "sub, mul and the variance's mean in one kernel");
-  cr_expect_eq(s1.kernels_launched - s0.kernels_launched, 3, "that, add_scalar + rsqrt, and the scale and shift");
-  cr_expect_eq(s1.ops_fused - s0.ops_fused, 8);
-  cr_expect_eq(s1.ops_run - s0.ops_run, 9, "the mean of x alone");
+  cr_expect_eq(s1.reductions_fused - s0.reductions_fused, 1);
+  cr_expect_eq(s1.kernels_launched - s0.kernels_launched, 1, "both means, rsqrt, scale and shift in one kernel");
+  cr_expect_eq(s1.ops_fused - s0.ops_fused, 9);
+  cr_expect_eq(s1.ops_run - s0.ops_run, 9);
 }
 
 /* Legality: a reduction's input read by another op *before* the
