@@ -185,6 +185,17 @@ const char *bxc_scalar_kind_name(bxc_scalar_kind k) {
     return "?";
 }
 
+const char *bxc_scalar_read_name(bxc_scalar_read r) {
+    switch (r) {
+    case BXC_SCALAR_READ_VALUE: return "value";
+    case BXC_SCALAR_READ_TAG: return "variant index";
+    case BXC_SCALAR_READ_FIELD: return "field";
+    case BXC_SCALAR_READ_ENCODING: return "encoding";
+    case BXC_SCALAR_READ_NONE: return "none";
+    }
+    return "?";
+}
+
 bool bxc_path_is(const bxc_path *p, const char *name) {
     return p && p->segs.len == 1 && strcmp(p->segs.items[0].name, name) == 0;
 }

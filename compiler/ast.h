@@ -204,7 +204,7 @@ struct bxc_block {
  * NONE where the checker did not resolve (an error, code never checked). */
 typedef enum bxc_res_kind {
     BXC_RES_NONE,
-    BXC_RES_LOCAL,          /* a `let`, parameter or closure parameter */
+    BXC_RES_LOCAL,          /* a `let`, parameter or closure parameter: decl */
     BXC_RES_FN,             /* helper fn: item, fn, module (declaring) */
     BXC_RES_IMPL_FN,        /* fn of an inherent impl block: fn, item (the block), module, type (Self) */
     BXC_RES_VARIANT,        /* enum variant: type (the enum), index */
@@ -234,6 +234,7 @@ typedef struct bxc_res {
     const struct bxc_fn *fn;     /* FN, IMPL_FN */
     struct bxc_type *type;       /* IMPL_FN, VARIANT, STRUCT, FIELD: the type */
     const struct bxc_top *op;    /* TENSOR_OP */
+    bxc_span decl;               /* LOCAL: where it is bound (its pattern's name), or none (`grad`, `output`) */
 } bxc_res;
 
 /* "fn", "impl fn", ... for dumps and tests. */
@@ -470,6 +471,25 @@ typedef struct bxc_method_param {
     const bxc_attr_arg *encoding; /* CUSTOM: the `scalar = e` argument (e is its value) */
 } bxc_method_param;
 
+/* How a scalar's value is read from its argument (language.md §4). */
+typedef enum bxc_scalar_read {
+    BXC_SCALAR_READ_VALUE,      /* the argument itself: an integer, f32, f64 or bool */
+    BXC_SCALAR_READ_TAG,        /* a unit-only enum: its variant's index, a u32 */
+    BXC_SCALAR_READ_FIELD,      /* a one-field struct: that field */
+    BXC_SCALAR_READ_ENCODING,   /* CUSTOM: the value of its `scalar = e` */
+    BXC_SCALAR_READ_NONE,       /* a marked type that converts to no scalar (reported, E0508) */
+} bxc_scalar_read;
+
+/* One scalar a method exposes to fusion optimizers: the list the
+ * generator's `scalars` member, `:scalars` and the server's hover read. */
+typedef struct bxc_method_scalar {
+    uint32_t param;               /* its argument: params[param] */
+    bxc_scalar_kind kind;         /* INFERRED, MARKED or CUSTOM */
+    bxc_scalar_read read;
+    struct bxc_type *type;        /* the scalar's type (an integer, float or bool); NULL for READ_NONE
+                                   * and for an encoding the checker did not type (a method switched off) */
+} bxc_method_scalar;
+
 typedef struct bxc_method_rec {
     const struct bxc_item *trait;
     const bxc_fn *fn;
@@ -485,10 +505,13 @@ typedef struct bxc_method_rec {
     uint32_t nparams;
     struct bxc_type *ret;         /* the output (`()` when none; the error type when unresolved) */
     uint32_t in_slots, out_slots; /* routing slots: tensors in the arguments, in the output */
+    bxc_method_scalar *scalars;   /* the scalars it exposes, in declaration order */
+    uint32_t nscalars;
 } bxc_method_rec;
 
 const char *bxc_fusion_form_name(bxc_fusion_form f);   /* "dtype/shape", "meta", "default", "none" */
 const char *bxc_scalar_kind_name(bxc_scalar_kind k);   /* "inferred", "marked", "custom", "none" */
+const char *bxc_scalar_read_name(bxc_scalar_read r);   /* "value", "variant index", "field", "encoding", "none" */
 
 /* One parsed file (or REPL input). */
 typedef struct bxc_file {

@@ -155,6 +155,8 @@ bool bxc_check_unit(struct bxc_unit *u) {
         }
     }
     chk_root_types_c_form(cx);
+    /* C names come last: they need a unit that checks (its records) */
+    if (!bxc_diag_has_errors(&u->diags)) chk_c_names(cx);
     sort_diags(&u->diags);
     return !bxc_diag_has_errors(&u->diags);
 }

@@ -462,23 +462,31 @@ static const char *const known_derives[] = {
 /* Does a value of this type convert to a fusion scalar? Scalars do; an
  * enum of unit variants converts to its variant index; a struct with one
  * scalar field converts to that field. */
-static bool converts_to_scalar(bxc_type *t) {
+bxc_scalar_read chk_scalar_read(bxc_type *t, bxc_type **scalar) {
     t = bxc_type_resolve(t);
-    if (bxc_type_is_scalar(t)) return true;
-    if (t->kind == BXC_TYPE_ENUM) {
-        if (t->decl->is_extension) return false;
-        for (uint32_t i = 0; i < t->decl->nvariants; i++)
-            if (t->decl->variants[i].shape != BXC_VSHAPE_UNIT) return false;
-        return t->decl->nvariants > 0;
+    *scalar = NULL;
+    if (bxc_type_is_scalar(t)) {
+        *scalar = t;
+        return BXC_SCALAR_READ_VALUE;
     }
-    if (t->kind == BXC_TYPE_STRUCT)
-        return !t->decl->is_extension && t->decl->nfields == 1 &&
-               bxc_type_is_scalar(t->decl->fields[0].type);
-    return false;
+    if (t->kind == BXC_TYPE_ENUM) {
+        if (t->decl->is_extension || !t->decl->nvariants) return BXC_SCALAR_READ_NONE;
+        for (uint32_t i = 0; i < t->decl->nvariants; i++)
+            if (t->decl->variants[i].shape != BXC_VSHAPE_UNIT) return BXC_SCALAR_READ_NONE;
+        *scalar = bxc_type_int(BXC_U32);
+        return BXC_SCALAR_READ_TAG;
+    }
+    if (t->kind == BXC_TYPE_STRUCT && !t->decl->is_extension && t->decl->nfields == 1 &&
+        bxc_type_is_scalar(t->decl->fields[0].type)) {
+        *scalar = bxc_type_resolve(t->decl->fields[0].type);
+        return BXC_SCALAR_READ_FIELD;
+    }
+    return BXC_SCALAR_READ_NONE;
 }
 
 bool chk_type_converts_to_scalar(bxc_type *t) {
-    return converts_to_scalar(t);
+    bxc_type *s;
+    return chk_scalar_read(t, &s) != BXC_SCALAR_READ_NONE;
 }
 
 void chk_type_attrs(chk_ctx *cx, chk_module *cm, bxc_item *it, chk_symbol *s) {
@@ -552,7 +560,7 @@ void chk_type_attrs(chk_ctx *cx, chk_module *cm, bxc_item *it, chk_symbol *s) {
                 chk_error(cx, CHK_E_BAD_ATTR, a->span, "`#[fusion]` on a type needs `(scalar)`");
             if (!scalar) continue;
             bxc_type *t = s->type;
-            if (t && !bxc_type_is_error(t) && !converts_to_scalar(t)) {
+            if (t && !bxc_type_is_error(t) && !chk_type_converts_to_scalar(t)) {
                 bxc_diag *d = chk_error(cx, CHK_E_SCALAR_TYPE, it->name.span,
                                         "`#[fusion(scalar)]` on `%s`, which does not convert to a scalar",
                                         it->name.name);

@@ -427,7 +427,7 @@ static bxc_type *check_path(chk_fn *f, bxc_expr *e) {
     if (n == 1) {
         bxc_binding *b = bxc_scope_lookup(f->scope, first);
         if (b) {
-            res_set(e, BXC_RES_LOCAL);
+            res_set(e, BXC_RES_LOCAL)->decl = b->span;
             return b->type;
         }
         chk_symbol *s = chk_lookup(f->cm, first);

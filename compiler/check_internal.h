@@ -192,6 +192,9 @@ void chk_method_c_form(chk_ctx *cx, const bxc_fn *fn, bxc_type *const *ptypes, b
 void chk_method_switched_off(chk_ctx *cx, chk_module *cm, bxc_fn *fn);
 /* The root module's structs and enums, which the generated header declares. */
 void chk_root_types_c_form(chk_ctx *cx);
+/* The C names -o would emit, asked of the generator's name plan
+ * (bxc_emit_check_names): clashes and reserved names are E1103. */
+void chk_c_names(chk_ctx *cx);
 /* Candidate names of a kind for did-you-mean (arena array). */
 const char **chk_names_of(chk_ctx *cx, chk_module *cm, int kind_mask, uint32_t *n);
 
@@ -217,7 +220,10 @@ void chk_type_attrs(chk_ctx *cx, chk_module *cm, bxc_item *it, chk_symbol *s);
 bool chk_derives_extension(const bxc_attr_list *attrs);
 bool chk_has_fusion_companion(const bxc_attr_list *attrs);
 bool chk_has_fusion_scalar(const bxc_attr_list *attrs);
-/* Scalars, unit-only enums and one-scalar-field structs. */
+/* Scalars, unit-only enums and one-scalar-field structs: how a marked
+ * argument of type t is read as a scalar, and the scalar's type
+ * (*scalar, NULL when READ_NONE). */
+bxc_scalar_read chk_scalar_read(bxc_type *t, bxc_type **scalar);
 bool chk_type_converts_to_scalar(bxc_type *t);
 
 /* Parsed `#[backend_extension(...)]`.  The selectors are the runtime's

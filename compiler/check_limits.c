@@ -10,7 +10,10 @@
  *     code (alternatives may share a name), yet their C is generated under
  *     `#if`, so their written types must resolve, their signature must have
  *     a C form and their default body and `#[backward]` formulas must lower;
- *   - the root module's structs and enums, which the header declares.
+ *   - the root module's structs and enums, which the header declares;
+ *   - the file-scope C names of the whole unit (E1103), formed by the
+ *     generator's own naming code in its plan mode (emit.h
+ *     bxc_emit_check_names), once the unit checks.
  * The default-body subset itself is check_default.c's. */
 #include <bext/ext.h>
 
@@ -148,4 +151,9 @@ void chk_root_types_c_form(chk_ctx *cx) {
                               f->type, bad);
             }
     }
+}
+
+void chk_c_names(chk_ctx *cx) {
+    if (!cx->unit->nmodules) return;
+    bxc_emit_check_names(cx->unit);
 }

@@ -816,7 +816,34 @@ static void record_op_id(method *m) {
     }
 }
 
-/* What the record keeps of the checks (forms, backward, slots). */
+/* The scalars the record lists (language.md §4), in declaration order,
+ * with how each is read and its type: computed here once for every
+ * reader (the generator's `scalars`, `:scalars`, hover). */
+static void record_scalars(method *m) {
+    bxc_method_rec *r = m->rec;
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < m->nargs; i++) n += m->args[i].scalar != BXC_SCALAR_NONE;
+    r->scalars = bxc_arena_alloc(m->cx->arena, (n ? n : 1) * sizeof *r->scalars);
+    r->nscalars = 0;
+    for (uint32_t i = 0; i < m->nargs; i++) {
+        const arg_info *a = &m->args[i];
+        if (a->scalar == BXC_SCALAR_NONE) continue;
+        bxc_method_scalar *sc = &r->scalars[r->nscalars++];
+        sc->param = i;
+        sc->kind = a->scalar;
+        if (a->scalar == BXC_SCALAR_CUSTOM) {
+            const bxc_expr *v = a->encoding ? a->encoding->value : NULL;
+            bxc_type *t = v && v->ty ? bxc_type_strip_refs(bxc_type_resolve(v->ty)) : NULL;
+            sc->read = BXC_SCALAR_READ_ENCODING;
+            sc->type = t && bxc_type_is_scalar(t) ? t : NULL;
+        } else {
+            /* INFERRED is a scalar written as such: read as its value */
+            sc->read = chk_scalar_read(a->base, &sc->type);
+        }
+    }
+}
+
+/* What the record keeps of the checks (forms, backward, slots, scalars). */
 static void method_finish(method *m) {
     bxc_method_rec *r = m->rec;
     r->ret = m->ret;
@@ -841,6 +868,7 @@ static void method_finish(method *m) {
         if (m->args[i].cls != BXC_ARG_BAD) in += bxc_emit_tensor_slots(m->args[i].type);
     r->in_slots = in > UINT32_MAX ? UINT32_MAX : (uint32_t)in;
     r->out_slots = m->ret ? bxc_emit_tensor_slots(m->ret) : 0;
+    record_scalars(m);
 }
 
 static void check_method(chk_ctx *cx, chk_module *cm, bxc_item *it, bxc_fn *fn, const chk_selectors *sel,

@@ -150,8 +150,10 @@ static const char *const c_keywords[] = {
 };
 
 const char *bxc_emit_ident(bxc_arena *a, const char *name) {
+    /* the first letter first: most names are no keyword (a unit's name
+     * plan forms thousands, emit.h bxc_emit_check_names) */
     for (size_t i = 0; i < sizeof c_keywords / sizeof *c_keywords; i++)
-        if (strcmp(c_keywords[i], name) == 0) return bxc_arena_printf(a, "%s_", name);
+        if (c_keywords[i][0] == name[0] && strcmp(c_keywords[i], name) == 0) return bxc_arena_printf(a, "%s_", name);
     /* every name the generator invents starts with `bext_`: user names
      * never do, so they cannot collide with temporaries and labels */
     if (strncmp(name, "bext_", 5) == 0 || strncmp(name, "_", 1) == 0)
@@ -339,6 +341,18 @@ const char *bxc_emit_c_identifier(bxc_arena *a, const char *s) {
  * one of its own state.  An object file that disagrees with the .c fails
  * to link, naming the feature.  The `used` pointer keeps the reference
  * in every object file at every optimization level. */
+/* The feature check's names of macro i, claimed (emit_names.c). */
+static void feature_names(bxc_emit_ctx *cx, uint32_t i, const char **with, const char **without, const char **check) {
+    const char *m = cx->features[i];
+    *with = bxc_arena_printf(cx->a, "%s_c_compiled_with_%s", cx->cstem, m);
+    *without = bxc_arena_printf(cx->a, "%s_c_compiled_without_%s", cx->cstem, m);
+    *check = bxc_arena_printf(cx->a, "%s_bext_feature_check_%s", cx->cstem, m);
+    const char *what = bxc_arena_printf(cx->a, "the feature check of %s", m);
+    bxc_emit_claim(cx, *with, bxc_span_none(), what);
+    bxc_emit_claim(cx, *without, bxc_span_none(), what);
+    bxc_emit_claim(cx, *check, bxc_span_none(), what);
+}
+
 static void emit_feature_check(bxc_emit_ctx *cx, bxc_emit_buf *h, bxc_emit_buf *c) {
     if (!cx->nfeatures) return;
     bxc_emit_printf(h, "/* ---- feature check: a file that includes this header with a BEXT_FEATURE_* macro\n"
@@ -348,13 +362,8 @@ static void emit_feature_check(bxc_emit_ctx *cx, bxc_emit_buf *h, bxc_emit_buf *
     bxc_emit_puts(c, "/* ---- feature check: the symbol of this file's feature state per macro ---- */\n");
     for (uint32_t i = 0; i < cx->nfeatures; i++) {
         const char *m = cx->features[i];
-        const char *with = bxc_arena_printf(cx->a, "%s_c_compiled_with_%s", cx->cstem, m);
-        const char *without = bxc_arena_printf(cx->a, "%s_c_compiled_without_%s", cx->cstem, m);
-        const char *check = bxc_arena_printf(cx->a, "%s_bext_feature_check_%s", cx->cstem, m);
-        const char *what = bxc_arena_printf(cx->a, "the feature check of %s", m);
-        bxc_emit_claim(cx, with, bxc_span_none(), what);
-        bxc_emit_claim(cx, without, bxc_span_none(), what);
-        bxc_emit_claim(cx, check, bxc_span_none(), what);
+        const char *with, *without, *check;
+        feature_names(cx, i, &with, &without, &check);
         bxc_emit_printf(h,
                         "#if defined(%s)\nextern const char %s;\n"
                         "static const char *const %s __attribute__((used)) = &%s;\n"
@@ -368,14 +377,46 @@ static void emit_feature_check(bxc_emit_ctx *cx, bxc_emit_buf *h, bxc_emit_buf *
     bxc_emit_puts(c, "\n");
 }
 
+static void ctx_init(bxc_emit_ctx *cx, bxc_unit *u, const char *stem) {
+    memset(cx, 0, sizeof *cx);
+    cx->u = u;
+    cx->a = &u->arena;
+    cx->ok = true;
+    cx->stem = stem;
+    cx->cstem = bxc_emit_c_identifier(cx->a, stem);
+}
+
+static void ctx_free(bxc_emit_ctx *cx) {
+    bxc_emit_buf_free(&cx->types_h);
+    bxc_emit_buf_free(&cx->protos_h);
+    bxc_emit_buf_free(&cx->types_c);
+    bxc_emit_buf_free(&cx->code_c);
+    bxc_emit_buf_free(&cx->register_c);
+}
+
+/* The same phases as generate() in plan mode: each forms and claims its
+ * file-scope names (emit_names.c) and writes no C, so the naming rules
+ * keep one home and the checker learns every clash -o would meet. */
+bool bxc_emit_check_names(bxc_unit *u) {
+    bxc_emit_ctx cx;
+    ctx_init(&cx, u, bxc_emit_stem(u));
+    cx.plan = true;
+    bxc_emit_root_types(&cx);
+    bxc_emit_helpers(&cx);
+    bxc_emit_traits(&cx);
+    bxc_emit_kernels(&cx);
+    bxc_emit_types_claim(&cx);
+    for (uint32_t i = 0; i < cx.nfeatures; i++) {
+        const char *with, *without, *check;
+        feature_names(&cx, i, &with, &without, &check);
+    }
+    ctx_free(&cx);
+    return cx.ok;
+}
+
 static bool generate(bxc_unit *u, const char *stem, bxc_emit_buf *h, bxc_emit_buf *c) {
     bxc_emit_ctx cx;
-    memset(&cx, 0, sizeof cx);
-    cx.u = u;
-    cx.a = &u->arena;
-    cx.ok = true;
-    cx.stem = stem;
-    cx.cstem = bxc_emit_c_identifier(cx.a, stem);
+    ctx_init(&cx, u, stem);
 
     bxc_emit_root_types(&cx);
     bxc_emit_helpers(&cx);
@@ -419,11 +460,7 @@ static bool generate(bxc_unit *u, const char *stem, bxc_emit_buf *h, bxc_emit_bu
         bxc_emit_puts(c, "}\n");
     }
 
-    bxc_emit_buf_free(&cx.types_h);
-    bxc_emit_buf_free(&cx.protos_h);
-    bxc_emit_buf_free(&cx.types_c);
-    bxc_emit_buf_free(&cx.code_c);
-    bxc_emit_buf_free(&cx.register_c);
+    ctx_free(&cx);
     bxc_emit_buf_free(&fh);
     bxc_emit_buf_free(&fc);
     return cx.ok;

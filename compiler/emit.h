@@ -90,5 +90,14 @@ bool bxc_emit_param_named(const bxc_param *p);
  * a method's inputs, and its output, may fill BEXT_EXT_MAX_SLOTS each
  * (bext/ext.h). */
 uint32_t bxc_emit_tensor_slots(bxc_type *t);
+/* The C names `-o` would give the unit (docs/codegen.md "C name clashes"):
+ * the generator's phases run in plan mode, forming and claiming every
+ * file-scope name — entry points and implementations, default bodies,
+ * Autodiff arms, metadata functions, scalar encodings, helpers, impl fns,
+ * types of the root module and of signatures with their tags and
+ * release / retain, kernel launchers, feature checks — and writing no C.
+ * A clash or a reserved name is an E1103 on unit->diags (false then).
+ * For a unit the checker accepted so far: names need its records. */
+bool bxc_emit_check_names(struct bxc_unit *unit);
 
 #endif

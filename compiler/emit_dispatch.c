@@ -126,6 +126,7 @@ static bool method_signature(bxc_emit_ctx *cx, const trait_info *ti, const bxc_f
             bxc_emit_internal_error(cx, p->span, "a parameter type with no C form");
             return false;
         }
+        if (cx->plan) continue;   /* names only: the type is registered, no C text */
         const char *decl = pi->is_tensor ? bxc_arena_printf(cx->a, "bext_tensor *%s", pi->name)
                            : pi->borrowed ? bxc_arena_printf(cx->a, "const %s *%s", ct, pi->name)
                                           : bxc_arena_printf(cx->a, "%s %s", ct, pi->name);
@@ -518,6 +519,12 @@ static void emit_method(bxc_emit_ctx *cx, const trait_info *ti, const bxc_fn *fn
                                 bxc_arena_printf(cx->a, "the generated Autodiff implementation of method `%s`",
                                                  mi.what));
     if (!named) return;
+    if (cx->plan) {
+        /* the names of its metadata functions and scalar encodings */
+        bxc_emit_meta_info meta;
+        bxc_emit_method_meta(cx, mi.entry, fn->method, mcond, &meta);
+        return;
+    }
     bxc_emit_buf *h = &cx->protos_h, *c = &cx->code_c;
 
     /* ---- header ---- */
@@ -601,6 +608,10 @@ void bxc_emit_traits(bxc_emit_ctx *cx) {
         ti.prefix = bxc_emit_snake(cx->a, it->name.name);
         if (!read_selectors(cx, it, be, &ti)) continue;
         const char *tcond = bxc_emit_cfg_attrs(cx, &it->attrs);
+        if (cx->plan) {   /* names only (bxc_emit_check_names) */
+            for (uint32_t m = 0; m < it->trait.methods.len; m++) emit_method(cx, &ti, it->trait.methods.items[m]);
+            continue;
+        }
         if (tcond) {
             bxc_emit_printf(&cx->protos_h, "#if %s\n", tcond);
             bxc_emit_printf(&cx->code_c, "#if %s\n", tcond);

@@ -8,10 +8,10 @@
  *       little-endian format of <bext/gen.h>'s writer and reader;
  *   out_encode / out_decode  the same for an output value (struct, tuple,
  *       enum or plain value), so a remote call carries it back;
- *   scalars  language.md §4 in declaration order: inferred, marked and
- *       custom (through the generated `<prefix>_scalar_<param>`), with the
- *       interpreter's rules (compiler/interp_meta.c), since a test holds
- *       the two to the same answers;
+ *   scalars  language.md §4: the checker's list (bxc_method_rec.scalars,
+ *       in declaration order: inferred, marked and custom, the last through
+ *       the generated `<prefix>_scalar_<param>`), which the interpreter's
+ *       `:scalars` reads too, since a test holds the two to the same answers;
  *   meta     the output metadata through the generated `_meta_dtype` /
  *       `_meta_shape` / `_meta` functions, the tensors seen as their specs;
  *   meta_check  an output value against that metadata (check mode, and
@@ -320,6 +320,8 @@ static bool scalar_value(bxc_emit_ctx *cx, bxc_emit_buf *b, const char *ind, uin
     return true;
 }
 
+/* The record's scalar list (bxc_method_rec.scalars): the checker decided
+ * which arguments are scalars, how each is read and its type. */
 static void emit_scalars(bxc_emit_ctx *cx, const char *e, const char *what, const bxc_emit_param *ps, uint32_t np,
                          const bxc_emit_meta_info *info, bxc_emit_buf *mem) {
     bxc_emit_buf *c = &cx->code_c;
@@ -327,16 +329,22 @@ static void emit_scalars(bxc_emit_ctx *cx, const char *e, const char *what, cons
     uint32_t n = 0;
     bool need_view = false;
     const char *wq = bxc_emit_cstring(cx->a, what);
-    for (uint32_t i = 0; i < np; i++) {
-        const bxc_emit_param *p = &ps[i];
-        if (p->is_tensor || bxc_type_is_extension(p->type)) continue;
+    const bxc_method_rec *rec = info->rec;
+    for (uint32_t k = 0; rec && k < rec->nscalars; k++) {
+        const bxc_method_scalar *s = &rec->scalars[k];
+        if (s->param >= np) {   /* method_signature keeps every parameter */
+            bxc_emit_internal_error(cx, rec->fn->name.span, "a scalar of a parameter the generator has not");
+            continue;
+        }
+        const bxc_emit_param *p = &ps[s->param];
         const char *acc = bxc_arena_printf(cx->a, "bext_a->%s", p->name);
-        const char *origin;
-        /* how the checker classified it (bxc_method_param.scalar) */
-        bxc_scalar_kind kind = p->rec->scalar;
-        if (kind == BXC_SCALAR_CUSTOM) {
-            origin = "BEXT_SCALAR_CUSTOM";
-            bxc_type *rt = info->scalar ? info->scalar[i] : NULL;
+        const char *origin = s->kind == BXC_SCALAR_CUSTOM   ? "BEXT_SCALAR_CUSTOM"
+                             : s->kind == BXC_SCALAR_MARKED ? "BEXT_SCALAR_MARKED"
+                                                            : "BEXT_SCALAR_INFERRED";
+        switch (s->read) {
+        case BXC_SCALAR_READ_ENCODING: {
+            /* the result type of the generated <e>_scalar_<param> (emit_meta.c) */
+            bxc_type *rt = info->scalar ? info->scalar[s->param] : NULL;
             if (!rt) {
                 /* a method the checker did not see (a cfg off for bextc) */
                 bxc_emit_printf(&body, "  BEXT_GEN_SET_ERROR(\"%%s: the scalar encoding of `%%s` was not generated "
@@ -360,31 +368,26 @@ static void emit_scalars(bxc_emit_ctx *cx, const char *e, const char *what, cons
             bxc_emit_append(&body, &v);
             bxc_emit_buf_free(&v);
             bxc_emit_puts(&body, "  }\n");
-        } else if (kind == BXC_SCALAR_MARKED) {
-            origin = "BEXT_SCALAR_MARKED";
-            /* a unit-only enum: its variant's index; a one-field struct: the field */
-            bxc_type *t = base_type(p->type);
-            bool ok;
-            if (t->kind == BXC_TYPE_ENUM) {
-                ok = true;
-                for (uint32_t v = 0; v < t->decl->nvariants; v++) ok &= t->decl->variants[v].nfields == 0;
-                ok = ok && scalar_value(cx, &body, "  ", n, bxc_type_int(BXC_U32), bxc_arena_printf(cx->a, "%s.tag", acc));
-            } else if (t->kind == BXC_TYPE_STRUCT) {
-                ok = t->decl->nfields == 1 &&
-                     scalar_value(cx, &body, "  ", n, t->decl->fields[0].type,
-                                  bxc_arena_printf(cx->a, "%s.%s", acc, field_cname(cx, &t->decl->fields[0], 0)));
-            } else {
-                ok = scalar_value(cx, &body, "  ", n, t, acc);
-            }
-            if (!ok) {
-                bxc_emit_error(cx, p->p->span, "`%s` is marked `#[fusion(scalar)]`, but its type does not convert to one",
-                               p->src_name);
+            break;
+        }
+        case BXC_SCALAR_READ_TAG:
+        case BXC_SCALAR_READ_FIELD:
+        case BXC_SCALAR_READ_VALUE: {
+            const char *v = acc;
+            if (s->read == BXC_SCALAR_READ_TAG) v = bxc_arena_printf(cx->a, "%s.tag", acc);
+            if (s->read == BXC_SCALAR_READ_FIELD)
+                v = bxc_arena_printf(cx->a, "%s.%s", acc, field_cname(cx, &base_type(p->type)->decl->fields[0], 0));
+            if (!s->type || !scalar_value(cx, &body, "  ", n, s->type, v)) {
+                /* check_sig.c's record_scalars gives these a scalar type */
+                bxc_emit_internal_error(cx, p->p->span, "a scalar `%s` with no scalar type", p->src_name);
                 continue;
             }
-        } else if (kind == BXC_SCALAR_INFERRED) {
-            origin = "BEXT_SCALAR_INFERRED";
-            if (!scalar_value(cx, &body, "  ", n, p->type, acc)) continue;
-        } else {
+            break;
+        }
+        case BXC_SCALAR_READ_NONE:
+            /* check_sig.c reports it (E0508), except on a switched-off method */
+            bxc_emit_error(cx, p->p->span, "`%s` is marked `#[fusion(scalar)]`, but its type does not convert to one",
+                           p->src_name);
             continue;
         }
         bxc_emit_printf(&body, "  bext_s[%u].name = \"%s\";\n  bext_s[%u].origin = %s;\n", n, p->src_name, n, origin);

@@ -81,6 +81,8 @@ typedef struct bxc_emit_ctx {
     uint32_t name_nslots;      /* a power of two, at least 2 x nnames */
     const char **features;     /* every BEXT_FEATURE_* macro a cfg condition tests, */
     uint32_t nfeatures, capfeatures;   /* in first-use order (the feature check) */
+    bool plan;                 /* the name plan (bxc_emit_check_names): every phase forms and
+                                * claims its names but writes no C */
     bool ok;
 } bxc_emit_ctx;
 
@@ -132,6 +134,9 @@ const char *bxc_emit_tag_const(bxc_emit_ctx *cx, const bxc_type_decl *d, const c
 void bxc_emit_root_types(bxc_emit_ctx *cx);
 /* Writes every registered type into types_h / types_c. */
 void bxc_emit_types_finish(bxc_emit_ctx *cx);
+/* The name plan's counterpart: claims the names of every registered type
+ * (as types_finish does while it writes them), writing nothing. */
+void bxc_emit_types_claim(bxc_emit_ctx *cx);
 
 /* ---- dispatch (emit_dispatch.c) ---- */
 void bxc_emit_traits(bxc_emit_ctx *cx);
@@ -190,6 +195,7 @@ void bxc_emit_depfile(const bxc_unit *u, const char *c_path, const char *h_path,
 void bxc_emit_helpers(bxc_emit_ctx *cx);
 /* What bxc_emit_method_meta emitted, for the descriptor to call. */
 typedef struct bxc_emit_meta_info {
+    const bxc_method_rec *rec;   /* the checker's record the functions were emitted from */
     bool dtype, shape;      /* <prefix>_meta_dtype, <prefix>_meta_shape */
     bool meta;              /* <prefix>_meta */
     bxc_type *meta_ret;     /* the result type of <prefix>_meta */

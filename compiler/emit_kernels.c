@@ -133,11 +133,17 @@ bool bxc_emit_kir_rows(bxc_unit *u, bxc_emit_buf *out, const char *table, bool i
     return ok;
 }
 
+/* The C name of k's launcher, claimed (emit_names.c). */
+static const char *launcher_name(bxc_emit_ctx *cx, const bxc_cube_kernel *k) {
+    const char *fn = bxc_arena_printf(cx->a, "%s%s_launch", k->prefix, k->name);
+    bxc_emit_claim(cx, fn, k->fn->name.span, bxc_arena_printf(cx->a, "the launcher of kernel `%s`", k->name));
+    return fn;
+}
+
 /* The launcher of k, whose instantiations are rows first.. of table. */
 static void launcher(bxc_emit_ctx *cx, const bxc_cube_kernel *k, const char *table, uint32_t first) {
     bxc_arena *a = cx->a;
-    const char *fn = bxc_arena_printf(a, "%s%s_launch", k->prefix, k->name);
-    bxc_emit_claim(cx, fn, k->fn->name.span, bxc_arena_printf(a, "the launcher of kernel `%s`", k->name));
+    const char *fn = launcher_name(cx, k);
     /* parameters, in the kernel's order; generics no tensor carries get a
      * bext_dtype argument after them */
     bxc_emit_buf params = {0}, body = {0};
@@ -268,6 +274,11 @@ void bxc_emit_kernels(bxc_emit_ctx *cx) {
     if (!nk) return;
     const char *table = bxc_arena_printf(cx->a, "%s_bext_kernels", cx->cstem);
     bxc_emit_claim(cx, table, bxc_span_none(), "the table of kernel instantiations");
+    if (cx->plan) {   /* names only (bxc_emit_check_names): no IR is serialized */
+        for (uint32_t i = 0; i < set->len; i++)
+            if (set->items[i]->ok && !set->items[i]->is_helper) launcher_name(cx, set->items[i]);
+        return;
+    }
     bxc_emit_puts(&cx->code_c, "/* ---- #[cube] kernels: serialized IR, one row per instantiation ---- */\n"
                                );
     if (!bxc_emit_kir_rows(cx->u, &cx->code_c, table, false, true)) {

@@ -1015,6 +1015,7 @@ static void emit_fn(bxc_emit_ctx *cx, const char *cname, const char *what, const
                            "a metadata function parameter of this type has no C representation");
             return;
         }
+        if (cx->plan) continue;   /* names only: the type is registered (below too) */
         plist = bxc_arena_printf(A, "%s%s%s%s%s", plist, ps[i].by_pointer ? "const " : "", ct,
                                  ps[i].by_pointer ? " *" : " ", ps[i].cname);
         plist = bxc_arena_printf(A, "%s, ", plist);
@@ -1027,6 +1028,9 @@ static void emit_fn(bxc_emit_ctx *cx, const char *cname, const char *what, const
         bxc_emit_error(cx, body ? body->span : block->span, "this metadata result has no C representation");
         return;
     }
+    /* the name plan stops here: the signature's types are registered (and
+     * their names claimed), the body is not lowered */
+    if (cx->plan) return;
     const char *sig = bxc_arena_printf(A, "bool %s(%s%s%sbext_meta_error *err)", cname, plist, rct ? rct : "",
                                        rct ? " *bext_out, " : "");
 
@@ -1122,7 +1126,7 @@ static void emit_impl_fns(bxc_emit_ctx *cx) {
                 }
                 bxc_type *ret = fn->ret ? fn->ret->ty : bxc_type_unit();
                 if (!ok || !ret) continue;   /* not checked (or not metadata) */
-                if (!header) {
+                if (!header && !cx->plan) {
                     bxc_emit_puts(&cx->protos_h, "/* ---- impl methods (docs/codegen.md) ---- */\n");
                     header = true;
                 }
@@ -1173,7 +1177,7 @@ void bxc_emit_helpers(bxc_emit_ctx *cx) {
             }
             bxc_type *ret = fn->ret ? (fn->ret->ty ? fn->ret->ty : NULL) : bxc_type_unit();
             if (!ok || !ret) continue;   /* not a metadata helper the checker typed */
-            if (!header) {
+            if (!header && !cx->plan) {
                 bxc_emit_puts(&cx->protos_h, "/* ---- metadata helper fns (docs/codegen.md) ---- */\n");
                 header = true;
             }
@@ -1244,6 +1248,7 @@ void bxc_emit_method_meta(bxc_emit_ctx *cx, const char *prefix, const bxc_method
                           bxc_emit_meta_info *info) {
     const bxc_fn *fn = rec->fn;
     memset(info, 0, sizeof *info);
+    info->rec = rec;
     info->scalar = bxc_arena_alloc(cx->a, (fn->params.len + 1) * sizeof *info->scalar);
     memset(info->scalar, 0, (fn->params.len + 1) * sizeof *info->scalar);
     emit_scalar_encodings(cx, prefix, rec, cond, info);
@@ -1320,6 +1325,7 @@ void bxc_emit_method_meta(bxc_emit_ctx *cx, const char *prefix, const bxc_method
                 plist = bxc_arena_printf(cx->a, "%sconst %s *%s, ", plist, bxc_emit_ctype_of(cx, ps[i].type), ps[i].cname);
                 alist = bxc_arena_printf(cx->a, "%s%s, ", alist, ps[i].cname);
             }
+            if (cx->plan) return;   /* names only: the types are registered */
             if (cond) {
                 bxc_emit_printf(&cx->protos_h, "#if %s\n", cond);
                 bxc_emit_printf(&cx->code_c, "#if %s\n", cond);

@@ -36,7 +36,7 @@ static const char *reserved_why(const char *name) {
      * reserved word has 13 characters, so those skip the scan. */
     if (strlen(name) <= 13)
         for (size_t i = 0; i < sizeof reserved / sizeof *reserved; i++)
-            if (strcmp(reserved[i], name) == 0)
+            if (reserved[i][0] == name[0] && strcmp(reserved[i], name) == 0)
                 return "a C keyword or a name of the C headers the generated files include";
     if (strncmp(name, "bext_", 5) == 0 || strncmp(name, "BEXT_", 5) == 0 || strcmp(name, "bext") == 0)
         return "reserved for the bext runtime and the generator (`bext_` / `BEXT_` prefix)";

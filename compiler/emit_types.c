@@ -443,6 +443,13 @@ static void emit_one(bxc_emit_ctx *cx, const bxc_emit_ctype *ct) {
     bxc_emit_buf_free(&ret);
 }
 
+void bxc_emit_types_claim(bxc_emit_ctx *cx) {
+    for (uint32_t i = 0; i < cx->nctypes; i++) {
+        const bxc_emit_ctype *ct = &cx->ctypes[i];
+        claim_type_names(cx, ct->type, ct->name, ct->fn_prefix, ct->has_tensors);
+    }
+}
+
 void bxc_emit_types_finish(bxc_emit_ctx *cx) {
     if (!cx->nctypes) return;
     bxc_emit_puts(&cx->types_h, "/* ---- types ---- */\n\n");

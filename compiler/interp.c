@@ -5,6 +5,7 @@
  * casts in interp_ops.c, `#[fusion(...)]` in interp_meta.c.  See interp.h
  * for the contract (located errors, scratch arena, span bases). */
 #include "interp_int.h"
+#include "types.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -380,8 +381,22 @@ static const bxc_tyexpr *resolve_alias(const bxi_interp *in, const bxc_tyexpr *t
     return t;
 }
 
+/* The type the checker recorded for t (aliases followed, references
+ * stripped), or NULL for a tree it never saw. */
+static bxc_type *recorded_type(const bxc_tyexpr *t)
+{
+    return t && t->ty ? bxc_type_strip_refs(bxc_type_resolve(t->ty)) : NULL;
+}
+
 bool bxi_tyexpr_int(const bxi_interp *in, const bxc_tyexpr *t, BxvIntType *out)
 {
+    bxc_type *rt = recorded_type(t);
+    if (rt) {
+        if (rt->kind != BXC_TYPE_INT)
+            return false;
+        *out = (BxvIntType)rt->int_kind;   /* same order: interp_eval.c's static assertion */
+        return true;
+    }
     t = resolve_alias(in, bxi_tyexpr_strip_refs(t, NULL));
     if (!t || t->kind != BXC_TY_PATH || !t->path || t->path->segs.len != 1)
         return false;
@@ -391,6 +406,13 @@ bool bxi_tyexpr_int(const bxi_interp *in, const bxc_tyexpr *t, BxvIntType *out)
 
 bool bxi_tyexpr_float(const bxi_interp *in, const bxc_tyexpr *t, BxvFloatType *out)
 {
+    bxc_type *rt = recorded_type(t);
+    if (rt) {
+        if (rt->kind != BXC_TYPE_FLOAT || (rt->float_kind != BXC_F32 && rt->float_kind != BXC_F64))
+            return false;
+        *out = rt->float_kind == BXC_F32 ? BXV_F32 : BXV_F64;
+        return true;
+    }
     t = resolve_alias(in, bxi_tyexpr_strip_refs(t, NULL));
     if (!t || t->kind != BXC_TY_PATH || !t->path || t->path->segs.len != 1)
         return false;

@@ -763,14 +763,20 @@ static bxi_status shape_mutate(bxi_interp *in, const bxc_expr *e, BxvShape *s, B
 }
 
 /* `v.m(args)` on a struct or enum value: a method of its type's impl
- * blocks (the receiver auto-dereferenced, args already evaluated). */
+ * blocks (the receiver auto-dereferenced, args already evaluated): the fn
+ * the checker recorded (IMPL_FN), else (a tree it never saw) the one
+ * found by the value's type name. */
 static bxi_status impl_method_call(bxi_interp *in, const bxc_expr *e, const BxvValue *recv, BxvValue *args,
                                    uint32_t nargs, BxvValue *out)
 {
     const char *m = e->method_call.method.name;
     BxvValue v = bxi_strip(*recv);
     uint32_t base, list;
-    const bxc_fn *fn = bxi_find_method(in, v.u.agg.type, m, &base, &list);
+    const bxc_fn *fn = NULL;
+    if (e->res.kind == BXC_RES_IMPL_FN && e->res.fn && e->res.item && bxi_list_of(in, e->res.item, &base, &list))
+        fn = e->res.fn;
+    else
+        fn = bxi_find_method(in, v.u.agg.type, m, &base, &list);
     if (!fn) {
         bxi_error(in, BXI_E_NAME, e->method_call.method.span, "no method `%s` on a value of type `%s`", m,
                   bxi_type_str(in, &v));

@@ -17,7 +17,7 @@
 #include <string.h>
 
 /* Every `:meta` and `:scalars` reads the checker's record of the method
- * (ast.h bxc_method_rec: its form, each argument's class and scalar kind),
+ * (ast.h bxc_method_rec: its form, each argument's class, its scalar list),
  * never the attributes themselves. */
 
 /* Binds every parameter for a field expression: tensors as `what` (0: their
@@ -338,33 +338,71 @@ static bool is_scalar_value(const BxvValue *v)
     return v->kind == BXV_INT || v->kind == BXV_FLOAT || v->kind == BXV_BOOL;
 }
 
-/* A marked value's scalar: itself, a unit-only enum's variant index, or a
- * one-field struct's field. */
-static bool convert_marked(bxi_interp *in, BxvValue v, const char *pname, bxc_span site, BxvValue *out)
+/* A marked value's scalar, read as the record says (bxc_method_scalar.read):
+ * itself, a unit-only enum's variant index (in the declaration the checker
+ * resolved the argument's type to), or a one-field struct's field. */
+static bool read_marked(bxi_interp *in, const bxc_method_rec *rec, const bxc_method_scalar *sc, BxvValue v,
+                        bxc_span site, BxvValue *out)
 {
+    const bxc_method_param *mp = &rec->params[sc->param];
+    const bxc_type_decl *d = mp->base->kind == BXC_TYPE_ENUM || mp->base->kind == BXC_TYPE_STRUCT ? mp->base->decl : NULL;
     v.refs = 0;
-    if (is_scalar_value(&v)) {
+    if (sc->read == BXC_SCALAR_READ_VALUE && is_scalar_value(&v)) {
         *out = v;
         return true;
     }
-    if (v.kind == BXV_ENUM && v.u.agg.n == 0) {
-        const bxc_item *en = bxi_find_item(in, v.u.agg.type, BXI_KIND(BXC_ITEM_ENUM), NULL, NULL);
-        for (uint32_t i = 0; en && i < en->enum_.variants.len; i++)
-            if (bxi_name_is(en->enum_.variants.items[i]->name.name, v.u.agg.variant)) {
+    if (sc->read == BXC_SCALAR_READ_TAG && d && v.kind == BXV_ENUM && v.u.agg.n == 0) {
+        for (uint32_t i = 0; i < d->nvariants; i++)
+            if (bxi_name_is(d->variants[i].name, v.u.agg.variant)) {
                 *out = bxv_int(i, BXV_U32);
                 return true;
             }
     }
-    if (v.kind == BXV_STRUCT && v.u.agg.n == 1 && is_scalar_value(&v.u.agg.fields[0])) {
+    if (sc->read == BXC_SCALAR_READ_FIELD && v.kind == BXV_STRUCT && v.u.agg.n == 1 &&
+        is_scalar_value(&v.u.agg.fields[0])) {
         *out = v.u.agg.fields[0];
         out->refs = 0;
         return true;
     }
-    bxi_error(in, BXI_E_META, site, "argument `%s` (a `%s`) does not convert to a scalar", pname,
+    bxi_error(in, BXI_E_META, site, "argument `%s` (a `%s`) does not convert to a scalar", mp->name,
               bxi_type_str(in, &v));
     return false;
 }
 
+/* Evaluates the custom encoding of scalar sc: with the arguments in scope,
+ * borrowed, as a field expression sees them; before any input is consumed. */
+static bool read_custom(bxi_interp *in, const bxc_method_rec *rec, const bxc_method_scalar *sc, const BxvValue *args,
+                        BxvValue *out)
+{
+    const bxc_method_param *mp = &rec->params[sc->param];
+    const bxc_expr *enc = mp->encoding ? mp->encoding->value : NULL;
+    if (!enc) {   /* the parser reported the missing expression */
+        bxi_error(in, BXI_E_META, mp->p->span, "the scalar encoding of `%s` has no expression", mp->name);
+        return false;
+    }
+    uint32_t mark = in->nvars, start = in->frame_start;
+    in->frame_start = in->nvars;
+    bind_field_params(in, rec, args, 2);   /* tensors as TensorSpec, like the checker */
+    bxi_status st = bxi_eval_expr(in, enc, out);
+    in->nvars = mark;
+    in->frame_start = start;
+    if (st == BXI_RET) {
+        *out = in->ret;
+        st = BXI_OK;
+    }
+    if (st != BXI_OK)
+        return false;
+    out->refs = 0;
+    if (!is_scalar_value(out)) {
+        bxc_diag *d = bxi_error(in, BXI_E_META, enc->span, "the scalar encoding of `%s` produced a `%s`, not a scalar",
+                                mp->name, bxi_type_str(in, out));
+        bxc_diag_set_help(in->diags, d, "it must produce an integer, `f32`, `f64` or `bool`");
+        return false;
+    }
+    return true;
+}
+
+/* The record's scalar list (bxc_method_rec.scalars), evaluated on args. */
 static bool scalars_run(bxi_interp *in, const char *trait, const char *method, BxvValue *args, uint32_t nargs,
                         bxc_span site, bxi_scalar **out, uint32_t *nout)
 {
@@ -374,60 +412,28 @@ static bool scalars_run(bxi_interp *in, const char *trait, const char *method, B
     const bxc_method_rec *rec = trait_method(in, trait, method, site, &base, &list);
     if (!rec || !check_call_args(in, trait, method, rec, base, args, nargs, site))
         return false;
-    bxi_scalar *res = bxc_arena_alloc(&in->scratch, (nargs ? nargs : 1) * sizeof *res);
+    bxi_scalar *res = bxc_arena_alloc(&in->scratch, (rec->nscalars ? rec->nscalars : 1) * sizeof *res);
     uint32_t n = 0;
     uint32_t saved_base = in->base, saved_list = in->cur_list;
     in->base = base;
     in->cur_list = list;   /* encodings see their own module's names */
     bool ok = true;
-    for (uint32_t i = 0, k = 0; i < rec->nparams && ok; i++) {
-        const bxc_method_param *mp = &rec->params[i];
-        if (mp->p->is_self)
-            continue;
-        const BxvValue *a = &args[k++];
-        const char *pname = mp->name;
-        /* the checker's classification (language.md §4) */
-        const bxc_attr_arg *custom = mp->encoding;
-        if (mp->scalar == BXC_SCALAR_CUSTOM && custom->value) {
-            /* Evaluated with the arguments in scope, borrowed, as a field
-             * expression sees them; before any input is consumed. */
-            uint32_t mark = in->nvars, start = in->frame_start;
-            in->frame_start = in->nvars;
-            bind_field_params(in, rec, args, 2);   /* tensors as TensorSpec, like the checker */
-            BxvValue v;
-            bxi_status st = bxi_eval_expr(in, custom->value, &v);
-            in->nvars = mark;
-            in->frame_start = start;
-            if (st == BXI_RET) {
-                v = in->ret;
-                st = BXI_OK;
-            }
-            if (st != BXI_OK) {
-                ok = false;
-                break;
-            }
+    for (uint32_t i = 0; i < rec->nscalars && ok; i++) {
+        const bxc_method_scalar *sc = &rec->scalars[i];
+        /* args skip receivers (a checker error, but the record keeps them) */
+        uint32_t k = 0;
+        for (uint32_t j = 0; j < sc->param; j++) k += !rec->params[j].p->is_self;
+        BxvValue v;
+        if (sc->read == BXC_SCALAR_READ_ENCODING)
+            ok = read_custom(in, rec, sc, args, &v);
+        else if (sc->kind == BXC_SCALAR_MARKED)
+            ok = read_marked(in, rec, sc, args[k], rec->params[sc->param].p->span, &v);
+        else {
+            v = args[k];
             v.refs = 0;
-            if (!is_scalar_value(&v)) {
-                bxc_diag *d = bxi_error(in, BXI_E_META, custom->value->span,
-                                        "the scalar encoding of `%s` produced a `%s`, not a scalar", pname,
-                                        bxi_type_str(in, &v));
-                bxc_diag_set_help(in->diags, d, "it must produce an integer, `f32`, `f64` or `bool`");
-                ok = false;
-                break;
-            }
-            res[n++] = (bxi_scalar){pname, BXC_SCALAR_CUSTOM, bxv_copy(&in->scratch, &v)};
-        } else if (mp->scalar == BXC_SCALAR_MARKED) {
-            BxvValue v;
-            if (!convert_marked(in, *a, pname, mp->p->span, &v)) {
-                ok = false;
-                break;
-            }
-            res[n++] = (bxi_scalar){pname, BXC_SCALAR_MARKED, bxv_copy(&in->scratch, &v)};
-        } else if (mp->scalar == BXC_SCALAR_INFERRED) {
-            BxvValue v = *a;
-            v.refs = 0;
-            res[n++] = (bxi_scalar){pname, BXC_SCALAR_INFERRED, bxv_copy(&in->scratch, &v)};
         }
+        if (ok)
+            res[n++] = (bxi_scalar){rec->params[sc->param].name, sc->kind, bxv_copy(&in->scratch, &v)};
     }
     in->base = saved_base;
     in->cur_list = saved_list;

@@ -26,7 +26,7 @@ static void cube_device_close(struct bext_device *dev) {
 static void cube_memory(struct bext_device *dev, bext_memory *st) { st->cached_bytes = bxr_host_cache_bytes(); }
 
 static bool cube_copy(bext_tensor *dst, const bext_tensor *src) {
-  if (!cube_dtype_ok(src->dtype)) return bxr_host_copy(dst, src);   /* f16/bf16 storage moves as bytes */
+  if (!cube_dtype_ok(src->dtype)) return bxr_host_copy(dst, src);   /* a dtype without kernels moves as bytes */
   return cube_copy_into(dst->device, dst, src, 0);
 }
 

@@ -10,10 +10,11 @@
  * Why reference-counted nodes: Burn's most reported autodiff bug is a
  * graph that outlives its tensors.  Here a node lives exactly as long as
  * a wrapper or a child node points at it, so dropping the tensors drops
- * the graph, with or without backward.  Why ids from one atomic counter:
- * a node is always made after its parents, so decreasing id is a
- * topological order, and the same one on every run (no hash or address
- * order), which makes gradients bit-identical across runs.
+ * the graph, with or without backward.  Why backward walks the graph in
+ * an order given by its shape alone (collect): merged graphs, even ones
+ * built on several threads at once, then run the same steps in the same
+ * order on every run (no hash, address or creation order), which makes
+ * gradients bit-identical across runs.
  *
  * On +autodiff(balanced) devices memory-bound nodes keep less and
  * backward recomputes what they dropped ("Balanced checkpointing" below,
@@ -21,10 +22,7 @@
 #include "autodiff.h"
 
 #include <stdio.h>   /* snprintf */
-#include <stdlib.h>  /* qsort */
 #include <string.h>
-
-static _Atomic uint64_t g_next_id = 1;
 
 /* ------------------------------------------------------------------ nodes */
 
@@ -68,7 +66,6 @@ static struct bxad_node *node_new(int code, int n_in, int n_saved) {
     n->parent = n->parent_buf;
     n->saved = n->saved_buf;
   }
-  n->id = atomic_fetch_add_explicit(&g_next_id, 1, memory_order_relaxed);
   return n;
 }
 
@@ -468,32 +465,36 @@ static bool ns_grow(struct nodeset *s) {
   return true;
 }
 
-static int by_id_desc(const void *a, const void *b) {
-  uint64_t x = (*(struct bxad_node *const *)a)->id, y = (*(struct bxad_node *const *)b)->id;
-  return x < y ? 1 : x > y ? -1 : 0;
-}
-
-/* Every node reachable from root, in decreasing id order (*count of
+/* Every node reachable from root, children before parents (*count of
  * them, *cap_out: the array's capacity for bxr_free); set maps each to
- * its position.  NULL + error when out of memory. */
+ * its position.  The order is the reverse postorder of a depth-first walk
+ * from root that takes each node's inputs in order: a topological order
+ * (a node finishes after every parent it reaches) fixed by the graph's
+ * shape alone.  Creation order or addresses would not do: two graphs
+ * built on two threads interleave their nodes differently on every run,
+ * and the order of the steps is the order in which a shared node's
+ * gradient terms are summed, so only a shape-given order makes merged
+ * graphs' gradients the same bits on every run (Burn's hash-ordered
+ * merges were not).  Iterative: a 100k-op chain is 100k deep.  NULL +
+ * error when out of memory. */
 static struct bxad_node **collect(struct bxad_node *root, int *count, int *cap_out, struct nodeset *set) {
+  struct frame {
+    struct bxad_node *v;
+    int next;                 /* the next input to walk */
+  };
   int cap = 64, n = 0, top = 0, scap = 64;
-  struct bxad_node **all = bxr_alloc((size_t)cap * sizeof *all), **stack = bxr_alloc((size_t)scap * sizeof *stack);
+  struct bxad_node **all = bxr_alloc((size_t)cap * sizeof *all);
+  struct frame *stack = bxr_alloc((size_t)scap * sizeof *stack);
   set->cap = 256;
   set->key = bxr_calloc(set->cap * sizeof *set->key);
   set->val = NULL;
   if (!all || !stack || !set->key) goto oom;
-  stack[top++] = root;
+  stack[top++] = (struct frame){root, 0};
   set->key[ns_find(set, root)] = root;
   while (top) {
-    struct bxad_node *v = stack[--top];
-    if (n == cap) {
-      if (!(all = scratch_grow(all, (size_t)cap * sizeof *all, (size_t)cap * 2 * sizeof *all))) goto oom;
-      cap *= 2;
-    }
-    all[n++] = v;
-    for (int i = 0; i < v->n_in; i++) {
-      struct bxad_node *p = v->parent[i];
+    struct frame *f = &stack[top - 1];
+    if (f->next < f->v->n_in) {
+      struct bxad_node *p = f->v->parent[f->next++];
       if (!p || set->key[ns_find(set, p)]) continue;
       if ((size_t)(n + top + 1) * 2 > set->cap && !ns_grow(set)) goto oom;
       set->key[ns_find(set, p)] = p;
@@ -502,12 +503,23 @@ static struct bxad_node **collect(struct bxad_node *root, int *count, int *cap_o
           goto oom;
         scap *= 2;
       }
-      stack[top++] = p;
+      stack[top++] = (struct frame){p, 0};
+      continue;
     }
+    if (n == cap) {  /* every input walked: v is done */
+      if (!(all = scratch_grow(all, (size_t)cap * sizeof *all, (size_t)cap * 2 * sizeof *all))) goto oom;
+      cap *= 2;
+    }
+    all[n++] = f->v;
+    top--;
   }
   bxr_free(stack, (size_t)scap * sizeof *stack);
   stack = NULL;
-  qsort(all, (size_t)n, sizeof *all, by_id_desc);
+  for (int i = 0, j = n - 1; i < j; i++, j--) {
+    struct bxad_node *t = all[i];
+    all[i] = all[j];
+    all[j] = t;
+  }
   if (!(set->val = bxr_alloc(set->cap * sizeof *set->val))) goto oom;
   for (int i = 0; i < n; i++) set->val[ns_find(set, all[i])] = i;
   *count = n;
@@ -566,8 +578,8 @@ static bool custom_backward(const struct bxad_node *v, bext_tensor *g, bext_tens
  * count of reads still to come, planned before the first rule runs; the
  * last read takes the cache's reference, so a value lives only while a
  * step still to run needs it (and a stepping stone of a recomputation dies
- * as soon as the next op has read it).  In decreasing-id order every
- * reader of a value runs before its node, so a value still cached when
+ * as soon as the next op has read it).  In backward's order (children
+ * first) every reader of a value runs before its node, so a value still cached when
  * its own node has run (its rule skipped) is dropped there. */
 struct lazy {
   struct bxad_node **order;
@@ -750,7 +762,7 @@ bext_grads *bext_backward(bext_tensor *loss) {
   int n = 0, ocap = 0;
   struct bxad_node **order = collect(root, &n, &ocap, &set);
   if (!order) return NULL;
-  BXR_ASSERT(order[0] == root);  /* every other node is an ancestor: a smaller id */
+  BXR_ASSERT(order[0] == root);  /* every other node is an ancestor: it finished first */
   bext_tensor **grad = bxr_calloc((size_t)n * sizeof *grad);
   bool ok = grad != NULL;
   struct bext_device *inner = loss->device->inner;

@@ -36,7 +36,6 @@ struct bxad_node {
   atomic_int refcount;
   struct bxr_hook hook;              /* the node is freed where it was allocated */
   size_t bytes;                      /* the block's size, for the hook */
-  uint64_t id;                       /* creation order: backward runs in decreasing id */
   int code;                          /* enum bxr_opcode, BXAD_LEAF or BXAD_CUSTOM */
   int n_in;
   int n_saved;                       /* entries of saved[] (n_in for a core op) */

@@ -398,3 +398,8 @@ const struct bxad_rule bxad_rules[BXR_OP_COUNT] = {
     [BXR_OP_CAST] = MEM(0, bw_cast),
 };
 _Static_assert(sizeof bxad_rules / sizeof bxad_rules[0] == BXR_OP_COUNT, "one autodiff rule per op");
+/* Designated initializers leave a forgotten row zero (BXAD_UNLISTED, which
+ * test_autodiff catches at run time); this catches it at build time: a new
+ * opcode fails here until its row above is written and the count bumped
+ * (ggml's static_assert(GGML_OP_COUNT == N) beside each op table). */
+_Static_assert(BXR_OP_COUNT == 87, "a new op needs its row in bxad_rules: NO_GRAD, MEM or DIFF with a rule");

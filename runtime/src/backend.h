@@ -326,6 +326,22 @@ BXR_FUNC bool bxr_kernel_cpu_launch(struct bext_device *dev, struct bxr_kernel *
 BXR_FUNC struct bxr_kernel *bxr_kernel_src_prepare(struct bext_device *dev, const bext_kernel_src *src);
 /* src's verified IR (process lifetime), or NULL + error. */
 BXR_FUNC const struct bxk_kernel *bxr_kernel_src_ir(const bext_kernel_src *src);
+/* A watch on the calling thread's public launches (bext_kernel_launch):
+ * Fusion sets one around an extension implementation it runs on the
+ * inner device, to learn whether that implementation is one launch of an
+ * elementwise `#[cube]` kernel (fusion_cube.c).  Launches are counted;
+ * the first one's kernel, grid and bindings are kept, the bindings
+ * retained (released by the watcher), so no later op can reuse their
+ * buffers in place. */
+#define BXR_WATCH_BINDINGS 8
+struct bxr_launch_watch {
+  int n;                      /* launches seen */
+  const bext_kernel_src *src; /* the first one's */
+  bext_grid grid;
+  int nbind, nscalar;         /* nbind > BXR_WATCH_BINDINGS: none kept */
+  bext_tensor *bind[BXR_WATCH_BINDINGS];
+};
+extern _Thread_local struct bxr_launch_watch *bxr_launch_watch __attribute__((visibility("hidden")));
 /* Counters since the process started (tests and benchmarks). */
 struct bxr_kernel_stats {
   unsigned long compiles;     /* kernels compiled by LLVM */

@@ -237,9 +237,10 @@ bext_tensor *bxfu_take_inner(bext_tensor *w, const char **err) {
 
 void bxfu_rec_done(struct bxfu_rec *r) {
   for (int i = 0; i < r->n_in; i++) {
-    bext_release(r->in[i]);
+    if (r->kind == BXFU_CORE) bext_release(r->in[i]);   /* an extension's are borrowed from its slots */
     r->in[i] = NULL;
   }
+  r->n_in = 0;
   if (r->in != r->inbuf) free(r->in);
   r->in = r->inbuf;
   if (r->args) {
@@ -349,7 +350,11 @@ static void run_ext(struct bxfu_stream *s, struct bxfu_rec *r) {
   memset(out, 0, m->out_size);
   bext_ext_call c = {m, r->args, out};
   char why[600], msg[900];
-  if (!bxr_ext_exec(s->dev->inner, &c)) {
+  struct bxfu_watch watch;   /* is it one elementwise #[cube] launch? (fusion_cube.c) */
+  bxfu_cube_watch(&watch, r, s->dev->inner, r->args);
+  bool ran = bxr_ext_exec(s->dev->inner, &c);
+  bxfu_cube_learn(&watch, r, s->dev->inner, out, ran && watch.on && m->meta_check(out, r->x->want, false, why, sizeof why));
+  if (!ran) {
     fail_deferred(s, r, m->what);
   } else if (!m->meta_check(out, r->x->want, r->x->fields, why, sizeof why)) {
     disagrees(msg, sizeof msg, m, s->dev->inner, why);

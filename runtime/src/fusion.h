@@ -43,9 +43,12 @@ enum bxfu_kind { BXFU_CORE, BXFU_EXT };
  * variants always, ordinary fields when check mode was on at the call),
  * and the record's tensor outputs past the first (rec->res), in
  * out_slots' order. */
+struct bxfu_cube;
 struct bxfu_ext {
   void *want;                 /* m->meta_size bytes */
   bool fields;                /* check mode at the call */
+  const struct bxfu_cube *cube; /* set by the plan builder: the call is a learned elementwise
+                                 * #[cube] kernel (fusion_cube.c), fused like a core op */
   int n_more;
   struct bxfu_val *more[];
 };
@@ -123,6 +126,27 @@ BXR_FUNC void bxfu_fail(struct bxfu_stream *s, struct bxfu_rec *r, const char *m
 /* The inner tensor of input wrapper w for a run (taken when w is unique:
  * in-place reuse), or NULL with *err set to its deferred failure. */
 BXR_FUNC bext_tensor *bxfu_take_inner(bext_tensor *w, const char **err);
+
+/* `#[cube]` kernels of extensions (fusion_cube.c).  A watch around a
+ * recorded call run on the inner device (run_ext): bxfu_cube_watch starts
+ * it when the call may be one elementwise launch (a tensor output, no
+ * ordinary arguments, 1..BXR_MAX_INPUTS inputs, a device with kernels),
+ * holding the call's inner inputs; bxfu_cube_learn ends it, learning the
+ * kernel when the call was one elementwise launch from its inputs into
+ * its output (ok: the call succeeded, out its output value). */
+struct bxfu_watch {
+  bool on;
+  struct bxr_launch_watch w, *prev;
+  int nin;
+  bext_tensor *in[BXR_MAX_INPUTS];
+};
+BXR_FUNC void bxfu_cube_watch(struct bxfu_watch *w, const struct bxfu_rec *r, const struct bext_device *inner,
+                              void *args);
+BXR_FUNC void bxfu_cube_learn(struct bxfu_watch *w, const struct bxfu_rec *r, const struct bext_device *inner,
+                              void *out, bool ok);
+/* The learned kernel of extension record r (its inputs in r->in, as the
+ * plan builder sets them) on inner, or NULL. */
+BXR_FUNC const struct bxfu_cube *bxfu_cube_of(const struct bxfu_rec *r, const struct bext_device *inner);
 
 /* Runs records [0, n) of s under its lock (fusion_plan.c): finds or builds
  * the segment's plan and runs it, fused groups through the inner device's

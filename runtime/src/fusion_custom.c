@@ -166,10 +166,6 @@ void bxfu_custom_free(struct bxfu_custom *cu) {
 
 /* --------------------------------------------------------------- running */
 
-static bool same_spec(const bext_spec *a, const bext_tensor *t) {
-  return a->dtype == t->dtype && bxr_same_shape(a->rank, a->shape, t->spec.rank, t->spec.shape) && a->rank == t->spec.rank;
-}
-
 bool bxfu_custom_run_at(const struct bxfu_custom *cu, const struct bxfu_segment *g, struct bxfu_stream *s, int i) {
   if (!cu || !cu->claim_of || cu->claim_of[i] < 0) return false;
   int id = cu->claim_of[i];
@@ -203,7 +199,7 @@ bool bxfu_custom_run_at(const struct bxfu_custom *cu, const struct bxfu_segment 
     bext_fusion_segment view = {g, NULL, cg->opt};
     if (k->run) {
       out = k->run(k->user, &view, cg->member, cg->n, in, nin);
-      if (out && (out->device != s->dev->inner || !same_spec(&rr->out, out))) {
+      if (out && (out->device != s->dev->inner || !bxr_same_spec(&rr->out, &out->spec))) {
         char want[160], got[160];
         bxr_describe_shape(rr->out.rank, rr->out.shape, want, sizeof want);
         bxr_describe_shape(out->spec.rank, out->spec.shape, got, sizeof got);

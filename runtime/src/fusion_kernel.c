@@ -37,10 +37,13 @@
 enum ew_how { EW_NO, EW_BIN, EW_BIN_SCALAR, EW_UN, EW_FUN, EW_CMP, EW_CMP_SCALAR, EW_LOGIC, EW_RELU, EW_WHERE, EW_CAST,
               EW_SIGMOID, EW_CLAMP, EW_VIEW };
 
-/* How each opcode is written in the IR: one row per elementwise opcode. */
+/* How each opcode is written in the IR: one row per elementwise opcode.
+ * Extension records carry the code BXR_OP_COUNT: its row (EW_NO) is
+ * there so they index every table; a learned #[cube] body (fusion_cube.c)
+ * is their IR. */
 static const struct {
   uint8_t how, op;
-} ew[BXR_OP_COUNT] = {
+} ew[BXR_OP_COUNT + 1] = {
     [BXR_OP_ADD] = {EW_BIN, BXK_OP_ADD}, [BXR_OP_SUB] = {EW_BIN, BXK_OP_SUB},
     [BXR_OP_MUL] = {EW_BIN, BXK_OP_MUL}, [BXR_OP_DIV] = {EW_BIN, BXK_OP_DIV},
     [BXR_OP_REM] = {EW_BIN, BXK_OP_REM}, [BXR_OP_MAX] = {EW_BIN, BXK_OP_MAX},
@@ -79,7 +82,7 @@ static const struct {
  * accumulates (Flex's rules, flex_reduce.c: floats sum and multiply in
  * f64, ints wrap in their dtype, max/min let NaN win, an int mean divides
  * the wrapped sum truncating). */
-static const bool red[BXR_OP_COUNT] = {
+static const bool red[BXR_OP_COUNT + 1] = {
     [BXR_OP_SUM] = true, [BXR_OP_MEAN] = true, [BXR_OP_PROD] = true,
     [BXR_OP_MAX_REDUCE] = true, [BXR_OP_MIN_REDUCE] = true,
 };
@@ -103,7 +106,7 @@ static bool is_view(const struct bxfu_rec *r) { return r->kind == BXFU_CORE && e
  * its dtypes. */
 static bool expressible(const struct bxfu_segment *g, int i) {
   const struct bxfu_rec *r = &g->rec[i];
-  if (r->kind != BXFU_CORE || ew[r->code].how == EW_NO) return false;
+  if (r->kind == BXFU_EXT ? !r->x->cube : ew[r->code].how == EW_NO) return false;
   if (ir_type(r->out.dtype) == BXK_VOID) return false;
   for (int k = 0; k < r->n_in; k++)
     if (ir_type(r->in[k]->dtype) == BXK_VOID) return false;
@@ -410,7 +413,7 @@ static bxk_val member_val(struct bxk_builder *b, struct kb *K, int i, bxk_val id
                                                  : bcast_index(b, idx, r->out.rank, r->out.shape, t->rank, t->shape));
   }
   K->at[i] = idx;
-  K->val[i] = view ? in[0] : member_ir(b, r, in, K->scal[i]);
+  K->val[i] = view ? in[0] : r->kind == BXFU_EXT ? bxfu_cube_inline(b, r->x->cube, in, idx) : member_ir(b, r, in, K->scal[i]);
   if (i == K->keep && K->keeping && K->defer)   /* kept for the last loop, in the root's own element */
     K->pend[K->npend].bind = K->gr->next, K->pend[K->npend].idx = idx, K->pend[K->npend++].v = K->val[i];
   if (K->wbind[i] >= 0 && !K->wdone[i]) {   /* read after the group: stored once */
@@ -842,7 +845,7 @@ void bxfu_groups_build(struct bxfu_groups *out, const struct bxfu_segment *g, st
    * last record. */
   for (int i = 0; i < g->n; i++) parent[i] = i;
   for (int c = 0; c < g->n; c++)
-    for (int q = 0; q < g->rec[c].n_in && g->rec[c].kind == BXFU_CORE; q++) {
+    for (int q = 0; q < g->rec[c].n_in; q++) {
       int p = g->src[c][q];
       if (claimed && (claimed[c] >= 0 || (p >= 0 && claimed[p] >= 0))) continue;   /* a custom kernel's */
       if (p < 0 || !bxfu_can_fuse(g, p, c)) continue;

@@ -79,6 +79,12 @@ BXR_FUNC void bxfu_custom_free(struct bxfu_custom *cu);
 BXR_FUNC bool bxfu_custom_run_at(const struct bxfu_custom *cu, const struct bxfu_segment *g, struct bxfu_stream *s,
                                  int i);
 
+/* The body of learned kernel c (fusion_cube.c) at element idx of its
+ * output, its loads being the member's inputs there (in[slot], bxk_val):
+ * appended to b, its stored value returned. */
+struct bxk_builder;
+BXR_FUNC uint32_t bxfu_cube_inline(struct bxk_builder *b, const struct bxfu_cube *c, const uint32_t *in, uint32_t idx);
+
 /* Fusion legality, in one place (house style 14): may record p's value
  * stay inside the kernel of its consumer c? */
 BXR_FUNC bool bxfu_can_fuse(const struct bxfu_segment *g, int p, int c);

@@ -128,7 +128,8 @@ _Static_assert(BXFU_STREAM_CAP <= OUT_MASK, "record indices fit below OUT_SHIFT"
 
 /* The segment as the plan builder sees it: live records, the producer of
  * each input (-1: external), uses, whether each value is held outside. */
-static bool segment_build(struct bxfu_segment *g, struct bxfu_rec *rec, int n, struct kbuf *key) {
+static bool segment_build(struct bxfu_segment *g, struct bxfu_rec *rec, int n, struct kbuf *key,
+                          const struct bext_device *inner) {
   memset(g, 0, sizeof *g);
   g->n = n;
   g->rec = rec;
@@ -165,6 +166,15 @@ static bool segment_build(struct bxfu_segment *g, struct bxfu_rec *rec, int n, s
       nin = r->m->in_slots(r->args, sl);
       for (int k = 0; k < nin; k++) buf[k] = *sl[k].at;
       in = buf;
+      /* borrowed from the slots, so the optimizer reads a call's inputs
+       * as a core op's; a learned elementwise #[cube] kernel (fusion_cube.c)
+       * makes the call a fusable member, a fact of the plan's key */
+      if (nin <= BXR_MAX_INPUTS) {
+        memcpy(r->inbuf, buf, (size_t)nin * sizeof *buf);
+        r->in = r->inbuf;
+        r->n_in = nin;
+      }
+      r->x->cube = bxfu_cube_of(r, inner);
     }
     g->src[i] = calloc((size_t)nin + 1, sizeof **g->src);
     g->nsrc[i] = nin;
@@ -175,6 +185,7 @@ static bool segment_build(struct bxfu_segment *g, struct bxfu_rec *rec, int n, s
     put_i64(key, r->kind == BXFU_EXT ? (int64_t)(uintptr_t)r->m : (int64_t)r->code);
     put_i64(key, nin);
     if (r->kind == BXFU_CORE) put_attrs(key, r->code, &r->at);
+    else put_i64(key, (int64_t)(uintptr_t)r->x->cube);
     put_spec(key, &r->out);
     for (int k = 0; k < nin; k++) {
       const struct bxfu_val *v = in[k] ? bxfu_val_of(in[k]) : NULL;
@@ -295,7 +306,7 @@ void bxfu_plan_run(struct bxfu_stream *s, struct bxfu_rec *rec, int n) {
   struct bxfu_segment g;
   struct kbuf key = {0};
   struct bxfu_plan *p = NULL, *own = NULL;
-  if (segment_build(&g, rec, live, &key)) {
+  if (segment_build(&g, rec, live, &key, s->dev->inner)) {
     uint64_t h = fnv(key.p, key.n);
     pthread_mutex_lock(&d->lock);
     p = plan_find(d, h, key.p, key.n);

@@ -217,6 +217,10 @@ static inline bool bxr_same_shape(int ra, const int64_t *sa, int rb, const int64
     if (sa[d] != sb[d]) return false;
   return true;
 }
+/* Same dtype, rank and extents. */
+static inline bool bxr_same_spec(const bext_spec *a, const bext_spec *b) {
+  return a->dtype == b->dtype && bxr_same_shape(a->rank, a->shape, b->rank, b->shape);
+}
 
 /* ---------------------------------------------------------- index math */
 /* Storage offset (relative to the view's element 0) of the row-major linear

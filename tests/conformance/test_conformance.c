@@ -1191,12 +1191,13 @@ Test(conformance, every_backend_of_the_build, .init = setup) {
   }
 }
 
-/* The Remote backend over a real server: bext-server (a child process,
- * on an ipc socket in a temporary directory) hosts flex, then flex+fusion,
- * then cube:cpu, and the whole matrix runs through it against the ndarray
- * reference — every op's frame, the server's dispatch, uploads of every
- * dtype and layout, reads.  cube:cpu's refusals (f16, ...) come back as
- * deferred errors naming them: the same unsup cells as cube:cpu itself. */
+/* The Remote backend over a real server: bext-server (a child process)
+ * hosts flex on loopback TCP, then flex+fusion and cube:cpu on an ipc
+ * socket in a temporary directory (both transports of remote:), and the
+ * whole matrix runs through it against the ndarray reference — every
+ * op's frame, the server's dispatch, uploads of every dtype and layout,
+ * reads.  cube:cpu's refusals (f16, ...) come back as deferred errors
+ * naming them: the same unsup cells as cube:cpu itself. */
 Test(conformance, remote_over_bext_server, .init = setup) {
 #ifdef BEXT_HAVE_REMOTE
   /* flex: host memory (reads straight from its buffers); flex+fusion: a
@@ -1212,11 +1213,13 @@ Test(conformance, remote_over_bext_server, .init = setup) {
       continue;
     }
     struct rh_server srv;
-    cr_assert(rh_start(&srv, hosted[h], (const char *const[]){"--quiet", NULL}), "%s", srv.err);
+    const char *const quiet[] = {"--quiet", NULL};
+    cr_assert(h == 0 ? rh_start_tcp(&srv, hosted[h], quiet) : rh_start(&srv, hosted[h], quiet), "%s", srv.err);
     const bext_device *d = bext_device_get(srv.spec);
     cr_assert(d && bext_device_available(d), "%s", bext_last_error());
     char title[200];
-    snprintf(title, sizeof title, "remote:ipc://... hosting %s vs ndarray reference", hosted[h]);
+    snprintf(title, sizeof title, "remote:%s://... hosting %s vs ndarray reference", h == 0 ? "tcp" : "ipc",
+             hosted[h]);
     int f = run_matrix(d, true, title);
     cr_expect_eq(f, 0, "%d failing cells of remote hosting %s (table above)", f, hosted[h]);
     bext_device_close(d);

@@ -7,6 +7,7 @@
  * in /proc/cpuinfo, an independent reading of cpuid, and each clone's
  * results against C. */
 #include <criterion/criterion.h>
+#include <cpuid.h>
 #include <dlfcn.h>
 #include <float.h>
 #include <math.h>
@@ -48,9 +49,17 @@ static void run1d(bxl_kernel_fn fn, struct bxl_binding *b, uint32_t n, uint32_t 
   }
 }
 
+/* LZCNT from cpuid itself (leaf 0x80000001, ecx bit 5): some hypervisors
+ * report it there but leave "abm" out of /proc/cpuinfo (seen on an AMD
+ * EPYC guest), and it needs no OS-saved state, so cpuid is the truth. */
+static bool cpu_has_lzcnt(void) {
+  unsigned a, b, c, d;
+  return __get_cpuid(0x80000001u, &a, &b, &c, &d) && (c >> 5 & 1u);
+}
+
 /* The kernel's own view (Linux's /proc/cpuinfo flags, which it shows only
- * for features the OS enables) of the x86-64-v3 set: an independent
- * reading of cpuid to check the resolver against. */
+ * for features the OS enables) of the x86-64-v3 set, LZCNT aside: an
+ * independent reading to check the resolver against. */
 static bool cpu_runs_v3(void) {
   FILE *f = fopen("/proc/cpuinfo", "r");
   cr_assert(f, "no /proc/cpuinfo");
@@ -59,7 +68,7 @@ static bool cpu_runs_v3(void) {
   while (fgets(line, sizeof line, f))
     if (!strncmp(line, "flags", 5)) {
       static const char *const need[] = {" avx ", " avx2 ", " fma ", " bmi1 ", " bmi2 ", " f16c ", " movbe ",
-                                         " abm ", " popcnt ", " sse4_2 "};
+                                         " popcnt ", " sse4_2 "};
       size_t n = strlen(line);
       if (n && line[n - 1] == '\n') line[n - 1] = ' ';
       ok = true;
@@ -67,7 +76,7 @@ static bool cpu_runs_v3(void) {
       break;
     }
   fclose(f);
-  return ok;
+  return ok && cpu_has_lzcnt();
 }
 
 Test(object, clones_dispatch_and_agree) {

@@ -709,3 +709,117 @@ Test(lsp, semantic_tokens_from_the_records) {
     cr_expect_eq(lc_shutdown(c), 0);
     lc_rmdir(dir);
 }
+
+/* Locals: definition jumps to the binding the checker recorded (res.decl)
+ * — a parameter, a `let`, a tuple pattern's name, a `for` variable — and
+ * hover gives the local's type. */
+Test(lsp, definition_and_hover_of_locals) {
+    char *dir = lc_tmpdir();
+    char uri[512];
+    snprintf(uri, sizeof uri, "file://%s/l.bext", dir);
+    const char *text =
+        "fn h(p: usize, t: (usize, usize)) -> usize {\n"
+        "    let q = p + 1;\n"
+        "    let (a, b) = t;\n"
+        "    let mut s = 0;\n"
+        "    for j in 0..q {\n"
+        "        s = s + j;\n"
+        "    }\n"
+        "    q + a + b + s\n"
+        "}\n";
+    lsp_client *c = lc_start();
+    lc_initialize(c, NULL);
+    open_doc(c, uri, text);
+    cJSON *d = lc_diagnostics(c, uri);
+    cr_expect_eq(cJSON_GetArraySize(lc_diag_list(d)), 0, "%s", cJSON_PrintUnformatted(lc_diag_list(d)));
+    cJSON_Delete(d);
+    struct { const char *use; int off; const char *bind; int boff; const char *type; } cases[] = {
+        {"p + 1", 0, "p: usize", 0, "let p: usize"},
+        {"= t;", 2, "t: (usize", 0, "let t: (usize, usize)"},
+        {"q + a", 0, "q = p", 0, "let q: usize"},
+        {"q + a", 4, "a, b)", 0, "let a: usize"},
+        {"q + a", 8, "b)", 0, "let b: usize"},
+        {"s + j", 4, "j in", 0, "let j: usize"},
+        {"s + j", 0, "s = 0", 0, "let s: usize"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        int line, col, bl, bc;
+        pos_of(text, cases[i].use, &line, &col);
+        pos_of(text, cases[i].bind, &bl, &bc);
+        cJSON *def = at_request(c, "textDocument/definition", uri, line, col + cases[i].off);
+        cr_expect_str_eq(lc_str(def, "result.uri"), uri, "case %zu", i);
+        cr_expect_eq(lc_int(def, "result.range.start.line"), bl, "case %zu", i);
+        cr_expect_eq(lc_int(def, "result.range.start.character"), bc + cases[i].boff, "case %zu", i);
+        cr_expect_eq(lc_int(def, "result.range.end.character"), bc + cases[i].boff + 1, "case %zu: one letter", i);
+        cJSON_Delete(def);
+        cJSON *h = at_request(c, "textDocument/hover", uri, line, col + cases[i].off);
+        const char *md = lc_str(h, "result.contents.value");
+        cr_expect(md && strstr(md, cases[i].type), "case %zu: %s", i, md ? md : "(null)");
+        cJSON_Delete(h);
+    }
+    cr_expect_eq(lc_shutdown(c), 0);
+    lc_rmdir(dir);
+}
+
+/* A trait method's hover lists the record's scalars (bxc_method_rec.scalars):
+ * in declaration order, with the type each scalar has and how a marked one
+ * is read. */
+Test(lsp, method_hover_lists_the_recorded_scalars) {
+    char path[4096], uri[4200];
+    snprintf(path, sizeof path, "%s/tests/codegen/ext/desc.bext",
+             getenv("BEXT_SOURCE_DIR") ? getenv("BEXT_SOURCE_DIR") : ".");
+    char *text = read_all(path);
+    snprintf(uri, sizeof uri, "file://%s", path);
+    lsp_client *c = lc_start();
+    lc_initialize(c, NULL);
+    open_doc(c, uri, text);
+    cJSON *d = lc_diagnostics(c, uri);
+    cr_expect_eq(cJSON_GetArraySize(lc_diag_list(d)), 0, "%s", cJSON_PrintUnformatted(lc_diag_list(d)));
+    cJSON_Delete(d);
+    int line, col;
+    pos_of(text, "fn held", &line, &col);
+    cJSON *h = at_request(c, "textDocument/hover", uri, line, col + 4);
+    const char *md = lc_str(h, "result.contents.value");
+    cr_expect(strstr(md, "scalars: `m: u32` (custom), `a: f32` (marked), `lv: i16` (marked, its field)\n") ||
+                  ends_with(md, "scalars: `m: u32` (custom), `a: f32` (marked), `lv: i16` (marked, its field)"),
+              "%s", md);
+    cJSON_Delete(h);
+    pos_of(text, "fn pick", &line, &col);
+    h = at_request(c, "textDocument/hover", uri, line, col + 4);
+    md = lc_str(h, "result.contents.value");
+    cr_expect(strstr(md, "scalars: `f: f64` (inferred), `a: i16` (inferred), `b: i64` (inferred), `c: u8` (inferred), "
+                         "`d: u64` (inferred), `e: usize` (inferred), `g: isize` (inferred), "
+                         "`m: u32` (marked, its variant index)"),
+              "%s", md);
+    cJSON_Delete(h);
+    pos_of(text, "fn shaped", &line, &col);
+    h = at_request(c, "textDocument/hover", uri, line, col + 4);
+    md = lc_str(h, "result.contents.value");
+    cr_expect(strstr(md, "scalars: `n: usize` (inferred), `i: isize` (inferred)"), "%s", md);
+    cJSON_Delete(h);
+    cr_expect_eq(lc_shutdown(c), 0);
+    free(text);
+}
+
+/* A C name clash (E1103) is the checker's now (the generator's name plan):
+ * the server publishes it as you type, and it goes away with the rename. */
+Test(lsp, c_name_clash_is_published) {
+    char *dir = lc_tmpdir();
+    char uri[512];
+    snprintf(uri, sizeof uri, "file://%s/n.bext", dir);
+    lsp_client *c = lc_start();
+    lc_initialize(c, NULL);
+    open_doc(c, uri, "pub struct size_t { a: u32 }\n");
+    cJSON *d = lc_diagnostics(c, uri);
+    cr_assert_eq(cJSON_GetArraySize(lc_diag_list(d)), 1, "%s", cJSON_PrintUnformatted(lc_diag_list(d)));
+    cr_expect_str_eq(lc_str(lc_diag_list(d), "0.code"), "E1103");
+    cr_expect(strstr(lc_str(lc_diag_list(d), "0.message"), "`size_t`"), "%s", lc_str(lc_diag_list(d), "0.message"));
+    cr_expect_eq(lc_int(lc_diag_list(d), "0.range.start.character"), 11);
+    cJSON_Delete(d);
+    change(c, uri, 2, 0, 11, 0, 17, "Sized");
+    d = lc_diagnostics(c, uri);
+    cr_expect_eq(cJSON_GetArraySize(lc_diag_list(d)), 0, "%s", cJSON_PrintUnformatted(lc_diag_list(d)));
+    cJSON_Delete(d);
+    cr_expect_eq(lc_shutdown(c), 0);
+    lc_rmdir(dir);
+}

@@ -246,6 +246,41 @@ Test(remote, limits_fail_the_op_or_refuse_the_session_saying_which) {
   ip_stop(&s);
 }
 
+static void few_handles(struct bxsv_config *c) { c->max_tensors = 8; }
+
+/* The handle limit (--max-tensors 8): a result that would be the
+ * session's ninth live tensor ends the session (docs/remote.md, "What the
+ * server refuses"), naming the flag at the client and in the log; its
+ * tensors are freed and the server serves other sessions. */
+Test(remote, a_session_past_the_handle_limit_ends_naming_it) {
+  struct ip_server s;
+  cr_assert(ip_start(&s, "flex", few_handles), "%s", bext_last_error());
+  const bext_device *d = dev_ok(s.spec);
+  float x[4] = {1, 2, 3, 4}, out[4];
+  bext_tensor *held[9] = {0};
+  for (int i = 0; i < 8; i++) held[i] = vec_f32(x, 4, d);
+  cr_assert(bext_read(held[7], out, sizeof out) && out[3] == 4, "8 handles are within the limit: %s",
+            bext_last_error());
+  held[8] = bext_neg(bext_retain(held[0]));   /* streamed: the server refuses it */
+  cr_expect(!held[8] || !bext_read(held[8], out, sizeof out), "the ninth tensor is refused");
+  const char *e = bext_last_error();
+  cr_expect(strstr(e, "remote session lost") && strstr(e, "the server's limit (--max-tensors)"), "%s", e);
+  cr_expect(ip_logged(&s, "--max-tensors"), "the log says why: %s", s.log);
+  struct bxsv_stats st;
+  cr_expect(ip_settles(&s, 0, 0, &st), "%llu sessions, %llu tensors left", (unsigned long long)st.sessions,
+            (unsigned long long)st.tensors);
+  for (int i = 0; i < 9; i++) bext_release(held[i]);
+  bext_device_close(d);
+  /* another session is served */
+  char spec2[200];
+  snprintf(spec2, sizeof spec2, "remote:ipc://%s//s", s.dir);
+  bext_tensor *t = bext_full((int64_t[]){2}, 1, 1.5, BEXT_F32, dev_ok(spec2));
+  cr_expect(t && bext_read(t, out, 2 * sizeof(float)) && out[1] == 1.5f, "%s", bext_last_error());
+  bext_release(t);
+  bext_device_close(dev_ok(spec2));
+  ip_stop(&s);
+}
+
 Test(remote, sigint_stops_the_server_cleanly) {
   struct rh_server s;
   cr_assert(rh_start(&s, "flex+fusion", NULL), "%s", s.err);

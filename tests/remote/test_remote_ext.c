@@ -15,6 +15,7 @@
 #include <bext/bext.h>
 
 #include "inproc.h"
+#include "raw_session.h"
 #include "remote_harness.h"
 #include "remote_ops.h"
 
@@ -244,40 +245,10 @@ Test(remote_ext, a_waiting_call_that_fails_is_an_error_at_the_call) {
 
 /* ---------------------------------------------- malformed ExtCall frames */
 
-struct raw {
-  struct bxrm_io io;
-};
-
-static void raw_send(struct raw *r, const Bxrm__Request *req) {
-  struct bxrm_buf b = {0};
-  cr_assert(bxrm_buf_frame(&b, &req->base, 0));
-  cr_assert_eq(bxrm_io_write(&r->io, b.p, b.len, 2000), 0);
-  bxrm_buf_free(&b);
-}
-
-static Bxrm__Reply *raw_reply(struct raw *r) {
-  uint8_t hb[BXRM_HEADER_BYTES];
-  if (bxrm_io_read(&r->io, hb, sizeof hb, 3000)) return NULL;
-  struct bxrm_header h = bxrm_header_get(hb);
-  cr_assert(h.ctl <= BXRM_MAX_CONTROL && h.raw == 0);
-  uint8_t *p = malloc(h.ctl + 1);
-  cr_assert_eq(bxrm_io_read(&r->io, p, h.ctl, 3000), 0);
-  Bxrm__Reply *rep = bxrm__reply__unpack(NULL, h.ctl, p);
-  free(p);
-  cr_assert(rep);
-  return rep;
-}
-
-static void raw_open(struct raw *r, const struct ip_server *s) {
-  nng_stream *st;
-  cr_assert_eq(bxrm_dial(s->addr, 2000, &st), 0);
-  cr_assert(bxrm_io_init(&r->io, st));
-  Bxrm__Hello h = BXRM__HELLO__INIT;
-  h.version = BXRM_PROTOCOL_VERSION;
-  Bxrm__Request q = BXRM__REQUEST__INIT;
-  q.body_case = BXRM__REQUEST__BODY_HELLO;
-  q.hello = &h;
-  raw_send(r, &q);
+/* A raw session on s offering extensions, holding f32 [1, 2, 3] at id 1. */
+static void ext_session(struct raw *r, const struct ip_server *s) {
+  raw_dial(r, s->addr);
+  raw_hello(r, BXRM_PROTOCOL_VERSION);
   Bxrm__Reply *w = raw_reply(r);
   cr_assert(w && w->body_case == BXRM__REPLY__BODY_WELCOME && w->welcome->extensions, "a Welcome offering extensions");
   bxrm__reply__free_unpacked(w, NULL);
@@ -285,12 +256,10 @@ static void raw_open(struct raw *r, const struct ip_server *s) {
   int64_t n = 3;
   Bxrm__Upload u = BXRM__UPLOAD__INIT;
   u.id = 1, u.dtype = BEXT_F32, u.n_shape = 1, u.shape = &n;
+  Bxrm__Request q = BXRM__REQUEST__INIT;
   q.body_case = BXRM__REQUEST__BODY_UPLOAD;
   q.upload = &u;
-  struct bxrm_buf b = {0};
-  cr_assert(bxrm_buf_frame(&b, &q.base, sizeof v));
-  cr_assert_eq(bxrm_io_write2(&r->io, b.p, b.len, v, sizeof v, 2000), 0);
-  bxrm_buf_free(&b);
+  raw_send(r, &q, v, sizeof v, sizeof v);
 }
 
 /* An ExtCall of RemoteOps::affine on `in` with these argument bytes,
@@ -310,14 +279,14 @@ static void ext_call(struct raw *r, const uint8_t *args, size_t n, uint64_t in, 
   Bxrm__Request q = BXRM__REQUEST__INIT;
   q.body_case = BXRM__REQUEST__BODY_EXT_CALL;
   q.ext_call = &x;
-  raw_send(r, &q);
+  raw_send(r, &q, NULL, 0, 0);
 }
 
 Test(remote_ext, arguments_that_do_not_decode_fail_the_call_not_the_session) {
   struct ip_server s;
   cr_assert(ip_start(&s, "flex", NULL), "%s", bext_last_error());
   struct raw r;
-  raw_open(&r, &s);
+  ext_session(&r, &s);
   const uint8_t garbage[3] = {9, 9, 9};
   ext_call(&r, garbage, sizeof garbage, 1, 2, true, 0);
   Bxrm__Reply *rep = raw_reply(&r);
@@ -332,7 +301,7 @@ Test(remote_ext, arguments_that_do_not_decode_fail_the_call_not_the_session) {
   Bxrm__Request q = BXRM__REQUEST__INIT;
   q.body_case = BXRM__REQUEST__BODY_READ;
   q.read = &rd;
-  raw_send(&r, &q);
+  raw_send(&r, &q, NULL, 0, 0);
   uint8_t hb[BXRM_HEADER_BYTES];
   cr_assert_eq(bxrm_io_read(&r.io, hb, sizeof hb, 3000), 0);
   struct bxrm_header h = bxrm_header_get(hb);
@@ -348,7 +317,7 @@ Test(remote_ext, arguments_that_do_not_decode_fail_the_call_not_the_session) {
   ext_call(&r, ok, sizeof ok, 1, 4, false, (int64_t)1 << 60);
   for (uint64_t id = 3; id <= 4; id++) {
     rd.id = id;
-    raw_send(&r, &q);
+    raw_send(&r, &q, NULL, 0, 0);
     rep = raw_reply(&r);
     cr_assert(rep && rep->body_case == BXRM__REPLY__BODY_DATA);
     cr_expect(strstr(rep->data->error, "deferred op `RemoteOps::affine` failed on the server") &&
@@ -471,48 +440,19 @@ Test(remote_ext, a_server_program_returns_values_and_a_failing_value_call_is_an_
  * decoder must refuse each with an error naming the method, never crash,
  * and release the ids the answer said the server holds. */
 struct liar {
-  char dir[64], addr[128];
-  nng_stream_listener *l;
-  pthread_t th;
+  struct raw_fake f;
   uint64_t freed[64], owed[64];   /* ids released by the client / named by the answers */
   int nfreed, nowed;
 };
 
-static Bxrm__Request *liar_read(struct bxrm_io *io) {
-  uint8_t hb[BXRM_HEADER_BYTES];
-  if (bxrm_io_read(io, hb, sizeof hb, 5000)) return NULL;
-  struct bxrm_header h = bxrm_header_get(hb);
-  if (h.ctl > 4096 || h.raw > 4096) return NULL;
-  uint8_t p[8192];
-  if (bxrm_io_read(io, p, h.ctl + h.raw, 5000)) return NULL;   /* an upload's bytes are skipped */
-  return bxrm__request__unpack(NULL, h.ctl, p);
-}
-
-static void liar_send(struct bxrm_io *io, Bxrm__Reply *r) {
-  struct bxrm_buf b = {0};
-  if (bxrm_buf_frame(&b, &r->base, 0)) bxrm_io_write(io, b.p, b.len, 5000);
-  bxrm_buf_free(&b);
-}
-
 static void *liar_run(void *arg) {
   struct liar *L = arg;
-  nng_aio *aio;
-  if (nng_aio_alloc(&aio, NULL, NULL)) return NULL;
-  nng_aio_set_timeout(aio, 10000);
-  nng_stream_listener_accept(L->l, aio);
-  nng_aio_wait(aio);
-  if (nng_aio_result(aio)) {
-    nng_aio_free(aio);
-    return NULL;
-  }
   struct bxrm_io io;
-  if (!bxrm_io_init(&io, nng_aio_get_output(aio, 0))) return NULL;
-  nng_aio_free(aio);
+  if (!raw_accept(L->f.l, &io)) return NULL;
   int call = 0;
   Bxrm__Request *q;
-  while ((q = liar_read(&io))) {
+  while ((q = raw_request(&io))) {
     Bxrm__Reply r = BXRM__REPLY__INIT;
-    Bxrm__Welcome w = BXRM__WELCOME__INIT;
     Bxrm__ExtFound fo = BXRM__EXT_FOUND__INIT;
     Bxrm__ExtDone d = BXRM__EXT_DONE__INIT;
     Bxrm__Done dn = BXRM__DONE__INIT;
@@ -524,13 +464,11 @@ static void *liar_run(void *arg) {
     static const uint8_t whole[6] = {1, 1, 0, 0, 0, 1};                /* Whole(_, 1): one tensor */
     switch (q->body_case) {
     case BXRM__REQUEST__BODY_HELLO:
-      w.version = BXRM_PROTOCOL_VERSION, w.device = "flex", w.extensions = w.ext_values = true;
-      r.body_case = BXRM__REPLY__BODY_WELCOME, r.welcome = &w;
-      liar_send(&io, &r);
+      raw_welcome(&io, "flex", true);
       break;
     case BXRM__REQUEST__BODY_EXT_FIND:
       r.body_case = BXRM__REPLY__BODY_EXT_FOUND, r.ext_found = &fo;
-      liar_send(&io, &r);
+      raw_answer(&io, &r, NULL, 0, 0);
       break;
     case BXRM__REQUEST__BODY_EXT_CALL:
       for (int i = 0; i < 2; i++) {
@@ -544,14 +482,14 @@ static void *liar_run(void *arg) {
       else d.value.data = (uint8_t *)whole, d.value.len = sizeof whole;
       call++;
       r.body_case = BXRM__REPLY__BODY_EXT_DONE, r.ext_done = &d;
-      liar_send(&io, &r);
+      raw_answer(&io, &r, NULL, 0, 0);
       break;
     case BXRM__REQUEST__BODY_RELEASE:
       for (size_t i = 0; i < q->release->n_ids && L->nfreed < 64; i++) L->freed[L->nfreed++] = q->release->ids[i];
       break;
     case BXRM__REQUEST__BODY_SYNC:
       r.body_case = BXRM__REPLY__BODY_DONE, r.done = &dn;
-      liar_send(&io, &r);
+      raw_answer(&io, &r, NULL, 0, 0);
       break;
     default:
       break;
@@ -565,15 +503,8 @@ static void *liar_run(void *arg) {
 Test(remote_ext, an_answer_whose_value_does_not_decode_is_an_error_not_a_crash) {
   struct liar L;
   memset(&L, 0, sizeof L);
-  snprintf(L.dir, sizeof L.dir, "/tmp/bext-remote-XXXXXX");
-  cr_assert(mkdtemp(L.dir));
-  snprintf(L.addr, sizeof L.addr, "ipc://%s/s", L.dir);
-  cr_assert_eq(nng_stream_listener_alloc(&L.l, L.addr), 0);
-  cr_assert_eq(nng_stream_listener_listen(L.l), 0);
-  cr_assert_eq(pthread_create(&L.th, NULL, liar_run, &L), 0);
-  char spec[160];
-  snprintf(spec, sizeof spec, "remote:%s", L.addr);
-  const bext_device *d = dev_ok(spec);
+  raw_fake_start(&L.f, liar_run, &L);
+  const bext_device *d = dev_ok(L.f.spec);
   bext_tensor *x = mat_f32(X, 2, 3, d);
   static const char *const why[] = {"does not decode (7 bytes: truncated", "does not decode (5 bytes: truncated, or naming a field or variant",
                                     "the server's answer holds 2 tensors, the value it decodes to holds 1"};
@@ -588,12 +519,7 @@ Test(remote_ext, an_answer_whose_value_does_not_decode_is_an_error_not_a_crash) 
   bext_release(x);
   cr_expect(bext_sync(d), "%s", bext_last_error());   /* sends the releases */
   bext_device_close(d);
-  pthread_join(L.th, NULL);
-  nng_stream_listener_free(L.l);
-  char sock[160];
-  snprintf(sock, sizeof sock, "%s/s", L.dir);
-  unlink(sock);
-  rmdir(L.dir);
+  raw_fake_stop(&L.f);
   cr_expect_eq(L.nowed, 6);
   for (int i = 0; i < L.nowed; i++) {
     bool found = false;

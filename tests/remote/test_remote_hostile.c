@@ -10,56 +10,11 @@
 #include <bext/bext.h>
 
 #include "inproc.h"
+#include "raw_session.h"
 
 static void short_timeout(struct bxsv_config *c) {
   c->frame_timeout_ms = 300;
   c->max_frame = 1 << 20;
-}
-
-struct raw {
-  struct bxrm_io io;
-};
-
-static void raw_open(struct raw *r, const struct ip_server *s) {
-  nng_stream *st;
-  cr_assert_eq(bxrm_dial(s->addr, 2000, &st), 0);
-  cr_assert(bxrm_io_init(&r->io, st));
-}
-
-static void raw_send(struct raw *r, const Bxrm__Request *req, const void *raw, uint64_t raw_len, uint64_t claim) {
-  struct bxrm_buf b = {0};
-  cr_assert(bxrm_buf_frame(&b, &req->base, claim));
-  cr_assert_eq(bxrm_io_write2(&r->io, b.p, b.len, raw, raw_len, 2000), 0);
-  bxrm_buf_free(&b);
-}
-
-static void hello(struct raw *r, uint32_t version) {
-  Bxrm__Hello h = BXRM__HELLO__INIT;
-  h.version = version;
-  Bxrm__Request q = BXRM__REQUEST__INIT;
-  q.body_case = BXRM__REQUEST__BODY_HELLO;
-  q.hello = &h;
-  raw_send(r, &q, NULL, 0, 0);
-}
-
-/* The next reply (NULL when the connection ended instead). */
-static Bxrm__Reply *raw_reply(struct raw *r) {
-  uint8_t hb[BXRM_HEADER_BYTES];
-  if (bxrm_io_read(&r->io, hb, sizeof hb, 3000)) return NULL;
-  struct bxrm_header h = bxrm_header_get(hb);
-  cr_assert_leq(h.ctl, BXRM_MAX_CONTROL);
-  uint8_t *p = malloc(h.ctl + 1);
-  cr_assert_eq(bxrm_io_read(&r->io, p, h.ctl, 3000), 0);
-  Bxrm__Reply *rep = bxrm__reply__unpack(NULL, h.ctl, p);
-  free(p);
-  cr_assert(rep, "a reply that decodes");
-  uint8_t sink[256];
-  for (uint64_t left = h.raw; left;) {
-    size_t k = left < sizeof sink ? (size_t)left : sizeof sink;
-    cr_assert_eq(bxrm_io_read(&r->io, sink, k, 3000), 0);
-    left -= k;
-  }
-  return rep;
 }
 
 /* The session ends with a Fatal whose reason holds `why`, which the
@@ -93,7 +48,7 @@ static struct ip_server srv;
 static struct raw rc;
 static void setup(void) {
   cr_assert(ip_start(&srv, "flex", short_timeout), "%s", bext_last_error());
-  raw_open(&rc, &srv);
+  raw_dial(&rc, srv.addr);
 }
 
 static void op_frame(uint32_t code, const uint64_t *in, size_t n_in, uint64_t out, Bxrm__Attrs *at) {
@@ -123,7 +78,7 @@ static void upload(uint64_t id, const float *v, int64_t n) {
 }
 
 static void welcomed(void) {
-  hello(&rc, BXRM_PROTOCOL_VERSION);
+  raw_hello(&rc, BXRM_PROTOCOL_VERSION);
   Bxrm__Reply *r = raw_reply(&rc);
   cr_assert(r && r->body_case == BXRM__REPLY__BODY_WELCOME);
   cr_expect_str_eq(r->welcome->device, "flex");
@@ -184,7 +139,7 @@ Test(hostile, an_oversized_control_message, .init = setup) {
 }
 
 Test(hostile, a_wrong_protocol_version, .init = setup) {
-  hello(&rc, 99);
+  raw_hello(&rc, 99);
   expect_refused(&srv, &rc, "protocol version 99, this server speaks version 1");
 }
 

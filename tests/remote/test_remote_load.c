@@ -21,75 +21,12 @@
 #include <bext/bext.h>
 
 #include "remote_harness.h"
-#include "rm_wire.h"
+#include "raw_session.h"
 
 #define CLIENTS 16
 #define ROUNDS 40
 #define N 64            /* elements of the f32 inputs: an 8x8 matmul */
 #define NI 16           /* elements of the i32 input */
-
-/* ------------------------------------------------ the server's counters */
-
-/* A session of its own that only asks for the server's stats. */
-struct watcher {
-  struct bxrm_io io;
-};
-
-static bool w_request(struct watcher *w, Bxrm__Request *q, Bxrm__Reply **out) {
-  struct bxrm_buf b = {0};
-  bool ok = bxrm_buf_frame(&b, &q->base, 0) && bxrm_io_write(&w->io, b.p, b.len, 5000) == 0;
-  bxrm_buf_free(&b);
-  uint8_t hb[BXRM_HEADER_BYTES];
-  if (!ok || bxrm_io_read(&w->io, hb, sizeof hb, 5000)) return false;
-  struct bxrm_header h = bxrm_header_get(hb);
-  if (h.ctl > BXRM_MAX_CONTROL || h.raw) return false;
-  uint8_t *p = malloc(h.ctl + 1);
-  ok = p && bxrm_io_read(&w->io, p, h.ctl, 5000) == 0;
-  *out = ok ? bxrm__reply__unpack(NULL, h.ctl, p) : NULL;
-  free(p);
-  return *out != NULL;
-}
-
-static void w_open(struct watcher *w, const char *addr) {
-  nng_stream *st;
-  cr_assert_eq(bxrm_dial(addr, 5000, &st), 0, "the watcher connects to %s", addr);
-  cr_assert(bxrm_io_init(&w->io, st));
-  Bxrm__Hello h = BXRM__HELLO__INIT;
-  h.version = BXRM_PROTOCOL_VERSION;
-  Bxrm__Request q = BXRM__REQUEST__INIT;
-  q.body_case = BXRM__REQUEST__BODY_HELLO;
-  q.hello = &h;
-  Bxrm__Reply *r = NULL;
-  cr_assert(w_request(w, &q, &r), "the watcher's handshake");
-  cr_assert_eq(r->body_case, BXRM__REPLY__BODY_WELCOME);
-  bxrm__reply__free_unpacked(r, NULL);
-}
-
-/* The server's sessions, live tensors and bytes (every session). */
-static void w_stats(struct watcher *w, uint64_t *sessions, uint64_t *tensors, uint64_t *bytes) {
-  Bxrm__Stats s = BXRM__STATS__INIT;
-  Bxrm__Request q = BXRM__REQUEST__INIT;
-  q.body_case = BXRM__REQUEST__BODY_STATS;
-  q.stats = &s;
-  Bxrm__Reply *r = NULL;
-  cr_assert(w_request(w, &q, &r), "a Stats request is answered");
-  cr_assert_eq(r->body_case, BXRM__REPLY__BODY_STATS);
-  *sessions = r->stats->sessions;
-  *tensors = r->stats->tensors;
-  *bytes = r->stats->bytes;
-  bxrm__reply__free_unpacked(r, NULL);
-}
-
-/* Waits (up to 10 s: sessions end on the server's threads) for the counts. */
-static bool w_settles(struct watcher *w, uint64_t sessions, uint64_t tensors, uint64_t bytes, uint64_t got[3]) {
-  for (int i = 0; i < 1000; i++) {
-    w_stats(w, &got[0], &got[1], &got[2]);
-    if (got[0] == sessions && got[1] == tensors && got[2] == bytes) return true;
-    struct timespec ts = {0, 10 * 1000 * 1000};
-    nanosleep(&ts, NULL);
-  }
-  return false;
-}
 
 /* ------------------------------------------------------------ clients */
 
@@ -215,13 +152,12 @@ static void *client_run(void *arg) {
 Test(remote_load, sixteen_sessions_many_ops_all_correct_and_the_server_back_at_baseline) {
   struct rh_server srv;
   cr_assert(rh_start_tcp(&srv, "flex", (const char *const[]){"--quiet", NULL}), "%s", srv.err);
-  struct watcher w;
-  w_open(&w, srv.addr);
-  uint64_t base[3], got[3];
-  w_stats(&w, &base[0], &base[1], &base[2]);
-  cr_assert_eq(base[0], 1, "only the watcher's session before the clients: %llu", (unsigned long long)base[0]);
-  cr_assert_eq(base[1], 0);
-  cr_assert_eq(base[2], 0);
+  struct raw w;   /* a session of its own that only asks for the server's stats */
+  raw_open(&w, srv.addr);
+  struct raw_stats base = raw_stats(&w), got;
+  cr_assert_eq(base.sessions, 1, "only the watcher's session before the clients: %llu", (unsigned long long)base.sessions);
+  cr_assert_eq(base.tensors, 0);
+  cr_assert_eq(base.bytes, 0);
 
   static struct client cl[CLIENTS];
   pthread_barrier_t all_in, go_on;
@@ -237,8 +173,7 @@ Test(remote_load, sixteen_sessions_many_ops_all_correct_and_the_server_back_at_b
   }
   for (int k = 0; k < CLIENTS; k++) cr_assert_eq(pthread_create(&th[k], NULL, client_run, &cl[k]), 0);
   pthread_barrier_wait(&all_in);
-  uint64_t during[3];
-  w_stats(&w, &during[0], &during[1], &during[2]);
+  struct raw_stats during = raw_stats(&w);
   pthread_barrier_wait(&go_on);
   for (int k = 0; k < CLIENTS; k++) pthread_join(th[k], NULL);
   pthread_barrier_destroy(&all_in);
@@ -250,17 +185,17 @@ Test(remote_load, sixteen_sessions_many_ops_all_correct_and_the_server_back_at_b
     ops += cl[k].ops;
     values += cl[k].values;
   }
-  cr_expect_eq(during[0], 1 + CLIENTS, "every client its own session: the server counted %llu sessions",
-               (unsigned long long)during[0]);
-  cr_expect_gt(during[1], 0, "tensors were live on the server while the clients ran");
+  cr_expect_eq(during.sessions, 1 + CLIENTS, "every client its own session: the server counted %llu sessions",
+               (unsigned long long)during.sessions);
+  cr_expect_gt(during.tensors, 0, "tensors were live on the server while the clients ran");
   cr_expect_eq(values, (uint64_t)CLIENTS * ROUNDS * (N + 8 + N + 1 + NI), "every value was compared");
   cr_expect_geq(ops, (uint64_t)CLIENTS * ROUNDS * 30, "%llu remote ops", (unsigned long long)ops);
 
   /* All clients gone (half with handles alive): back to the baseline. */
-  cr_expect(w_settles(&w, base[0], base[1], base[2], got), "after the clients left: %llu sessions, %llu tensors, "
-            "%llu bytes (baseline %llu, %llu, %llu)", (unsigned long long)got[0], (unsigned long long)got[1],
-            (unsigned long long)got[2], (unsigned long long)base[0], (unsigned long long)base[1],
-            (unsigned long long)base[2]);
+  cr_expect(raw_settles(&w, base, &got), "after the clients left: %llu sessions, %llu tensors, "
+            "%llu bytes (baseline %llu, %llu, %llu)", (unsigned long long)got.sessions, (unsigned long long)got.tensors,
+            (unsigned long long)got.bytes, (unsigned long long)base.sessions, (unsigned long long)base.tensors,
+            (unsigned long long)base.bytes);
   bxrm_io_fini(&w.io);
   int st = rh_stop(&srv, SIGTERM);
   cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the server exits cleanly on SIGTERM (status %#x)", st);

@@ -1,7 +1,8 @@
 /* test_autodiff.c — the +autodiff decorator: finite-difference gradient
  * checks (f64, central differences) for every rule written, on
- * ndarray+autodiff and flex+autodiff, with broadcast and non-contiguous
- * inputs; no row left "not yet"; prod's zeros and max/min's ties (the
+ * ndarray+autodiff, flex+autodiff and with +fusion between (the
+ * flex+fusion+autodiff and ndarray+fusion+autodiff stacks), with
+ * broadcast and non-contiguous inputs; no row left "not yet"; prod's zeros and max/min's ties (the
  * conventions finite differences cannot check); no-gradient ops giving
  * constants; the API's contracts; graphs freed without backward and no
  * growth over a training loop (a counting allocation hook: every runtime
@@ -390,6 +391,11 @@ Test(autodiff, finite_differences_ndarray) {
 Test(autodiff, finite_differences_flex) {
   for (size_t i = 0; i < sizeof CASES / sizeof CASES[0]; i++) gradcheck(&CASES[i], "flex+autodiff");
 }
+/* +fusion under +autodiff: the forward ops and the rules' ops are
+ * deferred and fused one layer down, the gradients must not notice */
+Test(autodiff, finite_differences_fusion) {
+  for (size_t i = 0; i < sizeof CASES / sizeof CASES[0]; i++) gradcheck(&CASES[i], "flex+fusion+autodiff");
+}
 /* Balanced checkpointing recomputes memory-bound ops in backward: the
  * same ops on the same values, so every case's gradients must equal
  * none's bit for bit (and pass the finite differences themselves). */
@@ -413,6 +419,9 @@ Test(autodiff, balanced_finite_differences_ndarray) {
 }
 Test(autodiff, balanced_finite_differences_flex) {
   balanced_matches_none("flex+autodiff", "flex+autodiff(balanced)");
+}
+Test(autodiff, balanced_finite_differences_fusion) {
+  balanced_matches_none("ndarray+fusion+autodiff", "ndarray+fusion+autodiff(balanced)");
 }
 
 /* -------------------------------------------------------------- the rest */
@@ -486,17 +495,38 @@ Test(autodiff, max_min_ties_split_evenly) {
   }
 }
 
+/* Every no-gradient row a tracked tensor can reach (a float first input)
+ * is called here with one and gives a constant; the list is checked
+ * against the table, so a new no-gradient op must join it.  (Bool-only
+ * ops and creation ops never see a tracked input.) */
 Test(autodiff, no_gradient_ops_give_constants) {
   const bext_device *d = dev_of("flex+autodiff");
   bext_tensor *x = tracked(d, 4);
-  bext_tensor *outs[] = {bext_gt_scalar(bext_retain(x), 0.0), bext_argmax(bext_retain(x)),
-                         bext_floor(bext_retain(x)), bext_sign(bext_retain(x)),
-                         bext_cast(bext_retain(x), BEXT_I32), bext_eq(bext_retain(x), bext_retain(x))};
+#define XR bext_retain(x)
+  struct {
+    int code;
+    bext_tensor *out;
+  } outs[] = {
+      {BXR_OP_EQ, bext_eq(XR, XR)}, {BXR_OP_NE, bext_ne(XR, XR)}, {BXR_OP_GT, bext_gt(XR, XR)},
+      {BXR_OP_GE, bext_ge(XR, XR)}, {BXR_OP_LT, bext_lt(XR, XR)}, {BXR_OP_LE, bext_le(XR, XR)},
+      {BXR_OP_EQ_SCALAR, bext_eq_scalar(XR, 0.5)}, {BXR_OP_NE_SCALAR, bext_ne_scalar(XR, 0.5)},
+      {BXR_OP_GT_SCALAR, bext_gt_scalar(XR, 0.0)}, {BXR_OP_GE_SCALAR, bext_ge_scalar(XR, 0.0)},
+      {BXR_OP_LT_SCALAR, bext_lt_scalar(XR, 0.0)}, {BXR_OP_LE_SCALAR, bext_le_scalar(XR, 0.0)},
+      {BXR_OP_FLOOR, bext_floor(XR)}, {BXR_OP_CEIL, bext_ceil(XR)}, {BXR_OP_ROUND, bext_round(XR)},
+      {BXR_OP_SIGN, bext_sign(XR)}, {BXR_OP_ARGMAX, bext_argmax(XR)}, {BXR_OP_ARGMIN, bext_argmin(XR)},
+      {BXR_OP_CAST, bext_cast(XR, BEXT_I32)}, {BXR_OP_CAST, bext_cast(XR, BEXT_BOOL)},
+  };
+#undef XR
+  bool seen[BXR_OP_COUNT] = {false};
   for (size_t i = 0; i < sizeof outs / sizeof outs[0]; i++) {
-    cr_assert_not_null(outs[i], "%s", bext_last_error());
-    cr_expect(!bext_is_tracked(outs[i]), "output %zu is tracked", i);
-    bext_release(outs[i]);
+    cr_assert_not_null(outs[i].out, "%s: %s", bxr_op_name(outs[i].code), bext_last_error());
+    cr_expect(!bext_is_tracked(outs[i].out), "%s's output is tracked", bxr_op_name(outs[i].code));
+    seen[outs[i].code] = true;
+    bext_release(outs[i].out);
   }
+  for (int op = 0; op < BXR_OP_COUNT; op++)
+    if (bxad_rules[op].kind == BXAD_NO_GRAD && bxr_op_info[op].nin != 0 && (bxr_op_info[op].kinds[0] & BXR_KF))
+      cr_expect(seen[op], "no-gradient op '%s' takes floats but is not checked here", bxr_op_name(op));
   /* creation ops and from_data: constants */
   bext_tensor *z = bext_zeros((int64_t[]){2}, 1, BEXT_F32, d);
   cr_expect(!bext_is_tracked(z));
@@ -717,6 +747,46 @@ Test(autodiff, backward_twice_is_bit_identical) {
     bext_release(l);
     bext_release(w);
     bext_release(x);
+  }
+}
+
+/* Two graphs over one leaf w, each using it twice, merged by one add: w's
+ * gradient is the sum of four terms, in the order backward runs their
+ * steps.  That order must come from the merged graph's shape, not from
+ * which graph was built first (test_autodiff_threads.c builds them on two
+ * threads at once). */
+#define MERGE_N 512
+static bext_tensor *merge_branch(bext_tensor *w, double k) {
+  bext_tensor *s = bext_sin(bext_retain(w));
+  return bext_sum(bext_mul(bext_exp(bext_mul_scalar(w, k)), s));
+}
+static void merged_grad(const char *spec, bool a_first, float *out) {
+  const bext_device *d = dev_of(spec);
+  bext_tensor *w = bext_require_grad(bext_random_normal((int64_t[]){MERGE_N}, 1, 0, 1, 41, BEXT_F32, d));
+  bext_tensor *a, *b;
+  if (a_first) {
+    a = merge_branch(bext_retain(w), 1.7);
+    b = merge_branch(bext_retain(w), -0.3);
+  } else {
+    b = merge_branch(bext_retain(w), -0.3);
+    a = merge_branch(bext_retain(w), 1.7);
+  }
+  bext_tensor *l = bext_add(a, b);
+  bext_grads *g = bext_backward(l);
+  cr_assert_not_null(g, "%s: %s", spec, bext_last_error());
+  bext_tensor *gw = bext_grad(g, w);
+  cr_assert(gw && bext_read(gw, out, MERGE_N * sizeof *out), "%s: %s", spec, bext_last_error());
+  bext_release(gw);
+  bext_grads_free(g);
+  bext_release(l);
+  bext_release(w);
+}
+Test(autodiff, merged_graphs_sum_in_an_order_given_by_their_shape) {
+  for (int k = 0; k < NDEVS; k++) {
+    float ab[MERGE_N], ba[MERGE_N];
+    merged_grad(DEVS[k], true, ab);
+    merged_grad(DEVS[k], false, ba);
+    cr_expect(!memcmp(ab, ba, sizeof ab), "%s: building the second graph first changed w's gradient", DEVS[k]);
   }
 }
 

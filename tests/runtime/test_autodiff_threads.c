@@ -4,7 +4,9 @@
  * threads at once, each building its own loss from them and running
  * backward over the shared nodes, and each thread's gradients must equal
  * the same computation done alone, bit for bit; graphs built on one
- * thread are run and released on another, with or without backward.  On
+ * thread are run and released on another, with or without backward; two
+ * graphs built on two threads at once and merged give the same gradient
+ * bits as when built one after the other, in either order.  On
  * none and balanced devices both (balanced recomputes through the shared
  * nodes).  Runs under ThreadSanitizer (make tsan), which must see no
  * race. */
@@ -150,5 +152,71 @@ Test(autodiff_threads, a_graph_built_here_is_released_there) {
       cr_expect(h.ok, "%s: backward on another thread failed: %s", specs[i], bext_last_error());
       if (bw) cr_expect(h.grad0 == want[0], "%s: %g on the other thread, %g here", specs[i], h.grad0, want[0]);
     }
+  }
+}
+
+/* Two graphs over one shared leaf, built at once on two threads (their
+ * nodes interleave differently every round) and merged here: backward's
+ * order comes from the merged graph's shape, so the leaf's gradient, a
+ * sum of four terms, has the same bits as when the graphs are built one
+ * after the other, in either order. */
+#define MERGE_N 256
+struct branch {
+  bext_tensor *w;           /* borrowed */
+  double k;
+  bext_tensor *out;
+};
+static void *branch_run(void *arg) {
+  struct branch *b = arg;
+  bext_tensor *s = bext_sin(bext_retain(b->w));
+  b->out = bext_sum(bext_mul(bext_exp(bext_mul_scalar(bext_retain(b->w), b->k)), s));
+  return NULL;
+}
+/* w's gradient of branch(k0) + branch(k1): built on two threads when
+ * threaded, else in order (swap: the second branch first). */
+static bool merged_grad(bext_tensor *w, bool threaded, bool swap, float *out) {
+  struct branch br[2] = {{w, 1.7, NULL}, {w, -0.3, NULL}};
+  if (threaded) {
+    pthread_t th[2];
+    for (int i = 0; i < 2; i++)
+      if (pthread_create(&th[i], NULL, branch_run, &br[i])) return false;
+    for (int i = 0; i < 2; i++) pthread_join(th[i], NULL);
+  } else {
+    branch_run(&br[swap ? 1 : 0]);
+    branch_run(&br[swap ? 0 : 1]);
+  }
+  bext_tensor *l = br[0].out && br[1].out ? bext_add(br[0].out, br[1].out) : NULL;
+  if (!l) {
+    bext_release(br[0].out);
+    bext_release(br[1].out);
+    return false;
+  }
+  bext_grads *g = bext_backward(l);
+  bext_tensor *gw = g ? bext_grad(g, w) : NULL;
+  bool ok = gw && bext_read(gw, out, MERGE_N * sizeof *out);
+  bext_release(gw);
+  bext_grads_free(g);
+  bext_release(l);
+  return ok;
+}
+
+Test(autodiff_threads, graphs_built_on_two_threads_merge_deterministically) {
+  const char *specs[] = {"flex+autodiff", "flex+autodiff(balanced)"};
+  for (int i = 0; i < 2; i++) {
+    const bext_device *d = bext_device_get(specs[i]);
+    cr_assert(d && bext_device_available(d), "%s: %s", specs[i], bext_last_error());
+    bext_tensor *w = bext_require_grad(bext_random_normal((int64_t[]){MERGE_N}, 1, 0, 1, 41, BEXT_F32, d));
+    static float want[MERGE_N], other[MERGE_N], got[MERGE_N];
+    cr_assert(merged_grad(w, false, false, want), "%s: %s", specs[i], bext_last_error());
+    cr_assert(merged_grad(w, false, true, other), "%s: %s", specs[i], bext_last_error());
+    cr_expect(!memcmp(want, other, sizeof want), "%s: building the second graph first changed the gradient",
+              specs[i]);
+    int bad = 0;
+    for (int r = 0; r < 4 * ROUNDS; r++) {
+      cr_assert(merged_grad(w, true, false, got), "%s: %s", specs[i], bext_last_error());
+      bad += memcmp(want, got, sizeof want) != 0;
+    }
+    cr_expect_eq(bad, 0, "%s: %d of %d merges of graphs built on two threads differ", specs[i], bad, 4 * ROUNDS);
+    bext_release(w);
   }
 }

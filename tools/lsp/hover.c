@@ -228,12 +228,17 @@ static void put_method_record(buf *b, const bxc_method_rec *r) {
          r->op_id, r->in_slots, r->out_slots);
     if (r->backward) puts_(b, " · gradient generated from `#[backward]`");
     if (!r->active) puts_(b, "\n\nswitched off by a `#[cfg]` for these features (its C is still generated)");
-    bool any = false;
-    for (uint32_t i = 0; i < r->nparams; i++) {
-        if (r->params[i].scalar == BXC_SCALAR_NONE) continue;
-        putf(b, "%s`%s` (%s)", any ? ", " : "\n\nscalars: ", r->params[i].name,
-             bxc_scalar_kind_name(r->params[i].scalar));
-        any = true;
+    for (uint32_t i = 0; i < r->nscalars; i++) {
+        const bxc_method_scalar *sc = &r->scalars[i];
+        putf(b, "%s`%s", i ? ", " : "\n\nscalars: ", r->params[sc->param].name);
+        if (sc->type) {
+            puts_(b, ": ");
+            put_type(b, sc->type);
+        }
+        putf(b, "` (%s", bxc_scalar_kind_name(sc->kind));
+        if (sc->read == BXC_SCALAR_READ_TAG || sc->read == BXC_SCALAR_READ_FIELD)
+            putf(b, ", its %s", bxc_scalar_read_name(sc->read));
+        puts_(b, ")");
     }
 }
 

@@ -1,5 +1,5 @@
 /* navigate.c — textDocument/definition (from the checker's resolution
- * record: a fn, impl fn, struct, enum variant or field, in this file,
+ * record: a local, fn, impl fn, struct, enum variant or field, in this file,
  * another module or the stdlib; a `use`'s module path opens the module)
  * and textDocument/documentSymbol (the root file's items and members). */
 #include "lsp.h"
@@ -9,13 +9,16 @@
 #include "types.h"
 
 /* Where the record of `e` says its target is declared, or a span with no
- * file.  Locals carry no declaration site in their record, so they have
- * none here (the server resolves nothing itself). */
+ * file: a local's binding (the name in its `let`, parameter, closure
+ * parameter or `match` pattern) comes from the record too (res.decl); the
+ * server resolves nothing itself. */
 static bxc_span target_of(const bxc_expr *e) {
     const bxc_res *r = &e->res;
     const bxc_type *t = r->type;
     bxc_type_decl *d = t && (t->kind == BXC_TYPE_STRUCT || t->kind == BXC_TYPE_ENUM) ? t->decl : NULL;
     switch (r->kind) {
+    case BXC_RES_LOCAL:
+        return r->decl;
     case BXC_RES_FN:
     case BXC_RES_IMPL_FN:
         if (r->fn) return r->fn->name.span;

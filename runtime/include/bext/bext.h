@@ -617,8 +617,10 @@ bext_tensor *bext_detach(bext_tensor *t);
  * on an autodiff device: a non-scalar loss is an error saying so (reduce
  * it first with bext_sum or bext_mean), as is an untracked one.  The
  * graph is left intact, so backward may run again (the results are
- * bit-identical: steps run in decreasing node-id order, a deterministic
- * topological order).  Returns a NEW set, freed with bext_grads_free;
+ * bit-identical: steps run in a topological order given by the graph's
+ * shape alone, so graphs merged from several threads' work sum their
+ * gradients in the same order on every run).  Returns a NEW set, freed
+ * with bext_grads_free;
  * NULL + error on failure. */
 bext_grads *bext_backward(bext_tensor *loss);
 /* The gradient of the loss with respect to leaf t (BORROWED): a NEW
