@@ -30,6 +30,7 @@
 typedef struct options {
     const char *input;
     bool check, dump_tokens, dump_ast, json, depfile;
+    bool kernels_object;     /* --kernels-object: DIR/<stem>.kernels.o even without kernels */
     const char *out_dir;
     const char *emit;        /* "kir", "ll" or "kir-c": dump a kernel stage (stdout) */
     const char *kernel_cpu;  /* LLVM CPU of kernel code (NULL: BXL_CPU_BASELINE) */
@@ -50,6 +51,9 @@ static void usage(FILE *out) {
           "  -o DIR                  emit C sources into DIR (DIR/<stem>.h, DIR/<stem>.c) and,\n"
           "                          when FILE has `#[cube]` kernels, DIR/<stem>.kernels.o\n"
           "  -MD                     with -o: also write the depfile DIR/<stem>.d\n"
+          "  --kernels-object        with -o: write DIR/<stem>.kernels.o even when no module of\n"
+          "                          the unit has kernels (then it defines nothing), so build\n"
+          "                          systems can list it before bextc has read the imports\n"
           "  --emit=kir              check, then print the kernel IR of every `#[cube]`\n"
           "                          instantiation of FILE (gelu_f32, gelu_f64, ...)\n"
           "  --emit=ll               the same as LLVM IR, after default<O3>\n"
@@ -217,8 +221,8 @@ static void emit_kernels(bxc_unit *u, const options *o) {
  * its imported modules'), compiled by LLVM for --kernel-cpu (default
  * x86-64-v2), into DIR/<stem>.kernels.o (one symbol per instantiation, the
  * CPU kernel ABI of docs/kernels.md).  No `#[cube]` fn anywhere in the
- * unit, no file: projects without kernels are unchanged.  False after
- * reporting an error. */
+ * unit and no --kernels-object, no file: projects without kernels are
+ * unchanged.  False after reporting an error. */
 static bool emit_kernel_object(bxc_unit *u, const options *o) {
     struct bxk_kernel **ks;
     uint32_t n;
@@ -252,12 +256,14 @@ static bool emit_kernel_object(bxc_unit *u, const options *o) {
                          bxc_emit_stem(u), why);
         bxk_kernel_free(ks[i]);
     }
-    /* A root module with kernels always gets its object, even when every
-     * kernel was left out (then it defines none): build systems list it
-     * as an output (bext_add_extension), and the generated C refers to
-     * its symbols weakly. */
+    /* A unit with kernels always gets its object, even when every kernel
+     * was left out (then it defines none): the generated C refers to its
+     * symbols weakly.  --kernels-object writes it for every unit: a build
+     * system lists its outputs before bextc has read the imports, and
+     * only bextc knows whether a module deep in them has a kernel
+     * (bext_add_extension passes it). */
     const bxc_cube_set *all = bxc_cube_kernels(u);
-    bool any = all && all->len > 0;   /* helpers only: an object that defines nothing */
+    bool any = (all && all->len > 0) || o->kernels_object;   /* helpers only: defines nothing */
     n = m;
     if (any) {
         const char *path = bxc_arena_printf(&u->arena, "%s/%s.kernels.o", o->out_dir, bxc_emit_stem(u));
@@ -355,6 +361,8 @@ int main(int argc, char **argv) {
             o.kernel_cpu = a[12] == '=' ? a + 13 : argv[++i];
         } else if (strcmp(a, "-MD") == 0) {
             o.depfile = true;
+        } else if (strcmp(a, "--kernels-object") == 0) {
+            o.kernels_object = true;
         } else if (strcmp(a, "--dump-ast") == 0) {
             o.dump_ast = true;
         } else if (strcmp(a, "--diagnostics=text") == 0) {

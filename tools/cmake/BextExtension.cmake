@@ -2,9 +2,9 @@
 #     [FEATURES f...] [INCLUDE_DIRS d...] [IMPLEMENTATIONS lib...])
 #
 # Runs bextc on <file.bext> at build time and adds what it writes (the
-# dispatch code <name>.c and the header <name>.h, and for a file with
-# `#[cube]` kernels their CPU code <name>.kernels.o, linked with libmvec)
-# to <target>:
+# dispatch code <name>.c, the header <name>.h, and <name>.kernels.o, the
+# CPU code of the `#[cube]` kernels of the file and its imports, linked
+# with libmvec; empty when there are none) to <target>:
 #   - bextc's -MD depfile lists every .bext it read (imports, stdlib), so
 #     Ninja and Makefile builds rerun bextc when any of them changes;
 #   - each feature f is passed to bextc (--feature f) and defined for the
@@ -79,30 +79,14 @@ function(bext_add_extension target file)
   file(MAKE_DIRECTORY ${out})
   # DEPENDS names the compiler target, so a rebuilt bextc regenerates (and,
   # in-tree, bextc is built first under every generator).
-  # A file with `#[cube]` kernels also gets <name>.kernels.o (their
-  # ahead-of-time CPU code, which the generated C refers to weakly; the
-  # kernels call glibc's libmvec).  bextc writes it when the unit has
-  # kernels: known here from the text of the root file and of the modules
-  # it names in `use` lines next to it or in INCLUDE_DIRS.  (Kernels met
-  # only deeper in the imports still run, compiled from their IR.)
-  set(objs)
-  file(READ ${src} _bext_text)
-  get_filename_component(_bext_dir ${src} DIRECTORY)
-  string(REGEX MATCHALL "use[ \t]+[A-Za-z_][A-Za-z0-9_]*" _bext_uses "${_bext_text}")
-  foreach(_u IN LISTS _bext_uses)
-    string(REGEX REPLACE "^use[ \t]+" "" _m "${_u}")
-    foreach(_d IN ITEMS ${_bext_dir} ${ARG_INCLUDE_DIRS})
-      get_filename_component(_d ${_d} ABSOLUTE)
-      if(EXISTS ${_d}/${_m}.bext)
-        file(READ ${_d}/${_m}.bext _bext_mod)
-        string(APPEND _bext_text "${_bext_mod}")
-        break()
-      endif()
-    endforeach()
-  endforeach()
-  if(_bext_text MATCHES "#\\[cube[](]")
-    set(objs ${out}/${name}.kernels.o)
-  endif()
+  # <name>.kernels.o holds the ahead-of-time CPU code of the unit's
+  # `#[cube]` kernels, which the generated C refers to weakly (the
+  # kernels call glibc's libmvec).  Whether any module the file imports,
+  # however deep, has a kernel only bextc knows (it resolves the imports),
+  # so it is asked to write the object always (--kernels-object: empty
+  # when there are none) and the object is always linked.
+  set(objs ${out}/${name}.kernels.o)
+  list(APPEND flags --kernels-object)
   add_custom_command(
     OUTPUT ${out}/${name}.c ${out}/${name}.h ${objs}
     COMMAND bext::bextc ${src} -o ${out} -MD ${flags}
@@ -111,10 +95,8 @@ function(bext_add_extension target file)
     COMMENT "bextc ${file}"
     VERBATIM)
   target_sources(${target} PRIVATE ${out}/${name}.c ${out}/${name}.h ${objs})
-  if(objs)
-    set_source_files_properties(${objs} PROPERTIES EXTERNAL_OBJECT TRUE GENERATED TRUE)
-    target_link_libraries(${target} PRIVATE mvec m)
-  endif()
+  set_source_files_properties(${objs} PROPERTIES EXTERNAL_OBJECT TRUE GENERATED TRUE)
+  target_link_libraries(${target} PRIVATE mvec m)
   target_include_directories(${target} PRIVATE ${out})
   target_link_libraries(${target} PRIVATE bext::bext)
   foreach(lib IN LISTS ARG_IMPLEMENTATIONS)

@@ -2,7 +2,9 @@
  * (or build-tree) bext, calls both generated entry points on Flex and
  * NdArray, checks the values against a computation done here, checks that
  * softsign on Flex ran the override from the static library (overrides.c)
- * and on NdArray the default body, and prints one line per call plus
+ * and on NdArray the default body, launches the kernel of a module two
+ * imports deep (modules/offsets.bext) and checks that its ahead-of-time
+ * code in outside.kernels.o ran, and prints one line per call plus
  * "outside: ok" (the integration test looks for exactly these lines). */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -61,6 +63,31 @@ int main(void) {
     } else {
       printf("softsign on %s: %s\n", devs[d], mark ? "override from the static library" : "default body");
     }
+  }
+  /* The kernel of offsets.bext (imported by units.bext only): the
+   * launcher exists, and the CPU runtime adopts the code linked in
+   * outside.kernels.o rather than compiling the embedded IR. */
+  const bext_device *flex = bext_device_get("flex");
+  bext_tensor *x = bext_from_data(in, BEXT_F32, (const int64_t[]){ 4 }, 1, flex);
+  bext_tensor *y = bext_zeros((const int64_t[]){ 4 }, 1, BEXT_F32, flex);
+  bext_kernel_stat before, after;
+  const bext_grid grid = { { 1, 1, 1 }, { 4, 1, 1 } };
+  if (!x || !y || !bext_kernel_stats(&before) || !outside_offsets_add_offset_launch(&grid, x, y, 0.5) ||
+      !bext_kernel_stats(&after)) {
+    fprintf(stderr, "outside: add_offset on flex failed: %s\n", bext_last_error());
+    return 1;
+  }
+  bext_release(x);
+  const float off[4] = { -1.5f, 0, 1.5f, 3.5f };
+  bad |= check("add_offset", "flex", y, off, 4);
+  if (after.adopted - before.adopted != 1 || after.compiled != before.compiled) {
+    fprintf(stderr, "outside: add_offset adopted %llu and compiled %llu kernels; expected its code from "
+            "outside.kernels.o (1 adopted, 0 compiled)\n",
+            (unsigned long long)(after.adopted - before.adopted),
+            (unsigned long long)(after.compiled - before.compiled));
+    bad = 1;
+  } else {
+    printf("add_offset on flex: code from outside.kernels.o\n");
   }
   if (bad) return 1;
   printf("outside: ok\n");

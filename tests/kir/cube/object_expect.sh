@@ -27,6 +27,13 @@ if [ -e "$out/plain.kernels.o" ]; then
   echo "a file without kernels got plain.kernels.o"
   exit 1
 fi
+# --kernels-object: the same file gets an object that defines nothing and
+# links (build systems list it before bextc has read the imports)
+"$bextc" "$out/plain.bext" -o "$out" --kernels-object || { echo "bextc --kernels-object failed"; exit 1; }
+[ -e "$out/plain.kernels.o" ] || { echo "--kernels-object wrote no plain.kernels.o"; exit 1; }
+n=$(nm -g --defined-only "$out/plain.kernels.o" | wc -l)
+[ "$n" -eq 0 ] || { echo "plain.kernels.o defines $n symbols"; exit 1; }
+cc -shared -Wl,--no-undefined -o "$out/plain.so" "$out/plain.kernels.o" || { echo "the empty object does not link"; exit 1; }
 # a kernel with sync_cube inside a loop is left out, with W0801 giving the
 # lowering's reason; with nothing left the object is empty
 "$bextc" "$dir/reduce.bext" -o "$out" 2> "$out/err" || { echo "bextc -o failed on reduce.bext"; cat "$out/err"; exit 1; }
