@@ -119,6 +119,9 @@ BXK_FUNC bool bxvk_buf_download(struct bxvk_dev *d, struct bxvk_buf *b, void *ds
 BXK_FUNC struct bxvk_kernel *bxvk_prepare(struct bxvk_dev *d, const struct bxk_kernel *ir, uint64_t key,
                                           struct bxk_diags *ds);
 
+/* How many bindings k takes (a launch passes that many). */
+BXK_FUNC uint32_t bxvk_kernel_nbind(const struct bxvk_kernel *k);
+
 /* A binding of a launch: a buffer viewed as a tensor (elements of the
  * binding's type; offset, shape and strides in elements). */
 struct bxvk_arg {
