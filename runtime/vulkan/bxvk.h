@@ -28,7 +28,7 @@
 #include "bxk.h"
 
 /* Bumped when the emitted code changes meaning: caches key on it. */
-#define BXVK_EMIT_VERSION 1u
+#define BXVK_EMIT_VERSION 2u
 #define BXVK_META_WORDS 20u
 /* Push constants every Vulkan device has (maxPushConstantsSize >= 128). */
 #define BXVK_MAX_SCALARS 16u

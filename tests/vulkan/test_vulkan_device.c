@@ -194,3 +194,20 @@ Test(cube_vulkan, random_and_indices, .init = setup) {
             bext_last_error());
   bext_release(a), bext_release(va);
 }
+
+/* Signed integers through the unary kernels (abs, relu, sign of i32 take
+ * the signed comparisons and negation of the SPIR-V lowering). */
+Test(cube_vulkan, signed_integer_unary, .init = setup) {
+  int32_t src[] = {0, 1, -3, 7, -2147483647, 42, -1, 5, 0, -9};
+  int64_t n = sizeof src / sizeof src[0];
+  bext_tensor *a = bext_from_data(src, BEXT_I32, &n, 1, nd), *va = bext_from_data(src, BEXT_I32, &n, 1, vk);
+  cr_assert(a && va, "%s", bext_last_error());
+  same(bext_cast(bext_retain(va), BEXT_I64), bext_cast(bext_retain(a), BEXT_I64), 0, "cast i32 to i64");
+  bext_tensor *l = bext_cast(bext_retain(a), BEXT_I64), *vl = bext_cast(bext_retain(va), BEXT_I64);
+  same(bext_abs(vl), bext_abs(l), 0, "abs i64");
+  same(bext_abs(bext_retain(va)), bext_abs(bext_retain(a)), 0, "abs i32");
+  same(bext_relu(bext_retain(va)), bext_relu(bext_retain(a)), 0, "relu i32");
+  same(bext_sign(bext_retain(va)), bext_sign(bext_retain(a)), 0, "sign i32");
+  same(bext_neg(bext_retain(va)), bext_neg(bext_retain(a)), 0, "neg i32");
+  bext_release(a), bext_release(va);
+}
