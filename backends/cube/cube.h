@@ -74,6 +74,15 @@ BXR_FUNC void **cube_target(struct bext_device *dev);
  * 8-bit per its features); why says what it lacks, for the refusals. */
 BXR_FUNC void cube_set_dtypes(struct bext_device *dev, uint32_t mask, const char *why);
 BXR_FUNC bool cube_dtype_ok(struct bext_device *dev, bext_dtype dt);
+/* A target's limits the host code must plan around (0: none; cube:cpu
+ * has none): a cube's shared memory in bytes, and the most iterations a
+ * loop may run (llvmpipe, Mesa's CPU Vulkan, silently stops a loop after
+ * 65535).  who names the device for the refusals. */
+BXR_FUNC void cube_set_limits(struct bext_device *dev, uint32_t shared_max, uint32_t loop_max, const char *who);
+BXR_FUNC bool cube_fits_shared(struct bext_device *dev, uint64_t bytes);
+/* trips fits the loop limit; else false + "<device>: `<api>` with a loop
+ * of N steps is not supported on this device (...)". */
+BXR_FUNC bool cube_fits_loop(struct bxr_op *op, int64_t trips);
 BXR_FUNC const char *cube_dtype_why(struct bext_device *dev);
 /* The IR spelling of a dtype in instantiation names ("f32", "bool"). */
 BXR_FUNC const char *cube_dtype_name(bext_dtype dt);

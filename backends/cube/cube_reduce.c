@@ -1,4 +1,4 @@
-/* cube_reduce.c — cube:cpu's reductions (sum mean prod max_reduce
+/* cube_reduce.c — the cube devices' reductions (sum mean prod max_reduce
  * min_reduce argmax argmin any all) and cumsum: host halves of the
  * kernels in stdlib/cube/reduce.bext and scan.bext.  The host picks the
  * instantiation for the op and dtype, allocates the output and launches
@@ -85,6 +85,7 @@ static bool float_sum(struct bxr_op *op, bext_tensor *in, int dim, bext_tensor *
   /* the CONTIG instantiation: unit-stride lines, the leaf loop vectorizes */
   int contig = in->strides[dim] == 1;
   if (outputs >= RED_FEW || ext <= 2 * RED_CHUNK) {
+    if (!cube_fits_loop(op, ext)) return false;   /* one unit walks a whole line */
     snprintf(inst, sizeof inst, "sum_float_%s_%s_%d", d, d, contig);
     sc[0].u32 = (uint32_t)dim, sc[1].f64 = div, sc[2].u32 = 1, sc[3].u32 = (uint32_t)ext;
     struct bxr_kernel *k = cube_kernel(op->device, inst);
@@ -128,7 +129,7 @@ bext_tensor *cube_exec_reduce(struct bxr_op *op) {
   if (ok && units > 0 && fsum) {
     ok = float_sum(op, in, dim, out, units);
   } else if (ok && units > 0) {
-    struct bxr_kernel *k = cube_kernel(op->device, inst);
+    struct bxr_kernel *k = cube_fits_loop(op, in->shape[dim]) ? cube_kernel(op->device, inst) : NULL;
     bext_tensor *bind[2] = {in, out};
     ok = k && cube_launch(op->device, k, (uint32_t)units, RED_CUBE, bind, sc);
   }
@@ -146,6 +147,10 @@ bext_tensor *cube_exec_cumsum(struct bxr_op *op) {
   if (!out) return NULL;
   int64_t ext = in->shape[dim], lines = ext ? bxr_numel(in->rank, in->shape) / ext : 0;
   if (lines == 0) return out;
+  if (!cube_fits_loop(op, ext)) {   /* one unit scans a whole line */
+    bext_release(out);
+    return NULL;
+  }
   char inst[64];
   snprintf(inst, sizeof inst, "cumsum_%s_%s",
            bext_dtype_kind(in->dtype) == BEXT_KIND_FLOAT ? "float" : "int", cube_dtype_name(in->dtype));

@@ -105,6 +105,11 @@ static bool cvk_open(struct bext_device *dev) {
   char full[160 + 64];
   snprintf(full, sizeof full, "%s on %s", why, bxvk_device_name(s->vk));
   cube_set_dtypes(dev, mask, full);
+  /* llvmpipe (lavapipe) ends any loop after 65535 iterations without a
+   * word (gallivm's LP_MAX_TGSI_LOOP_ITERATIONS): a long reduction line
+   * would come back short, so the host refuses it by name instead. */
+  const char *name = bxvk_device_name(s->vk);
+  cube_set_limits(dev, bxvk_device_shared_bytes(s->vk), strncmp(name, "llvmpipe", 8) == 0 ? 65535u : 0u, name);
   return true;
 }
 

@@ -97,6 +97,8 @@ BXK_FUNC void bxvk_close(struct bxvk_dev *d);
 BXK_FUNC const char *bxvk_device_name(const struct bxvk_dev *d);
 BXK_FUNC int bxvk_device_count(const struct bxvk_dev *d);
 BXK_FUNC unsigned bxvk_device_features(const struct bxvk_dev *d);  /* BXVK_NEED bits it has */
+/* maxComputeSharedMemorySize: a cube's shared memory, bytes. */
+BXK_FUNC uint32_t bxvk_device_shared_bytes(const struct bxvk_dev *d);
 /* For tests: the device acts as if it had only the features in mask. */
 BXK_FUNC void bxvk_device_mask_features(struct bxvk_dev *d, unsigned mask);
 
