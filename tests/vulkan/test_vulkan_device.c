@@ -233,3 +233,22 @@ Test(cube_vulkan, long_integer_sum, .init = setup) {
   }
   bext_release(a), bext_release(va);
 }
+
+/* Without a Vulkan loader the device is unavailable and says so (a
+ * device index not opened before: it reads $BEXT_VULKAN_LIB now); with
+ * the loader back, the same device object opens on its next use. */
+Test(cube_vulkan, missing_loader_is_named, .init = setup) {
+  const bext_device *d = bext_device_get("cube:vulkan:96");
+  cr_assert(d);
+  setenv("BEXT_VULKAN_LIB", "/nonexistent/libvulkan.so.1", 1);
+  bool avail = bext_device_available(d);
+  char why[512];
+  snprintf(why, sizeof why, "%s", bext_last_error());
+  unsetenv("BEXT_VULKAN_LIB");
+  cr_expect(!avail);
+  cr_expect(strstr(why, "cube:vulkan:96") && strstr(why, "no Vulkan loader") && strstr(why, "/nonexistent/libvulkan.so.1"),
+            "names the device and the missing loader: %s", why);
+  cr_expect_null(bext_ones((int64_t[]){2}, 1, BEXT_F32, d));
+  cr_expect(strstr(bext_last_error(), "bext_ones") && strstr(bext_last_error(), "no Vulkan device 96"),
+            "with the loader back, the missing index is named: %s", bext_last_error());
+}
