@@ -8,10 +8,11 @@
 # sources are compiled into libbext, the vtable gets its row
 # (bxr_backends.inc) and config.h says BEXT_HAVE_CUBE_VULKAN, the one
 # switch; without them cube_vulkan.c is left out and everything else
-# builds.  The bare GPU machine's build (BEXT_GPU_CHECK) has no Vulkan.
+# builds (-DBEXT_VULKAN=OFF asks for that build on purpose).  The bare GPU
+# machine's build (BEXT_GPU_CHECK) has no Vulkan.
 find_path(BEXT_SPIRV_HEADERS spirv/unified1/spirv.h)
 find_path(BEXT_VULKAN_HEADERS vulkan/vulkan.h)
-if(NOT BEXT_GPU_CHECK AND BEXT_SPIRV_HEADERS AND BEXT_VULKAN_HEADERS)
+if(BEXT_VULKAN AND NOT BEXT_GPU_CHECK AND BEXT_SPIRV_HEADERS AND BEXT_VULKAN_HEADERS)
   file(GLOB _bxvk_src CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/runtime/vulkan/*.c)
   list(APPEND _srcs ${_bxvk_src})
   list(APPEND _rows cube_vulkan)
@@ -21,7 +22,7 @@ else()
   list(REMOVE_ITEM _srcs ${CMAKE_CURRENT_LIST_DIR}/cube_vulkan.c)
   set(BEXT_HAVE_VULKAN OFF CACHE INTERNAL "libbext has the Vulkan runtime (runtime/vulkan)")
   if(NOT BEXT_GPU_CHECK)
-    message(STATUS "bext: no spirv/unified1/spirv.h or vulkan/vulkan.h: cube:vulkan is not built "
-                   "(tools/deps.sh installs spirv-headers libvulkan-dev)")
+    message(STATUS "bext: cube:vulkan is not built (BEXT_VULKAN=${BEXT_VULKAN}; without spirv/unified1/spirv.h "
+                   "or vulkan/vulkan.h, tools/deps.sh installs spirv-headers libvulkan-dev)")
   endif()
 endif()

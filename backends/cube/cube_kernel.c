@@ -118,6 +118,11 @@ void cube_set_limits(struct bext_device *dev, uint32_t shared_max, uint32_t loop
   snprintf(c->limit_why, sizeof c->limit_why, "%s", who ? who : "");
 }
 
+uint32_t cube_loop_max(struct bext_device *dev) {
+  const struct cube_ctx *c = dev->ctx;
+  return c->loop_max;
+}
+
 bool cube_fits_shared(struct bext_device *dev, uint64_t bytes) {
   const struct cube_ctx *c = dev->ctx;
   return !c->shared_max || bytes <= c->shared_max;
