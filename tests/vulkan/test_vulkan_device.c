@@ -255,3 +255,37 @@ Test(cube_vulkan, missing_loader_is_named, .init = setup) {
   cr_expect(strstr(bext_last_error(), "bext_ones") && strstr(bext_last_error(), "no Vulkan device 96"),
             "with the loader back, the missing index is named: %s", bext_last_error());
 }
+
+/* Four threads on one device: bxvk serves one thread at a time, so every
+ * call of the backend holds the device's mutex; each thread's results
+ * must be its own. */
+#include <pthread.h>
+
+static void *worker(void *arg) {
+  intptr_t id = (intptr_t)arg, bad = 0;
+  for (int r = 0; r < 20; r++) {
+    float src[257], got[257];
+    for (int i = 0; i < 257; i++) src[i] = (float)(id * 1000 + r * 10 + i % 7);
+    int64_t n = 257;
+    bext_tensor *t = bext_from_data(src, BEXT_F32, &n, 1, vk);
+    bext_tensor *u = t ? bext_add_scalar(bext_mul_scalar(t, 2.0), (double)id) : NULL;
+    if (!u || !bext_read(u, got, sizeof got)) {
+      bad++;
+      if (u) bext_release(u);
+      continue;
+    }
+    for (int i = 0; i < 257; i++) bad += got[i] != src[i] * 2 + (float)id;
+    bext_release(u);
+  }
+  return (void *)bad;
+}
+
+Test(cube_vulkan, threads_share_one_device, .init = setup) {
+  pthread_t th[4];
+  for (intptr_t i = 0; i < 4; i++) cr_assert_eq(pthread_create(&th[i], NULL, worker, (void *)i), 0);
+  for (int i = 0; i < 4; i++) {
+    void *bad;
+    pthread_join(th[i], &bad);
+    cr_expect_eq((intptr_t)bad, 0, "thread %d: %ld wrong elements or failed calls", i, (long)(intptr_t)bad);
+  }
+}
