@@ -64,9 +64,27 @@ BXR_FUNC bool cube_launch_flat(struct bext_device *dev, struct bxr_kernel *k, ui
 /* A new contiguous tensor of spec on dev (contents undefined). */
 BXR_FUNC bext_tensor *cube_alloc(struct bext_device *dev, const bext_spec *spec);
 
-/* The kernels' element types (bool u8 i32 i64 f16 bf16 f32 f64: the IR's
- * types that a tensor dtype holds, which is every dtype). */
-BXR_FUNC bool cube_dtype_ok(bext_dtype dt);
+/* The target's state in the device's ctx (made by cube_open, NULL until
+ * the target's open sets it: cube:vulkan keeps its Vulkan device there;
+ * cube:cpu has none).  Valid while the device is open. */
+BXR_FUNC void **cube_target(struct bext_device *dev);
+/* The dtypes dev's kernels hold: a bit per bext_dtype (cube_open: all of
+ * them, the IR's types bool u8 i32 i64 f16 bf16 f32 f64), narrowed by a
+ * target whose device lacks some (Vulkan: bf16 always, f64 / i64 / f16 /
+ * 8-bit per its features); why says what it lacks, for the refusals. */
+BXR_FUNC void cube_set_dtypes(struct bext_device *dev, uint32_t mask, const char *why);
+BXR_FUNC bool cube_dtype_ok(struct bext_device *dev, bext_dtype dt);
+/* A target's limits the host code must plan around (0: none; cube:cpu
+ * has none): a cube's shared memory in bytes, and the most iterations a
+ * loop may run (llvmpipe, Mesa's CPU Vulkan, silently stops a loop after
+ * 65533 of our loops).  who names the device for the refusals. */
+BXR_FUNC void cube_set_limits(struct bext_device *dev, uint32_t shared_max, uint32_t loop_max, const char *who);
+BXR_FUNC bool cube_fits_shared(struct bext_device *dev, uint64_t bytes);
+BXR_FUNC uint32_t cube_loop_max(struct bext_device *dev);   /* 0: none */
+/* trips fits the loop limit; else false + "<device>: `<api>` with a loop
+ * of N steps is not supported on this device (...)". */
+BXR_FUNC bool cube_fits_loop(struct bxr_op *op, int64_t trips);
+BXR_FUNC const char *cube_dtype_why(struct bext_device *dev);
 /* The IR spelling of a dtype in instantiation names ("f32", "bool"). */
 BXR_FUNC const char *cube_dtype_name(bext_dtype dt);
 /* Every input and the output of op have kernel dtypes; else false + the
@@ -110,5 +128,106 @@ BXR_FUNC bext_tensor *cube_exec_cumsum(struct bxr_op *op);
 BXR_FUNC bext_tensor *cube_exec_matmul(struct bxr_op *op);
 BXR_FUNC bext_tensor *cube_exec_gather(struct bxr_op *op);
 BXR_FUNC bext_tensor *cube_exec_scatter_add(struct bxr_op *op);
+
+/* The copy member of every cube target (cube_backend.c). */
+BXR_FUNC bool cube_copy(bext_tensor *dst, const bext_tensor *src);
+
+/* The exec table of every cube target, ONE list (cube:cpu's vtable in
+ * cube_backend.c, cube:vulkan's in cube_vulkan.c both say
+ * `.exec = CUBE_EXEC_TABLE`): the host code above is device-generic, so
+ * what a target adds is storage, movement and kernel_prepare / launch.
+ * Every row points somewhere (none NULL): rows a device does not run
+ * fail with a named error the conformance matrix lists as unsupported. */
+#define CUBE_EXEC_TABLE                                                       \
+  {                                                                           \
+    [BXR_OP_EMPTY] = cube_exec_create,                                        \
+    [BXR_OP_ZEROS] = cube_exec_create,                                        \
+    [BXR_OP_ONES] = cube_exec_create,                                         \
+    [BXR_OP_FULL] = cube_exec_create,                                         \
+    [BXR_OP_ARANGE] = cube_exec_create,                                       \
+    [BXR_OP_RANDOM_UNIFORM] = cube_exec_create,                               \
+    [BXR_OP_RANDOM_NORMAL] = cube_exec_create,                                \
+    [BXR_OP_RESHAPE] = cube_exec_layout,                                      \
+    [BXR_OP_SWAP_DIMS] = cube_exec_layout,                                    \
+    [BXR_OP_PERMUTE] = cube_exec_layout,                                      \
+    [BXR_OP_EXPAND] = cube_exec_layout,                                       \
+    [BXR_OP_SLICE] = cube_exec_layout,                                        \
+    [BXR_OP_SLICE_ASSIGN] = cube_exec_layout,                                 \
+    [BXR_OP_CAT] = cube_exec_layout,                                          \
+    [BXR_OP_FLIP] = cube_exec_layout,                                         \
+    [BXR_OP_NARROW] = cube_exec_layout,                                       \
+    [BXR_OP_REPEAT_DIM] = cube_exec_layout,                                   \
+    [BXR_OP_MASK_WHERE] = cube_exec_mask,                                     \
+    [BXR_OP_MASK_FILL] = cube_exec_mask,                                      \
+    [BXR_OP_ADD] = cube_exec_elementwise,                                     \
+    [BXR_OP_SUB] = cube_exec_elementwise,                                     \
+    [BXR_OP_MUL] = cube_exec_elementwise,                                     \
+    [BXR_OP_DIV] = cube_exec_elementwise,                                     \
+    [BXR_OP_REM] = cube_exec_elementwise,                                     \
+    [BXR_OP_POW] = cube_exec_elementwise,                                     \
+    [BXR_OP_MAX] = cube_exec_elementwise,                                     \
+    [BXR_OP_MIN] = cube_exec_elementwise,                                     \
+    [BXR_OP_ADD_SCALAR] = cube_exec_elementwise,                              \
+    [BXR_OP_SUB_SCALAR] = cube_exec_elementwise,                              \
+    [BXR_OP_MUL_SCALAR] = cube_exec_elementwise,                              \
+    [BXR_OP_DIV_SCALAR] = cube_exec_elementwise,                              \
+    [BXR_OP_REM_SCALAR] = cube_exec_elementwise,                              \
+    [BXR_OP_POW_SCALAR] = cube_exec_elementwise,                              \
+    [BXR_OP_MAX_SCALAR] = cube_exec_elementwise,                              \
+    [BXR_OP_MIN_SCALAR] = cube_exec_elementwise,                              \
+    [BXR_OP_EQ] = cube_exec_elementwise,                                      \
+    [BXR_OP_NE] = cube_exec_elementwise,                                      \
+    [BXR_OP_GT] = cube_exec_elementwise,                                      \
+    [BXR_OP_GE] = cube_exec_elementwise,                                      \
+    [BXR_OP_LT] = cube_exec_elementwise,                                      \
+    [BXR_OP_LE] = cube_exec_elementwise,                                      \
+    [BXR_OP_EQ_SCALAR] = cube_exec_elementwise,                               \
+    [BXR_OP_NE_SCALAR] = cube_exec_elementwise,                               \
+    [BXR_OP_GT_SCALAR] = cube_exec_elementwise,                               \
+    [BXR_OP_GE_SCALAR] = cube_exec_elementwise,                               \
+    [BXR_OP_LT_SCALAR] = cube_exec_elementwise,                               \
+    [BXR_OP_LE_SCALAR] = cube_exec_elementwise,                               \
+    [BXR_OP_AND] = cube_exec_elementwise,                                     \
+    [BXR_OP_OR] = cube_exec_elementwise,                                      \
+    [BXR_OP_XOR] = cube_exec_elementwise,                                     \
+    [BXR_OP_NOT] = cube_exec_elementwise,                                     \
+    [BXR_OP_NEG] = cube_exec_elementwise,                                     \
+    [BXR_OP_ABS] = cube_exec_elementwise,                                     \
+    [BXR_OP_EXP] = cube_exec_elementwise,                                     \
+    [BXR_OP_LOG] = cube_exec_elementwise,                                     \
+    [BXR_OP_LOG1P] = cube_exec_elementwise,                                   \
+    [BXR_OP_SQRT] = cube_exec_elementwise,                                    \
+    [BXR_OP_RSQRT] = cube_exec_elementwise,                                   \
+    [BXR_OP_SIN] = cube_exec_elementwise,                                     \
+    [BXR_OP_COS] = cube_exec_elementwise,                                     \
+    [BXR_OP_TANH] = cube_exec_elementwise,                                    \
+    [BXR_OP_ERF] = cube_exec_elementwise,                                     \
+    [BXR_OP_SIGMOID] = cube_exec_elementwise,                                 \
+    [BXR_OP_RELU] = cube_exec_elementwise,                                    \
+    [BXR_OP_RECIP] = cube_exec_elementwise,                                   \
+    [BXR_OP_FLOOR] = cube_exec_elementwise,                                   \
+    [BXR_OP_CEIL] = cube_exec_elementwise,                                    \
+    [BXR_OP_ROUND] = cube_exec_elementwise,                                   \
+    [BXR_OP_SIGN] = cube_exec_elementwise,                                    \
+    [BXR_OP_CLAMP] = cube_exec_elementwise,                                   \
+    [BXR_OP_POWI] = cube_exec_elementwise,                                    \
+    [BXR_OP_CAST] = cube_exec_cast,                                           \
+    [BXR_OP_SUM] = cube_exec_reduce,                                          \
+    [BXR_OP_MEAN] = cube_exec_reduce,                                         \
+    [BXR_OP_PROD] = cube_exec_reduce,                                         \
+    [BXR_OP_MAX_REDUCE] = cube_exec_reduce,                                   \
+    [BXR_OP_MIN_REDUCE] = cube_exec_reduce,                                   \
+    [BXR_OP_ARGMAX] = cube_exec_reduce,                                       \
+    [BXR_OP_ARGMIN] = cube_exec_reduce,                                       \
+    [BXR_OP_ANY] = cube_exec_reduce,                                          \
+    [BXR_OP_ALL] = cube_exec_reduce,                                          \
+    [BXR_OP_CUMSUM] = cube_exec_cumsum,                                       \
+    [BXR_OP_MATMUL] = cube_exec_matmul,                                       \
+    [BXR_OP_GATHER] = cube_exec_gather,                                       \
+    [BXR_OP_SELECT] = cube_exec_gather,                                       \
+    [BXR_OP_SCATTER_ADD] = cube_exec_scatter_add,                             \
+    [BXR_OP_SELECT_ASSIGN] = cube_exec_scatter_add,                           \
+  }
+
 
 #endif /* BXR_CUBE_H */

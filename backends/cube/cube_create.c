@@ -12,16 +12,21 @@
 
 #include "cube.h"
 
+/* The values on the host, then the device's from_data: host code never
+ * writes a cube device's storage (on cube:vulkan it is device memory). */
 static bext_tensor *random_fill(struct bxr_op *op) {
-  bext_tensor *t = cube_alloc(op->device, &op->out);
-  if (!t) return NULL;
-  void *p = bxr_data(t);
-  int64_t n = bxr_numel(t->rank, t->shape);
+  bext_dtype dt = op->out.dtype;
+  int64_t n = bxr_numel(op->out.rank, op->out.shape);
+  size_t bytes = (size_t)n * bext_dtype_size(dt);
+  void *p = bxr_alloc(bytes ? bytes : 1);
+  if (!p) return NULL;
   double a = op->sc[0].f, b = op->sc[1].f;
   for (int64_t i = 0; i < n; i++)
-    bxr_store_f64(p, t->dtype, i,
+    bxr_store_f64(p, dt, i,
                   op->code == BXR_OP_RANDOM_UNIFORM ? a + (b - a) * bxr_rng_uniform(op->at.seed, (uint64_t)i)
                                                     : a + b * bxr_rng_normal(op->at.seed, (uint64_t)i));
+  bext_tensor *t = op->device->vt->from_data(op->device, dt, op->out.rank, op->out.shape, p);
+  bxr_free(p, bytes ? bytes : 1);
   return t;
 }
 

@@ -16,17 +16,14 @@
  * into 64-unit chunks anyway; GPUs want a few warps. */
 #define CUBE_EW_DIM 256
 
-bool cube_dtype_ok(bext_dtype dt) { return dt < BEXT_DTYPE_COUNT; }
-
 const char *cube_dtype_name(bext_dtype dt) { return bext_dtype_name(dt); }
 
 bool cube_check_dtypes(const struct bxr_op *op) {
   for (int i = 0; i <= op->n_in; i++) {
     bext_dtype dt = i < op->n_in ? (op->in[i] ? op->in[i]->dtype : BEXT_F32) : op->out.dtype;
-    if (!cube_dtype_ok(dt))
-      return bxr_error("%s: `%s` on %s is not supported on this device (kernel dtypes: bool u8 i32 "
-                       "i64 f16 bf16 f32 f64)",
-                       op->device->name, op->api, bext_dtype_name(dt));
+    if (!cube_dtype_ok(op->device, dt))
+      return bxr_error("%s: `%s` on %s is not supported on this device (%s)", op->device->name, op->api,
+                       bext_dtype_name(dt), cube_dtype_why(op->device));
   }
   return true;
 }

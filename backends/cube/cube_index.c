@@ -73,6 +73,10 @@ bext_tensor *cube_exec_scatter_add(struct bxr_op *op) {
   const bext_tensor *lines = op->code == BXR_OP_SCATTER_ADD ? op->in[1] : op->in[2];
   int64_t ext = lines->shape[op->at.dim];
   int64_t units = ext ? bxr_numel(lines->rank, lines->shape) / ext : 0;
+  if (!cube_fits_loop(op, ext)) {   /* one unit adds a whole line */
+    bext_release(out);
+    return NULL;
+  }
   const char *name = op->code == BXR_OP_SCATTER_ADD ? "scatter_add" : "select_assign";
   if (launch(op, name, units, op->in[1], op->in[2], out)) return out;
   bext_release(out);

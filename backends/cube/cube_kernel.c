@@ -80,6 +80,11 @@ static int64_t find_row(const char *inst) {
 
 struct cube_ctx {
   pthread_mutex_t lock;                 /* held across a prepare */
+  void *target;                         /* the target runtime's state (cube:vulkan: its device) */
+  uint32_t dtypes;                      /* bit per bext_dtype the device's kernels hold */
+  char why[160];                        /* what the device lacks, for refusals */
+  uint32_t shared_max, loop_max;        /* cube_set_limits; 0: none */
+  char limit_why[96];
   uint32_t n;
   _Atomic(struct bxr_kernel *) k[];     /* one per embedded row */
 };
@@ -91,8 +96,54 @@ bool cube_open(struct bext_device *dev) {
   if (!c) return bxr_error("%s: out of memory", dev->name);
   pthread_mutex_init(&c->lock, NULL);
   c->n = idx.n;
+  c->dtypes = (1u << BEXT_DTYPE_COUNT) - 1;   /* every dtype until the target says otherwise */
   dev->ctx = c;
   return true;
+}
+
+void **cube_target(struct bext_device *dev) {
+  struct cube_ctx *c = dev->ctx;
+  return &c->target;
+}
+
+void cube_set_dtypes(struct bext_device *dev, uint32_t mask, const char *why) {
+  struct cube_ctx *c = dev->ctx;
+  c->dtypes = mask;
+  snprintf(c->why, sizeof c->why, "%s", why ? why : "");
+}
+
+void cube_set_limits(struct bext_device *dev, uint32_t shared_max, uint32_t loop_max, const char *who) {
+  struct cube_ctx *c = dev->ctx;
+  c->shared_max = shared_max, c->loop_max = loop_max;
+  snprintf(c->limit_why, sizeof c->limit_why, "%s", who ? who : "");
+}
+
+uint32_t cube_loop_max(struct bext_device *dev) {
+  const struct cube_ctx *c = dev->ctx;
+  return c->loop_max;
+}
+
+bool cube_fits_shared(struct bext_device *dev, uint64_t bytes) {
+  const struct cube_ctx *c = dev->ctx;
+  return !c->shared_max || bytes <= c->shared_max;
+}
+
+bool cube_fits_loop(struct bxr_op *op, int64_t trips) {
+  const struct cube_ctx *c = op->device->ctx;
+  if (!c->loop_max || trips <= (int64_t)c->loop_max) return true;
+  return bxr_error("%s: `%s` with a loop of %lld steps is not supported on this device (%s runs at most %u "
+                   "iterations of a loop)",
+                   op->device->name, op->api, (long long)trips, c->limit_why, c->loop_max);
+}
+
+bool cube_dtype_ok(struct bext_device *dev, bext_dtype dt) {
+  const struct cube_ctx *c = dev->ctx;
+  return (unsigned)dt < BEXT_DTYPE_COUNT && c && (c->dtypes >> dt & 1u);
+}
+
+const char *cube_dtype_why(struct bext_device *dev) {
+  const struct cube_ctx *c = dev->ctx;
+  return c && c->why[0] ? c->why : "kernel dtypes: bool u8 i32 i64 f16 bf16 f32 f64";
 }
 
 void cube_close(struct bext_device *dev) {

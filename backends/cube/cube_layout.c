@@ -26,9 +26,9 @@ bool cube_fits_u32(struct bext_device *dev, const bext_tensor *t) {
 
 bool cube_copy_into(struct bext_device *dev, bext_tensor *dst, const bext_tensor *src, uint32_t flip_mask) {
   bext_dtype s = src->dtype, d = dst->dtype;
-  if (!cube_dtype_ok(s) || !cube_dtype_ok(d))
-    return bxr_error("%s: copies of %s to %s are not supported on this device", dev->name, bext_dtype_name(s),
-                     bext_dtype_name(d));
+  if (!cube_dtype_ok(dev, s) || !cube_dtype_ok(dev, d))
+    return bxr_error("%s: copies of %s to %s are not supported on this device (%s)", dev->name, bext_dtype_name(s),
+                     bext_dtype_name(d), cube_dtype_why(dev));
   BXR_ASSERT(bxr_same_shape(src->rank, src->shape, dst->rank, dst->shape));
   int64_t n = bxr_numel(dst->rank, dst->shape);
   if (n == 0) return true;

@@ -1,11 +1,12 @@
-/* cube_matmul.c — cube:cpu's batched matmul: the host half of
+/* cube_matmul.c — the cube devices' batched matmul: the host half of
  * stdlib/cube/matmul.bext.  a [.., m, k] and b [.., k, n] are passed as
  * views of out's rank (broadcast batch axes get stride 0, views keep
  * their strides), so no operand is copied.  f32 and f64 run the tiled
  * kernel once per 64-wide chunk of k (its barrier must be at the top
- * level, so the loop over chunks is here); integers, and f16/bf16
- * (accumulating in f32), run one plain launch of a dot product per
- * output element. */
+ * level, so the loop over chunks is here) where the device's cubes have
+ * its shared memory; integers, f32/f64 elsewhere (f64 on lavapipe) and
+ * f16/bf16 (accumulating in f32) run one plain launch of a dot product
+ * per output element. */
 #include <stdio.h>
 
 #include "cube.h"
@@ -44,16 +45,20 @@ bext_tensor *cube_exec_matmul(struct bxr_op *op) {
   int64_t m = out->shape[r - 2], n = out->shape[r - 1], kk = op->in[0]->shape[op->in[0]->rank - 1];
   bext_tensor *a = batch_view(op->in[0], out), *b = batch_view(op->in[1], out);
   bool half = out->dtype == BEXT_F16 || out->dtype == BEXT_BF16;
-  bool flt = bext_dtype_kind(out->dtype) == BEXT_KIND_FLOAT && !half;
+  /* the tiled kernel's shared memory: a's and out's 32 x 64 tiles, b's 64 x 64 */
+  uint64_t tile_bytes = (uint64_t)(MM_TM * MM_TK + MM_TK * MM_TN + MM_TM * MM_TN) * bext_dtype_size(out->dtype);
+  bool flt = bext_dtype_kind(out->dtype) == BEXT_KIND_FLOAT && !half && cube_fits_shared(op->device, tile_bytes);
   char inst[64];
-  snprintf(inst, sizeof inst, "matmul_%s_%s", flt ? "tiled" : half ? "half" : "int", cube_dtype_name(out->dtype));
-  struct bxr_kernel *k = a && b ? cube_kernel(op->device, inst) : NULL;
+  snprintf(inst, sizeof inst, "matmul_%s_%s", flt ? "tiled" : half ? "half" : "dot", cube_dtype_name(out->dtype));
+  /* the dot kernels loop over k in one unit */
+  bool ok = flt || cube_fits_loop(op, kk);
+  struct bxr_kernel *k = ok && a && b ? cube_kernel(op->device, inst) : NULL;
   bext_tensor *bind[3] = {a, b, out};
-  bool ok = k != NULL;
+  ok = k != NULL;
   if (ok && flt) {
     int64_t tiles = numel / (m * n) * ((m + MM_TM - 1) / MM_TM) * ((n + MM_TN - 1) / MM_TN);
     if (tiles * MM_TM > UINT32_MAX) {
-      ok = bxr_op_error(op, "cube:cpu: %lld tiles of %u units exceed the grid's 2^32 - 1 units",
+      ok = bxr_op_error(op, "%s: %lld tiles of %u units exceed the grid's 2^32 - 1 units", op->device->name,
                         (long long)tiles, MM_TM);
     }
     /* k = 0: one launch that stores the zero tiles */

@@ -1,4 +1,4 @@
-/* cube_reduce.c — cube:cpu's reductions (sum mean prod max_reduce
+/* cube_reduce.c — the cube devices' reductions (sum mean prod max_reduce
  * min_reduce argmax argmin any all) and cumsum: host halves of the
  * kernels in stdlib/cube/reduce.bext and scan.bext.  The host picks the
  * instantiation for the op and dtype, allocates the output and launches
@@ -85,6 +85,7 @@ static bool float_sum(struct bxr_op *op, bext_tensor *in, int dim, bext_tensor *
   /* the CONTIG instantiation: unit-stride lines, the leaf loop vectorizes */
   int contig = in->strides[dim] == 1;
   if (outputs >= RED_FEW || ext <= 2 * RED_CHUNK) {
+    if (!cube_fits_loop(op, ext)) return false;   /* one unit walks a whole line */
     snprintf(inst, sizeof inst, "sum_float_%s_%s_%d", d, d, contig);
     sc[0].u32 = (uint32_t)dim, sc[1].f64 = div, sc[2].u32 = 1, sc[3].u32 = (uint32_t)ext;
     struct bxr_kernel *k = cube_kernel(op->device, inst);
@@ -111,6 +112,52 @@ static bool float_sum(struct bxr_op *op, bext_tensor *in, int dim, bext_tensor *
   return ok;
 }
 
+/* A whole-tensor reduction (in: a contiguous rank-1 view) on a device
+ * whose loops stop early (cube_loop_max; llvmpipe: 65533) runs in two
+ * stages where its fold is exact in pieces (integer sum, mean and prod,
+ * which wrap alike in any grouping; max and min; any and all): the kernel
+ * k over a [parts, chunk] view and a [1, rest] view of the tail into a
+ * tensor of parts + 1 partials, then over the partials (a mean divides
+ * there only).  Argmax/argmin and float products (f64 accumulation) are
+ * not split: they stay refused by name.  The split depends on the shape
+ * and the limit alone. */
+static bool staged(struct bxr_op *op, struct bxr_kernel *k, bext_tensor *in, bext_tensor *out, union bxl_scalar div) {
+  /* half the limit: a margin, and still few parts */
+  int64_t n = in->shape[0], chunk = cube_loop_max(op->device) / 2, parts = n / chunk, rest = n - parts * chunk;
+  if (!cube_fits_loop(op, parts + (rest > 0))) return false;
+  bext_spec ps = {.dtype = out->dtype, .rank = 1, .shape = {parts + (rest > 0)}};
+  bext_tensor *tmp = cube_alloc(op->device, &ps);
+  if (!tmp) return false;
+  const int64_t one = 1, lines[2] = {parts, chunk}, lstr[2] = {chunk, 1}, tail[2] = {1, rest}, tstr[2] = {rest, 1};
+  bext_tensor *a = bxr_tensor_view(in, 2, lines, lstr, in->offset), *pa = bxr_tensor_view(tmp, 1, &parts, &one, 0);
+  bext_tensor *b = rest ? bxr_tensor_view(in, 2, tail, tstr, in->offset + parts * chunk) : NULL;
+  bext_tensor *pb = rest ? bxr_tensor_view(tmp, 1, &one, &one, parts) : NULL;
+  union bxl_scalar sc[2] = {{.u64 = 0}, {.u64 = 0}};
+  sc[0].u32 = 1, sc[1].i64 = 1;
+  bool ok = a && pa && (!rest || (b && pb));
+  bext_tensor *b1[2] = {a, pa}, *b2[2] = {b, pb}, *b3[2] = {tmp, out};
+  ok = ok && cube_launch(op->device, k, (uint32_t)parts, RED_CUBE, b1, sc);
+  ok = ok && (!rest || cube_launch(op->device, k, 1, RED_CUBE, b2, sc));
+  sc[0].u32 = 0, sc[1] = div;
+  ok = ok && cube_launch(op->device, k, 1, RED_CUBE, b3, sc);
+  bext_tensor *views[4] = {a, pa, b, pb};
+  for (int i = 0; i < 4; i++)
+    if (views[i]) bext_release(views[i]);
+  bext_release(tmp);
+  return ok;
+}
+
+static bool splits(const struct bxr_op *op, const bext_tensor *in, int dim) {
+  uint32_t lim = cube_loop_max(op->device);
+  if (!op->at.all || !lim || in->shape[dim] <= (int64_t)lim) return false;
+  bool flt = bext_dtype_kind(in->dtype) == BEXT_KIND_FLOAT;
+  switch (op->code) {
+  case BXR_OP_SUM: case BXR_OP_MEAN: case BXR_OP_PROD: return !flt;
+  case BXR_OP_MAX_REDUCE: case BXR_OP_MIN_REDUCE: case BXR_OP_ANY: case BXR_OP_ALL: return true;
+  default: return false;
+  }
+}
+
 bext_tensor *cube_exec_reduce(struct bxr_op *op) {
   if (!cube_check_dtypes(op) || !cube_fits_u32(op->device, op->in[0])) return NULL;
   int dim;
@@ -127,8 +174,11 @@ bext_tensor *cube_exec_reduce(struct bxr_op *op) {
               bext_dtype_kind(in->dtype) == BEXT_KIND_FLOAT;
   if (ok && units > 0 && fsum) {
     ok = float_sum(op, in, dim, out, units);
-  } else if (ok && units > 0) {
+  } else if (ok && units > 0 && splits(op, in, dim)) {
     struct bxr_kernel *k = cube_kernel(op->device, inst);
+    ok = k && staged(op, k, in, out, sc[1]);
+  } else if (ok && units > 0) {
+    struct bxr_kernel *k = cube_fits_loop(op, in->shape[dim]) ? cube_kernel(op->device, inst) : NULL;
     bext_tensor *bind[2] = {in, out};
     ok = k && cube_launch(op->device, k, (uint32_t)units, RED_CUBE, bind, sc);
   }
@@ -146,6 +196,10 @@ bext_tensor *cube_exec_cumsum(struct bxr_op *op) {
   if (!out) return NULL;
   int64_t ext = in->shape[dim], lines = ext ? bxr_numel(in->rank, in->shape) / ext : 0;
   if (lines == 0) return out;
+  if (!cube_fits_loop(op, ext)) {   /* one unit scans a whole line */
+    bext_release(out);
+    return NULL;
+  }
   char inst[64];
   snprintf(inst, sizeof inst, "cumsum_%s_%s",
            bext_dtype_kind(in->dtype) == BEXT_KIND_FLOAT ? "float" : "int", cube_dtype_name(in->dtype));

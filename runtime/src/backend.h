@@ -37,6 +37,10 @@ struct bxr_backend {
   int api_version;           /* BXR_BACKEND_API_VERSION */
   const char *name;          /* device spelling: "ndarray", "flex"; a layer's: "fusion" */
   bext_backend_kind kind;    /* base backends: the BEXT_BACKENDS row they serve */
+  /* The target of the row this vtable serves ("cpu", "vulkan": one
+   * vtable per cube target, the registry picks by the spec's target);
+   * NULL: every target of the row (the backend's open tells them apart). */
+  const char *target;
   /* Tensor data is plain host memory at storage->data + offset that the
    * CPU may read and write directly (views, strides; bext_data /
    * bext_data_mut hand it to extension kernels).  False (the default) for
@@ -52,6 +56,10 @@ struct bxr_backend {
    * knows (cached_bytes; live/peak are counted by the runtime). */
   bool (*open)(struct bext_device *dev);
   void (*close)(struct bext_device *dev);
+  /* Whether the device exists on this machine (bext_device_available):
+   * a GPU by its index.  May open the device; false + error saying what
+   * is missing.  NULL: whenever the backend is in the build. */
+  bool (*probe)(struct bext_device *dev);
   bool (*sync)(struct bext_device *dev);
   void (*memory)(struct bext_device *dev, bext_memory *st);
 
@@ -319,6 +327,15 @@ BXR_FUNC struct bxr_kernel *bxr_kernel_cpu_prepare(struct bext_device *dev,
 BXR_FUNC bool bxr_kernel_cpu_launch(struct bext_device *dev, struct bxr_kernel *k,
                                     const uint32_t cube_count[3], const uint32_t cube_dim[3],
                                     bext_tensor *const *bindings, const union bxl_scalar *scalars);
+/* The on-disk kernel cache (kernel_cache.c) as a GPU runtime's callbacks
+ * take it (bxvk_disk): load gives 1 and the entry's bytes in *data, *len
+ * (valid until release(*tok)), 0 for none, -1 for a damaged entry; store
+ * writes one (best effort).  Entries are keyed by IR hash and target
+ * text, so GPU pipelines and CPU objects share one folder and format. */
+BXR_FUNC int bxr_kcache_load_blob(uint64_t ir_hash, const char *target, const void **data, size_t *len,
+                                  void **tok);
+BXR_FUNC void bxr_kcache_release_blob(void *tok);
+BXR_FUNC void bxr_kcache_store(uint64_t ir_hash, const char *target, const void *obj, size_t len);
 /* A bext_kernel_src (bext.h) on dev: its IR loaded once per process
  * (cached by src's address), then dev->vt->kernel_prepare under the IR's
  * hash; CPU devices adopt src->cpu when given.  NULL + error for a device

@@ -38,9 +38,14 @@ const char *bext_backend_name(bext_backend_kind kind) {
   return (unsigned)kind < BEXT_BACKEND_COUNT ? backend_names[kind] : "?";
 }
 
-static const struct bxr_backend *backend_vt(bext_backend_kind kind) {
+/* The vtable serving kind's target (NULL target: any vtable of kind, the
+ * question "is this backend in the build"); a vtable with .target serves
+ * that target alone (cube:cpu and cube:vulkan have one each). */
+static const struct bxr_backend *backend_vt(bext_backend_kind kind, const char *target) {
   for (size_t i = 0; i < sizeof built / sizeof built[0]; i++)
-    if (built[i]->kind == kind && built[i]->api_version == BXR_BACKEND_API_VERSION) return built[i];
+    if (built[i]->kind == kind && built[i]->api_version == BXR_BACKEND_API_VERSION &&
+        (!target || !built[i]->target || !strcmp(built[i]->target, target)))
+      return built[i];
   return NULL;
 }
 
@@ -311,7 +316,7 @@ static struct bext_device *intern(const struct spec *d, int nl) {
     v->available = l->vt && inner->available;
   } else {
     v->layer = -1;
-    v->vt = backend_vt(d->kind);
+    v->vt = backend_vt(d->kind, d->target);
     v->available = v->vt != NULL;
   }
   v->next = registry;
@@ -360,6 +365,9 @@ static bool unavailable(const struct bext_device *dev, const char *api) {
   if (miss->layer >= 0)
     return bxr_error("%s: device '%s': the %s decorator is not available in this build", api, dev->name,
                      layers[miss->layer].name);
+  if (miss->target[0] && backend_vt(miss->kind, NULL))
+    return bxr_error("%s: device '%s': the %s target `%s` is not available in this build", api, dev->name,
+                     backend_names[miss->kind], miss->target);
   return bxr_error("%s: device '%s': backend not available in this build", api, dev->name);
 }
 
@@ -414,7 +422,11 @@ struct bext_device *bxr_device_resolve(const bext_device *dev, const char *api) 
 
 bool bext_device_available(const bext_device *dev) {
   if (!dev) return bxr_error("bext_device_available: device is NULL");
-  return dev->available || unavailable(dev, "bext_device_available");
+  if (!dev->available) return unavailable(dev, "bext_device_available");
+  /* In the build is not enough for a GPU: its base must exist here. */
+  struct bext_device *base = (struct bext_device *)dev;
+  while (base->inner) base = base->inner;
+  return !base->vt->probe || base->vt->probe(base);
 }
 
 bool bext_set_default_device(const bext_device *dev) {
@@ -444,7 +456,7 @@ const bext_device *bxr_device_base(bext_backend_kind kind) {
 int bext_device_list(const bext_device **out, int cap) {
   int n = 0;
   for (int k = 0; k < BEXT_BACKEND_COUNT; k++) {
-    const struct bxr_backend *vt = backend_vt((bext_backend_kind)k);
+    const struct bxr_backend *vt = backend_vt((bext_backend_kind)k, NULL);
     /* A remote device is a server somewhere, not a backend of this
      * process: it has no default to list (its default spelling names a
      * server nobody started).  The conformance matrix starts one. */

@@ -96,23 +96,23 @@ static void idx_scan_chunk(void *ctx, size_t b, size_t e) {
   if (bad) __atomic_store_n(&S->bad, 1, __ATOMIC_RELAXED);
 }
 
-/* Host-memory backends call this from their index ops, before reading
- * the indices, so kernels may assume in-range indices. */
-bool bxr_check_indices(struct bxr_op *op) {
-  const bext_tensor *t = op->in[0], *idx = op->in[1];
-  int64_t bound = t->shape[op->at.dim];
-  int64_t n = bxr_numel(idx->rank, idx->shape);
-  if (n == 0) return true;
-  BXR_ASSERT(idx->device->vt->host_memory);
-  if (bxr_is_contiguous(idx) && (idx->dtype == BEXT_I32 || idx->dtype == BEXT_I64)) {
-    struct idx_scan S = { bxr_data(idx), idx->dtype == BEXT_I32, bound, 0 };
+/* The index values of in[1] against bound: host memory p (offsets by
+ * strides, or contiguous when strides is NULL). */
+static bool check_index_values(struct bxr_op *op, const char *p, const bext_tensor *idx, const int64_t *strides,
+                               int64_t n, int64_t bound) {
+  if (!strides && (idx->dtype == BEXT_I32 || idx->dtype == BEXT_I64)) {
+    struct idx_scan S = { p, idx->dtype == BEXT_I32, bound, 0 };
     bxr_pool_for((size_t)n, 1, 64, idx_scan_chunk, &S);
     if (!__atomic_load_n(&S.bad, __ATOMIC_RELAXED)) return true;
   }
-  const char *p = bxr_data(idx);
   bool i32 = idx->dtype == BEXT_I32;
+  int64_t contig[BEXT_MAX_RANK];
+  if (!strides) {
+    bxr_contiguous_strides(idx->rank, idx->shape, contig);
+    strides = contig;
+  }
   struct bxr_iter it;
-  bxr_iter_init(&it, idx->rank, idx->shape, 1, idx->strides);
+  bxr_iter_init(&it, idx->rank, idx->shape, 1, strides);
   for (int64_t i = 0; i < n; i++, bxr_iter_next(&it)) {
     int64_t v = i32 ? ((const int32_t *)p)[it.off[0]] : bxr_load_i64(p, idx->dtype, it.off[0]);
     if (v < 0 || v >= bound)
@@ -120,6 +120,24 @@ bool bxr_check_indices(struct bxr_op *op) {
                           (long long)v, (long long)i, op->at.dim, (long long)bound);
   }
   return true;
+}
+
+/* Backends call this from their index ops, before reading the indices,
+ * so kernels may assume in-range indices.  Host memory is read in place;
+ * a device's indices are read to the host first (its read member). */
+bool bxr_check_indices(struct bxr_op *op) {
+  const bext_tensor *t = op->in[0], *idx = op->in[1];
+  int64_t bound = t->shape[op->at.dim];
+  int64_t n = bxr_numel(idx->rank, idx->shape);
+  if (n == 0) return true;
+  if (idx->device->vt->host_memory)
+    return check_index_values(op, bxr_data(idx), idx, bxr_is_contiguous(idx) ? NULL : idx->strides, n, bound);
+  size_t bytes = (size_t)n * bext_dtype_size(idx->dtype);
+  void *tmp = bxr_alloc(bytes);
+  if (!tmp) return bxr_op_error(op, "out of memory reading %zu bytes of indices", bytes);
+  bool ok = idx->device->vt->read(idx, tmp) && check_index_values(op, tmp, idx, NULL, n, bound);
+  bxr_free(tmp, bytes);
+  return ok;
 }
 
 /* The operand checks' slow half: runs only when the hot loop in

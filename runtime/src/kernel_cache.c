@@ -138,6 +138,25 @@ void bxr_kcache_release(struct bxr_kcache_entry *e) {
   memset(e, 0, sizeof *e);
 }
 
+/* backend.h's callback form (the Vulkan runtime's bxvk_disk): the entry
+ * lives in a heap record the token names. */
+int bxr_kcache_load_blob(uint64_t ir_hash, const char *target, const void **data, size_t *len, void **tok) {
+  struct bxr_kcache_entry *e = malloc(sizeof *e);
+  if (!e) return 0;
+  int r = bxr_kcache_load(ir_hash, target, e);
+  if (r <= 0) {
+    free(e);
+    return r;
+  }
+  *data = e->obj, *len = e->len, *tok = e;
+  return 1;
+}
+
+void bxr_kcache_release_blob(void *tok) {
+  bxr_kcache_release(tok);
+  free(tok);
+}
+
 void bxr_kcache_store(uint64_t ir_hash, const char *target, const void *obj, size_t len) {
   char path[4096], tmp[4200];
   if (!bxr_kcache_path(ir_hash, target, path, sizeof path)) return;

@@ -496,7 +496,9 @@ bext_tensor *bext_to_device(bext_tensor *t, const bext_device *dev) {
 
 bext_tensor *bext_contiguous(bext_tensor *t) {
   NEED(t, "bext_contiguous", NULL);
-  /* Devices without host memory have no strided views to materialize. */
-  if (!t->device->vt->host_memory) return t;
+  /* Opaque storage (a lazy or remote tensor, a decorator's wrapper) has
+   * no strided views to materialize; buffers of a backend's own, host or
+   * device memory (cube:vulkan), do: its copy member makes one. */
+  if (!t->device->vt->storage_alloc) return t;
   return bxr_make_contiguous(t);
 }

@@ -28,7 +28,7 @@
 #include "bxk.h"
 
 /* Bumped when the emitted code changes meaning: caches key on it. */
-#define BXVK_EMIT_VERSION 1u
+#define BXVK_EMIT_VERSION 2u
 #define BXVK_META_WORDS 20u
 /* Push constants every Vulkan device has (maxPushConstantsSize >= 128). */
 #define BXVK_MAX_SCALARS 16u
@@ -97,6 +97,8 @@ BXK_FUNC void bxvk_close(struct bxvk_dev *d);
 BXK_FUNC const char *bxvk_device_name(const struct bxvk_dev *d);
 BXK_FUNC int bxvk_device_count(const struct bxvk_dev *d);
 BXK_FUNC unsigned bxvk_device_features(const struct bxvk_dev *d);  /* BXVK_NEED bits it has */
+/* maxComputeSharedMemorySize: a cube's shared memory, bytes. */
+BXK_FUNC uint32_t bxvk_device_shared_bytes(const struct bxvk_dev *d);
 /* For tests: the device acts as if it had only the features in mask. */
 BXK_FUNC void bxvk_device_mask_features(struct bxvk_dev *d, unsigned mask);
 
@@ -118,6 +120,9 @@ BXK_FUNC bool bxvk_buf_download(struct bxvk_dev *d, struct bxvk_buf *b, void *ds
  * until bxvk_close. */
 BXK_FUNC struct bxvk_kernel *bxvk_prepare(struct bxvk_dev *d, const struct bxk_kernel *ir, uint64_t key,
                                           struct bxk_diags *ds);
+
+/* How many bindings k takes (a launch passes that many). */
+BXK_FUNC uint32_t bxvk_kernel_nbind(const struct bxvk_kernel *k);
 
 /* A binding of a launch: a buffer viewed as a tensor (elements of the
  * binding's type; offset, shape and strides in elements). */

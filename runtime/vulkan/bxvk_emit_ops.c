@@ -383,6 +383,16 @@ uint32_t bxvk_cast(struct bxvk_em *e, unsigned to, unsigned from, uint32_t a) {
    * the source's signedness, narrower truncates */
   unsigned fb = bits(from), tb = bits(to);
   if (fb == tb) return a;
-  if (tb > fb) return bxvk_op1(e, bxk_type_is_signed(from) ? SpvOpSConvert : SpvOpUConvert, tt, a);
+  if (tb > fb && bxk_type_is_signed(from)) {
+    /* Sign extension as shifts, not OpSConvert: lavapipe (Mesa 22) folds
+     * an SConvert of our unsigned-declared i32 register into the
+     * comparison after it as if it were zero-extended (abs, relu and sign
+     * of i32 went wrong while a plain cast stored right).  The shifts'
+     * signedness is in the opcode, which every driver reads alike. */
+    uint32_t sh = bxvk_const_u32(e, tb - fb);
+    uint32_t w = bxvk_op2(e, SpvOpShiftLeftLogical, tt, bxvk_op1(e, SpvOpUConvert, tt, a), sh);
+    return bxvk_op2(e, SpvOpShiftRightArithmetic, tt, w, sh);
+  }
+  if (tb > fb) return bxvk_op1(e, SpvOpUConvert, tt, a);
   return bxvk_op1(e, SpvOpUConvert, tt, a);
 }

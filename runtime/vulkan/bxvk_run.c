@@ -115,6 +115,8 @@ void bxvk_kernels_release(struct bxvk_dev *d) {
   d->kernels = NULL;
 }
 
+uint32_t bxvk_kernel_nbind(const struct bxvk_kernel *k) { return k ? k->nbind : 0; }
+
 void bxvk_forget_kernels(struct bxvk_dev *d) {
   struct bxk_diags ds = {0};
   bxvk_batch_submit(d, &ds);

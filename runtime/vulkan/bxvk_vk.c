@@ -246,5 +246,6 @@ void bxvk_close(struct bxvk_dev *d) {
 const char *bxvk_device_name(const struct bxvk_dev *d) { return d->props.deviceName; }
 int bxvk_device_count(const struct bxvk_dev *d) { return d->ndev; }
 unsigned bxvk_device_features(const struct bxvk_dev *d) { return d->features; }
+uint32_t bxvk_device_shared_bytes(const struct bxvk_dev *d) { return d->props.limits.maxComputeSharedMemorySize; }
 void bxvk_device_mask_features(struct bxvk_dev *d, unsigned mask) { d->features &= mask; }
 void bxvk_stats(const struct bxvk_dev *d, struct bxvk_stats *st) { *st = d->st; }

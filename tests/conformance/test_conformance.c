@@ -3,7 +3,8 @@
  *
  * It walks the op table itself (bext/ops.h): every op x every dtype
  * its row allows x every backend of the build (the device registry's
- * bext_device_list), and each backend again under the "+count" test
+ * bext_device_list, plus cube:vulkan:0 when the build has it and a
+ * Vulkan device exists: lavapipe in `make test`), and each backend again under the "+count" test
  * decorator (tests/decorator), in several variants per cell —
  * contiguous, broadcasting, non-contiguous inputs (transposed, sliced,
  * expanded views made by the backend under test), empty tensors, rank 0,
@@ -1152,7 +1153,21 @@ static void setup(void) {
  * with its reason: asking for a device is not a silent skip. */
 static int matrix_devices(const bext_device **ds, int cap) {
   const char *env = getenv("BEXT_CONFORMANCE_DEVICES");
-  if (!env || !*env) return bext_device_list(ds, cap);
+  if (!env || !*env) {
+    int n = bext_device_list(ds, cap);
+#ifdef BEXT_HAVE_CUBE_VULKAN
+    /* The registry lists each backend's default device (cube:cpu); the
+     * cube's Vulkan target runs on the first Vulkan device (lavapipe in
+     * `make test`), when there is one: said plainly when not. */
+    const bext_device *vk = bext_device_get("cube:vulkan:0");
+    if (vk && bext_device_available(vk) && n < cap) ds[n++] = vk;
+    else printf("conformance: cube:vulkan:0 is not available here (%s): its matrix is SKIPPED, not passed\n",
+                bext_last_error());
+#else
+    printf("conformance: cube:vulkan is not in this build (no Vulkan headers): its matrix is SKIPPED, not passed\n");
+#endif
+    return n;
+  }
   int n = 0;
   char buf[512];
   snprintf(buf, sizeof buf, "%s", env);
@@ -1168,8 +1183,8 @@ static int matrix_devices(const bext_device **ds, int cap) {
  * against the closed-form oracle, every other backend of this build
  * against ndarray.  A backend added to the build joins it by itself. */
 Test(conformance, every_backend_of_the_build, .init = setup) {
-  const bext_device *ds[BEXT_BACKEND_COUNT];
-  int n = matrix_devices(ds, BEXT_BACKEND_COUNT);
+  const bext_device *ds[BEXT_BACKEND_COUNT + 1];   /* + cube:vulkan:0 */
+  int n = matrix_devices(ds, BEXT_BACKEND_COUNT + 1);
   if (!getenv("BEXT_CONFORMANCE_DEVICES")) cr_assert_geq(n, 2, "this build has at least flex and ndarray");
   /* Say plainly which backends of the table this build lacks (libtorch
    * without libtorch-dev): their matrix did not run, so it did not pass. */
@@ -1236,8 +1251,8 @@ Test(conformance, remote_over_bext_server, .init = setup) {
  * against the ndarray reference, and it saw every op go through it. */
 Test(conformance, count_decorator_over_every_backend, .init = setup) {
   cr_assert(count_layer_register(), "%s", bext_last_error());
-  const bext_device *ds[BEXT_BACKEND_COUNT];
-  int n = matrix_devices(ds, BEXT_BACKEND_COUNT);
+  const bext_device *ds[BEXT_BACKEND_COUNT + 1];   /* + cube:vulkan:0 */
+  int n = matrix_devices(ds, BEXT_BACKEND_COUNT + 1);
   for (int i = 0; i < n; i++) {
     char spec[64], title[96];
     snprintf(spec, sizeof spec, "%s+count", bext_device_name(ds[i]));

@@ -18,23 +18,9 @@
 #include "kernel.h"
 #include "vk_run.h"
 
-/* kernel_cache.c behind bxvk_disk */
-static int kc_load(uint64_t h, const char *target, const void **data, size_t *len, void **tok) {
-  struct bxr_kcache_entry *e = malloc(sizeof *e);
-  if (!e) return 0;
-  int r = bxr_kcache_load(h, target, e);
-  if (r <= 0) {
-    free(e);
-    return r;
-  }
-  *data = e->obj, *len = e->len, *tok = e;
-  return 1;
-}
-static void kc_release(void *tok) {
-  bxr_kcache_release(tok);
-  free(tok);
-}
-static const struct bxvk_disk kc = {.load = kc_load, .release = kc_release, .store = bxr_kcache_store};
+/* kernel_cache.c behind bxvk_disk: the callbacks cube:vulkan gives it */
+static const struct bxvk_disk kc = {
+    .load = bxr_kcache_load_blob, .release = bxr_kcache_release_blob, .store = bxr_kcache_store};
 
 static char tmp[64];
 static void private_cache(void) {
