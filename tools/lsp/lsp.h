@@ -9,7 +9,7 @@
  *
  * Files: rpc.c (framing), server.c (dispatch and lifecycle), sync.c
  * (documents and diagnostics), hover.c, navigate.c (definition, symbols),
- * complete.c, tokens.c (semantic tokens), main.c (the program). */
+ * complete.c, complete_attr.c, tokens.c (semantic tokens), main.c (the program). */
 #ifndef LSP_H
 #define LSP_H
 
@@ -134,6 +134,11 @@ cJSON *lsp_hover(lsp_server *s, const cJSON *params, lsp_error *err);
 cJSON *lsp_definition(lsp_server *s, const cJSON *params, lsp_error *err);
 cJSON *lsp_document_symbol(lsp_server *s, const cJSON *params, lsp_error *err);
 cJSON *lsp_completion(lsp_server *s, const cJSON *params, lsp_error *err);
+/* Completion inside `#[...]` (complete_attr.c) for the word starting at
+ * byte `word`: adds to list and returns true when the cursor is at an
+ * attribute's name or key, false elsewhere (a value expression inside an
+ * attribute included). */
+bool lsp_complete_attr(const bxc_doc *d, uint32_t word, cJSON *list);
 cJSON *lsp_semantic_tokens(lsp_server *s, const cJSON *params, lsp_error *err);
 /* The semanticTokensProvider legend (tokens.c owns the token types). */
 cJSON *lsp_token_legend(void);
