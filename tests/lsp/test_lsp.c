@@ -534,6 +534,23 @@ Test(lsp, trait_method_hover_shows_fusion_form_and_selectors) {
     cr_expect(strstr(md, "`Cube`, `Flex`, `NdArray` (`cfg(feature = \"ndarray\")`), `Autodiff`, `Fusion`"), "%s", md);
     /* the checker's record of the method (bxc_method_rec) */
     cr_expect(strstr(md, "fusion form: `dtype/shape` · op id `my_matmul` · routing slots: 2 in, 1 out · gradient generated from `#[backward]`"), "%s", md);
+    /* the metadata for example specs, through the interpreter's `:meta` */
+    cr_expect(strstr(md, "`my_matmul(lhs: TensorSpec { shape: [2, 3], dtype: F32 }, rhs: TensorSpec { shape: [3, 4], "
+                         "dtype: F32 })` → `TensorSpec { shape: [2, 4], dtype: F32 }`"), "%s", md);
+    cJSON_Delete(h);
+    pos_of(text, "fn transpose_2d", &line, &col);
+    h = at_request(c, "textDocument/hover", uri, line, col + 4);
+    md = lc_str(h, "result.contents.value");
+    cr_expect(strstr(md, "`transpose_2d(input: TensorSpec { shape: [2, 3], dtype: F32 })` → "
+                         "`TensorSpec { shape: [3, 2], dtype: F32 }`"), "%s", md);
+    cJSON_Delete(h);
+    /* broadcast refuses the matmul chain [2, 3], [3, 4]: the next
+     * candidate, equal shapes, gives the example */
+    pos_of(text, "fn scaled_add", &line, &col);
+    h = at_request(c, "textDocument/hover", uri, line, col + 4);
+    md = lc_str(h, "result.contents.value");
+    cr_expect(strstr(md, "`scaled_add(lhs: TensorSpec { shape: [2, 3], dtype: F32 }, rhs: TensorSpec { shape: [2, 3], "
+                         "dtype: F32 }, alpha: 1.0)` → `TensorSpec { shape: [2, 3], dtype: F32 }`"), "%s", md);
     cJSON_Delete(h);
 
     pos_of(text, "shape = matmul_shape(lhs", &line, &col);
@@ -553,6 +570,53 @@ Test(lsp, trait_method_hover_shows_fusion_form_and_selectors) {
     cJSON_Delete(h);
     cr_expect_eq(lc_shutdown(c), 0);
     free(text);
+}
+
+/* A default body's metadata runs each op's inference (bext_infer, as
+ * `:meta` does); metadata that fails for every example says why. */
+Test(lsp, trait_method_hover_example_default_body_and_failure) {
+    char *dir = lc_tmpdir();
+    char uri[512];
+    snprintf(uri, sizeof uri, "file://%s/m.bext", dir);
+    const char *text =
+        "#[backend_extension(Flex, Fusion)]\n"
+        "pub trait Ext: Backend {\n"
+        "    #[fusion(default)]\n"
+        "    fn twice(x: FloatTensor<Self>, y: FloatTensor<Self>) -> FloatTensor<Self> { x + y }\n"
+        "    #[fusion(dtype = x, shape = { if x.len() < 9 { panic(\"needs rank 9\"); } x.clone() })]\n"
+        "    fn deep(x: FloatTensor<Self>) -> FloatTensor<Self>;\n"
+        "    #[fusion(dtype = x, shape = x)]\n"
+        "    fn masked(x: FloatTensor<Self>, m: IntTensor<Self>, k: usize) -> FloatTensor<Self>;\n"
+        "}\n";
+    lsp_client *c = lc_start();
+    lc_initialize(c, NULL);
+    open_doc(c, uri, text);
+    cJSON *d = lc_diagnostics(c, uri);
+    cr_expect_eq(cJSON_GetArraySize(lc_diag_list(d)), 0, "%s", cJSON_PrintUnformatted(lc_diag_list(d)));
+    cJSON_Delete(d);
+    int line, col;
+    pos_of(text, "fn twice", &line, &col);
+    cJSON *h = at_request(c, "textDocument/hover", uri, line, col + 4);
+    const char *md = lc_str(h, "result.contents.value");
+    cr_expect(strstr(md, "`twice(x: TensorSpec { shape: [2, 3], dtype: F32 }, y: TensorSpec { shape: [2, 3], dtype: F32 })` "
+                         "→ `TensorSpec { shape: [2, 3], dtype: F32 }`"),
+              "%s", md);
+    cJSON_Delete(h);
+    pos_of(text, "fn deep", &line, &col);
+    h = at_request(c, "textDocument/hover", uri, line, col + 4);
+    md = lc_str(h, "result.contents.value");
+    cr_expect(strstr(md, "metadata fails for example inputs `deep(x: TensorSpec { shape: [2, 3], dtype: F32 })`"), "%s", md);
+    cr_expect(strstr(md, "needs rank 9"), "the interpreter's message: %s", md);
+    cJSON_Delete(h);
+    /* an IntTensor gets an integer dtype, an integer argument 1 */
+    pos_of(text, "fn masked", &line, &col);
+    h = at_request(c, "textDocument/hover", uri, line, col + 4);
+    md = lc_str(h, "result.contents.value");
+    cr_expect(strstr(md, "m: TensorSpec { shape: [3, 4], dtype: I64 }, k: 1)` → `TensorSpec { shape: [2, 3], dtype: F32 }`"),
+              "%s", md);
+    cJSON_Delete(h);
+    cr_expect_eq(lc_shutdown(c), 0);
+    lc_rmdir(dir);
 }
 
 Test(lsp, definition_of_fields_variants_and_structs) {
