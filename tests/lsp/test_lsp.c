@@ -587,6 +587,8 @@ Test(lsp, trait_method_hover_example_default_body_and_failure) {
         "    fn deep(x: FloatTensor<Self>) -> FloatTensor<Self>;\n"
         "    #[fusion(dtype = x, shape = x)]\n"
         "    fn masked(x: FloatTensor<Self>, m: IntTensor<Self>, k: usize) -> FloatTensor<Self>;\n"
+        "    #[fusion(meta = |x| (x.clone(), x.clone()))]\n"
+        "    fn split(x: FloatTensor<Self>) -> (FloatTensor<Self>, FloatTensor<Self>);\n"
         "}\n";
     lsp_client *c = lc_start();
     lc_initialize(c, NULL);
@@ -614,6 +616,13 @@ Test(lsp, trait_method_hover_example_default_body_and_failure) {
     md = lc_str(h, "result.contents.value");
     cr_expect(strstr(md, "m: TensorSpec { shape: [3, 4], dtype: I64 }, k: 1)` → `TensorSpec { shape: [2, 3], dtype: F32 }`"),
               "%s", md);
+    cJSON_Delete(h);
+    /* a `meta` callable */
+    pos_of(text, "fn split", &line, &col);
+    h = at_request(c, "textDocument/hover", uri, line, col + 4);
+    md = lc_str(h, "result.contents.value");
+    cr_expect(strstr(md, "`split(x: TensorSpec { shape: [2, 3], dtype: F32 })` → `(TensorSpec { shape: [2, 3], dtype: F32 }, "
+                         "TensorSpec { shape: [2, 3], dtype: F32 })`"), "%s", md);
     cJSON_Delete(h);
     cr_expect_eq(lc_shutdown(c), 0);
     lc_rmdir(dir);
