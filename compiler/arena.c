@@ -144,3 +144,21 @@ void bxc_arena_free_all(bxc_arena *a) {
     a->head = NULL;
     a->total = 0;   /* the limit stays */
 }
+
+char *bxc_arena_join(bxc_arena *a, ...) {
+    va_list ap;
+    va_start(ap, a);
+    size_t n = 0;
+    for (const char *s = va_arg(ap, const char *); s; s = va_arg(ap, const char *)) n += strlen(s);
+    va_end(ap);
+    char *out = bxc_arena_alloc(a, n + 1), *w = out;
+    va_start(ap, a);
+    for (const char *s = va_arg(ap, const char *); s; s = va_arg(ap, const char *)) {
+        size_t k = strlen(s);
+        memcpy(w, s, k);
+        w += k;
+    }
+    va_end(ap);
+    *w = '\0';
+    return out;
+}

@@ -50,6 +50,9 @@ char *bxc_arena_strndup(bxc_arena *a, const char *s, size_t n);
 char *bxc_arena_printf(bxc_arena *a, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 char *bxc_arena_vprintf(bxc_arena *a, const char *fmt, va_list ap);
+/* The strings up to a NULL, concatenated: what "%s_%s" would give, without
+ * a formatting pass (C names are built by the ten thousand per unit). */
+char *bxc_arena_join(bxc_arena *a, ...) __attribute__((sentinel));
 /* Releases every block; the arena is empty and reusable afterwards. */
 void bxc_arena_free_all(bxc_arena *a);
 

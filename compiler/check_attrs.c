@@ -11,47 +11,6 @@
 
 /* ---- placement ----------------------------------------------------------- */
 
-#define SITE(s) (1u << (s))
-#define ITEMS (SITE(CHK_SITE_FN) | SITE(CHK_SITE_STRUCT) | SITE(CHK_SITE_ENUM) | \
-               SITE(CHK_SITE_ALIAS) | SITE(CHK_SITE_TRAIT) | SITE(CHK_SITE_USE) | \
-               SITE(CHK_SITE_IMPL))
-#define ALL_SITES (ITEMS | SITE(CHK_SITE_METHOD) | SITE(CHK_SITE_PARAM) | \
-                   SITE(CHK_SITE_FIELD) | SITE(CHK_SITE_VARIANT))
-
-static const struct known_attr {
-    const char *name;
-    unsigned sites;
-} known_attrs[] = {
-    {"backend_extension", SITE(CHK_SITE_TRAIT)},
-    {"derive", SITE(CHK_SITE_STRUCT) | SITE(CHK_SITE_ENUM)},
-    {"extension_type", SITE(CHK_SITE_STRUCT) | SITE(CHK_SITE_ENUM) | SITE(CHK_SITE_FIELD) |
-                           SITE(CHK_SITE_PARAM)},
-    {"fusion", SITE(CHK_SITE_METHOD) | SITE(CHK_SITE_PARAM) | SITE(CHK_SITE_STRUCT) |
-                   SITE(CHK_SITE_ENUM) | SITE(CHK_SITE_ALIAS)},
-    {"backward", SITE(CHK_SITE_METHOD)},
-    {"cfg", ALL_SITES & ~SITE(CHK_SITE_PARAM)},
-    {"cube", SITE(CHK_SITE_FN) | SITE(CHK_SITE_IMPL)},
-    {"comptime", SITE(CHK_SITE_PARAM)},   /* kernel parameters (check_cube.c) */
-    {"doc", ALL_SITES},
-};
-
-static const char *site_name(chk_attr_site s) {
-    switch (s) {
-    case CHK_SITE_FN: return "a function";
-    case CHK_SITE_STRUCT: return "a struct";
-    case CHK_SITE_ENUM: return "an enum";
-    case CHK_SITE_ALIAS: return "a type alias";
-    case CHK_SITE_TRAIT: return "a trait";
-    case CHK_SITE_METHOD: return "a method";
-    case CHK_SITE_PARAM: return "a parameter";
-    case CHK_SITE_FIELD: return "a field";
-    case CHK_SITE_VARIANT: return "an enum variant";
-    case CHK_SITE_USE: return "a `use`";
-    case CHK_SITE_IMPL: return "an `impl`";
-    }
-    return "this item";
-}
-
 bool chk_attr_is(const bxc_attr *a, const char *name) {
     return a && bxc_path_is(a->path, name);
 }
@@ -77,39 +36,46 @@ static bool cfg_attr(chk_ctx *cx, const bxc_attr *a, bool *value, bool report) {
     return eval_cfg(cx, a->args.items[0], value, report);
 }
 
-void chk_attrs_placement(chk_ctx *cx, const bxc_attr_list *attrs, chk_attr_site site) {
+/* "backend_extension, derive, ..." from the table, for the help of an
+ * unknown attribute nothing is near. */
+static const char *attr_names(chk_ctx *cx) {
+    char buf[256];
+    uint32_t len = 0;
+    buf[0] = '\0';
+    for (uint32_t j = 0; j < bxc_attr_count && len < sizeof buf; j++) {
+        int w = snprintf(buf + len, sizeof buf - len, "%s%s", j ? ", " : "", bxc_attrs[j].name);
+        if (w < 0) break;
+        len += (uint32_t)w;
+    }
+    return bxc_arena_strdup(cx->arena, buf);
+}
+
+void chk_attrs_placement(chk_ctx *cx, const bxc_attr_list *attrs, bxc_attr_site site) {
     for (uint32_t i = 0; attrs && i < attrs->len; i++) {
         bxc_attr *a = attrs->items[i];
         const char *name = a->path && a->path->segs.len ? a->path->segs.items[0].name : "?";
-        const struct known_attr *k = NULL;
-        if (a->path && a->path->segs.len == 1)
-            for (size_t j = 0; j < sizeof known_attrs / sizeof *known_attrs; j++)
-                if (strcmp(known_attrs[j].name, name) == 0) k = &known_attrs[j];
+        const bxc_attr_info *k = a->path && a->path->segs.len == 1 ? bxc_attr_find(name) : NULL;
         if (!k) {
-            const char *cands[sizeof known_attrs / sizeof *known_attrs];
-            for (size_t j = 0; j < sizeof known_attrs / sizeof *known_attrs; j++)
-                cands[j] = known_attrs[j].name;
+            const char *cands[32];
+            uint32_t n = 0;
+            for (uint32_t j = 0; j < bxc_attr_count && n < 32; j++) cands[n++] = bxc_attrs[j].name;
             bxc_diag *d = chk_error(cx, CHK_E_UNKNOWN_ATTR, a->path ? a->path->span : a->span,
                                     "unknown attribute `%s`", name);
-            const char *near = chk_nearest(name, cands, sizeof cands / sizeof *cands);
+            const char *near = chk_nearest(name, cands, n);
             if (near) chk_help(cx, d, "did you mean `#[%s]`?", near);
-            else
-                chk_help(cx, d, "attributes of `.bext` files: backend_extension, derive, "
-                                "extension_type, fusion, backward, cfg, cube, comptime, doc");
+            else chk_help(cx, d, "attributes of `.bext` files: %s", attr_names(cx));
             continue;
         }
-        if (!(k->sites & SITE(site))) {
+        if (!(k->sites & BXC_SITE_BIT(site))) {
             chk_error(cx, CHK_E_MISPLACED_ATTR, a->span, "`#[%s]` is not allowed on %s", name,
-                      site_name(site));
+                      bxc_site_name(site));
             continue;
         }
         if (strcmp(name, "cfg") == 0) {
             bool v;
             cfg_attr(cx, a, &v, true);
         }
-        /* attributes that describe one thing once */
-        if (strcmp(name, "backend_extension") == 0 || strcmp(name, "extension_type") == 0 ||
-            strcmp(name, "backward") == 0) {
+        if (k->once) {
             for (uint32_t j = 0; j < i; j++)
                 if (chk_attr_is(attrs->items[j], name)) {
                     bxc_diag *d = chk_error(cx, CHK_E_BAD_ATTR, a->span, "duplicate `#[%s]`", name);
@@ -455,10 +421,6 @@ bool chk_has_fusion_scalar(const bxc_attr_list *attrs) {
     return false;
 }
 
-static const char *const known_derives[] = {
-    "ExtensionType", "Clone", "Copy", "Debug", "PartialEq", "Eq", "Hash", "Default",
-};
-
 /* Does a value of this type convert to a fusion scalar? Scalars do; an
  * enum of unit variants converts to its variant index; a struct with one
  * scalar field converts to that field. */
@@ -503,16 +465,21 @@ void chk_type_attrs(chk_ctx *cx, chk_module *cm, bxc_item *it, chk_symbol *s) {
                 bxc_attr_arg *arg = a->args.items[k];
                 const char *n = arg->kind == BXC_ATTR_ARG_PATH && arg->path->segs.len == 1
                                     ? arg->path->segs.items[0].name : NULL;
-                bool known = false;
-                for (size_t j = 0; n && j < sizeof known_derives / sizeof *known_derives; j++)
-                    known |= strcmp(n, known_derives[j]) == 0;
-                if (!known) {
+                const bxc_attr_info *derive = bxc_attr_find("derive");
+                bxc_attr_site site = it->kind == BXC_ITEM_ENUM ? BXC_SITE_ENUM : BXC_SITE_STRUCT;
+                if (!bxc_attr_key_find(derive, n, site, BXC_KEY_NAME)) {
+                    const char *known[32];
+                    uint32_t nknown = bxc_attr_key_names(derive, site, known, 32);
                     bxc_diag *d = chk_error(cx, CHK_E_BAD_ATTR, arg->span, "unknown derive %s",
                                             n ? bxc_arena_printf(cx->arena, "`%s`", n)
                                               : arg_desc(cx, arg));
-                    const char *near = n ? chk_nearest(n, known_derives, 8) : NULL;
+                    const char *near = n ? chk_nearest(n, known, nknown) : NULL;
                     if (near) chk_help(cx, d, "did you mean `%s`?", near);
-                    else chk_help(cx, d, "`.bext` types derive `ExtensionType` (and Rust's Clone, Copy, Debug, PartialEq, Eq, Hash, Default)");
+                    else {
+                        char list[256];
+                        chk_help(cx, d, "`.bext` types derive %s",
+                                 bxc_attr_key_list(derive, site, list, sizeof list));
+                    }
                 }
             }
         } else if (chk_attr_is(a, "extension_type")) {

@@ -1282,7 +1282,7 @@ static bool params(kc *c) {
     c->k->comptimes = bxc_arena_alloc(c->cx->arena, (fn->params.len + 1) * sizeof *c->k->comptimes);
     for (uint32_t i = 0; i < fn->params.len; i++) {
         bxc_param *p = fn->params.items[i];
-        chk_attrs_placement(c->cx, &p->attrs, CHK_SITE_PARAM);
+        chk_attrs_placement(c->cx, &p->attrs, BXC_SITE_PARAM);
         if (p->is_self) {
             chk_error(c->cx, CHK_E_RECEIVER, p->span, "kernel `%s` cannot take `self`", c->k->name);
             ok = false;

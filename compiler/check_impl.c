@@ -121,7 +121,7 @@ static uint32_t impl_signatures(chk_ctx *cx, chk_module *cm, bxc_item *it, bool 
     for (uint32_t i = 0; i < it->impl.methods.len; i++) {
         bxc_fn *fn = it->impl.methods.items[i];
         if (!fn || !fn->name.name) continue;
-        chk_attrs_placement(cx, &fn->attrs, CHK_SITE_FN);
+        chk_attrs_placement(cx, &fn->attrs, BXC_SITE_FN);
         if (!chk_cfg_active(cx, &fn->attrs)) continue;
         if (chk_find_attr(&fn->attrs, "cube")) continue;   /* kernels: §8 */
         chk_method *old = chk_find_method(cx, self_ty, fn->name.name);

@@ -24,6 +24,7 @@
 
 #include <bext/bext.h>
 
+#include "attrs.h"
 #include "ast.h"
 #include "check.h"
 #include "diag.h"
@@ -200,14 +201,8 @@ const char **chk_names_of(chk_ctx *cx, chk_module *cm, int kind_mask, uint32_t *
 
 /* ---- check_attrs.c ------------------------------------------------------------ */
 
-typedef enum chk_attr_site {
-    CHK_SITE_FN, CHK_SITE_STRUCT, CHK_SITE_ENUM, CHK_SITE_ALIAS, CHK_SITE_TRAIT,
-    CHK_SITE_METHOD, CHK_SITE_PARAM, CHK_SITE_FIELD, CHK_SITE_VARIANT,
-    CHK_SITE_USE, CHK_SITE_IMPL,
-} chk_attr_site;
-
 /* Reports unknown attributes and attributes not allowed at `site`. */
-void chk_attrs_placement(chk_ctx *cx, const bxc_attr_list *attrs, chk_attr_site site);
+void chk_attrs_placement(chk_ctx *cx, const bxc_attr_list *attrs, bxc_attr_site site);
 bxc_attr *chk_find_attr(const bxc_attr_list *attrs, const char *name);
 bool chk_attr_is(const bxc_attr *a, const char *name);
 /* Validates a cfg condition (the argument of `cfg(...)`); on success

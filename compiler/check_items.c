@@ -114,15 +114,15 @@ static bool define(chk_ctx *cx, chk_module *cm, chk_symbol *s) {
     return true;
 }
 
-static chk_attr_site site_of(const bxc_item *it) {
+static bxc_attr_site site_of(const bxc_item *it) {
     switch (it->kind) {
-    case BXC_ITEM_USE: return CHK_SITE_USE;
-    case BXC_ITEM_TYPE_ALIAS: return CHK_SITE_ALIAS;
-    case BXC_ITEM_STRUCT: return CHK_SITE_STRUCT;
-    case BXC_ITEM_ENUM: return CHK_SITE_ENUM;
-    case BXC_ITEM_FN: return CHK_SITE_FN;
-    case BXC_ITEM_TRAIT: return CHK_SITE_TRAIT;
-    default: return CHK_SITE_IMPL;
+    case BXC_ITEM_USE: return BXC_SITE_USE;
+    case BXC_ITEM_TYPE_ALIAS: return BXC_SITE_ALIAS;
+    case BXC_ITEM_STRUCT: return BXC_SITE_STRUCT;
+    case BXC_ITEM_ENUM: return BXC_SITE_ENUM;
+    case BXC_ITEM_FN: return BXC_SITE_FN;
+    case BXC_ITEM_TRAIT: return BXC_SITE_TRAIT;
+    default: return BXC_SITE_IMPL;
     }
 }
 
@@ -130,7 +130,7 @@ static void collect_item(chk_ctx *cx, chk_module *cm, bxc_item *it) {
     if (it->kind == BXC_ITEM_ERROR || (it->kind == BXC_ITEM_FN && !it->fn)) return;
     chk_attrs_placement(cx, &it->attrs, site_of(it));
     if (it->kind == BXC_ITEM_FN && it->fn && it->fn->attrs.items != it->attrs.items)
-        chk_attrs_placement(cx, &it->fn->attrs, CHK_SITE_FN);
+        chk_attrs_placement(cx, &it->fn->attrs, BXC_SITE_FN);
     if (!chk_cfg_active(cx, &it->attrs)) return;
     switch (it->kind) {
     case BXC_ITEM_STRUCT:
@@ -474,7 +474,7 @@ static void resolve_fields(chk_ctx *cx, chk_module *cm, bxc_type_decl *d,
     bxc_type_field *fs = bxc_arena_alloc(cx->arena, (n ? n : 1) * sizeof *fs);
     for (uint32_t i = 0; i < n; i++) {
         bxc_field *f = in->items[i];
-        chk_attrs_placement(cx, &f->attrs, CHK_SITE_FIELD);
+        chk_attrs_placement(cx, &f->attrs, BXC_SITE_FIELD);
         fs[i].name = f->name.name;
         fs[i].span = f->name.name ? f->name.span : f->span;
         if (!f->type) {   /* after a syntax error: reported by the parser */
@@ -529,7 +529,7 @@ static void resolve_decl(chk_ctx *cx, chk_module *cm, chk_symbol *s) {
     d->nvariants = n;
     for (uint32_t i = 0; i < n; i++) {
         bxc_variant *v = it->enum_.variants.items[i];
-        chk_attrs_placement(cx, &v->attrs, CHK_SITE_VARIANT);
+        chk_attrs_placement(cx, &v->attrs, BXC_SITE_VARIANT);
         bxc_type_variant *tv = &d->variants[i];
         tv->name = v->name.name;
         tv->span = v->name.span;

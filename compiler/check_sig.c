@@ -71,7 +71,7 @@ static void classify_args(method *m) {
         arg_info *a = &m->args[i];
         a->p = p;
         a->name = param_name(p);
-        chk_attrs_placement(cx, &p->attrs, CHK_SITE_PARAM);
+        chk_attrs_placement(cx, &p->attrs, BXC_SITE_PARAM);
         if (p->is_self) {
             bxc_diag *d = chk_error(cx, CHK_E_RECEIVER, p->span,
                                     "backend extension methods take no receiver (`%s`)",
@@ -171,10 +171,13 @@ static void parse_fusion_attrs(method *m) {
                 } else {
                     d = chk_error(cx, CHK_E_BAD_ATTR, arg->span, "unknown `fusion` key `%s`",
                                   key ? key : "?");
-                    static const char *const keys[] = {"dtype", "shape", "meta", "default", "id"};
-                    const char *near = key ? chk_nearest(key, keys, 5) : NULL;
+                    const bxc_attr_info *fusion = bxc_attr_find("fusion");
+                    const char *keys[32];
+                    uint32_t nkeys = bxc_attr_key_names(fusion, BXC_SITE_METHOD, keys, 32);
+                    const char *near = key ? chk_nearest(key, keys, nkeys) : NULL;
+                    char list[160];
                     if (near) chk_help(cx, d, "did you mean `%s`?", near);
-                    else chk_help(cx, d, "keys are `dtype`, `shape`, `meta`, `default` and `id`");
+                    else chk_help(cx, d, "keys are %s", bxc_attr_key_list(fusion, BXC_SITE_METHOD, list, sizeof list));
                 }
                 m->forms_ok = false;
                 continue;
@@ -1024,7 +1027,7 @@ void chk_trait(chk_ctx *cx, chk_module *cm, bxc_item *it) {
     ts.no_effect_self = bxc_arena_alloc(cx->arena, (n ? n : 1) * sizeof *ts.no_effect_self);
     for (uint32_t i = 0; i < n; i++) {
         bxc_fn *fn = it->trait.methods.items[i];
-        chk_attrs_placement(cx, &fn->attrs, CHK_SITE_METHOD);
+        chk_attrs_placement(cx, &fn->attrs, BXC_SITE_METHOD);
         if (!chk_cfg_active(cx, &fn->attrs)) {
             chk_method_switched_off(cx, cm, fn);
             chk_method_record_off(cx, cm, it, fn);

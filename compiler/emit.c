@@ -33,16 +33,21 @@ static void buf_reserve(bxc_emit_buf *b, size_t extra) {
 }
 
 void bxc_emit_printf(bxc_emit_buf *b, const char *fmt, ...) {
+    /* One formatting pass into the free space when the text fits (nearly
+     * always: the buffer doubles); a second only after growing it. */
     va_list ap, ap2;
     va_start(ap, fmt);
     va_copy(ap2, ap);
-    int n = vsnprintf(NULL, 0, fmt, ap);
+    buf_reserve(b, 0);
+    size_t room = b->cap - b->len;
+    int n = vsnprintf(b->data + b->len, room, fmt, ap);
     va_end(ap);
-    if (n > 0) {
+    if (n > 0 && (size_t)n >= room) {
         buf_reserve(b, (size_t)n);
         vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap2);
-        b->len += (size_t)n;
     }
+    if (n > 0) b->len += (size_t)n;
+    b->data[b->len] = '\0';
     va_end(ap2);
 }
 

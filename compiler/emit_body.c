@@ -19,6 +19,7 @@
  * cannot lower is decided here and only here: the checker asks through
  * bxc_body_lowerable (below), which walks a body exactly as generation
  * does, so a body that checks is a body this file can lower. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -66,7 +67,39 @@ static void berr(body_ctx *b, bxc_span span, const char *what) {
                         b->formula ? "a backward formula" : "a default body");
 }
 
-static const char *new_temp(body_ctx *b) { return bxc_arena_printf(b->a, "bext_t%u", ++b->ntemps); }
+/* The lowering's C text: an expression (ctext) or a line of the body
+ * (emit).  The checker's walk (cx NULL) keeps no text, so it formats none:
+ * it asks what can be lowered, and formatting was most of its cost (the
+ * 1,000-method bench file: 14.7 M of 91 M instructions per check). */
+static const char *ctext(body_ctx *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static const char *ctext(body_ctx *b, const char *fmt, ...) {
+    if (!b->cx) return "";
+    va_list ap;
+    va_start(ap, fmt);
+    const char *s = bxc_arena_vprintf(b->a, fmt, ap);
+    va_end(ap);
+    return s;
+}
+
+static void emit(body_ctx *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void emit(body_ctx *b, const char *fmt, ...) {
+    if (!b->cx) return;
+    va_list ap;
+    va_start(ap, fmt);
+    char line[256];
+    int n = vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    if (n >= 0 && (size_t)n < sizeof line) {
+        bxc_emit_puts(&b->code, line);
+        return;
+    }
+    va_start(ap, fmt);
+    const char *s = bxc_arena_vprintf(b->a, fmt, ap);
+    va_end(ap);
+    bxc_emit_puts(&b->code, s);
+}
+
+static const char *new_temp(body_ctx *b) { return ctext(b, "bext_t%u", ++b->ntemps); }
 
 static bool ty_is_tensor(bxc_type *t) {
     return t && bxc_type_strip_refs(bxc_type_resolve(t))->kind == BXC_TYPE_TENSOR;
@@ -79,10 +112,10 @@ static bool ty_is_float(bxc_type *t) {
  * success or not); failure jumps out. */
 static bval op_calln(body_ctx *b, const char *fn, const char *args, const char *const *consumed, uint32_t nc) {
     const char *t = new_temp(b);
-    bxc_emit_printf(&b->code, "  %s = %s(%s);\n", t, fn, args);
+    emit(b, "  %s = %s(%s);\n", t, fn, args);
     for (uint32_t i = 0; i < nc; i++)
-        if (consumed[i]) bxc_emit_printf(&b->code, "  %s = NULL;\n", consumed[i]);
-    bxc_emit_printf(&b->code, "  if (!%s) goto bext_done;\n", t);
+        if (consumed[i]) emit(b, "  %s = NULL;\n", consumed[i]);
+    emit(b, "  if (!%s) goto bext_done;\n", t);
     return (bval){true, false, t};
 }
 
@@ -97,7 +130,7 @@ static bval unary_op(body_ctx *b, const char *fn, bval x) {
 
 static bval compile(body_ctx *b, const bxc_expr *e);
 
-static const char *dbl(body_ctx *b, bval s) { return bxc_arena_printf(b->a, "(double)(%s)", s.c); }
+static const char *dbl(body_ctx *b, bval s) { return ctext(b, "(double)(%s)", s.c); }
 
 /* `s < t` is `t > s`: the comparison with its operands swapped. */
 static const char *flipped(const char *n) {
@@ -115,13 +148,13 @@ static bval tensor_binary(body_ctx *b, const bxc_top *op, bval l, bval r, bxc_sp
     bxc_arena *a = b->a;
     const char *n = op->name;
     if (l.tensor && r.tensor)
-        return op_call(b, op->cfn, bxc_arena_printf(a, "%s, %s", l.c, r.c), l.c, r.c);
+        return op_call(b, op->cfn, ctext(b, "%s, %s", l.c, r.c), l.c, r.c);
     if (!op->scalar_cfn) {
         berr(b, span, bxc_arena_printf(a, "`%s` with a number operand", n));
         return l.tensor ? l : r;
     }
     if (l.tensor)
-        return op_call(b, op->scalar_cfn, bxc_arena_printf(a, "%s, %s", l.c, dbl(b, r)), l.c, NULL);
+        return op_call(b, op->scalar_cfn, ctext(b, "%s, %s", l.c, dbl(b, r)), l.c, NULL);
     /* scalar op tensor */
     if (!bxc_top_scalar_left_ok(op)) {
         berr(b, span, bxc_arena_printf(a, "`%s` with a number on the left", n));
@@ -129,18 +162,18 @@ static bval tensor_binary(body_ctx *b, const bxc_top *op, bval l, bval r, bxc_sp
     }
     if (!strcmp(n, "sub")) {
         bval ng = unary_op(b, "bext_neg", r);
-        return op_call(b, "bext_add_scalar", bxc_arena_printf(a, "%s, %s", ng.c, dbl(b, l)), ng.c, NULL);
+        return op_call(b, "bext_add_scalar", ctext(b, "%s, %s", ng.c, dbl(b, l)), ng.c, NULL);
     }
     if (!strcmp(n, "div")) {
         bval rc = unary_op(b, "bext_recip", r);
-        return op_call(b, "bext_mul_scalar", bxc_arena_printf(a, "%s, %s", rc.c, dbl(b, l)), rc.c, NULL);
+        return op_call(b, "bext_mul_scalar", ctext(b, "%s, %s", rc.c, dbl(b, l)), rc.c, NULL);
     }
     const bxc_top *sw = bxc_top_find(flipped(n));   /* `s < t` is `t > s`; add, mul, eq... are symmetric */
     if (!sw || !sw->scalar_cfn) {
         berr(b, span, bxc_arena_printf(a, "`%s` with a number on the left", n));
         return r;
     }
-    return op_call(b, sw->scalar_cfn, bxc_arena_printf(a, "%s, %s", r.c, dbl(b, l)), r.c, NULL);
+    return op_call(b, sw->scalar_cfn, ctext(b, "%s, %s", r.c, dbl(b, l)), r.c, NULL);
 }
 
 static bval scalar(const char *c, bool is_float) { return (bval){false, is_float, c}; }
@@ -158,7 +191,7 @@ static bval apply_op(body_ctx *b, const char *m, bval recv, const bxc_expr_list 
     }
     if (!recv.tensor) {
         if (op->cmath && args->len == 0)
-            return scalar(bxc_arena_printf(a, "%s(%s)", op->cmath, dbl(b, recv)), true);
+            return scalar(ctext(b, "%s(%s)", op->cmath, dbl(b, recv)), true);
         berr(b, span, bxc_arena_printf(a, "the op `%s` on a number", m));
         return recv;
     }
@@ -186,15 +219,15 @@ static bval apply_op(body_ctx *b, const char *m, bval recv, const bxc_expr_list 
         }
         const char *c;
         switch (op->args[i]) {
-        case BXC_TOP_ARG_DIM: c = bxc_arena_printf(a, "(int)(%s)", v.c); break;
-        case BXC_TOP_ARG_INT: c = bxc_arena_printf(a, "(int64_t)(%s)", v.c); break;
+        case BXC_TOP_ARG_DIM: c = ctext(b, "(int)(%s)", v.c); break;
+        case BXC_TOP_ARG_INT: c = ctext(b, "(int64_t)(%s)", v.c); break;
         case BXC_TOP_ARG_FLOAT: c = dbl(b, v); break;
         default: c = v.c; consumed[nc++] = v.c; break;
         }
-        cargs = bxc_arena_printf(a, "%s, %s", cargs, c);
+        cargs = ctext(b, "%s, %s", cargs, c);
     }
-    if (op->fixed_args) cargs = bxc_arena_printf(a, "%s, %s", cargs, op->fixed_args);
-    if (op->keepdim) cargs = bxc_arena_printf(a, "%s, true", cargs);
+    if (op->fixed_args) cargs = ctext(b, "%s, %s", cargs, op->fixed_args);
+    if (op->keepdim) cargs = ctext(b, "%s, true", cargs);
     return op_calln(b, op->cfn, cargs, consumed, nc);
 }
 
@@ -207,13 +240,12 @@ static bvar *lookup(body_ctx *b, const char *name) {
 static bval use_var(body_ctx *b, const bvar *v) {
     if (!v->tensor) return scalar(v->c, v->is_float);
     const char *t = new_temp(b);
-    bxc_emit_printf(&b->code, "  %s = bext_retain(%s);\n", t, v->c);
+    emit(b, "  %s = bext_retain(%s);\n", t, v->c);
     return (bval){true, false, t};
 }
 
 static bval compile_block(body_ctx *b, const bxc_block *blk) {
     uint32_t mark = b->nvars;
-    bxc_arena *a = b->a;
     for (uint32_t i = 0; i < blk->stmts.len && b->ok; i++) {
         const bxc_stmt *s = blk->stmts.items[i];
         if (s->kind == BXC_STMT_EMPTY) continue;
@@ -223,7 +255,7 @@ static bval compile_block(body_ctx *b, const bxc_block *blk) {
         }
         if (s->kind == BXC_STMT_EXPR) {
             bval v = compile(b, s->expr);
-            if (v.tensor) bxc_emit_printf(&b->code, "  bext_release(%s);\n  %s = NULL;\n", v.c, v.c);
+            if (v.tensor) emit(b, "  bext_release(%s);\n  %s = NULL;\n", v.c, v.c);
             continue;
         }
         if (s->kind != BXC_STMT_LET || !s->init || !s->pat || s->pat->kind != BXC_PAT_IDENT) {
@@ -243,8 +275,8 @@ static bval compile_block(body_ctx *b, const bxc_block *blk) {
         if (v.tensor) {
             nv->c = v.c;   /* the temp is the variable; released at `done` */
         } else {
-            nv->c = bxc_arena_printf(a, v.is_float ? "bext_f%u" : "bext_n%u", v.is_float ? ++b->nfloats : ++b->nints);
-            bxc_emit_printf(&b->code, "  %s = %s;\n", nv->c, v.c);
+            nv->c = ctext(b, v.is_float ? "bext_f%u" : "bext_n%u", v.is_float ? ++b->nfloats : ++b->nints);
+            emit(b, "  %s = %s;\n", nv->c, v.c);
         }
     }
     bval r = blk->tail ? compile(b, blk->tail) : scalar("0", false);
@@ -256,11 +288,11 @@ static bval compile(body_ctx *b, const bxc_expr *e) {
     bxc_arena *a = b->a;
     if (!b->ok || !e) return scalar("0", false);
     switch (e->kind) {
-    case BXC_EXPR_INT: return scalar(bxc_arena_printf(a, "%lluLL", (unsigned long long)e->int_lit.value), false);
+    case BXC_EXPR_INT: return scalar(ctext(b, "%lluLL", (unsigned long long)e->int_lit.value), false);
     case BXC_EXPR_FLOAT: {
         /* always a C double literal: `1.0 / 2.0` must not become int division */
-        const char *t = bxc_arena_printf(a, "%.17g", e->float_lit.value);
-        if (!strpbrk(t, ".eni")) t = bxc_arena_printf(a, "%s.0", t);
+        const char *t = ctext(b, "%.17g", e->float_lit.value);
+        if (!strpbrk(t, ".eni")) t = ctext(b, "%s.0", t);
         return scalar(t, true);
     }
     case BXC_EXPR_BOOL: return scalar(e->bool_lit ? "1" : "0", false);
@@ -279,7 +311,7 @@ static bval compile(body_ctx *b, const bxc_expr *e) {
         if (o->kind == BXC_EXPR_PATH && o->path->segs.len == 1 && ty_is_tensor(e->ty)) {
             bvar *v = lookup(b, o->path->segs.items[0].name);
             if (v && !v->tensor) {
-                bvar f = {e->field.name.name, bxc_arena_printf(a, "%s.%s", v->c, bxc_emit_ident(a, e->field.name.name)),
+                bvar f = {e->field.name.name, ctext(b, "%s.%s", v->c, bxc_emit_ident(a, e->field.name.name)),
                           true, false};
                 return use_var(b, &f);
             }
@@ -292,9 +324,9 @@ static bval compile(body_ctx *b, const bxc_expr *e) {
         bval x = compile(b, e->unary.operand);
         if (!b->ok) return x;
         if (e->unary.op == BXC_UN_NEG)
-            return x.tensor ? unary_op(b, "bext_neg", x) : scalar(bxc_arena_printf(a, "(-(%s))", x.c), x.is_float);
+            return x.tensor ? unary_op(b, "bext_neg", x) : scalar(ctext(b, "(-(%s))", x.c), x.is_float);
         if (e->unary.op == BXC_UN_NOT)
-            return x.tensor ? unary_op(b, "bext_not", x) : scalar(bxc_arena_printf(a, "(!(%s))", x.c), false);
+            return x.tensor ? unary_op(b, "bext_not", x) : scalar(ctext(b, "(!(%s))", x.c), false);
         berr(b, e->span, "`&mut`");
         return x;
     }
@@ -303,7 +335,7 @@ static bval compile(body_ctx *b, const bxc_expr *e) {
         bval r = compile(b, e->binary.rhs);
         if (!b->ok) return l;
         if (!l.tensor && !r.tensor)
-            return scalar(bxc_arena_printf(a, "((%s) %s (%s))", l.c, bxc_binop_str(e->binary.op), r.c),
+            return scalar(ctext(b, "((%s) %s (%s))", l.c, bxc_binop_str(e->binary.op), r.c),
                           l.is_float || r.is_float);
         const bxc_top *op = bxc_top_operator(e->binary.op);
         if (!op) {
@@ -337,7 +369,7 @@ static bval compile(body_ctx *b, const bxc_expr *e) {
             return x;
         }
         bool f = ty_is_float(e->ty);
-        return scalar(bxc_arena_printf(a, "((%s)(%s))", f ? "double" : "int64_t", x.c), f);
+        return scalar(ctext(b, "((%s)(%s))", f ? "double" : "int64_t", x.c), f);
     }
     case BXC_EXPR_ERROR:   /* the parser reported it */
         b->ok = false, b->stopped = true;

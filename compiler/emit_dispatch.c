@@ -100,8 +100,8 @@ static bool method_signature(bxc_emit_ctx *cx, const trait_info *ti, const bxc_f
         return false;
     }
     mi->fn = fn;
-    mi->entry = bxc_arena_printf(cx->a, "%s_%s", ti->prefix, fn->name.name);
-    mi->what = bxc_arena_printf(cx->a, "%s::%s", ti->name, fn->name.name);
+    mi->entry = bxc_arena_join(cx->a, ti->prefix, "_", fn->name.name, NULL);
+    mi->what = bxc_arena_join(cx->a, ti->name, "::", fn->name.name, NULL);
     mi->params = bxc_arena_alloc(cx->a, (fn->params.len + 1) * sizeof *mi->params);
     const char *cp = "", *ca = "";
     for (uint32_t i = 0; i < rec->nparams; i++) {
@@ -147,8 +147,10 @@ static bool method_signature(bxc_emit_ctx *cx, const trait_info *ti, const bxc_f
             bxc_emit_internal_error(cx, fn->ret ? fn->ret->span : fn->span, "an output type with no C form");
             return false;
         }
-        cp = bxc_arena_printf(cx->a, "%s%s%s *bext_out", cp, mi->nparams ? ", " : "", mi->ret_ctype);
-        ca = bxc_arena_printf(cx->a, "%s%sbext_out", ca, mi->nparams ? ", " : "");
+        if (!cx->plan) {
+            cp = bxc_arena_printf(cx->a, "%s%s%s *bext_out", cp, mi->nparams ? ", " : "", mi->ret_ctype);
+            ca = bxc_arena_printf(cx->a, "%s%sbext_out", ca, mi->nparams ? ", " : "");
+        }
     }
     if (!*cp) cp = "void";
     mi->cparams = cp;
@@ -502,22 +504,19 @@ static void emit_method(bxc_emit_ctx *cx, const trait_info *ti, const bxc_fn *fn
     bool has_default = fn->body != NULL;
     const bxc_attr *bw = backward_attr(ti, fn);
     /* every file-scope name this method produces (emit_names.c) */
-    bool named = bxc_emit_claim(cx, mi.entry, fn->name.span,
-                                bxc_arena_printf(cx->a, "the entry point of method `%s`", mi.what));
+    bool named = bxc_emit_claim_fmt(cx, mi.entry, fn->name.span, "the entry point of method `%s`", mi.what, NULL);
     for (uint32_t k = 0; k < ti->nsels; k++) {
         const listed_sel *ls = &ti->sels[k];
         if (!user_arm(ls, bw)) continue;
-        named &= bxc_emit_claim(cx, bxc_arena_printf(cx->a, "%s_%s", mi.entry, ls->info->suffix), fn->name.span,
-                                bxc_arena_printf(cx->a, "the %s implementation of method `%s`", ls->info->name,
-                                                 mi.what));
+        named &= bxc_emit_claim_fmt(cx, bxc_arena_join(cx->a, mi.entry, "_", ls->info->suffix, NULL), fn->name.span,
+                                    "the %s implementation of method `%s`", ls->info->name, mi.what);
     }
     if (has_default)
-        named &= bxc_emit_claim(cx, bxc_arena_printf(cx->a, "%s_bext_default", mi.entry), fn->name.span,
-                                bxc_arena_printf(cx->a, "the default body of method `%s`", mi.what));
+        named &= bxc_emit_claim_fmt(cx, bxc_arena_join(cx->a, mi.entry, "_bext_default", NULL), fn->name.span,
+                                    "the default body of method `%s`", mi.what, NULL);
     if (bw)
-        named &= bxc_emit_claim(cx, bxc_arena_printf(cx->a, "%s_bext_autodiff", mi.entry), fn->name.span,
-                                bxc_arena_printf(cx->a, "the generated Autodiff implementation of method `%s`",
-                                                 mi.what));
+        named &= bxc_emit_claim_fmt(cx, bxc_arena_join(cx->a, mi.entry, "_bext_autodiff", NULL), fn->name.span,
+                                    "the generated Autodiff implementation of method `%s`", mi.what, NULL);
     if (!named) return;
     if (cx->plan) {
         /* the names of its metadata functions and scalar encodings */

@@ -55,11 +55,15 @@ typedef struct bxc_emit_ctype {
     const char *cond;          /* `#if` condition or NULL */
 } bxc_emit_ctype;
 
-/* One claimed C name (emit_names.c). */
+/* One claimed C name (emit_names.c).  The item is described by a format
+ * with up to two `%s` arguments, formatted only for a message: a unit
+ * claims tens of thousands of names and reports almost none. */
 typedef struct bxc_emit_name {
     const char *cname;
     bxc_span span;             /* the .bext item that produced it (may be none) */
-    const char *what;          /* that item, for messages: "method `T::m`" */
+    const char *what_fmt;      /* that item, for messages: "method `%s`" */
+    const char *what_a, *what_b;
+    uint32_t hash;             /* of cname: the index is rebuilt without rehashing */
 } bxc_emit_name;
 
 typedef struct bxc_emit_ctx {
@@ -120,6 +124,10 @@ const char *bxc_emit_cfg_attrs(bxc_emit_ctx *cx, const bxc_attr_list *attrs);
  * name claimed before by another item, or reserved (C keywords, standard
  * typedefs, `bext_` / `BEXT_`), is a located error (code E1103); false then. */
 bool bxc_emit_claim(bxc_emit_ctx *cx, const char *cname, bxc_span span, const char *what);
+/* The same with the item described by `fmt` and its `%s` arguments a, b
+ * (NULL when unused), formatted only if a message needs it. */
+bool bxc_emit_claim_fmt(bxc_emit_ctx *cx, const char *cname, bxc_span span, const char *fmt, const char *a,
+                        const char *b);
 
 /* ---- types (emit_types.c) ---- */
 /* Registers t (and what it contains) and returns its C type entry. */

@@ -1277,12 +1277,11 @@ void bxc_emit_method_meta(bxc_emit_ctx *cx, const char *prefix, const bxc_method
             if (!ps[i].type) bad = true;
         }
         if (bad) continue;
-        if (!bxc_emit_claim(cx, bxc_arena_printf(cx->a, "%s_%s", prefix, fields[f].suffix), fields[f].arg->span,
-                            bxc_arena_printf(cx->a, "the `%s` metadata function of method `%s`",
-                                             fields[f].arg->path->segs.items[0].name, fn->name.name)))
+        const char *fname = bxc_arena_join(cx->a, prefix, "_", fields[f].suffix, NULL);
+        if (!bxc_emit_claim_fmt(cx, fname, fields[f].arg->span, "the `%s` metadata function of method `%s`",
+                                fields[f].arg->path->segs.items[0].name, fn->name.name))
             continue;
-        emit_fn(cx, bxc_arena_printf(cx->a, "%s_%s", prefix, fields[f].suffix),
-                bxc_arena_printf(cx->a, "%s %s", prefix, fields[f].arg->path->segs.items[0].name), ps, np,
+        emit_fn(cx, fname, bxc_arena_join(cx->a, prefix, " ", fields[f].arg->path->segs.items[0].name, NULL), ps, np,
                 fields[f].ret, fields[f].arg->value, NULL, cond, NULL);
         if (f == 0) info->dtype = true;
         else info->shape = true;
@@ -1291,8 +1290,8 @@ void bxc_emit_method_meta(bxc_emit_ctx *cx, const char *prefix, const bxc_method
         const bxc_expr *v = me->value;
         bxc_type *ft = T(v->ty);
         if (!ft || ft->kind != BXC_TYPE_FN) return;
-        if (!bxc_emit_claim(cx, bxc_arena_printf(cx->a, "%s_meta", prefix), me->span,
-                            bxc_arena_printf(cx->a, "the `meta` function of method `%s`", fn->name.name)))
+        if (!bxc_emit_claim_fmt(cx, bxc_arena_join(cx->a, prefix, "_meta", NULL), me->span,
+                                "the `meta` function of method `%s`", fn->name.name, NULL))
             return;
         for (uint32_t i = 0; i < np; i++) {
             ps[i].type = meta_param_type(raw[i], 2);
@@ -1310,7 +1309,7 @@ void bxc_emit_method_meta(bxc_emit_ctx *cx, const char *prefix, const bxc_method
                 cps[i].name = cp->pat->name.name;
                 cps[i].cname = bxc_emit_ident(cx->a, cp->pat->name.name);
             }
-            emit_fn(cx, bxc_arena_printf(cx->a, "%s_meta", prefix), bxc_arena_printf(cx->a, "%s meta", prefix), cps,
+            emit_fn(cx, bxc_arena_join(cx->a, prefix, "_meta", NULL), bxc_arena_join(cx->a, prefix, " meta", NULL), cps,
                     np, ft->fn.ret, v->closure.body, NULL, cond, NULL);
             info->meta = true;
             info->meta_ret = ft->fn.ret;

@@ -54,11 +54,27 @@ static uint32_t name_hash(const char *s) {
     return h;
 }
 
+/* A claim's description, formatted (for a message or a comparison). */
+static const char *what_of(bxc_emit_ctx *cx, const char *fmt, const char *a, const char *b) {
+    if (!a) return fmt;
+    return bxc_arena_printf(cx->a, fmt, a, b ? b : "");
+}
+
+static bool same_what(bxc_emit_ctx *cx, const bxc_emit_name *o, const char *fmt, const char *a, const char *b) {
+    if (o->what_fmt == fmt && o->what_a == a && o->what_b == b) return true;
+    return strcmp(what_of(cx, o->what_fmt, o->what_a, o->what_b), what_of(cx, fmt, a, b)) == 0;
+}
+
 bool bxc_emit_claim(bxc_emit_ctx *cx, const char *cname, bxc_span span, const char *what) {
+    return bxc_emit_claim_fmt(cx, cname, span, "%s", what, NULL);
+}
+
+bool bxc_emit_claim_fmt(bxc_emit_ctx *cx, const char *cname, bxc_span span, const char *fmt, const char *wa,
+                        const char *wb) {
     const char *why = reserved_why(cname);
     if (why) {
         bxc_diag *d = bxc_diag_add(&cx->u->diags, BXC_SEV_ERROR, bxc_diag_code_str(BXC_EMIT_E_CNAME), span,
-                                   "%s would be the C name `%s`, which is %s", what, cname, why);
+                                   "%s would be the C name `%s`, which is %s", what_of(cx, fmt, wa, wb), cname, why);
         bxc_diag_set_help(&cx->u->diags, d,
                           "rename the .bext item (docs/codegen.md, \"Names\", says how C names are formed)");
         cx->ok = false;
@@ -69,14 +85,15 @@ bool bxc_emit_claim(bxc_emit_ctx *cx, const char *cname, bxc_span span, const ch
     uint32_t mask = cx->name_nslots - 1, h = name_hash(cname);
     for (uint32_t k = cx->name_nslots ? h & mask : 0; cx->name_nslots && cx->name_slots[k]; k = (k + 1) & mask) {
         const bxc_emit_name *o = &cx->names[cx->name_slots[k] - 1];
-        if (strcmp(o->cname, cname) != 0) continue;
-        if (o->span.file == span.file && o->span.offset == span.offset && strcmp(o->what, what) == 0)
+        if (o->hash != h || strcmp(o->cname, cname) != 0) continue;
+        if (o->span.file == span.file && o->span.offset == span.offset && same_what(cx, o, fmt, wa, wb))
             return true;   /* the same item claimed again (e.g. a type met twice) */
         /* Report at the second item, or at the first when only it has a
          * location (tuple types have none). */
+        const char *what = what_of(cx, fmt, wa, wb), *owhat = what_of(cx, o->what_fmt, o->what_a, o->what_b);
         bool swap = !span_known(span) && span_known(o->span);
         bxc_span at = swap ? o->span : span, other = swap ? span : o->span;
-        const char *first = swap ? what : o->what, *second = swap ? o->what : what;
+        const char *first = swap ? what : owhat, *second = swap ? owhat : what;
         bxc_diag *d = bxc_diag_add(&cx->u->diags, BXC_SEV_ERROR, bxc_diag_code_str(BXC_EMIT_E_CNAME), at,
                                    "%s and %s would both be the C name `%s`", second, first, cname);
         if (span_known(other)) bxc_diag_add_note(&cx->u->diags, d, other, "%s is here", first);
@@ -93,7 +110,7 @@ bool bxc_emit_claim(bxc_emit_ctx *cx, const char *cname, bxc_span span, const ch
         cx->names = n;
         cx->capnames = nc;
     }
-    cx->names[cx->nnames++] = (bxc_emit_name){cname, span, what};
+    cx->names[cx->nnames++] = (bxc_emit_name){cname, span, fmt, wa, wb, h};
     if (2 * cx->nnames > cx->name_nslots) {
         /* Rebuild at twice the size; the arena keeps the old array. */
         uint32_t ns = cx->name_nslots ? cx->name_nslots * 2 : 256;
@@ -101,7 +118,7 @@ bool bxc_emit_claim(bxc_emit_ctx *cx, const char *cname, bxc_span span, const ch
         uint32_t *slots = bxc_arena_alloc(cx->a, ns * sizeof *slots);
         memset(slots, 0, ns * sizeof *slots);
         for (uint32_t i = 0; i < cx->nnames; i++) {
-            uint32_t k = name_hash(cx->names[i].cname) & (ns - 1);
+            uint32_t k = cx->names[i].hash & (ns - 1);
             while (slots[k]) k = (k + 1) & (ns - 1);
             slots[k] = i + 1;
         }

@@ -14,6 +14,7 @@
 #include "source.h"
 
 #define BXC_SNAP_WINDOW 64
+#define BXC_SNAP_ENTRY_MAX 32   /* bytes of one Lemon stack entry, at most (parser.y asserts) */
 
 typedef struct bxc_pstate {
     bxc_arena *arena;
@@ -26,7 +27,10 @@ typedef struct bxc_pstate {
     bool too_deep_reported;     /* one "nested too deeply" per file */
     bxc_span cur;               /* the token being fed (for overflow) */
     bxc_span prev;              /* the token fed before it */
-    unsigned short snap[BXC_SNAP_WINDOW]; /* top parser states before the token */
+    /* the top BXC_SNAP_WINDOW entries of Lemon's stack before the token,
+     * copied whole (one memcpy per token: a strided copy of the state
+     * numbers cost a quarter of the parse); parser.y reads them */
+    _Alignas(16) unsigned char snap[BXC_SNAP_WINDOW * BXC_SNAP_ENTRY_MAX];
     int snap_from, nsnap;       /* snap[i] is stack entry snap_from + i; depth */
     bool syntax_errors;         /* a syntax error was reported */
     bool quiet_eof;             /* an unterminated literal already explains EOF */

@@ -420,8 +420,9 @@ static void bxc_ps_syntax_error(bxc_pstate *ps, yyParser *p, int major, bxc_span
     int nstates = cur;
     for (int i = 0; i < cur; i++) states[i] = p->yystack[i].stateno;
     if (ps->nsnap > 0 && (ps->snap_from == 0 || cur >= ps->snap_from + 16)) {
+        const yyStackEntry *snap = (const yyStackEntry *)(const void *)ps->snap;
         for (int i = ps->snap_from; i < ps->nsnap; i++)
-            states[i] = ps->snap[i - ps->snap_from];
+            states[i] = snap[i - ps->snap_from].stateno;
         nstates = ps->nsnap;
     }
     for (int t = 1; t < YYNTOKEN; t++)
@@ -433,10 +434,13 @@ void bxc_lemon_snapshot(void *parser, bxc_pstate *ps) {
     const yyParser *p = parser;
     int n = (int)(p->yytos - p->yystack) + 1;
     int from = n > BXC_SNAP_WINDOW ? n - BXC_SNAP_WINDOW : 0;
-    for (int i = from; i < n; i++) ps->snap[i - from] = p->yystack[i].stateno;
+    memcpy(ps->snap, &p->yystack[from], (size_t)(n - from) * sizeof(yyStackEntry));
     ps->snap_from = from;
     ps->nsnap = n;
 }
+
+_Static_assert(sizeof(yyStackEntry) <= BXC_SNAP_ENTRY_MAX, "parse_int.h sizes the snapshot by entry");
+_Static_assert(_Alignof(yyStackEntry) <= 16, "the snapshot buffer is 16-byte aligned");
 
 int bxc_lemon_stack_max(void) { return YYSTACKDEPTH + 2; }
 _Static_assert(sizeof(YYACTIONTYPE) == sizeof(unsigned short),

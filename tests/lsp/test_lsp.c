@@ -534,6 +534,23 @@ Test(lsp, trait_method_hover_shows_fusion_form_and_selectors) {
     cr_expect(strstr(md, "`Cube`, `Flex`, `NdArray` (`cfg(feature = \"ndarray\")`), `Autodiff`, `Fusion`"), "%s", md);
     /* the checker's record of the method (bxc_method_rec) */
     cr_expect(strstr(md, "fusion form: `dtype/shape` · op id `my_matmul` · routing slots: 2 in, 1 out · gradient generated from `#[backward]`"), "%s", md);
+    /* the metadata for example specs, through the interpreter's `:meta` */
+    cr_expect(strstr(md, "`my_matmul(lhs: TensorSpec { shape: [2, 3], dtype: F32 }, rhs: TensorSpec { shape: [3, 4], "
+                         "dtype: F32 })` → `TensorSpec { shape: [2, 4], dtype: F32 }`"), "%s", md);
+    cJSON_Delete(h);
+    pos_of(text, "fn transpose_2d", &line, &col);
+    h = at_request(c, "textDocument/hover", uri, line, col + 4);
+    md = lc_str(h, "result.contents.value");
+    cr_expect(strstr(md, "`transpose_2d(input: TensorSpec { shape: [2, 3], dtype: F32 })` → "
+                         "`TensorSpec { shape: [3, 2], dtype: F32 }`"), "%s", md);
+    cJSON_Delete(h);
+    /* broadcast refuses the matmul chain [2, 3], [3, 4]: the next
+     * candidate, equal shapes, gives the example */
+    pos_of(text, "fn scaled_add", &line, &col);
+    h = at_request(c, "textDocument/hover", uri, line, col + 4);
+    md = lc_str(h, "result.contents.value");
+    cr_expect(strstr(md, "`scaled_add(lhs: TensorSpec { shape: [2, 3], dtype: F32 }, rhs: TensorSpec { shape: [2, 3], "
+                         "dtype: F32 }, alpha: 1.0)` → `TensorSpec { shape: [2, 3], dtype: F32 }`"), "%s", md);
     cJSON_Delete(h);
 
     pos_of(text, "shape = matmul_shape(lhs", &line, &col);
@@ -553,6 +570,62 @@ Test(lsp, trait_method_hover_shows_fusion_form_and_selectors) {
     cJSON_Delete(h);
     cr_expect_eq(lc_shutdown(c), 0);
     free(text);
+}
+
+/* A default body's metadata runs each op's inference (bext_infer, as
+ * `:meta` does); metadata that fails for every example says why. */
+Test(lsp, trait_method_hover_example_default_body_and_failure) {
+    char *dir = lc_tmpdir();
+    char uri[512];
+    snprintf(uri, sizeof uri, "file://%s/m.bext", dir);
+    const char *text =
+        "#[backend_extension(Flex, Fusion)]\n"
+        "pub trait Ext: Backend {\n"
+        "    #[fusion(default)]\n"
+        "    fn twice(x: FloatTensor<Self>, y: FloatTensor<Self>) -> FloatTensor<Self> { x + y }\n"
+        "    #[fusion(dtype = x, shape = { if x.len() < 9 { panic(\"needs rank 9\"); } x.clone() })]\n"
+        "    fn deep(x: FloatTensor<Self>) -> FloatTensor<Self>;\n"
+        "    #[fusion(dtype = x, shape = x)]\n"
+        "    fn masked(x: FloatTensor<Self>, m: IntTensor<Self>, k: usize) -> FloatTensor<Self>;\n"
+        "    #[fusion(meta = |x| (x.clone(), x.clone()))]\n"
+        "    fn split(x: FloatTensor<Self>) -> (FloatTensor<Self>, FloatTensor<Self>);\n"
+        "}\n";
+    lsp_client *c = lc_start();
+    lc_initialize(c, NULL);
+    open_doc(c, uri, text);
+    cJSON *d = lc_diagnostics(c, uri);
+    cr_expect_eq(cJSON_GetArraySize(lc_diag_list(d)), 0, "%s", cJSON_PrintUnformatted(lc_diag_list(d)));
+    cJSON_Delete(d);
+    int line, col;
+    pos_of(text, "fn twice", &line, &col);
+    cJSON *h = at_request(c, "textDocument/hover", uri, line, col + 4);
+    const char *md = lc_str(h, "result.contents.value");
+    cr_expect(strstr(md, "`twice(x: TensorSpec { shape: [2, 3], dtype: F32 }, y: TensorSpec { shape: [2, 3], dtype: F32 })` "
+                         "→ `TensorSpec { shape: [2, 3], dtype: F32 }`"),
+              "%s", md);
+    cJSON_Delete(h);
+    pos_of(text, "fn deep", &line, &col);
+    h = at_request(c, "textDocument/hover", uri, line, col + 4);
+    md = lc_str(h, "result.contents.value");
+    cr_expect(strstr(md, "metadata fails for example inputs `deep(x: TensorSpec { shape: [2, 3], dtype: F32 })`"), "%s", md);
+    cr_expect(strstr(md, "needs rank 9"), "the interpreter's message: %s", md);
+    cJSON_Delete(h);
+    /* an IntTensor gets an integer dtype, an integer argument 1 */
+    pos_of(text, "fn masked", &line, &col);
+    h = at_request(c, "textDocument/hover", uri, line, col + 4);
+    md = lc_str(h, "result.contents.value");
+    cr_expect(strstr(md, "m: TensorSpec { shape: [3, 4], dtype: I64 }, k: 1)` → `TensorSpec { shape: [2, 3], dtype: F32 }`"),
+              "%s", md);
+    cJSON_Delete(h);
+    /* a `meta` callable */
+    pos_of(text, "fn split", &line, &col);
+    h = at_request(c, "textDocument/hover", uri, line, col + 4);
+    md = lc_str(h, "result.contents.value");
+    cr_expect(strstr(md, "`split(x: TensorSpec { shape: [2, 3], dtype: F32 })` → `(TensorSpec { shape: [2, 3], dtype: F32 }, "
+                         "TensorSpec { shape: [2, 3], dtype: F32 })`"), "%s", md);
+    cJSON_Delete(h);
+    cr_expect_eq(lc_shutdown(c), 0);
+    lc_rmdir(dir);
 }
 
 Test(lsp, definition_of_fields_variants_and_structs) {
@@ -655,6 +728,130 @@ Test(lsp, broken_file_still_answers_for_complete_items) {
     cJSON_Delete(r);
     cr_expect_eq(lc_shutdown(c), 0);
     lc_rmdir(p.dir);
+}
+
+/* Completion at `needle` + skip in text, for a document already open. */
+static cJSON *complete_at(lsp_client *c, const char *uri, const char *text, const char *needle, int skip) {
+    int line, col;
+    pos_of(text, needle, &line, &col);
+    return at_request(c, "textDocument/completion", uri, line, col + skip);
+}
+
+/* Inside `#[`: the attribute names valid where the attribute stands, from
+ * the checker's table (compiler/attrs.h); a half-typed `#[fus` in a trait
+ * still gets the method attributes. */
+Test(lsp, completion_of_attribute_names_by_site) {
+    char *dir = lc_tmpdir();
+    char uri[512];
+    snprintf(uri, sizeof uri, "file://%s/a.bext", dir);
+    const char *text =
+        "#[backend_extension(Flex)]\n"
+        "pub trait MyOps {\n"
+        "    #[fus\n"
+        "    fn scale(x: FloatTensor<Self>, k: f32) -> FloatTensor<Self>;\n"
+        "}\n"
+        "#[de\n"
+        "struct P { #[c a: u32 }\n"
+        "#[\n"
+        "trait Q {}\n";
+    lsp_client *c = lc_start();
+    lc_initialize(c, NULL);
+    open_doc(c, uri, text);
+    cJSON_Delete(lc_diagnostics(c, uri));
+    cJSON *r = complete_at(c, uri, text, "#[fus", 2);
+    cr_expect(has_label(r, "fusion") && has_label(r, "backward") && has_label(r, "cfg") && has_label(r, "doc"),
+              "method attributes: %s", cJSON_PrintUnformatted(r));
+    cr_expect(!has_label(r, "derive") && !has_label(r, "backend_extension") && !has_label(r, "cube"),
+              "not on a method: %s", cJSON_PrintUnformatted(r));
+    cr_expect(!has_label(r, "len") && !has_label(r, "MyOps"), "no names or methods inside `#[`");
+    cJSON_Delete(r);
+    /* at the end of the half-typed word too */
+    r = complete_at(c, uri, text, "#[fus", 5);
+    cr_expect(has_label(r, "fusion") && !has_label(r, "derive"));
+    cJSON_Delete(r);
+    r = complete_at(c, uri, text, "#[de", 2);
+    cr_expect(has_label(r, "derive") && has_label(r, "extension_type") && has_label(r, "fusion") &&
+                  !has_label(r, "backward") && !has_label(r, "backend_extension"),
+              "struct attributes: %s", cJSON_PrintUnformatted(r));
+    cJSON_Delete(r);
+    r = complete_at(c, uri, text, "#[c a", 2);
+    cr_expect(has_label(r, "cfg") && has_label(r, "extension_type") && !has_label(r, "derive") &&
+                  !has_label(r, "fusion"),
+              "field attributes: %s", cJSON_PrintUnformatted(r));
+    cJSON_Delete(r);
+    r = complete_at(c, uri, text, "#[\ntrait Q", 2);
+    cr_expect(has_label(r, "backend_extension") && !has_label(r, "derive") && !has_label(r, "comptime"),
+              "trait attributes: %s", cJSON_PrintUnformatted(r));
+    cJSON_Delete(r);
+    /* outside any attribute: the ordinary names again */
+    r = complete_at(c, uri, text, "k: f32", 3);
+    cr_expect(!has_label(r, "fusion") && has_label(r, "MyOps") && has_label(r, "f32"));
+    cJSON_Delete(r);
+    cr_expect_eq(lc_shutdown(c), 0);
+    lc_rmdir(dir);
+}
+
+/* Inside `#[name(`: that attribute's keys at that site — fusion's form keys
+ * on a method and `scalar` on an argument, derivable traits, selectors,
+ * cfg conditions — and the names the annotated fn supplies. */
+Test(lsp, completion_of_attribute_keys) {
+    char *dir = lc_tmpdir();
+    char uri[512];
+    snprintf(uri, sizeof uri, "file://%s/k.bext", dir);
+    const char *text =
+        "#[backend_extension(Flex, )]\n"
+        "pub trait MyOps {\n"
+        "    #[fusion(dtype = x, )]\n"
+        "    #[backward()]\n"
+        "    fn twice(x: FloatTensor<Self>, y: FloatTensor<Self>, #[fusion()] k: u32) -> FloatTensor<Self>;\n"
+        "}\n"
+        "#[derive(Cl)]\n"
+        "struct P { a: u32 }\n"
+        "#[cfg(not())]\n"
+        "fn g() {}\n"
+        "#[cube()]\n"
+        "fn kern<F: Float>(x: &Tensor<F>, #[comptime] n: u32) {}\n";
+    lsp_client *c = lc_start();
+    lc_initialize(c, NULL);
+    open_doc(c, uri, text);
+    cJSON_Delete(lc_diagnostics(c, uri));
+    cJSON *r = complete_at(c, uri, text, "dtype = x, ", 11);
+    cr_expect(has_label(r, "shape =") && has_label(r, "meta =") && has_label(r, "default") &&
+                  has_label(r, "id =") && has_label(r, "dtype ="),
+              "fusion keys of a method: %s", cJSON_PrintUnformatted(r));
+    cr_expect(!has_label(r, "scalar"), "`scalar` is no method key");
+    cr_expect_str_eq(lc_str(cJSON_GetArrayItem(cJSON_GetObjectItem(r, "result"), 0), "insertText"), "dtype = ");
+    cJSON_Delete(r);
+    /* after `dtype = `: a value, so the ordinary completion */
+    r = complete_at(c, uri, text, "dtype = x", 8);
+    cr_expect(!has_label(r, "shape ="), "a value is no key position");
+    cJSON_Delete(r);
+    r = complete_at(c, uri, text, "#[fusion()] k", 9);
+    cr_expect(has_label(r, "scalar") && has_label(r, "scalar =") && !has_label(r, "dtype ="),
+              "fusion keys of an argument: %s", cJSON_PrintUnformatted(r));
+    cJSON_Delete(r);
+    r = complete_at(c, uri, text, "#[backward()]", 11);
+    cr_expect(has_label(r, "manual") && has_label(r, "x") && has_label(r, "y") && !has_label(r, "k"),
+              "backward: manual and the tensor arguments: %s", cJSON_PrintUnformatted(r));
+    cJSON_Delete(r);
+    r = complete_at(c, uri, text, "Flex, )", 6);
+    cr_expect(has_label(r, "Cube") && has_label(r, "Autodiff") && has_label(r, "Fusion"),
+              "selectors: %s", cJSON_PrintUnformatted(r));
+    cJSON_Delete(r);
+    r = complete_at(c, uri, text, "derive(Cl", 7);
+    cr_expect(has_label(r, "ExtensionType") && has_label(r, "Clone") && !has_label(r, "Flex"),
+              "derivable traits: %s", cJSON_PrintUnformatted(r));
+    cJSON_Delete(r);
+    r = complete_at(c, uri, text, "not())", 4);
+    cr_expect(has_label(r, "feature =") && has_label(r, "any(..)") && has_label(r, "all(..)"),
+              "cfg conditions inside `not(`: %s", cJSON_PrintUnformatted(r));
+    cJSON_Delete(r);
+    r = complete_at(c, uri, text, "#[cube()]", 7);
+    cr_expect(has_label(r, "helper") && has_label(r, "n") && has_label(r, "F") && !has_label(r, "x"),
+              "cube: helper, the comptime parameter and the type parameter: %s", cJSON_PrintUnformatted(r));
+    cJSON_Delete(r);
+    cr_expect_eq(lc_shutdown(c), 0);
+    lc_rmdir(dir);
 }
 
 /* Whether the decoded semantic tokens hold (line, col, len, type, mods). */

@@ -4,7 +4,8 @@
  * TensorSpec's `shape`/`dtype`, the builtin methods of Shape or DType
  * (builtins.h BXC_BUILTIN_METHODS), a tensor's ops for default bodies
  * (tensor_ops.h); else every builtin method.  After `DType::` the dtype
- * constants (BXC_DTYPE_CONSTS).  Elsewhere the root file's items, the
+ * constants (BXC_DTYPE_CONSTS).  Inside `#[...]` attribute names and
+ * keys (complete_attr.c, from compiler/attrs.h).  Elsewhere the root file's items, the
  * names its `use`s import, and the builtin type names. */
 #include "lsp.h"
 
@@ -130,6 +131,8 @@ cJSON *lsp_completion(lsp_server *s, const cJSON *params, lsp_error *err) {
                      (t[w - 1] >= 'A' && t[w - 1] <= 'Z') || (t[w - 1] >= '0' && t[w - 1] <= '9')))
         w--;
     cJSON *list = cJSON_CreateArray();
+    if (!list) return lsp_fail(err, LSP_INTERNAL_ERROR, "out of memory");
+    if (lsp_complete_attr(d->doc, w, list)) return list;
     if (w >= 1 && t[w - 1] == '.') {
         if (!members(list, receiver_type(d->doc, w - 1))) {
             methods(list, BXC_TYPE_KIND_COUNT);

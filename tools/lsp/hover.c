@@ -3,7 +3,8 @@
  * (bxc_ast_node_at, bxc_expr.res): a fn's signature and doc comment, a
  * field's or variant's type, a builtin method's row, and the expression's
  * type as the REPL's `:type` prints it.  On a trait method's name: its
- * signature, its attributes (the fusion form) and the trait's selectors. */
+ * signature, its attributes (the fusion form), the trait's selectors and
+ * the metadata it computes for example inputs (hover_meta.c). */
 #include "lsp.h"
 
 #include <stdarg.h>
@@ -267,6 +268,12 @@ static void describe_fn(buf *b, const bxc_unit *u, const bxc_item *it, const bxc
         }
     }
     put_method_record(b, fn->method);
+    char *meta = fn->method && fn->method->active ? lsp_meta_example(u, fn->method) : NULL;
+    if (meta) {
+        puts_(b, "\n\n");
+        puts_(b, meta);
+        free(meta);
+    }
     put_doc(b, fn->doc);
 }
 

@@ -8,8 +8,8 @@
  * failure costs that one request, never the server.
  *
  * Files: rpc.c (framing), server.c (dispatch and lifecycle), sync.c
- * (documents and diagnostics), hover.c, navigate.c (definition, symbols),
- * complete.c, tokens.c (semantic tokens), main.c (the program). */
+ * (documents and diagnostics), hover.c (hover_meta.c), navigate.c (definition, symbols),
+ * complete.c, complete_attr.c, tokens.c (semantic tokens), main.c (the program). */
 #ifndef LSP_H
 #define LSP_H
 
@@ -134,7 +134,16 @@ cJSON *lsp_hover(lsp_server *s, const cJSON *params, lsp_error *err);
 cJSON *lsp_definition(lsp_server *s, const cJSON *params, lsp_error *err);
 cJSON *lsp_document_symbol(lsp_server *s, const cJSON *params, lsp_error *err);
 cJSON *lsp_completion(lsp_server *s, const cJSON *params, lsp_error *err);
+/* Completion inside `#[...]` (complete_attr.c) for the word starting at
+ * byte `word`: adds to list and returns true when the cursor is at an
+ * attribute's name or key, false elsewhere (a value expression inside an
+ * attribute included). */
+bool lsp_complete_attr(const bxc_doc *d, uint32_t word, cJSON *list);
 cJSON *lsp_semantic_tokens(lsp_server *s, const cJSON *params, lsp_error *err);
+/* The hover line of what trait method `r` computes for example inputs
+ * (hover_meta.c, through the interpreter's `:meta` entry), malloc'd; NULL
+ * when the method has no fusion form or memory ran out. */
+char *lsp_meta_example(const bxc_unit *u, const bxc_method_rec *r);
 /* The semanticTokensProvider legend (tokens.c owns the token types). */
 cJSON *lsp_token_legend(void);
 
