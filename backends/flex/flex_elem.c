@@ -87,7 +87,7 @@ static void kernel(const struct ew *E, const void *const *in, const int *bc, voi
   switch (E->rin) {
   case BXFX_R_F32:
     switch (E->op) {
-    case BXR_OP_REM: L2(float, float, bxk_rem_f32(x, y));
+    case BXR_OP_REM: K->rem_f32(in[0], in[1], out, n); break;
     case BXR_OP_POW: K->pow_f32(in[0], in[1], out, n); break;
     case BXR_OP_EXP: K->un[BXFX_UN_exp](in[0], out, n); break;
     case BXR_OP_LOG: K->un[BXFX_UN_log](in[0], out, n); break;

@@ -118,6 +118,9 @@ struct bxfx_kernels {
   void (*binw_f32)(int op, const float *a, double s, float *o, size_t n);
   /* o[i] = x^e rounded to f32 from f64 lanes, |e| <= BXFX_POWI_MAX. */
   void (*powi_f32)(const float *a, float *o, size_t n, int e);
+  /* o[i] = bxk_rem_f32(a[i], b[i]) (floored), bit for bit, in f64 lanes
+   * where the quotient is below 2^29, by bxk_rem_f32 elsewhere. */
+  void (*rem_f32)(const float *a, const float *b, float *o, size_t n);
   /* Sums of n elements, pairwise (bxfx_pw below) over leaves of
    * BXFX_LEAF elements, each leaf summed in 16 f64 lanes: the error is
    * O((16 + log2(n / BXFX_LEAF)) eps) of sum(|a|), like NumPy's, at memory

@@ -15,6 +15,8 @@ typedef int32_t v8i __attribute__((vector_size(32)));
 static inline v8f SFX(ld)(const float *p) { v8f v; memcpy(&v, p, sizeof v); return v; }
 typedef double v4d __attribute__((vector_size(32)));
 typedef float v4f __attribute__((vector_size(16)));
+typedef int64_t v4l __attribute__((vector_size(32)));
+typedef int32_t v4i __attribute__((vector_size(16)));
 static inline v4d SFX(ld4d)(const double *p) { v4d v; memcpy(&v, p, sizeof v); return v; }
 static inline v4d SFX(ld4w)(const float *p) {
   v4f v;
@@ -430,6 +432,57 @@ static void SFX(powi_f32)(const float *a, float *o, size_t n, int e) {
   }
 }
 
+/* ---- floored remainder ------------------------------------------------- */
+/* rem of f32 as bxk_rem_f32 defines it (fmodf, then the divisor's sign),
+ * in f64 lanes without fmod: t = a / b, q = floor(t), r = a - q * b.
+ * That is exact whenever |t| < 2^29: a quotient of two f32 values that is
+ * not an integer lies at least 2^-24 from one (a - k*b is a nonzero
+ * multiple of the smaller operand's ulp), farther than the f64
+ * division's error |k| 2^-53, so q is the true floor; q * b needs at most
+ * 29 + 24 bits (exact), and a - q * b is the true floored remainder r*
+ * rounded once to f64, then to f32.  r* is either exact in f32 (the
+ * truncated remainder) or the truncated remainder plus b, a sum of two
+ * f32 values, where rounding through f64 (>= 2*24 + 2 bits) gives the
+ * f32 sum bxk_rem_f32 computes.  A zero takes a's sign (fmodf's zero).
+ * Vectors holding a lane outside the bound (|t| >= 2^29, NaN, infinite
+ * a or b, b == 0) go through bxk_rem_f32 lane by lane.  floor is a
+ * truncating conversion (|t| < 2^29 fits an i32) stepped down where it
+ * rose, the same in both variants. */
+#define BXFX_REM4(X, Y, R, BAD) do {                                                \
+    const v4d lim_ = { 0x1p29, 0x1p29, 0x1p29, 0x1p29 }, inf_ = { INFINITY, INFINITY, INFINITY, INFINITY }; \
+    const v4d one_ = { 1, 1, 1, 1 }, zero_ = { 0, 0, 0, 0 };                      \
+    const v4l absm_ = { INT64_MAX, INT64_MAX, INT64_MAX, INT64_MAX };         \
+    v4d t_ = (X) / (Y);                                                           \
+    v4d at_ = (v4d)((v4l)t_ & absm_), ab_ = (v4d)((v4l)(Y) & absm_);      \
+    v4l ok_ = (v4l)(at_ < lim_) & (v4l)(ab_ < inf_);                  \
+    BAD |= ~ok_;                                                                  \
+    t_ = (v4d)((v4l)t_ & ok_);                                                \
+    v4d q_ = __builtin_convertvector(__builtin_convertvector(t_, v4i), v4d);      \
+    q_ -= (v4d)((v4l)(q_ > t_) & (v4l)one_);                              \
+    v4d r_ = (X) - q_ * (Y);                                                      \
+    v4l z_ = (v4l)(r_ == zero_);                                          \
+    R = (v4d)(((v4l)r_ & ~z_) | ((v4l)(X) & ~absm_ & z_));                \
+  } while (0)
+static void SFX(rem_f32)(const float *a, const float *b, float *o, size_t n) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    v4d x0 = SFX(ld4w)(a + i), x1 = SFX(ld4w)(a + i + 4);
+    v4d y0 = SFX(ld4w)(b + i), y1 = SFX(ld4w)(b + i + 4), r0, r1;
+    v4l bad = { 0, 0, 0, 0 };
+    BXFX_REM4(x0, y0, r0, bad);
+    BXFX_REM4(x1, y1, r1, bad);
+    if (__builtin_expect((bad[0] | bad[1] | bad[2] | bad[3]) != 0, 0)) {
+      for (size_t j = i; j < i + 8; j++) o[j] = bxk_rem_f32(a[j], b[j]);
+      continue;
+    }
+    v4f f0 = __builtin_convertvector(r0, v4f), f1 = __builtin_convertvector(r1, v4f);
+    memcpy(o + i, &f0, sizeof f0);
+    memcpy(o + i + 4, &f1, sizeof f1);
+  }
+  for (; i < n; i++) o[i] = bxk_rem_f32(a[i], b[i]);
+}
+#undef BXFX_REM4
+
 /* ---- reductions -------------------------------------------------------- */
 /* Sums: one leaf (at most BXFX_LEAF elements) in 16 f64 lanes, four
  * vectors of four so the adds overlap; leaves combined by the pairwise
@@ -520,7 +573,6 @@ BXFX_LEAFROWS_DEF(f64, SFX(ld4d))
  * BXFX_EXT_VALUE in flags the walk is skipped where the value alone is
  * known (not a zero) and -1 returned. */
 enum { BXFX_EXT_BLK = 2048 };
-typedef int64_t v4l __attribute__((vector_size(32)));
 #define BXFX_EXT_STEP(CMP, VT, VI, x, e) e = (VT)((((VI)(x)) & (VI)((x) CMP (e))) | (((VI)(e)) & ~(VI)((x) CMP (e))))
 #define BXFX_EXT_SCAN(CMP, VT, VI, W, LD)                                                          \
   for (; j + 4 * W <= m; j += 4 * W) {                                              \
@@ -789,7 +841,6 @@ static void SFX(f32_to_bf16)(const float *a, uint16_t *o, size_t n) {
       o[i] = SCALAR;                                                               \
     }                                                                              \
   }
-typedef int32_t v4i __attribute__((vector_size(16)));
 #define BXFX_ARANGE_ST_F32 do { v4f f_ = __builtin_convertvector(v, v4f); memcpy(o + i, &f_, sizeof f_); } while (0)
 BXFX_ARANGE_DEF(arange_f32, float, BXFX_ARANGE_ST_F32, (float)v)
 #undef BXFX_ARANGE_ST_F32
@@ -869,6 +920,7 @@ const struct bxfx_kernels VARIANT = {
   .cmp_f64 = SFX(cmp_f64),
   .binw_f32 = SFX(binw_f32),
   .powi_f32 = SFX(powi_f32),
+  .rem_f32 = SFX(rem_f32),
   .sum_f32 = SFX(sum_f32),
   .sum_f64 = SFX(sum_f64),
   .acc_f64 = SFX(acc_f64),

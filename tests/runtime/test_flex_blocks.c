@@ -380,3 +380,48 @@ Test(flex_blocks, speed_matrix_kernel_variants_agree) {
       cr_expect(memcmp(io1, io2, sizeof io1) == 0, "arange i32 %g %g from %lld differs", ar[k][0], ar[k][1], (long long)i0);
     }
 }
+
+/* rem_f32 (f64 lanes, flex_kern_body.h) is bxk_rem_f32 bit for bit: signed
+ * zeros (a zero takes a's sign), infinities and NaN in either operand,
+ * zero divisors, subnormals, quotients near and past the 2^29 bound of
+ * the lane path, and quotients just below an integer; in every vector
+ * position and in the scalar tail (lengths 0..17 and a long odd one). */
+Test(flex_blocks, rem_f32_matches_scalar_rule) {
+  static const float aw[] = { 0.0f, -0.0f, 1.0f, -1.0f, 7.5f, -7.5f, 3.0f, -3.0f, INFINITY, -INFINITY, NAN,
+                              0x1p-149f, -0x1p-149f, 0x1p-126f, 1e30f, -1e30f, 0x1p29f, 0x1.fffffep28f,
+                              16777215.0f, -16777215.0f, 0.1f, -0.1f, 5.0f, 0x1.000002p0f };
+  static const float bw[] = { 1.0f, -1.0f, 0.0f, -0.0f, 2.0f, -2.0f, 0.3f, -0.3f, INFINITY, -INFINITY, NAN,
+                              0x1p-149f, 0x1p-126f, 3.0f, 1e-30f, 0.1f, 0x1.000002p0f, -0x1.fffffep-1f };
+  /* Each pair fills a whole vector (8 lanes): a vector with one lane
+   * outside the lane path's bound goes to the scalar rule whole, so mixed
+   * vectors alone would leave the lane path untested on these values. */
+  enum { NA = sizeof aw / sizeof aw[0], NB = sizeof bw / sizeof bw[0], NG = 8 * NA * NB, N = NG + 2003 };
+  static float a[N], b[N], o[N];
+  for (int i = 0; i < NG; i++) a[i] = aw[i / 8 / NB], b[i] = bw[i / 8 % NB];
+  uint32_t s = 12345;
+  for (int i = NG; i < N; i++) {   /* random magnitudes, both signs, quotients mostly below 2^29 */
+    s = s * 1664525u + 1013904223u;
+    a[i] = ldexpf((float)(s >> 8) / 16777216.0f, (int)(s % 40) - 20) * ((s & 1) ? -1.0f : 1.0f);
+    s = s * 1664525u + 1013904223u;
+    b[i] = ldexpf((float)(s >> 8) / 16777216.0f + 0.01f, (int)(s % 40) - 20) * ((s & 2) ? -1.0f : 1.0f);
+  }
+  const struct bxfx_kernels *K[2] = { &bxfx_kern_avx2, &bxfx_kern_gen };
+  for (int v = 0; v < 2; v++) {
+    K[v]->rem_f32(a, b, o, N);
+    for (int i = 0; i < N; i++) {
+      float r = bxk_rem_f32(a[i], b[i]);
+      cr_assert(memcmp(&o[i], &r, 4) == 0 || (r != r && o[i] != o[i]), "%s rem(%a, %a): %a, want %a", K[v]->isa,
+                a[i], b[i], o[i], r);
+    }
+    for (int n = 0; n <= 17; n++) {   /* every tail length; o[n] stays untouched */
+      o[n] = 42.0f;
+      K[v]->rem_f32(a + NG + 3, b + NG + 5, o, (size_t)n);
+      for (int i = 0; i < n; i++) {
+        float r = bxk_rem_f32(a[NG + i + 3], b[NG + i + 5]);
+        cr_assert(memcmp(&o[i], &r, 4) == 0 || (r != r && o[i] != o[i]), "%s n=%d rem(%a, %a)", K[v]->isa, n,
+                  a[NG + i + 3], b[NG + i + 5]);
+      }
+      cr_assert_eq(o[n], 42.0f, "%s n=%d wrote past the end", K[v]->isa, n);
+    }
+  }
+}
