@@ -71,7 +71,7 @@ enum {
 /* Native-width i32 ops (bxk_scalar.h's i32 rules: wrapping in 32 bits is
  * the i64 computation stored back to i32, for operands and scalars that
  * are i32 values). */
-#define BXFX_IOP_LIST(X) X(add) X(sub) X(mul) X(div) X(rem) X(max) X(min)
+#define BXFX_IOP_LIST(X) X(add) X(sub) X(mul) X(div) X(rem) X(max) X(min) X(pow)
 enum {
 #define X(n) BXFX_IOP_##n,
   BXFX_IOP_LIST(X)

@@ -206,7 +206,28 @@ static void SFX(bin_i32)(int op, const int32_t *a, const int32_t *b, int32_t *o,
   case BXFX_IOP_div: BXFX_TLOOP(int32_t, int32_t, bxk_div_i32(x, y)); break;
   case BXFX_IOP_rem: BXFX_TLOOP(int32_t, int32_t, bxk_rem_i32(x, y)); break;
   case BXFX_IOP_max: BXFX_TLOOP(int32_t, int32_t, bxk_max_i32(x, y)); break;
-  default: BXFX_TLOOP(int32_t, int32_t, bxk_min_i32(x, y)); break;
+  case BXFX_IOP_min: BXFX_TLOOP(int32_t, int32_t, bxk_min_i32(x, y)); break;
+  default:
+    if (mode == BXFX_VS && b[0] >= 0) {
+      /* One exponent for every element (pow_scalar): bxk_pow_i32's
+       * square-and-multiply steps taken a block at a time, each step a
+       * loop the compiler vectorizes (its per-element loop on e does not
+       * vectorize).  The same wrapping products in the same order. */
+      enum { B = 256 };
+      uint32_t base[B], r[B];
+      for (size_t i0 = 0; i0 < n; i0 += B) {
+        size_t m = n - i0 < B ? n - i0 : B;
+        for (size_t j = 0; j < m; j++) base[j] = (uint32_t)a[i0 + j], r[j] = 1;
+        for (int32_t k = b[0]; k; k >>= 1) {
+          if (k & 1) for (size_t j = 0; j < m; j++) r[j] *= base[j];
+          if (k > 1) for (size_t j = 0; j < m; j++) base[j] *= base[j];
+        }
+        for (size_t j = 0; j < m; j++) o[i0 + j] = (int32_t)r[j];
+      }
+    } else {
+      BXFX_TLOOP(int32_t, int32_t, bxk_pow_i32(x, y));
+    }
+    break;
   }
 }
 static void SFX(un_i32)(int op, const int32_t *a, int32_t *o, size_t n, int32_t lo, int32_t hi) {

@@ -425,3 +425,26 @@ Test(flex_blocks, rem_f32_matches_scalar_rule) {
     }
   }
 }
+
+/* i32 pow by one exponent (pow_scalar's blocked square-and-multiply) is
+ * bxk_pow_i32 element for element, wrapping on overflow, for exponents
+ * 0..33, a large one and negative ones (the scalar rule), at lengths
+ * across the block and vector boundaries, and in place (o == a). */
+Test(flex_blocks, i32_pow_by_scalar_matches_scalar_rule) {
+  enum { N = 1037 };
+  static int32_t a[N], o[N], io[N];
+  static const int32_t edge[] = { 0, -1, 1, INT32_MAX, INT32_MIN, 2, -2, 3, 65535, -46341 };
+  for (int i = 0; i < N; i++) a[i] = i % 7 == 0 ? edge[(i / 7) % 10] : (i * 37) % 201 - 100;
+  const struct bxfx_kernels *K[2] = { &bxfx_kern_avx2, &bxfx_kern_gen };
+  static const int32_t es[] = { 0, 1, 2, 3, 4, 5, 7, 8, 13, 31, 32, 33, 1000001, -1, -2, -3, INT32_MIN };
+  for (int v = 0; v < 2; v++)
+    for (size_t k = 0; k < sizeof es / sizeof es[0]; k++)
+      for (size_t n = N - 2; n <= N; n++) {   /* a block of 256 and a partial one; odd tails */
+        K[v]->bin_i32(BXFX_IOP_pow, a, &es[k], o, n, BXFX_VS);
+        for (size_t i = 0; i < n; i++)
+          cr_assert_eq(o[i], bxk_pow_i32(a[i], es[k]), "%s pow(%d, %d): %d", K[v]->isa, a[i], es[k], o[i]);
+        memcpy(io, a, sizeof io);
+        K[v]->bin_i32(BXFX_IOP_pow, io, &es[k], io, n, BXFX_VS);
+        cr_assert(memcmp(io, o, n * sizeof *o) == 0, "%s pow by %d in place differs", K[v]->isa, es[k]);
+      }
+}
