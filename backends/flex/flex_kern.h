@@ -121,6 +121,10 @@ struct bxfx_kernels {
   /* o[i] = bxk_rem_f32(a[i], b[i]) (floored), bit for bit, in f64 lanes
    * where the quotient is below 2^29, by bxk_rem_f32 elsewhere. */
   void (*rem_f32)(const float *a, const float *b, float *o, size_t n);
+  /* C = A B, row-major contiguous ints (A m x k, B k x n, C m x n, C
+   * apart from A and B), wrapping in the dtype's width. */
+  void (*mm_i32)(const int32_t *A, const int32_t *B, int32_t *C, size_t m, size_t n, size_t k);
+  void (*mm_i64)(const int64_t *A, const int64_t *B, int64_t *C, size_t m, size_t n, size_t k);
   /* Sums of n elements, pairwise (bxfx_pw below) over leaves of
    * BXFX_LEAF elements, each leaf summed in 16 f64 lanes: the error is
    * O((16 + log2(n / BXFX_LEAF)) eps) of sum(|a|), like NumPy's, at memory

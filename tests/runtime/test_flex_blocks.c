@@ -448,3 +448,39 @@ Test(flex_blocks, i32_pow_by_scalar_matches_scalar_rule) {
         cr_assert(memcmp(io, o, n * sizeof *o) == 0, "%s pow by %d in place differs", K[v]->isa, es[k]);
       }
 }
+
+/* mm_i32/mm_i64 in both variants against a plain wrapping triple loop,
+ * for column counts around the 4-vector strip, the single vector and the
+ * scalar tail, odd and even row counts, with products that wrap. */
+Test(flex_blocks, integer_matmul_kernels_wrap_like_the_rule) {
+  enum { M = 5, K = 9, NMAX = 71 };
+  static int32_t a32[M * K], b32[K * NMAX], c32[M * NMAX];
+  static int64_t a64[M * K], b64[K * NMAX], c64[M * NMAX];
+  uint64_t s = 7;
+  for (int i = 0; i < K * NMAX; i++) {
+    s = s * 6364136223846793005ull + 1442695040888963407ull;
+    b32[i] = (int32_t)(s >> 32);
+    b64[i] = (int64_t)s;
+    if (i < M * K) a32[i] = (int32_t)s, a64[i] = (int64_t)(s * 31);
+  }
+  static const size_t ns[] = { 1, 7, 8, 9, 31, 32, 33, 40, 64, 71 };
+  const struct bxfx_kernels *Kt[2] = { &bxfx_kern_avx2, &bxfx_kern_gen };
+  for (int v = 0; v < 2; v++)
+    for (size_t q = 0; q < sizeof ns / sizeof ns[0]; q++)
+      for (size_t m = 1; m <= M; m += 3) {   /* 1 and 4 rows: the single-row loop and the pairs */
+        size_t n = ns[q];
+        Kt[v]->mm_i32(a32, b32, c32, m, n, K);
+        Kt[v]->mm_i64(a64, b64, c64, m, n, K);
+        for (size_t i = 0; i < m; i++)
+          for (size_t j = 0; j < n; j++) {
+            uint32_t w32 = 0;
+            uint64_t w64 = 0;
+            for (size_t p = 0; p < K; p++) {
+              w32 += (uint32_t)a32[i * K + p] * (uint32_t)b32[p * n + j];
+              w64 += (uint64_t)a64[i * K + p] * (uint64_t)b64[p * n + j];
+            }
+            cr_assert_eq(c32[i * n + j], (int32_t)w32, "%s mm_i32 %zux%zu [%zu,%zu]", Kt[v]->isa, m, n, i, j);
+            cr_assert_eq(c64[i * n + j], (int64_t)w64, "%s mm_i64 %zux%zu [%zu,%zu]", Kt[v]->isa, m, n, i, j);
+          }
+      }
+}
