@@ -492,7 +492,12 @@ static void SFX(rem_f32)(const float *a, const float *b, float *o, size_t n) {
     v4l bad = { 0, 0, 0, 0 };
     BXFX_REM4(x0, y0, r0, bad);
     BXFX_REM4(x1, y1, r1, bad);
-    if (__builtin_expect((bad[0] | bad[1] | bad[2] | bad[3]) != 0, 0)) {
+#ifdef BXFX_AVX
+    const bool any_bad = !_mm256_testz_si256((__m256i)bad, (__m256i)bad);
+#else
+    const bool any_bad = (bad[0] | bad[1] | bad[2] | bad[3]) != 0;
+#endif
+    if (__builtin_expect(any_bad, 0)) {
       for (size_t j = i; j < i + 8; j++) o[j] = bxk_rem_f32(a[j], b[j]);
       continue;
     }
