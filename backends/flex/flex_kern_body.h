@@ -198,13 +198,39 @@ BXFX_CMP_DEF(le, <=)
       for (size_t i = 0; i < n; i++) { const T x = a[i], y = b[i]; o[i] = (OT)(EXPR); } \
     }                                                                              \
   } while (0)
+/* i32 floored rem (bxk_rem_i32) in f64 lanes: for i32 operands the f64
+ * quotient truncates to the exact one (its error |q| 2^-53 <= 2^-22/|b|
+ * stays below the 1/|b| gap between a non-integer quotient and the next
+ * integer), and q*b, a - q*b and the divisor's-sign fix are exact in
+ * f64.  Divisors 0 and -1 give 0 (divided by 1 meanwhile, so no lane
+ * traps or overflows). */
+static void SFX(rem_i32)(const int32_t *a, const int32_t *b, int32_t *o, size_t n, int mode) {
+  const v4d zero = { 0, 0, 0, 0 }, one = { 1, 1, 1, 1 }, mone = { -1, -1, -1, -1 };
+  size_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    v4i xi, yi;
+    memcpy(&xi, a + i, sizeof xi);
+    if (mode == BXFX_VS) yi = (v4i){ b[0], b[0], b[0], b[0] };
+    else memcpy(&yi, b + i, sizeof yi);
+    v4d x = __builtin_convertvector(xi, v4d), y = __builtin_convertvector(yi, v4d);
+    v4l ok = (v4l)(y != zero) & (v4l)(y != mone);
+    y = (v4d)(((v4l)y & ok) | ((v4l)one & ~ok));
+    v4d q = __builtin_convertvector(__builtin_convertvector(x / y, v4i), v4d);
+    v4d r = x - q * y;
+    v4l fix = (v4l)(r != zero) & ((v4l)(r < zero) ^ (v4l)(y < zero));
+    r += (v4d)((v4l)y & fix);
+    v4i ri = __builtin_convertvector((v4d)((v4l)r & ok), v4i);
+    memcpy(o + i, &ri, sizeof ri);
+  }
+  for (; i < n; i++) o[i] = bxk_rem_i32(a[i], mode == BXFX_VS ? b[0] : b[i]);
+}
 static void SFX(bin_i32)(int op, const int32_t *a, const int32_t *b, int32_t *o, size_t n, int mode) {
   switch (op) {
   case BXFX_IOP_add: BXFX_TLOOP(int32_t, int32_t, bxk_add_i32(x, y)); break;
   case BXFX_IOP_sub: BXFX_TLOOP(int32_t, int32_t, bxk_sub_i32(x, y)); break;
   case BXFX_IOP_mul: BXFX_TLOOP(int32_t, int32_t, bxk_mul_i32(x, y)); break;
   case BXFX_IOP_div: BXFX_TLOOP(int32_t, int32_t, bxk_div_i32(x, y)); break;
-  case BXFX_IOP_rem: BXFX_TLOOP(int32_t, int32_t, bxk_rem_i32(x, y)); break;
+  case BXFX_IOP_rem: SFX(rem_i32)(a, b, o, n, mode); break;
   case BXFX_IOP_max: BXFX_TLOOP(int32_t, int32_t, bxk_max_i32(x, y)); break;
   case BXFX_IOP_min: BXFX_TLOOP(int32_t, int32_t, bxk_min_i32(x, y)); break;
   default:

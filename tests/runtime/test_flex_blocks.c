@@ -338,6 +338,9 @@ Test(flex_blocks, speed_matrix_kernel_variants_agree) {
       bxfx_kern_avx2.bin_i32(op, ia, ib, io1, N, mode);
       bxfx_kern_gen.bin_i32(op, ia, ib, io2, N, mode);
       cr_expect(memcmp(io1, io2, sizeof io1) == 0, "i32 op %d mode %d differs", op, mode);
+      if (op == BXFX_IOP_rem)   /* f64 lanes: the scalar rule exactly (0, -1, INT32_MIN among ib) */
+        for (int i = 0; i < N; i++)
+          cr_expect_eq(io1[i], bxk_rem_i32(ia[i], mode ? ib[0] : ib[i]), "rem(%d, %d)", ia[i], mode ? ib[0] : ib[i]);
     }
   for (int op = 0; op < BXFX_IUN_COUNT; op++) {
     bxfx_kern_avx2.un_i32(op, ia, io1, N, -50, 60);
