@@ -87,7 +87,7 @@ static void kernel(const struct ew *E, const void *const *in, const int *bc, voi
   switch (E->rin) {
   case BXFX_R_F32:
     switch (E->op) {
-    case BXR_OP_REM: L2(float, float, bxk_rem_f32(x, y));
+    case BXR_OP_REM: K->rem_f32(in[0], in[1], out, n); break;
     case BXR_OP_POW: K->pow_f32(in[0], in[1], out, n); break;
     case BXR_OP_EXP: K->un[BXFX_UN_exp](in[0], out, n); break;
     case BXR_OP_LOG: K->un[BXFX_UN_log](in[0], out, n); break;
@@ -666,7 +666,7 @@ static bool native_width(struct bxr_op *op, bext_tensor **res) {
   static const signed char iop[BXR_OP_COUNT] = {
     [BXR_OP_ADD] = BXFX_IOP_add + 1, [BXR_OP_SUB] = BXFX_IOP_sub + 1, [BXR_OP_MUL] = BXFX_IOP_mul + 1,
     [BXR_OP_DIV] = BXFX_IOP_div + 1, [BXR_OP_REM] = BXFX_IOP_rem + 1, [BXR_OP_MAX] = BXFX_IOP_max + 1,
-    [BXR_OP_MIN] = BXFX_IOP_min + 1,
+    [BXR_OP_MIN] = BXFX_IOP_min + 1, [BXR_OP_POW] = BXFX_IOP_pow + 1,
   };
   static const signed char iun[BXR_OP_COUNT] = {
     [BXR_OP_NEG] = BXFX_IUN_neg + 1, [BXR_OP_ABS] = BXFX_IUN_abs + 1, [BXR_OP_RELU] = BXFX_IUN_relu + 1,
@@ -719,8 +719,8 @@ static bool native_width(struct bxr_op *op, bext_tensor **res) {
   bext_tensor *out = bxfx_output(op, scalar ? 1 : op->n_in);
   if (out) {
     J.o = bxr_data(out);
-    bxr_pool_for((size_t)bxr_numel(out->rank, out->shape), J.kind == 0 && (J.k == BXFX_IOP_div || J.k == BXFX_IOP_rem) ? 4 : 1, 64,
-                 native_chunk, &J);
+    const bool costly = J.kind == 0 && (J.k == BXFX_IOP_div || J.k == BXFX_IOP_rem || J.k == BXFX_IOP_pow);
+    bxr_pool_for((size_t)bxr_numel(out->rank, out->shape), costly ? 4 : 1, 64, native_chunk, &J);
   }
   *res = out;
   return true;
@@ -756,6 +756,16 @@ __attribute__((noinline)) static bext_tensor *ew_general(struct bxr_op *op) {
     double s = op->sc[0].f;
     if (is_compare(E.op)) E.op = f32_threshold(E.op, s, &thr);
     else if ((double)(float)s != s || (s != s)) E.rin = BXFX_R_F64;
+    else if (E.op == BXR_OP_POW && s == floor(s) && fabs(s) <= BXFX_POWI_MAX) {
+      /* x^n with a small integer n: powi's f64 products rounded once
+       * (exact for n = 2, and the correctly rounded double for 3 and 4,
+       * as pow gives) instead of libmvec's powf; pow's last bits are
+       * open (bxk_scalar.h), and powi keeps pow's special values
+       * (x^0 = 1, signed zeros and infinities). */
+      E.op = BXR_OP_POWI;
+      E.i0 = (int64_t)s;
+      scalar = false;
+    }
   }
   E.rout = is_compare(E.op) ? BXFX_R_U8 : E.rin;
   E.nin = (op->n_in == 2 || scalar) ? 2 : 1;

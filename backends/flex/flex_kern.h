@@ -71,7 +71,7 @@ enum {
 /* Native-width i32 ops (bxk_scalar.h's i32 rules: wrapping in 32 bits is
  * the i64 computation stored back to i32, for operands and scalars that
  * are i32 values). */
-#define BXFX_IOP_LIST(X) X(add) X(sub) X(mul) X(div) X(rem) X(max) X(min)
+#define BXFX_IOP_LIST(X) X(add) X(sub) X(mul) X(div) X(rem) X(max) X(min) X(pow)
 enum {
 #define X(n) BXFX_IOP_##n,
   BXFX_IOP_LIST(X)
@@ -118,6 +118,13 @@ struct bxfx_kernels {
   void (*binw_f32)(int op, const float *a, double s, float *o, size_t n);
   /* o[i] = x^e rounded to f32 from f64 lanes, |e| <= BXFX_POWI_MAX. */
   void (*powi_f32)(const float *a, float *o, size_t n, int e);
+  /* o[i] = bxk_rem_f32(a[i], b[i]) (floored), bit for bit, in f64 lanes
+   * where the quotient is below 2^29, by bxk_rem_f32 elsewhere. */
+  void (*rem_f32)(const float *a, const float *b, float *o, size_t n);
+  /* C = A B, row-major contiguous ints (A m x k, B k x n, C m x n, C
+   * apart from A and B), wrapping in the dtype's width. */
+  void (*mm_i32)(const int32_t *A, const int32_t *B, int32_t *C, size_t m, size_t n, size_t k);
+  void (*mm_i64)(const int64_t *A, const int64_t *B, int64_t *C, size_t m, size_t n, size_t k);
   /* Sums of n elements, pairwise (bxfx_pw below) over leaves of
    * BXFX_LEAF elements, each leaf summed in 16 f64 lanes: the error is
    * O((16 + log2(n / BXFX_LEAF)) eps) of sum(|a|), like NumPy's, at memory

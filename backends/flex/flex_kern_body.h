@@ -15,6 +15,8 @@ typedef int32_t v8i __attribute__((vector_size(32)));
 static inline v8f SFX(ld)(const float *p) { v8f v; memcpy(&v, p, sizeof v); return v; }
 typedef double v4d __attribute__((vector_size(32)));
 typedef float v4f __attribute__((vector_size(16)));
+typedef int64_t v4l __attribute__((vector_size(32)));
+typedef int32_t v4i __attribute__((vector_size(16)));
 static inline v4d SFX(ld4d)(const double *p) { v4d v; memcpy(&v, p, sizeof v); return v; }
 static inline v4d SFX(ld4w)(const float *p) {
   v4f v;
@@ -196,15 +198,62 @@ BXFX_CMP_DEF(le, <=)
       for (size_t i = 0; i < n; i++) { const T x = a[i], y = b[i]; o[i] = (OT)(EXPR); } \
     }                                                                              \
   } while (0)
+/* i32 floored rem (bxk_rem_i32) in f64 lanes: for i32 operands the f64
+ * quotient truncates to the exact one (its error |q| 2^-53 <= 2^-22/|b|
+ * stays below the 1/|b| gap between a non-integer quotient and the next
+ * integer), and q*b, a - q*b and the divisor's-sign fix are exact in
+ * f64.  Divisors 0 and -1 give 0 (divided by 1 meanwhile, so no lane
+ * traps or overflows). */
+static void SFX(rem_i32)(const int32_t *a, const int32_t *b, int32_t *o, size_t n, int mode) {
+  const v4d zero = { 0, 0, 0, 0 }, one = { 1, 1, 1, 1 }, mone = { -1, -1, -1, -1 };
+  size_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    v4i xi, yi;
+    memcpy(&xi, a + i, sizeof xi);
+    if (mode == BXFX_VS) yi = (v4i){ b[0], b[0], b[0], b[0] };
+    else memcpy(&yi, b + i, sizeof yi);
+    v4d x = __builtin_convertvector(xi, v4d), y = __builtin_convertvector(yi, v4d);
+    v4l ok = (v4l)(y != zero) & (v4l)(y != mone);
+    y = (v4d)(((v4l)y & ok) | ((v4l)one & ~ok));
+    v4d q = __builtin_convertvector(__builtin_convertvector(x / y, v4i), v4d);
+    v4d r = x - q * y;
+    v4l fix = (v4l)(r != zero) & ((v4l)(r < zero) ^ (v4l)(y < zero));
+    r += (v4d)((v4l)y & fix);
+    v4i ri = __builtin_convertvector((v4d)((v4l)r & ok), v4i);
+    memcpy(o + i, &ri, sizeof ri);
+  }
+  for (; i < n; i++) o[i] = bxk_rem_i32(a[i], mode == BXFX_VS ? b[0] : b[i]);
+}
 static void SFX(bin_i32)(int op, const int32_t *a, const int32_t *b, int32_t *o, size_t n, int mode) {
   switch (op) {
   case BXFX_IOP_add: BXFX_TLOOP(int32_t, int32_t, bxk_add_i32(x, y)); break;
   case BXFX_IOP_sub: BXFX_TLOOP(int32_t, int32_t, bxk_sub_i32(x, y)); break;
   case BXFX_IOP_mul: BXFX_TLOOP(int32_t, int32_t, bxk_mul_i32(x, y)); break;
   case BXFX_IOP_div: BXFX_TLOOP(int32_t, int32_t, bxk_div_i32(x, y)); break;
-  case BXFX_IOP_rem: BXFX_TLOOP(int32_t, int32_t, bxk_rem_i32(x, y)); break;
+  case BXFX_IOP_rem: SFX(rem_i32)(a, b, o, n, mode); break;
   case BXFX_IOP_max: BXFX_TLOOP(int32_t, int32_t, bxk_max_i32(x, y)); break;
-  default: BXFX_TLOOP(int32_t, int32_t, bxk_min_i32(x, y)); break;
+  case BXFX_IOP_min: BXFX_TLOOP(int32_t, int32_t, bxk_min_i32(x, y)); break;
+  default:
+    if (mode == BXFX_VS && b[0] >= 0) {
+      /* One exponent for every element (pow_scalar): bxk_pow_i32's
+       * square-and-multiply steps taken a block at a time, each step a
+       * loop the compiler vectorizes (its per-element loop on e does not
+       * vectorize).  The same wrapping products in the same order. */
+      enum { B = 256 };
+      uint32_t base[B], r[B];
+      for (size_t i0 = 0; i0 < n; i0 += B) {
+        size_t m = n - i0 < B ? n - i0 : B;
+        for (size_t j = 0; j < m; j++) base[j] = (uint32_t)a[i0 + j], r[j] = 1;
+        for (int32_t k = b[0]; k; k >>= 1) {
+          if (k & 1) for (size_t j = 0; j < m; j++) r[j] *= base[j];
+          if (k > 1) for (size_t j = 0; j < m; j++) base[j] *= base[j];
+        }
+        for (size_t j = 0; j < m; j++) o[i0 + j] = (int32_t)r[j];
+      }
+    } else {
+      BXFX_TLOOP(int32_t, int32_t, bxk_pow_i32(x, y));
+    }
+    break;
   }
 }
 static void SFX(un_i32)(int op, const int32_t *a, int32_t *o, size_t n, int32_t lo, int32_t hi) {
@@ -430,6 +479,132 @@ static void SFX(powi_f32)(const float *a, float *o, size_t n, int e) {
   }
 }
 
+/* ---- floored remainder ------------------------------------------------- */
+/* rem of f32 as bxk_rem_f32 defines it (fmodf, then the divisor's sign),
+ * in f64 lanes without fmod: t = a / b, q = floor(t), r = a - q * b.
+ * That is exact whenever |t| < 2^29: a quotient of two f32 values that is
+ * not an integer lies at least 2^-24 from one (a - k*b is a nonzero
+ * multiple of the smaller operand's ulp), farther than the f64
+ * division's error |k| 2^-53, so q is the true floor; q * b needs at most
+ * 29 + 24 bits (exact), and a - q * b is the true floored remainder r*
+ * rounded once to f64, then to f32.  r* is either exact in f32 (the
+ * truncated remainder) or the truncated remainder plus b, a sum of two
+ * f32 values, where rounding through f64 (>= 2*24 + 2 bits) gives the
+ * f32 sum bxk_rem_f32 computes.  A zero takes a's sign (fmodf's zero).
+ * Vectors holding a lane outside the bound (|t| >= 2^29, NaN, infinite
+ * a or b, b == 0) go through bxk_rem_f32 lane by lane.  floor is a
+ * truncating conversion (|t| < 2^29 fits an i32) stepped down where it
+ * rose, the same in both variants. */
+#define BXFX_REM4(X, Y, R, BAD) do {                                                \
+    const v4d lim_ = { 0x1p29, 0x1p29, 0x1p29, 0x1p29 }, inf_ = { INFINITY, INFINITY, INFINITY, INFINITY }; \
+    const v4d one_ = { 1, 1, 1, 1 }, zero_ = { 0, 0, 0, 0 };                      \
+    const v4l absm_ = { INT64_MAX, INT64_MAX, INT64_MAX, INT64_MAX };         \
+    v4d t_ = (X) / (Y);                                                           \
+    v4d at_ = (v4d)((v4l)t_ & absm_), ab_ = (v4d)((v4l)(Y) & absm_);      \
+    v4l ok_ = (v4l)(at_ < lim_) & (v4l)(ab_ < inf_);                  \
+    BAD |= ~ok_;                                                                  \
+    t_ = (v4d)((v4l)t_ & ok_);                                                \
+    v4d q_ = __builtin_convertvector(__builtin_convertvector(t_, v4i), v4d);      \
+    q_ -= (v4d)((v4l)(q_ > t_) & (v4l)one_);                              \
+    v4d r_ = (X) - q_ * (Y);                                                      \
+    v4l z_ = (v4l)(r_ == zero_);                                          \
+    R = (v4d)(((v4l)r_ & ~z_) | ((v4l)(X) & ~absm_ & z_));                \
+  } while (0)
+static void SFX(rem_f32)(const float *a, const float *b, float *o, size_t n) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    v4d x0 = SFX(ld4w)(a + i), x1 = SFX(ld4w)(a + i + 4);
+    v4d y0 = SFX(ld4w)(b + i), y1 = SFX(ld4w)(b + i + 4), r0, r1;
+    v4l bad = { 0, 0, 0, 0 };
+    BXFX_REM4(x0, y0, r0, bad);
+    BXFX_REM4(x1, y1, r1, bad);
+#ifdef BXFX_AVX
+    const bool any_bad = !_mm256_testz_si256((__m256i)bad, (__m256i)bad);
+#else
+    const bool any_bad = (bad[0] | bad[1] | bad[2] | bad[3]) != 0;
+#endif
+    if (__builtin_expect(any_bad, 0)) {
+      for (size_t j = i; j < i + 8; j++) o[j] = bxk_rem_f32(a[j], b[j]);
+      continue;
+    }
+    v4f f0 = __builtin_convertvector(r0, v4f), f1 = __builtin_convertvector(r1, v4f);
+    memcpy(o + i, &f0, sizeof f0);
+    memcpy(o + i + 4, &f1, sizeof f1);
+  }
+  for (; i < n; i++) o[i] = bxk_rem_f32(a[i], b[i]);
+}
+#undef BXFX_REM4
+
+/* ---- integer matmul ---------------------------------------------------- */
+/* C = A B for row-major contiguous integer matrices (A m x k, B k x n,
+ * C m x n), wrapping in the dtype's width: bxk_scalar.h's rule, and for
+ * i32 the i64 sum of products stored back, since wrapping products and
+ * sums commute with the truncation.  Two rows of C by four vectors of
+ * columns live in registers across the k loop (one broadcast of A's
+ * element per row, four loads of B's row shared by both rows); narrower
+ * strips and the last row take one vector or scalars.  i64 lanes
+ * multiply by 32-bit halves (AVX2 has no 64-bit multiply), which still
+ * beats the scalar loop. */
+typedef uint32_t v8u __attribute__((vector_size(32)));
+typedef uint64_t v4q __attribute__((vector_size(32)));
+#define BXFX_MM_DEF(name, T, UT, VT, W)                                                \
+  static void SFX(name)(const T *A, const T *B, T *C, size_t m, size_t n, size_t k) {  \
+    size_t j = 0;                                                                      \
+    for (; j + 4 * W <= n; j += 4 * W) {                                               \
+      size_t i = 0;                                                                    \
+      for (; i + 2 <= m; i += 2) {                                                     \
+        VT c[2][4];                                                                    \
+        memset(c, 0, sizeof c);                                                        \
+        const T *a0 = A + i * k, *a1 = a0 + k, *b = B + j;                             \
+        for (size_t p = 0; p < k; p++, b += n) {                                       \
+          VT x0 = (VT){ 0 } + (UT)a0[p], x1 = (VT){ 0 } + (UT)a1[p];                   \
+          for (int q = 0; q < 4; q++) {                                                \
+            VT y;                                                                      \
+            memcpy(&y, b + W * q, sizeof y);                                           \
+            c[0][q] += x0 * y;                                                         \
+            c[1][q] += x1 * y;                                                         \
+          }                                                                            \
+        }                                                                              \
+        memcpy(C + i * n + j, c[0], sizeof c[0]);                                      \
+        memcpy(C + (i + 1) * n + j, c[1], sizeof c[1]);                                \
+      }                                                                                \
+      for (; i < m; i++) {                                                             \
+        VT c[4];                                                                       \
+        memset(c, 0, sizeof c);                                                        \
+        const T *b = B + j;                                                            \
+        for (size_t p = 0; p < k; p++, b += n) {                                       \
+          VT x = (VT){ 0 } + (UT)A[i * k + p];                                         \
+          for (int q = 0; q < 4; q++) {                                                \
+            VT y;                                                                      \
+            memcpy(&y, b + W * q, sizeof y);                                           \
+            c[q] += x * y;                                                             \
+          }                                                                            \
+        }                                                                              \
+        memcpy(C + i * n + j, c, sizeof c);                                            \
+      }                                                                                \
+    }                                                                                  \
+    for (; j + W <= n; j += W)                                                         \
+      for (size_t i = 0; i < m; i++) {                                                 \
+        VT c = { 0 };                                                                  \
+        const T *b = B + j;                                                            \
+        for (size_t p = 0; p < k; p++, b += n) {                                       \
+          VT y;                                                                        \
+          memcpy(&y, b, sizeof y);                                                     \
+          c += ((VT){ 0 } + (UT)A[i * k + p]) * y;                                     \
+        }                                                                              \
+        memcpy(C + i * n + j, &c, sizeof c);                                           \
+      }                                                                                \
+    for (; j < n; j++)                                                                 \
+      for (size_t i = 0; i < m; i++) {                                                 \
+        UT c = 0;                                                                      \
+        for (size_t p = 0; p < k; p++) c += (UT)A[i * k + p] * (UT)B[p * n + j];       \
+        C[i * n + j] = (T)c;                                                           \
+      }                                                                                \
+  }
+BXFX_MM_DEF(mm_i32, int32_t, uint32_t, v8u, 8)
+BXFX_MM_DEF(mm_i64, int64_t, uint64_t, v4q, 4)
+#undef BXFX_MM_DEF
+
 /* ---- reductions -------------------------------------------------------- */
 /* Sums: one leaf (at most BXFX_LEAF elements) in 16 f64 lanes, four
  * vectors of four so the adds overlap; leaves combined by the pairwise
@@ -520,7 +695,6 @@ BXFX_LEAFROWS_DEF(f64, SFX(ld4d))
  * BXFX_EXT_VALUE in flags the walk is skipped where the value alone is
  * known (not a zero) and -1 returned. */
 enum { BXFX_EXT_BLK = 2048 };
-typedef int64_t v4l __attribute__((vector_size(32)));
 #define BXFX_EXT_STEP(CMP, VT, VI, x, e) e = (VT)((((VI)(x)) & (VI)((x) CMP (e))) | (((VI)(e)) & ~(VI)((x) CMP (e))))
 #define BXFX_EXT_SCAN(CMP, VT, VI, W, LD)                                                          \
   for (; j + 4 * W <= m; j += 4 * W) {                                              \
@@ -730,7 +904,6 @@ static void SFX(f64_to_f32)(const double *a, float *o, size_t n) {
  * nearest even on the bits, NaN made quiet (bxk_bf16_to_f32/bxk_f32_to_bf16,
  * lane-wise). */
 typedef uint16_t v8h __attribute__((vector_size(16)));
-typedef uint32_t v8u __attribute__((vector_size(32)));
 static void SFX(bf16_to_f32)(const uint16_t *a, float *o, size_t n) {
   size_t i = 0;
   for (; i + 8 <= n; i += 8) {
@@ -789,7 +962,6 @@ static void SFX(f32_to_bf16)(const float *a, uint16_t *o, size_t n) {
       o[i] = SCALAR;                                                               \
     }                                                                              \
   }
-typedef int32_t v4i __attribute__((vector_size(16)));
 #define BXFX_ARANGE_ST_F32 do { v4f f_ = __builtin_convertvector(v, v4f); memcpy(o + i, &f_, sizeof f_); } while (0)
 BXFX_ARANGE_DEF(arange_f32, float, BXFX_ARANGE_ST_F32, (float)v)
 #undef BXFX_ARANGE_ST_F32
@@ -869,6 +1041,9 @@ const struct bxfx_kernels VARIANT = {
   .cmp_f64 = SFX(cmp_f64),
   .binw_f32 = SFX(binw_f32),
   .powi_f32 = SFX(powi_f32),
+  .rem_f32 = SFX(rem_f32),
+  .mm_i32 = SFX(mm_i32),
+  .mm_i64 = SFX(mm_i64),
   .sum_f32 = SFX(sum_f32),
   .sum_f64 = SFX(sum_f64),
   .acc_f64 = SFX(acc_f64),

@@ -11,8 +11,11 @@
  * (NoTrans with its row stride as leading dimension, or Trans with its
  * column stride), so transposed views cost no copy.  Other layouts are
  * packed into a contiguous scratch matrix first.  f16/bf16 are widened to
- * f32 scratch, multiplied by sgemm and rounded back; integer types use a
- * plain i-k-j loop in wrapping i64. */
+ * f32 scratch, multiplied by sgemm and rounded back.  i32 and i64 run at
+ * their own width (the kernels' mm_i32/mm_i64, register-blocked; for i32
+ * wrapping in 32 bits is the same bits as the i64 sum stored back, at
+ * twice the lanes and half the bytes); other integer types use a plain
+ * i-k-j loop in wrapping i64. */
 #include <cblas.h>
 #include <string.h>
 
@@ -75,6 +78,19 @@ static void gemm_pooled(struct gemm_job *g) {
   bxr_pool_for(len, 2 * other * (size_t)g->k, 16, gemm_panel, g);
 }
 
+/* A rows x cols strided matrix stored row-major contiguous: i32/i64
+ * matrices in this layout go to mm_i32/mm_i64 as they are. */
+static bool dense_rows(int64_t rows, int64_t cols, int64_t rs, int64_t cs) {
+  return (cols <= 1 || cs == 1) && (rows <= 1 || rs == cols);
+}
+
+/* Packs an i32 or i64 matrix into contiguous scratch of its own width. */
+static void pack_own(void *dst, const void *src, size_t es, int64_t rows, int64_t cols, int64_t rs, int64_t cs) {
+  for (int64_t i = 0; i < rows; i++)
+    for (int64_t j = 0; j < cols; j++)
+      memcpy((char *)dst + (size_t)(i * cols + j) * es, (const char *)src + (i * rs + j * cs) * (int64_t)es, es);
+}
+
 /* Packs/widens a rows x cols strided matrix of dt into f32 or f64 scratch. */
 static void pack(void *dst, int repr, const char *src, bext_dtype dt, int64_t rows, int64_t cols, int64_t rs, int64_t cs) {
   size_t es = bext_dtype_size(dt), rsz = bxfx_repr_size(repr);
@@ -92,7 +108,7 @@ struct batch_job {
   int64_t m, n, k;
   bext_dtype dt;
   int repr;
-  bool native, pa, pb;
+  bool native, own, pa, pb;   /* own: i32/i64 at their own width */
   CBLAS_TRANSPOSE ta, tb;
   int64_t lda, ldb, ars, acs, brs, bcs;
   int64_t abs_[BEXT_MAX_RANK], bbs[BEXT_MAX_RANK];
@@ -123,11 +139,19 @@ static void batch_chunk(void *ctx, size_t lo, size_t hi) {
     const char *ap = (const char *)bxr_data(J->a) + ao * (int64_t)es;
     const char *bp = (const char *)bxr_data(J->b) + bo * (int64_t)es;
     char *op_ = (char *)bxr_data(J->out) + (size_t)(bi * m * n) * es;
-    if (J->pa) pack(A, repr, ap, dt, m, k, J->ars, J->acs);
-    if (J->pb) pack(B, repr, bp, dt, k, n, J->brs, J->bcs);
+    if (J->own) {
+      if (J->pa) pack_own(A, ap, es, m, k, J->ars, J->acs);
+      if (J->pb) pack_own(B, bp, es, k, n, J->brs, J->bcs);
+    } else {
+      if (J->pa) pack(A, repr, ap, dt, m, k, J->ars, J->acs);
+      if (J->pb) pack(B, repr, bp, dt, k, n, J->brs, J->bcs);
+    }
     const void *Ap = J->pa ? (const void *)A : (const void *)ap, *Bp = J->pb ? (const void *)B : (const void *)bp;
     if (k == 0) {
       memset(J->native ? (void *)op_ : (void *)C, 0, (size_t)(m * n) * (J->native ? es : bxfx_repr_size(repr)));
+    } else if (J->own) {
+      if (dt == BEXT_I32) bxfx_kern()->mm_i32(Ap, Bp, (int32_t *)(void *)op_, (size_t)m, (size_t)n, (size_t)k);
+      else bxfx_kern()->mm_i64(Ap, Bp, (int64_t *)(void *)op_, (size_t)m, (size_t)n, (size_t)k);
     } else if (repr == BXFX_R_F32 || repr == BXFX_R_F64) {
       struct gemm_job g = { .f64 = repr == BXFX_R_F64, .ta = J->ta, .tb = J->tb, .m = m, .n = n, .k = k,
                             .lda = J->lda, .ldb = J->ldb, .A = Ap, .B = Bp, .C = J->native ? op_ : C };
@@ -175,14 +199,21 @@ bext_tensor *bxfx_exec_matmul(struct bxr_op *op) {
   const int64_t ars = a->strides[a->rank - 2], acs = a->strides[a->rank - 1];
   const int64_t brs = b->strides[b->rank - 2], bcs = b->strides[b->rank - 1];
   const int repr = bxfx_repr_of(dt);   /* f32 (f32/f16/bf16), f64, or i64 */
-  const bool native = dt == BEXT_F32 || dt == BEXT_F64;
+  const bool own = dt == BEXT_I32 || dt == BEXT_I64;
+  const bool native = dt == BEXT_F32 || dt == BEXT_F64 || own;
   CBLAS_TRANSPOSE ta = CblasNoTrans, tb = CblasNoTrans;
   int64_t lda = k, ldb = n;
-  bool pa = !native || !blas_layout(m, k, ars, acs, &ta, &lda);
-  bool pb = !native || !blas_layout(k, n, brs, bcs, &tb, &ldb);
+  bool pa, pb;
+  if (own) {
+    pa = !dense_rows(m, k, ars, acs);
+    pb = !dense_rows(k, n, brs, bcs);
+  } else {
+    pa = !native || !blas_layout(m, k, ars, acs, &ta, &lda);
+    pb = !native || !blas_layout(k, n, brs, bcs, &tb, &ldb);
+  }
   if (pa) { ta = CblasNoTrans; lda = k > 0 ? k : 1; }
   if (pb) { tb = CblasNoTrans; ldb = n; }
-  size_t rsz = bxfx_repr_size(repr);
+  size_t rsz = own ? bext_dtype_size(dt) : bxfx_repr_size(repr);
   size_t sa = pa ? (size_t)(m * k) * rsz : 0, sb = pb ? (size_t)(k * n) * rsz : 0;
   size_t sc = native ? 0 : (size_t)(m * n) * rsz;
   size_t scratch = sa + sb + sc;
@@ -200,7 +231,7 @@ bext_tensor *bxfx_exec_matmul(struct bxr_op *op) {
     if (!buf) { bext_release(out); return NULL; }
   }
   struct batch_job J = { .a = a, .b = b, .out = out, .nb = nb, .m = m, .n = n, .k = k, .dt = dt, .repr = repr,
-                         .native = native, .pa = pa, .pb = pb, .ta = ta, .tb = tb, .lda = lda, .ldb = ldb,
+                         .native = native, .own = own, .pa = pa, .pb = pb, .ta = ta, .tb = tb, .lda = lda, .ldb = ldb,
                          .ars = ars, .acs = acs, .brs = brs, .bcs = bcs, .sa = sa, .sb = sb,
                          .scratch = scratch, .buf = buf, .nslots = nslots };
   memcpy(J.abs_, abs_, sizeof abs_);

@@ -338,6 +338,9 @@ Test(flex_blocks, speed_matrix_kernel_variants_agree) {
       bxfx_kern_avx2.bin_i32(op, ia, ib, io1, N, mode);
       bxfx_kern_gen.bin_i32(op, ia, ib, io2, N, mode);
       cr_expect(memcmp(io1, io2, sizeof io1) == 0, "i32 op %d mode %d differs", op, mode);
+      if (op == BXFX_IOP_rem)   /* f64 lanes: the scalar rule exactly (0, -1, INT32_MIN among ib) */
+        for (int i = 0; i < N; i++)
+          cr_expect_eq(io1[i], bxk_rem_i32(ia[i], mode ? ib[0] : ib[i]), "rem(%d, %d)", ia[i], mode ? ib[0] : ib[i]);
     }
   for (int op = 0; op < BXFX_IUN_COUNT; op++) {
     bxfx_kern_avx2.un_i32(op, ia, io1, N, -50, 60);
@@ -379,4 +382,108 @@ Test(flex_blocks, speed_matrix_kernel_variants_agree) {
       bxfx_kern_gen.arange_i32(io2, N, ar[k][0], ar[k][1], i0);
       cr_expect(memcmp(io1, io2, sizeof io1) == 0, "arange i32 %g %g from %lld differs", ar[k][0], ar[k][1], (long long)i0);
     }
+}
+
+/* rem_f32 (f64 lanes, flex_kern_body.h) is bxk_rem_f32 bit for bit: signed
+ * zeros (a zero takes a's sign), infinities and NaN in either operand,
+ * zero divisors, subnormals, quotients near and past the 2^29 bound of
+ * the lane path, and quotients just below an integer; in every vector
+ * position and in the scalar tail (lengths 0..17 and a long odd one). */
+Test(flex_blocks, rem_f32_matches_scalar_rule) {
+  static const float aw[] = { 0.0f, -0.0f, 1.0f, -1.0f, 7.5f, -7.5f, 3.0f, -3.0f, INFINITY, -INFINITY, NAN,
+                              0x1p-149f, -0x1p-149f, 0x1p-126f, 1e30f, -1e30f, 0x1p29f, 0x1.fffffep28f,
+                              16777215.0f, -16777215.0f, 0.1f, -0.1f, 5.0f, 0x1.000002p0f };
+  static const float bw[] = { 1.0f, -1.0f, 0.0f, -0.0f, 2.0f, -2.0f, 0.3f, -0.3f, INFINITY, -INFINITY, NAN,
+                              0x1p-149f, 0x1p-126f, 3.0f, 1e-30f, 0.1f, 0x1.000002p0f, -0x1.fffffep-1f };
+  /* Each pair fills a whole vector (8 lanes): a vector with one lane
+   * outside the lane path's bound goes to the scalar rule whole, so mixed
+   * vectors alone would leave the lane path untested on these values. */
+  enum { NA = sizeof aw / sizeof aw[0], NB = sizeof bw / sizeof bw[0], NG = 8 * NA * NB, N = NG + 2003 };
+  static float a[N], b[N], o[N];
+  for (int i = 0; i < NG; i++) a[i] = aw[i / 8 / NB], b[i] = bw[i / 8 % NB];
+  uint32_t s = 12345;
+  for (int i = NG; i < N; i++) {   /* random magnitudes, both signs, quotients mostly below 2^29 */
+    s = s * 1664525u + 1013904223u;
+    a[i] = ldexpf((float)(s >> 8) / 16777216.0f, (int)(s % 40) - 20) * ((s & 1) ? -1.0f : 1.0f);
+    s = s * 1664525u + 1013904223u;
+    b[i] = ldexpf((float)(s >> 8) / 16777216.0f + 0.01f, (int)(s % 40) - 20) * ((s & 2) ? -1.0f : 1.0f);
+  }
+  const struct bxfx_kernels *K[2] = { &bxfx_kern_avx2, &bxfx_kern_gen };
+  for (int v = 0; v < 2; v++) {
+    K[v]->rem_f32(a, b, o, N);
+    for (int i = 0; i < N; i++) {
+      float r = bxk_rem_f32(a[i], b[i]);
+      cr_assert(memcmp(&o[i], &r, 4) == 0 || (r != r && o[i] != o[i]), "%s rem(%a, %a): %a, want %a", K[v]->isa,
+                a[i], b[i], o[i], r);
+    }
+    for (int n = 0; n <= 17; n++) {   /* every tail length; o[n] stays untouched */
+      o[n] = 42.0f;
+      K[v]->rem_f32(a + NG + 3, b + NG + 5, o, (size_t)n);
+      for (int i = 0; i < n; i++) {
+        float r = bxk_rem_f32(a[NG + i + 3], b[NG + i + 5]);
+        cr_assert(memcmp(&o[i], &r, 4) == 0 || (r != r && o[i] != o[i]), "%s n=%d rem(%a, %a)", K[v]->isa, n,
+                  a[NG + i + 3], b[NG + i + 5]);
+      }
+      cr_assert_eq(o[n], 42.0f, "%s n=%d wrote past the end", K[v]->isa, n);
+    }
+  }
+}
+
+/* i32 pow by one exponent (pow_scalar's blocked square-and-multiply) is
+ * bxk_pow_i32 element for element, wrapping on overflow, for exponents
+ * 0..33, a large one and negative ones (the scalar rule), at lengths
+ * across the block and vector boundaries, and in place (o == a). */
+Test(flex_blocks, i32_pow_by_scalar_matches_scalar_rule) {
+  enum { N = 1037 };
+  static int32_t a[N], o[N], io[N];
+  static const int32_t edge[] = { 0, -1, 1, INT32_MAX, INT32_MIN, 2, -2, 3, 65535, -46341 };
+  for (int i = 0; i < N; i++) a[i] = i % 7 == 0 ? edge[(i / 7) % 10] : (i * 37) % 201 - 100;
+  const struct bxfx_kernels *K[2] = { &bxfx_kern_avx2, &bxfx_kern_gen };
+  static const int32_t es[] = { 0, 1, 2, 3, 4, 5, 7, 8, 13, 31, 32, 33, 1000001, -1, -2, -3, INT32_MIN };
+  for (int v = 0; v < 2; v++)
+    for (size_t k = 0; k < sizeof es / sizeof es[0]; k++)
+      for (size_t n = N - 2; n <= N; n++) {   /* a block of 256 and a partial one; odd tails */
+        K[v]->bin_i32(BXFX_IOP_pow, a, &es[k], o, n, BXFX_VS);
+        for (size_t i = 0; i < n; i++)
+          cr_assert_eq(o[i], bxk_pow_i32(a[i], es[k]), "%s pow(%d, %d): %d", K[v]->isa, a[i], es[k], o[i]);
+        memcpy(io, a, sizeof io);
+        K[v]->bin_i32(BXFX_IOP_pow, io, &es[k], io, n, BXFX_VS);
+        cr_assert(memcmp(io, o, n * sizeof *o) == 0, "%s pow by %d in place differs", K[v]->isa, es[k]);
+      }
+}
+
+/* mm_i32/mm_i64 in both variants against a plain wrapping triple loop,
+ * for column counts around the 4-vector strip, the single vector and the
+ * scalar tail, odd and even row counts, with products that wrap. */
+Test(flex_blocks, integer_matmul_kernels_wrap_like_the_rule) {
+  enum { M = 5, K = 9, NMAX = 71 };
+  static int32_t a32[M * K], b32[K * NMAX], c32[M * NMAX];
+  static int64_t a64[M * K], b64[K * NMAX], c64[M * NMAX];
+  uint64_t s = 7;
+  for (int i = 0; i < K * NMAX; i++) {
+    s = s * 6364136223846793005ull + 1442695040888963407ull;
+    b32[i] = (int32_t)(s >> 32);
+    b64[i] = (int64_t)s;
+    if (i < M * K) a32[i] = (int32_t)s, a64[i] = (int64_t)(s * 31);
+  }
+  static const size_t ns[] = { 1, 7, 8, 9, 31, 32, 33, 40, 64, 71 };
+  const struct bxfx_kernels *Kt[2] = { &bxfx_kern_avx2, &bxfx_kern_gen };
+  for (int v = 0; v < 2; v++)
+    for (size_t q = 0; q < sizeof ns / sizeof ns[0]; q++)
+      for (size_t m = 1; m <= M; m += 3) {   /* 1 and 4 rows: the single-row loop and the pairs */
+        size_t n = ns[q];
+        Kt[v]->mm_i32(a32, b32, c32, m, n, K);
+        Kt[v]->mm_i64(a64, b64, c64, m, n, K);
+        for (size_t i = 0; i < m; i++)
+          for (size_t j = 0; j < n; j++) {
+            uint32_t w32 = 0;
+            uint64_t w64 = 0;
+            for (size_t p = 0; p < K; p++) {
+              w32 += (uint32_t)a32[i * K + p] * (uint32_t)b32[p * n + j];
+              w64 += (uint64_t)a64[i * K + p] * (uint64_t)b64[p * n + j];
+            }
+            cr_assert_eq(c32[i * n + j], (int32_t)w32, "%s mm_i32 %zux%zu [%zu,%zu]", Kt[v]->isa, m, n, i, j);
+            cr_assert_eq(c64[i * n + j], (int64_t)w64, "%s mm_i64 %zux%zu [%zu,%zu]", Kt[v]->isa, m, n, i, j);
+          }
+      }
 }

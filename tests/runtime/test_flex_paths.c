@@ -213,6 +213,25 @@ Test(flex_paths, integer_batched_matmul) {
       same(r[0], r[1], what);
     }
   }
+  /* i32 at its own width (mm_i32): column strips of 32, 8 and single
+   * columns, an odd row count, a transposed (packed) left operand, a
+   * broadcast batch, and products that wrap in 32 bits */
+  static const int64_t shp[][3] = { { 7, 5, 77 }, { 2, 40, 33 }, { 1, 3, 32 }, { 65, 64, 64 } };
+  for (size_t s = 0; s < sizeof shp / sizeof shp[0]; s++) {
+    const char *devs[2] = { "flex", "ndarray" };
+    bext_tensor *r[2];
+    for (int q = 0; q < 2; q++) {
+      bext_tensor *a = data(BEXT_I32, 3, (int64_t[]){ 3, shp[s][1], shp[s][0] }, 4, devs[q]);
+      bext_tensor *b = data(BEXT_I32, 2, (int64_t[]){ shp[s][1], shp[s][2] }, 5, devs[q]);
+      a = bext_mul_scalar(a, s == 3 ? 65537 * 4093 : 1);   /* large: the sums wrap */
+      a = bext_swap_dims(a, 1, 2);
+      r[q] = bext_matmul(s & 1 ? bext_contiguous(a) : a, b);   /* packed or read in place */
+    }
+    char what[64];
+    snprintf(what, sizeof what, "i32 matmul %lldx%lldx%lld", (long long)shp[s][0], (long long)shp[s][1],
+             (long long)shp[s][2]);
+    same(r[0], r[1], what);
+  }
 }
 
 /* n values of dt with the integer edge cases (0, -1, 1, the extremes)
@@ -496,11 +515,12 @@ Test(flex_paths, f64_transcendentals_and_pow_in_lanes) {
       close_to(r[0], r[1], 8, what);
     }
     for (int dt = 0; dt < 2; dt++)
-      for (int form = 0; form < 3; form++) {
+      for (int form = 0; form < 6; form++) {
         bext_dtype t = dt ? BEXT_F64 : BEXT_F32;
         bext_tensor *r[2];
         const char *devs[2] = { "flex", "ndarray" };
-        static const double sc[] = { 3.0, 0.5, -1.0 };
+        /* integer exponents of f32 take powi's f64 products (0: x^0 is 1 for NaN too) */
+        static const double sc[] = { 3.0, 0.5, -1.0, 0.0, -3.0, 2.0 };
         for (int q = 0; q < 2; q++) {
           bext_tensor *x = bext_cast(bext_mul_scalar(edgy(BEXT_F64, ns[k], 9, devs[q]), 0.125), t);
           if (form == 0) r[q] = bext_pow(x, bext_cast(bext_mul_scalar(edgy(BEXT_F64, ns[k], 10, devs[q]), 0.05), t));
