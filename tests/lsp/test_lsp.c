@@ -502,6 +502,15 @@ static void pos_of(const char *text, const char *needle, int *line, int *col) {
     *col = (int)(at - ls);
 }
 
+/* A `method` request at `needle` + skip in text, for a document already
+ * open (hover, completion, definition). */
+static cJSON *request_at(lsp_client *c, const char *method, const char *uri, const char *text,
+                         const char *needle, int skip) {
+    int line, col;
+    pos_of(text, needle, &line, &col);
+    return at_request(c, method, uri, line, col + skip);
+}
+
 static char *read_all(const char *path) {
     FILE *f = fopen(path, "rb");
     cr_assert(f, "cannot read %s", path);
@@ -525,9 +534,7 @@ Test(lsp, trait_method_hover_shows_fusion_form_and_selectors) {
     cr_expect_eq(cJSON_GetArraySize(lc_diag_list(d)), 0, "%s", cJSON_PrintUnformatted(lc_diag_list(d)));
     cJSON_Delete(d);
 
-    int line, col;
-    pos_of(text, "fn my_matmul", &line, &col);
-    cJSON *h = at_request(c, "textDocument/hover", uri, line, col + 4);
+    cJSON *h = request_at(c, "textDocument/hover", uri, text, "fn my_matmul", 4);
     const char *md = lc_str(h, "result.contents.value");
     cr_expect(strstr(md, "#[fusion(dtype = lhs, shape = matmul_shape(lhs, rhs))]"), "hover: %s", md);
     cr_expect(strstr(md, "fn my_matmul(lhs: FloatTensor<Self>, rhs: FloatTensor<Self>) -> FloatTensor<Self>"), "%s", md);
@@ -538,33 +545,29 @@ Test(lsp, trait_method_hover_shows_fusion_form_and_selectors) {
     cr_expect(strstr(md, "`my_matmul(lhs: TensorSpec { shape: [2, 3], dtype: F32 }, rhs: TensorSpec { shape: [3, 4], "
                          "dtype: F32 })` → `TensorSpec { shape: [2, 4], dtype: F32 }`"), "%s", md);
     cJSON_Delete(h);
-    pos_of(text, "fn transpose_2d", &line, &col);
-    h = at_request(c, "textDocument/hover", uri, line, col + 4);
+    h = request_at(c, "textDocument/hover", uri, text, "fn transpose_2d", 4);
     md = lc_str(h, "result.contents.value");
     cr_expect(strstr(md, "`transpose_2d(input: TensorSpec { shape: [2, 3], dtype: F32 })` → "
                          "`TensorSpec { shape: [3, 2], dtype: F32 }`"), "%s", md);
     cJSON_Delete(h);
     /* broadcast refuses the matmul chain [2, 3], [3, 4]: the next
      * candidate, equal shapes, gives the example */
-    pos_of(text, "fn scaled_add", &line, &col);
-    h = at_request(c, "textDocument/hover", uri, line, col + 4);
+    h = request_at(c, "textDocument/hover", uri, text, "fn scaled_add", 4);
     md = lc_str(h, "result.contents.value");
     cr_expect(strstr(md, "`scaled_add(lhs: TensorSpec { shape: [2, 3], dtype: F32 }, rhs: TensorSpec { shape: [2, 3], "
                          "dtype: F32 }, alpha: 1.0)` → `TensorSpec { shape: [2, 3], dtype: F32 }`"), "%s", md);
     cJSON_Delete(h);
 
-    pos_of(text, "shape = matmul_shape(lhs", &line, &col);
-    h = at_request(c, "textDocument/hover", uri, line, col + 9);
+    h = request_at(c, "textDocument/hover", uri, text, "shape = matmul_shape(lhs", 9);
     md = lc_str(h, "result.contents.value");
     cr_expect(strstr(md, "fn matmul_shape(lhs: &Shape, rhs: &Shape) -> Shape"), "hover: %s", md);
     cJSON_Delete(h);
-    cJSON *def = at_request(c, "textDocument/definition", uri, line, col + 9);
+    cJSON *def = request_at(c, "textDocument/definition", uri, text, "shape = matmul_shape(lhs", 9);
     cr_expect(ends_with(lc_str(def, "result.uri"), "/std/shape.bext"));
     cJSON_Delete(def);
 
     /* a builtin method inside a metadata block */
-    pos_of(text, "shape.swap(0, 1)", &line, &col);
-    h = at_request(c, "textDocument/hover", uri, line, col + 7);
+    h = request_at(c, "textDocument/hover", uri, text, "shape.swap(0, 1)", 7);
     md = lc_str(h, "result.contents.value");
     cr_expect(strstr(md, "Shape::swap(&mut self, usize, usize) -> ()"), "hover: %s", md);
     cJSON_Delete(h);
@@ -596,30 +599,25 @@ Test(lsp, trait_method_hover_example_default_body_and_failure) {
     cJSON *d = lc_diagnostics(c, uri);
     cr_expect_eq(cJSON_GetArraySize(lc_diag_list(d)), 0, "%s", cJSON_PrintUnformatted(lc_diag_list(d)));
     cJSON_Delete(d);
-    int line, col;
-    pos_of(text, "fn twice", &line, &col);
-    cJSON *h = at_request(c, "textDocument/hover", uri, line, col + 4);
+    cJSON *h = request_at(c, "textDocument/hover", uri, text, "fn twice", 4);
     const char *md = lc_str(h, "result.contents.value");
     cr_expect(strstr(md, "`twice(x: TensorSpec { shape: [2, 3], dtype: F32 }, y: TensorSpec { shape: [2, 3], dtype: F32 })` "
                          "→ `TensorSpec { shape: [2, 3], dtype: F32 }`"),
               "%s", md);
     cJSON_Delete(h);
-    pos_of(text, "fn deep", &line, &col);
-    h = at_request(c, "textDocument/hover", uri, line, col + 4);
+    h = request_at(c, "textDocument/hover", uri, text, "fn deep", 4);
     md = lc_str(h, "result.contents.value");
     cr_expect(strstr(md, "metadata fails for example inputs `deep(x: TensorSpec { shape: [2, 3], dtype: F32 })`"), "%s", md);
     cr_expect(strstr(md, "needs rank 9"), "the interpreter's message: %s", md);
     cJSON_Delete(h);
     /* an IntTensor gets an integer dtype, an integer argument 1 */
-    pos_of(text, "fn masked", &line, &col);
-    h = at_request(c, "textDocument/hover", uri, line, col + 4);
+    h = request_at(c, "textDocument/hover", uri, text, "fn masked", 4);
     md = lc_str(h, "result.contents.value");
     cr_expect(strstr(md, "m: TensorSpec { shape: [3, 4], dtype: I64 }, k: 1)` → `TensorSpec { shape: [2, 3], dtype: F32 }`"),
               "%s", md);
     cJSON_Delete(h);
     /* a `meta` callable */
-    pos_of(text, "fn split", &line, &col);
-    h = at_request(c, "textDocument/hover", uri, line, col + 4);
+    h = request_at(c, "textDocument/hover", uri, text, "fn split", 4);
     md = lc_str(h, "result.contents.value");
     cr_expect(strstr(md, "`split(x: TensorSpec { shape: [2, 3], dtype: F32 })` → `(TensorSpec { shape: [2, 3], dtype: F32 }, "
                          "TensorSpec { shape: [2, 3], dtype: F32 })`"), "%s", md);
@@ -683,17 +681,14 @@ Test(lsp, completion_follows_the_receiver_type) {
     lc_initialize(c, NULL);
     open_doc(c, uri, text);
     cJSON_Delete(lc_diagnostics(c, uri));
-    int line, col;
-    pos_of(text, "p.alpha", &line, &col);
-    cJSON *r = at_request(c, "textDocument/completion", uri, line, col + 2);
+    cJSON *r = request_at(c, "textDocument/completion", uri, text, "p.alpha", 2);
     cr_expect(has_label(r, "alpha") && has_label(r, "beta"), "P's fields");
     cr_expect(!has_label(r, "len"), "P has no `len`");
     cJSON_Delete(r);
-    pos_of(text, "x.shape.len", &line, &col);
-    r = at_request(c, "textDocument/completion", uri, line, col + 2);
+    r = request_at(c, "textDocument/completion", uri, text, "x.shape.len", 2);
     cr_expect(has_label(r, "shape") && has_label(r, "dtype") && !has_label(r, "push"));
     cJSON_Delete(r);
-    r = at_request(c, "textDocument/completion", uri, line, col + 8);
+    r = request_at(c, "textDocument/completion", uri, text, "x.shape.len", 8);
     cr_expect(has_label(r, "len") && has_label(r, "swap") && !has_label(r, "is_float"), "Shape's methods only");
     cJSON_Delete(r);
     cr_expect_eq(lc_shutdown(c), 0);
@@ -732,9 +727,7 @@ Test(lsp, broken_file_still_answers_for_complete_items) {
 
 /* Completion at `needle` + skip in text, for a document already open. */
 static cJSON *complete_at(lsp_client *c, const char *uri, const char *text, const char *needle, int skip) {
-    int line, col;
-    pos_of(text, needle, &line, &col);
-    return at_request(c, "textDocument/completion", uri, line, col + skip);
+    return request_at(c, "textDocument/completion", uri, text, needle, skip);
 }
 
 /* Inside `#[`: the attribute names valid where the attribute stands, from
@@ -980,24 +973,20 @@ Test(lsp, method_hover_lists_the_recorded_scalars) {
     cJSON *d = lc_diagnostics(c, uri);
     cr_expect_eq(cJSON_GetArraySize(lc_diag_list(d)), 0, "%s", cJSON_PrintUnformatted(lc_diag_list(d)));
     cJSON_Delete(d);
-    int line, col;
-    pos_of(text, "fn held", &line, &col);
-    cJSON *h = at_request(c, "textDocument/hover", uri, line, col + 4);
+    cJSON *h = request_at(c, "textDocument/hover", uri, text, "fn held", 4);
     const char *md = lc_str(h, "result.contents.value");
     cr_expect(strstr(md, "scalars: `m: u32` (custom), `a: f32` (marked), `lv: i16` (marked, its field)\n") ||
                   ends_with(md, "scalars: `m: u32` (custom), `a: f32` (marked), `lv: i16` (marked, its field)"),
               "%s", md);
     cJSON_Delete(h);
-    pos_of(text, "fn pick", &line, &col);
-    h = at_request(c, "textDocument/hover", uri, line, col + 4);
+    h = request_at(c, "textDocument/hover", uri, text, "fn pick", 4);
     md = lc_str(h, "result.contents.value");
     cr_expect(strstr(md, "scalars: `f: f64` (inferred), `a: i16` (inferred), `b: i64` (inferred), `c: u8` (inferred), "
                          "`d: u64` (inferred), `e: usize` (inferred), `g: isize` (inferred), "
                          "`m: u32` (marked, its variant index)"),
               "%s", md);
     cJSON_Delete(h);
-    pos_of(text, "fn shaped", &line, &col);
-    h = at_request(c, "textDocument/hover", uri, line, col + 4);
+    h = request_at(c, "textDocument/hover", uri, text, "fn shaped", 4);
     md = lc_str(h, "result.contents.value");
     cr_expect(strstr(md, "scalars: `n: usize` (inferred), `i: isize` (inferred)"), "%s", md);
     cJSON_Delete(h);
