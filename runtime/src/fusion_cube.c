@@ -142,22 +142,22 @@ static bool pointwise(const struct bxk_kernel *ir, int *out, const struct bxk_in
 
 /* Call scalar s as a kernel scalar parameter of IR type t: what a
  * launcher stores for the value (floats: the C conversion, which is
- * bext_kernel_scalar_of's for a type parameter's double; integers and
- * bool: the C conversion of a concrete parameter).  False for a pair no
- * launcher makes that way (a float into an integer or half parameter). */
+ * bext_kernel_scalar_of's for a type parameter's double; integers: the C
+ * conversion of a concrete parameter).  False for a pair taken as no
+ * binding: a bool with a number either way, a float into an integer or
+ * half parameter (so fewer values match by coincidence). */
 static bool kernel_scalar(const bext_ext_scalar *s, unsigned t, bext_kernel_scalar *out) {
   memset(out, 0, sizeof *out);
-  bool fl = s->kind == BEXT_SCALAR_FLOAT;
-  double d = fl ? s->f : s->kind == BEXT_SCALAR_INT ? (double)s->i : s->kind == BEXT_SCALAR_UINT ? (double)s->u : s->b;
-  uint64_t u = s->kind == BEXT_SCALAR_BOOL ? s->b : s->u;   /* i and u share their bits */
-  switch (t) {
-  case BXK_F32: out->f32 = (float)d; return true;
-  case BXK_F64: out->f64 = d; return true;
-  case BXK_I64: out->i64 = (int64_t)u; return !fl;
-  case BXK_I32: out->i32 = (int32_t)u; return !fl;
-  case BXK_U32: out->u32 = (uint32_t)u; return !fl;
-  case BXK_U8: out->u8 = (uint8_t)u; return !fl;
-  case BXK_BOOL: out->u8 = u != 0; return !fl;
+  bool fl = s->kind == BEXT_SCALAR_FLOAT, bo = s->kind == BEXT_SCALAR_BOOL, in = !fl && !bo;
+  double d = fl ? s->f : s->kind == BEXT_SCALAR_INT ? (double)s->i : (double)s->u;
+  switch (t) {   /* i and u share their bits */
+  case BXK_F32: out->f32 = (float)d; return !bo;
+  case BXK_F64: out->f64 = d; return !bo;
+  case BXK_I64: out->i64 = (int64_t)s->u; return in;
+  case BXK_I32: out->i32 = (int32_t)s->u; return in;
+  case BXK_U32: out->u32 = (uint32_t)s->u; return in;
+  case BXK_U8: out->u8 = (uint8_t)s->u; return in;
+  case BXK_BOOL: out->u8 = bo && s->b; return bo;
   default: return false;
   }
 }

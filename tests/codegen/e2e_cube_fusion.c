@@ -30,7 +30,7 @@
 
 #include "cubefuse.h"
 
-static int calls_gelu, calls_reverse, calls_mix, calls_offset, calls_affine, calls_doubled, calls_as;
+static int calls_gelu, calls_reverse, calls_mix, calls_offset, calls_affine, calls_doubled, calls_as, calls_steps;
 /* calls made while the random test runs its fusion side, per method
  * (gelu, reverse, mix, offset, affine) */
 static bool on_fusion;
@@ -88,6 +88,18 @@ bext_tensor *cube_fused_affine_flex(bext_tensor *x, double scale, double shift) 
 bext_tensor *cube_fused_affine_cube(bext_tensor *x, double scale, double shift) {
   return cube_fused_affine_flex(x, scale, shift);
 }
+bext_tensor *cube_fused_steps_flex(bext_tensor *x, int32_t n, bool up) {
+  calls_steps++;
+  x = bext_contiguous(x);
+  bext_tensor *y = x ? bext_empty(bext_shape(x), bext_rank(x), bext_dtype_of(x), bext_device_of(x)) : NULL;
+  int64_t k = y ? bext_numel(y) : 0;
+  bext_grid grid = {{(uint32_t)((k + 255) / 256), 1, 1}, {256, 1, 1}};
+  bool ok = y && add_steps_launch(&grid, x, y, n, up);
+  bext_release(x);
+  if (!ok) bext_release(y);
+  return ok ? y : NULL;
+}
+bext_tensor *cube_fused_steps_cube(bext_tensor *x, int32_t n, bool up) { return cube_fused_steps_flex(x, n, up); }
 bext_tensor *cube_fused_offset_doubled_flex(bext_tensor *x, double b) {
   return calls_doubled++, launch_scalars(false, x, 2 * b, 0);
 }
@@ -355,6 +367,36 @@ static void scalar_kernels_fuse(const char *dev, bext_dtype dt) {
 Test(cube_fusion, scalar_kernels_fuse_f32) { scalar_kernels_fuse("flex+fusion", BEXT_F32); }
 Test(cube_fusion, scalar_kernels_fuse_f64) { scalar_kernels_fuse("flex+fusion", BEXT_F64); }
 Test(cube_fusion, scalar_kernels_fuse_on_cube_cpu) { scalar_kernels_fuse("cube:cpu+fusion", BEXT_F32); }
+
+/* An i32 and a bool parameter: x*2 -> steps(n, up) -> +1 with n and up
+ * changing every iteration (up alternating: the replay reads each call's
+ * bool too). */
+Test(cube_fusion, integer_and_bool_scalars_fuse) {
+  double x[N], want[N], got[N];
+  read_f64(vec("flex", BEXT_F64, 0), x);
+  for (int it = 0; it < 4; it++) {
+    int32_t n = 2 + 3 * it;
+    bool up = it % 2 == 0;
+    for (int side = 0; side < 2; side++) {
+      const char *dev = side ? "flex+fusion" : "flex";
+      bext_fusion_stat s0, s1;
+      cr_assert(bext_fusion_stats(&s0));
+      int c0 = calls_steps;
+      read_f64(bext_add_scalar(cube_fused_steps(bext_mul_scalar(vec(dev, BEXT_F64, 0), 2.0), n, up), 1.0),
+               side ? got : want);
+      cr_assert(bext_fusion_stats(&s1));
+      if (!side) continue;
+      cr_expect_eq(calls_steps - c0, it == 0, "iteration %d: the implementation runs at the first only", it);
+      cr_expect_eq(s1.kernels_launched - s0.kernels_launched, it > 0, "iteration %d", it);
+      cr_expect_eq(s1.kernels_compiled - s0.kernels_compiled, it == 1, "iteration %d compiles at the second only", it);
+    }
+    for (int i = 0; i < N; i++) {
+      double f = x[i] * 2 + (up ? n : -n) + 1;
+      cr_assert(fabs(got[i] - want[i]) <= 1e-12 * (1.0 + fabs(want[i])), "iteration %d, element %d", it, i);
+      cr_assert(fabs(got[i] - f) <= 1e-12 * (1.0 + fabs(f)), "iteration %d, element %d: %.17g vs %.17g", it, i, got[i], f);
+    }
+  }
+}
 
 /* A kernel parameter given something that is not the call's scalar
  * argument (b * 2), or a call with an ordinary argument that is no
