@@ -14,7 +14,8 @@
  * elementwise, so `reverse` stays an opaque call, run by its
  * implementation every time, still equal to eager.  soft_mix has two
  * inputs, an `if` value and a loop over a local, all copied into the
- * fused kernel.  add_offset and shift_scale take scalar parameters: each
+ * fused kernel.  add_offset, shift_scale and add_steps (an i32 and a
+ * bool) take scalar parameters: each
  * is bound to the call's scalar argument it was launched with, and the
  * fused kernel takes it per call, so a replayed plan computes with the
  * new values; offset_doubled passes `b * 2` (no argument of the call) and
