@@ -23,7 +23,21 @@
  * one of the call's scalars (in the parameter's type), and is bound to
  * it; a fused kernel then takes it as a parameter filled from each call's
  * own argument, as it takes mul_scalar's.  A parameter holding anything
- * else (a constant, `b * 2`) keeps the call opaque. */
+ * else (a constant, `b * 2`) keeps the call opaque.
+ *
+ * Why a binding must be confirmed: it is found by value, and a constant
+ * or `b * 2` equals the argument by coincidence at some call (1.0 while
+ * b is 1.0; `b * 2` at b = 0).  Trusted after one call, it would make
+ * every later fused call compute with its own b: a silent wrong answer.
+ * So a kernel with scalar parameters is learned *pending*, and trusted
+ * (planned as its body) only when, for every parameter, a later watched
+ * call launched the same kernel with the parameter again equal to its
+ * bound argument while that value differed from the first call's (a
+ * constant cannot follow it; `b * 2` cannot either).  Until then the
+ * calls run their implementation, watched; one that launches otherwise
+ * or passes anything else contradicts the binding and makes the entry
+ * opaque for good. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,6 +47,13 @@
 
 /* Learned facts, process-wide: at most this many (method, device, specs). */
 #define BXFU_CUBE_CAP 256
+
+/* What an entry is trusted with (changed under cube_lock only). */
+enum cube_state {
+  CUBE_PENDING, /* scalar bindings seen once, not yet confirmed: the call stays opaque */
+  CUBE_TRUSTED, /* planned as the kernel's body (what a plan keys on: never changes again) */
+  CUBE_OPAQUE,  /* a later call contradicted the bindings: opaque for good */
+};
 
 struct bxfu_cube {
   const bext_ext_method *m;
@@ -45,6 +66,9 @@ struct bxfu_cube {
   int slot_of[BXR_WATCH_BINDINGS]; /* read-only binding -> the call's input slot */
   int nscal;                       /* the kernel's scalar parameters */
   int arg_of[BXR_WATCH_SCALARS];   /* scalar parameter -> the call's scalar (m->scalars' order) */
+  bext_kernel_scalar first[BXR_WATCH_SCALARS]; /* each parameter's value at the learning call */
+  unsigned confirmed;              /* bit q: parameter q followed its argument to another value */
+  enum cube_state state;
   struct bxfu_cube *next;
 };
 
@@ -239,8 +263,9 @@ void bxfu_cube_watch(struct bxfu_watch *w, const struct bxfu_rec *r, const struc
   bxr_launch_watch = &w->w;
 }
 
-/* The learned fact of a launch the watch saw, or NULL when the call was
- * not one elementwise launch over its inputs into its output. */
+/* The learned fact of a launch the watch saw, its scalar parameters not
+ * yet bound, or NULL when the call was not one elementwise launch over
+ * its inputs into its output. */
 static struct bxfu_cube *judge(const struct bxfu_watch *w, const struct bxfu_rec *r, const struct bext_device *inner,
                                const bext_tensor *out) {
   const struct bxr_launch_watch *lw = &w->w;
@@ -266,9 +291,7 @@ static struct bxfu_cube *judge(const struct bxfu_watch *w, const struct bxfu_rec
     if (b != o && (c->slot_of[b] < 0 || !bxr_is_contiguous(t) || !bxr_same_shape(t->rank, t->shape, out->rank, out->shape)))
       return free(c), NULL;
   }
-  for (uint32_t q = 0; q < ir->nscalar; q++)   /* each parameter given one of the call's scalars */
-    if ((c->arg_of[q] = bound_scalar(w, ir->scalar[q], &lw->scalar[q])) < 0) return free(c), NULL;
-  c->nscal = (int)ir->nscalar;
+  c->nscal = (int)ir->nscalar;   /* bound by the caller: new (bind) or pending (confirm) */
   c->m = r->m;
   c->inner = inner;
   c->nin = w->nin;
@@ -292,24 +315,68 @@ static struct bxfu_cube *lookup(const bext_ext_method *m, const struct bext_devi
   return NULL;
 }
 
+/* Whether a and b, two values of a kernel scalar of IR type t, are
+ * different values that also prove something: a float parameter that
+ * followed its argument from 0 to -0, or to an infinity or NaN, may be
+ * `b * 2` (all fixed points of scaling), so those confirm nothing. */
+static bool another_value(unsigned t, const bext_kernel_scalar *a, const bext_kernel_scalar *b) {
+  if (t == BXK_F32) return isfinite(a->f32) && isfinite(b->f32) && a->f32 != b->f32;
+  if (t == BXK_F64) return isfinite(a->f64) && isfinite(b->f64) && a->f64 != b->f64;
+  return memcmp(a, b, (bxk_type_bits(t) + 7) / 8) != 0;
+}
+
+/* A first sight of c (new, unlinked): its parameters bound to the call's
+ * scalars, pending until confirmed (trusted at once without
+ * parameters); false when a parameter holds no argument of the call, or
+ * a value two share (which one was passed is unknown): nothing learned. */
+static bool bind(struct bxfu_cube *c, const struct bxfu_watch *w) {
+  for (int q = 0; q < c->nscal; q++) {
+    if ((c->arg_of[q] = bound_scalar(w, c->ir->scalar[q], &w->w.scalar[q])) < 0) return false;
+    c->first[q] = w->w.scalar[q];
+  }
+  c->state = c->nscal ? CUBE_PENDING : CUBE_TRUSTED;
+  return true;
+}
+
+/* A later watched call of pending entry e, which launched c (NULL: not
+ * one elementwise launch): confirms or contradicts e's bindings; its own
+ * scalars are compared with the bound arguments directly, so two
+ * arguments sharing a value here are no ambiguity.  cube_lock held. */
+static void confirm(struct bxfu_cube *e, const struct bxfu_cube *c, const struct bxfu_watch *w) {
+  bool same = c && c->ir == e->ir && c->guard == e->guard && bxr_same_spec(&c->out, &e->out) &&
+              !memcmp(c->slot_of, e->slot_of, sizeof e->slot_of);
+  for (int q = 0; same && q < e->nscal; q++) {
+    unsigned t = e->ir->scalar[q];
+    bext_kernel_scalar x;
+    same = kernel_scalar(&w->sc[e->arg_of[q]], t, &x) && !memcmp(&x, &w->w.scalar[q], (bxk_type_bits(t) + 7) / 8);
+    if (same && another_value(t, &x, &e->first[q])) e->confirmed |= 1u << q;
+  }
+  if (!same) e->state = CUBE_OPAQUE;
+  else if (e->confirmed == (1u << e->nscal) - 1) e->state = CUBE_TRUSTED;
+}
+
 void bxfu_cube_learn(struct bxfu_watch *w, const struct bxfu_rec *r, const struct bext_device *inner, void *out,
                      bool ok) {
   if (!w->on) return;
   bxr_launch_watch = w->prev;
+  /* a failed call (or metadata that disagrees) says nothing either way */
   struct bxfu_cube *c = ok ? judge(w, r, inner, *(bext_tensor **)out) : NULL;
-  if (c) {
+  if (ok) {
     const bext_spec *in[BXR_MAX_INPUTS];
-    for (int k = 0; k < c->nin; k++) in[k] = &c->in[k];
+    for (int k = 0; k < w->nin; k++) in[k] = &w->in[k]->spec;
     pthread_mutex_lock(&cube_lock);
-    if (ncubes < BXFU_CUBE_CAP && !lookup(c->m, inner, c->nin, in)) {
+    struct bxfu_cube *e = lookup(r->m, inner, w->nin, in);
+    if (e && e->state == CUBE_PENDING) {
+      confirm(e, c, w);
+    } else if (!e && c && ncubes < BXFU_CUBE_CAP && bind(c, w)) {
       c->next = cubes;
       cubes = c;   /* never freed: plans key on its address */
       ncubes++;
       c = NULL;
     }
     pthread_mutex_unlock(&cube_lock);
-    free(c);
   }
+  free(c);
   if (w->w.nbind <= BXR_WATCH_BINDINGS)   /* else the note kept none */
     for (int b = 0; b < w->w.nbind; b++) bext_release(w->w.bind[b]);
   for (int k = 0; k < w->nin; k++) bext_release(w->in[k]);
@@ -321,6 +388,7 @@ const struct bxfu_cube *bxfu_cube_of(const struct bxfu_rec *r, const struct bext
   for (int k = 0; k < r->n_in; k++) in[k] = &r->in[k]->spec;
   pthread_mutex_lock(&cube_lock);
   const struct bxfu_cube *c = lookup(r->m, inner, r->n_in, in);
+  if (c && c->state != CUBE_TRUSTED) c = NULL;   /* pending or contradicted: opaque */
   pthread_mutex_unlock(&cube_lock);
   /* the metadata published the output the kernel computes (checked when
    * it was learned; metadata depends on the specs alone) */
