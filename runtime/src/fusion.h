@@ -136,8 +136,9 @@ BXR_FUNC bext_tensor *bxfu_take_inner(bext_tensor *w, const char **err);
  * device with kernels), holding the call's inner inputs and scalars;
  * bxfu_cube_learn ends it, learning the kernel when the call was one
  * elementwise launch from its inputs into its output, each kernel scalar
- * given one of the call's scalars (ok: the call succeeded, out its output
- * value). */
+ * given one of the call's scalars, or confirming or contradicting what
+ * an earlier call taught about scalar parameters (ok: the call
+ * succeeded, out its output value). */
 struct bxfu_watch {
   bool on;
   struct bxr_launch_watch w, *prev;
