@@ -347,16 +347,20 @@ BXR_FUNC const struct bxk_kernel *bxr_kernel_src_ir(const bext_kernel_src *src);
  * Fusion sets one around an extension implementation it runs on the
  * inner device, to learn whether that implementation is one launch of an
  * elementwise `#[cube]` kernel (fusion_cube.c).  Launches are counted;
- * the first one's kernel, grid and bindings are kept, the bindings
- * retained (released by the watcher), so no later op can reuse their
- * buffers in place. */
+ * the first one's kernel, grid, bindings and scalar values are kept, the
+ * bindings retained (released by the watcher), so no later op can reuse
+ * their buffers in place; the scalars tell which of the call's scalar
+ * arguments each kernel parameter was given. */
 #define BXR_WATCH_BINDINGS 8
+#define BXR_WATCH_SCALARS 8
 struct bxr_launch_watch {
   int n;                      /* launches seen */
   const bext_kernel_src *src; /* the first one's */
   bext_grid grid;
-  int nbind, nscalar;         /* nbind > BXR_WATCH_BINDINGS: none kept */
+  int nbind, nscalar;         /* nbind > BXR_WATCH_BINDINGS: no bindings kept;
+                               * nscalar > BXR_WATCH_SCALARS: no scalars kept */
   bext_tensor *bind[BXR_WATCH_BINDINGS];
+  bext_kernel_scalar scalar[BXR_WATCH_SCALARS];
 };
 extern _Thread_local struct bxr_launch_watch *bxr_launch_watch __attribute__((visibility("hidden")));
 /* Counters since the process started (tests and benchmarks). */

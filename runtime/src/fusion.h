@@ -132,15 +132,19 @@ BXR_FUNC bext_tensor *bxfu_take_inner(bext_tensor *w, const char **err);
 /* `#[cube]` kernels of extensions (fusion_cube.c).  A watch around a
  * recorded call run on the inner device (run_ext): bxfu_cube_watch starts
  * it when the call may be one elementwise launch (a tensor output, no
- * ordinary arguments, 1..BXR_MAX_INPUTS inputs, a device with kernels),
- * holding the call's inner inputs; bxfu_cube_learn ends it, learning the
- * kernel when the call was one elementwise launch from its inputs into
- * its output (ok: the call succeeded, out its output value). */
+ * ordinary arguments but plain scalar ones, 1..BXR_MAX_INPUTS inputs, a
+ * device with kernels), holding the call's inner inputs and scalars;
+ * bxfu_cube_learn ends it, learning the kernel when the call was one
+ * elementwise launch from its inputs into its output, each kernel scalar
+ * given one of the call's scalars, or confirming or contradicting what
+ * an earlier call taught about scalar parameters (ok: the call
+ * succeeded, out its output value). */
 struct bxfu_watch {
   bool on;
   struct bxr_launch_watch w, *prev;
-  int nin;
+  int nin, nsc;
   bext_tensor *in[BXR_MAX_INPUTS];
+  bext_ext_scalar sc[BXR_WATCH_SCALARS];
 };
 BXR_FUNC void bxfu_cube_watch(struct bxfu_watch *w, const struct bxfu_rec *r, const struct bext_device *inner,
                               void *args);

@@ -232,6 +232,7 @@ static int find(int *parent, int i) {
 
 /* How many scalar parameters record r's row takes in a kernel. */
 static int n_scalars(const struct bxfu_rec *r) {
+  if (r->kind == BXFU_EXT) return r->x->cube ? bxfu_cube_nscalars(r->x->cube) : 0;   /* its kernel's */
   switch (ew[r->code].how) {
   case EW_BIN_SCALAR: case EW_CMP_SCALAR: return 1;
   case EW_CLAMP: return 2;
@@ -239,14 +240,16 @@ static int n_scalars(const struct bxfu_rec *r) {
   }
 }
 
-/* The type of a scalar parameter of record r: a float input's own type
+/* The type of scalar parameter q of record r: a float input's own type
  * (the scalar rounded to it: Flex does the same when the scalar is exact
  * in f32 and computes in f64 otherwise, so x * 0.1 may differ from eager
  * Flex in the last bit), else f64, turned
  * into i64 inside the kernel by the IR's saturating cast (Flex's
  * bxr_f64_to_i64_sat is that cast); comparisons take it as f64, so x <
- * 0.1 compares against 0.1 itself, as Flex's thresholds do. */
-static enum bxk_type scalar_type(const struct bxfu_rec *r) {
+ * 0.1 compares against 0.1 itself, as Flex's thresholds do.  A learned
+ * #[cube] kernel's parameters keep their own types. */
+static enum bxk_type scalar_type(const struct bxfu_rec *r, int q) {
+  if (r->kind == BXFU_EXT) return (enum bxk_type)bxfu_cube_scalar_type(r->x->cube, q);
   if (r->code == BXR_OP_NARROW) return BXK_I64;
   enum bxk_type t = ir_type(r->in[0]->dtype);
   return bxk_type_is_float(t) && ew[r->code].how != EW_CMP_SCALAR ? t : BXK_F64;
@@ -415,7 +418,9 @@ static bxk_val member_val(struct bxk_builder *b, struct kb *K, int i, bxk_val id
                                                  : bcast_index(b, idx, r->out.rank, r->out.shape, t->rank, t->shape));
   }
   K->at[i] = idx;
-  K->val[i] = view ? in[0] : r->kind == BXFU_EXT ? bxfu_cube_inline(b, r->x->cube, in, idx) : member_ir(b, r, in, K->scal[i]);
+  K->val[i] = view                   ? in[0]
+             : r->kind == BXFU_EXT ? bxfu_cube_inline(b, r->x->cube, in, idx, K->scal[i])
+                                   : member_ir(b, r, in, K->scal[i]);
   if (i == K->keep && K->keeping && K->defer)   /* kept for the last loop, in the root's own element */
     K->pend[K->npend].bind = K->gr->next, K->pend[K->npend].idx = idx, K->pend[K->npend++].v = K->val[i];
   if (K->wbind[i] >= 0 && !K->wdone[i]) {   /* read after the group: stored once */
@@ -729,7 +734,7 @@ static struct bxk_kernel *group_ir(const struct bxfu_segment *g, struct bxfu_gro
     for (int w = 0; w < gr->nwout; w++) bxk_add_binding(k, ir_type(g->rec[gr->wout[w]].out.dtype), 0, true);
     for (int m = 0; m < gr->n; m++) {
       const struct bxfu_rec *r = &g->rec[gr->member[m]];
-      for (int q = 0; q < n_scalars(r); q++) bxk_add_scalar(k, scalar_type(r));
+      for (int q = 0; q < n_scalars(r); q++) bxk_add_scalar(k, scalar_type(r, q));
     }
     struct bxk_builder b0 = bxk_builder_at(k, NULL);
     bxk_val pos = bxk_topo(&b0, BXK_TOPO_ABSOLUTE_POS);
@@ -762,11 +767,11 @@ static struct bxk_kernel *group_ir(const struct bxfu_segment *g, struct bxfu_gro
 
 /* The outside inputs, scalar parameters and stored intermediate of gr. */
 static bool group_bindings(const struct bxfu_segment *g, struct bxfu_group *gr, const int *group_of, int id) {
-  int cap = 0;
-  for (int m = 0; m < gr->n; m++) cap += g->rec[gr->member[m]].n_in;
+  int cap = 0, nsc = 0;
+  for (int m = 0; m < gr->n; m++) cap += g->rec[gr->member[m]].n_in, nsc += n_scalars(&g->rec[gr->member[m]]);
   gr->ext_rec = malloc(((size_t)cap + 1) * sizeof *gr->ext_rec);
   gr->ext_in = malloc(((size_t)cap + 1) * sizeof *gr->ext_in);
-  gr->scal_rec = malloc(((size_t)gr->n * 2 + 1) * sizeof *gr->scal_rec);
+  gr->scal_rec = malloc(((size_t)nsc + 1) * sizeof *gr->scal_rec);
   gr->wout = malloc(((size_t)gr->n + 1) * sizeof *gr->wout);
   int *inside = calloc((size_t)g->n, sizeof *inside);   /* reads of each record by members */
   if (!gr->ext_rec || !gr->ext_in || !gr->scal_rec || !gr->wout || !inside) return free(inside), false;
@@ -957,13 +962,17 @@ static bool run_fused(const struct bxfu_segment *g, const struct bxfu_group *gr,
     if ((ok = (bind[nb] = bxr_tensor_new(inner, wr->out.dtype, wr->out.rank, wr->out.shape)) != NULL)) nb++;
   }
   /* scalar parameters in member order, each of the type the kernel
-   * declared (scalar_type) */
-  for (int q = 0, prev = -1, j = 0; q < gr->nscal; q++) {
+   * declared (scalar_type), from the records of this run: a replayed plan
+   * computes with this call's values */
+  for (int q = 0, prev = -1, j = 0; ok && q < gr->nscal; q++) {
     const struct bxfu_rec *r = &g->rec[gr->scal_rec[q]];
     j = gr->scal_rec[q] == prev ? j + 1 : 0;
     prev = gr->scal_rec[q];
     memset(&sc[q], 0, sizeof sc[q]);
-    if (gr->ir->scalar[q] == BXK_F32) sc[q].f32 = (float)r->sc[j].f;
+    bext_kernel_scalar ks;
+    if (r->kind == BXFU_EXT) {   /* a learned #[cube] kernel's: the call's own argument */
+      if ((ok = bxfu_cube_scalar(r, j, &ks))) memcpy(&sc[q], &ks, sizeof ks);
+    } else if (gr->ir->scalar[q] == BXK_F32) sc[q].f32 = (float)r->sc[j].f;
     else if (gr->ir->scalar[q] == BXK_I64) sc[q].i64 = r->sc[j].i;
     else sc[q].f64 = r->sc[j].f;
   }

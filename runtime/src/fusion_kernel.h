@@ -80,10 +80,21 @@ BXR_FUNC bool bxfu_custom_run_at(const struct bxfu_custom *cu, const struct bxfu
                                  int i);
 
 /* The body of learned kernel c (fusion_cube.c) at element idx of its
- * output, its loads being the member's inputs there (in[slot], bxk_val):
- * appended to b, its stored value returned. */
+ * output, its loads being the member's inputs there (in[slot], bxk_val)
+ * and its scalar q the group kernel's scalar scal + q: appended to b, its
+ * stored value returned. */
 struct bxk_builder;
-BXR_FUNC uint32_t bxfu_cube_inline(struct bxk_builder *b, const struct bxfu_cube *c, const uint32_t *in, uint32_t idx);
+BXR_FUNC uint32_t bxfu_cube_inline(struct bxk_builder *b, const struct bxfu_cube *c, const uint32_t *in, uint32_t idx,
+                                   int scal);
+/* Learned kernel c's scalar parameters: how many, and the IR type of
+ * parameter q (enum bxk_type). */
+BXR_FUNC int bxfu_cube_nscalars(const struct bxfu_cube *c);
+BXR_FUNC unsigned bxfu_cube_scalar_type(const struct bxfu_cube *c, int q);
+/* Scalar parameter q of extension record r's learned kernel for this
+ * call: the call's own scalar argument bound to it, in the parameter's
+ * type, into *out (one 8-byte kernel slot).  False with the error set
+ * when the call's scalars cannot be read. */
+BXR_FUNC bool bxfu_cube_scalar(const struct bxfu_rec *r, int q, bext_kernel_scalar *out);
 
 /* Fusion legality, in one place (house style 14): may record p's value
  * stay inside the kernel of its consumer c? */

@@ -97,9 +97,9 @@ const struct bxk_kernel *bxr_kernel_src_ir(const bext_kernel_src *src) {
 _Thread_local struct bxr_launch_watch *bxr_launch_watch;
 
 /* The watcher's note of a launch (backend.h): the first one's kernel,
- * grid and bindings (retained), and a count. */
+ * grid, bindings (retained) and scalars, and a count. */
 static void watch_note(const bext_kernel_src *src, const bext_grid *grid, bext_tensor *const *bindings, int nbindings,
-                       int nscalars) {
+                       const bext_kernel_scalar *scalars, int nscalars) {
   struct bxr_launch_watch *w = bxr_launch_watch;
   if (w->n++) return;
   w->src = src;
@@ -107,6 +107,7 @@ static void watch_note(const bext_kernel_src *src, const bext_grid *grid, bext_t
   w->nbind = nbindings;
   w->nscalar = nscalars;
   for (int i = 0; i < nbindings && nbindings <= BXR_WATCH_BINDINGS; i++) w->bind[i] = bext_retain(bindings[i]);
+  for (int i = 0; i < nscalars && nscalars <= BXR_WATCH_SCALARS; i++) w->scalar[i] = scalars[i];
 }
 
 _Static_assert(sizeof(bext_kernel_scalar) == sizeof(union bxl_scalar),
@@ -134,7 +135,7 @@ bool bext_kernel_launch(const bext_kernel_src *src, const bext_grid *grid, bext_
                           " scalars; given %d and %d", src->name, ir->nbind, ir->nscalar, nbindings, nscalars);
   struct bxr_kernel *k = bxr_kernel_src_prepare(dev, src);
   if (!k) return false;
-  if (__builtin_expect(bxr_launch_watch != NULL, 0)) watch_note(src, grid, bindings, nbindings, nscalars);
+  if (__builtin_expect(bxr_launch_watch != NULL, 0)) watch_note(src, grid, bindings, nbindings, scalars, nscalars);
   return dev->vt->kernel_launch(dev, k, grid->cube_count, grid->cube_dim, bindings,
                                 (const union bxl_scalar *)(const void *)scalars);
 }

@@ -14,7 +14,16 @@
  * elementwise, so `reverse` stays an opaque call, run by its
  * implementation every time, still equal to eager.  soft_mix has two
  * inputs, an `if` value and a loop over a local, all copied into the
- * fused kernel. */
+ * fused kernel.  add_offset, shift_scale and add_steps (an i32 and a
+ * bool) take scalar parameters: each
+ * is bound to the call's scalar argument it was launched with, and the
+ * fused kernel takes it per call, so a replayed plan computes with the
+ * new values.  A binding is trusted only once a second call confirms it
+ * with another value, so those calls fuse from the third iteration (or
+ * earlier when one iteration calls the method twice with different
+ * values).  offset_doubled passes `b * 2` and offset_one the constant
+ * 1.0 (no argument of the call; equal to b by coincidence at b = 0 and b =
+ * 1), and offset_as has a DType argument: all stay opaque. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
@@ -26,10 +35,12 @@
 
 #include "cubefuse.h"
 
-static int calls_gelu, calls_reverse, calls_mix;
-/* calls made while the random test runs its fusion side, per method */
+static int calls_gelu, calls_reverse, calls_mix, calls_offset, calls_affine, calls_doubled, calls_as, calls_steps,
+    calls_one;
+/* calls made while the random test runs its fusion side, per method
+ * (gelu, reverse, mix, offset, affine) */
 static bool on_fusion;
-static int fusion_calls[3];
+static int fusion_calls[5];
 
 /* out = kernel(inputs...), one unit per element, 256 per cube */
 static bext_tensor *launch(bool (*k1)(const bext_grid *, bext_tensor *, bext_tensor *),
@@ -59,6 +70,58 @@ bext_tensor *cube_fused_mix_flex(bext_tensor *a, bext_tensor *b) {
   return calls_mix++, fusion_calls[2] += on_fusion, launch(NULL, soft_mix_launch, a, b);
 }
 bext_tensor *cube_fused_mix_cube(bext_tensor *a, bext_tensor *b) { return cube_fused_mix_flex(a, b); }
+
+/* out = add_offset(x, s0) or shift_scale(x, s0, s1), one unit per element */
+static bext_tensor *launch_scalars(bool two, bext_tensor *x, double s0, double s1) {
+  x = bext_contiguous(x);
+  bext_tensor *y = x ? bext_empty(bext_shape(x), bext_rank(x), bext_dtype_of(x), bext_device_of(x)) : NULL;
+  int64_t n = y ? bext_numel(y) : 0;
+  bext_grid grid = {{(uint32_t)((n + 255) / 256), 1, 1}, {256, 1, 1}};
+  bool ok = y && (two ? shift_scale_launch(&grid, x, y, s0, s1) : add_offset_launch(&grid, x, y, s0));
+  bext_release(x);
+  if (!ok) bext_release(y);
+  return ok ? y : NULL;
+}
+
+bext_tensor *cube_fused_offset_flex(bext_tensor *x, double b) {
+  return calls_offset++, fusion_calls[3] += on_fusion, launch_scalars(false, x, b, 0);
+}
+bext_tensor *cube_fused_offset_cube(bext_tensor *x, double b) { return cube_fused_offset_flex(x, b); }
+/* the kernel's parameters in its own order: shift, then scale */
+bext_tensor *cube_fused_affine_flex(bext_tensor *x, double scale, double shift) {
+  return calls_affine++, fusion_calls[4] += on_fusion, launch_scalars(true, x, shift, scale);
+}
+bext_tensor *cube_fused_affine_cube(bext_tensor *x, double scale, double shift) {
+  return cube_fused_affine_flex(x, scale, shift);
+}
+bext_tensor *cube_fused_steps_flex(bext_tensor *x, int32_t n, bool up) {
+  calls_steps++;
+  x = bext_contiguous(x);
+  bext_tensor *y = x ? bext_empty(bext_shape(x), bext_rank(x), bext_dtype_of(x), bext_device_of(x)) : NULL;
+  int64_t k = y ? bext_numel(y) : 0;
+  bext_grid grid = {{(uint32_t)((k + 255) / 256), 1, 1}, {256, 1, 1}};
+  bool ok = y && add_steps_launch(&grid, x, y, n, up);
+  bext_release(x);
+  if (!ok) bext_release(y);
+  return ok ? y : NULL;
+}
+bext_tensor *cube_fused_steps_cube(bext_tensor *x, int32_t n, bool up) { return cube_fused_steps_flex(x, n, up); }
+bext_tensor *cube_fused_offset_doubled_flex(bext_tensor *x, double b) {
+  return calls_doubled++, launch_scalars(false, x, 2 * b, 0);
+}
+bext_tensor *cube_fused_offset_doubled_cube(bext_tensor *x, double b) { return cube_fused_offset_doubled_flex(x, b); }
+bext_tensor *cube_fused_offset_one_flex(bext_tensor *x, double b) {
+  (void)b;
+  return calls_one++, launch_scalars(false, x, 1.0, 0);
+}
+bext_tensor *cube_fused_offset_one_cube(bext_tensor *x, double b) { return cube_fused_offset_one_flex(x, b); }
+bext_tensor *cube_fused_offset_as_flex(bext_tensor *x, double b, bext_dtype like) {
+  (void)like;
+  return calls_as++, launch_scalars(false, x, b, 0);
+}
+bext_tensor *cube_fused_offset_as_cube(bext_tensor *x, double b, bext_dtype like) {
+  return cube_fused_offset_as_flex(x, b, like);
+}
 
 enum { N = 1000 };
 
@@ -247,13 +310,172 @@ Test(cube_fusion, a_held_output_is_the_root_of_its_group) {
   cr_expect_eq(calls_gelu, 1, "learned at the first iteration, fused at the second");
 }
 
+/* ------------------------------------------------ scalar parameters */
+
+/* Iteration it of a loop whose scalars change every iteration:
+ * ((x*2 + b0) * scale + shift + b1) + 1, where x*2 + b0 and (..) + b1
+ * are two calls of `offset` with different scalars. */
+static double b0_of(int it) { return 0.25 + it; }
+static double b1_of(int it) { return -1.5 * (it + 1); }
+static double scale_of(int it) { return 0.5 + 0.25 * it; }
+static double shift_of(int it) { return -0.75 * it; }
+static bext_tensor *scalar_chain(const char *dev, bext_dtype dt, int it) {
+  bext_tensor *x = bext_mul_scalar(vec(dev, dt, 0), 2.0);
+  bext_tensor *y = cube_fused_offset(cube_fused_affine(cube_fused_offset(x, b0_of(it)), scale_of(it), shift_of(it)),
+                                     b1_of(it));
+  return bext_add_scalar(y, 1.0);
+}
+
+/* The first iteration learns offset and affine (their implementations
+ * run); offset's second call (b1, not b0) confirms offset's binding
+ * there, affine's is confirmed by the second iteration (its
+ * implementation runs once more, the offsets are fused), the third
+ * compiles the five ops as one kernel whose scalar parameters are the
+ * calls' arguments, the fourth and fifth replay it with their own
+ * scalars: every result equals eager flex at the same scalars and the
+ * formula, and consecutive iterations differ. */
+static void scalar_kernels_fuse(const char *dev, bext_dtype dt) {
+  double want[N], got[N], prev[N];
+  double x[N];
+  read_f64(vec("flex", BEXT_F64, 0), x);
+  double tol = dt == BEXT_F32 ? 1e-6 : 1e-12;
+  for (int it = 0; it < 5; it++) {
+    read_f64(scalar_chain("flex", dt, it), want);
+    bext_fusion_stat s0, s1;
+    cr_assert(bext_fusion_stats(&s0));
+    int c0 = calls_offset + calls_affine;
+    read_f64(scalar_chain(dev, dt, it), got);
+    cr_assert(bext_fusion_stats(&s1));
+    int calls = calls_offset + calls_affine - c0;
+    for (int i = 0; i < N; i++) {
+      double f = (x[i] * 2 + b0_of(it)) * scale_of(it) + shift_of(it) + b1_of(it) + 1;
+      cr_assert(fabs(got[i] - want[i]) <= tol * (1.0 + fabs(want[i])), "iteration %d, element %d: %.17g vs eager %.17g",
+                it, i, got[i], want[i]);
+      cr_assert(fabs(got[i] - f) <= 10 * tol * (1.0 + fabs(f)), "iteration %d, element %d: %.17g vs %.17g", it, i,
+                got[i], f);
+    }
+    if (it) cr_expect_neq(memcmp(got, prev, sizeof got), 0, "iteration %d computed with new scalars", it);
+    memcpy(prev, got, sizeof got);
+    uint64_t built = s1.plans_built - s0.plans_built, reused = s1.plans_reused - s0.plans_reused;
+    uint64_t compiled = s1.kernels_compiled - s0.kernels_compiled, launched = s1.kernels_launched - s0.kernels_launched;
+    uint64_t fused = s1.ops_fused - s0.ops_fused;
+    if (it == 0) {
+      cr_expect_eq(calls, 3, "the first iteration runs the implementations (and learns)");
+      cr_expect_eq(launched, 0, "nothing to fuse before the kernels are known");
+    } else if (it == 1) {
+      cr_expect_eq(calls, 1, "the second runs affine's implementation (confirming it), the offsets fused");
+      cr_expect_eq(built, 1);
+      cr_expect_eq(launched, 2, "x*2 with offset, offset with +1");
+      cr_expect_eq(fused, 4);
+    } else if (it == 2) {
+      cr_expect_eq(calls, 0, "the third runs the kernels' bodies inside the fused kernel");
+      cr_expect_eq(built, 1);
+      cr_expect_eq(compiled, 1, "one kernel: x*2, offset, affine, offset, +1");
+      cr_expect_eq(launched, 1);
+      cr_expect_eq(fused, 5);
+    } else {
+      cr_expect_eq(calls, 0, "iteration %d", it);
+      cr_expect_eq(reused, 1, "iteration %d replays the plan", it);
+      cr_expect_eq(compiled, 0, "iteration %d compiles nothing", it);
+      cr_expect_eq(launched, 1);
+      cr_expect_eq(fused, 5);
+    }
+  }
+}
+
+Test(cube_fusion, scalar_kernels_fuse_f32) { scalar_kernels_fuse("flex+fusion", BEXT_F32); }
+Test(cube_fusion, scalar_kernels_fuse_f64) { scalar_kernels_fuse("flex+fusion", BEXT_F64); }
+Test(cube_fusion, scalar_kernels_fuse_on_cube_cpu) { scalar_kernels_fuse("cube:cpu+fusion", BEXT_F32); }
+
+/* An i32 and a bool parameter: x*2 -> steps(n, up) -> +1 with n and up
+ * changing every iteration (up alternating: the replay reads each call's
+ * bool too).  The second call confirms both bindings (both values
+ * changed), the third fuses, the fourth and fifth replay. */
+Test(cube_fusion, integer_and_bool_scalars_fuse) {
+  double x[N], want[N], got[N];
+  read_f64(vec("flex", BEXT_F64, 0), x);
+  for (int it = 0; it < 5; it++) {
+    int32_t n = 2 + 3 * it;
+    bool up = it % 2 == 0;
+    for (int side = 0; side < 2; side++) {
+      const char *dev = side ? "flex+fusion" : "flex";
+      bext_fusion_stat s0, s1;
+      cr_assert(bext_fusion_stats(&s0));
+      int c0 = calls_steps;
+      read_f64(bext_add_scalar(cube_fused_steps(bext_mul_scalar(vec(dev, BEXT_F64, 0), 2.0), n, up), 1.0),
+               side ? got : want);
+      cr_assert(bext_fusion_stats(&s1));
+      if (!side) continue;
+      cr_expect_eq(calls_steps - c0, it < 2, "iteration %d: the implementation runs at the first two only", it);
+      cr_expect_eq(s1.kernels_launched - s0.kernels_launched, it > 1, "iteration %d", it);
+      cr_expect_eq(s1.kernels_compiled - s0.kernels_compiled, it == 2, "iteration %d compiles at the third only", it);
+    }
+    for (int i = 0; i < N; i++) {
+      double f = x[i] * 2 + (up ? n : -n) + 1;
+      cr_assert(fabs(got[i] - want[i]) <= 1e-12 * (1.0 + fabs(want[i])), "iteration %d, element %d", it, i);
+      cr_assert(fabs(got[i] - f) <= 1e-12 * (1.0 + fabs(f)), "iteration %d, element %d: %.17g vs %.17g", it, i, got[i], f);
+    }
+  }
+}
+
+/* A kernel parameter given something that is not the call's scalar
+ * argument (b * 2, the constant 1.0), or a call with an ordinary argument
+ * that is no scalar (a DType): opaque, the implementation run every
+ * iteration, results equal to eager.  b is b0 + step * it. */
+static bext_tensor *offset_as_i32(bext_tensor *x, double b) { return cube_fused_offset_as(x, b, BEXT_I32); }
+
+static void stays_opaque(bext_tensor *(*call)(bext_tensor *, double), const int *counter, double b0, double step) {
+  for (int it = 0; it < 4; it++) {
+    double want[N], got[N];
+    for (int side = 0; side < 2; side++) {
+      const char *dev = side ? "flex+fusion" : "flex";
+      bext_tensor *x = bext_mul_scalar(vec(dev, BEXT_F32, 0), 2.0);
+      bext_tensor *y = call(x, b0 + step * it);
+      bext_fusion_stat s0, s1;
+      cr_assert(bext_fusion_stats(&s0));
+      int c0 = *counter;
+      read_f64(bext_add_scalar(y, 1.0), side ? got : want);
+      cr_assert(bext_fusion_stats(&s1));
+      if (!side) continue;
+      cr_expect_eq(*counter - c0, 1, "iteration %d runs the implementation", it);
+      cr_expect_eq(s1.kernels_launched - s0.kernels_launched, 0, "iteration %d fuses nothing", it);
+    }
+    for (int i = 0; i < N; i++)
+      cr_assert(fabs(got[i] - want[i]) <= 1e-6 * (1.0 + fabs(want[i])), "iteration %d, element %d: %.9g vs eager %.9g",
+                it, i, got[i], want[i]);
+  }
+}
+
+Test(cube_fusion, a_parameter_not_given_a_scalar_argument_stays_opaque) {
+  stays_opaque(cube_fused_offset_doubled, &calls_doubled, 1.5, 1);
+}
+Test(cube_fusion, an_ordinary_argument_that_is_no_scalar_keeps_the_call_opaque) {
+  stays_opaque(offset_as_i32, &calls_as, 1.5, 1);
+}
+
+/* Coincidences: a parameter equal to the call's argument at the first
+ * call only (the constant 1.0 while b is 1.0; b * 2 at b = 0) is bound
+ * there, pending; the second call, with another b, contradicts it, so
+ * the call stays opaque for good (no iteration computes with the wrong
+ * scalar, the implementation runs every time). */
+Test(cube_fusion, a_constant_equal_to_the_first_argument_stays_opaque) {
+  stays_opaque(cube_fused_offset_one, &calls_one, 1.0, 0.5);
+}
+Test(cube_fusion, b_times_two_first_called_at_zero_stays_opaque) {
+  stays_opaque(cube_fused_offset_doubled, &calls_doubled, 0, 0.75);
+}
+
 /* ------------------------------------------------ random programs */
 
-/* Random programs mixing the three extension methods with core ops
- * (scalar and broadcast binary ops, transposes, reductions, held
- * intermediates), in f32 and f64, each run on eager flex and twice on
- * flex+fusion (the second run fuses what the first learned), with equal
- * results within 1e-5 of 1 + |a| + |b|. */
+/* Random programs mixing the extension methods with core ops (scalar and
+ * broadcast binary ops, transposes, reductions, held intermediates), in
+ * f32 and f64, each run on eager flex and three times on flex+fusion,
+ * with equal results within 1e-5 of 1 + |a| + |b|.  `offset` and `affine`
+ * take random scalars, shifted at each run (salt): the first run learns,
+ * the second confirms the scalar bindings with the shifted values (and
+ * fuses what needs no confirmation), the third fuses them, replaying
+ * plans with other values than they were built at (against eager flex at
+ * those values). */
 static uint64_t rs;
 static uint32_t rnd(uint32_t n) {
   rs = rs * 6364136223846793005ull + 1442695040888963407ull;
@@ -263,8 +485,9 @@ static uint32_t rnd(uint32_t n) {
 enum { POOL = 8, MAXEL = 64 };
 
 /* One program on dev: its values' final contents into out (row-major
- * f64), their counts into n[]; returns how many values. */
-static int rprogram(uint64_t seed, const char *dev, double out[POOL][MAXEL], int *n) {
+ * f64), their counts into n[]; returns how many values.  salt changes the
+ * scalars of the scalar kernels, not the program. */
+static int rprogram(uint64_t seed, int salt, const char *dev, double out[POOL][MAXEL], int *n) {
   rs = seed;
   bext_dtype dt = rnd(2) ? BEXT_F32 : BEXT_F64;
   int64_t r = 1 + rnd(5), c = 1 + rnd(6);
@@ -282,7 +505,13 @@ static int rprogram(uint64_t seed, const char *dev, double out[POOL][MAXEL], int
     bext_tensor *a = pool[i], *y = NULL;
     bool keep = rnd(4) == 0;   /* the input stays in the pool: held by the user */
     if (keep) bext_retain(a);
-    switch (rnd(11)) {
+    switch (rnd(13)) {
+    case 11: y = cube_fused_offset(a, (double)((int)rnd(9) - 4) * 0.375 + salt * 0.625); break;
+    case 12: {
+      double scale = (double)((int)rnd(7) - 3) * 0.5 - salt * 0.25, shift = (double)((int)rnd(5) - 2) + salt * 0.5;
+      y = cube_fused_affine(a, scale, shift);
+      break;
+    }
     case 0: case 1: y = cube_fused_gelu(a); break;
     case 2: y = cube_fused_reverse(a); break;
     case 3: {   /* mix needs equal shapes: a with a function of itself */
@@ -330,17 +559,22 @@ static int rprogram(uint64_t seed, const char *dev, double out[POOL][MAXEL], int
 
 Test(cube_fusion, random_programs_agree_with_eager_flex) {
   static double want[POOL][MAXEL], got[POOL][MAXEL];
-  int nw[POOL], ng[POOL], ran[2][3] = {{0}};
+  int nw[POOL], ng[POOL], ran[3][5] = {{0}};
+  uint64_t reused = 0;   /* plans the third runs replayed */
   for (int p = 0; p < 120; p++) {
     uint64_t seed = 0x9E3779B97F4A7C15ull * (uint64_t)(p + 1);
-    int nv = rprogram(seed, "flex", want, nw);
-    for (int run = 0; run < 2; run++) {
-      int c0[3];
+    for (int run = 0; run < 3; run++) {
+      int nv = rprogram(seed, run, "flex", want, nw);
+      int c0[5];
       memcpy(c0, fusion_calls, sizeof c0);
+      bext_fusion_stat s0, s1;
+      cr_assert(bext_fusion_stats(&s0));
       on_fusion = true;
-      cr_assert_eq(rprogram(seed, "flex+fusion", got, ng), nv, "program %d", p);
+      cr_assert_eq(rprogram(seed, run, "flex+fusion", got, ng), nv, "program %d", p);
       on_fusion = false;
-      for (int k = 0; k < 3; k++) ran[run][k] += fusion_calls[k] - c0[k];
+      cr_assert(bext_fusion_stats(&s1));
+      if (run == 2) reused += s1.plans_reused - s0.plans_reused;
+      for (int k = 0; k < 5; k++) ran[run][k] += fusion_calls[k] - c0[k];
       for (int v = 0; v < nv; v++) {
         cr_assert_eq(ng[v], nw[v], "program %d value %d", p, v);
         for (int k = 0; k < nw[v]; k++) {
@@ -351,11 +585,17 @@ Test(cube_fusion, random_programs_agree_with_eager_flex) {
       }
     }
   }
-  /* the second run of a program records what the first did (the same
-   * calls, the same dropped ones): its implementations run less only
-   * because calls the first run learned are fused now */
+  /* every run of a program records what the first did (the same calls,
+   * the same dropped ones): its implementations run less only because
+   * calls learned (and, with scalars, confirmed) before are fused now */
   cr_expect_lt(ran[1][0], ran[0][0], "gelu calls fused: %d implementation runs, %d before", ran[1][0], ran[0][0]);
   cr_expect_lt(ran[1][2], ran[0][2], "mix calls fused: %d implementation runs, %d before", ran[1][2], ran[0][2]);
+  cr_expect_lt(ran[2][3], ran[0][3], "offset calls fused: %d implementation runs, %d at first", ran[2][3], ran[0][3]);
+  cr_expect_lt(ran[2][4], ran[0][4], "affine calls fused: %d implementation runs, %d at first", ran[2][4], ran[0][4]);
+  cr_expect_leq(ran[2][3], ran[1][3], "offset: confirmed bindings stay trusted");
+  cr_expect_leq(ran[2][4], ran[1][4], "affine: confirmed bindings stay trusted");
   cr_expect_eq(ran[1][1], ran[0][1], "reverse never fuses");
-  cr_expect_gt(ran[1][1], 0);
+  cr_expect_eq(ran[2][1], ran[0][1], "reverse never fuses");
+  cr_expect_gt(ran[2][1], 0);
+  cr_expect_gt(reused, 0, "the third runs replay plans");
 }
