@@ -11,11 +11,13 @@
 
 #include "cube.h"
 
-/* matmul_tiled's tile: MM_TM rows (one unit each) x MM_TN columns of out
- * per cube, MM_TK of k per launch.  The kernel spells the same numbers. */
+/* matmul_tiled's tile: MM_TM rows x MM_TN columns of out per cube, MM_TK
+ * of k per launch, MM_UNITS units per cube (each a 4 x 16 block of the
+ * tile).  The kernel spells the same numbers. */
 #define MM_TM 32u
 #define MM_TN 64u
 #define MM_TK 64u
+#define MM_UNITS 32u
 
 /* t as an operand of rank r over out's batch axes: its own last two axes,
  * and for each batch axis of out t's stride there, or 0 where t has
@@ -45,8 +47,8 @@ bext_tensor *cube_exec_matmul(struct bxr_op *op) {
   int64_t m = out->shape[r - 2], n = out->shape[r - 1], kk = op->in[0]->shape[op->in[0]->rank - 1];
   bext_tensor *a = batch_view(op->in[0], out), *b = batch_view(op->in[1], out);
   bool half = out->dtype == BEXT_F16 || out->dtype == BEXT_BF16;
-  /* the tiled kernel's shared memory: a's and out's 32 x 64 tiles, b's 64 x 64 */
-  uint64_t tile_bytes = (uint64_t)(MM_TM * MM_TK + MM_TK * MM_TN + MM_TM * MM_TN) * bext_dtype_size(out->dtype);
+  /* the tiled kernel's shared memory: a's 32 x 64 slice, b's 64 x 64 */
+  uint64_t tile_bytes = (uint64_t)(MM_TM * MM_TK + MM_TK * MM_TN) * bext_dtype_size(out->dtype);
   bool flt = bext_dtype_kind(out->dtype) == BEXT_KIND_FLOAT && !half && cube_fits_shared(op->device, tile_bytes);
   char inst[64];
   snprintf(inst, sizeof inst, "matmul_%s_%s", flt ? "tiled" : half ? "half" : "dot", cube_dtype_name(out->dtype));
@@ -57,15 +59,15 @@ bext_tensor *cube_exec_matmul(struct bxr_op *op) {
   ok = k != NULL;
   if (ok && flt) {
     int64_t tiles = numel / (m * n) * ((m + MM_TM - 1) / MM_TM) * ((n + MM_TN - 1) / MM_TN);
-    if (tiles * MM_TM > UINT32_MAX) {
+    if (tiles * MM_UNITS > UINT32_MAX) {
       ok = bxr_op_error(op, "%s: %lld tiles of %u units exceed the grid's 2^32 - 1 units", op->device->name,
-                        (long long)tiles, MM_TM);
+                        (long long)tiles, MM_UNITS);
     }
     /* k = 0: one launch that stores the zero tiles */
     for (int64_t k0 = 0; ok && (k0 < kk || k0 == 0); k0 += MM_TK) {
       union bxl_scalar sc[1] = {{.u64 = 0}};
       sc[0].u32 = (uint32_t)k0;
-      ok = cube_launch(op->device, k, (uint32_t)(tiles * MM_TM), MM_TM, bind, sc);
+      ok = cube_launch(op->device, k, (uint32_t)(tiles * MM_UNITS), MM_UNITS, bind, sc);
     }
   } else if (ok) {
     ok = cube_launch(op->device, k, (uint32_t)numel, 64, bind, NULL);

@@ -620,9 +620,15 @@ static void block(struct lw *L, const struct bxk_block *blk) {
  * passes it.  What a unit carries from one phase to the next lives in its
  * spill record, one per unit in an array on the kernel's stack:
  *   byte 0          1 once the unit has returned (it sits out the rest)
- *   8 * (1 + j)     local v_j (locals persist across barriers)
- *   8 * (1 + nlocal + s)   the s-th value defined at top level in one
+ *   8 * (1 + j)     the j-th local read or written in more than one
+ *                   segment (locals persist across barriers)
+ *   8 * (1 + nspilled + s)   the s-th value defined at top level in one
  *                   segment and used in a later one
+ * A local that only one segment touches lives in that unit function's
+ * own alloca (zero at its start, as a local is when no earlier segment
+ * wrote it), so LLVM keeps it in registers: a matmul's accumulator tile
+ * would otherwise be loaded and stored through the record and count
+ * against the slots.
  * Barriers under if/for/loop are refused (K0013, at the barrier).  The
  * verifier already guarantees a top-level barrier is reached by all units
  * or by none. */
@@ -634,6 +640,7 @@ struct phases {
   const struct bxk_inst **start; /* first instruction of each segment (NULL: empty) */
   uint32_t *defseg;              /* top-level value -> segment + 1 (0: not top level) */
   uint32_t *slot;                /* crossing value -> spill slot (0: not spilled) */
+  uint32_t *lslot;               /* local -> spill slot (0: one segment's own) */
   uint32_t nslots, rec;          /* slots used (flag and locals included), record bytes */
 };
 
@@ -654,6 +661,18 @@ static void uses(const struct phases *P, const struct bxk_inst *i, uint32_t seg,
       uses(P, n, seg, cross);
 }
 
+/* Notes in lseg which segments read or write each local: 0 none yet,
+ * seg + 1 only that one, UINT32_MAX more than one. */
+static void local_uses(const struct bxk_inst *i, uint32_t seg, uint32_t *lseg) {
+  uint8_t cls = bxk_opinfo[i->op].cls;
+  if (cls == BXK_C_GET || cls == BXK_C_SET) {
+    uint32_t *l = &lseg[i->imm.u];
+    *l = *l == 0 || *l == seg + 1 ? seg + 1 : UINT32_MAX;
+  }
+  for (int j = 0; j < 2; j++)
+    for (const struct bxk_inst *n = i->blk[j] ? i->blk[j]->first : NULL; n; n = n->next) local_uses(n, seg, lseg);
+}
+
 /* Splits the body; false (with K0013) when too much crosses a barrier. */
 static bool plan_phases(struct lw *L, struct phases *P) {
   const struct bxk_kernel *k = L->k;
@@ -662,8 +681,9 @@ static bool plan_phases(struct lw *L, struct phases *P) {
   P->start = calloc(P->n, sizeof *P->start);
   P->defseg = calloc((size_t)k->nval + 1, sizeof *P->defseg);
   P->slot = calloc((size_t)k->nval + 1, sizeof *P->slot);
+  P->lslot = calloc((size_t)k->nlocal + 1, sizeof *P->lslot);
   bool *cross = calloc((size_t)k->nval + 1, sizeof *cross);
-  if (!P->start || !P->defseg || !P->slot || !cross) {
+  if (!P->start || !P->defseg || !P->slot || !P->lslot || !cross) {
     free(cross);
     fail(L, NULL, "out of memory planning the phases");
     return false;
@@ -686,8 +706,10 @@ static bool plan_phases(struct lw *L, struct phases *P) {
       continue;
     }
     uses(P, i, seg, cross);
+    local_uses(i, seg, P->lslot);
   }
-  P->nslots = 1 + k->nlocal;
+  P->nslots = 1;
+  for (uint32_t j = 0; j < k->nlocal; j++) P->lslot[j] = P->lslot[j] == UINT32_MAX ? P->nslots++ : 0;
   for (uint32_t v = 1; v <= k->nval; v++)
     if (cross[v]) P->slot[v] = P->nslots++;
   free(cross);
@@ -703,7 +725,7 @@ static bool plan_phases(struct lw *L, struct phases *P) {
 }
 
 static void free_phases(struct phases *P) {
-  free(P->start), free(P->defseg), free(P->slot);
+  free(P->start), free(P->defseg), free(P->slot), free(P->lslot);
 }
 
 static LLVMValueRef spill_slot(struct lw *L, uint32_t slot) {
@@ -769,11 +791,18 @@ static LLVMValueRef unit_fn(struct lw *L, const char *symbol, const struct phase
     }
     block(L, &k->body);
   } else {
-    for (uint32_t j = 0; j < k->nlocal; j++) L->local[j] = spill_slot(L, 1 + j);
+    for (uint32_t j = 0; j < k->nlocal; j++) {
+      if (P->lslot[j]) {
+        L->local[j] = spill_slot(L, P->lslot[j]);
+        continue;
+      }
+      L->local[j] = entry_alloca(L, mty(L, k->local[j]), "local");
+      LLVMBuildStore(L->b, LLVMConstNull(mty(L, k->local[j])), L->local[j]);
+    }
     if (p == 0) {
       LLVMBuildStore(L->b, LLVMConstInt(L->i8, 0, 0), L->pspill);
       for (uint32_t j = 0; j < k->nlocal; j++)
-        LLVMBuildStore(L->b, LLVMConstNull(mty(L, k->local[j])), L->local[j]);
+        if (P->lslot[j]) LLVMBuildStore(L->b, LLVMConstNull(mty(L, k->local[j])), L->local[j]);
     } else { /* a unit that returned in an earlier phase does nothing */
       LLVMBasicBlockRef run = bb(L, "run"), out = bb(L, "returned");
       LLVMValueRef done = LLVMBuildLoad2(L->b, L->i8, L->pspill, "done");

@@ -139,3 +139,65 @@ Test(kernel_sync, limits_are_named) {
             "%s", bext_last_error());
   bxk_kernel_free(ir);
 }
+
+/* NL locals that only the phase after the barrier touches, one local
+ * that both phases do: b0 in, b1 out[u] = in[neighbour] * (1 + ... + NL)
+ * + 1.  The private locals must start at zero in that phase and need no
+ * spill slot (more than the 64 slots), the shared one must carry its
+ * value across; with `cross` every local is touched in both phases and
+ * the kernel is refused with K0013, naming the count (81 locals and
+ * UNIT_POS, read in both phases). */
+#define NL 80
+static struct bxk_kernel *private_locals(uint32_t dim, bool cross) {
+  struct bxk_kernel *k = bxk_kernel_new("private_locals");
+  int in = bxk_add_binding(k, BXK_F32, 1, false), out = bxk_add_binding(k, BXK_F32, 1, true);
+  int sh = bxk_add_shared(k, BXK_F32, dim);
+  int carried = bxk_add_local(k, BXK_F32), loc[NL];
+  for (int j = 0; j < NL; j++) loc[j] = bxk_add_local(k, BXK_F32);
+  struct bxk_builder B = bxk_builder_at(k, NULL);
+  bxk_val u = bxk_topo(&B, BXK_TOPO_UNIT_POS);
+  bxk_sstore(&B, sh, u, bxk_load(&B, in, u));
+  bxk_set(&B, carried, bxk_const_f(&B, BXK_F32, 1));
+  for (int j = 0; cross && j < NL; j++) bxk_set(&B, loc[j], bxk_get(&B, loc[j]));
+  bxk_sync(&B);
+  bxk_val nb = bxk_bin(&B, BXK_OP_REM, bxk_bin(&B, BXK_OP_ADD, u, bxk_const_i(&B, BXK_U32, 1)),
+                       bxk_const_i(&B, BXK_U32, dim));
+  bxk_val x = bxk_sload(&B, sh, nb);
+  bxk_val sum = bxk_get(&B, carried);
+  for (int j = 0; j < NL; j++) {
+    bxk_set(&B, loc[j], bxk_bin(&B, BXK_OP_ADD, bxk_get(&B, loc[j]),
+                                bxk_bin(&B, BXK_OP_MUL, x, bxk_const_f(&B, BXK_F32, j + 1))));
+    sum = bxk_bin(&B, BXK_OP_ADD, sum, bxk_get(&B, loc[j]));
+  }
+  bxk_store(&B, out, u, sum);
+  return k;
+}
+
+Test(kernel_sync, phase_private_locals_take_no_slot) {
+  struct bext_device *d = bxr_device_resolve(bext_device_get("flex"), "test");
+  const uint32_t dim = 16;
+  struct bxk_kernel *ir = private_locals(dim, false);
+  struct bxr_kernel *k = d->vt->kernel_prepare(d, ir, 0x5e00);
+  cr_assert_not_null(k, "%s", bext_last_error());
+  int64_t n = dim;
+  float in[16];
+  for (uint32_t i = 0; i < dim; i++) in[i] = (float)i - 5;
+  bext_tensor *ti = bext_from_data(in, BEXT_F32, &n, 1, bext_device_get("flex"));
+  bext_tensor *to = bext_full(&n, 1, -999, BEXT_F32, bext_device_get("flex"));
+  cr_assert(ti && to, "%s", bext_last_error());
+  bext_tensor *bind[2] = {ti, to};
+  uint32_t count[3] = {1, 1, 1}, cdim[3] = {dim, 1, 1};
+  cr_assert(d->vt->kernel_launch(d, k, count, cdim, bind, NULL), "%s", bext_last_error());
+  const float *o = bext_data(to);
+  for (uint32_t i = 0; i < dim; i++) {
+    float want = in[(i + 1) % dim] * (NL * (NL + 1) / 2) + 1;
+    cr_assert_eq(o[i], want, "unit %u: %g, want %g", i, o[i], want);
+  }
+  bext_release(ti), bext_release(to);
+  bxk_kernel_free(ir);
+  ir = private_locals(dim, true);
+  cr_assert_null(d->vt->kernel_prepare(d, ir, 0x5e01), "81 locals live across a barrier were accepted");
+  cr_assert(strstr(bext_last_error(), "K0013") && strstr(bext_last_error(), "82 locals and values"), "%s",
+            bext_last_error());
+  bxk_kernel_free(ir);
+}
