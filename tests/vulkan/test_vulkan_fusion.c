@@ -6,7 +6,10 @@
  * test runs a program on cube:vulkan:0+fusion and the same program eager
  * on ndarray, compares the values, and asserts from bext_fusion_stats
  * that the chain ran as ONE fused kernel and that a second iteration
- * (new scalars, same shapes) builds and compiles nothing.  Without a
+ * (new scalars, same shapes) builds and compiles nothing; and that a
+ * reduction longer than the device's loop limit (llvmpipe: 65533 trips)
+ * is left to the device, which splits it, instead of being fused into a
+ * kernel whose loop would stop early.  Without a
  * Vulkan device each test says plainly that it is skipped. */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -14,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <bext/bext.h>
+#include "backend.h"   /* the device's loop limit */
 
 static const bext_device *vk, *nd;
 
@@ -196,4 +199,31 @@ static bext_tensor *softmax(const bext_device *d, bext_dtype dt, double s) {
 
 Test(vulkan_fusion, softmax_is_one_row_kernel, .init = setup) {
   fuses_and_replays(softmax, BEXT_F32, 1e-6, 6, 1, "softmax");
+}
+
+/* sum over rows of 70000 (> llvmpipe's 65533-trip loops): Fusion leaves
+ * the reduction to the device (which runs it in two stages) and fuses
+ * nothing into it; the value is whole.  On a device without a loop limit
+ * the chain fuses as any other. */
+static bext_tensor *long_rows(const bext_device *d, bext_dtype dt, double s) {
+  enum { R = 64, K = 70000 };
+  float *v = malloc(sizeof(float) * R * K);
+  for (int64_t i = 0; i < (int64_t)R * K; i++) v[i] = (float)(i % 7) - 3.0f;
+  bext_tensor *x = on(d, dt, v, (int64_t[]){R, K}, 2);
+  free(v);
+  return bext_sum_dim(bext_add_scalar(bext_mul_scalar(x, s), 1.0), 1, false);
+}
+
+Test(vulkan_fusion, a_reduction_longer_than_a_loop_may_run_is_not_fused, .init = setup) {
+  const struct bext_device *base = bext_device_get("cube:vulkan:0");
+  uint32_t lim = base->loop_max;
+  bext_fusion_stat s0 = stats();
+  agree(long_rows(vk, BEXT_F32, 0.5), long_rows(nd, BEXT_F32, 0.5), 1e-5, "sum_dim over rows of 70000");
+  bext_fusion_stat d = delta(s0, stats());
+  if (lim && lim < 70000) {
+    cr_expect_eq(d.reductions_fused, 0, "a row of 70000 fused on a device whose loops stop after %u trips", lim);
+    cr_expect_eq(d.ops_fused, 2, "the chain before it still fuses: %llu", (unsigned long long)d.ops_fused);
+  } else {
+    cr_expect_eq(d.reductions_fused, 1, "no loop limit here: the whole chain fuses");
+  }
 }
