@@ -2,8 +2,9 @@
 # demo.sh BUILD — what `make demo` shows: bextc checking the samples, a
 # diagnostic for a broken file, metadata evaluated in the REPL, a small
 # program on the runtime, the extension samples (one run on a bext
-# server), a fused chain on flex+fusion with its plan dumped, core ops on
-# cube:cpu, and a small MLP trained on flex+autodiff.  Stops at the first unexpected failure.
+# server; the #[cube] one on cube:vulkan:0 too), a fused chain on
+# flex+fusion with its plan dumped, core ops on cube:cpu, and a small MLP
+# trained on flex+autodiff.  Stops at the first unexpected failure.
 set -eu
 B=${1:-build}
 bin=$B/bin
@@ -36,9 +37,11 @@ for s in transpose counted activations pointwise gated gated_full; do
   "$bin/$s"
 done
 # A #[cube] kernel behind an extension method (the generated launcher),
-# on cube:cpu and flex, from the ahead-of-time object bextc wrote.
+# on cube:cpu and flex, from the ahead-of-time object bextc wrote, and
+# unchanged on cube:vulkan:0 as SPIR-V (lavapipe here) when it exists;
+# otherwise the sample says in one line why not.
 [ -x "$bin/gelu_cube" ] || { echo "demo: $bin/gelu_cube was not built" >&2; exit 1; }
-step "samples/gelu_cube (a #[cube] GELU kernel on cube:cpu and flex)"
+step "samples/gelu_cube (a #[cube] GELU kernel on cube:cpu, flex and cube:vulkan:0)"
 "$bin/gelu_cube"
 # The LibTorch extension (ATen called from a _libtorch implementation),
 # where the build has the LibTorch backend.

@@ -83,7 +83,7 @@ struct cube_ctx {
   void *target;                         /* the target runtime's state (cube:vulkan: its device) */
   uint32_t dtypes;                      /* bit per bext_dtype the device's kernels hold */
   char why[160];                        /* what the device lacks, for refusals */
-  uint32_t shared_max, loop_max;        /* cube_set_limits; 0: none */
+  uint32_t shared_max;                  /* cube_set_limits; 0: none (the loop limit is dev->loop_max) */
   char limit_why[96];
   uint32_t n;
   _Atomic(struct bxr_kernel *) k[];     /* one per embedded row */
@@ -114,14 +114,12 @@ void cube_set_dtypes(struct bext_device *dev, uint32_t mask, const char *why) {
 
 void cube_set_limits(struct bext_device *dev, uint32_t shared_max, uint32_t loop_max, const char *who) {
   struct cube_ctx *c = dev->ctx;
-  c->shared_max = shared_max, c->loop_max = loop_max;
+  c->shared_max = shared_max;
+  dev->loop_max = loop_max;   /* on the device: Fusion plans around it too */
   snprintf(c->limit_why, sizeof c->limit_why, "%s", who ? who : "");
 }
 
-uint32_t cube_loop_max(struct bext_device *dev) {
-  const struct cube_ctx *c = dev->ctx;
-  return c->loop_max;
-}
+uint32_t cube_loop_max(struct bext_device *dev) { return dev->loop_max; }
 
 bool cube_fits_shared(struct bext_device *dev, uint64_t bytes) {
   const struct cube_ctx *c = dev->ctx;
@@ -130,10 +128,11 @@ bool cube_fits_shared(struct bext_device *dev, uint64_t bytes) {
 
 bool cube_fits_loop(struct bxr_op *op, int64_t trips) {
   const struct cube_ctx *c = op->device->ctx;
-  if (!c->loop_max || trips <= (int64_t)c->loop_max) return true;
+  uint32_t lim = op->device->loop_max;
+  if (!lim || trips <= (int64_t)lim) return true;
   return bxr_error("%s: `%s` with a loop of %lld steps is not supported on this device (%s runs at most %u "
                    "iterations of a loop)",
-                   op->device->name, op->api, (long long)trips, c->limit_why, c->loop_max);
+                   op->device->name, op->api, (long long)trips, c->limit_why, lim);
 }
 
 bool cube_dtype_ok(struct bext_device *dev, bext_dtype dt) {

@@ -148,6 +148,10 @@ struct bext_device {
   bool available;                  /* vt of this device and of every inner one */
   bext_autodiff_strategy strategy; /* +autodiff(...) */
   int index;                       /* device index (cube:cuda:1 -> 1) */
+  uint32_t loop_max;               /* the most trips one kernel loop may run here
+                                    * (0: no limit); set by the backend's open
+                                    * (cube:vulkan on llvmpipe: 65533), read by
+                                    * the cube host code and by Fusion's planner */
   char target[16];                 /* cube/libtorch target ("cpu", "vulkan", ...) */
   char address[96];                /* remote: the address after "remote:" */
   char name[200];                  /* canonical spelling */

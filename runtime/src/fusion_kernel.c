@@ -128,14 +128,21 @@ static bool expressible(const struct bxfu_segment *g, int i) {
 #define BXFU_RED_MIN_UNITS 64
 
 /* Whether record i is a reduction a fused kernel computes (dim or all,
- * over a non-empty input of an IR dtype, not long and narrow). */
+ * over a non-empty input of an IR dtype, not long and narrow, and not
+ * longer than a loop of the inner device may run: a unit walks its
+ * extent in loops of up to K trips (a max/min's rescan, a row kernel's
+ * storing loop), and llvmpipe ends longer loops early without a word,
+ * which would make a sum of 1.1M elements come back short; such a
+ * reduction stays the inner device's, which splits or refuses it). */
 static bool reducible(const struct bxfu_segment *g, int i) {
   const struct bxfu_rec *r = &g->rec[i];
   if (r->kind != BXFU_CORE || !red[r->code]) return false;
   enum bxk_type t = ir_type(r->out.dtype);
   int64_t n = bxr_numel(r->in[0]->rank, r->in[0]->shape), units = bxr_numel(r->out.rank, r->out.shape);
+  uint32_t loop_max = r->in[0]->device->inner ? r->in[0]->device->inner->loop_max : 0;
   return t != BXK_VOID && t != BXK_BOOL && r->in[0]->dtype == r->out.dtype && n > 0 &&
-         (n / units <= BXFU_RED_MAX_EXTENT || units >= BXFU_RED_MIN_UNITS);
+         (n / units <= BXFU_RED_MAX_EXTENT || units >= BXFU_RED_MIN_UNITS) &&
+         (!loop_max || n / units <= (int64_t)loop_max);
 }
 
 /* ------------------------------------------------------------ legality */

@@ -3,7 +3,7 @@
  * ext/cubefuse.bext, whose methods are implemented here as one launch of
  * a #[cube] kernel each, on Flex and on Cube.
  *
- * Under flex+fusion (and cube:cpu+fusion) a loop runs x*2 -> gelu -> +1:
+ * Under flex+fusion (and cube:cpu+fusion, cube:vulkan:0+fusion) a loop runs x*2 -> gelu -> +1:
  * the first iteration runs gelu's implementation (Fusion watches its one
  * launch and learns that it is elementwise), the second builds a plan
  * where mul_scalar, gelu's kernel body and add_scalar are one fused
@@ -213,6 +213,14 @@ static void gelu_fuses(const char *dev, bext_dtype dt) {
 Test(cube_fusion, gelu_kernel_fuses_with_its_neighbours_f32) { gelu_fuses("flex+fusion", BEXT_F32); }
 Test(cube_fusion, gelu_kernel_fuses_with_its_neighbours_f64) { gelu_fuses("flex+fusion", BEXT_F64); }
 Test(cube_fusion, gelu_kernel_fuses_on_cube_cpu) { gelu_fuses("cube:cpu+fusion", BEXT_F32); }
+/* The same on Vulkan (lavapipe here): the watch, the learned body and the
+ * fused kernel go through the device's kernel_prepare / kernel_launch
+ * like any other, so nothing here is Vulkan's own. */
+Test(cube_fusion, gelu_kernel_fuses_on_cube_vulkan) {
+  if (!bext_device_available(bext_device_get("cube:vulkan:0")))
+    cr_skip_test("skipped: cube:vulkan:0 is not available here: %s", bext_last_error());
+  gelu_fuses("cube:vulkan:0+fusion", BEXT_F32);
+}
 
 /* The fused plan's kernel IR holds the #[cube] body (its erf) between
  * the mul and the add of the core ops. */

@@ -12,6 +12,8 @@
  * run on flex and on flex+fusion with identical results (bitwise for
  * non-float dtypes, within a tolerance for floats, NaN equal to NaN) and
  * identical error messages for calls that fail at record time.
+ * The same generator runs 300 programs on cube:vulkan:0+fusion (lavapipe)
+ * against eager flex where a Vulkan device exists.
  * The long run: `BEXT_FUSION_PROGRAMS=200000 runtime_test_fusion`
  * (`make test-long`); `BEXT_FUSION_FIRST=N` starts at program N, to
  * reproduce one. */
@@ -1081,4 +1083,26 @@ Test(fusion, random_programs_agree_on_ndarray_unfused) {
   bext_fusion_stat s1 = stats();
   cr_expect_eq(s1.kernels_launched, s0.kernels_launched, "ndarray cannot run IR kernels");
   cr_expect_gt(s1.ops_run, s0.ops_run);
+}
+
+/* The same generator on cube:vulkan:0+fusion (lavapipe here) against
+ * eager flex: the plans' fused kernels go through the one lowering to
+ * Vulkan's kernel_prepare (SPIR-V) and kernel_launch, and what does not
+ * fuse runs as the device's stdlib kernels.  Skipped, saying so, where
+ * there is no Vulkan device. */
+Test(fusion, random_programs_agree_on_cube_vulkan, .timeout = 600) {
+  const bext_device *E = dev("flex"), *L = dev("cube:vulkan:0+fusion");
+  if (!bext_device_available(L)) cr_skip_test("skipped: cube:vulkan:0 is not available here: %s", bext_last_error());
+  bext_fusion_stat s0 = stats();
+  for (long p = 0; p < 300; p++) {
+    rng = 0x2545F4914F6CDD1Dull ^ (uint64_t)(p + 1) * 0x9E3779B97F4A7C15ull;
+    cur_prog = p;
+    run_program(E, L, 6 + (int)rnd(10));
+    if (p % FRESH_CACHE == FRESH_CACHE - 1) cr_assert(bext_device_close(L), "%s", bext_last_error());
+  }
+  cr_assert(bext_sync(L), "%s", bext_last_error());
+  bext_fusion_stat s1 = stats();
+  cr_expect_gt(s1.kernels_launched - s0.kernels_launched, 0, "no fused kernel ran on Vulkan");
+  cr_expect_gt(s1.reductions_fused - s0.reductions_fused, 0, "no chain fused into a reduction on Vulkan");
+  cr_expect_gt(s1.ops_run - s0.ops_run, s1.ops_fused - s0.ops_fused, "unfused ops ran too");
 }
