@@ -127,6 +127,32 @@ static bool expressible(const struct bxfu_segment *g, int i) {
 #define BXFU_RED_MAX_EXTENT 16384
 #define BXFU_RED_MIN_UNITS 64
 
+/* Sums, products, max and min accumulate in this many lanes, element k
+ * into lane k % BXFU_RED_LANES (the tail past the last whole step into
+ * lane 0), combined pairwise at the end: a fixed order, so still
+ * deterministic, and the lanes are independent, so LLVM's SLP vectorizer
+ * packs them into vectors (16 f32 lanes: one AVX-512 register, two AVX2
+ * ones), libmvec's vector exp included. */
+#define BXFU_RED_LANES 16
+
+/* The most loop trips a fused reduction's unit runs over an extent of
+ * ext (reduce_ir): its accumulating loop, BXFU_RED_LANES elements a trip
+ * on long extents, and for max/min a rescan of the whole extent for the
+ * first zero or NaN. */
+static int64_t red_trips(const struct bxfu_rec *r, int64_t ext) {
+  int64_t acc = ext >= 2 * BXFU_RED_LANES ? ext / BXFU_RED_LANES + BXFU_RED_LANES : ext;   /* + the tail */
+  return acc + (r->code == BXR_OP_MAX_REDUCE || r->code == BXR_OP_MIN_REDUCE ? ext : 0);
+}
+
+/* Whether a unit's trips fit the loop limit of the device r's input is
+ * recorded over.  The limit is a budget for all of a unit's loops
+ * together, nested or in a row (llvmpipe keeps one counter per
+ * invocation: cube_set_limits), so a row kernel counts every pass. */
+static bool trips_fit(const struct bxfu_rec *r, int64_t trips) {
+  uint32_t loop_max = r->in[0]->device->inner ? r->in[0]->device->inner->loop_max : 0;
+  return !loop_max || trips <= (int64_t)loop_max;
+}
+
 /* Whether record i is a reduction a fused kernel computes (dim or all,
  * over a non-empty input of an IR dtype, not long and narrow, and not
  * longer than a loop of the inner device may run: a unit walks its
@@ -139,10 +165,8 @@ static bool reducible(const struct bxfu_segment *g, int i) {
   if (r->kind != BXFU_CORE || !red[r->code]) return false;
   enum bxk_type t = ir_type(r->out.dtype);
   int64_t n = bxr_numel(r->in[0]->rank, r->in[0]->shape), units = bxr_numel(r->out.rank, r->out.shape);
-  uint32_t loop_max = r->in[0]->device->inner ? r->in[0]->device->inner->loop_max : 0;
   return t != BXK_VOID && t != BXK_BOOL && r->in[0]->dtype == r->out.dtype && n > 0 &&
-         (n / units <= BXFU_RED_MAX_EXTENT || units >= BXFU_RED_MIN_UNITS) &&
-         (!loop_max || n / units <= (int64_t)loop_max);
+         (n / units <= BXFU_RED_MAX_EXTENT || units >= BXFU_RED_MIN_UNITS) && trips_fit(r, red_trips(r, n / units));
 }
 
 /* ------------------------------------------------------------ legality */
@@ -440,14 +464,6 @@ static bxk_val member_val(struct bxk_builder *b, struct kb *K, int i, bxk_val id
   }
   return K->val[i];
 }
-
-/* Sums, products, max and min accumulate in this many lanes, element k
- * into lane k % BXFU_RED_LANES (the tail past the last whole step into
- * lane 0), combined pairwise at the end: a fixed order, so still
- * deterministic, and the lanes are independent, so LLVM's SLP vectorizer
- * packs them into vectors (16 f32 lanes: one AVX-512 register, two AVX2
- * ones), libmvec's vector exp included. */
-#define BXFU_RED_LANES 16
 
 /* Every member that is not a row's value forgotten, so the next loop (or
  * lane) evaluates its chain afresh at its own element. */
@@ -835,6 +851,17 @@ static bool rows_fit(const struct bxfu_segment *g, int *parent, int a, int b, in
       if (!bxr_same_shape(r->out.rank, r->out.shape, S->rank, S->shape) && collapsed_dim(&r->out, S) != d) return false;
     }
   if (!S) return false;
+  /* the row kernel walks the row for each reduction and once more to
+   * store: all of it within the device's loop budget */
+  int64_t trips = S->shape[d];
+  const struct bxfu_rec *any = NULL;
+  for (int i = 0; i <= c; i++) {
+    int f = find(parent, i);
+    if ((f != a && f != b && i != c) || g->rec[i].kind != BXFU_CORE || !red[g->rec[i].code]) continue;
+    trips += red_trips(&g->rec[i], S->shape[d]);
+    any = &g->rec[i];
+  }
+  if (!trips_fit(any, trips)) return false;
   for (int j = 0; j < c; j++) {   /* a record outside the group reading a member runs before it */
     int fj = find(parent, j);
     if (fj == a || fj == b) continue;

@@ -7,9 +7,10 @@
  * on ndarray, compares the values, and asserts from bext_fusion_stats
  * that the chain ran as ONE fused kernel and that a second iteration
  * (new scalars, same shapes) builds and compiles nothing; and that a
- * reduction longer than the device's loop limit (llvmpipe: 65533 trips)
+ * reduction or row kernel whose loops together run longer than the
+ * device's loop budget (llvmpipe: one counter for all of a unit's loops)
  * is left to the device, which splits it, instead of being fused into a
- * kernel whose loop would stop early.  Without a
+ * kernel whose loops would stop early.  Without a
  * Vulkan device each test says plainly that it is skipped. */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -201,29 +202,71 @@ Test(vulkan_fusion, softmax_is_one_row_kernel, .init = setup) {
   fuses_and_replays(softmax, BEXT_F32, 1e-6, 6, 1, "softmax");
 }
 
-/* sum over rows of 70000 (> llvmpipe's 65533-trip loops): Fusion leaves
- * the reduction to the device (which runs it in two stages) and fuses
- * nothing into it; the value is whole.  On a device without a loop limit
- * the chain fuses as any other. */
-static bext_tensor *long_rows(const bext_device *d, bext_dtype dt, double s) {
-  enum { R = 64, K = 70000 };
-  float *v = malloc(sizeof(float) * R * K);
-  for (int64_t i = 0; i < (int64_t)R * K; i++) v[i] = (float)(i % 7) - 3.0f;
-  bext_tensor *x = on(d, dt, v, (int64_t[]){R, K}, 2);
+/* Reductions over long rows: a fused sum walks a row 16 elements a trip
+ * (its lanes), so over rows of 70000 (> llvmpipe's loop budget) it runs
+ * about 4400 trips and fuses with its chain; a fused max may walk the row
+ * again for the first zero or NaN, so over rows of 64000 (68000 trips in
+ * all) Fusion leaves it to the device, whose own kernel walks the row
+ * once, and fuses only the chain before it.  Both values are whole.  On
+ * a device without a loop limit both fuse. */
+static bext_tensor *long_rows(const bext_device *d, bool max, double s) {
+  const int64_t R = 64, K = max ? 64000 : 70000;
+  float *v = malloc(sizeof(float) * (size_t)(R * K));
+  for (int64_t i = 0; i < R * K; i++) v[i] = (float)(i % 7) - 3.0f;
+  bext_tensor *x = on(d, BEXT_F32, v, (int64_t[]){R, K}, 2);
   free(v);
-  return bext_sum_dim(bext_add_scalar(bext_mul_scalar(x, s), 1.0), 1, false);
+  bext_tensor *y = bext_add_scalar(bext_mul_scalar(x, s), 1.0);
+  return max ? bext_max_dim(y, 1, false) : bext_sum_dim(y, 1, false);
 }
 
 Test(vulkan_fusion, a_reduction_longer_than_a_loop_may_run_is_not_fused, .init = setup) {
   const struct bext_device *base = bext_device_get("cube:vulkan:0");
   uint32_t lim = base->loop_max;
   bext_fusion_stat s0 = stats();
-  agree(long_rows(vk, BEXT_F32, 0.5), long_rows(nd, BEXT_F32, 0.5), 1e-5, "sum_dim over rows of 70000");
+  agree(long_rows(vk, false, 0.5), long_rows(nd, false, 0.5), 1e-5, "sum_dim over rows of 70000");
   bext_fusion_stat d = delta(s0, stats());
-  if (lim && lim < 70000) {
-    cr_expect_eq(d.reductions_fused, 0, "a row of 70000 fused on a device whose loops stop after %u trips", lim);
+  cr_expect_eq(d.reductions_fused, 1, "a sum over 70000 runs 70000 / 16 trips: it fuses");
+  s0 = stats();
+  agree(long_rows(vk, true, 0.5), long_rows(nd, true, 0.5), 0, "max_dim over rows of 64000");
+  d = delta(s0, stats());
+  if (lim && lim < 64000 + 64000 / 16) {
+    cr_expect_eq(d.reductions_fused, 0, "a max over 64000 fused on a device whose loops stop after %u trips", lim);
     cr_expect_eq(d.ops_fused, 2, "the chain before it still fuses: %llu", (unsigned long long)d.ops_fused);
   } else {
     cr_expect_eq(d.reductions_fused, 1, "no loop limit here: the whole chain fuses");
+  }
+}
+
+/* Softmax over rows of K: every row pass of a row kernel counts against
+ * the same budget on llvmpipe (a unit's loops share one counter), so a
+ * row of 60000 — each loop alone under the limit, the passes together
+ * over it — must not become one row kernel there (it came back with
+ * whole rows wrong when Fusion checked each loop alone); a row of 8000
+ * still does. */
+static bext_tensor *softmax_rows(const bext_device *d, int64_t K) {
+  enum { R = 64 };
+  float *v = malloc(sizeof(float) * R * (size_t)K);
+  for (int64_t i = 0; i < R * K; i++) v[i] = (float)((i * 7919) % 601) / 100.0f - 3.0f;
+  bext_tensor *x = on(d, BEXT_F32, v, (int64_t[]){R, K}, 2);
+  free(v);
+  bext_tensor *m = bext_max_dim(bext_retain(x), 1, true);
+  bext_tensor *e = bext_exp(bext_sub(x, m));
+  bext_tensor *sum = bext_sum_dim(bext_retain(e), 1, true);
+  return bext_div(e, sum);
+}
+
+Test(vulkan_fusion, a_row_kernel_counts_all_its_passes_against_the_loop_limit, .init = setup) {
+  const struct bext_device *base = bext_device_get("cube:vulkan:0");
+  uint32_t lim = base->loop_max;
+  for (int t = 0; t < 2; t++) {
+    int64_t K = t ? 60000 : 8000;
+    bext_fusion_stat s0 = stats();
+    char what[64];
+    snprintf(what, sizeof what, "softmax over rows of %lld", (long long)K);
+    agree(softmax_rows(vk, K), softmax_rows(nd, K), 1e-6, what);
+    bext_fusion_stat d = delta(s0, stats());
+    /* the values above are the test at 60000; a row of 8000 is still one
+     * row kernel (counted as one fused reduction, as softmax_is_one_row_kernel) */
+    if (K == 8000 || !lim) cr_expect_eq(d.reductions_fused, 1, "%s: one row kernel", what);
   }
 }
