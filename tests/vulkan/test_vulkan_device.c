@@ -65,6 +65,22 @@ static void same(bext_tensor *got, bext_tensor *want, double tol, const char *wh
   bext_release(want);
 }
 
+/* got (on vk) equals want (on cube:cpu) element for element (integers).
+ * Releases both. */
+static void same_as_cpu(bext_tensor *got, bext_tensor *want, const char *what) {
+  cr_assert(got && want, "%s: %s", what, bext_last_error());
+  int64_t n, m;
+  double *g = values(got, &n), *w = values(want, &m);
+  cr_assert_eq(n, m, "%s: %lld elements, cube:cpu %lld", what, (long long)n, (long long)m);
+  int64_t bad = 0, first = -1;
+  for (int64_t i = 0; i < n; i++)
+    if (g[i] != w[i] && !bad++) first = i;
+  cr_expect_eq(bad, 0, "%s: %lld elements differ, the first at %lld (%g, cube:cpu %g)", what, (long long)bad,
+               (long long)first, first >= 0 ? g[first] : 0, first >= 0 ? w[first] : 0);
+  free(g), free(w);
+  bext_release(got), bext_release(want);
+}
+
 /* The same seeded tensor on nd and on vk (moved through the host). */
 static void pair(const int64_t *shape, int rank, uint64_t seed, bext_tensor **on_nd, bext_tensor **on_vk) {
   *on_nd = bext_random_uniform(shape, rank, -2, 2, seed, BEXT_F32, nd);
@@ -238,6 +254,45 @@ Test(cube_vulkan, long_integer_sum, .init = setup) {
   else
     same(am, bext_argmax(bext_retain(a)), 0, "argmax i32");
   bext_release(a), bext_release(va);
+}
+
+/* A line as long as the device's loop limit (dev->loop_max) in tensors
+ * of rank 2 and 8: the kernels' rank walks are loops too, and llvmpipe
+ * counts every loop of a unit against one budget (cube_vulkan.c), so the
+ * limit must leave them room: sum_dim and cumsum came back short here
+ * with a limit of 65533.  The line's last element is its largest, so a
+ * short argmax shows.  One element more is split or refused by name. */
+Test(cube_vulkan, lines_at_the_loop_limit_are_whole, .init = setup) {
+  const struct bext_device *base = bext_device_get("cube:vulkan:0");
+  cr_assert(bext_sync(base), "%s", bext_last_error());   /* opened: loop_max set */
+  int64_t n = base->loop_max ? base->loop_max : 70000;
+  int32_t *src = malloc((size_t)(n + 1) * 4);
+  for (int64_t i = 0; i <= n; i++) src[i] = 1 + (int32_t)(i % 3) + (i >= n - 1 ? 10 : 0);
+  const bext_device *cc = bext_device_get("cube:cpu");
+  for (int rank = 2; rank <= 8; rank += 6) {
+    int64_t shape[8] = {1, 1, 1, 1, 1, 1, 1, 1};
+    shape[rank - 1] = n;
+    bext_tensor *a = bext_from_data(src, BEXT_I32, shape, rank, vk), *c = bext_from_data(src, BEXT_I32, shape, rank, cc);
+    cr_assert(a && c, "%s", bext_last_error());
+    char what[64];
+    snprintf(what, sizeof what, "sum_dim over %lld in rank %d", (long long)n, rank);
+    same_as_cpu(bext_sum_dim(bext_retain(a), rank - 1, false), bext_sum_dim(bext_retain(c), rank - 1, false), what);
+    snprintf(what, sizeof what, "cumsum over %lld in rank %d", (long long)n, rank);
+    same_as_cpu(bext_cumsum(bext_retain(a), rank - 1), bext_cumsum(bext_retain(c), rank - 1), what);
+    snprintf(what, sizeof what, "argmax_dim over %lld in rank %d", (long long)n, rank);
+    same_as_cpu(bext_argmax_dim(bext_retain(a), rank - 1, false), bext_argmax_dim(bext_retain(c), rank - 1, false),
+                what);
+    bext_release(a), bext_release(c);
+  }
+  if (base->loop_max) {
+    int64_t shape[2] = {1, n + 1};
+    bext_tensor *a = bext_from_data(src, BEXT_I32, shape, 2, vk);
+    bext_tensor *s = bext_sum_dim(a, 1, false);
+    cr_expect_null(s, "a line one longer than the loop limit ran");
+    cr_expect(strstr(bext_last_error(), "not supported on this device"), "%s", bext_last_error());
+    if (s) bext_release(s);
+  }
+  free(src);
 }
 
 /* Without a Vulkan loader the device is unavailable and says so (a

@@ -7,7 +7,7 @@
  * on ndarray, compares the values, and asserts from bext_fusion_stats
  * that the chain ran as ONE fused kernel and that a second iteration
  * (new scalars, same shapes) builds and compiles nothing; and that a
- * reduction longer than the device's loop limit (llvmpipe: 65533 trips)
+ * reduction longer than the device's loop limit (llvmpipe: 65279 trips)
  * is left to the device, which splits it, instead of being fused into a
  * kernel whose loop would stop early.  Without a
  * Vulkan device each test says plainly that it is skipped. */
@@ -201,7 +201,7 @@ Test(vulkan_fusion, softmax_is_one_row_kernel, .init = setup) {
   fuses_and_replays(softmax, BEXT_F32, 1e-6, 6, 1, "softmax");
 }
 
-/* sum over rows of 70000 (> llvmpipe's 65533-trip loops): Fusion leaves
+/* sum over rows of 70000 (> llvmpipe's 65279-trip loops): Fusion leaves
  * the reduction to the device (which runs it in two stages) and fuses
  * nothing into it; the value is whole.  On a device without a loop limit
  * the chain fuses as any other. */
