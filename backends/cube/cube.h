@@ -76,8 +76,10 @@ BXR_FUNC void cube_set_dtypes(struct bext_device *dev, uint32_t mask, const char
 BXR_FUNC bool cube_dtype_ok(struct bext_device *dev, bext_dtype dt);
 /* A target's limits the host code must plan around (0: none; cube:cpu
  * has none): a cube's shared memory in bytes, and the most iterations a
- * loop may run (llvmpipe, Mesa's CPU Vulkan, silently stops a loop after
- * 65533 of our loops).  who names the device for the refusals. */
+ * kernel's long loop may run (llvmpipe, Mesa's CPU Vulkan, silently stops
+ * a unit's loops after 65535 trips of them all together: 65279 there,
+ * the rest left to a kernel's short loops).  who names the device for
+ * the refusals. */
 BXR_FUNC void cube_set_limits(struct bext_device *dev, uint32_t shared_max, uint32_t loop_max, const char *who);
 BXR_FUNC bool cube_fits_shared(struct bext_device *dev, uint64_t bytes);
 BXR_FUNC uint32_t cube_loop_max(struct bext_device *dev);   /* 0: none */

@@ -113,7 +113,7 @@ static bool float_sum(struct bxr_op *op, bext_tensor *in, int dim, bext_tensor *
 }
 
 /* A whole-tensor reduction (in: a contiguous rank-1 view) on a device
- * whose loops stop early (cube_loop_max; llvmpipe: 65533) runs in two
+ * whose loops stop early (cube_loop_max; llvmpipe: 65279) runs in two
  * stages where its fold is exact in pieces (integer sum, mean and prod,
  * which wrap alike in any grouping; max and min; any and all): the kernel
  * k over a [parts, chunk] view and a [1, rest] view of the tail into a

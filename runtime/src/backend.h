@@ -150,7 +150,7 @@ struct bext_device {
   int index;                       /* device index (cube:cuda:1 -> 1) */
   uint32_t loop_max;               /* the most trips one kernel loop may run here
                                     * (0: no limit); set by the backend's open
-                                    * (cube:vulkan on llvmpipe: 65533), read by
+                                    * (cube:vulkan on llvmpipe: 65279), read by
                                     * the cube host code and by Fusion's planner */
   char target[16];                 /* cube/libtorch target ("cpu", "vulkan", ...) */
   char address[96];                /* remote: the address after "remote:" */

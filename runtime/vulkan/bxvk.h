@@ -13,7 +13,10 @@
  *     buffer of its element type (bool and u8 as 8-bit integers 0/1 and
  *     0..255, f16 as binary16: the 8- and 16-bit storage features);
  *   - binding nbind: the metadata, BXVK_META_WORDS u32 words per binding:
- *     {len, rank, offset (elements), 0, shape[8], stride[8]};
+ *     {len, rank, offset (elements), 0, shape[8], stride[8]}, then
+ *     BXVK_GRID_WORDS words {cube_count x, y, z, 0}: the whole launch's
+ *     grid (a launch past the device's maxComputeWorkGroupCount runs as
+ *     several dispatches with a base, whose NumWorkgroups is their own);
  *   - push constants: scalar j at byte 8*j (as union bxl_scalar's slot;
  *     bool, u8 and f16 read from the slot's low 32 bits);
  *   - specialization constants 0, 1, 2: cube_dim x, y, z (the module
@@ -28,8 +31,9 @@
 #include "bxk.h"
 
 /* Bumped when the emitted code changes meaning: caches key on it. */
-#define BXVK_EMIT_VERSION 2u
+#define BXVK_EMIT_VERSION 3u
 #define BXVK_META_WORDS 20u
+#define BXVK_GRID_WORDS 4u
 /* Push constants every Vulkan device has (maxPushConstantsSize >= 128). */
 #define BXVK_MAX_SCALARS 16u
 
@@ -135,8 +139,11 @@ struct bxvk_arg {
 union bxl_scalar;
 /* backend.h's kernel_launch: queued into the current batch (submitted
  * when full, and by bxvk_sync / a download).  Checks the grid (every
- * component >= 1, within the device's limits) and that each binding's
- * view lies inside its buffer. */
+ * component >= 1, cube_dim within the device's limits, at most 2^32-1
+ * units) and that each binding's view lies inside its buffer.  A
+ * cube_count past the device's maxComputeWorkGroupCount on some axis is
+ * recorded as several dispatches (vkCmdDispatchBase), one launch all the
+ * same: the kernel sees the whole grid. */
 BXK_FUNC bool bxvk_launch(struct bxvk_dev *d, struct bxvk_kernel *k, const uint32_t cube_count[3],
                           const uint32_t cube_dim[3], const struct bxvk_arg *args,
                           const union bxl_scalar *scalars, struct bxk_diags *ds);
@@ -150,6 +157,7 @@ struct bxvk_stats {
   unsigned long disk_hits, disk_rejects, disk_stores;
   unsigned long buf_allocs, buf_reuses; /* device allocations, and frees reused */
   unsigned long submits, launches;
+  unsigned long dispatches;             /* more than launches when a grid was split */
 };
 BXK_FUNC void bxvk_stats(const struct bxvk_dev *d, struct bxvk_stats *st);
 /* Forgets every prepared kernel (as a new process would): the next

@@ -297,7 +297,6 @@ static void globals(struct bxvk_em *e) {
   e->in_gid = builtin(e, SpvBuiltInGlobalInvocationId);
   e->in_lid = builtin(e, SpvBuiltInLocalInvocationId);
   e->in_wid = builtin(e, SpvBuiltInWorkgroupId);
-  e->in_nwg = builtin(e, SpvBuiltInNumWorkgroups);
   /* cube_dim: specialization constants 0..2 decorated as the WorkgroupSize */
   for (uint32_t a = 0; a < 3; a++) {
     bxvk_ins(&e->types, SpvOpSpecConstant, 3, u32, e->spec[a] = bxvk_id(e), 1);
@@ -315,6 +314,14 @@ static uint32_t comp(struct bxvk_em *e, uint32_t var, uint32_t axis) {
   bxvk_ins(&e->fn, SpvOpCompositeExtract, 4, bxvk_reg(e, BXK_U32), r, v, axis);
   return r;
 }
+
+static uint32_t meta(struct bxvk_em *e, uint32_t binding, uint32_t word, uint32_t axis);
+
+/* The whole grid's cube count on an axis, from the words after the
+ * bindings' metadata: not NumWorkgroups, which is one dispatch's when the
+ * runtime splits a launch past maxComputeWorkGroupCount (WorkgroupId and
+ * GlobalInvocationId include the dispatch's base, so they need nothing). */
+static uint32_t grid(struct bxvk_em *e, uint32_t axis) { return meta(e, e->k->nbind, axis, 0); }
 
 /* x + X * (y + Y * z): the CPU ABI's linearization, x fastest. */
 static uint32_t linear(struct bxvk_em *e, const uint32_t v[3], const uint32_t ext[3]) {
@@ -334,24 +341,24 @@ static uint32_t topo(struct bxvk_em *e, unsigned t) {
   case BXK_TOPO_CUBE_POS_X: case BXK_TOPO_CUBE_POS_Y: case BXK_TOPO_CUBE_POS_Z:
     return comp(e, e->in_wid, t - BXK_TOPO_CUBE_POS_X);
   case BXK_TOPO_CUBE_COUNT_X: case BXK_TOPO_CUBE_COUNT_Y: case BXK_TOPO_CUBE_COUNT_Z:
-    return comp(e, e->in_nwg, t - BXK_TOPO_CUBE_COUNT_X);
+    return grid(e, t - BXK_TOPO_CUBE_COUNT_X);
   case BXK_TOPO_CUBE_DIM_X: case BXK_TOPO_CUBE_DIM_Y: case BXK_TOPO_CUBE_DIM_Z:
     return e->spec[t - BXK_TOPO_CUBE_DIM_X];
   case BXK_TOPO_CUBE_DIM:
     return bxvk_op2(e, SpvOpIMul, u, bxvk_op2(e, SpvOpIMul, u, e->spec[0], e->spec[1]), e->spec[2]);
   case BXK_TOPO_CUBE_COUNT:
-    for (int a = 0; a < 3; a++) nwg[a] = comp(e, e->in_nwg, a);
+    for (int a = 0; a < 3; a++) nwg[a] = grid(e, a);
     return bxvk_op2(e, SpvOpIMul, u, bxvk_op2(e, SpvOpIMul, u, nwg[0], nwg[1]), nwg[2]);
   case BXK_TOPO_UNIT_POS:
     for (int a = 0; a < 3; a++) lid[a] = comp(e, e->in_lid, a);
     return linear(e, lid, e->spec);
   case BXK_TOPO_CUBE_POS:
-    for (int a = 0; a < 3; a++) wid[a] = comp(e, e->in_wid, a), nwg[a] = comp(e, e->in_nwg, a);
+    for (int a = 0; a < 3; a++) wid[a] = comp(e, e->in_wid, a), nwg[a] = grid(e, a);
     return linear(e, wid, nwg);
   default: /* ABSOLUTE_POS: linear over the whole grid */
     for (int a = 0; a < 3; a++) {
       gid[a] = comp(e, e->in_gid, a);
-      ext[a] = bxvk_op2(e, SpvOpIMul, u, comp(e, e->in_nwg, a), e->spec[a]);
+      ext[a] = bxvk_op2(e, SpvOpIMul, u, grid(e, a), e->spec[a]);
     }
     return linear(e, gid, ext);
   }
@@ -617,11 +624,11 @@ bool bxvk_emit(const struct bxk_kernel *k, struct bxvk_spirv *out, struct bxk_di
   bxvk_put(&m, e.glsl);
   put_str(&m, "GLSL.std.450");
   bxvk_ins(&m, SpvOpMemoryModel, 2, SpvAddressingModelLogical, SpvMemoryModelGLSL450);
-  bxvk_put(&m, ((3 + str_words("main") + 4) << 16) | SpvOpEntryPoint);
+  bxvk_put(&m, ((3 + str_words("main") + 3) << 16) | SpvOpEntryPoint);
   bxvk_put(&m, SpvExecutionModelGLCompute);
   bxvk_put(&m, fn);
   put_str(&m, "main");
-  bxvk_put(&m, e.in_gid), bxvk_put(&m, e.in_lid), bxvk_put(&m, e.in_wid), bxvk_put(&m, e.in_nwg);
+  bxvk_put(&m, e.in_gid), bxvk_put(&m, e.in_lid), bxvk_put(&m, e.in_wid);
   bxvk_ins(&m, SpvOpExecutionMode, 5, fn, SpvExecutionModeLocalSize, 1, 1, 1);
   cat(&m, &e.annot);
   cat(&m, &e.types);

@@ -51,7 +51,7 @@ struct bxvk_em {
   /* variables */
   uint32_t *bind_var, *bind_ptr, *bind_off, *shared_var, *local_var;
   uint32_t meta_var, pc_var;
-  uint32_t in_gid, in_lid, in_wid, in_nwg, spec[3];
+  uint32_t in_gid, in_lid, in_wid, spec[3];
   /* the loops being emitted: break goes to merge, continue to cont */
   struct { uint32_t merge, cont; } loops[BXVK_MAX_DEPTH];
   uint32_t depth;

@@ -16,7 +16,13 @@
  * It is rewritten when a new pipeline grew the pipeline cache's data.
  *
  * Launches are recorded into one command buffer (a batch) with a barrier
- * after each dispatch; the batch is submitted when it holds
+ * after each launch.  A launch whose cube_count passes the device's
+ * maxComputeWorkGroupCount on an axis (65535 on lavapipe) is recorded as
+ * a grid of dispatches, each with its base (vkCmdDispatchBase, core in
+ * Vulkan 1.1; every pipeline is made with DISPATCH_BASE so any launch can
+ * split): WorkgroupId and GlobalInvocationId count from the base, and the
+ * kernel reads the whole grid's counts from the metadata buffer
+ * (bxvk.h), so a split launch means what one dispatch would; the batch is submitted when it holds
  * BXVK_BATCH_SETS launches or its metadata ring is full, by bxvk_sync, and
  * before any upload or download.  Each batch carries two timestamps. */
 #include <stdio.h>
@@ -305,7 +311,8 @@ static VkPipeline pipeline(struct bxvk_dev *d, struct bxvk_kernel *k, const uint
       .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
       .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, .stage = VK_SHADER_STAGE_COMPUTE_BIT,
                 .module = k->mod, .pName = "main", .pSpecializationInfo = &si},
-      .layout = k->layout};
+      .layout = k->layout,
+      .flags = VK_PIPELINE_CREATE_DISPATCH_BASE_BIT};
   VkPipeline p;
   VkResult r = d->vkCreateComputePipelines(d->dev, k->cache, 1, &ci, NULL, &p);
   if (r != VK_SUCCESS) {
@@ -320,6 +327,8 @@ static VkPipeline pipeline(struct bxvk_dev *d, struct bxvk_kernel *k, const uint
   disk_store(d, k, true);
   return p;
 }
+
+static uint32_t min32(uint64_t a, uint32_t b) { return a < b ? (uint32_t)a : b; }
 
 static uint32_t elem_bytes(unsigned t) { return t == BXK_BOOL || t == BXK_U8 ? 1 : bxk_type_bits(t) / 8; }
 
@@ -356,10 +365,9 @@ bool bxvk_launch(struct bxvk_dev *d, struct bxvk_kernel *k, const uint32_t cube_
     if (!cube_count[a] || !cube_dim[a])
       return bxvk_err(ds, "kernel %s: cube_count %ux%ux%u and cube_dim %ux%ux%u must be at least 1 on every axis",
                       k->name, cube_count[0], cube_count[1], cube_count[2], cube_dim[0], cube_dim[1], cube_dim[2]);
-    if (cube_count[a] > L->maxComputeWorkGroupCount[a] || cube_dim[a] > L->maxComputeWorkGroupSize[a])
-      return bxvk_err(ds, "kernel %s: cube_count %u or cube_dim %u on axis %c exceeds Vulkan device %d's %u and %u",
-                      k->name, cube_count[a], cube_dim[a], "xyz"[a], d->index, L->maxComputeWorkGroupCount[a],
-                      L->maxComputeWorkGroupSize[a]);
+    if (cube_dim[a] > L->maxComputeWorkGroupSize[a])
+      return bxvk_err(ds, "kernel %s: cube_dim %u on axis %c exceeds Vulkan device %d's %u", k->name, cube_dim[a],
+                      "xyz"[a], d->index, L->maxComputeWorkGroupSize[a]);
     units *= (uint64_t)cube_count[a] * cube_dim[a];
     per_cube *= cube_dim[a];
   }
@@ -374,7 +382,7 @@ bool bxvk_launch(struct bxvk_dev *d, struct bxvk_kernel *k, const uint32_t cube_
   VkPipeline p = pipeline(d, k, cube_dim, ds);
   if (!p) return false;
   size_t align = L->minStorageBufferOffsetAlignment ? L->minStorageBufferOffsetAlignment : 4;
-  size_t mbytes = (k->nbind ? k->nbind : 1) * BXVK_META_WORDS * 4;
+  size_t mbytes = (k->nbind * BXVK_META_WORDS + BXVK_GRID_WORDS) * 4;
   size_t at = (d->meta_used + align - 1) / align * align;
   if (d->recording && (d->sets == BXVK_BATCH_SETS || at + mbytes > BXVK_META_RING)) {
     if (!bxvk_batch_submit(d, ds)) return false;
@@ -385,6 +393,7 @@ bool bxvk_launch(struct bxvk_dev *d, struct bxvk_kernel *k, const uint32_t cube_
   memset(w, 0, mbytes);
   for (uint32_t j = 0; j < k->nbind; j++)
     if (!check_arg(d, k, j, &args[j], w + j * BXVK_META_WORDS, ds)) return false;
+  memcpy(w + k->nbind * BXVK_META_WORDS, cube_count, 3 * sizeof *cube_count);
   d->meta_used = at + mbytes;
 
   VkDescriptorSetAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
@@ -406,7 +415,16 @@ bool bxvk_launch(struct bxvk_dev *d, struct bxvk_kernel *k, const uint32_t cube_
   d->vkCmdBindPipeline(d->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p);
   d->vkCmdBindDescriptorSets(d->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k->layout, 0, 1, &set, 0, NULL);
   if (k->nscalar) d->vkCmdPushConstants(d->cmd, k->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, 8 * k->nscalar, scalars);
-  d->vkCmdDispatch(d->cmd, cube_count[0], cube_count[1], cube_count[2]);
+  /* pieces of at most the device's count per axis (one, nearly always);
+   * they may run in any order, as the cubes of one dispatch may */
+  const uint32_t *most = L->maxComputeWorkGroupCount;
+  for (uint64_t z = 0; z < cube_count[2]; z += most[2])
+    for (uint64_t y = 0; y < cube_count[1]; y += most[1])
+      for (uint64_t x = 0; x < cube_count[0]; x += most[0]) {
+        d->vkCmdDispatchBase(d->cmd, (uint32_t)x, (uint32_t)y, (uint32_t)z, min32(cube_count[0] - x, most[0]),
+                             min32(cube_count[1] - y, most[1]), min32(cube_count[2] - z, most[2]));
+        d->st.dispatches++;
+      }
   /* the next launch may read what this one wrote */
   VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
                         .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT,

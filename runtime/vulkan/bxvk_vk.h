@@ -33,7 +33,7 @@
   X(vkCreateCommandPool) X(vkDestroyCommandPool) X(vkAllocateCommandBuffers)      \
   X(vkBeginCommandBuffer) X(vkEndCommandBuffer) X(vkResetCommandBuffer)           \
   X(vkCmdBindPipeline) X(vkCmdBindDescriptorSets) X(vkCmdPushConstants)           \
-  X(vkCmdDispatch) X(vkCmdPipelineBarrier) X(vkCmdCopyBuffer)                     \
+  X(vkCmdDispatchBase) X(vkCmdPipelineBarrier) X(vkCmdCopyBuffer)                     \
   X(vkCmdWriteTimestamp) X(vkCmdResetQueryPool)                                   \
   X(vkCreateQueryPool) X(vkDestroyQueryPool) X(vkGetQueryPoolResults)             \
   X(vkQueueSubmit) X(vkCreateFence) X(vkDestroyFence) X(vkWaitForFences) X(vkResetFences)

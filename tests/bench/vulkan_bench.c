@@ -3,8 +3,9 @@
  * rasterizer, so these measure overhead, not GPU speed):
  *   vulkan_launch_16  launch + submit + wait of a prepared 16-element add,
  *                     vs Flex's kernel_launch of the same IR
- *   vulkan_gelu_16m   the GELU kernel over 16M f32 (one launch of
- *                     4096x16 cubes of 256, waited for), vs the same IR launched on Flex (cube:cpu's
+ *   vulkan_gelu_16m   the GELU kernel over 16M f32 (one launch of 65536
+ *                     cubes of 256, two dispatches on lavapipe, waited
+ *                     for), vs the same IR launched on Flex (cube:cpu's
  *                     kernel runtime, the LLVM JIT) */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -47,7 +48,7 @@ int bxbt_vulkan_times(int reps, double *launch_ns, double *cpu_launch_ns, double
   if (ok && !bxvk_buf_upload(d, bx, x, (size_t)N * 4, &ds)) ok = fail(&ds, "upload");
   struct bxvk_arg a16[3] = {{bx, 0, 16, 1, {16}, {1}}, {bx, 0, 16, 1, {16}, {1}}, {by, 0, 16, 1, {16}, {1}}};
   struct bxvk_arg ag[2] = {{bx, 0, N, 1, {N}, {1}}, {by, 0, N, 1, {N}, {1}}};
-  uint32_t c1[3] = {1, 1, 1}, d16[3] = {16, 1, 1}, cg[3] = {N / 256 / 16, 16, 1}, d256[3] = {256, 1, 1};
+  uint32_t c1[3] = {1, 1, 1}, d16[3] = {16, 1, 1}, cg[3] = {N / 256, 1, 1}, d256[3] = {256, 1, 1};
   /* untimed: the pipelines */
   ok = ok && bxvk_launch(d, ka, c1, d16, a16, NULL, &ds) && bxvk_launch(d, kg, cg, d256, ag, NULL, &ds) &&
        bxvk_sync(d, NULL, &ds);

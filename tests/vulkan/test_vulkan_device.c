@@ -4,7 +4,9 @@
  * kernels, results read back through the staging buffer and compared
  * with the same ops on ndarray (integers and bools equal, floats within
  * a normalized error); movement to and from flex; distinct storage;
- * and the named errors (no device N, host-memory calls, bad indices).
+ * and the named errors (no device N, host-memory calls, bad indices);
+ * and launches of more cubes than the device dispatches at once, against
+ * cube:cpu.
  * Without a Vulkan device each test says plainly that it is skipped. */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -13,6 +15,7 @@
 #include <string.h>
 
 #include "backend.h"
+#include "bxk.h"
 
 static const bext_device *vk, *nd, *fx;
 
@@ -60,6 +63,22 @@ static void same(bext_tensor *got, bext_tensor *want, double tol, const char *wh
   free(w);
   bext_release(got);
   bext_release(want);
+}
+
+/* got (on vk) equals want (on cube:cpu) element for element (integers).
+ * Releases both. */
+static void same_as_cpu(bext_tensor *got, bext_tensor *want, const char *what) {
+  cr_assert(got && want, "%s: %s", what, bext_last_error());
+  int64_t n, m;
+  double *g = values(got, &n), *w = values(want, &m);
+  cr_assert_eq(n, m, "%s: %lld elements, cube:cpu %lld", what, (long long)n, (long long)m);
+  int64_t bad = 0, first = -1;
+  for (int64_t i = 0; i < n; i++)
+    if (g[i] != w[i] && !bad++) first = i;
+  cr_expect_eq(bad, 0, "%s: %lld elements differ, the first at %lld (%g, cube:cpu %g)", what, (long long)bad,
+               (long long)first, first >= 0 ? g[first] : 0, first >= 0 ? w[first] : 0);
+  free(g), free(w);
+  bext_release(got), bext_release(want);
 }
 
 /* The same seeded tensor on nd and on vk (moved through the host). */
@@ -237,6 +256,45 @@ Test(cube_vulkan, long_integer_sum, .init = setup) {
   bext_release(a), bext_release(va);
 }
 
+/* A line as long as the device's loop limit (dev->loop_max) in tensors
+ * of rank 2 and 8: the kernels' rank walks are loops too, and llvmpipe
+ * counts every loop of a unit against one budget (cube_vulkan.c), so the
+ * limit must leave them room: sum_dim and cumsum came back short here
+ * with a limit of 65533.  The line's last element is its largest, so a
+ * short argmax shows.  One element more is split or refused by name. */
+Test(cube_vulkan, lines_at_the_loop_limit_are_whole, .init = setup) {
+  const struct bext_device *base = bext_device_get("cube:vulkan:0");
+  cr_assert(bext_sync(base), "%s", bext_last_error());   /* opened: loop_max set */
+  int64_t n = base->loop_max ? base->loop_max : 70000;
+  int32_t *src = malloc((size_t)(n + 1) * 4);
+  for (int64_t i = 0; i <= n; i++) src[i] = 1 + (int32_t)(i % 3) + (i >= n - 1 ? 10 : 0);
+  const bext_device *cc = bext_device_get("cube:cpu");
+  for (int rank = 2; rank <= 8; rank += 6) {
+    int64_t shape[8] = {1, 1, 1, 1, 1, 1, 1, 1};
+    shape[rank - 1] = n;
+    bext_tensor *a = bext_from_data(src, BEXT_I32, shape, rank, vk), *c = bext_from_data(src, BEXT_I32, shape, rank, cc);
+    cr_assert(a && c, "%s", bext_last_error());
+    char what[64];
+    snprintf(what, sizeof what, "sum_dim over %lld in rank %d", (long long)n, rank);
+    same_as_cpu(bext_sum_dim(bext_retain(a), rank - 1, false), bext_sum_dim(bext_retain(c), rank - 1, false), what);
+    snprintf(what, sizeof what, "cumsum over %lld in rank %d", (long long)n, rank);
+    same_as_cpu(bext_cumsum(bext_retain(a), rank - 1), bext_cumsum(bext_retain(c), rank - 1), what);
+    snprintf(what, sizeof what, "argmax_dim over %lld in rank %d", (long long)n, rank);
+    same_as_cpu(bext_argmax_dim(bext_retain(a), rank - 1, false), bext_argmax_dim(bext_retain(c), rank - 1, false),
+                what);
+    bext_release(a), bext_release(c);
+  }
+  if (base->loop_max) {
+    int64_t shape[2] = {1, n + 1};
+    bext_tensor *a = bext_from_data(src, BEXT_I32, shape, 2, vk);
+    bext_tensor *s = bext_sum_dim(a, 1, false);
+    cr_expect_null(s, "a line one longer than the loop limit ran");
+    cr_expect(strstr(bext_last_error(), "not supported on this device"), "%s", bext_last_error());
+    if (s) bext_release(s);
+  }
+  free(src);
+}
+
 /* Without a Vulkan loader the device is unavailable and says so (a
  * device index not opened before: it reads $BEXT_VULKAN_LIB now); with
  * the loader back, the same device object opens on its next use. */
@@ -288,4 +346,64 @@ Test(cube_vulkan, threads_share_one_device, .init = setup) {
     pthread_join(th[i], &bad);
     cr_expect_eq((intptr_t)bad, 0, "thread %d: %ld wrong elements or failed calls", i, (long)(intptr_t)bad);
   }
+}
+
+/* A kernel that writes, at its ABSOLUTE_POS, every topology value folded
+ * into one u32 (v = v * 31 + topo, wrapping; stored as i32): a unit that saw a wrong
+ * position, count or dim, or wrote the wrong element, shows. */
+static bext_kernel_src grid_kernel(void) {
+  struct bxk_kernel *k = bxk_kernel_new("grid_topo");
+  int o = bxk_add_binding(k, BXK_I32, 1, true);
+  struct bxk_builder B = bxk_builder_at(k, NULL);
+  bxk_val pos = bxk_topo(&B, BXK_TOPO_ABSOLUTE_POS);
+  struct bxk_block *ret;
+  bxk_if(&B, bxk_bin(&B, BXK_OP_GE, pos, bxk_len(&B, o)), &ret, NULL);
+  struct bxk_builder R = bxk_builder_at(k, ret);
+  bxk_return(&R);
+  bxk_val v = bxk_const_i(&B, BXK_U32, 0);
+  for (int t = 0; t < BXK_TOPO_COUNT; t++)
+    v = bxk_bin(&B, BXK_OP_ADD, bxk_bin(&B, BXK_OP_MUL, v, bxk_const_i(&B, BXK_U32, 31)), bxk_topo(&B, t));
+  bxk_store(&B, o, pos, bxk_cast(&B, BXK_I32, v));
+  size_t n = 0;
+  uint8_t *ir = bxk_serialize(k, &n);
+  bxk_kernel_free(k);
+  cr_assert(ir);
+  return (bext_kernel_src){.name = "grid_topo", .ir = ir, .size = (uint32_t)n};
+}
+
+static uint32_t *grid_run(const bext_kernel_src *src, const bext_grid *g, const char *dev, int64_t n) {
+  uint32_t *out = malloc((size_t)n * 4);
+  memset(out, 0xff, (size_t)n * 4);
+  bext_tensor *t = bext_from_data(out, BEXT_I32, &n, 1, bext_device_get(dev));
+  cr_assert(t, "%s", bext_last_error());
+  cr_assert(bext_kernel_launch(src, g, &t, 1, NULL, 0), "%s: %s", dev, bext_last_error());
+  cr_assert(bext_read(t, out, (size_t)n * 4), "%s", bext_last_error());
+  bext_release(t);
+  return out;
+}
+
+/* More cubes on an axis than maxComputeWorkGroupCount (65535 on
+ * lavapipe): the launch runs as several dispatches and means the same
+ * as on cube:cpu, in 1-D (70000 and 200000 cubes), 2-D and 3-D. */
+Test(cube_vulkan, grids_past_the_dispatch_limit_match_cube_cpu, .init = setup) {
+  static const bext_grid grids[] = {
+      {{70000, 1, 1}, {1, 1, 1}},  {{200000, 1, 1}, {2, 1, 1}}, {{70001, 3, 1}, {1, 2, 1}},
+      {{3, 70000, 1}, {2, 1, 1}},  {{2, 3, 66000}, {1, 2, 2}},  {{65535, 1, 1}, {4, 1, 1}}};
+  bext_kernel_src src = grid_kernel();
+  for (size_t i = 0; i < sizeof grids / sizeof grids[0]; i++) {
+    const bext_grid *g = &grids[i];
+    int64_t n = 1;
+    for (int a = 0; a < 3; a++) n *= (int64_t)g->cube_count[a] * g->cube_dim[a];
+    n -= 3; /* the last units find pos >= len: they return */
+    uint32_t *got = grid_run(&src, g, "cube:vulkan:0", n), *want = grid_run(&src, g, "cube:cpu", n);
+    int64_t bad = 0, first = -1;
+    for (int64_t j = 0; j < n; j++)
+      if (got[j] != want[j] && !bad++) first = j;
+    cr_expect_eq(bad, 0, "grid %ux%ux%u of %ux%ux%u: %lld elements differ, the first at %lld (%#x, cube:cpu %#x)",
+                 g->cube_count[0], g->cube_count[1], g->cube_count[2], g->cube_dim[0], g->cube_dim[1],
+                 g->cube_dim[2], (long long)bad, (long long)first, first >= 0 ? got[first] : 0,
+                 first >= 0 ? want[first] : 0);
+    free(got), free(want);
+  }
+  free((void *)src.ir);
 }
