@@ -180,29 +180,32 @@ static void write_empty(const char *path, bool replace) {
   if (!ok || !replace) unlink(tmp);
 }
 
-/* Why mem (a whole file of n bytes) is not a cache file of this version,
- * or NULL after remembering every entry; under T.lock. */
-static const char *parse(char *mem, size_t n) {
+/* Why mem (a whole file of n bytes, NUL-terminated) is not a cache file
+ * of this version, or NULL; with keep, every entry is remembered (the
+ * caller checks the whole file first: a rejected file gives nothing).
+ * Under T.lock. */
+static const char *parse(const char *mem, size_t n, bool keep) {
   size_t hl = strlen(TUNE_HEADER);
   if (n < hl || memcmp(mem, TUNE_HEADER, hl) != 0)
     return strncmp(mem, "bext-autotune ", 14) == 0 ? "another format version" : "not an autotune file (bad header)";
-  for (char *p = mem + hl, *end = mem + n; p < end;) {
-    char *nl = memchr(p, '\n', (size_t)(end - p));
+  for (const char *p = mem + hl, *end = mem + n; p < end;) {
+    const char *nl = memchr(p, '\n', (size_t)(end - p));
     if (!nl) break;   /* another process's append in flight */
-    *nl = 0;
-    char *t1 = strchr(p, '\t'), *t2 = t1 ? strchr(t1 + 1, '\t') : NULL;
-    if (!t1 || !t2 || t1 - p >= TUNE_KEY) return "a malformed line";
-    *t1 = 0;
+    const char *t1 = memchr(p, '\t', (size_t)(nl - p));
+    const char *t2 = t1 ? memchr(t1 + 1, '\t', (size_t)(nl - t1 - 1)) : NULL;
+    if (!t1 || !t2 || t1 - p >= TUNE_KEY || nl - t2 - 1 != 16) return "a malformed line";
+    char key[TUNE_KEY], num[32], hex[17];
+    memcpy(key, p, (size_t)(t1 - p)), key[t1 - p] = 0;
+    if (t2 - t1 - 1 < 1 || t2 - t1 - 1 > 10) return "a malformed line";
+    memcpy(num, t1 + 1, (size_t)(t2 - t1 - 1)), num[t2 - t1 - 1] = 0;
+    memcpy(hex, t2 + 1, 16), hex[16] = 0;
     char *e1, *e2;
     errno = 0;
-    unsigned long dim = strtoul(t1 + 1, &e1, 10);
-    uint64_t sum = strtoull(t2 + 1, &e2, 16);
-    if (errno || e1 != t2 || *e2 || t2 - t1 < 2 || e2 - (t2 + 1) != 16 || !dim || dim > UINT32_MAX ||
-        line_hash(p, (uint32_t)dim) != sum)
+    unsigned long long dim = strtoull(num, &e1, 10);
+    uint64_t sum = strtoull(hex, &e2, 16);
+    if (errno || *e1 || *e2 || !dim || dim > UINT32_MAX || line_hash(key, (uint32_t)dim) != sum)
       return "a line failed its check";
-    uint64_t h = bxk_hash64((const uint8_t *)p, strlen(p));
-    if (!remember(p, h, (uint32_t)dim)) return NULL;   /* out of memory: fewer entries, still valid */
-    bxr_tune_loaded++;
+    if (keep && remember(key, bxk_hash64((const uint8_t *)key, strlen(key)), (uint32_t)dim)) bxr_tune_loaded++;
     p = nl + 1;
   }
   return NULL;
@@ -228,7 +231,7 @@ static void load(const char *path) {
       got += (size_t)r;
     }
     buf[got] = 0;
-    why = parse(buf, got);
+    if (!(why = parse(buf, got, false))) parse(buf, got, true);
   }
   close(fd);
   free(buf);

@@ -98,6 +98,9 @@
  *                 path (dispatch, kernel lookup, output, launch)
  *   cube_cpu_launch_tiny  one cube_launch of the prepared 16-element add
  *                 vs bext_add of 16 elements on flex   [bext_ns <= 5000]
+ *   cube_cpu_tune_exp_1M  exp of 1M f32 on cube:cpu with the autotuned
+ *                 cube_dim (decided before the timing, or read from the
+ *                 cache file) vs the untuned default (256)       [report]
  *   remote_chain_100  on remote:tcp://127.0.0.1:PORT (a bext-server child
  *                 hosting flex): 100 adds of 16 f32, each on the last
  *                 result, then one read, vs 100 blocking nng req/rep round
@@ -1022,6 +1025,22 @@ int main(int argc, char **argv) {
       record("cube_cpu_launch_tiny", "flex bext_add (16)", "bext_ns <= 5000", bv, pv);
       bext_release(A), bext_release(B);
     }
+  }
+
+  if (selected(1, "cube_cpu_tune_exp_1M")) {
+    bext_tensor *A = bext_to_device(filled((int64_t)1 << 20, 0.5), bext_device_get("cube:cpu"));
+    if (!A) die("cube:cpu input");
+    bxbt_cube_force_dim(0);
+    bext_case(B_EXP, A, NULL, 2);   /* prepares the kernel, tunes (or reads the decision) */
+    for (int r = 0; r < g_reps; r++) {
+      bxbt_cube_force_dim(0);
+      bv[r] = bext_case(B_EXP, A, NULL, 50);
+      bxbt_cube_force_dim(bxbt_cube_ew_default());
+      pv[r] = bext_case(B_EXP, A, NULL, 50);
+    }
+    bxbt_cube_force_dim(0);
+    record("cube_cpu_tune_exp_1M", "cube:cpu untuned", "report", bv, pv);
+    bext_release(A);
   }
 
   if (selected(3, "kernel_launch_16", "kernel_compile", "kernel_cache_load")) {

@@ -34,3 +34,6 @@ double bxbt_cube_launch_ns(int iters) {
     if (!cube_launch(dev, k, 16, 16, bind, &s0)) return -1;   /* exactly 16 units: the contig kernel has no guard */
   return (now_ns() - t0) / iters;
 }
+
+void bxbt_cube_force_dim(uint32_t dim) { cube_tune_force(dim); }
+uint32_t bxbt_cube_ew_default(void) { return cube_tune_elementwise.def; }

@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "bxk.h"
 #include "cube/cube.h"
 
 static char tmp[64];
@@ -244,6 +245,19 @@ Test(cube_tune, foreign_version_is_rejected_and_rewritten) {
 Test(cube_tune, damaged_line_is_rejected_and_rewritten) {
   /* a well-formed line whose checksum does not match */
   rejected_and_rewritten("bext-autotune 1\ncube:cpu|x|t1|elementwise|k|16|-1\t256\t0123456789abcdef\n", "bad checksum");
+}
+
+Test(cube_tune, a_file_with_one_bad_line_gives_no_entry) {
+  /* a valid line first: the whole file is checked before any entry is taken */
+  char text[256];
+  uint64_t h = bxk_hash64((const uint8_t *)"some key\t64", 11);
+  snprintf(text, sizeof text, "bext-autotune 1\nsome key\t64\t%016llx\n", (unsigned long long)h);
+  write_file(file, text);
+  struct counts alone = start(NULL);
+  cr_expect(alone.loaded == 1 && alone.rejects == 0, "the valid line alone: loaded %lu, rejected %lu", alone.loaded,
+            alone.rejects);
+  strcat(text, "broken\n");
+  rejected_and_rewritten(text, "valid then broken");
 }
 
 Test(cube_tune, unterminated_last_line_is_an_append_in_flight) {
