@@ -17,7 +17,8 @@
  * key because it changes what is fastest on the CPU.  The first call with
  * a key times each candidate (one warm-up run, then the best of
  * TUNE_REPS, syncing the device around each) on the caller's real
- * inputs and fresh output, keeps the fastest, and appends it to
+ * inputs and fresh output, keeps the fastest (the default unless another
+ * is at least 5% faster), and appends it to
  * <cache root>/autotune.txt (the kernel cache's root, backend.h
  * bxr_cache_dir):
  *     bext-autotune 1
@@ -49,6 +50,7 @@
 
 #define TUNE_HEADER "bext-autotune 1\n"
 #define TUNE_REPS 3
+#define TUNE_MARGIN 0.95
 #define TUNE_MIN_WORK ((uint64_t)1 << 15)
 #define TUNE_FILE_MAX ((size_t)4 << 20)   /* a larger file is not ours */
 #define TUNE_KEY 512
@@ -268,11 +270,13 @@ static void append(const char *path, const char *key, uint32_t dim) {
   close(fd);
 }
 
-/* The fastest candidate by the best of TUNE_REPS runs; 0 when none ran. */
+/* The fastest candidate by the best of TUNE_REPS runs, where it beats
+ * the default's time by TUNE_MARGIN (a decision made in noise is kept
+ * for good, so the default needs a clear loser); 0 when none ran. */
 static uint32_t time_candidates(struct bext_device *dev, const struct cube_tune_family *f, cube_tune_run run,
                                 void *ctx) {
   uint32_t best = 0;
-  double best_t = 0;
+  double best_t = 0, def_t = 0;
   for (int i = 0; i < f->ncand; i++) {
     uint32_t dim = f->cand[i];
     /* the warm-up also makes the candidate's pipeline on a GPU */
@@ -286,8 +290,11 @@ static uint32_t time_candidates(struct bext_device *dev, const struct cube_tune_
       if (r == 0 || dt < t) t = dt;
     }
     bxr_tune_timed++;
-    if (ok && (!best || t < best_t)) best = dim, best_t = t;
+    if (!ok) continue;
+    if (dim == f->def) def_t = t;
+    if (!best || t < best_t) best = dim, best_t = t;
   }
+  if (best && def_t > 0 && best_t > TUNE_MARGIN * def_t) return f->def;
   return best;
 }
 

@@ -101,6 +101,9 @@
  *   cube_cpu_tune_exp_1M  exp of 1M f32 on cube:cpu with the autotuned
  *                 cube_dim (decided before the timing, or read from the
  *                 cache file) vs the untuned default (256)       [report]
+ *   cube_cpu_tune_sum_64x16K  sum over the last axis of a [64, 16384]
+ *                 f32 on cube:cpu, tuned vs the untuned cube_dim (64: the
+ *                 64 lines are one cube, one thread)             [report]
  *   remote_chain_100  on remote:tcp://127.0.0.1:PORT (a bext-server child
  *                 hosting flex): 100 adds of 16 f32, each on the last
  *                 result, then one read, vs 100 blocking nng req/rep round
@@ -1040,6 +1043,26 @@ int main(int argc, char **argv) {
     }
     bxbt_cube_force_dim(0);
     record("cube_cpu_tune_exp_1M", "cube:cpu untuned", "report", bv, pv);
+    bext_release(A);
+  }
+  if (selected(1, "cube_cpu_tune_sum_64x16K")) {
+    const int64_t shape[2] = {64, 16384};
+    bext_tensor *A = bext_reshape(bext_to_device(filled(64 * 16384, 0.5), bext_device_get("cube:cpu")), shape, 2);
+    if (!A) die("cube:cpu input");
+    for (int r = -1; r < g_reps; r++) {   /* r = -1: prepares, tunes (or reads the decision) */
+      for (int tuned = 1; tuned >= 0; tuned--) {
+        bxbt_cube_force_dim(tuned ? 0 : 64);
+        double t0 = now_ns();
+        for (int i = 0; i < 20; i++) {
+          bext_tensor *s = bext_sum_dim(bext_retain(A), 1, false);
+          if (!s) die("sum_dim");
+          bext_release(s);
+        }
+        if (r >= 0) (tuned ? bv : pv)[r] = (now_ns() - t0) / 20;
+      }
+    }
+    bxbt_cube_force_dim(0);
+    record("cube_cpu_tune_sum_64x16K", "cube:cpu untuned", "report", bv, pv);
     bext_release(A);
   }
 
