@@ -21,6 +21,8 @@
  *   cube_reduce.c   reductions and cumsum (stdlib/cube/reduce.bext, scan.bext)
  *   cube_matmul.c   batched matmul (stdlib/cube/matmul.bext)
  *   cube_index.c    gather scatter_add select select_assign (stdlib/cube/index.bext)
+ *   cube_tune.c     autotune of launch parameters, with a cache file of
+ *                   decisions shared by every process (cube_tune_)
  *
  * Prefix cube_. */
 #ifndef BXR_CUBE_H
@@ -87,6 +89,11 @@ BXR_FUNC uint32_t cube_loop_max(struct bext_device *dev);   /* 0: none */
  * of N steps is not supported on this device (...)". */
 BXR_FUNC bool cube_fits_loop(struct bxr_op *op, int64_t trips);
 BXR_FUNC const char *cube_dtype_why(struct bext_device *dev);
+/* What the autotuner keys a device's decisions by besides its name: the
+ * hardware and driver (cube:vulkan: the Vulkan device's name; unset: the
+ * host CPU's model, for cube:cpu).  Set by the target's open. */
+BXR_FUNC void cube_set_identity(struct bext_device *dev, const char *identity);
+BXR_FUNC const char *cube_identity(struct bext_device *dev);   /* "" when unset */
 /* The IR spelling of a dtype in instantiation names ("f32", "bool"). */
 BXR_FUNC const char *cube_dtype_name(bext_dtype dt);
 /* Every input and the output of op have kernel dtypes; else false + the
@@ -111,6 +118,39 @@ BXR_FUNC bext_tensor *cube_expand_to(const bext_tensor *t, int rank, const int64
  * reverses axis d of src. */
 BXR_FUNC bool cube_copy_into(struct bext_device *dev, bext_tensor *dst, const bext_tensor *src,
                              uint32_t flip_mask);
+
+/* ---- autotune (cube_tune.c; docs/runtime.md "Autotune") -------------- */
+/* A family of kernels whose cube_dim is tuned: candidates in increasing
+ * order, the default among them (the fixed choice used untuned).  Every
+ * family's cube_dim must be result-neutral: it only groups units, each of
+ * which computes its output elements alone in a fixed order. */
+struct cube_tune_family {
+  const char *name;        /* for the docs and the cache key */
+  uint32_t def;            /* untuned choice */
+  int ncand;
+  uint32_t cand[8];
+};
+BXR_DATA const struct cube_tune_family cube_tune_elementwise;   /* elementwise.bext */
+BXR_DATA const struct cube_tune_family cube_tune_reduce;        /* reduce.bext, scan.bext: a line per unit */
+BXR_DATA const struct cube_tune_family cube_tune_sum;           /* sum_float (shared stack of 64 units) */
+/* One full run of the op with cube_dim (the real inputs, a fresh output:
+ * running it again changes nothing); false + error when the launch fails
+ * (a candidate the device refuses is dropped). */
+typedef bool (*cube_tune_run)(void *ctx, uint32_t cube_dim);
+/* The cube_dim to launch instantiation inst with on dev for a problem of
+ * size0 x size1 (size1: 0 when one-dimensional), keyed by (device name,
+ * cube_identity, thread count, family, inst, floor(log2) of each size).
+ * The first call with a key (in any process sharing the cache folder)
+ * times run with each candidate, keeps the fastest and appends it to
+ * <cache root>/autotune.txt; later calls reuse it.  The default when
+ * BEXT_AUTOTUNE=0, when the problem is too small to time, or when no
+ * candidate ran.  run may have been called (its output is then complete)
+ * or not: the caller launches with the answer either way. */
+BXR_FUNC uint32_t cube_tune_dim(struct bext_device *dev, const struct cube_tune_family *f, const char *inst,
+                                uint64_t size0, uint64_t size1, cube_tune_run run, void *ctx);
+/* Test hook: every cube_tune_dim answers dim (when it is one of the
+ * family's candidates, else the default) without timing; 0 undoes it. */
+BXR_FUNC void cube_tune_force(uint32_t dim);
 
 /* ---- exec entries (cube_backend.c's table) ----------------------------- */
 BXR_FUNC bext_tensor *cube_exec_create(struct bxr_op *op);

@@ -12,10 +12,6 @@
 
 #include "cube.h"
 
-/* Units per cube for elementwise launches: the CPU runtime splits a grid
- * into 64-unit chunks anyway; GPUs want a few warps. */
-#define CUBE_EW_DIM 256
-
 const char *cube_dtype_name(bext_dtype dt) { return bext_dtype_name(dt); }
 
 bool cube_check_dtypes(const struct bxr_op *op) {
@@ -71,21 +67,41 @@ static bool expand_inputs(const struct bxr_op *op, int n, bext_tensor **v, bool 
   return true;
 }
 
+/* One elementwise launch, as cube_tune_dim runs it: the output is fresh
+ * and no operand, so running it again rewrites the same values. */
+struct ew_launch {
+  struct bext_device *dev;
+  struct bxr_kernel *k;
+  bool contig;
+  uint32_t units;
+  bext_tensor *b[8];
+  int nb;
+  const union bxl_scalar *sc;
+};
+
+static bool ew_run(void *ctx, uint32_t cube_dim) {
+  const struct ew_launch *L = ctx;
+  return L->contig ? cube_launch_flat(L->dev, L->k, L->units, cube_dim, (bext_tensor *const *)L->b, L->nb, L->sc)
+                   : cube_launch(L->dev, L->k, L->units, cube_dim, (bext_tensor *const *)L->b, L->sc);
+}
+
 /* Allocates the output, launches inst over it with the operands v[0..n)
- * (released here) and the scalars; NULL + error on failure. */
+ * (released here) and the scalars; NULL + error on failure.  cube_dim is
+ * tuned (cube_tune_elementwise): a unit computes its own element from
+ * the operands' same element, so the grouping changes no value. */
 static bext_tensor *launch_ew(struct bxr_op *op, const char *inst, bool contig, bext_tensor **v, int n,
                               const union bxl_scalar *sc) {
   bext_tensor *out = NULL;
   struct bxr_kernel *k = cube_kernel(op->device, inst);
   if (k) out = cube_alloc(op->device, &op->out);
   if (out) {
-    bext_tensor *b[8];
-    for (int i = 0; i < n; i++) b[i] = v[i];
-    b[n] = out;
     /* the output has the operands' shape, which passed cube_fits_u32 */
-    uint32_t units = (uint32_t)bxr_numel(out->rank, out->shape);
-    if (!(contig ? cube_launch_flat(op->device, k, units, CUBE_EW_DIM, b, n + 1, sc)
-                 : cube_launch(op->device, k, units, CUBE_EW_DIM, b, sc))) {
+    struct ew_launch L = {.dev = op->device, .k = k, .contig = contig, .nb = n + 1, .sc = sc,
+                          .units = (uint32_t)bxr_numel(out->rank, out->shape)};
+    for (int i = 0; i < n; i++) L.b[i] = v[i];
+    L.b[n] = out;
+    uint32_t dim = cube_tune_dim(op->device, &cube_tune_elementwise, inst, L.units, 0, ew_run, &L);
+    if (!ew_run(&L, dim)) {
       bext_release(out);
       out = NULL;
     }

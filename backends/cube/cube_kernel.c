@@ -85,6 +85,7 @@ struct cube_ctx {
   char why[160];                        /* what the device lacks, for refusals */
   uint32_t shared_max;                  /* cube_set_limits; 0: none (the loop limit is dev->loop_max) */
   char limit_why[96];
+  char identity[160];                   /* cube_set_identity: the autotuner's device key */
   uint32_t n;
   _Atomic(struct bxr_kernel *) k[];     /* one per embedded row */
 };
@@ -120,6 +121,16 @@ void cube_set_limits(struct bext_device *dev, uint32_t shared_max, uint32_t loop
 }
 
 uint32_t cube_loop_max(struct bext_device *dev) { return dev->loop_max; }
+
+void cube_set_identity(struct bext_device *dev, const char *identity) {
+  struct cube_ctx *c = dev->ctx;
+  snprintf(c->identity, sizeof c->identity, "%s", identity ? identity : "");
+}
+
+const char *cube_identity(struct bext_device *dev) {
+  const struct cube_ctx *c = dev->ctx;
+  return c ? c->identity : "";
+}
 
 bool cube_fits_shared(struct bext_device *dev, uint64_t bytes) {
   const struct cube_ctx *c = dev->ctx;

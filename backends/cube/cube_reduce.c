@@ -10,7 +10,8 @@
 
 #include "cube.h"
 
-/* Units per cube of every kernel here: sum_float's shared stack holds 64. */
+/* Units per cube of the staged reductions (the others' cube_dim is tuned:
+ * cube_tune_reduce, cube_tune_sum); sum_float's shared stack holds 64. */
 #define RED_CUBE 64u
 /* Float sums of fewer than RED_FEW outputs over lines longer than
  * 2 * RED_CHUNK run in two passes (parts of RED_CHUNK elements, then the
@@ -75,9 +76,22 @@ static bext_tensor *reduced_view(struct bxr_op *op, int *dim) {
 }
 
 /* A float sum or mean of `outputs` lines of ext elements: one launch, or
- * two through an f64 tensor of parts (sum_float in reduce.bext). */
-static bool float_sum(struct bxr_op *op, bext_tensor *in, int dim, bext_tensor *out, int64_t outputs) {
-  int64_t ext = in->shape[dim];
+ * two through an f64 tensor of parts (sum_float in reduce.bext), with
+ * cube_dim units per cube.  Writes only out (and its own parts), so
+ * cube_tune_dim may run it again. */
+struct sum_launch {
+  struct bxr_op *op;
+  bext_tensor *in, *out;
+  int dim;
+  int64_t outputs;
+};
+
+static bool sum_run(void *ctx, uint32_t cube_dim) {
+  const struct sum_launch *L = ctx;
+  struct bxr_op *op = L->op;
+  bext_tensor *in = L->in, *out = L->out;
+  int dim = L->dim;
+  int64_t ext = in->shape[dim], outputs = L->outputs;
   const char *d = cube_dtype_name(in->dtype);
   double div = op->code == BXR_OP_MEAN ? (double)ext : 1.0;
   char inst[64];
@@ -85,12 +99,11 @@ static bool float_sum(struct bxr_op *op, bext_tensor *in, int dim, bext_tensor *
   /* the CONTIG instantiation: unit-stride lines, the leaf loop vectorizes */
   int contig = in->strides[dim] == 1;
   if (outputs >= RED_FEW || ext <= 2 * RED_CHUNK) {
-    if (!cube_fits_loop(op, ext)) return false;   /* one unit walks a whole line */
     snprintf(inst, sizeof inst, "sum_float_%s_%s_%d", d, d, contig);
     sc[0].u32 = (uint32_t)dim, sc[1].f64 = div, sc[2].u32 = 1, sc[3].u32 = (uint32_t)ext;
     struct bxr_kernel *k = cube_kernel(op->device, inst);
     bext_tensor *bind[2] = {in, out};
-    return k && cube_launch(op->device, k, (uint32_t)outputs, RED_CUBE, bind, sc);
+    return k && cube_launch(op->device, k, (uint32_t)outputs, cube_dim, bind, sc);
   }
   int64_t parts = (ext + RED_CHUNK - 1) / RED_CHUNK;
   bext_spec ps = {.dtype = BEXT_F64, .rank = 2, .shape = {outputs, parts}};
@@ -100,16 +113,53 @@ static bool float_sum(struct bxr_op *op, bext_tensor *in, int dim, bext_tensor *
   sc[0].u32 = (uint32_t)dim, sc[1].f64 = 1.0, sc[2].u32 = (uint32_t)parts, sc[3].u32 = RED_CHUNK;
   struct bxr_kernel *k = cube_kernel(op->device, inst);
   bext_tensor *bind[2] = {in, tmp};
-  bool ok = k && cube_launch(op->device, k, (uint32_t)(outputs * parts), RED_CUBE, bind, sc);
+  bool ok = k && cube_launch(op->device, k, (uint32_t)(outputs * parts), cube_dim, bind, sc);
   if (ok) {
     snprintf(inst, sizeof inst, "sum_float_f64_%s_1", d);   /* tmp is contiguous */
     sc[0].u32 = 1, sc[1].f64 = div, sc[2].u32 = 1, sc[3].u32 = (uint32_t)parts;
     k = cube_kernel(op->device, inst);
     bext_tensor *bind2[2] = {tmp, out};
-    ok = k && cube_launch(op->device, k, (uint32_t)outputs, RED_CUBE, bind2, sc);
+    ok = k && cube_launch(op->device, k, (uint32_t)outputs, cube_dim, bind2, sc);
   }
   bext_release(tmp);
   return ok;
+}
+
+/* cube_dim is tuned (cube_tune_sum): each unit sums its own (line, part)
+ * in the order the extent fixes, and the parts depend on the shape alone,
+ * so the grouping of units changes no bit. */
+static bool float_sum(struct bxr_op *op, bext_tensor *in, int dim, bext_tensor *out, int64_t outputs) {
+  int64_t ext = in->shape[dim];
+  bool one_pass = outputs >= RED_FEW || ext <= 2 * RED_CHUNK;
+  if (one_pass && !cube_fits_loop(op, ext)) return false;   /* one unit walks a whole line */
+  struct sum_launch L = {op, in, out, dim, outputs};
+  char inst[64];
+  snprintf(inst, sizeof inst, "sum_float_%s_%d_%d", cube_dtype_name(in->dtype), in->strides[dim] == 1, one_pass);
+  uint32_t cd = cube_tune_dim(op->device, &cube_tune_sum, inst, (uint64_t)outputs, (uint64_t)ext, sum_run, &L);
+  return sum_run(&L, cd);
+}
+
+/* One launch of k with a unit per output line (the other reductions,
+ * cumsum): cube_dim is tuned (cube_tune_reduce), and a unit walks its
+ * line alone in a fixed order, so the grouping changes no value. */
+struct line_launch {
+  struct bext_device *dev;
+  struct bxr_kernel *k;
+  uint32_t units;
+  bext_tensor *bind[2];
+  const union bxl_scalar *sc;
+};
+
+static bool line_run(void *ctx, uint32_t cube_dim) {
+  const struct line_launch *L = ctx;
+  return cube_launch(L->dev, L->k, L->units, cube_dim, L->bind, L->sc);
+}
+
+static bool line_launch(struct bxr_op *op, struct bxr_kernel *k, const char *inst, bext_tensor *in,
+                        bext_tensor *out, uint32_t units, int64_t ext, const union bxl_scalar *sc) {
+  struct line_launch L = {op->device, k, units, {in, out}, sc};
+  uint32_t cd = cube_tune_dim(op->device, &cube_tune_reduce, inst, units, (uint64_t)ext, line_run, &L);
+  return line_run(&L, cd);
 }
 
 /* A whole-tensor reduction (in: a contiguous rank-1 view) on a device
@@ -179,8 +229,7 @@ bext_tensor *cube_exec_reduce(struct bxr_op *op) {
     ok = k && staged(op, k, in, out, sc[1]);
   } else if (ok && units > 0) {
     struct bxr_kernel *k = cube_fits_loop(op, in->shape[dim]) ? cube_kernel(op->device, inst) : NULL;
-    bext_tensor *bind[2] = {in, out};
-    ok = k && cube_launch(op->device, k, (uint32_t)units, RED_CUBE, bind, sc);
+    ok = k && line_launch(op, k, inst, in, out, (uint32_t)units, in->shape[dim], sc);
   }
   bext_release(in);
   if (ok) return out;
@@ -206,8 +255,7 @@ bext_tensor *cube_exec_cumsum(struct bxr_op *op) {
   union bxl_scalar sc[1] = {{.u64 = 0}};
   sc[0].u32 = (uint32_t)dim;
   struct bxr_kernel *k = cube_kernel(op->device, inst);
-  bext_tensor *bind[2] = {op->in[0], out};
-  if (k && cube_launch(op->device, k, (uint32_t)lines, RED_CUBE, bind, sc)) return out;
+  if (k && line_launch(op, k, inst, op->in[0], out, (uint32_t)lines, ext, sc)) return out;
   bext_release(out);
   return NULL;
 }

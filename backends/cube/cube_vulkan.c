@@ -135,6 +135,7 @@ static bool cvk_open(struct bext_device *dev) {
   const char *name = bxvk_device_name(s->vk);
   cube_set_limits(dev, bxvk_device_shared_bytes(s->vk), strncmp(name, "llvmpipe", 8) == 0 ? 65535u - 256u : 0u,
                   name);
+  cube_set_identity(dev, name);   /* the autotuner's key: decisions are per GPU */
   return true;
 }
 

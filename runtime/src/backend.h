@@ -331,6 +331,13 @@ BXR_FUNC struct bxr_kernel *bxr_kernel_cpu_prepare(struct bext_device *dev,
 BXR_FUNC bool bxr_kernel_cpu_launch(struct bext_device *dev, struct bxr_kernel *k,
                                     const uint32_t cube_count[3], const uint32_t cube_dim[3],
                                     bext_tensor *const *bindings, const union bxl_scalar *scalars);
+/* The cache root (kernel_cache.c): $BEXT_CACHE_DIR ("off": none), else
+ * $XDG_CACHE_HOME/bext, else $HOME/.cache/bext, into buf; false when off
+ * or no home is known.  Compiled kernels live in <root>/kernels, the
+ * autotune decisions in <root>/autotune.txt (cube_tune.c). */
+BXR_FUNC bool bxr_cache_dir(char *buf, size_t cap);
+/* mkdir -p dir; true when it exists afterwards. */
+BXR_FUNC bool bxr_cache_mkdirs(const char *dir);
 /* The on-disk kernel cache (kernel_cache.c) as a GPU runtime's callbacks
  * take it (bxvk_disk): load gives 1 and the entry's bytes in *data, *len
  * (valid until release(*tok)), 0 for none, -1 for a damaged entry; store
@@ -376,6 +383,11 @@ struct bxr_kernel_stats {
   unsigned long disk_rejects; /* on-disk entries that failed their checks (rebuilt) */
 };
 BXR_FUNC void bxr_kernel_cpu_stats(struct bxr_kernel_stats *st);
+/* The autotuner's counters (cube_tune.c counts, bext_kernel_stats
+ * reports): candidate launch parameters timed, decisions read from the
+ * cache file, cache files rejected (corrupt or another version). */
+extern _Atomic unsigned long bxr_tune_timed, bxr_tune_loaded, bxr_tune_rejects
+    __attribute__((visibility("hidden")));
 
 /* The backends of this build: each backends/<name>/ folder defines
  *     const struct bxr_backend bxr_backend_<name> = { ... };

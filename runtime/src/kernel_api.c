@@ -140,11 +140,14 @@ bool bext_kernel_launch(const bext_kernel_src *src, const bext_grid *grid, bext_
                                 (const union bxl_scalar *)(const void *)scalars);
 }
 
+_Atomic unsigned long bxr_tune_timed, bxr_tune_loaded, bxr_tune_rejects;
+
 bool bext_kernel_stats(bext_kernel_stat *out) {
   if (!out) return bext_set_error("bext_kernel_stats: out is NULL");
   struct bxr_kernel_stats st;
   bxr_kernel_cpu_stats(&st);
-  *out = (bext_kernel_stat){st.compiles, st.adopted, st.disk_hits, st.memory_hits, st.disk_rejects};
+  *out = (bext_kernel_stat){st.compiles, st.adopted, st.disk_hits, st.memory_hits, st.disk_rejects,
+                            bxr_tune_timed, bxr_tune_loaded, bxr_tune_rejects};
   return true;
 }
 

@@ -43,20 +43,40 @@ static void debug(const char *path, const char *what) {
   if (e && *e && strcmp(e, "0") != 0) fprintf(stderr, "bext: kernel cache: %s: %s\n", path, what);
 }
 
-/* <dir>/kernels into buf; false when the cache is off or no home is known. */
-static bool cache_dir(char *buf, size_t cap) {
+bool bxr_cache_dir(char *buf, size_t cap) {
   const char *d = getenv("BEXT_CACHE_DIR");
   int n;
   if (d && *d) {
     if (strcmp(d, "off") == 0) return false;
-    n = snprintf(buf, cap, "%s/kernels", d);
+    n = snprintf(buf, cap, "%s", d);
   } else if ((d = getenv("XDG_CACHE_HOME")) && *d) {
-    n = snprintf(buf, cap, "%s/bext/kernels", d);
+    n = snprintf(buf, cap, "%s/bext", d);
   } else if ((d = getenv("HOME")) && *d) {
-    n = snprintf(buf, cap, "%s/.cache/bext/kernels", d);
+    n = snprintf(buf, cap, "%s/.cache/bext", d);
   } else {
     return false;
   }
+  return n > 0 && (size_t)n < cap;
+}
+
+bool bxr_cache_mkdirs(const char *dir) {
+  char d[4096];
+  int n = snprintf(d, sizeof d, "%s", dir);
+  if (n <= 0 || (size_t)n >= sizeof d) return false;
+  for (char *p = d + 1; *p; p++) {
+    if (*p != '/') continue;
+    *p = 0;
+    mkdir(d, 0755);
+    *p = '/';
+  }
+  return mkdir(d, 0755) == 0 || errno == EEXIST;
+}
+
+/* <dir>/kernels into buf; false when the cache is off or no home is known. */
+static bool cache_dir(char *buf, size_t cap) {
+  char root[3000];
+  if (!bxr_cache_dir(root, sizeof root)) return false;
+  int n = snprintf(buf, cap, "%s/kernels", root);
   return n > 0 && (size_t)n < cap;
 }
 
@@ -160,19 +180,12 @@ void bxr_kcache_release_blob(void *tok) {
 void bxr_kcache_store(uint64_t ir_hash, const char *target, const void *obj, size_t len) {
   char path[4096], tmp[4200];
   if (!bxr_kcache_path(ir_hash, target, path, sizeof path)) return;
-  /* mkdir -p of the folder */
   char dir[4096];
   snprintf(dir, sizeof dir, "%s", path);
   char *slash = strrchr(dir, '/');
   if (!slash) return;
   *slash = 0;
-  for (char *p = dir + 1; *p; p++) {
-    if (*p != '/') continue;
-    *p = 0;
-    mkdir(dir, 0755);
-    *p = '/';
-  }
-  if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+  if (!bxr_cache_mkdirs(dir)) {
     debug(dir, "cannot create the cache folder; kernels are not kept");
     return;
   }

@@ -105,6 +105,12 @@
  *                 generated launcher on cube:vulkan:0 (65536 cubes of
  *                 256: past lavapipe's 65535 per dispatch, so two
  *                 dispatches), synced, vs the same on cube:cpu (report)
+ *   cube_cpu_tune_exp_1M  exp of 1M f32 on cube:cpu with the autotuned
+ *                 cube_dim (decided before the timing, or read from the
+ *                 cache file) vs the untuned default (256)       [report]
+ *   cube_cpu_tune_sum_64x16K  sum over the last axis of a [64, 16384]
+ *                 f32 on cube:cpu, tuned vs the untuned cube_dim (64: the
+ *                 64 lines are one cube, one thread)             [report]
  *   remote_chain_100  on remote:tcp://127.0.0.1:PORT (a bext-server child
  *                 hosting flex): 100 adds of 16 f32, each on the last
  *                 result, then one read, vs 100 blocking nng req/rep round
@@ -1079,6 +1085,42 @@ int main(int argc, char **argv) {
       }
       record("cube_vk_launch_tiny", "cube:cpu launch+sync", "report (lavapipe)", bv, pv);
     }
+  }
+
+  if (selected(1, "cube_cpu_tune_exp_1M")) {
+    bext_tensor *A = bext_to_device(filled((int64_t)1 << 20, 0.5), bext_device_get("cube:cpu"));
+    if (!A) die("cube:cpu input");
+    bxbt_cube_force_dim(0);
+    bext_case(B_EXP, A, NULL, 2);   /* prepares the kernel, tunes (or reads the decision) */
+    for (int r = 0; r < g_reps; r++) {
+      bxbt_cube_force_dim(0);
+      bv[r] = bext_case(B_EXP, A, NULL, 50);
+      bxbt_cube_force_dim(bxbt_cube_ew_default());
+      pv[r] = bext_case(B_EXP, A, NULL, 50);
+    }
+    bxbt_cube_force_dim(0);
+    record("cube_cpu_tune_exp_1M", "cube:cpu untuned", "report", bv, pv);
+    bext_release(A);
+  }
+  if (selected(1, "cube_cpu_tune_sum_64x16K")) {
+    const int64_t shape[2] = {64, 16384};
+    bext_tensor *A = bext_reshape(bext_to_device(filled(64 * 16384, 0.5), bext_device_get("cube:cpu")), shape, 2);
+    if (!A) die("cube:cpu input");
+    for (int r = -1; r < g_reps; r++) {   /* r = -1: prepares, tunes (or reads the decision) */
+      for (int tuned = 1; tuned >= 0; tuned--) {
+        bxbt_cube_force_dim(tuned ? 0 : 64);
+        double t0 = now_ns();
+        for (int i = 0; i < 20; i++) {
+          bext_tensor *s = bext_sum_dim(bext_retain(A), 1, false);
+          if (!s) die("sum_dim");
+          bext_release(s);
+        }
+        if (r >= 0) (tuned ? bv : pv)[r] = (now_ns() - t0) / 20;
+      }
+    }
+    bxbt_cube_force_dim(0);
+    record("cube_cpu_tune_sum_64x16K", "cube:cpu untuned", "report", bv, pv);
+    bext_release(A);
   }
 
   if (selected(3, "kernel_launch_16", "kernel_compile", "kernel_cache_load")) {

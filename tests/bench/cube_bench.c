@@ -46,3 +46,6 @@ double bxbt_cube_launch_ns(const char *device, bool wait, int iters) {
   }
   return (now_ns() - t0) / iters;
 }
+
+void bxbt_cube_force_dim(uint32_t dim) { cube_tune_force(dim); }
+uint32_t bxbt_cube_ew_default(void) { return cube_tune_elementwise.def; }

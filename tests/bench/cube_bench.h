@@ -10,4 +10,10 @@
  * (bext_last_error says why). */
 double bxbt_cube_launch_ns(const char *device, bool wait, int iters);
 
+/* The autotuner's test hook (cube_tune_force: every tuned launch takes
+ * dim, 0: tuned again) and the elementwise family's untuned cube_dim. */
+#include <stdint.h>
+void bxbt_cube_force_dim(uint32_t dim);
+uint32_t bxbt_cube_ew_default(void);
+
 #endif

@@ -581,9 +581,13 @@ bool bext_kernel_launch(const bext_kernel_src *src, const bext_grid *grid, bext_
 /* What the CPU kernel runtime did since the process started, over every
  * CPU device (flex, cube:cpu): kernels compiled by LLVM, taken from
  * ahead-of-time code (a linked <stem>.kernels.o), loaded from the on-disk
- * cache, found in memory, and disk entries rejected by their checks. */
+ * cache, found in memory, and disk entries rejected by their checks; and
+ * what the cube devices' autotuner did (docs/runtime.md "Autotune", any
+ * cube device): launch-parameter candidates timed, decisions read from
+ * the autotune cache file, cache files rejected and rewritten. */
 typedef struct bext_kernel_stat {
   uint64_t compiled, adopted, disk_hits, memory_hits, disk_rejects;
+  uint64_t tune_timed, tune_loaded, tune_rejects;
 } bext_kernel_stat;
 bool bext_kernel_stats(bext_kernel_stat *out);
 
