@@ -295,7 +295,8 @@ static void run_steps(struct prog *g, int len, bool custom) {
       result(g, e, l, err_e, a.approx, "mask_where");
     } else if (what < 18) {   /* gather with in-range indices */
       pair a = take(g, (int)rnd((uint32_t)g->n));
-      int64_t n0 = bext_rank(a.e) ? bext_shape(a.e)[0] : 1, idx[3] = {rnd((uint32_t)n0), 0, rnd((uint32_t)n0)};
+      int64_t n0 = bext_rank(a.e) ? bext_shape(a.e)[0] : 1, idx[3] = {rnd((uint32_t)n0), 0, 0};
+      idx[2] = rnd((uint32_t)n0);   /* after idx[0]: an initializer list's order is unspecified */
       int64_t sh[3];
       int rank = bext_rank(a.e);
       for (int d = 0; d < rank; d++) sh[d] = d == 0 ? 3 : bext_shape(a.e)[d];
