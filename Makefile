@@ -49,9 +49,10 @@ test: build
 	@cmake --build $(ASAN) -j $(JOBS)
 	@cd $(ASAN) && ctest --output-on-failure -j $(JOBS)
 
-# The suite's random-program tests with a fixed seed run 10,000 small
-# programs; the long run is the same generator, many more programs (a few
-# minutes on 2 cores).
+# The suite's random-program test (runtime/test_fusion_programs) runs
+# 10,000 small programs with a fixed seed, core ops and, in one program of
+# four, custom ops (tests/codegen/ext/cubefuse.bext); the long run is the
+# same generator, many more programs (tens of minutes on 2 cores).
 FUSION_PROGRAMS ?= 200000
 test-long: build
 	@BEXT_FUSION_PROGRAMS=$(FUSION_PROGRAMS) $(BUILD)/bin/runtime_test_fusion --jobs=1 \

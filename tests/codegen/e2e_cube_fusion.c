@@ -1,7 +1,7 @@
 /* e2e_cube_fusion.c — `#[cube]` kernels are transparent to Fusion
  * (docs/runtime.md "Fusion", "Kernels of extensions"), end to end over
- * ext/cubefuse.bext, whose methods are implemented here as one launch of
- * a #[cube] kernel each, on Flex and on Cube.
+ * ext/cubefuse.bext, whose methods are implemented in cubefuse_impl.c as
+ * one launch of a #[cube] kernel each, on Flex and on Cube.
  *
  * Under flex+fusion (and cube:cpu+fusion, cube:vulkan:0+fusion) a loop runs x*2 -> gelu -> +1:
  * the first iteration runs gelu's implementation (Fusion watches its one
@@ -34,94 +34,7 @@
 #include <bext/fusion.h>
 
 #include "cubefuse.h"
-
-static int calls_gelu, calls_reverse, calls_mix, calls_offset, calls_affine, calls_doubled, calls_as, calls_steps,
-    calls_one;
-/* calls made while the random test runs its fusion side, per method
- * (gelu, reverse, mix, offset, affine) */
-static bool on_fusion;
-static int fusion_calls[5];
-
-/* out = kernel(inputs...), one unit per element, 256 per cube */
-static bext_tensor *launch(bool (*k1)(const bext_grid *, bext_tensor *, bext_tensor *),
-                           bool (*k2)(const bext_grid *, bext_tensor *, bext_tensor *, bext_tensor *), bext_tensor *a,
-                           bext_tensor *b) {
-  a = bext_contiguous(a);
-  if (b) b = bext_contiguous(b);
-  bext_tensor *y = a ? bext_empty(bext_shape(a), bext_rank(a), bext_dtype_of(a), bext_device_of(a)) : NULL;
-  int64_t n = y ? bext_numel(y) : 0;
-  bext_grid grid = {{(uint32_t)((n + 255) / 256), 1, 1}, {256, 1, 1}};
-  bool ok = y && (k1 ? k1(&grid, a, y) : k2(&grid, a, b, y));
-  bext_release(a);
-  bext_release(b);
-  if (!ok) bext_release(y);
-  return ok ? y : NULL;
-}
-
-bext_tensor *cube_fused_gelu_flex(bext_tensor *x) {
-  return calls_gelu++, fusion_calls[0] += on_fusion, launch(gelu_kernel_launch, NULL, x, NULL);
-}
-bext_tensor *cube_fused_gelu_cube(bext_tensor *x) { return cube_fused_gelu_flex(x); }
-bext_tensor *cube_fused_reverse_flex(bext_tensor *x) {
-  return calls_reverse++, fusion_calls[1] += on_fusion, launch(reverse_kernel_launch, NULL, x, NULL);
-}
-bext_tensor *cube_fused_reverse_cube(bext_tensor *x) { return cube_fused_reverse_flex(x); }
-bext_tensor *cube_fused_mix_flex(bext_tensor *a, bext_tensor *b) {
-  return calls_mix++, fusion_calls[2] += on_fusion, launch(NULL, soft_mix_launch, a, b);
-}
-bext_tensor *cube_fused_mix_cube(bext_tensor *a, bext_tensor *b) { return cube_fused_mix_flex(a, b); }
-
-/* out = add_offset(x, s0) or shift_scale(x, s0, s1), one unit per element */
-static bext_tensor *launch_scalars(bool two, bext_tensor *x, double s0, double s1) {
-  x = bext_contiguous(x);
-  bext_tensor *y = x ? bext_empty(bext_shape(x), bext_rank(x), bext_dtype_of(x), bext_device_of(x)) : NULL;
-  int64_t n = y ? bext_numel(y) : 0;
-  bext_grid grid = {{(uint32_t)((n + 255) / 256), 1, 1}, {256, 1, 1}};
-  bool ok = y && (two ? shift_scale_launch(&grid, x, y, s0, s1) : add_offset_launch(&grid, x, y, s0));
-  bext_release(x);
-  if (!ok) bext_release(y);
-  return ok ? y : NULL;
-}
-
-bext_tensor *cube_fused_offset_flex(bext_tensor *x, double b) {
-  return calls_offset++, fusion_calls[3] += on_fusion, launch_scalars(false, x, b, 0);
-}
-bext_tensor *cube_fused_offset_cube(bext_tensor *x, double b) { return cube_fused_offset_flex(x, b); }
-/* the kernel's parameters in its own order: shift, then scale */
-bext_tensor *cube_fused_affine_flex(bext_tensor *x, double scale, double shift) {
-  return calls_affine++, fusion_calls[4] += on_fusion, launch_scalars(true, x, shift, scale);
-}
-bext_tensor *cube_fused_affine_cube(bext_tensor *x, double scale, double shift) {
-  return cube_fused_affine_flex(x, scale, shift);
-}
-bext_tensor *cube_fused_steps_flex(bext_tensor *x, int32_t n, bool up) {
-  calls_steps++;
-  x = bext_contiguous(x);
-  bext_tensor *y = x ? bext_empty(bext_shape(x), bext_rank(x), bext_dtype_of(x), bext_device_of(x)) : NULL;
-  int64_t k = y ? bext_numel(y) : 0;
-  bext_grid grid = {{(uint32_t)((k + 255) / 256), 1, 1}, {256, 1, 1}};
-  bool ok = y && add_steps_launch(&grid, x, y, n, up);
-  bext_release(x);
-  if (!ok) bext_release(y);
-  return ok ? y : NULL;
-}
-bext_tensor *cube_fused_steps_cube(bext_tensor *x, int32_t n, bool up) { return cube_fused_steps_flex(x, n, up); }
-bext_tensor *cube_fused_offset_doubled_flex(bext_tensor *x, double b) {
-  return calls_doubled++, launch_scalars(false, x, 2 * b, 0);
-}
-bext_tensor *cube_fused_offset_doubled_cube(bext_tensor *x, double b) { return cube_fused_offset_doubled_flex(x, b); }
-bext_tensor *cube_fused_offset_one_flex(bext_tensor *x, double b) {
-  (void)b;
-  return calls_one++, launch_scalars(false, x, 1.0, 0);
-}
-bext_tensor *cube_fused_offset_one_cube(bext_tensor *x, double b) { return cube_fused_offset_one_flex(x, b); }
-bext_tensor *cube_fused_offset_as_flex(bext_tensor *x, double b, bext_dtype like) {
-  (void)like;
-  return calls_as++, launch_scalars(false, x, b, 0);
-}
-bext_tensor *cube_fused_offset_as_cube(bext_tensor *x, double b, bext_dtype like) {
-  return cube_fused_offset_as_flex(x, b, like);
-}
+#include "cubefuse_impl.h"
 
 enum { N = 1000 };
 
@@ -195,7 +108,7 @@ static void iterate(program_fn prog, const char *dev, bext_dtype dt, const int *
 static void gelu_fuses(const char *dev, bext_dtype dt) {
   bext_fusion_stat d[3];
   int calls[3];
-  iterate(gelu_chain, dev, dt, &calls_gelu, d, calls);
+  iterate(gelu_chain, dev, dt, &cubefuse_calls[CF_GELU], d, calls);
   cr_expect_eq(calls[0], 1, "the first iteration runs the implementation");
   cr_expect_eq(d[0].kernels_launched, 0, "nothing to fuse before the kernel is known");
   cr_expect_eq(calls[1], 0, "the second runs gelu's kernel body inside the fused kernel");
@@ -230,7 +143,7 @@ Test(cube_fusion, the_dumped_plan_holds_the_kernel_body) {
   setenv("BEXT_FUSION_DUMP", dir, 1);
   bext_fusion_stat d[3];
   int calls[3];
-  iterate(gelu_chain, "flex+fusion", BEXT_F32, &calls_gelu, d, calls);
+  iterate(gelu_chain, "flex+fusion", BEXT_F32, &cubefuse_calls[CF_GELU], d, calls);
   unsetenv("BEXT_FUSION_DUMP");
   char path[200], text[8192];
   snprintf(path, sizeof path, "%s/plan_0001_kernel_0.kir", dir);   /* the second iteration's plan */
@@ -259,14 +172,14 @@ Test(cube_fusion, gelu_kernel_fuses_into_a_reduction) {
     const char *dev = it ? "flex+fusion" : "flex";
     bext_fusion_stat s0, s1;
     cr_assert(bext_fusion_stats(&s0));
-    int c0 = calls_gelu;
+    int c0 = cubefuse_calls[CF_GELU];
     bext_tensor *y = gelu_sum(dev, BEXT_F64);
     cr_assert_not_null(y, "%s", bext_last_error());
     cr_assert(bext_read(y, it ? got : want, sizeof got), "%s", bext_last_error());
     bext_release(y);
     cr_assert(bext_fusion_stats(&s1));
     if (it == 2) {   /* the first fusion run learned, the second fuses */
-      cr_expect_eq(calls_gelu, c0, "gelu ran inside the reduction's kernel");
+      cr_expect_eq(cubefuse_calls[CF_GELU], c0, "gelu ran inside the reduction's kernel");
       cr_expect_eq(s1.reductions_fused - s0.reductions_fused, 1);
       cr_expect_eq(s1.ops_fused - s0.ops_fused, 3);
     }
@@ -281,7 +194,7 @@ Test(cube_fusion, gelu_kernel_fuses_into_a_reduction) {
 Test(cube_fusion, a_kernel_that_is_not_elementwise_stays_opaque) {
   bext_fusion_stat d[3];
   int calls[3];
-  iterate(reverse_chain, "flex+fusion", BEXT_F32, &calls_reverse, d, calls);
+  iterate(reverse_chain, "flex+fusion", BEXT_F32, &cubefuse_calls[CF_REVERSE], d, calls);
   for (int it = 0; it < 3; it++) {
     cr_expect_eq(calls[it], 1, "iteration %d runs the implementation", it);
     cr_expect_eq(d[it].kernels_launched, 0, "iteration %d fuses nothing", it);
@@ -294,7 +207,7 @@ Test(cube_fusion, a_kernel_that_is_not_elementwise_stays_opaque) {
 Test(cube_fusion, two_inputs_and_control_flow_fuse) {
   bext_fusion_stat d[3];
   int calls[3];
-  iterate(mix_chain, "flex+fusion", BEXT_F64, &calls_mix, d, calls);
+  iterate(mix_chain, "flex+fusion", BEXT_F64, &cubefuse_calls[CF_MIX], d, calls);
   cr_expect_eq(calls[0], 1);
   cr_expect_eq(calls[1], 0);
   cr_expect_eq(calls[2], 0);
@@ -315,7 +228,7 @@ Test(cube_fusion, a_held_output_is_the_root_of_its_group) {
     read_f64(g, want);
     for (int i = 0; i < N; i++) cr_assert(fabs(got[i] - (want[i] + 1.0)) <= 1e-6 * (1.0 + fabs(got[i])), "%d", i);
   }
-  cr_expect_eq(calls_gelu, 1, "learned at the first iteration, fused at the second");
+  cr_expect_eq(cubefuse_calls[CF_GELU], 1, "learned at the first iteration, fused at the second");
 }
 
 /* ------------------------------------------------ scalar parameters */
@@ -351,10 +264,10 @@ static void scalar_kernels_fuse(const char *dev, bext_dtype dt) {
     read_f64(scalar_chain("flex", dt, it), want);
     bext_fusion_stat s0, s1;
     cr_assert(bext_fusion_stats(&s0));
-    int c0 = calls_offset + calls_affine;
+    int c0 = cubefuse_calls[CF_OFFSET] + cubefuse_calls[CF_AFFINE];
     read_f64(scalar_chain(dev, dt, it), got);
     cr_assert(bext_fusion_stats(&s1));
-    int calls = calls_offset + calls_affine - c0;
+    int calls = cubefuse_calls[CF_OFFSET] + cubefuse_calls[CF_AFFINE] - c0;
     for (int i = 0; i < N; i++) {
       double f = (x[i] * 2 + b0_of(it)) * scale_of(it) + shift_of(it) + b1_of(it) + 1;
       cr_assert(fabs(got[i] - want[i]) <= tol * (1.0 + fabs(want[i])), "iteration %d, element %d: %.17g vs eager %.17g",
@@ -409,12 +322,12 @@ Test(cube_fusion, integer_and_bool_scalars_fuse) {
       const char *dev = side ? "flex+fusion" : "flex";
       bext_fusion_stat s0, s1;
       cr_assert(bext_fusion_stats(&s0));
-      int c0 = calls_steps;
+      int c0 = cubefuse_calls[CF_STEPS];
       read_f64(bext_add_scalar(cube_fused_steps(bext_mul_scalar(vec(dev, BEXT_F64, 0), 2.0), n, up), 1.0),
                side ? got : want);
       cr_assert(bext_fusion_stats(&s1));
       if (!side) continue;
-      cr_expect_eq(calls_steps - c0, it < 2, "iteration %d: the implementation runs at the first two only", it);
+      cr_expect_eq(cubefuse_calls[CF_STEPS] - c0, it < 2, "iteration %d: the implementation runs at the first two only", it);
       cr_expect_eq(s1.kernels_launched - s0.kernels_launched, it > 1, "iteration %d", it);
       cr_expect_eq(s1.kernels_compiled - s0.kernels_compiled, it == 2, "iteration %d compiles at the third only", it);
     }
@@ -455,10 +368,10 @@ static void stays_opaque(bext_tensor *(*call)(bext_tensor *, double), const int 
 }
 
 Test(cube_fusion, a_parameter_not_given_a_scalar_argument_stays_opaque) {
-  stays_opaque(cube_fused_offset_doubled, &calls_doubled, 1.5, 1);
+  stays_opaque(cube_fused_offset_doubled, &cubefuse_calls[CF_DOUBLED], 1.5, 1);
 }
 Test(cube_fusion, an_ordinary_argument_that_is_no_scalar_keeps_the_call_opaque) {
-  stays_opaque(offset_as_i32, &calls_as, 1.5, 1);
+  stays_opaque(offset_as_i32, &cubefuse_calls[CF_AS], 1.5, 1);
 }
 
 /* Coincidences: a parameter equal to the call's argument at the first
@@ -467,143 +380,57 @@ Test(cube_fusion, an_ordinary_argument_that_is_no_scalar_keeps_the_call_opaque) 
  * the call stays opaque for good (no iteration computes with the wrong
  * scalar, the implementation runs every time). */
 Test(cube_fusion, a_constant_equal_to_the_first_argument_stays_opaque) {
-  stays_opaque(cube_fused_offset_one, &calls_one, 1.0, 0.5);
+  stays_opaque(cube_fused_offset_one, &cubefuse_calls[CF_ONE], 1.0, 0.5);
 }
 Test(cube_fusion, b_times_two_first_called_at_zero_stays_opaque) {
-  stays_opaque(cube_fused_offset_doubled, &calls_doubled, 0, 0.75);
+  stays_opaque(cube_fused_offset_doubled, &cubefuse_calls[CF_DOUBLED], 0, 0.75);
 }
 
 /* ------------------------------------------------ random programs */
 
-/* Random programs mixing the extension methods with core ops (scalar and
- * broadcast binary ops, transposes, reductions, held intermediates), in
- * f32 and f64, each run on eager flex and three times on flex+fusion,
- * with equal results within 1e-5 of 1 + |a| + |b|.  `offset` and `affine`
- * take random scalars, shifted at each run (salt): the first run learns,
- * the second confirms the scalar bindings with the shifted values (and
- * fuses what needs no confirmation), the third fuses them, replaying
- * plans with other values than they were built at (against eager flex at
- * those values). */
-static uint64_t rs;
-static uint32_t rnd(uint32_t n) {
-  rs = rs * 6364136223846793005ull + 1442695040888963407ull;
-  return (uint32_t)(rs >> 33) % n;
-}
-
-enum { POOL = 8, MAXEL = 64 };
-
-/* One program on dev: its values' final contents into out (row-major
- * f64), their counts into n[]; returns how many values.  salt changes the
- * scalars of the scalar kernels, not the program. */
-static int rprogram(uint64_t seed, int salt, const char *dev, double out[POOL][MAXEL], int *n) {
-  rs = seed;
-  bext_dtype dt = rnd(2) ? BEXT_F32 : BEXT_F64;
-  int64_t r = 1 + rnd(5), c = 1 + rnd(6);
-  bext_tensor *pool[POOL];
-  int np = 0;
-  for (int i = 0; i < 3; i++) {
-    double v[MAXEL];
-    float f[MAXEL];
-    for (int k = 0; k < r * c; k++) f[k] = (float)(v[k] = (double)rnd(700) / 100.0 - 3.5);
-    pool[np++] = bext_from_data(dt == BEXT_F32 ? (void *)f : (void *)v, dt, (int64_t[]){r, c}, 2, bext_device_get(dev));
-  }
-  int steps = 6 + (int)rnd(8);
-  for (int s = 0; s < steps; s++) {
-    int i = (int)rnd((uint32_t)np), j = (int)rnd((uint32_t)np);
-    bext_tensor *a = pool[i], *y = NULL;
-    bool keep = rnd(4) == 0;   /* the input stays in the pool: held by the user */
-    if (keep) bext_retain(a);
-    switch (rnd(13)) {
-    case 11: y = cube_fused_offset(a, (double)((int)rnd(9) - 4) * 0.375 + salt * 0.625); break;
-    case 12: {
-      double scale = (double)((int)rnd(7) - 3) * 0.5 - salt * 0.25, shift = (double)((int)rnd(5) - 2) + salt * 0.5;
-      y = cube_fused_affine(a, scale, shift);
-      break;
-    }
-    case 0: case 1: y = cube_fused_gelu(a); break;
-    case 2: y = cube_fused_reverse(a); break;
-    case 3: {   /* mix needs equal shapes: a with a function of itself */
-      bext_tensor *a2 = bext_retain(a);   /* before tanh may consume a */
-      y = cube_fused_mix(a2, bext_tanh(a));
-      break;
-    }
-    case 4: y = bext_mul_scalar(a, (double)((int)rnd(7) - 3) * 0.5); break;
-    case 5: y = bext_add_scalar(a, (double)((int)rnd(7) - 3) * 0.5); break;
-    case 6: y = bext_tanh(a); break;
-    case 7: y = bext_sigmoid(bext_neg(a)); break;
-    case 8:   /* broadcast: a row of the other value's sum over dim 0 */
-      y = bext_add(a, bext_mul_scalar(bext_sum_dim(bext_retain(pool[j]), 0, true), 0.25));
-      if (!y) bext_clear_error();   /* shapes that do not broadcast (after a transpose): fails on both */
-      break;
-    case 9: y = bext_transpose(a); break;
-    default: y = bext_mean_dim(a, (int)rnd(2), true); break;
-    }
-    if (!keep) pool[i] = NULL;
-    if (!y) continue;
-    if (keep || !pool[i]) {
-      int slot = keep && np < POOL ? np++ : i;
-      if (keep && slot == i) bext_release(a);   /* the pool is full: replace it after all */
-      pool[slot] = y;
-    } else {
-      bext_release(y);
-    }
-  }
-  int nv = 0;
-  for (int i = 0; i < np; i++) {
-    if (!pool[i]) continue;
-    n[nv] = (int)bext_numel(pool[i]);
-    cr_assert_leq(n[nv], MAXEL);
-    bext_tensor *t = bext_contiguous(pool[i]);   /* transposed values read row-major */
-    double v[MAXEL];
-    float f[MAXEL];
-    bool f32 = bext_dtype_of(t) == BEXT_F32;
-    cr_assert(bext_read(t, f32 ? (void *)f : (void *)v, (size_t)n[nv] * (f32 ? 4 : 8)), "%s", bext_last_error());
-    for (int k = 0; k < n[nv]; k++) out[nv][k] = f32 ? f[k] : v[k];
-    bext_release(t);
-    nv++;
-  }
-  return nv;
-}
-
+/* The suite's random programs (tests/runtime/fusion_programs.c: core ops
+ * mixed with the extension methods, here in every program and about a
+ * third of the steps), each run three times on eager flex and on
+ * flex+fusion, the scalars of offset, affine and steps shifted at each
+ * run (the salt; the program is the same): the first run learns, the
+ * second confirms the scalar bindings with the shifted values (and fuses
+ * what needs no confirmation), the third fuses them, replaying plans with
+ * other values than they were built at (against eager flex at those
+ * values). */
 Test(cube_fusion, random_programs_agree_with_eager_flex) {
-  static double want[POOL][MAXEL], got[POOL][MAXEL];
-  int nw[POOL], ng[POOL], ran[3][5] = {{0}};
-  uint64_t reused = 0;   /* plans the third runs replayed */
-  for (int p = 0; p < 120; p++) {
-    uint64_t seed = 0x9E3779B97F4A7C15ull * (uint64_t)(p + 1);
+  int ran[3][CF_PROGRAM_OPS] = {{0}};   /* implementation runs on the fusion side, per run and method */
+  uint64_t reused = 0;                  /* plans the third runs replayed */
+  for (long p = 0; p < 120; p++) {
     for (int run = 0; run < 3; run++) {
-      int nv = rprogram(seed, run, "flex", want, nw);
-      int c0[5];
-      memcpy(c0, fusion_calls, sizeof c0);
+      fzp_config c = {.E = bext_device_get("flex"), .L = bext_device_get("flex+fusion"),
+                      .custom = cubefuse_program_ops, .ncustom = CF_PROGRAM_OPS,
+                      .custom_weight = 12, .custom_every = 1, .salt = run};
+      fzp_tally t = {0};
+      int c0[CF_COUNT];
+      memcpy(c0, cubefuse_calls, sizeof c0);
       bext_fusion_stat s0, s1;
       cr_assert(bext_fusion_stats(&s0));
-      on_fusion = true;
-      cr_assert_eq(rprogram(seed, run, "flex+fusion", got, ng), nv, "program %d", p);
-      on_fusion = false;
+      fzp_run_program(&c, 0xC2B2AE3D27D4EB4Full, p, &t);
       cr_assert(bext_fusion_stats(&s1));
       if (run == 2) reused += s1.plans_reused - s0.plans_reused;
-      for (int k = 0; k < 5; k++) ran[run][k] += fusion_calls[k] - c0[k];
-      for (int v = 0; v < nv; v++) {
-        cr_assert_eq(ng[v], nw[v], "program %d value %d", p, v);
-        for (int k = 0; k < nw[v]; k++) {
-          double a = got[v][k], b = want[v][k];
-          cr_assert(fabs(a - b) <= 1e-5 * (1 + fabs(a) + fabs(b)), "program %d run %d value %d element %d: %.17g vs %.17g",
-                    p, run, v, k, a, b);
-        }
-      }
+      /* every eager call ran its implementation once: the rest ran for Fusion */
+      for (int k = 0; k < CF_PROGRAM_OPS; k++) ran[run][k] += cubefuse_calls[k] - c0[k] - (int)t.custom_calls[k];
     }
   }
   /* every run of a program records what the first did (the same calls,
    * the same dropped ones): its implementations run less only because
    * calls learned (and, with scalars, confirmed) before are fused now */
-  cr_expect_lt(ran[1][0], ran[0][0], "gelu calls fused: %d implementation runs, %d before", ran[1][0], ran[0][0]);
-  cr_expect_lt(ran[1][2], ran[0][2], "mix calls fused: %d implementation runs, %d before", ran[1][2], ran[0][2]);
-  cr_expect_lt(ran[2][3], ran[0][3], "offset calls fused: %d implementation runs, %d at first", ran[2][3], ran[0][3]);
-  cr_expect_lt(ran[2][4], ran[0][4], "affine calls fused: %d implementation runs, %d at first", ran[2][4], ran[0][4]);
-  cr_expect_leq(ran[2][3], ran[1][3], "offset: confirmed bindings stay trusted");
-  cr_expect_leq(ran[2][4], ran[1][4], "affine: confirmed bindings stay trusted");
-  cr_expect_eq(ran[1][1], ran[0][1], "reverse never fuses");
-  cr_expect_eq(ran[2][1], ran[0][1], "reverse never fuses");
-  cr_expect_gt(ran[2][1], 0);
+  cr_expect_lt(ran[1][CF_GELU], ran[0][CF_GELU], "gelu calls fused: %d implementation runs, %d before",
+               ran[1][CF_GELU], ran[0][CF_GELU]);
+  cr_expect_lt(ran[1][CF_MIX], ran[0][CF_MIX], "mix calls fused: %d implementation runs, %d before", ran[1][CF_MIX],
+               ran[0][CF_MIX]);
+  for (int k = CF_OFFSET; k <= CF_STEPS; k++) {
+    cr_expect_lt(ran[2][k], ran[0][k], "%s calls fused: %d implementation runs, %d at first",
+                 cubefuse_program_ops[k].name, ran[2][k], ran[0][k]);
+    cr_expect_leq(ran[2][k], ran[1][k], "%s: confirmed bindings stay trusted", cubefuse_program_ops[k].name);
+  }
+  cr_expect_eq(ran[1][CF_REVERSE], ran[0][CF_REVERSE], "reverse never fuses");
+  cr_expect_eq(ran[2][CF_REVERSE], ran[0][CF_REVERSE], "reverse never fuses");
+  cr_expect_gt(ran[2][CF_REVERSE], 0);
   cr_expect_gt(reused, 0, "the third runs replay plans");
 }

@@ -7,13 +7,17 @@
  * (seen through BEXT_FUSION_DUMP and bext_fusion_stats): elementwise
  * chains, chains feeding reductions, views inside chains, sigmoid, clamp
  * and int scalar ops, each against eager Flex; and the random program
- * generator:
- * BEXT_FUSION_PROGRAMS (default 10000) programs of mixed core ops, each
- * run on flex and on flex+fusion with identical results (bitwise for
- * non-float dtypes, within a tolerance for floats, NaN equal to NaN) and
- * identical error messages for calls that fail at record time.
- * The same generator runs 300 programs on cube:vulkan:0+fusion (lavapipe)
- * against eager flex where a Vulkan device exists.
+ * generator (fusion_programs.c):
+ * BEXT_FUSION_PROGRAMS (default 10000) programs of mixed core ops and, in
+ * one program of four, custom ops (cubefuse's methods, linked in from
+ * tests/codegen), each run on flex and on flex+fusion with identical
+ * results (bitwise for non-float dtypes, within a tolerance for floats,
+ * NaN equal to NaN) and identical error messages for calls that fail at
+ * record time; that test is the ctest entry runtime/test_fusion_programs,
+ * runtime/test_fusion runs the others (tests/runtime/CMakeLists.txt).
+ * The same generator runs 300 programs on ndarray+fusion (core ops) and
+ * 300 on cube:vulkan:0+fusion (lavapipe) against eager flex where a
+ * Vulkan device exists.
  * The long run: `BEXT_FUSION_PROGRAMS=200000 runtime_test_fusion`
  * (`make test-long`); `BEXT_FUSION_FIRST=N` starts at program N, to
  * reproduce one. */
@@ -26,6 +30,9 @@
 #include <unistd.h>
 
 #include <bext/bext.h>
+
+#include "cubefuse_impl.h"
+#include "fusion_programs.h"
 
 static const bext_device *dev(const char *spec) {
   const bext_device *d = bext_device_get(spec);
@@ -330,35 +337,9 @@ Test(fusion, held_and_shared_values_stay_outside_kernels) {
 
 /* ------------------------------------------------------ reductions */
 
-/* Reads e (eager) and l (lazy) and compares them: bitwise for ints and
- * bools, within tol relative for floats (NaN equal to NaN). */
+/* fzp_agree (fusion_programs.c), then both released. */
 static void agree(bext_tensor *e, bext_tensor *l, double tol, const char *what) {
-  cr_assert_not_null(e, "%s: %s", what, bext_last_error());
-  cr_assert_not_null(l, "%s: %s", what, bext_last_error());
-  cr_assert_eq(bext_dtype_of(e), bext_dtype_of(l), "%s", what);
-  cr_assert_eq(bext_numel(e), bext_numel(l), "%s", what);
-  size_t n = (size_t)bext_numel(e), bytes = n * bext_dtype_size(bext_dtype_of(e));
-  unsigned char *be = malloc(bytes + 8), *bl = malloc(bytes + 8);
-  cr_assert(bext_read(e, be, bytes), "%s: %s", what, bext_last_error());
-  cr_assert(bext_read(l, bl, bytes), "%s: lazy: %s", what, bext_last_error());
-  for (size_t i = 0; i < n; i++) {
-    double a, b;
-    if (bext_dtype_of(e) == BEXT_F32) a = ((float *)be)[i], b = ((float *)bl)[i];
-    else if (bext_dtype_of(e) == BEXT_F64) a = ((double *)be)[i], b = ((double *)bl)[i];
-    else {
-      size_t es = bext_dtype_size(bext_dtype_of(e));
-      int64_t ia = 0, ib = 0;
-      memcpy(&ia, be + i * es, es);
-      memcpy(&ib, bl + i * es, es);
-      cr_assert(!memcmp(be + i * es, bl + i * es, es), "%s: %s element %zu: %lld eager, %lld fused (bits)", what,
-                bext_dtype_name(bext_dtype_of(e)), i, (long long)ia, (long long)ib);
-      continue;
-    }
-    bool ok = isnan(a) ? isnan(b) : isinf(a) ? a == b : fabs(a - b) <= tol * (1 + fabs(a) + fabs(b));
-    cr_assert(ok, "%s: element %zu: %.9g eager, %.9g fused", what, i, a, b);
-  }
-  free(be);
-  free(bl);
+  fzp_agree(e, l, tol, what);
   bext_release(e);
   bext_release(l);
 }
@@ -747,342 +728,93 @@ Test(fusion, views_inside_a_chain_are_index_maps) {
 
 /* ------------------------------------------------------ random programs */
 
-static uint64_t rng;
-static long cur_prog;   /* for messages */
-static uint32_t rnd(uint32_t n) {
-  rng ^= rng << 13;
-  rng ^= rng >> 7;
-  rng ^= rng << 17;
-  return n ? (uint32_t)((rng >> 11) % n) : 0;
-}
+/* Program families (fzp_run_programs' key), one per test. */
+#define KEY_FLEX 0x9E3779B97F4A7C15ull
+#define KEY_NDARRAY 0x5851F42D4C957F2Dull
+#define KEY_VULKAN 0x2545F4914F6CDD1Dull
 
-typedef struct {
-  bext_tensor *e, *l;   /* the same value on flex (eager) and flex+fusion (lazy) */
-  bool approx;          /* its last bits may differ between the two (below) */
-} pair;
-
-#define POOL 8
-struct prog {
-  const bext_device *E, *L;
-  pair p[POOL];
-  int n;
-  int64_t base[3];
-  long step;
-};
-
-/* Takes pool entry i for an op: a moved entry leaves the pool (the op may
- * reuse its buffer in place), a kept one is retained. */
-static pair take(struct prog *g, int i) {
-  pair r = g->p[i];
-  if (rnd(2)) {
-    bext_retain(r.e);
-    bext_retain(r.l);
-  } else {
-    g->p[i] = g->p[--g->n];
-  }
-  return r;
-}
-
-static void push(struct prog *g, pair r) {
-  if (g->n == POOL) {   /* full: drop a random one unread */
-    int i = (int)rnd(POOL);
-    bext_release(g->p[i].e);
-    bext_release(g->p[i].l);
-    g->p[i] = r;
-  } else {
-    g->p[g->n++] = r;
-  }
-}
-
-static bool near(double a, double b, double tol) {
-  if (isnan(a) || isnan(b)) return isnan(a) && isnan(b);
-  if (isinf(a) || isinf(b)) return a == b;
-  return fabs(a - b) <= tol * (1 + fabs(a) + fabs(b));
-}
-
-/* Reads both and compares: bitwise for ints and bools, within a relative
- * tolerance for floats: 1e-5 of (1 + |a| + |b|), for f64 too, since every
- * f64 value here is a cast of an f32 one (and keeps its last-bit
- * differences: libm's exp vs Flex's, a reduction's order). */
-static void compare(const struct prog *g, pair r, const char *what) {
-  bext_tensor *e = r.e, *l = r.l;
-  cr_assert_eq(bext_dtype_of(e), bext_dtype_of(l), "%s at step %ld", what, g->step);
-  cr_assert_eq(bext_rank(e), bext_rank(l), "%s at step %ld", what, g->step);
-  for (int d = 0; d < bext_rank(e); d++) cr_assert_eq(bext_shape(e)[d], bext_shape(l)[d]);
-  size_t bytes = (size_t)bext_numel(e) * bext_dtype_size(bext_dtype_of(e));
-  unsigned char *be = malloc(bytes + 8), *bl = malloc(bytes + 8);
-  cr_assert(bext_read(e, be, bytes), "%s: eager read: %s", what, bext_last_error());
-  cr_assert(bext_read(l, bl, bytes), "%s: lazy read at step %ld: %s", what, g->step, bext_last_error());
-  bext_dtype dt = bext_dtype_of(e);
-  int64_t n = bext_numel(e);
-  if (dt == BEXT_F32) {
-    for (int64_t i = 0; i < n; i++)
-      cr_assert(near(((float *)be)[i], ((float *)bl)[i], 1e-5), "%s: element %lld: %.9g vs %.9g (program %ld, step %ld)",
-                what, (long long)i, ((float *)be)[i], ((float *)bl)[i], cur_prog, g->step);
-  } else if (dt == BEXT_F64) {
-    for (int64_t i = 0; i < n; i++)
-      cr_assert(near(((double *)be)[i], ((double *)bl)[i], 1e-5), "%s: element %lld: %.17g vs %.17g (step %ld)", what, (long long)i, ((double *)be)[i], ((double *)bl)[i], g->step);
-  } else {
-    cr_assert(!memcmp(be, bl, bytes), "%s: %s data differ (step %ld)", what, bext_dtype_name(dt), g->step);
-  }
-  free(be);
-  free(bl);
-}
-
-/* A random shape broadcastable against the program's base shape. */
-static int rand_shape(const struct prog *g, int64_t *sh) {
-  int rank = (int)rnd(4);
-  for (int d = 0; d < rank; d++) sh[d] = rnd(3) ? g->base[3 - rank + d] : 1;
-  return rank;
-}
-
-static pair leaf(struct prog *g) {
-  int64_t sh[3];
-  int rank = rand_shape(g, sh);
-  int64_t n = 1;
-  for (int d = 0; d < rank; d++) n *= sh[d];
-  int kind = (int)rnd(6);
-  bext_dtype dt = kind < 3 ? BEXT_F32 : kind == 3 ? BEXT_I32 : kind == 4 ? BEXT_I64 : BEXT_BOOL;
-  unsigned char buf[64 * 8];
-  for (int64_t i = 0; i < n; i++) {
-    int r = (int)rnd(25) - 12;
-    if (dt == BEXT_F32) ((float *)buf)[i] = (float)r * 0.25f;
-    else if (dt == BEXT_I32) ((int32_t *)buf)[i] = r;
-    else if (dt == BEXT_I64) ((int64_t *)buf)[i] = r;
-    else buf[i] = r > 0;
-  }
-  pair p = {bext_from_data(buf, dt, sh, rank, g->E), bext_from_data(buf, dt, sh, rank, g->L), false};
-  cr_assert(p.e && p.l, "%s", bext_last_error());
-  return p;
-}
-
-enum { U_NEG, U_ABS, U_EXP, U_SIN, U_TANH, U_SIGMOID, U_RELU, U_SQRT, U_LOG1P, U_FLOOR, U_SIGN, U_NOT, U_COUNT };
-enum { B_ADD, B_SUB, B_MUL, B_DIV, B_MAX, B_MIN, B_GT, B_EQ, B_AND, B_REM, B_COUNT };
-
-/* Values whose last bits may differ between a fused kernel and eager
- * Flex: libm's transcendentals vs Flex's own (bxk_scalar.h leaves their
- * last bits out of the contract), float sums, means and products (another
- * order, and the sign of a zero sum: Flex's sum over an extent of 1 on a
- * non-last dim keeps -0, where NdArray, the reference, and fused kernels
- * give +0), and anything computed from them.  The generator keeps them
- * away from the ops that turn a last-bit difference into a large one: rem
- * (its quotient multiplies it), thresholds (floor, sign, comparisons,
- * casts to ints), sin (of a large value) and division by them (a zero's
- * sign is an infinity's), which it replaces with add, neg, tanh or mul. */
-static bool u_inexact(int u) { return u == U_EXP || u == U_SIN || u == U_TANH || u == U_SIGMOID || u == U_LOG1P; }
-static bool u_threshold(int u) { return u == U_FLOOR || u == U_SIGN; }
-/* sin turns a large value's last-bit difference into any other value */
-static int u_safe(int u) { return u_threshold(u) ? U_NEG : u == U_SIN ? U_TANH : u; }
-
-static bext_tensor *unary(int op, bext_tensor *t, double s, int d0, int d1) {
-  switch (op) {
-  case 0: {
-    static bext_tensor *(*const f[U_COUNT])(bext_tensor *) = {bext_neg, bext_abs, bext_exp, bext_sin,
-                                                               bext_tanh, bext_sigmoid, bext_relu, bext_sqrt,
-                                                               bext_log1p, bext_floor, bext_sign, bext_not};
-    return f[d0 % U_COUNT](t);
-  }
-  case 1: {
-    static bext_tensor *(*const f[])(bext_tensor *, double) = {bext_add_scalar, bext_mul_scalar, bext_sub_scalar,
-                                                              bext_max_scalar, bext_div_scalar, bext_gt_scalar};
-    return f[d0 % 6](t, s);
-  }
-  case 2: return bext_swap_dims(t, d0 % (bext_rank(t) ? bext_rank(t) : 1), d1 % (bext_rank(t) ? bext_rank(t) : 1));
-  case 3: return bext_reshape(t, (int64_t[]){-1}, 1);
-  case 4: return bext_sum_dim(t, d0 % (bext_rank(t) ? bext_rank(t) : 1), d1 & 1);
-  case 5: return bext_mean(t);
-  case 6: return bext_max_dim(t, d0 % (bext_rank(t) ? bext_rank(t) : 1), d1 & 1);
-  case 7: return bext_cast(t, (bext_dtype[]){BEXT_F32, BEXT_F64, BEXT_I32, BEXT_BOOL}[d0 % 4]);
-  case 8: return bext_flip(t, (int[]){0}, bext_rank(t) ? 1 : 0);
-  case 9: return bext_narrow(t, 0, 0, bext_rank(t) ? (bext_shape(t)[0] + 1) / 2 : 1);
-  case 10: return bext_expand(t, (int64_t[]){2, bext_rank(t) > 0 ? bext_shape(t)[0] : 1}, bext_rank(t) == 1 ? 2 : 0);
-  case 11: {   /* matmul with its own transpose: [m,k] x [k,m] */
-    int64_t m = bext_rank(t) ? bext_shape(t)[0] : 1, k = bext_numel(t) / (m ? m : 1);
-    bext_tensor *a = bext_reshape(t, (int64_t[]){m, k}, 2);
-    bext_tensor *at = bext_transpose(bext_retain(a));   /* before a is consumed: C orders no arguments */
-    return bext_matmul(a, at);
-  }
-  case 12: {   /* cat of four: more inputs than a descriptor holds inline */
-    bext_tensor *ts[4] = {bext_retain(t), bext_retain(t), bext_retain(t), t};
-    return bext_cat(ts, 4, 0);
-  }
-  case 13: return bext_permute(t, (int[]){2, 0, 1}, bext_rank(t) == 3 ? 3 : 0);
-  case 14: return bext_cumsum(t, 0);
-  case 15: return bext_mean_dim(t, d0 % (bext_rank(t) ? bext_rank(t) : 1), d1 & 1);
-  case 16: return bext_min_dim(t, d0 % (bext_rank(t) ? bext_rank(t) : 1), d1 & 1);
-  case 17: return bext_prod(t);
-  default: return bext_clamp(t, -1.0, s);
-  }
-}
-
-static bext_tensor *binary(int op, bext_tensor *a, bext_tensor *b) {
-  static bext_tensor *(*const f[B_COUNT])(bext_tensor *, bext_tensor *) = {
-      bext_add, bext_sub, bext_mul, bext_div, bext_max, bext_min, bext_gt, bext_eq, bext_and, bext_rem};
-  return f[op % B_COUNT](a, b);
-}
-
-/* Checks that both devices agree on failure (same message) or success. */
-static void result(struct prog *g, bext_tensor *e, bext_tensor *l, bool approx, const char *what) {
-  if (!e || !l) {
-    char msg[600];
-    snprintf(msg, sizeof msg, "%s", bext_last_error());
-    cr_assert(!e && !l, "%s: only one device failed (step %ld): %s", what, g->step, msg);
-    return;
-  }
-  push(g, (pair){e, l, approx});
-}
-
-static void run_program(const bext_device *E, const bext_device *L, int len) {
-  struct prog g = {.E = E, .L = L};
-  for (int d = 0; d < 3; d++) g.base[d] = 1 + rnd(4);
-  int nleaf = 2 + (int)rnd(3);
-  for (int i = 0; i < nleaf; i++) push(&g, leaf(&g));
-  for (int s = 0; s < len; s++, g.step++) {
-    if (!g.n) push(&g, leaf(&g));
-    int what = (int)rnd(22);
-    if (what < 9) {   /* a one-input op */
-      int op = (int)rnd(19), d0 = (int)rnd(8), d1 = (int)rnd(8);
-      double sc = (double)((int)rnd(9) - 4) * 0.5;
-      pair a = take(&g, (int)rnd((uint32_t)g.n));
-      if (a.approx && ((op == 1 && d0 % 6 == 5) || (op == 7 && d0 % 4 >= 2))) op = 0, d0 = U_NEG;
-      if (a.approx && op == 0) d0 = u_safe(d0 % U_COUNT);
-      bool approx = a.approx || (op == 0 && u_inexact(d0 % U_COUNT)) || op == 4 || op == 5 || op == 11 || op == 15 ||
-                    op == 17;
-      char err_e[600];
-      bext_tensor *e = unary(op, a.e, sc, d0, d1);
-      snprintf(err_e, sizeof err_e, "%s", e ? "" : bext_last_error());
-      bext_tensor *l = unary(op, a.l, sc, d0, d1);
-      if (!e && !l)
-        cr_assert_str_eq(bext_last_error(), err_e, "the same error on both devices (step %ld)", g.step);
-      result(&g, e, l, approx, "unary");
-    } else if (what < 16) {   /* a two-input op, broadcasting */
-      int op = (int)rnd(B_COUNT), i = (int)rnd((uint32_t)g.n), j = (int)rnd((uint32_t)g.n);
-      pair a = take(&g, i);
-      if (j >= g.n) j = g.n ? (int)rnd((uint32_t)g.n) : -1;
-      pair b = j >= 0 ? take(&g, j) : leaf(&g);
-      if ((a.approx || b.approx) && (op == B_REM || op == B_GT || op == B_EQ)) op = B_ADD;
-      if (b.approx && op == B_DIV) op = B_MUL;   /* a zero's sign: +-inf */
-      char err_e[600];
-      bext_tensor *e = binary(op, a.e, b.e);
-      snprintf(err_e, sizeof err_e, "%s", e ? "" : bext_last_error());
-      bext_tensor *l = binary(op, a.l, b.l);
-      if (!e && !l) cr_assert_str_eq(bext_last_error(), err_e, "step %ld", g.step);
-      result(&g, e, l, a.approx || b.approx, "binary");
-    } else if (what < 17) {   /* mask_where with a mask made from a value */
-      pair a = take(&g, (int)rnd((uint32_t)g.n));
-      pair m = {bext_gt_scalar(bext_retain(a.e), 0), bext_gt_scalar(bext_retain(a.l), 0), false};
-      pair v = leaf(&g);
-      result(&g, bext_mask_where(a.e, m.e, v.e), bext_mask_where(a.l, m.l, v.l), a.approx, "mask_where");
-    } else if (what < 18) {   /* gather with in-range indices */
-      pair a = take(&g, (int)rnd((uint32_t)g.n));
-      int64_t n0 = bext_rank(a.e) ? bext_shape(a.e)[0] : 1, idx[3] = {rnd((uint32_t)n0), 0, rnd((uint32_t)n0)};
-      int64_t sh[3];
-      int rank = bext_rank(a.e);
-      for (int d = 0; d < rank; d++) sh[d] = d == 0 ? 3 : bext_shape(a.e)[d];
-      int64_t cnt = 1;
-      for (int d = 0; d < rank; d++) cnt *= sh[d];
-      int64_t *iv = calloc((size_t)(cnt ? cnt : 1), sizeof *iv);
-      for (int64_t q = 0; q < cnt; q++) iv[q] = idx[q % 3] % (n0 ? n0 : 1);
-      pair ix = {bext_from_data(iv, BEXT_I64, sh, rank, g.E), bext_from_data(iv, BEXT_I64, sh, rank, g.L), false};
-      free(iv);
-      char err_e[600];
-      bext_tensor *e = bext_gather(a.e, 0, ix.e);
-      snprintf(err_e, sizeof err_e, "%s", e ? "" : bext_last_error());
-      bext_tensor *l = bext_gather(a.l, 0, ix.l);
-      if (!e && !l) cr_assert_str_eq(bext_last_error(), err_e, "step %ld", g.step);
-      result(&g, e, l, a.approx, "gather");
-    } else if (what >= 20) {   /* an elementwise chain feeding a reduction (softmax, norms) */
-      pair a = take(&g, (int)rnd((uint32_t)g.n));
-      int u = (int)rnd(U_COUNT), red = (int)rnd(7), d0 = (int)rnd(8), keep = (int)rnd(2);
-      double sc = (double)((int)rnd(9) - 4) * 0.5;
-      if (a.approx && d0 % 6 == 5) d0 = 0;
-      if (a.approx) u = u_safe(u);
-      bool approx = a.approx || u_inexact(u) || red == 0 || red == 1 || red == 3 || red == 4;
-      bext_tensor *ce = unary(0, unary(1, a.e, sc, d0, 0), sc, u, 0);
-      char err_e[600];
-      snprintf(err_e, sizeof err_e, "%s", ce ? "" : bext_last_error());
-      bext_tensor *cl = unary(0, unary(1, a.l, sc, d0, 0), sc, u, 0);
-      if (!ce || !cl) {   /* a bool input: both fail alike */
-        cr_assert(!ce && !cl, "step %ld: only one device failed", g.step);
-        cr_assert_str_eq(bext_last_error(), err_e, "step %ld", g.step);
-        continue;
-      }
-      if (rnd(3) == 0)   /* read again: stored by the kernel */
-        push(&g, (pair){bext_retain(ce), bext_retain(cl), a.approx || u_inexact(u)});
-      int rk = bext_rank(ce), dim = (int)rnd((uint32_t)(rk ? rk : 1));
-      static bext_tensor *(*const all[3])(bext_tensor *) = {bext_sum, bext_prod, bext_max_all};
-      static bext_tensor *(*const dims[4])(bext_tensor *, int, bool) = {bext_sum_dim, bext_mean_dim, bext_max_dim,
-                                                                       bext_min_dim};
-      bext_tensor *e = red < 3 ? all[red](ce) : dims[red - 3](ce, dim, keep);
-      snprintf(err_e, sizeof err_e, "%s", e ? "" : bext_last_error());
-      bext_tensor *l = red < 3 ? all[red](cl) : dims[red - 3](cl, dim, keep);
-      if (!e && !l) cr_assert_str_eq(bext_last_error(), err_e, "step %ld", g.step);
-      result(&g, e, l, approx, "chain and reduction");
-    } else if (what < 19) {   /* a read in the middle: a sync point */
-      compare(&g, g.p[rnd((uint32_t)g.n)], "mid-program read");
-    } else {   /* a creation op */
-      int64_t sh[3];
-      int rank = rand_shape(&g, sh);
-      double v = (double)((int)rnd(9) - 4);
-      result(&g, bext_full(sh, rank, v, BEXT_F32, g.E), bext_full(sh, rank, v, BEXT_F32, g.L), false, "full");
-    }
-  }
-  for (int i = 0; i < g.n; i++) {
-    compare(&g, g.p[i], "final read");
-    bext_release(g.p[i].e);
-    bext_release(g.p[i].l);
-  }
-}
-
-static long programs(void) {
-  const char *e = getenv("BEXT_FUSION_PROGRAMS");
-  long n = e && *e ? strtol(e, NULL, 10) : 10000;
-  return n > 0 ? n : 10000;
-}
-
+/* One program in CUSTOM_EVERY mixes cubefuse's methods (about a quarter
+ * of its steps) with the core ops: they are slower (a #[cube] kernel
+ * launch eager, learning and confirming lazily), and the core programs
+ * keep the families they had. */
+#ifndef CUSTOM_EVERY
+#define CUSTOM_EVERY 4
+#endif
 #ifndef FRESH_CACHE
 #define FRESH_CACHE 100
 #endif
-Test(fusion, random_programs_agree_with_eager_flex, .timeout = 600) {
-  const bext_device *E = dev("flex"), *L = dev("flex+fusion");
-  long n = programs();
+
+static fzp_config programs_on(const char *e, const char *l) {
+  return (fzp_config){.E = dev(e), .L = dev(l), .custom = cubefuse_program_ops, .ncustom = CF_PROGRAM_OPS,
+                      .custom_weight = 7, .custom_every = CUSTOM_EVERY, .fresh_every = FRESH_CACHE};
+}
+
+/* Runs n programs of the family key on c, then checks that L recorded
+ * them lazily, fused some groups and left others unfused (so the
+ * comparisons covered both paths), and that the custom ops ran. */
+static fzp_tally programs_agree(const fzp_config *c, uint64_t key, long first, long n, bool fuses) {
   bext_fusion_stat s0 = stats();
-  const char *first = getenv("BEXT_FUSION_FIRST");   /* reproducing one program: its number */
-  long p0 = first ? strtol(first, NULL, 10) : 0, ran = n - p0 > 0 ? n - p0 : 0;
-  for (long p = p0; p < n; p++) {
-    rng = 0x9E3779B97F4A7C15ull ^ (uint64_t)(p + 1) * 0xD1B54A32D192ED03ull;
-    cur_prog = p;
-    run_program(E, L, 6 + (int)rnd(10));
-    /* a fresh plan cache now and then: past its cap (BXFU_PLAN_CAP) new
-     * segments run unplanned and unfused, and these programs never repeat */
-    if (p % FRESH_CACHE == FRESH_CACHE - 1) cr_assert(bext_device_close(L), "%s", bext_last_error());
-  }
-  cr_assert(bext_sync(L), "%s", bext_last_error());
+  fzp_tally t = {0};
+  fzp_run_programs(c, key, first, n, &t);
   bext_fusion_stat s1 = stats();
-  cr_expect_gt(s1.ops_recorded - s0.ops_recorded, (uint64_t)ran * 4, "the programs ran lazily");
+  cr_expect_gt(s1.ops_recorded - s0.ops_recorded, (uint64_t)t.programs * 4, "the programs ran lazily");
+  cr_expect_gt(s1.ops_run - s0.ops_run, s1.ops_fused - s0.ops_fused, "unfused ops ran too");
+  if (fuses) {
+    cr_expect_gt(s1.kernels_launched - s0.kernels_launched, 0, "no fused kernel ran");
+    cr_expect_gt(s1.reductions_fused - s0.reductions_fused, 0, "no chain fused into a reduction");
+  } else {
+    cr_expect_eq(s1.kernels_launched, s0.kernels_launched, "this device cannot run IR kernels");
+  }
+  long calls = 0;
+  for (int k = 0; k < c->ncustom; k++) {
+    cr_expect(t.programs < 40 * CUSTOM_EVERY || t.custom_calls[k] > 0, "%s was never called",
+              c->custom[k].name);
+    calls += t.custom_calls[k];
+  }
+  cr_log_info("%ld programs (%ld with custom ops: %ld calls), %ld steps, %ld values compared", t.programs,
+              t.custom_programs, calls, t.steps, t.compared);
+  return t;
+}
+
+/* The suite's 10,000 (BEXT_FUSION_PROGRAMS; BEXT_FUSION_FIRST=N starts at
+ * program N, to reproduce one).  No Criterion timeout: its own ctest
+ * entry (runtime/test_fusion_programs) has a generous TIMEOUT, and the
+ * sanitizer tree runs fewer programs (tests/runtime/CMakeLists.txt). */
+Test(fusion, random_programs_agree_with_eager_flex) {
+  fzp_config c = programs_on("flex", "flex+fusion");
+  long n = fzp_programs_from_env(10000);
+  const char *first = getenv("BEXT_FUSION_FIRST");   /* reproducing one program: its number */
+  long p0 = first ? strtol(first, NULL, 10) : 0;
+  bext_fusion_stat s0 = stats();
+  uint64_t lazy0[CF_PROGRAM_OPS];
+  for (int k = 0; k < CF_PROGRAM_OPS; k++) lazy0[k] = (uint64_t)cubefuse_calls[k];
+  fzp_tally t = programs_agree(&c, KEY_FLEX, p0, n, true);
+  bext_fusion_stat s1 = stats();
   cr_expect_gt(s1.ops_dropped - s0.ops_dropped, 0, "some values were never read");
-  /* fused kernels ran (Flex has kernel_prepare), and so did unfused ops:
-   * the comparison above covers both paths */
-  cr_expect_gt(s1.kernels_launched - s0.kernels_launched, 0, "no fused kernel ran");
   cr_expect_gt(s1.ops_fused - s0.ops_fused, 0);
-  cr_expect_gt(s1.ops_run - s0.ops_run, s1.ops_fused - s0.ops_fused);
-  cr_expect_gt(s1.reductions_fused - s0.reductions_fused, (uint64_t)ran / 4, "chains fused into reductions: %llu",
+  cr_expect_gt(s1.reductions_fused - s0.reductions_fused, (uint64_t)t.programs / 4, "chains fused into reductions: %llu",
                (unsigned long long)(s1.reductions_fused - s0.reductions_fused));
+  /* the elementwise methods were learned and fused: Fusion ran their
+   * implementations fewer times than the programs called them */
+  if (t.programs >= 40 * CUSTOM_EVERY)
+    for (int k = 0; k < CF_PROGRAM_OPS; k++) {
+      uint64_t lazy = (uint64_t)cubefuse_calls[k] - lazy0[k] - (uint64_t)t.custom_calls[k];
+      if (k == CF_REVERSE)
+        cr_expect_gt(lazy, 0, "reverse stays an opaque call");
+      else
+        cr_expect_lt(lazy, (uint64_t)t.custom_calls[k], "%s: %llu implementation runs for Fusion, %ld calls",
+                     cubefuse_program_ops[k].name, (unsigned long long)lazy, t.custom_calls[k]);
+    }
 }
 
 /* The same generator on ndarray+fusion: the decorator is not Flex's, and
  * NdArray runs no IR kernels, so every group runs unfused there (the
- * fallback LibTorch and Remote get). */
+ * fallback LibTorch and Remote get).  Core ops only: cubefuse lists no
+ * NdArray implementation. */
 Test(fusion, random_programs_agree_on_ndarray_unfused) {
-  const bext_device *E = dev("ndarray"), *L = dev("ndarray+fusion");
-  bext_fusion_stat s0 = stats();
-  for (long p = 0; p < 300; p++) {
-    rng = 0x5851F42D4C957F2Dull ^ (uint64_t)(p + 1) * 0x2545F4914F6CDD1Dull;
-    run_program(E, L, 6 + (int)rnd(10));
-  }
-  bext_fusion_stat s1 = stats();
-  cr_expect_eq(s1.kernels_launched, s0.kernels_launched, "ndarray cannot run IR kernels");
-  cr_expect_gt(s1.ops_run, s0.ops_run);
+  fzp_config c = programs_on("ndarray", "ndarray+fusion");
+  c.custom = NULL, c.ncustom = 0, c.fresh_every = 0;
+  programs_agree(&c, KEY_NDARRAY, 0, 300, false);
 }
 
 /* The same generator on cube:vulkan:0+fusion (lavapipe here) against
@@ -1090,19 +822,9 @@ Test(fusion, random_programs_agree_on_ndarray_unfused) {
  * Vulkan's kernel_prepare (SPIR-V) and kernel_launch, and what does not
  * fuse runs as the device's stdlib kernels.  Skipped, saying so, where
  * there is no Vulkan device. */
-Test(fusion, random_programs_agree_on_cube_vulkan, .timeout = 600) {
-  const bext_device *E = dev("flex"), *L = dev("cube:vulkan:0+fusion");
-  if (!bext_device_available(L)) cr_skip_test("skipped: cube:vulkan:0 is not available here: %s", bext_last_error());
-  bext_fusion_stat s0 = stats();
-  for (long p = 0; p < 300; p++) {
-    rng = 0x2545F4914F6CDD1Dull ^ (uint64_t)(p + 1) * 0x9E3779B97F4A7C15ull;
-    cur_prog = p;
-    run_program(E, L, 6 + (int)rnd(10));
-    if (p % FRESH_CACHE == FRESH_CACHE - 1) cr_assert(bext_device_close(L), "%s", bext_last_error());
-  }
-  cr_assert(bext_sync(L), "%s", bext_last_error());
-  bext_fusion_stat s1 = stats();
-  cr_expect_gt(s1.kernels_launched - s0.kernels_launched, 0, "no fused kernel ran on Vulkan");
-  cr_expect_gt(s1.reductions_fused - s0.reductions_fused, 0, "no chain fused into a reduction on Vulkan");
-  cr_expect_gt(s1.ops_run - s0.ops_run, s1.ops_fused - s0.ops_fused, "unfused ops ran too");
+Test(fusion, random_programs_agree_on_cube_vulkan) {
+  fzp_config c = programs_on("flex", "cube:vulkan:0+fusion");
+  if (!bext_device_available(c.L))
+    cr_skip_test("skipped: cube:vulkan:0 is not available here: %s", bext_last_error());
+  programs_agree(&c, KEY_VULKAN, 0, 300, true);
 }
