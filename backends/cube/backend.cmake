@@ -10,6 +10,14 @@
 # switch; without them cube_vulkan.c is left out and everything else
 # builds (-DBEXT_VULKAN=OFF asks for that build on purpose).  The bare GPU
 # machine's build (BEXT_GPU_CHECK) has no Vulkan.
+#
+# cube:cuda:N and cube:hip:N (cube_cuda.c, the vtables
+# bxr_backend_cube_cuda and bxr_backend_cube_hip) need nothing to build:
+# the CUDA/HIP runtime of runtime/cuda (prefix bxcu_) loads NVRTC, hiprtc
+# and the drivers with dlopen, so they are in every build, the GPU
+# check's included, and say at run time what is missing.
+include(${CMAKE_SOURCE_DIR}/runtime/cuda/sources.cmake)
+list(APPEND _rows cube_cuda cube_hip)
 find_path(BEXT_SPIRV_HEADERS spirv/unified1/spirv.h)
 find_path(BEXT_VULKAN_HEADERS vulkan/vulkan.h)
 if(BEXT_VULKAN AND NOT BEXT_GPU_CHECK AND BEXT_SPIRV_HEADERS AND BEXT_VULKAN_HEADERS)

@@ -22,6 +22,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "bxk.h"
 
@@ -44,7 +45,7 @@ enum bxcu_vendor { BXCU_CUDA, BXCU_HIP };
 struct bxcu_rtc;
 
 /* Loads the vendor's runtime compiler: $BEXT_NVRTC_LIB, libnvrtc.so.13,
- * libnvrtc.so (CUDA); $BEXT_HIPRTC_LIB, libhiprtc.so.6, libhiprtc.so.5,
+ * libnvrtc.so.12, libnvrtc.so (CUDA); $BEXT_HIPRTC_LIB, libhiprtc.so.6, libhiprtc.so.5,
  * libamdhip64.so.5 (HIP: ROCm 5 keeps hiprtc in the HIP runtime).  NULL
  * with a diagnostic (K0015 CUDA, K0016 HIP: "NVRTC not found: ...",
  * naming what was tried and why each failed) when none loads or one lacks
@@ -71,12 +72,30 @@ BXK_FUNC void *bxcu_rtc_compile(struct bxcu_rtc *rc, const char *src, const char
                                 size_t *size, char **log, struct bxk_diags *ds);
 
 /* ------------------------------------------------- CUDA and HIP drivers */
-/* The start of `cube:cuda:N` and `cube:hip:N`: the driver API dlopen'd
- * (libcuda.so.1; libamdhip64.so.6, else .so.5), initialized, device N
- * found and named.  It loads no module and runs no kernel yet. */
+/* The driver API under `cube:cuda:N` and `cube:hip:N`
+ * (backends/cube/cube_cuda.c): dlopen'd (libcuda.so.1; libamdhip64.so.6,
+ * else .so.5), initialized, device N found and named, its primary context
+ * made current on every thread that calls in; device memory, modules
+ * (PTX / code objects) and launches on the null stream, which orders them
+ * (a download waits for the launches before it). */
 struct bxcu_driver;
+struct bxcu_module;
 
-/* NULL with a diagnostic "backend unavailable: no CUDA driver
+/* A device address (CUdeviceptr, hipDeviceptr_t: both 64-bit). */
+typedef uint64_t bxcu_ptr;
+
+/* What launches must fit, read from the device at open (CUDA:
+ * cuDeviceGetAttribute; HIP: AMD's fixed limits, as HIP numbers its
+ * attributes differently per ROCm release). */
+struct bxcu_limits {
+  int cc_major, cc_minor;     /* CUDA's compute capability (HIP: 0.0) */
+  uint32_t threads;           /* units per cube */
+  uint32_t block[3], grid[3]; /* cube_dim and cube_count per axis */
+  uint32_t shared;            /* static shared memory per cube, bytes */
+};
+
+/* $BEXT_CUDA_LIB / $BEXT_HIP_LIB, when set, name the library to load.
+ * NULL with a diagnostic "backend unavailable: no CUDA driver
  * (libcuda.so.1: <why>)" where there is no driver, only the toolkit's
  * stub, or (HIP) no device; "... no CUDA device N" past the last one. */
 BXK_FUNC struct bxcu_driver *bxcu_driver_open(enum bxcu_vendor v, int index, struct bxk_diags *ds);
@@ -85,7 +104,36 @@ BXK_FUNC struct bxcu_driver *bxcu_driver_open_at(enum bxcu_vendor v, const char 
                                                  struct bxk_diags *ds);
 BXK_FUNC int bxcu_driver_devices(const struct bxcu_driver *d);
 BXK_FUNC const char *bxcu_driver_device_name(const struct bxcu_driver *d);
-/* Frees the handle; the driver stays loaded (RTLD_NODELETE). */
+BXK_FUNC const struct bxcu_limits *bxcu_driver_limits(const struct bxcu_driver *d);
+/* Frees the handle; the driver stays loaded (RTLD_NODELETE) and the
+ * primary context retained (the process keeps it, as the driver does). */
 BXK_FUNC void bxcu_driver_close(struct bxcu_driver *d);
+
+/* Device memory.  Every call makes the device's context current on the
+ * calling thread first; false + a diagnostic naming the driver call and
+ * its error on failure.  Copies are synchronous for the host buffer. */
+BXK_FUNC bool bxcu_mem_alloc(struct bxcu_driver *d, size_t bytes, bxcu_ptr *out, struct bxk_diags *ds);
+BXK_FUNC bool bxcu_mem_free(struct bxcu_driver *d, bxcu_ptr p, struct bxk_diags *ds);
+BXK_FUNC bool bxcu_mem_upload(struct bxcu_driver *d, bxcu_ptr dst, const void *src, size_t bytes,
+                              struct bxk_diags *ds);
+BXK_FUNC bool bxcu_mem_download(struct bxcu_driver *d, void *dst, bxcu_ptr src, size_t bytes,
+                                struct bxk_diags *ds);
+BXK_FUNC bool bxcu_mem_copy(struct bxcu_driver *d, bxcu_ptr dst, bxcu_ptr src, size_t bytes, struct bxk_diags *ds);
+BXK_FUNC bool bxcu_mem_set8(struct bxcu_driver *d, bxcu_ptr dst, uint8_t v, size_t bytes, struct bxk_diags *ds);
+/* Waits for everything queued (cuCtxSynchronize / hipDeviceSynchronize). */
+BXK_FUNC bool bxcu_sync(struct bxcu_driver *d, struct bxk_diags *ds);
+
+/* Loads image (PTX text, NUL-terminated, or a code object) and finds
+ * its kernel `kernel`; NULL + a diagnostic (the driver's JIT rejecting
+ * PTX newer than it reads says CUDA_ERROR_UNSUPPORTED_PTX_VERSION). */
+BXK_FUNC struct bxcu_module *bxcu_module_load(struct bxcu_driver *d, const void *image, const char *kernel,
+                                              struct bxk_diags *ds);
+BXK_FUNC void bxcu_module_unload(struct bxcu_driver *d, struct bxcu_module *m);
+/* Queues m's kernel over grid x block on the null stream; params[i]
+ * points at parameter i's value (the bxcu ABI above: bindings, then
+ * scalars).  An error inside the kernel surfaces at the next sync or
+ * download. */
+BXK_FUNC bool bxcu_launch(struct bxcu_driver *d, const struct bxcu_module *m, const uint32_t grid[3],
+                          const uint32_t block[3], void **params, struct bxk_diags *ds);
 
 #endif

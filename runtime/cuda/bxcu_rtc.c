@@ -37,7 +37,7 @@ typedef struct rtc_prog *rtc_prog;     /* nvrtcProgram / hiprtcProgram */
 struct vendor {
   const char *name;        /* in messages */
   const char *env;         /* the variable naming the library, tried first */
-  const char *libs[3];     /* then these sonames */
+  const char *libs[4];     /* then these sonames */
   const char *def_arch;    /* the default of bxcu_rtc_compile's arch */
   const char *arch_opt;    /* the option that takes it */
   const char *code_name;   /* what the result is, in messages */
@@ -52,10 +52,10 @@ struct vendor {
  * are told not to.  hiprtc 5.x lives in libamdhip64; ROCm 6 moved it to
  * libhiprtc. */
 static const struct vendor vendors[] = {
-    [BXCU_CUDA] = {"NVRTC", "BEXT_NVRTC_LIB", {"libnvrtc.so.13", "libnvrtc.so", NULL}, "compute_90",
+    [BXCU_CUDA] = {"NVRTC", "BEXT_NVRTC_LIB", {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so", NULL}, "compute_90",
                     "--gpu-architecture=", "PTX", true, {"-default-device", "--std=c++17", "--fmad=false"}, 3,
                     BXK_E_CUDA},
-    [BXCU_HIP] = {"hiprtc", "BEXT_HIPRTC_LIB", {"libhiprtc.so.6", "libhiprtc.so.5", "libamdhip64.so.5"},
+    [BXCU_HIP] = {"hiprtc", "BEXT_HIPRTC_LIB", {"libhiprtc.so.6", "libhiprtc.so.5", "libamdhip64.so.5", NULL},
                      "gfx90a", "--offload-arch=", "code object", false, {"-std=c++17", "-ffp-contract=off", NULL}, 2,
                      BXK_E_HIP},
 };
@@ -133,10 +133,10 @@ struct bxcu_rtc *bxcu_rtc_open(enum bxcu_vendor kind, struct bxk_diags *ds) {
   const struct vendor *v = &vendors[kind];
   const char *env = getenv(v->env);
   bool has_env = env && *env;
-  const char *cands[4] = {has_env ? env : NULL, v->libs[0], v->libs[1], v->libs[2]};
+  const char *cands[5] = {has_env ? env : NULL, v->libs[0], v->libs[1], v->libs[2], v->libs[3]};
   char note[48] = "";
   if (!has_env) snprintf(note, sizeof note, "; %s unset", v->env);
-  return open_first(kind, cands, 4, note, ds);
+  return open_first(kind, cands, 5, note, ds);
 }
 
 struct bxcu_rtc *bxcu_rtc_open_at(enum bxcu_vendor kind, const char *lib, struct bxk_diags *ds) {

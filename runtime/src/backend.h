@@ -338,6 +338,10 @@ BXR_FUNC bool bxr_kernel_cpu_launch(struct bext_device *dev, struct bxr_kernel *
 BXR_FUNC bool bxr_cache_dir(char *buf, size_t cap);
 /* mkdir -p dir; true when it exists afterwards. */
 BXR_FUNC bool bxr_cache_mkdirs(const char *dir);
+/* The tensor dtype of a binding's IR element type (BXK_F32 -> BEXT_F32);
+ * BEXT_DTYPE_COUNT for u32, which no tensor holds (kernel_cpu.c; every
+ * device's kernel_prepare checks bindings with it). */
+BXR_FUNC bext_dtype bxr_kernel_dtype(unsigned kir_type);
 /* The on-disk kernel cache (kernel_cache.c) as a GPU runtime's callbacks
  * take it (bxvk_disk): load gives 1 and the entry's bytes in *data, *len
  * (valid until release(*tok)), 0 for none, -1 for a damaged entry; store

@@ -85,7 +85,7 @@ static const struct bxr_kernel *lookup_hash(uint64_t hash) {
   return NULL;
 }
 
-static bext_dtype dtype_of(unsigned t) {
+bext_dtype bxr_kernel_dtype(unsigned t) {
   switch (t) {
   case BXK_BOOL: return BEXT_BOOL;
   case BXK_U8: return BEXT_U8;
@@ -172,7 +172,7 @@ static struct bxr_kernel *build(const struct bxk_kernel *ir, uint64_t key, bxl_k
   k->nscalar = ir->nscalar;
   snprintf(k->name, sizeof k->name, "%s", name);
   for (uint32_t j = 0; j < ir->nbind; j++) {
-    k->dt[j] = dtype_of(ir->bind[j].elem);
+    k->dt[j] = bxr_kernel_dtype(ir->bind[j].elem);
     k->rank[j] = ir->bind[j].rank;
     if (k->dt[j] == BEXT_DTYPE_COUNT) {
       bxr_free_to(bxr_hook_now(), k, sizeof *k);

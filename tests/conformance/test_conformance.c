@@ -1166,6 +1166,16 @@ static int matrix_devices(const bext_device **ds, int cap) {
 #else
     printf("conformance: cube:vulkan is not in this build (no Vulkan headers): its matrix is SKIPPED, not passed\n");
 #endif
+    /* The GPU targets are in every build (their drivers are dlopen'd):
+     * they join on a machine with the driver and a device, and say why
+     * not elsewhere. */
+    static const char *const gpus[] = {"cube:cuda:0", "cube:hip:0"};
+    for (size_t g = 0; g < sizeof gpus / sizeof *gpus; g++) {
+      const bext_device *gd = bext_device_get(gpus[g]);
+      if (gd && bext_device_available(gd) && n < cap) ds[n++] = gd;
+      else printf("conformance: %s is not available here (%s): its matrix is SKIPPED, not passed\n", gpus[g],
+                  bext_last_error());
+    }
     return n;
   }
   int n = 0;
@@ -1183,8 +1193,8 @@ static int matrix_devices(const bext_device **ds, int cap) {
  * against the closed-form oracle, every other backend of this build
  * against ndarray.  A backend added to the build joins it by itself. */
 Test(conformance, every_backend_of_the_build, .init = setup) {
-  const bext_device *ds[BEXT_BACKEND_COUNT + 1];   /* + cube:vulkan:0 */
-  int n = matrix_devices(ds, BEXT_BACKEND_COUNT + 1);
+  const bext_device *ds[BEXT_BACKEND_COUNT + 3];   /* + cube:vulkan:0, cube:cuda:0, cube:hip:0 */
+  int n = matrix_devices(ds, BEXT_BACKEND_COUNT + 3);
   if (!getenv("BEXT_CONFORMANCE_DEVICES")) cr_assert_geq(n, 2, "this build has at least flex and ndarray");
   /* Say plainly which backends of the table this build lacks (libtorch
    * without libtorch-dev): their matrix did not run, so it did not pass. */
@@ -1251,8 +1261,8 @@ Test(conformance, remote_over_bext_server, .init = setup) {
  * against the ndarray reference, and it saw every op go through it. */
 Test(conformance, count_decorator_over_every_backend, .init = setup) {
   cr_assert(count_layer_register(), "%s", bext_last_error());
-  const bext_device *ds[BEXT_BACKEND_COUNT + 1];   /* + cube:vulkan:0 */
-  int n = matrix_devices(ds, BEXT_BACKEND_COUNT + 1);
+  const bext_device *ds[BEXT_BACKEND_COUNT + 3];   /* + cube:vulkan:0, cube:cuda:0, cube:hip:0 */
+  int n = matrix_devices(ds, BEXT_BACKEND_COUNT + 3);
   for (int i = 0; i < n; i++) {
     char spec[64], title[96];
     snprintf(spec, sizeof spec, "%s+count", bext_device_name(ds[i]));

@@ -156,14 +156,14 @@ Test(devices, unavailable_devices_say_so) {
               "message names the op and the device: %s", bext_last_error());
     cr_expect(!bext_sync(d));
   }
-  /* The cube backend is in the build, its hip target is not: the
-   * device exists, and its first use says which target is missing. */
+  /* The cube backend's GPU targets are in every build (their drivers
+   * are dlopen'd): without an AMD GPU, the first use of cube:hip:0 says
+   * the driver found none (test_cube_gpu.c tests these paths). */
   const bext_device *hip = get_ok("cube:hip:0");
-  cr_expect(!bext_device_available(hip));
+  if (bext_device_available(hip)) return;
   cr_expect_null(bext_zeros((int64_t[]){2}, 1, BEXT_F32, hip));
-  cr_expect(strstr(bext_last_error(), "cube:hip:0") &&
-                strstr(bext_last_error(), "cube target `hip` is not available in this build"),
-            "message names the device and the target: %s", bext_last_error());
+  cr_expect(strstr(bext_last_error(), "cube:hip:0") && strstr(bext_last_error(), "backend unavailable: no HIP driver"),
+            "message names the device and the driver: %s", bext_last_error());
 }
 
 Test(devices, default_is_flex) {

@@ -78,12 +78,14 @@ Test(errors, bad_dtypes, .init = setup) {
 Test(errors, bad_devices, .init = setup) {
   const bext_device *fx, *cube;
   cr_assert((fx = bext_device_get("flex")));
-  cr_assert((cube = bext_device_get("cube:hip:0")));   /* a cube target this build lacks */
+  cr_assert((cube = bext_device_get("cube:hip:0")));   /* no AMD GPU here: its driver says so */
   EXPECT_ERR(bext_matmul(t2(2, 2, BEXT_F32), bext_zeros((int64_t[]){2, 2}, 2, BEXT_F32, fx)), "bext_matmul",
              "different devices", "ndarray", "flex");
-  EXPECT_ERR(bext_from_data((float[]){1}, BEXT_F32, (int64_t[]){1}, 1, cube), "bext_from_data", "cube:hip:0",
-             "not available");
-  EXPECT_ERR(bext_to_device(t2(1, 1, BEXT_F32), cube), "bext_to_device", "not available");
+  if (!bext_device_available(cube)) {
+    EXPECT_ERR(bext_from_data((float[]){1}, BEXT_F32, (int64_t[]){1}, 1, cube), "bext_from_data", "cube:hip:0",
+               "unavailable");
+    EXPECT_ERR(bext_to_device(t2(1, 1, BEXT_F32), cube), "bext_to_device", "unavailable");
+  }
   EXPECT_ERR(bext_device_get("flex+fusion+fusion"), "bext_device_get", "twice");
 }
 

@@ -4,7 +4,9 @@
 # CMake and ninja present).  Builds the BEXT_GPU_CHECK tree (libbext with
 # ndarray + cube and the driver) from the carried PREGEN directory, runs
 # the conformance matrix on DEVICES (default: ndarray,cube:cuda:0) against
-# ndarray, and writes OUTDIR/gpu-check.log and OUTDIR/report.json.
+# ndarray, runs bext-gpu-bench (16M f32 add vs a device-to-device copy,
+# 4096^2 matmul vs cuBLAS on cube:cuda:0; "skipped" without a CUDA
+# device), and writes OUTDIR/gpu-check.log and OUTDIR/report.json.
 # Meant to finish in under 5 minutes; each step has its own time limit.
 # The build tree is $BEXT_GPU_BUILD (default: build-gpu in the checkout).
 # The suite runs this script with DEVICES=ndarray (tests/gpu_check), so
@@ -31,16 +33,21 @@ step() {   # step NAME SECONDS CMD...: runs CMD with a limit, logs it
     why=""
     [ "$rc" -eq 124 ] && why=": over its ${limit} s limit"
     echo "== $name FAILED (exit $rc$why)" >>"$log"
-    status="failed at $name"
+    if [ "$status" = ok ]; then status="failed at $name"; else status="$status, $name"; fi
     return 1
   fi
 }
 { nvidia-smi -L || echo "nvidia-smi: not found"; } >>"$log" 2>&1
-step configure 60 cmake -S . -B "$tree" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+rm -f "$out/bench.json"
+if step configure 60 cmake -S . -B "$tree" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DBEXT_GPU_CHECK=ON -DBEXT_PREGEN_DIR="$pregen" &&
-step build 150 cmake --build "$tree" -j "$(nproc)" &&
-step conformance 180 env BEXT_CONFORMANCE_DEVICES="$devices" BEXT_CACHE_DIR="$tree/kernel-cache" \
-  "$tree/bin/bext-gpu-check" --filter 'conformance/every_backend_of_the_build'
+  step build 150 cmake --build "$tree" -j "$(nproc)"; then
+  # the bench runs whatever the matrix found: its figures are wanted
+  # even when some cells fail
+  step conformance 180 env BEXT_CONFORMANCE_DEVICES="$devices" BEXT_CACHE_DIR="$tree/kernel-cache" \
+    "$tree/bin/bext-gpu-check" --filter 'conformance/every_backend_of_the_build'
+  step bench 120 env BEXT_CACHE_DIR="$tree/kernel-cache" "$tree/bin/bext-gpu-bench" "$out/bench.json"
+fi
 t1=$(date +%s)
 # The report: the status and, per device, the matrix's own summary lines.
 {
@@ -50,7 +57,9 @@ t1=$(date +%s)
     printf '%s\n    "%s"' "$sep" "$line"
     sep=","
   done
-  printf '\n  ]\n}\n'
+  printf '\n  ],\n  "bench": '
+  if [ -s "$out/bench.json" ]; then sed 's/^/  /; 1s/^  //' "$out/bench.json"; else printf '"not run"\n'; fi
+  printf '}\n'
 } >"$out/report.json"
 cat "$out/report.json"
 [ "$status" = ok ]

@@ -1,0 +1,191 @@
+/* test_cube_gpu.c — the devices `cube:cuda:N` and `cube:hip:N`
+ * (backends/cube/cube_cuda.c) where they can be tested without a GPU:
+ * they are in every build, a machine without the driver says why on
+ * every use (availability, tensor creation, sync, to_device), with the
+ * device named; the toolkit's stub driver fails cuInit through the same
+ * path; and every stdlib kernel the device would prepare compiles to PTX
+ * with NVRTC (bf16 ones are refused with K0013, as the device's dtype
+ * mask says).  Running kernels needs a GPU: tools/gpu-check does that
+ * (docs/gpu-check.md).  A test whose precondition this machine lacks
+ * (a real driver is here; no NVRTC) is skipped, saying so. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bext/bext.h>
+
+#include "backend.h"
+#include "bxcu.h"
+#include "cube/cube.h"
+
+static const bext_device *get_ok(const char *s) {
+  const bext_device *d = bext_device_get(s);
+  cr_assert_not_null(d, "'%s' should parse: %s", s, bext_last_error());
+  return d;
+}
+
+static void expect_msg(const char *what, const char *a, const char *b, const char *c) {
+  const char *e = bext_last_error();
+  cr_expect(strstr(e, a) && strstr(e, b) && (!c || strstr(e, c)), "%s: message: %s", what, e);
+}
+
+/* Every use of spec fails naming the device and why (why: the start of
+ * the driver's reason). */
+static void refused_everywhere(const char *spec, const char *why) {
+  const bext_device *d = get_ok(spec);
+  if (bext_device_available(d)) cr_skip_test("skipped: %s is available here (a driver and a device)", spec);
+  expect_msg("available", "bext_device_available", spec, why);
+  cr_expect(!strstr(bext_last_error(), "not available in this build"), "%s is in every build: %s", spec,
+            bext_last_error());
+  cr_expect_null(bext_from_data((float[]){1, 2}, BEXT_F32, (int64_t[]){2}, 1, d));
+  expect_msg("from_data", "bext_from_data", spec, why);
+  cr_expect_null(bext_zeros((int64_t[]){2}, 1, BEXT_F32, d));
+  expect_msg("zeros", "bext_zeros", spec, why);
+  bext_tensor *t = bext_ones((int64_t[]){2}, 1, BEXT_F32, bext_device_get("ndarray"));
+  cr_assert(t, "%s", bext_last_error());
+  cr_expect_null(bext_to_device(t, d));   /* takes t, also when it fails */
+  expect_msg("to_device", "bext_to_device", spec, why);
+  cr_expect(!bext_sync(d));
+  /* and the device with layers on top says the same */
+  char stacked[64];
+  snprintf(stacked, sizeof stacked, "%s+fusion", spec);
+  cr_expect_null(bext_zeros((int64_t[]){2}, 1, BEXT_F32, get_ok(stacked)));
+  expect_msg("zeros on the stack", "bext_zeros", spec, why);
+}
+
+Test(cube_gpu, targets_are_in_every_build) {
+#if !defined(BEXT_HAVE_CUBE_CUDA) || !defined(BEXT_HAVE_CUBE_HIP)
+  cr_assert_fail("config.h lacks BEXT_HAVE_CUBE_CUDA / BEXT_HAVE_CUBE_HIP: the targets need no headers");
+#endif
+  cr_expect_str_eq(bext_device_name(get_ok("cube:cuda")), "cube:cuda:0");
+  cr_expect_str_eq(bext_device_name(get_ok("cube:hip:1")), "cube:hip:1");
+}
+
+/* No libcuda.so.1 on this machine (only the toolkit's stub). */
+Test(cube_gpu, cuda_without_driver_says_why) {
+  unsetenv("BEXT_CUDA_LIB");
+  refused_everywhere("cube:cuda:0", "no CUDA driver (libcuda.so.1: ");
+}
+
+/* HIP's runtime may be installed without an AMD GPU (hipInit fails), or
+ * absent: either way "no HIP driver (...)". */
+Test(cube_gpu, hip_without_device_says_why) {
+  unsetenv("BEXT_HIP_LIB");
+  refused_everywhere("cube:hip:0", "no HIP driver (");
+}
+
+/* The toolkit's stub libcuda loads but fails cuInit: a real driver
+ * library through the device's own open, reported as unavailable. */
+Test(cube_gpu, cuda_stub_driver_fails_cuinit) {
+  const char *stub = "/usr/local/cuda/lib64/stubs/libcuda.so";
+  if (access(stub, R_OK) != 0) cr_skip_test("skipped: no CUDA stub library at %s", stub);
+  setenv("BEXT_CUDA_LIB", stub, 1);
+  refused_everywhere("cube:cuda:1", "cuInit");
+  cr_expect(strstr(bext_last_error(), "CUDA_ERROR_STUB_LIBRARY") || strstr(bext_last_error(), "CUresult 34"),
+            "%s", bext_last_error());
+}
+
+/* Past the devices a driver has (a driver is needed to count them; here
+ * a missing library stands in): still the device's name in front. */
+Test(cube_gpu, missing_library_is_named) {
+  setenv("BEXT_CUDA_LIB", "/nonexistent/libcuda.so.1", 1);
+  refused_everywhere("cube:cuda:3", "no CUDA driver (/nonexistent/libcuda.so.1: ");
+}
+
+/* Compiles the n emitted kernels own[] as one NVRTC program (the
+ * prelude once, each kernel's code in a namespace of its own: one
+ * program per kernel costs ~0.2 s each, 997 kernels) and checks the PTX
+ * has every kernel's entry; when the batch fails, each kernel alone, so
+ * the failure names its kernel.  Returns how many compiled. */
+static uint32_t compile_batch(struct bxcu_rtc *rc, const char *prelude, char **own, const char **names, uint32_t n) {
+  size_t len = strlen(prelude) + 1;
+  for (uint32_t i = 0; i < n; i++) len += strlen(own[i]) + 64;
+  char *src = malloc(len), *p = src;
+  cr_assert(src);
+  p += sprintf(p, "%s", prelude);
+  for (uint32_t i = 0; i < n; i++) p += sprintf(p, "namespace k%u {\n%s}\n", i, own[i]);
+  struct bxk_diags ds = {0};
+  char *log = NULL;
+  char *ptx = bxcu_rtc_compile(rc, src, "stdlib_batch", "compute_90", NULL, &log, &ds);
+  free(src);
+  uint32_t ok = 0;
+  if (ptx) {
+    for (uint32_t i = 0; i < n; i++) {
+      char entry[96];
+      snprintf(entry, sizeof entry, ".entry %s(", names[i]);
+      cr_expect(strstr(ptx, entry), "%s: no %s in the PTX", names[i], entry);
+      ok += strstr(ptx, entry) != NULL;
+    }
+  } else {
+    for (uint32_t i = 0; i < n; i++) {
+      size_t one = strlen(prelude) + strlen(own[i]) + 1;
+      char *alone = malloc(one);
+      cr_assert(alone);
+      snprintf(alone, one, "%s%s", prelude, own[i]);
+      char *l1 = NULL;
+      ds = (struct bxk_diags){0};
+      char *x = bxcu_rtc_compile(rc, alone, names[i], "compute_90", NULL, &l1, &ds);
+      cr_expect(x, "%s: %s\n%s", names[i], ds.n ? ds.d[0].msg : "", l1 ? l1 : "");
+      ok += x != NULL;
+      free(x), free(l1), free(alone);
+    }
+  }
+  free(ptx);
+  free(log);
+  return ok;
+}
+
+/* Every stdlib instantiation cube:cuda would prepare goes through the
+ * device's path up to PTX: bxcu_emit with the prelude, then NVRTC for
+ * compute_90 (the H200's).  bf16 instantiations are refused with K0013,
+ * which is why the device's dtype mask leaves bf16 out. */
+Test(cube_gpu, every_stdlib_kernel_compiles_to_ptx) {
+  struct bxk_diags ds = {0};
+  struct bxcu_rtc *rc = bxcu_rtc_open(BXCU_CUDA, &ds);
+  if (!rc) cr_skip_test("skipped: %s", ds.n ? ds.d[0].msg : "NVRTC not found");
+  enum { BATCH = 128 };
+  uint32_t n = cube_stdlib_count(), ok = 0, bf16 = 0, nb = 0;
+  cr_assert_gt(n, 50u, "only %u stdlib kernels", n);
+  char *prelude = NULL, *own[BATCH];
+  const char *names[BATCH];
+  for (uint32_t i = 0; i < n; i++) {
+    const bext_kernel_src *src = cube_stdlib_row(i);
+    const struct bxk_kernel *ir = bxr_kernel_src_ir(src);
+    cr_assert(ir, "%s: %s", src->name, bext_last_error());
+    ds = (struct bxk_diags){0};
+    char *full = bxcu_emit(ir, true, &ds);
+    struct bxk_loc at;
+    if (bxk_kernel_uses_type(ir, BXK_BF16, &at)) {
+      cr_expect_null(full, "%s uses bf16 but was emitted", src->name);
+      cr_expect(ds.n && !strcmp(bxk_err_code(ds.d[0].err), "K0013"), "%s: %s", src->name, ds.n ? ds.d[0].msg : "");
+      free(full);
+      bf16++;
+      continue;
+    }
+    char *code = bxcu_emit(ir, false, &ds);
+    cr_assert(full && code, "%s: %s", src->name, ds.n ? ds.d[0].msg : "");
+    /* the full source is the prelude, then the kernel's own code */
+    size_t lf = strlen(full), lc = strlen(code);
+    cr_assert(lf > lc && !strcmp(full + lf - lc, code), "%s: the prelude is not a prefix", src->name);
+    if (!prelude) {
+      full[lf - lc] = 0;
+      prelude = full;
+    } else {
+      free(full);   /* the same prelude (but its first line, naming the kernel) */
+    }
+    own[nb] = code, names[nb] = ir->name, nb++;
+    if (nb == BATCH || i + 1 == n) {
+      ok += compile_batch(rc, prelude, own, names, nb);
+      while (nb) free(own[--nb]);
+    }
+  }
+  if (nb) ok += compile_batch(rc, prelude, own, names, nb);
+  while (nb) free(own[--nb]);
+  free(prelude);
+  cr_log_info("%u stdlib kernels: %u compiled to PTX, %u bf16 refused (K0013)", n, ok, bf16);
+  cr_expect_eq(ok + bf16, n);
+  cr_expect_gt(bf16, 0u, "the stdlib has bf16 instantiations: the refusal was not exercised");
+  bxcu_rtc_close(rc);
+}
