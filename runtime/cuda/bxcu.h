@@ -105,6 +105,8 @@ BXK_FUNC struct bxcu_driver *bxcu_driver_open_at(enum bxcu_vendor v, const char 
 BXK_FUNC int bxcu_driver_devices(const struct bxcu_driver *d);
 BXK_FUNC const char *bxcu_driver_device_name(const struct bxcu_driver *d);
 BXK_FUNC const struct bxcu_limits *bxcu_driver_limits(const struct bxcu_driver *d);
+/* cuDriverGetVersion / hipDriverGetVersion (CUDA 12.4: 12040); 0 unknown. */
+BXK_FUNC int bxcu_driver_version(const struct bxcu_driver *d);
 /* Frees the handle; the driver stays loaded (RTLD_NODELETE) and the
  * primary context retained (the process keeps it, as the driver does). */
 BXK_FUNC void bxcu_driver_close(struct bxcu_driver *d);

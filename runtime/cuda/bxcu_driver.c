@@ -39,20 +39,24 @@ typedef void *drv_handle;  /* CUcontext, CUmodule, CUfunction, and HIP's */
   X(dtoh, cuMemcpyDtoH_v2, hipMemcpyDtoH, drv_result, (void *, bxcu_ptr, size_t))                \
   X(dtod, cuMemcpyDtoD_v2, hipMemcpyDtoD, drv_result, (bxcu_ptr, bxcu_ptr, size_t))              \
   X(memset8, cuMemsetD8_v2, hipMemsetD8, drv_result, (bxcu_ptr, unsigned char, size_t))          \
-  X(module_load, cuModuleLoadData, hipModuleLoadData, drv_result, (drv_handle *, const void *))  \
+  X(module_load, cuModuleLoadDataEx, hipModuleLoadDataEx, drv_result,                           \
+    (drv_handle *, const void *, unsigned, int *, void **))                                      \
   X(module_unload, cuModuleUnload, hipModuleUnload, drv_result, (drv_handle))                    \
   X(module_fn, cuModuleGetFunction, hipModuleGetFunction, drv_result,                            \
     (drv_handle *, drv_handle, const char *))                                                    \
   X(launch, cuLaunchKernel, hipModuleLaunchKernel, drv_result,                                   \
     (drv_handle, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, drv_handle, \
      void **, void **))                                                                          \
-  X(synchronize, cuCtxSynchronize, hipDeviceSynchronize, drv_result, (void))
+  X(synchronize, cuCtxSynchronize, hipDeviceSynchronize, drv_result, (void))                     \
+  X(version, cuDriverGetVersion, hipDriverGetVersion, drv_result, (int *))
 
 /* cuDeviceGetAttribute's numbers (cuda.h, CUdevice_attribute). */
 enum {
   CU_ATTR_THREADS = 1, CU_ATTR_BLOCK_X = 2, CU_ATTR_GRID_X = 5, CU_ATTR_SHARED = 8,
   CU_ATTR_CC_MAJOR = 75, CU_ATTR_CC_MINOR = 76
 };
+/* CUjit_option's numbers (cuda.h). */
+enum { CU_JIT_ERROR_LOG_BUFFER = 5, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6 };
 
 struct bxcu_module {
   drv_handle mod, fn;
@@ -62,7 +66,7 @@ struct bxcu_driver {
   enum bxcu_vendor kind;
   void *lib;
   drv_device dev;
-  int index, ndev;
+  int index, ndev, version_;
   char name[128];
   struct bxcu_limits lim;
   drv_handle ctx;   /* CUDA's primary context of the device (HIP: none) */
@@ -176,6 +180,7 @@ struct bxcu_driver *bxcu_driver_open_at(enum bxcu_vendor kind, const char *lib, 
   if (index < 0 || index >= d->ndev)
     return fail(d, ds, "no %s device %d (the driver sees %d)", A, index, d->ndev);
   d->index = index;
+  if (d->version(&d->version_) != 0) d->version_ = 0;
   if ((r = d->device_get(&d->dev, index)) != 0 ||
       (r = d->device_name(d->name, (int)sizeof d->name, d->dev)) != 0)
     return fail(d, ds, "%s device %d: %s", A, index, err_name(d, r));
@@ -225,6 +230,7 @@ struct bxcu_driver *bxcu_driver_open(enum bxcu_vendor kind, int index, struct bx
 int bxcu_driver_devices(const struct bxcu_driver *d) { return d->ndev; }
 const char *bxcu_driver_device_name(const struct bxcu_driver *d) { return d->name; }
 const struct bxcu_limits *bxcu_driver_limits(const struct bxcu_driver *d) { return &d->lim; }
+int bxcu_driver_version(const struct bxcu_driver *d) { return d->version_; }
 void bxcu_driver_close(struct bxcu_driver *d) { free(d); }
 
 /* The name of a call in messages: the column of the table. */
@@ -287,8 +293,16 @@ struct bxcu_module *bxcu_module_load(struct bxcu_driver *d, const void *image, c
   }
   drv_result r;
   if (!current(d, ds)) goto out;
-  if ((r = d->module_load(&m->mod, image)) != 0) {
-    call_failed(d, ds, r, SYM(d, cuModuleLoadData, hipModuleLoadData), "kernel %.60s", kernel);
+  /* CUDA's JIT says why it rejects PTX in its error log (the PTX line
+   * and ptxas's complaint): asked for, and appended to the diagnostic */
+  char jit_log[512] = "";
+  int opt[2] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+  void *val[2] = {jit_log, (void *)(uintptr_t)sizeof jit_log};
+  if ((r = d->kind == BXCU_CUDA ? d->module_load(&m->mod, image, 2, opt, val)
+                                : d->module_load(&m->mod, image, 0, NULL, NULL)) != 0) {
+    jit_log[sizeof jit_log - 1] = 0;
+    call_failed(d, ds, r, SYM(d, cuModuleLoadDataEx, hipModuleLoadDataEx), "kernel %.60s", kernel);
+    if (*jit_log) bxk_diag_add(ds, BXK_E_CUDA, noloc, 0, "the JIT's log: %.180s", jit_log);
     goto out;
   }
   if ((r = d->module_fn(&m->fn, m->mod, kernel)) != 0) {

@@ -94,12 +94,44 @@ Test(cube_gpu, missing_library_is_named) {
   refused_everywhere("cube:cuda:3", "no CUDA driver (/nonexistent/libcuda.so.1: ");
 }
 
+/* The kernel's entry in ptx takes what cube_cuda.c's launch passes:
+ * each binding as an 80-byte, 8-aligned struct bxl_binding, then each
+ * scalar with its memory type's width (bool one byte, f16 two), read by
+ * the driver from the start of its 8-byte slot. */
+static bool params_match(const char *ptx, const struct bxk_kernel *ir) {
+  char entry[96];
+  snprintf(entry, sizeof entry, ".entry %s(", ir->name);
+  const char *p = strstr(ptx, entry);
+  if (!p) return false;
+  p += strlen(entry);
+  const char *end = strchr(p, ')');
+  for (uint32_t j = 0; end && j < ir->nbind + ir->nscalar; j++) {
+    const char *q = strstr(p, ".param");
+    if (!q || q > end) return false;
+    size_t n = strcspn(q, ",\n)");
+    char line[160];
+    snprintf(line, sizeof line, "%.*s", (int)n, q);
+    if (j < ir->nbind) {
+      if (!strstr(line, ".align 8 .b8") || !strstr(line, "[80]")) return false;
+    } else {
+      unsigned t = ir->scalar[j - ir->nbind];
+      unsigned want = t == BXK_BOOL || t == BXK_U8 ? 8 : t == BXK_F16 ? 16 : bxk_type_bits(t);
+      unsigned bits = 0;   /* ".param .f64 name": the width after the type letter */
+      if (sscanf(line, ".param .%*[a-z]%u", &bits) != 1 || bits != want) return false;
+    }
+    p = q + n;
+  }
+  const char *more = strstr(p, ".param");
+  return end && (!more || more > end);
+}
+
 /* Compiles the n emitted kernels own[] as one NVRTC program (the
  * prelude once, each kernel's code in a namespace of its own: one
  * program per kernel costs ~0.2 s each, 997 kernels) and checks the PTX
  * has every kernel's entry; when the batch fails, each kernel alone, so
  * the failure names its kernel.  Returns how many compiled. */
-static uint32_t compile_batch(struct bxcu_rtc *rc, const char *prelude, char **own, const char **names, uint32_t n) {
+static uint32_t compile_batch(struct bxcu_rtc *rc, const char *prelude, char **own,
+                              const struct bxk_kernel **irs, uint32_t n) {
   size_t len = strlen(prelude) + 1;
   for (uint32_t i = 0; i < n; i++) len += strlen(own[i]) + 64;
   char *src = malloc(len), *p = src;
@@ -113,10 +145,10 @@ static uint32_t compile_batch(struct bxcu_rtc *rc, const char *prelude, char **o
   uint32_t ok = 0;
   if (ptx) {
     for (uint32_t i = 0; i < n; i++) {
-      char entry[96];
-      snprintf(entry, sizeof entry, ".entry %s(", names[i]);
-      cr_expect(strstr(ptx, entry), "%s: no %s in the PTX", names[i], entry);
-      ok += strstr(ptx, entry) != NULL;
+      bool good = params_match(ptx, irs[i]);
+      cr_expect(good, "%s: no entry in the PTX taking %u bindings and %u scalars as the launch passes them",
+                irs[i]->name, irs[i]->nbind, irs[i]->nscalar);
+      ok += good;
     }
   } else {
     for (uint32_t i = 0; i < n; i++) {
@@ -126,8 +158,8 @@ static uint32_t compile_batch(struct bxcu_rtc *rc, const char *prelude, char **o
       snprintf(alone, one, "%s%s", prelude, own[i]);
       char *l1 = NULL;
       ds = (struct bxk_diags){0};
-      char *x = bxcu_rtc_compile(rc, alone, names[i], "compute_90", NULL, &l1, &ds);
-      cr_expect(x, "%s: %s\n%s", names[i], ds.n ? ds.d[0].msg : "", l1 ? l1 : "");
+      char *x = bxcu_rtc_compile(rc, alone, irs[i]->name, "compute_90", NULL, &l1, &ds);
+      cr_expect(x, "%s: %s\n%s", irs[i]->name, ds.n ? ds.d[0].msg : "", l1 ? l1 : "");
       ok += x != NULL;
       free(x), free(l1), free(alone);
     }
@@ -149,7 +181,7 @@ Test(cube_gpu, every_stdlib_kernel_compiles_to_ptx) {
   uint32_t n = cube_stdlib_count(), ok = 0, bf16 = 0, nb = 0;
   cr_assert_gt(n, 50u, "only %u stdlib kernels", n);
   char *prelude = NULL, *own[BATCH];
-  const char *names[BATCH];
+  const struct bxk_kernel *irs[BATCH];
   for (uint32_t i = 0; i < n; i++) {
     const bext_kernel_src *src = cube_stdlib_row(i);
     const struct bxk_kernel *ir = bxr_kernel_src_ir(src);
@@ -175,13 +207,13 @@ Test(cube_gpu, every_stdlib_kernel_compiles_to_ptx) {
     } else {
       free(full);   /* the same prelude (but its first line, naming the kernel) */
     }
-    own[nb] = code, names[nb] = ir->name, nb++;
+    own[nb] = code, irs[nb] = ir, nb++;
     if (nb == BATCH || i + 1 == n) {
-      ok += compile_batch(rc, prelude, own, names, nb);
+      ok += compile_batch(rc, prelude, own, irs, nb);
       while (nb) free(own[--nb]);
     }
   }
-  if (nb) ok += compile_batch(rc, prelude, own, names, nb);
+  if (nb) ok += compile_batch(rc, prelude, own, irs, nb);
   while (nb) free(own[--nb]);
   free(prelude);
   cr_log_info("%u stdlib kernels: %u compiled to PTX, %u bf16 refused (K0013)", n, ok, bf16);

@@ -135,7 +135,12 @@ int main(int argc, char **argv) {
   struct bxk_diags ds = {0};
   struct bxcu_driver *drv = bxcu_driver_open(BXCU_CUDA, 0, &ds);
   if (!drv) return fail("driver", ds.n ? ds.d[0].msg : "?");
-  fprintf(out, "  \"gpu\": \"%s\",\n", js(bxcu_driver_device_name(drv)));
+  const struct bxcu_limits *L = bxcu_driver_limits(drv);
+  struct bxcu_rtc *rc = bxcu_rtc_open(BXCU_CUDA, &ds);
+  fprintf(out, "  \"gpu\": \"%s\",\n  \"compute_capability\": \"%d.%d\",\n  \"driver\": %d,\n  \"nvrtc\": \"%s %d\",\n",
+          js(bxcu_driver_device_name(drv)), L->cc_major, L->cc_minor, bxcu_driver_version(drv),
+          rc ? bxcu_rtc_path(rc) : "not found", rc ? bxcu_rtc_version(rc) : 0);
+  if (rc) bxcu_rtc_close(rc);
 
   /* ---- 16M f32 add vs a device-to-device copy of the same bytes */
   const int64_t n = 16 << 20;

@@ -44,7 +44,7 @@ if step configure 60 cmake -S . -B "$tree" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   step build 150 cmake --build "$tree" -j "$(nproc)"; then
   # the bench runs whatever the matrix found: its figures are wanted
   # even when some cells fail
-  step conformance 180 env BEXT_CONFORMANCE_DEVICES="$devices" BEXT_CACHE_DIR="$tree/kernel-cache" \
+  step conformance 300 env BEXT_CONFORMANCE_DEVICES="$devices" BEXT_CACHE_DIR="$tree/kernel-cache" \
     "$tree/bin/bext-gpu-check" --filter 'conformance/every_backend_of_the_build'
   step bench 120 env BEXT_CACHE_DIR="$tree/kernel-cache" "$tree/bin/bext-gpu-bench" "$out/bench.json"
 fi
