@@ -54,7 +54,8 @@ struct ccu {
   struct bxcu_driver *drv;
   struct bxcu_rtc *rtc;      /* opened on the first prepare that compiles */
   char arch[32];             /* compute_90, gfx90a */
-  char target[96];           /* the kernel cache's target text */
+  char target[128];          /* the kernel cache's target text: what the
+                              * code depends on besides the IR */
   struct {                   /* freed blocks of 2^c bytes */
     bxcu_ptr *p;
     size_t n, cap;
@@ -328,7 +329,7 @@ static struct bxr_kernel *ccu_prepare(struct bext_device *dev, const struct bxk_
   k->nbind = ir->nbind, k->nscalar = ir->nscalar;
   for (uint32_t j = 0; j < ir->nbind; j++) k->dt[j] = bxr_kernel_dtype(ir->bind[j].elem);
   pthread_mutex_lock(&s->lock);
-  if (!s->target[0]) {   /* the compiler's version is part of what the code depends on */
+  if (!s->target[0]) {   /* the compiler's version is part of what the code depends on: opened here */
     struct bxk_diags ds = {0};
     if (!s->rtc && !(s->rtc = bxcu_rtc_open(s->vendor, &ds))) {
       pthread_mutex_unlock(&s->lock);
@@ -336,7 +337,9 @@ static struct bxr_kernel *ccu_prepare(struct bext_device *dev, const struct bxk_
       cu_error(dev, "kernel_prepare", &ds);
       return NULL;
     }
-    snprintf(s->target, sizeof s->target, "%s-%s-rtc%d", s->vendor == BXCU_CUDA ? "ptx" : "hsaco", s->arch,
+    uint64_t h = bxk_hash64((const uint8_t *)bxcu_scalar_src, strlen(bxcu_scalar_src));
+    snprintf(s->target, sizeof s->target, "%s %s emit%d scalar %016" PRIx64 " rtc %d",
+             s->vendor == BXCU_CUDA ? "cuda ptx" : "hip code-object", s->arch, BXCU_EMIT_VERSION, h,
              bxcu_rtc_version(s->rtc));
   }
   void *code = compile(s, ir, key);

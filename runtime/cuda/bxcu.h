@@ -33,6 +33,11 @@
  * without it, only the kernel's own code (the golden tests read that). */
 BXK_FUNC char *bxcu_emit(const struct bxk_kernel *k, bool prelude, struct bxk_diags *ds);
 
+/* Bump when bxcu_emit's output changes for the same IR: the devices'
+ * on-disk kernel caches put it in their target text (with a hash of
+ * bxk_scalar.h's text), so an old PTX is never loaded for new code. */
+#define BXCU_EMIT_VERSION 1
+
 /* The text of bxk_scalar.h, embedded at build time (bxcu_scalar_src.c). */
 BXK_FUNC const char bxcu_scalar_src[];
 

@@ -173,6 +173,20 @@ static uint32_t compile_batch(struct bxcu_rtc *rc, const char *prelude, char **o
  * device's path up to PTX: bxcu_emit with the prelude, then NVRTC for
  * compute_90 (the H200's).  bf16 instantiations are refused with K0013,
  * which is why the device's dtype mask leaves bf16 out. */
+/* NVRTC in a sanitized process runs ~5x slower (every allocation it
+ * makes goes through the sanitizer): there, 1 kernel in 8 is compiled,
+ * said in the log; the optimized tree compiles them all. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define STDLIB_STRIDE 8u
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define STDLIB_STRIDE 8u
+#endif
+#endif
+#ifndef STDLIB_STRIDE
+#define STDLIB_STRIDE 1u
+#endif
+
 Test(cube_gpu, every_stdlib_kernel_compiles_to_ptx) {
   struct bxk_diags ds = {0};
   struct bxcu_rtc *rc = bxcu_rtc_open(BXCU_CUDA, &ds);
@@ -182,10 +196,12 @@ Test(cube_gpu, every_stdlib_kernel_compiles_to_ptx) {
   cr_assert_gt(n, 50u, "only %u stdlib kernels", n);
   char *prelude = NULL, *own[BATCH];
   const struct bxk_kernel *irs[BATCH];
-  for (uint32_t i = 0; i < n; i++) {
+  uint32_t tried = 0;
+  for (uint32_t i = 0; i < n; i += STDLIB_STRIDE) {
     const bext_kernel_src *src = cube_stdlib_row(i);
     const struct bxk_kernel *ir = bxr_kernel_src_ir(src);
     cr_assert(ir, "%s: %s", src->name, bext_last_error());
+    tried++;
     ds = (struct bxk_diags){0};
     char *full = bxcu_emit(ir, true, &ds);
     struct bxk_loc at;
@@ -208,7 +224,7 @@ Test(cube_gpu, every_stdlib_kernel_compiles_to_ptx) {
       free(full);   /* the same prelude (but its first line, naming the kernel) */
     }
     own[nb] = code, irs[nb] = ir, nb++;
-    if (nb == BATCH || i + 1 == n) {
+    if (nb == BATCH) {
       ok += compile_batch(rc, prelude, own, irs, nb);
       while (nb) free(own[--nb]);
     }
@@ -216,8 +232,9 @@ Test(cube_gpu, every_stdlib_kernel_compiles_to_ptx) {
   if (nb) ok += compile_batch(rc, prelude, own, irs, nb);
   while (nb) free(own[--nb]);
   free(prelude);
-  cr_log_info("%u stdlib kernels: %u compiled to PTX, %u bf16 refused (K0013)", n, ok, bf16);
-  cr_expect_eq(ok + bf16, n);
+  cr_log_info("%u stdlib kernels, %u tried (1 in %u%s): %u compiled to PTX, %u bf16 refused (K0013)", n, tried,
+              STDLIB_STRIDE, STDLIB_STRIDE > 1 ? ": a sanitizer build" : "", ok, bf16);
+  cr_expect_eq(ok + bf16, tried);
   cr_expect_gt(bf16, 0u, "the stdlib has bf16 instantiations: the refusal was not exercised");
   bxcu_rtc_close(rc);
 }

@@ -211,7 +211,7 @@ int main(int argc, char **argv) {
     double e = fabs(C[i * m + j] - ref) / (mag > 0 ? mag : 1);
     if (e > worst) worst = e;
   }
-  if (worst > 1e-4) {
+  if (worst > 1e-3) {   /* f32 sums of 4096 terms: ~1e-6 typical, n*eps = 2.4e-4 at worst */
     char msg[96];
     snprintf(msg, sizeof msg, "relative error %.3g on sampled entries", worst);
     return fail("matmul: wrong result", msg);
