@@ -41,6 +41,7 @@
 
 struct ccu_kernel {          /* what kernel_prepare returns */
   struct bxcu_module *mod;
+  uint64_t key;              /* the IR's hash: a second prepare finds it */
   uint32_t nbind, nscalar;
   bext_dtype dt[CCU_MAX_BINDINGS];
   char name[64];
@@ -312,8 +313,23 @@ static void *compile(struct ccu *s, const struct bxk_kernel *ir, uint64_t key) {
   return code;
 }
 
+/* A kernel prepared before with this key (equal keys: equal IR, name
+ * included), or NULL.  Under s->lock. */
+static struct ccu_kernel *find_kernel(struct ccu *s, uint64_t key) {
+  for (struct ccu_kernel *k = s->kernels; k; k = k->next)
+    if (k->key == key) return k;
+  return NULL;
+}
+
+/* Every launch of a `.bext` kernel and every Fusion plan prepares again
+ * (kernel_api.c, fusion_kernel.c): the device answers from memory, as the
+ * CPU and Vulkan devices do, instead of loading one more module. */
 static struct bxr_kernel *ccu_prepare(struct bext_device *dev, const struct bxk_kernel *ir, uint64_t key) {
   struct ccu *s = state(dev);
+  pthread_mutex_lock(&s->lock);
+  struct ccu_kernel *seen = find_kernel(s, key);
+  pthread_mutex_unlock(&s->lock);
+  if (seen) return (struct bxr_kernel *)seen;
   struct ccu_kernel *k = calloc(1, sizeof *k);
   if (!k) {
     bxr_error("%s: kernel_prepare(%s): out of memory", dev->name, ir->name);
@@ -326,7 +342,7 @@ static struct bxr_kernel *ccu_prepare(struct bext_device *dev, const struct bxk_
     return NULL;
   }
   snprintf(k->name, sizeof k->name, "%s", ir->name);
-  k->nbind = ir->nbind, k->nscalar = ir->nscalar;
+  k->key = key, k->nbind = ir->nbind, k->nscalar = ir->nscalar;
   for (uint32_t j = 0; j < ir->nbind; j++) k->dt[j] = bxr_kernel_dtype(ir->bind[j].elem);
   pthread_mutex_lock(&s->lock);
   if (!s->target[0]) {   /* the compiler's version is part of what the code depends on: opened here */
@@ -341,6 +357,11 @@ static struct bxr_kernel *ccu_prepare(struct bext_device *dev, const struct bxk_
     snprintf(s->target, sizeof s->target, "%s %s emit%d scalar %016" PRIx64 " rtc %d",
              s->vendor == BXCU_CUDA ? "cuda ptx" : "hip code-object", s->arch, BXCU_EMIT_VERSION, h,
              bxcu_rtc_version(s->rtc));
+  }
+  if ((seen = find_kernel(s, key)) != NULL) {   /* another thread was first */
+    pthread_mutex_unlock(&s->lock);
+    free(k);
+    return (struct bxr_kernel *)seen;
   }
   void *code = compile(s, ir, key);
   struct bxk_diags ds = {0};

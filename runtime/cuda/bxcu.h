@@ -50,7 +50,7 @@ enum bxcu_vendor { BXCU_CUDA, BXCU_HIP };
 struct bxcu_rtc;
 
 /* Loads the vendor's runtime compiler: $BEXT_NVRTC_LIB, libnvrtc.so.13,
- * libnvrtc.so.12, libnvrtc.so (CUDA); $BEXT_HIPRTC_LIB, libhiprtc.so.6, libhiprtc.so.5,
+ * libnvrtc.so.12, libnvrtc.so, /usr/local/cuda/lib64/libnvrtc.so (CUDA); $BEXT_HIPRTC_LIB, libhiprtc.so.6, libhiprtc.so.5,
  * libamdhip64.so.5 (HIP: ROCm 5 keeps hiprtc in the HIP runtime).  NULL
  * with a diagnostic (K0015 CUDA, K0016 HIP: "NVRTC not found: ...",
  * naming what was tried and why each failed) when none loads or one lacks

@@ -37,7 +37,8 @@ typedef struct rtc_prog *rtc_prog;     /* nvrtcProgram / hiprtcProgram */
 struct vendor {
   const char *name;        /* in messages */
   const char *env;         /* the variable naming the library, tried first */
-  const char *libs[4];     /* then these sonames */
+  const char *libs[4];     /* then these sonames (CUDA: and the toolkit's
+                            * default path, for a loader not told of it) */
   const char *def_arch;    /* the default of bxcu_rtc_compile's arch */
   const char *arch_opt;    /* the option that takes it */
   const char *code_name;   /* what the result is, in messages */
@@ -52,7 +53,7 @@ struct vendor {
  * are told not to.  hiprtc 5.x lives in libamdhip64; ROCm 6 moved it to
  * libhiprtc. */
 static const struct vendor vendors[] = {
-    [BXCU_CUDA] = {"NVRTC", "BEXT_NVRTC_LIB", {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so", NULL}, "compute_90",
+    [BXCU_CUDA] = {"NVRTC", "BEXT_NVRTC_LIB", {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so", "/usr/local/cuda/lib64/libnvrtc.so"}, "compute_90",
                     "--gpu-architecture=", "PTX", true, {"-default-device", "--std=c++17", "--fmad=false"}, 3,
                     BXK_E_CUDA},
     [BXCU_HIP] = {"hiprtc", "BEXT_HIPRTC_LIB", {"libhiprtc.so.6", "libhiprtc.so.5", "libamdhip64.so.5", NULL},

@@ -238,3 +238,99 @@ Test(cube_gpu, every_stdlib_kernel_compiles_to_ptx) {
   cr_expect_gt(bf16, 0u, "the stdlib has bf16 instantiations: the refusal was not exercised");
   bxcu_rtc_close(rc);
 }
+
+/* ------------------------------------------------ with a stand-in driver */
+
+#ifdef BXR_TEST_FAKE_CUDA
+#include <dlfcn.h>
+
+#include "bxl.h"
+
+struct fake_launch {   /* fake_cuda.c's record */
+  char name[96];
+  unsigned grid[3], block[3];
+  int nparam;
+  int size[48];
+  unsigned char param[48][80];
+};
+struct fake_state {
+  int allocs, frees, launches, modules, syncs;
+  struct fake_launch last;
+};
+
+/* cube:cuda:0 on fake_cuda.c (device memory is host memory, launches
+ * are recorded, not run): the host side of the device, through its own
+ * open, storage, copies and launches, with the real NVRTC. */
+Test(cube_gpu, stand_in_driver_moves_data_and_packs_launches) {
+  setenv("BEXT_CUDA_LIB", BXR_TEST_FAKE_CUDA, 1);
+  const bext_device *d = get_ok("cube:cuda:0");
+  cr_assert(bext_device_available(d), "%s", bext_last_error());
+  void *h = dlopen(BXR_TEST_FAKE_CUDA, RTLD_NOW | RTLD_NOLOAD);
+  cr_assert(h, "the device did not load %s", BXR_TEST_FAKE_CUDA);
+  struct fake_state *(*state)(void) = (struct fake_state * (*)(void)) dlsym(h, "fake_cuda_state");
+  int (*owns)(uint64_t, size_t) = (int (*)(uint64_t, size_t))dlsym(h, "fake_cuda_owns");
+  cr_assert(state && owns);
+  struct fake_state *S = state();
+
+  /* copies in and out, and a transposed view read through the host */
+  float v[6] = {1, 2, 3, 4, 5, 6}, got[6] = {0};
+  bext_tensor *a = bext_from_data(v, BEXT_F32, (int64_t[]){2, 3}, 2, d);
+  cr_assert(a, "%s", bext_last_error());
+  cr_expect(bext_read(a, got, sizeof got) && !memcmp(got, v, sizeof v), "%s", bext_last_error());
+  bext_tensor *at = bext_swap_dims(bext_retain(a), 0, 1);
+  cr_assert(at, "%s", bext_last_error());
+  float want_t[6] = {1, 4, 2, 5, 3, 6};
+  cr_expect(bext_read(at, got, sizeof got) && !memcmp(got, want_t, sizeof want_t), "%s", bext_last_error());
+  bext_tensor *row = bext_narrow(bext_retain(a), 0, 1, 1);   /* offset 3: the second row */
+  cr_assert(row, "%s", bext_last_error());
+  cr_expect(bext_read(row, got, 3 * sizeof(float)) && got[0] == 4 && got[2] == 6, "%s", bext_last_error());
+  bext_release(at);
+  bext_release(row);
+
+  /* a freed block is reused for the same size: no new device allocation */
+  int allocs = S->allocs;
+  bext_tensor *b = bext_from_data(v, BEXT_F32, (int64_t[]){2, 3}, 2, d);
+  bext_release(b);
+  b = bext_from_data(v, BEXT_F32, (int64_t[]){2, 3}, 2, d);
+  cr_expect_eq(S->allocs, allocs + 1, "%d device allocations for two tensors of one size", S->allocs - allocs);
+  bext_memory st;
+  cr_expect(bext_memory_stats(d, &st) && st.cached_bytes == 0, "the block went back out: %zu cached", st.cached_bytes);
+
+  /* a launch: NVRTC compiles the stdlib add, the fake loads its PTX and
+   * records what the launch passed, sized by the kernel's own .entry */
+  struct bxk_diags ds = {0};
+  struct bxcu_rtc *rc = bxcu_rtc_open(BXCU_CUDA, &ds);
+  if (!rc) cr_skip_test("skipped the launch: %s", ds.n ? ds.d[0].msg : "NVRTC not found");
+  bxcu_rtc_close(rc);
+  int launches = S->launches;
+  bext_tensor *c = bext_add(bext_retain(a), bext_retain(b));
+  cr_assert(c, "%s", bext_last_error());
+  cr_expect_eq(S->launches, launches + 1);
+  const struct fake_launch *L = &S->last;
+  cr_log_info("launch %s: grid [%u,%u,%u] block [%u,%u,%u], %d parameters", L->name, L->grid[0], L->grid[1],
+              L->grid[2], L->block[0], L->block[1], L->block[2], L->nparam);
+  cr_expect(L->grid[0] * L->block[0] >= 6 && L->grid[1] == 1 && L->block[1] == 1, "grid does not cover 6 units");
+  int nbind = 0;
+  for (int i = 0; i < L->nparam; i++) {
+    if (L->size[i] != (int)sizeof(struct bxl_binding)) continue;   /* a scalar */
+    struct bxl_binding bb;
+    memcpy(&bb, L->param[i], sizeof bb);
+    nbind++;
+    cr_expect(owns((uint64_t)(uintptr_t)bb.data, (size_t)bb.len * 4), "binding %d: %p (%u elements) is not device memory",
+              i, bb.data, bb.len);
+    cr_expect(bb.len == 6 && bb.rank >= 1 && bb.rank <= 8, "binding %d: len %u rank %u", i, bb.len, bb.rank);
+  }
+  cr_expect_eq(nbind, 3, "a + b = c passes 3 bindings, found %d", nbind);
+  /* the same kernel again: prepared from memory, no second module */
+  int modules = S->modules;
+  bext_tensor *c2 = bext_add(bext_retain(a), bext_retain(b));
+  cr_expect(c2 && S->modules == modules, "a second add loaded another module");
+  cr_expect(bext_sync(d) && S->syncs > 0, "%s", bext_last_error());
+  bext_release(c2);
+  bext_release(c);
+  bext_release(b);
+  bext_release(a);
+  cr_expect(bext_memory_stats(d, &st) && st.cached_bytes > 0, "released tensors' blocks are kept");
+  bext_device_close(d);
+}
+#endif

@@ -67,7 +67,8 @@ typedef int (*cublas_sgemm_fn)(void *, int, int, int, int, int, const float *, c
  * why filled when it cannot run; c (host) gets its result. */
 static double cublas_time(struct bxcu_driver *drv, int n, const float *a, const float *b, float *c, int reps,
                           char *why, size_t cap) {
-  static const char *const libs[] = {"libcublas.so.13", "libcublas.so.12", "libcublas.so"};
+  static const char *const libs[] = {"libcublas.so.13", "libcublas.so.12", "libcublas.so",
+                                     "/usr/local/cuda/lib64/libcublas.so"};
   void *h = NULL;
   for (size_t i = 0; i < sizeof libs / sizeof *libs && !h; i++) h = dlopen(libs[i], RTLD_NOW | RTLD_LOCAL);
   if (!h) return snprintf(why, cap, "cuBLAS not found (libcublas.so.13/.12: %s)", dlerror()), -1;
