@@ -127,7 +127,13 @@ static bool ccu_open(struct bext_device *dev) {
   snprintf(why, sizeof why, "the %s lowering has no bf16 yet (K0013), on %s", vendor_api[v],
            bxcu_driver_device_name(s->drv));
   cube_set_dtypes(dev, mask, why);
-  cube_set_limits(dev, bxcu_driver_limits(s->drv)->shared, 0, bxcu_driver_device_name(s->drv));
+  const struct bxcu_limits *L = bxcu_driver_limits(s->drv);
+  cube_set_limits(dev, L->shared, 0, bxcu_driver_device_name(s->drv));
+  /* the autotuner's key: decisions are per GPU model and driver */
+  char identity[200];
+  snprintf(identity, sizeof identity, "%s %s cc %d.%d driver %d", vendor_api[v], bxcu_driver_device_name(s->drv),
+           L->cc_major, L->cc_minor, bxcu_driver_version(s->drv));
+  cube_set_identity(dev, identity);
   return true;
 }
 
