@@ -171,6 +171,17 @@ BXR_FUNC bext_tensor *cube_exec_matmul(struct bxr_op *op);
 BXR_FUNC bext_tensor *cube_exec_gather(struct bxr_op *op);
 BXR_FUNC bext_tensor *cube_exec_scatter_add(struct bxr_op *op);
 
+/* Reading a tensor of a target whose storage is device memory: dl copies
+ * the first `bytes` of t's span to host memory (from the storage's start
+ * when from_storage, t->offset counted in bytes; else from t's first
+ * element), then t's view is gathered row-major into dst (contiguous
+ * views land in dst directly).  1: read; 0: error set (a negative
+ * stride, no memory); -1: dl failed, its reasons in ds for the target to
+ * report.  The one read of cube:vulkan and cube:cuda/hip. */
+typedef bool (*cube_download_fn)(const bext_tensor *t, void *host, size_t bytes, struct bxk_diags *ds);
+BXR_FUNC int cube_read_view(const bext_tensor *t, void *dst, bool from_storage, cube_download_fn dl,
+                            struct bxk_diags *ds);
+
 /* The copy member of every cube target (cube_backend.c). */
 BXR_FUNC bool cube_copy(bext_tensor *dst, const bext_tensor *src);
 

@@ -22,6 +22,30 @@ static void cube_memory(struct bext_device *dev, bext_memory *st) { st->cached_b
 
 /* Every cube target's copy member: the cast kernel; on host memory a
  * dtype without kernels moves as bytes. */
+int cube_read_view(const bext_tensor *t, void *dst, bool from_storage, cube_download_fn dl, struct bxk_diags *ds) {
+  int64_t n = bxr_numel(t->rank, t->shape);
+  if (n == 0) return 1;
+  size_t es = bext_dtype_size(t->dtype);
+  int64_t first = from_storage ? t->offset : 0, far = first;
+  for (int d = 0; d < t->rank; d++) {
+    if (t->strides[d] < 0) return bxr_error("%s: reading a view with a negative stride", t->device->name);
+    far += (t->shape[d] - 1) * t->strides[d];
+  }
+  size_t bytes = (size_t)(far + 1) * es;
+  bool contig = bxr_is_contiguous(t) && first == 0;
+  char *tmp = contig ? dst : bxr_alloc(bytes);
+  if (!tmp) return bxr_error("%s: out of memory reading %zu bytes", t->device->name, bytes);
+  bool ok = dl(t, tmp, bytes, ds);
+  if (ok && !contig) {
+    struct bxr_iter it;
+    bxr_iter_init(&it, t->rank, t->shape, 1, t->strides);
+    const char *base = tmp + (size_t)first * es;
+    for (int64_t i = 0; i < n; i++, bxr_iter_next(&it)) memcpy((char *)dst + (size_t)i * es, base + it.off[0] * (int64_t)es, es);
+  }
+  if (!contig) bxr_free(tmp, bytes);
+  return ok ? 1 : -1;
+}
+
 bool cube_copy(bext_tensor *dst, const bext_tensor *src) {
   if (dst->device->vt->host_memory && !cube_dtype_ok(dst->device, src->dtype)) return bxr_host_copy(dst, src);
   return cube_copy_into(dst->device, dst, src, 0);

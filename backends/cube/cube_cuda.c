@@ -253,32 +253,16 @@ static bext_tensor *ccu_from_data(struct bext_device *dev, bext_dtype dt, int ra
   return t;
 }
 
-/* Downloads the bytes from t's first to its farthest element (after the
- * queued launches: the null stream orders the copy behind them), then
- * gathers t's view row-major on the host. */
+/* t's span from its first element (after the queued launches: the null
+ * stream orders the copy behind them); cube_read_view gathers the view. */
+static bool ccu_download(const bext_tensor *t, void *host, size_t bytes, struct bxk_diags *ds) {
+  return bxcu_mem_download(state(t->device)->drv, host, dptr(t), bytes, ds);
+}
+
 static bool ccu_read(const bext_tensor *t, void *dst) {
-  int64_t n = bxr_numel(t->rank, t->shape);
-  if (n == 0) return true;
-  size_t es = bext_dtype_size(t->dtype);
-  int64_t far = 0;
-  for (int d = 0; d < t->rank; d++) {
-    if (t->strides[d] < 0) return bxr_error("%s: reading a view with a negative stride", t->device->name);
-    far += (t->shape[d] - 1) * t->strides[d];
-  }
-  size_t bytes = (size_t)(far + 1) * es;
-  bool contig = bxr_is_contiguous(t);
-  char *tmp = contig ? dst : bxr_alloc(bytes);
-  if (!tmp) return bxr_error("%s: out of memory reading %zu bytes", t->device->name, bytes);
   struct bxk_diags ds = {0};
-  bool ok = bxcu_mem_download(state(t->device)->drv, tmp, dptr(t), bytes, &ds);
-  if (ok && !contig) {
-    struct bxr_iter it;
-    bxr_iter_init(&it, t->rank, t->shape, 1, t->strides);
-    for (int64_t i = 0; i < n; i++, bxr_iter_next(&it))
-      memcpy((char *)dst + (size_t)i * es, tmp + it.off[0] * (int64_t)es, es);
-  }
-  if (!contig) bxr_free(tmp, bytes);
-  return ok || cu_error(t->device, "reading a tensor", &ds);
+  int r = cube_read_view(t, dst, false, ccu_download, &ds);
+  return r > 0 || (r < 0 && cu_error(t->device, "reading a tensor", &ds));
 }
 
 /* ---------------------------------------------------------------- kernels */

@@ -219,24 +219,13 @@ static void load(const char *path) {
   snprintf(T.loaded, sizeof T.loaded, "%s", path);
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return;   /* none yet */
-  struct stat st;
-  const char *why = NULL;
-  char *buf = NULL;
-  if (fstat(fd, &st) != 0 || st.st_size < 0 || (size_t)st.st_size > TUNE_FILE_MAX) {
-    why = "unreadable or too large";
-  } else if ((buf = malloc((size_t)st.st_size + 1))) {
-    size_t got = 0, want = (size_t)st.st_size;
-    while (got < want) {
-      ssize_t r = read(fd, buf + got, want - got);
-      if (r < 0 && errno == EINTR) continue;
-      if (r <= 0) break;
-      got += (size_t)r;
-    }
-    buf[got] = 0;
+  const char *why;
+  size_t got = 0;
+  char *buf = (char *)bxr_cache_read(fd, TUNE_FILE_MAX, &got, &why);
+  if (buf) {
     if (!(why = parse(buf, got, false))) parse(buf, got, true);
+    bxr_free(buf, got + 1);
   }
-  close(fd);
-  free(buf);
   if (!why) return;
   bxr_tune_rejects++;
   if (!T.warned) {

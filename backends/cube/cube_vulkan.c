@@ -206,35 +206,21 @@ static bext_tensor *cvk_from_data(struct bext_device *dev, bext_dtype dt, int ra
   return t;
 }
 
-/* Downloads the storage's bytes up to t's farthest element (after the
- * queued launches: bxvk's download submits them), then gathers t's view
- * row-major on the host. */
-static bool cvk_read(const bext_tensor *t, void *dst) {
-  int64_t n = bxr_numel(t->rank, t->shape);
-  if (n == 0) return true;
-  size_t es = bext_dtype_size(t->dtype);
-  int64_t far = t->offset;
-  for (int d = 0; d < t->rank; d++) {
-    if (t->strides[d] < 0) return bxr_error("%s: reading a view with a negative stride", t->device->name);
-    far += (t->shape[d] - 1) * t->strides[d];
-  }
-  size_t bytes = (size_t)(far + 1) * es;
-  bool contig = bxr_is_contiguous(t) && t->offset == 0;
-  char *tmp = contig ? dst : bxr_alloc(bytes);
-  if (!tmp) return bxr_error("%s: out of memory reading %zu bytes", t->device->name, bytes);
+/* The storage's bytes up to t's farthest element (after the queued
+ * launches: bxvk's download submits them); cube_read_view gathers the
+ * view from them. */
+static bool cvk_download(const bext_tensor *t, void *host, size_t bytes, struct bxk_diags *ds) {
   struct cvk *s = state(t->device);
-  struct bxk_diags ds = {0};
   pthread_mutex_lock(&s->lock);
-  bool ok = bxvk_buf_download(s->vk, t->storage->priv, tmp, bytes, &ds);
+  bool ok = bxvk_buf_download(s->vk, t->storage->priv, host, bytes, ds);
   pthread_mutex_unlock(&s->lock);
-  if (ok && !contig) {
-    struct bxr_iter it;
-    bxr_iter_init(&it, t->rank, t->shape, 1, t->strides);
-    const char *base = tmp + (size_t)t->offset * es;
-    for (int64_t i = 0; i < n; i++, bxr_iter_next(&it)) memcpy((char *)dst + (size_t)i * es, base + it.off[0] * (int64_t)es, es);
-  }
-  if (!contig) bxr_free(tmp, bytes);
-  return ok || vk_error(t->device, "reading a tensor", &ds);
+  return ok;
+}
+
+static bool cvk_read(const bext_tensor *t, void *dst) {
+  struct bxk_diags ds = {0};
+  int r = cube_read_view(t, dst, true, cvk_download, &ds);
+  return r > 0 || (r < 0 && vk_error(t->device, "reading a tensor", &ds));
 }
 
 /* ---------------------------------------------------------------- kernels */

@@ -336,6 +336,11 @@ BXR_FUNC bool bxr_kernel_cpu_launch(struct bext_device *dev, struct bxr_kernel *
  * or no home is known.  Compiled kernels live in <root>/kernels, the
  * autotune decisions in <root>/autotune.txt (cube_tune.c). */
 BXR_FUNC bool bxr_cache_dir(char *buf, size_t cap);
+/* The whole of the open file fd (closed here), at most max bytes, in a
+ * NUL-terminated bxr_alloc'd buffer (bxr_free(buf, *len + 1)); NULL with
+ * *why ("unreadable or too large", "out of memory reading it", "short
+ * read").  The kernel cache's entries and the autotune file. */
+BXR_FUNC uint8_t *bxr_cache_read(int fd, size_t max, size_t *len, const char **why);
 /* mkdir -p dir; true when it exists afterwards. */
 BXR_FUNC bool bxr_cache_mkdirs(const char *dir);
 /* The tensor dtype of a binding's IR element type (BXK_F32 -> BEXT_F32);

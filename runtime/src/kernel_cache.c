@@ -117,19 +117,14 @@ static const char *check(const uint8_t *mem, size_t n, uint64_t ir_hash, const c
   return NULL;
 }
 
-int bxr_kcache_load(uint64_t ir_hash, const char *target, struct bxr_kcache_entry *e) {
-  char path[4096];
-  memset(e, 0, sizeof *e);
-  if (!bxr_kcache_path(ir_hash, target, path, sizeof path)) return 0;
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return 0;   /* a miss */
+uint8_t *bxr_cache_read(int fd, size_t max, size_t *len, const char **why) {
   struct stat st;
-  const char *why = NULL;
   uint8_t *buf = NULL;
-  if (fstat(fd, &st) != 0 || st.st_size < 0 || (size_t)st.st_size > KCACHE_MAX_ENTRY) {
-    why = "unreadable or too large";
+  *why = NULL;
+  if (fstat(fd, &st) != 0 || st.st_size < 0 || (size_t)st.st_size > max) {
+    *why = "unreadable or too large";
   } else if (!(buf = bxr_alloc((size_t)st.st_size + 1))) {
-    why = "out of memory reading it";
+    *why = "out of memory reading it";
   } else {
     size_t got = 0, want = (size_t)st.st_size;
     while (got < want) {
@@ -138,18 +133,34 @@ int bxr_kcache_load(uint64_t ir_hash, const char *target, struct bxr_kcache_entr
       if (r <= 0) break;
       got += (size_t)r;
     }
-    const uint8_t *o = NULL;
-    why = got != want ? "short read" : check(buf, got, ir_hash, target, &o, &e->len);
-    if (!why) e->obj = o;
+    buf[got] = 0;
+    *len = got;
+    if (got != want) *why = "short read";
   }
   close(fd);
+  if (*why && buf) bxr_free(buf, (size_t)st.st_size + 1), buf = NULL;
+  return buf;
+}
+
+int bxr_kcache_load(uint64_t ir_hash, const char *target, struct bxr_kcache_entry *e) {
+  char path[4096];
+  memset(e, 0, sizeof *e);
+  if (!bxr_kcache_path(ir_hash, target, path, sizeof path)) return 0;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;   /* a miss */
+  const char *why;
+  size_t got = 0;
+  uint8_t *buf = bxr_cache_read(fd, KCACHE_MAX_ENTRY, &got, &why);
+  const uint8_t *o = NULL;
+  if (buf) why = check(buf, got, ir_hash, target, &o, &e->len);
   if (why) {
-    if (buf) bxr_free(buf, (size_t)st.st_size + 1);
+    if (buf) bxr_free(buf, got + 1);
     debug(path, why);
     return -1;
   }
+  e->obj = o;
   e->mem = buf;
-  e->cap = (size_t)st.st_size + 1;
+  e->cap = got + 1;
   return 1;
 }
 
