@@ -333,4 +333,61 @@ Test(cube_gpu, stand_in_driver_moves_data_and_packs_launches) {
   cr_expect(bext_memory_stats(d, &st) && st.cached_bytes > 0, "released tensors' blocks are kept");
   bext_device_close(d);
 }
+
+/* The kernels users write, as their launchers run them: every #[cube]
+ * kernel of the tests' extension (tests/codegen/ext/cubefuse.bext) or,
+ * built again with CUBE_GPU_SAMPLE (runtime/test_cube_gpu_sample: both
+ * extensions define a gelu_kernel launcher, so one binary cannot hold
+ * both), of samples/gelu_cube, prepared on cube:cuda:0 in f32 and f64 —
+ * emitted as CUDA C, compiled to PTX by the real NVRTC, loaded — and
+ * launched (on the stand-in: recorded, not run). */
+#ifdef CUBE_GPU_SAMPLE
+#include "gelu_cube.h"
+#else
+#include "cubefuse_impl.h"
+#endif
+
+Test(cube_gpu, extension_kernels_compile_and_launch_on_the_stand_in) {
+  setenv("BEXT_CUDA_LIB", BXR_TEST_FAKE_CUDA, 1);
+  const bext_device *d = get_ok("cube:cuda:0");
+  cr_assert(bext_device_available(d), "%s", bext_last_error());
+  struct bxk_diags ds = {0};
+  struct bxcu_rtc *rc = bxcu_rtc_open(BXCU_CUDA, &ds);
+  if (!rc) cr_skip_test("skipped: %s", ds.n ? ds.d[0].msg : "NVRTC not found");
+  bxcu_rtc_close(rc);
+  void *h = dlopen(BXR_TEST_FAKE_CUDA, RTLD_NOW | RTLD_NOLOAD);
+  struct fake_state *(*state)(void) = h ? (struct fake_state * (*)(void)) dlsym(h, "fake_cuda_state") : NULL;
+  cr_assert(state);
+  struct fake_state *S = state();
+  static const bext_dtype dts[] = {BEXT_F32, BEXT_F64};
+  for (int t = 0; t < 2; t++) {
+    double v[300];
+    float f[300];
+    for (int i = 0; i < 300; i++) f[i] = (float)(v[i] = i * 0.01 - 1.5);
+    bext_tensor *x = bext_from_data(dts[t] == BEXT_F32 ? (void *)f : (void *)v, dts[t], (int64_t[]){300}, 1, d);
+    cr_assert(x, "%s", bext_last_error());
+#ifdef CUBE_GPU_SAMPLE
+    int l0 = S->launches;
+    bext_tensor *y = cube_activations_gelu(bext_retain(x));
+    cr_expect(y, "gelu_cube on %s: %s", bext_dtype_name(dts[t]), bext_last_error());
+    cr_expect(S->launches == l0 + 1 && strstr(S->last.name, "gelu_kernel"), "gelu_cube on %s: launched %s",
+              bext_dtype_name(dts[t]), S->last.name);
+    bext_release(y);
+#else
+    for (int o = 0; o < CF_PROGRAM_OPS; o++) {
+      const double sc[FZP_MAX_SCALARS] = {0.5, 1.0, 0.0};
+      int l0 = S->launches;
+      bext_tensor *y = cubefuse_program_ops[o].call(bext_retain(x), sc);
+      cr_expect(y, "%s on %s: %s", cubefuse_program_ops[o].name, bext_dtype_name(dts[t]), bext_last_error());
+      cr_expect_gt(S->launches, l0, "%s on %s launched nothing", cubefuse_program_ops[o].name, bext_dtype_name(dts[t]));
+      bext_release(y);
+    }
+#endif
+    bext_release(x);
+  }
+#ifndef CUBE_GPU_SAMPLE
+  cr_expect_eq(cubefuse_calls[CF_GELU], 2, "the extension's own implementation ran");
+#endif
+  bext_device_close(d);
+}
 #endif
