@@ -35,6 +35,7 @@ struct ew {
   double p0, p1;                      /* clamp bounds (float reprs) */
   int64_t i0, i1;                     /* clamp bounds (int repr), powi exponent */
   union { float f; double d; int64_t i; uint8_t b; } sv;  /* scalar operand */
+  const bext_tensor *tin[3];          /* tensor inputs read through st (not flat, not scalar) */
   bext_tensor *tmp[3];                /* contiguous copies of transposed inputs */
 };
 
@@ -221,71 +222,85 @@ static void kernel_where(const struct ew *E, const void *const *in, void *out, s
 #undef BXFX_WHERE_LOOP
 
 /* ---------------------------------------------------------------- engine */
+/* Per-thread block state: the gather/widen buffers and the splat cache
+ * (an element splat in buf[k], and for how many lanes). */
+struct ew_blk {
+  _Alignas(32) char buf[3][BXFX_BLK * 8];
+  _Alignas(32) char obuf[BXFX_BLK * 8];
+  const char *bsrc[3];
+  size_t bn[3];
+};
+
+/* One block: n (<= BXFX_BLK) elements along the innermost dim, input k
+ * starting at element offset off[k], the output at linear index lin. */
+static void ew_block(const struct ew *E, struct ew_blk *B, const int64_t *off, size_t lin, size_t n) {
+  const int R = E->rank, nin = E->nin;
+  const bool fast = is_fast_f32(E) || is_fast_cmp(E);
+  const void *ip[3];
+  int bc[3] = { 0, 0, 0 };
+  for (int k = 0; k < nin; k++) {
+    int64_t s = E->st[k][R - 1];
+    const char *p = E->src[k] + off[k] * (int64_t)bext_dtype_size(E->dt[k]);
+    size_t rs = bxfx_repr_size(E->rk[k]);
+    char *buf = B->buf[k];
+    if (s == 0) {
+      /* The f32 kernels take at most one broadcast operand. */
+      if (fast && !(k == 1 && bc[0])) {
+        bxfx_load(buf, E->rk[k], p, E->dt[k], 0, 1);
+        B->bsrc[k] = NULL;   /* buf now holds one lane only */
+        bc[k] = 1;
+      } else if (p != B->bsrc[k] || B->bn[k] < n) {
+        /* generic kernels see full vectors: splat the value, once for
+         * as long as the blocks keep reading the same element (a
+         * tensor-scalar op: the whole chunk) */
+        bxfx_load(buf, E->rk[k], p, E->dt[k], 0, 1);
+        switch (rs) {
+        case 8: { uint64_t v; memcpy(&v, buf, 8); for (size_t i = 1; i < n; i++) ((uint64_t *)(void *)buf)[i] = v; } break;
+        case 4: { uint32_t v; memcpy(&v, buf, 4); for (size_t i = 1; i < n; i++) ((uint32_t *)(void *)buf)[i] = v; } break;
+        default: memset(buf + 1, buf[0], n - 1); break;
+        }
+        B->bsrc[k] = p;
+        B->bn[k] = n;
+      }
+      ip[k] = buf;
+    } else if (s == 1 && bxfx_is_native(E->dt[k], E->rk[k])) {
+      ip[k] = p;
+    } else {
+      bxfx_load(buf, E->rk[k], p, E->dt[k], s, n);
+      B->bsrc[k] = NULL;
+      ip[k] = buf;
+    }
+  }
+  char *dp = E->dst + lin * bext_dtype_size(E->odt);
+  const bool onative = bxfx_is_native(E->odt, E->rout);
+  void *op = onative ? (void *)dp : (void *)B->obuf;
+  if (E->op == BXR_OP_MASK_WHERE) kernel_where(E, ip, op, n);
+  else if (E->op == BXR_OP_CAST) memcpy(op, ip[0], n * bxfx_repr_size(E->rout));
+  else kernel(E, ip, bc, op, n);
+  if (!onative) bxfx_store(dp, E->odt, B->obuf, E->rout, n);
+}
+
 static void ew_chunk(void *ctx, size_t b, size_t e) {
   const struct ew *E = ctx;
   const int R = E->rank, nin = E->nin;
   const int64_t L = E->shape[R - 1];
-  const bool fast = is_fast_f32(E) || is_fast_cmp(E);
-  size_t osz = bxfx_repr_size(E->rout), odsz = bext_dtype_size(E->odt);
-  const bool onative = bxfx_is_native(E->odt, E->rout);
-  _Alignas(32) char buf[3][BXFX_BLK * 8];
-  _Alignas(32) char obuf[BXFX_BLK * 8];
-  size_t esz[3];
+  struct ew_blk B;
+  memset(B.bsrc, 0, sizeof B.bsrc);
+  memset(B.bn, 0, sizeof B.bn);
   int64_t idx[BEXT_MAX_RANK], off[3] = { 0, 0, 0 };
   size_t rem = b;
   for (int d = R - 1; d >= 0; d--) {
     idx[d] = (int64_t)(rem % (size_t)E->shape[d]);
     rem /= (size_t)E->shape[d];
   }
-  for (int k = 0; k < nin; k++) {
-    esz[k] = bext_dtype_size(E->dt[k]);
+  for (int k = 0; k < nin; k++)
     for (int d = 0; d < R; d++) off[k] += idx[d] * E->st[k][d];
-  }
-  const char *bsrc[3] = { NULL, NULL, NULL };   /* element splat in buf[k], and how far */
-  size_t bn[3] = { 0, 0, 0 };
   size_t lin = b;
   while (lin < e) {
     size_t n = (size_t)(L - idx[R - 1]);
     if (n > e - lin) n = e - lin;
     if (n > BXFX_BLK) n = BXFX_BLK;
-    const void *ip[3];
-    int bc[3] = { 0, 0, 0 };
-    for (int k = 0; k < nin; k++) {
-      int64_t s = E->st[k][R - 1];
-      const char *p = E->src[k] + off[k] * (int64_t)esz[k];
-      size_t rs = bxfx_repr_size(E->rk[k]);
-      if (s == 0) {
-        /* The f32 kernels take at most one broadcast operand. */
-        if (fast && !(k == 1 && bc[0])) {
-          bxfx_load(buf[k], E->rk[k], p, E->dt[k], 0, 1);
-          bc[k] = 1;
-        } else if (p != bsrc[k] || bn[k] < n) {
-          /* generic kernels see full vectors: splat the value, once for
-           * as long as the blocks keep reading the same element (a
-           * tensor-scalar op: the whole chunk) */
-          bxfx_load(buf[k], E->rk[k], p, E->dt[k], 0, 1);
-          switch (rs) {
-          case 8: { uint64_t v; memcpy(&v, buf[k], 8); for (size_t i = 1; i < n; i++) ((uint64_t *)(void *)buf[k])[i] = v; } break;
-          case 4: { uint32_t v; memcpy(&v, buf[k], 4); for (size_t i = 1; i < n; i++) ((uint32_t *)(void *)buf[k])[i] = v; } break;
-          default: memset(buf[k] + 1, buf[k][0], n - 1); break;
-          }
-          bsrc[k] = p;
-          bn[k] = n;
-        }
-        ip[k] = buf[k];
-      } else if (s == 1 && bxfx_is_native(E->dt[k], E->rk[k])) {
-        ip[k] = p;
-      } else {
-        bxfx_load(buf[k], E->rk[k], p, E->dt[k], s, n);
-        ip[k] = buf[k];
-      }
-    }
-    char *dp = E->dst + lin * odsz;
-    void *op = onative ? (void *)dp : (void *)obuf;
-    if (E->op == BXR_OP_MASK_WHERE) kernel_where(E, ip, op, n);
-    else if (E->op == BXR_OP_CAST) memcpy(op, ip[0], n * osz);
-    else kernel(E, ip, bc, op, n);
-    if (!onative) bxfx_store(dp, E->odt, obuf, E->rout, n);
+    ew_block(E, &B, off, lin, n);
     /* advance the multi-index by n (n never crosses a row end) */
     lin += n;
     idx[R - 1] += (int64_t)n;
@@ -300,6 +315,58 @@ static void ew_chunk(void *ctx, size_t b, size_t e) {
         for (int k = 0; k < nin; k++) off[k] -= E->shape[d] * E->st[k][d];
         idx[d] = 0;
       }
+    }
+  }
+}
+
+/* ------------------------------------------------------------ tile walk */
+/* An input whose innermost stride is neither 1 nor 0 (a transposed view)
+ * but that is contiguous along the next dim: reading output rows in order
+ * would take each of its elements from another line (and page).  The
+ * output is walked in BXFX_TILE x BXFX_TILE tiles instead, row by row
+ * through ew_block: a tile's rows of that input are BXFX_TILE short
+ * segments of consecutive elements, which stay in L1 across the tile, so
+ * every line is read once, with no copy of the operand and no second pass.
+ * Tiles, not rows, go to the pool's threads. */
+#define BXFX_TILE 64
+
+static bool ew_tiled(const struct ew *E) {
+  const int R = E->rank;
+  if (R < 2 || (size_t)bxr_numel(R, E->shape) < 4 * BXFX_BLK) return false;
+  bool strided = false;
+  for (int k = 0; k < E->nin; k++) {
+    int64_t s = E->st[k][R - 1];
+    if (s == 0 || s == 1) continue;
+    if (E->st[k][R - 2] != 1 && E->st[k][R - 2] != 0) return false;
+    strided = true;
+  }
+  return strided;
+}
+
+static void ew_tile_chunk(void *ctx, size_t b, size_t e) {
+  const struct ew *E = ctx;
+  const int R = E->rank, nin = E->nin;
+  const int64_t rows = E->shape[R - 2], cols = E->shape[R - 1];
+  const int64_t tr = (rows + BXFX_TILE - 1) / BXFX_TILE, tc = (cols + BXFX_TILE - 1) / BXFX_TILE;
+  struct ew_blk B;
+  memset(B.bsrc, 0, sizeof B.bsrc);
+  memset(B.bn, 0, sizeof B.bn);
+  for (size_t t = b; t < e; t++) {
+    /* tile t: outer index o (over dims 0..R-3), tile row i, tile column j */
+    int64_t j = (int64_t)t % tc, i = ((int64_t)t / tc) % tr, o = (int64_t)t / tc / tr;
+    int64_t base[3] = { 0, 0, 0 }, rem = o;
+    for (int d = R - 3; d >= 0; d--) {
+      int64_t x = rem % E->shape[d];
+      rem /= E->shape[d];
+      for (int k = 0; k < nin; k++) base[k] += x * E->st[k][d];
+    }
+    const int64_t r0 = i * BXFX_TILE, c0 = j * BXFX_TILE;
+    const int64_t r1 = r0 + BXFX_TILE < rows ? r0 + BXFX_TILE : rows;
+    const size_t n = (size_t)(c0 + BXFX_TILE < cols ? BXFX_TILE : cols - c0);
+    for (int64_t r = r0; r < r1; r++) {
+      int64_t off[3];
+      for (int k = 0; k < nin; k++) off[k] = base[k] + r * E->st[k][R - 2] + c0 * E->st[k][R - 1];
+      ew_block(E, &B, off, (size_t)((o * rows + r) * cols + c0), n);
     }
   }
 }
@@ -361,18 +428,40 @@ static bext_tensor *transposed_copy(const bext_tensor *t, const bext_spec *out) 
   return c;
 }
 
+/* Input k read in place with its broadcast strides over out's shape.  A
+ * transposed input stays strided here: ew_run walks it by tiles
+ * (ew_tiled) or, where tiles do not fit its layout, copies it first
+ * (ew_copy_strided). */
 static void ew_input(struct ew *E, int k, const bext_tensor *t, int repr, const bext_spec *out) {
   E->src[k] = bxr_data(t);
   E->dt[k] = t->dtype;
   E->rk[k] = repr;
-  E->tmp[k] = transposed_copy(t, out);
-  if (E->tmp[k]) {
-    E->src[k] = bxr_data(E->tmp[k]);
-    bxr_contiguous_strides(out->rank, out->shape, E->st[k]);
-    return;
-  }
+  E->tin[k] = t;
   bool ok = bxr_broadcast_strides(t, out->rank, out->shape, E->st[k]);
   BXR_ASSERT(ok);
+}
+
+/* The fallback for layouts the tile walk does not take: contiguous copies
+ * of the transposed inputs (transposed_copy), every tensor input's
+ * strides over out's shape set again (ew_shape coalesced them).  Returns
+ * whether anything was copied. */
+static bool ew_copy_strided(struct ew *E, const bext_tensor *out) {
+  bext_spec spec = { .dtype = out->dtype, .rank = out->rank };
+  memcpy(spec.shape, out->shape, sizeof(int64_t) * (size_t)out->rank);
+  bool any = false;
+  for (int k = 0; k < E->nin; k++)
+    if (E->tin[k] && (E->tmp[k] = transposed_copy(E->tin[k], &spec)) != NULL) {
+      E->src[k] = bxr_data(E->tmp[k]);
+      E->tin[k] = E->tmp[k];
+      any = true;
+    }
+  if (!any) return false;
+  for (int k = 0; k < E->nin; k++) {
+    if (!E->tin[k]) { memset(E->st[k], 0, sizeof E->st[k]); continue; }
+    bool ok = bxr_broadcast_strides(E->tin[k], out->rank, out->shape, E->st[k]);
+    BXR_ASSERT(ok);
+  }
+  return true;
 }
 
 /* ---------------------------------------------------------- kept layout */
@@ -470,6 +559,14 @@ static void ew_run(struct ew *E, bext_tensor *out, int rank, const int64_t *shap
   if (n == 0) return;
   /* Past ~32 MiB the output cannot stay cached anyway: stream it. */
   E->stream = is_fast_f32(E) && bxfx_is_native(E->odt, E->rout) && n * sizeof(float) >= ((size_t)32 << 20);
+  if (ew_tiled(E)) {
+    const int R = E->rank;
+    size_t tiles = (size_t)((E->shape[R - 2] + BXFX_TILE - 1) / BXFX_TILE) *
+                   (size_t)((E->shape[R - 1] + BXFX_TILE - 1) / BXFX_TILE) * (n / (size_t)(E->shape[R - 2] * E->shape[R - 1]));
+    bxr_pool_for(tiles, ew_cost(E) * BXFX_TILE * BXFX_TILE, 1, ew_tile_chunk, E);
+    return;
+  }
+  if (ew_copy_strided(E, out)) ew_shape(E, out->rank, out->shape);
   bxr_pool_for(n, ew_cost(E), 64, ew_chunk, E);
 }
 
