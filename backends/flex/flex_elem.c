@@ -31,6 +31,7 @@ struct ew {
   int rank;
   int64_t shape[BEXT_MAX_RANK];
   bool stream;                        /* huge output: non-temporal stores */
+  signed char binh;                   /* BXFX_BIN_* + 1 of the fused bf16 kernel, 0 none */
   enum bxr_opcode op;                 /* scalar forms mapped to binary ones */
   double p0, p1;                      /* clamp bounds (float reprs) */
   int64_t i0, i1;                     /* clamp bounds (int repr), powi exponent */
@@ -233,7 +234,29 @@ struct ew_blk {
 
 /* One block: n (<= BXFX_BLK) elements along the innermost dim, input k
  * starting at element offset off[k], the output at linear index lin. */
+/* A bf16 op of bf16 operands (or an f32 scalar) in the fused kernel
+ * (bin_bf16), when each operand is read in place or broadcast; false
+ * leaves the block to the widen / compute / narrow path. */
+static bool ew_block_bf16(const struct ew *E, const int64_t *off, size_t lin, size_t n) {
+  const int R = E->rank;
+  const uint16_t *p[2];
+  float s = 0;
+  int mode = BXFX_VV;
+  for (int k = 0; k < 2; k++) {
+    int64_t st = E->st[k][R - 1];
+    const char *q = E->src[k] + off[k] * (int64_t)bext_dtype_size(E->dt[k]);
+    p[k] = (const uint16_t *)(const void *)q;
+    if (st == 1 && E->dt[k] == BEXT_BF16) continue;
+    if (st != 0 || mode != BXFX_VV) return false;
+    s = E->dt[k] == BEXT_BF16 ? bxk_bf16_to_f32(*p[k]) : *(const float *)(const void *)q;
+    mode = k == 0 ? BXFX_SV : BXFX_VS;
+  }
+  bxfx_kern()->bin_bf16[E->binh - 1](p[0], p[1], s, (uint16_t *)(void *)(E->dst + lin * 2), n, mode);
+  return true;
+}
+
 static void ew_block(const struct ew *E, struct ew_blk *B, const int64_t *off, size_t lin, size_t n) {
+  if (E->binh && ew_block_bf16(E, off, lin, n)) return;
   const int R = E->rank, nin = E->nin;
   const bool fast = is_fast_f32(E) || is_fast_cmp(E);
   const void *ip[3];
@@ -559,6 +582,14 @@ static void ew_run(struct ew *E, bext_tensor *out, int rank, const int64_t *shap
   if (n == 0) return;
   /* Past ~32 MiB the output cannot stay cached anyway: stream it. */
   E->stream = is_fast_f32(E) && bxfx_is_native(E->odt, E->rout) && n * sizeof(float) >= ((size_t)32 << 20);
+  E->binh = 0;
+  if (is_fast_f32(E) && E->odt == BEXT_BF16 && (E->dt[0] == BEXT_BF16 || E->dt[1] == BEXT_BF16) &&
+      (E->dt[0] == BEXT_BF16 || E->dt[0] == BEXT_F32) && (E->dt[1] == BEXT_BF16 || E->dt[1] == BEXT_F32)) {
+    static const signed char map[] = { [BXR_OP_ADD] = BXFX_BIN_add + 1, [BXR_OP_SUB] = BXFX_BIN_sub + 1,
+                                       [BXR_OP_MUL] = BXFX_BIN_mul + 1, [BXR_OP_DIV] = BXFX_BIN_div + 1,
+                                       [BXR_OP_MAX] = BXFX_BIN_max + 1, [BXR_OP_MIN] = BXFX_BIN_min + 1 };
+    E->binh = map[E->op];
+  }
   if (ew_tiled(E)) {
     const int R = E->rank;
     size_t tiles = (size_t)((E->shape[R - 2] + BXFX_TILE - 1) / BXFX_TILE) *

@@ -638,3 +638,61 @@ Test(flex_blocks, transposed_tile_walk_matches_reference) {
   cr_assert(np && fp && nq && fq, "%s", bext_last_error());
   tw_expect_same(bext_mul(fp, fq), bext_mul(np, nq), "mul 6x33x70 permuted");
 }
+
+/* The fused bf16 binary kernels (bin_bf16) in both variants, every mode,
+ * on all 2^16 bf16 patterns against bxk_scalar.h: widen, the f32 rule,
+ * round to bf16 (NaN: any quiet NaN both ways, bits for everything else). */
+Test(flex_blocks, fused_bf16_kernels_match_scalars) {
+  enum { N = 65536 + 5 };
+  static uint16_t a[N], b[N], o[N];
+  for (uint32_t i = 0; i < N; i++) {
+    a[i] = (uint16_t)i;
+    b[i] = (uint16_t)(i * 40503u + 7u);
+  }
+  const struct bxfx_kernels *K[2] = { &bxfx_kern_avx2, &bxfx_kern_gen };
+  const float s = bxk_bf16_to_f32(0x3fa0);   /* 1.25 */
+  for (int v = 0; v < 2; v++)
+    for (int op = 0; op < BXFX_BIN_COUNT; op++)
+      for (int mode = 0; mode < 3; mode++) {
+        K[v]->bin_bf16[op](a, b, s, o, N, mode);
+        int bad = 0;
+        for (size_t i = 0; i < N && bad < 3; i++) {
+          float x = mode == BXFX_SV ? s : bxk_bf16_to_f32(a[i]), y = mode == BXFX_VS ? s : bxk_bf16_to_f32(b[i]);
+          float r = op == BXFX_BIN_add ? x + y : op == BXFX_BIN_sub ? x - y : op == BXFX_BIN_mul ? x * y
+                  : op == BXFX_BIN_div ? x / y : op == BXFX_BIN_max ? bxk_max_f32(x, y) : bxk_min_f32(x, y);
+          uint16_t want = bxk_f32_to_bf16(r);
+          if (o[i] != want) {
+            cr_expect_fail("%s bin_bf16 op %d mode %d [%zu]: %#x, scalar rule %#x", K[v]->isa, op, mode, i, o[i], want);
+            bad++;
+          }
+        }
+      }
+}
+
+/* bf16 ops that take the fused kernel through the engine: contiguous
+ * operands, row / column broadcasts and scalars, odd lengths, against
+ * the NdArray reference. */
+Test(flex_blocks, fused_bf16_ops_match_reference) {
+  const int64_t sides[][2] = { { 1, 1 }, { 3, 5 }, { 33, 65 }, { 100, 37 }, { 7, 1000 } };
+  char what[160];
+  for (size_t si = 0; si < sizeof sides / sizeof sides[0]; si++)
+    for (int op = TW_ADD; op <= TW_MIN; op++)
+      for (int form = 1; form < 4; form++)
+        for (int swap = 0; swap < 2; swap++) {
+          const int64_t R = sides[si][0], C = sides[si][1];
+          bext_tensor *na, *fa, *nb, *fb;
+          tw_operand(1, R, C, BEXT_BF16, (unsigned)si + 40, &na, &fa);
+          tw_operand(form, R, C, BEXT_BF16, (unsigned)si + 50, &nb, &fb);
+          if (swap) {
+            bext_tensor *t = na; na = nb; nb = t;
+            t = fa; fa = fb; fb = t;
+          }
+          snprintf(what, sizeof what, "bf16 %s %ldx%ld form %d%s", tw_name[op], (long)R, (long)C, form,
+                   swap ? " swapped" : "");
+          tw_expect_same(tw_apply(op, fa, fb, BEXT_BF16), tw_apply(op, na, nb, BEXT_BF16), what);
+        }
+  bext_tensor *na, *fa;
+  tw_operand(1, 45, 91, BEXT_BF16, 77, &na, &fa);
+  tw_expect_same(bext_mul_scalar(bext_retain(fa), 1.5), bext_mul_scalar(bext_retain(na), 1.5), "bf16 mul_scalar");
+  tw_expect_same(bext_max_scalar(fa, -0.0), bext_max_scalar(na, -0.0), "bf16 max_scalar");
+}
