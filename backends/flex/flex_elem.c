@@ -232,19 +232,16 @@ struct ew_blk {
   size_t bn[3];
 };
 
-/* One block: n (<= BXFX_BLK) elements along the innermost dim, input k
- * starting at element offset off[k], the output at linear index lin. */
 /* A bf16 op of bf16 operands (or an f32 scalar) in the fused kernel
  * (bin_bf16), when each operand is read in place or broadcast; false
  * leaves the block to the widen / compute / narrow path. */
-static bool ew_block_bf16(const struct ew *E, const int64_t *off, size_t lin, size_t n) {
-  const int R = E->rank;
+static bool ew_block_bf16(const struct ew *E, const char *const *in, const int64_t *ist, size_t lin, size_t n) {
   const uint16_t *p[2];
   float s = 0;
   int mode = BXFX_VV;
   for (int k = 0; k < 2; k++) {
-    int64_t st = E->st[k][R - 1];
-    const char *q = E->src[k] + off[k] * (int64_t)bext_dtype_size(E->dt[k]);
+    int64_t st = ist[k];
+    const char *q = in[k];
     p[k] = (const uint16_t *)(const void *)q;
     if (st == 1 && E->dt[k] == BEXT_BF16) continue;
     if (st != 0 || mode != BXFX_VV) return false;
@@ -255,15 +252,18 @@ static bool ew_block_bf16(const struct ew *E, const int64_t *off, size_t lin, si
   return true;
 }
 
-static void ew_block(const struct ew *E, struct ew_blk *B, const int64_t *off, size_t lin, size_t n) {
-  if (E->binh && ew_block_bf16(E, off, lin, n)) return;
-  const int R = E->rank, nin = E->nin;
+/* One block: n (<= BXFX_BLK) elements along the innermost dim, input k
+ * from in[k] by ist[k] elements, the output at linear index lin. */
+static void ew_block(const struct ew *E, struct ew_blk *B, const char *const *in, const int64_t *ist, size_t lin,
+                     size_t n) {
+  if (E->binh && ew_block_bf16(E, in, ist, lin, n)) return;
+  const int nin = E->nin;
   const bool fast = is_fast_f32(E) || is_fast_cmp(E);
   const void *ip[3];
   int bc[3] = { 0, 0, 0 };
   for (int k = 0; k < nin; k++) {
-    int64_t s = E->st[k][R - 1];
-    const char *p = E->src[k] + off[k] * (int64_t)bext_dtype_size(E->dt[k]);
+    int64_t s = ist[k];
+    const char *p = in[k];
     size_t rs = bxfx_repr_size(E->rk[k]);
     char *buf = B->buf[k];
     if (s == 0) {
@@ -323,7 +323,13 @@ static void ew_chunk(void *ctx, size_t b, size_t e) {
     size_t n = (size_t)(L - idx[R - 1]);
     if (n > e - lin) n = e - lin;
     if (n > BXFX_BLK) n = BXFX_BLK;
-    ew_block(E, &B, off, lin, n);
+    const char *in[3];
+    int64_t ist[3];
+    for (int k = 0; k < nin; k++) {
+      in[k] = E->src[k] + off[k] * (int64_t)bext_dtype_size(E->dt[k]);
+      ist[k] = E->st[k][R - 1];
+    }
+    ew_block(E, &B, in, ist, lin, n);
     /* advance the multi-index by n (n never crosses a row end) */
     lin += n;
     idx[R - 1] += (int64_t)n;
@@ -346,12 +352,14 @@ static void ew_chunk(void *ctx, size_t b, size_t e) {
 /* An input whose innermost stride is neither 1 nor 0 (a transposed view)
  * but that is contiguous along the next dim: reading output rows in order
  * would take each of its elements from another line (and page).  The
- * output is walked in BXFX_TILE x BXFX_TILE tiles instead, row by row
- * through ew_block: a tile's rows of that input are BXFX_TILE short
- * segments of consecutive elements, which stay in L1 across the tile, so
- * every line is read once, with no copy of the operand and no second pass.
- * Tiles, not rows, go to the pool's threads. */
-#define BXFX_TILE 64
+ * output is walked in BXFX_TILE_R x BXFX_TILE_C tiles instead, row by row
+ * through ew_block (the row walk's kernels): within a tile that input is
+ * BXFX_TILE_C short runs of consecutive elements, read once into cache;
+ * 4-byte operands are transposed into a tile buffer by 8x8 register
+ * blocks, others gathered per row.  No full copy of the operand and no
+ * second pass over memory.  Tiles, not rows, go to the pool's threads. */
+#define BXFX_TILE_R 32   /* rows: two lines of the transposed operand per column */
+#define BXFX_TILE_C 256  /* columns: long rows, so a block's fixed cost is spread */
 
 static bool ew_tiled(const struct ew *E) {
   const int R = E->rank;
@@ -366,14 +374,25 @@ static bool ew_tiled(const struct ew *E) {
   return strided;
 }
 
+/* Per-thread tile state: a strided 4-byte operand's tile, transposed
+ * into row order by 8x8 register blocks (tile8_u32, as bext_contiguous
+ * does), so its rows are read like a contiguous operand's. */
+struct ew_tilebuf {
+  _Alignas(32) uint32_t t[3][BXFX_TILE_R * BXFX_TILE_C];
+};
+
 static void ew_tile_chunk(void *ctx, size_t b, size_t e) {
   const struct ew *E = ctx;
   const int R = E->rank, nin = E->nin;
   const int64_t rows = E->shape[R - 2], cols = E->shape[R - 1];
-  const int64_t tr = (rows + BXFX_TILE - 1) / BXFX_TILE, tc = (cols + BXFX_TILE - 1) / BXFX_TILE;
+  const int64_t tr = (rows + BXFX_TILE_R - 1) / BXFX_TILE_R, tc = (cols + BXFX_TILE_C - 1) / BXFX_TILE_C;
+  const struct bxfx_kernels *K = bxfx_kern();
   struct ew_blk B;
   memset(B.bsrc, 0, sizeof B.bsrc);
   memset(B.bn, 0, sizeof B.bn);
+  struct ew_tilebuf T;
+  size_t esz[3];
+  for (int k = 0; k < nin; k++) esz[k] = bext_dtype_size(E->dt[k]);
   for (size_t t = b; t < e; t++) {
     /* tile t: outer index o (over dims 0..R-3), tile row i, tile column j */
     int64_t j = (int64_t)t % tc, i = ((int64_t)t / tc) % tr, o = (int64_t)t / tc / tr;
@@ -383,13 +402,34 @@ static void ew_tile_chunk(void *ctx, size_t b, size_t e) {
       rem /= E->shape[d];
       for (int k = 0; k < nin; k++) base[k] += x * E->st[k][d];
     }
-    const int64_t r0 = i * BXFX_TILE, c0 = j * BXFX_TILE;
-    const int64_t r1 = r0 + BXFX_TILE < rows ? r0 + BXFX_TILE : rows;
-    const size_t n = (size_t)(c0 + BXFX_TILE < cols ? BXFX_TILE : cols - c0);
-    for (int64_t r = r0; r < r1; r++) {
-      int64_t off[3];
-      for (int k = 0; k < nin; k++) off[k] = base[k] + r * E->st[k][R - 2] + c0 * E->st[k][R - 1];
-      ew_block(E, &B, off, (size_t)((o * rows + r) * cols + c0), n);
+    const int64_t r0 = i * BXFX_TILE_R, c0 = j * BXFX_TILE_C;
+    const int64_t h = r0 + BXFX_TILE_R < rows ? BXFX_TILE_R : rows - r0;
+    const size_t n = (size_t)(c0 + BXFX_TILE_C < cols ? BXFX_TILE_C : cols - c0);
+    /* Full 8x8 blocks of a strided 4-byte operand are transposed into
+     * T.t[k] (row stride BXFX_TILE_C); ragged tiles are gathered per row. */
+    bool tb[3] = { false, false, false };
+    for (int k = 0; k < nin; k++) {
+      int64_t s1 = E->st[k][R - 1];
+      if (s1 == 0 || s1 == 1 || esz[k] != 4 || E->st[k][R - 2] != 1 || (h & 7) || (n & 7)) continue;
+      const uint32_t *src = (const uint32_t *)(const void *)E->src[k] + base[k] + r0 + c0 * s1;
+      for (int64_t rb = 0; rb < h; rb += 8)
+        for (size_t cb = 0; cb < n; cb += 8)
+          K->tile8_u32(T.t[k] + rb * BXFX_TILE_C + (int64_t)cb, BXFX_TILE_C, src + rb + (int64_t)cb * s1, s1);
+      tb[k] = true;
+    }
+    for (int64_t r = r0; r < r0 + h; r++) {
+      const char *in[3];
+      int64_t ist[3];
+      for (int k = 0; k < nin; k++) {
+        if (tb[k]) {
+          in[k] = (const char *)(T.t[k] + (r - r0) * BXFX_TILE_C);
+          ist[k] = 1;
+        } else {
+          in[k] = E->src[k] + (base[k] + r * E->st[k][R - 2] + c0 * E->st[k][R - 1]) * (int64_t)esz[k];
+          ist[k] = E->st[k][R - 1];
+        }
+      }
+      ew_block(E, &B, in, ist, (size_t)((o * rows + r) * cols + c0), n);
     }
   }
 }
@@ -592,9 +632,9 @@ static void ew_run(struct ew *E, bext_tensor *out, int rank, const int64_t *shap
   }
   if (ew_tiled(E)) {
     const int R = E->rank;
-    size_t tiles = (size_t)((E->shape[R - 2] + BXFX_TILE - 1) / BXFX_TILE) *
-                   (size_t)((E->shape[R - 1] + BXFX_TILE - 1) / BXFX_TILE) * (n / (size_t)(E->shape[R - 2] * E->shape[R - 1]));
-    bxr_pool_for(tiles, ew_cost(E) * BXFX_TILE * BXFX_TILE, 1, ew_tile_chunk, E);
+    size_t tiles = (size_t)((E->shape[R - 2] + BXFX_TILE_R - 1) / BXFX_TILE_R) *
+                   (size_t)((E->shape[R - 1] + BXFX_TILE_C - 1) / BXFX_TILE_C) * (n / (size_t)(E->shape[R - 2] * E->shape[R - 1]));
+    bxr_pool_for(tiles, ew_cost(E) * BXFX_TILE_R * BXFX_TILE_C, 1, ew_tile_chunk, E);
     return;
   }
   if (ew_copy_strided(E, out)) ew_shape(E, out->rank, out->shape);
