@@ -13,7 +13,9 @@
  * multi-index, so threaded and serial runs compute the same values.
  * Operands that all share one dense permuted layout (a transposed view)
  * keep it: the output takes it and the buffers are walked flat
- * (keeps_layout). */
+ * (keeps_layout).  A transposed operand among others is read by a tile
+ * walk of the output (ew_tiled); bf16 binary ops of in-place operands
+ * take fused widen-compute-narrow kernels (ew_block_bf16). */
 #include <math.h>
 #include <string.h>
 
@@ -37,7 +39,7 @@ struct ew {
   int64_t i0, i1;                     /* clamp bounds (int repr), powi exponent */
   union { float f; double d; int64_t i; uint8_t b; } sv;  /* scalar operand */
   const bext_tensor *tin[3];          /* tensor inputs read through st (not flat, not scalar) */
-  bext_tensor *tmp[3];                /* contiguous copies of transposed inputs */
+  bext_tensor *tmp[3];                /* contiguous copies (layouts the tile walk does not take) */
 };
 
 /* The element rules (wrapping ints, x/0 and x%0 are 0, floored rem, NaN-
