@@ -13,7 +13,9 @@
  * multi-index, so threaded and serial runs compute the same values.
  * Operands that all share one dense permuted layout (a transposed view)
  * keep it: the output takes it and the buffers are walked flat
- * (keeps_layout). */
+ * (keeps_layout).  A transposed operand among others is read by a tile
+ * walk of the output (ew_tiled); bf16 binary ops of in-place operands
+ * take fused widen-compute-narrow kernels (ew_block_bf16). */
 #include <math.h>
 #include <string.h>
 
@@ -31,11 +33,13 @@ struct ew {
   int rank;
   int64_t shape[BEXT_MAX_RANK];
   bool stream;                        /* huge output: non-temporal stores */
+  signed char binh;                   /* BXFX_BIN_* + 1 of the fused bf16 kernel, 0 none */
   enum bxr_opcode op;                 /* scalar forms mapped to binary ones */
   double p0, p1;                      /* clamp bounds (float reprs) */
   int64_t i0, i1;                     /* clamp bounds (int repr), powi exponent */
   union { float f; double d; int64_t i; uint8_t b; } sv;  /* scalar operand */
-  bext_tensor *tmp[3];                /* contiguous copies of transposed inputs */
+  const bext_tensor *tin[3];          /* tensor inputs read through st (not flat, not scalar) */
+  bext_tensor *tmp[3];                /* contiguous copies (layouts the tile walk does not take) */
 };
 
 /* The element rules (wrapping ints, x/0 and x%0 are 0, floored rem, NaN-
@@ -221,71 +225,113 @@ static void kernel_where(const struct ew *E, const void *const *in, void *out, s
 #undef BXFX_WHERE_LOOP
 
 /* ---------------------------------------------------------------- engine */
+/* Per-thread block state: the gather/widen buffers and the splat cache
+ * (an element splat in buf[k], and for how many lanes). */
+struct ew_blk {
+  _Alignas(32) char buf[3][BXFX_BLK * 8];
+  _Alignas(32) char obuf[BXFX_BLK * 8];
+  const char *bsrc[3];
+  size_t bn[3];
+};
+
+/* A bf16 op of bf16 operands (or an f32 scalar) in the fused kernel
+ * (bin_bf16), when each operand is read in place or broadcast; false
+ * leaves the block to the widen / compute / narrow path. */
+static bool ew_block_bf16(const struct ew *E, const char *const *in, const int64_t *ist, size_t lin, size_t n) {
+  const uint16_t *p[2];
+  float s = 0;
+  int mode = BXFX_VV;
+  for (int k = 0; k < 2; k++) {
+    int64_t st = ist[k];
+    const char *q = in[k];
+    p[k] = (const uint16_t *)(const void *)q;
+    if (st == 1 && E->dt[k] == BEXT_BF16) continue;
+    if (st != 0 || mode != BXFX_VV) return false;
+    s = E->dt[k] == BEXT_BF16 ? bxk_bf16_to_f32(*p[k]) : *(const float *)(const void *)q;
+    mode = k == 0 ? BXFX_SV : BXFX_VS;
+  }
+  bxfx_kern()->bin_bf16[E->binh - 1](p[0], p[1], s, (uint16_t *)(void *)(E->dst + lin * 2), n, mode);
+  return true;
+}
+
+/* One block: n (<= BXFX_BLK) elements along the innermost dim, input k
+ * from in[k] by ist[k] elements, the output at linear index lin. */
+static void ew_block(const struct ew *E, struct ew_blk *B, const char *const *in, const int64_t *ist, size_t lin,
+                     size_t n) {
+  if (E->binh && ew_block_bf16(E, in, ist, lin, n)) return;
+  const int nin = E->nin;
+  const bool fast = is_fast_f32(E) || is_fast_cmp(E);
+  const void *ip[3];
+  int bc[3] = { 0, 0, 0 };
+  for (int k = 0; k < nin; k++) {
+    int64_t s = ist[k];
+    const char *p = in[k];
+    size_t rs = bxfx_repr_size(E->rk[k]);
+    char *buf = B->buf[k];
+    if (s == 0) {
+      /* The f32 kernels take at most one broadcast operand. */
+      if (fast && !(k == 1 && bc[0])) {
+        bxfx_load(buf, E->rk[k], p, E->dt[k], 0, 1);
+        B->bsrc[k] = NULL;   /* buf now holds one lane only */
+        bc[k] = 1;
+      } else if (p != B->bsrc[k] || B->bn[k] < n) {
+        /* generic kernels see full vectors: splat the value, once for
+         * as long as the blocks keep reading the same element (a
+         * tensor-scalar op: the whole chunk) */
+        bxfx_load(buf, E->rk[k], p, E->dt[k], 0, 1);
+        switch (rs) {
+        case 8: { uint64_t v; memcpy(&v, buf, 8); for (size_t i = 1; i < n; i++) ((uint64_t *)(void *)buf)[i] = v; } break;
+        case 4: { uint32_t v; memcpy(&v, buf, 4); for (size_t i = 1; i < n; i++) ((uint32_t *)(void *)buf)[i] = v; } break;
+        default: memset(buf + 1, buf[0], n - 1); break;
+        }
+        B->bsrc[k] = p;
+        B->bn[k] = n;
+      }
+      ip[k] = buf;
+    } else if (s == 1 && bxfx_is_native(E->dt[k], E->rk[k])) {
+      ip[k] = p;
+    } else {
+      bxfx_load(buf, E->rk[k], p, E->dt[k], s, n);
+      B->bsrc[k] = NULL;
+      ip[k] = buf;
+    }
+  }
+  char *dp = E->dst + lin * bext_dtype_size(E->odt);
+  const bool onative = bxfx_is_native(E->odt, E->rout);
+  void *op = onative ? (void *)dp : (void *)B->obuf;
+  if (E->op == BXR_OP_MASK_WHERE) kernel_where(E, ip, op, n);
+  else if (E->op == BXR_OP_CAST) memcpy(op, ip[0], n * bxfx_repr_size(E->rout));
+  else kernel(E, ip, bc, op, n);
+  if (!onative) bxfx_store(dp, E->odt, B->obuf, E->rout, n);
+}
+
 static void ew_chunk(void *ctx, size_t b, size_t e) {
   const struct ew *E = ctx;
   const int R = E->rank, nin = E->nin;
   const int64_t L = E->shape[R - 1];
-  const bool fast = is_fast_f32(E) || is_fast_cmp(E);
-  size_t osz = bxfx_repr_size(E->rout), odsz = bext_dtype_size(E->odt);
-  const bool onative = bxfx_is_native(E->odt, E->rout);
-  _Alignas(32) char buf[3][BXFX_BLK * 8];
-  _Alignas(32) char obuf[BXFX_BLK * 8];
-  size_t esz[3];
+  struct ew_blk B;
+  memset(B.bsrc, 0, sizeof B.bsrc);
+  memset(B.bn, 0, sizeof B.bn);
   int64_t idx[BEXT_MAX_RANK], off[3] = { 0, 0, 0 };
   size_t rem = b;
   for (int d = R - 1; d >= 0; d--) {
     idx[d] = (int64_t)(rem % (size_t)E->shape[d]);
     rem /= (size_t)E->shape[d];
   }
-  for (int k = 0; k < nin; k++) {
-    esz[k] = bext_dtype_size(E->dt[k]);
+  for (int k = 0; k < nin; k++)
     for (int d = 0; d < R; d++) off[k] += idx[d] * E->st[k][d];
-  }
-  const char *bsrc[3] = { NULL, NULL, NULL };   /* element splat in buf[k], and how far */
-  size_t bn[3] = { 0, 0, 0 };
   size_t lin = b;
   while (lin < e) {
     size_t n = (size_t)(L - idx[R - 1]);
     if (n > e - lin) n = e - lin;
     if (n > BXFX_BLK) n = BXFX_BLK;
-    const void *ip[3];
-    int bc[3] = { 0, 0, 0 };
+    const char *in[3];
+    int64_t ist[3];
     for (int k = 0; k < nin; k++) {
-      int64_t s = E->st[k][R - 1];
-      const char *p = E->src[k] + off[k] * (int64_t)esz[k];
-      size_t rs = bxfx_repr_size(E->rk[k]);
-      if (s == 0) {
-        /* The f32 kernels take at most one broadcast operand. */
-        if (fast && !(k == 1 && bc[0])) {
-          bxfx_load(buf[k], E->rk[k], p, E->dt[k], 0, 1);
-          bc[k] = 1;
-        } else if (p != bsrc[k] || bn[k] < n) {
-          /* generic kernels see full vectors: splat the value, once for
-           * as long as the blocks keep reading the same element (a
-           * tensor-scalar op: the whole chunk) */
-          bxfx_load(buf[k], E->rk[k], p, E->dt[k], 0, 1);
-          switch (rs) {
-          case 8: { uint64_t v; memcpy(&v, buf[k], 8); for (size_t i = 1; i < n; i++) ((uint64_t *)(void *)buf[k])[i] = v; } break;
-          case 4: { uint32_t v; memcpy(&v, buf[k], 4); for (size_t i = 1; i < n; i++) ((uint32_t *)(void *)buf[k])[i] = v; } break;
-          default: memset(buf[k] + 1, buf[k][0], n - 1); break;
-          }
-          bsrc[k] = p;
-          bn[k] = n;
-        }
-        ip[k] = buf[k];
-      } else if (s == 1 && bxfx_is_native(E->dt[k], E->rk[k])) {
-        ip[k] = p;
-      } else {
-        bxfx_load(buf[k], E->rk[k], p, E->dt[k], s, n);
-        ip[k] = buf[k];
-      }
+      in[k] = E->src[k] + off[k] * (int64_t)bext_dtype_size(E->dt[k]);
+      ist[k] = E->st[k][R - 1];
     }
-    char *dp = E->dst + lin * odsz;
-    void *op = onative ? (void *)dp : (void *)obuf;
-    if (E->op == BXR_OP_MASK_WHERE) kernel_where(E, ip, op, n);
-    else if (E->op == BXR_OP_CAST) memcpy(op, ip[0], n * osz);
-    else kernel(E, ip, bc, op, n);
-    if (!onative) bxfx_store(dp, E->odt, obuf, E->rout, n);
+    ew_block(E, &B, in, ist, lin, n);
     /* advance the multi-index by n (n never crosses a row end) */
     lin += n;
     idx[R - 1] += (int64_t)n;
@@ -300,6 +346,92 @@ static void ew_chunk(void *ctx, size_t b, size_t e) {
         for (int k = 0; k < nin; k++) off[k] -= E->shape[d] * E->st[k][d];
         idx[d] = 0;
       }
+    }
+  }
+}
+
+/* ------------------------------------------------------------ tile walk */
+/* An input whose innermost stride is neither 1 nor 0 (a transposed view)
+ * but that is contiguous along the next dim: reading output rows in order
+ * would take each of its elements from another line (and page).  The
+ * output is walked in BXFX_TILE_R x BXFX_TILE_C tiles instead, row by row
+ * through ew_block (the row walk's kernels): within a tile that input is
+ * BXFX_TILE_C short runs of consecutive elements, read once into cache;
+ * 4-byte operands are transposed into a tile buffer by 8x8 register
+ * blocks, others gathered per row.  No full copy of the operand and no
+ * second pass over memory.  Tiles, not rows, go to the pool's threads. */
+#define BXFX_TILE_R 32   /* rows: two lines of the transposed operand per column */
+#define BXFX_TILE_C 256  /* columns: long rows, so a block's fixed cost is spread */
+
+static bool ew_tiled(const struct ew *E) {
+  const int R = E->rank;
+  if (R < 2 || (size_t)bxr_numel(R, E->shape) < 4 * BXFX_BLK) return false;
+  bool strided = false;
+  for (int k = 0; k < E->nin; k++) {
+    int64_t s = E->st[k][R - 1];
+    if (s == 0 || s == 1) continue;
+    if (E->st[k][R - 2] != 1 && E->st[k][R - 2] != 0) return false;
+    strided = true;
+  }
+  return strided;
+}
+
+/* Per-thread tile state: a strided 4-byte operand's tile, transposed
+ * into row order by 8x8 register blocks (tile8_u32, as bext_contiguous
+ * does), so its rows are read like a contiguous operand's. */
+struct ew_tilebuf {
+  _Alignas(32) uint32_t t[3][BXFX_TILE_R * BXFX_TILE_C];
+};
+
+static void ew_tile_chunk(void *ctx, size_t b, size_t e) {
+  const struct ew *E = ctx;
+  const int R = E->rank, nin = E->nin;
+  const int64_t rows = E->shape[R - 2], cols = E->shape[R - 1];
+  const int64_t tr = (rows + BXFX_TILE_R - 1) / BXFX_TILE_R, tc = (cols + BXFX_TILE_C - 1) / BXFX_TILE_C;
+  const struct bxfx_kernels *K = bxfx_kern();
+  struct ew_blk B;
+  memset(B.bsrc, 0, sizeof B.bsrc);
+  memset(B.bn, 0, sizeof B.bn);
+  struct ew_tilebuf T;
+  size_t esz[3];
+  for (int k = 0; k < nin; k++) esz[k] = bext_dtype_size(E->dt[k]);
+  for (size_t t = b; t < e; t++) {
+    /* tile t: outer index o (over dims 0..R-3), tile row i, tile column j */
+    int64_t j = (int64_t)t % tc, i = ((int64_t)t / tc) % tr, o = (int64_t)t / tc / tr;
+    int64_t base[3] = { 0, 0, 0 }, rem = o;
+    for (int d = R - 3; d >= 0; d--) {
+      int64_t x = rem % E->shape[d];
+      rem /= E->shape[d];
+      for (int k = 0; k < nin; k++) base[k] += x * E->st[k][d];
+    }
+    const int64_t r0 = i * BXFX_TILE_R, c0 = j * BXFX_TILE_C;
+    const int64_t h = r0 + BXFX_TILE_R < rows ? BXFX_TILE_R : rows - r0;
+    const size_t n = (size_t)(c0 + BXFX_TILE_C < cols ? BXFX_TILE_C : cols - c0);
+    /* Full 8x8 blocks of a strided 4-byte operand are transposed into
+     * T.t[k] (row stride BXFX_TILE_C); ragged tiles are gathered per row. */
+    bool tb[3] = { false, false, false };
+    for (int k = 0; k < nin; k++) {
+      int64_t s1 = E->st[k][R - 1];
+      if (s1 == 0 || s1 == 1 || esz[k] != 4 || E->st[k][R - 2] != 1 || (h & 7) || (n & 7)) continue;
+      const uint32_t *src = (const uint32_t *)(const void *)E->src[k] + base[k] + r0 + c0 * s1;
+      for (int64_t rb = 0; rb < h; rb += 8)
+        for (size_t cb = 0; cb < n; cb += 8)
+          K->tile8_u32(T.t[k] + rb * BXFX_TILE_C + (int64_t)cb, BXFX_TILE_C, src + rb + (int64_t)cb * s1, s1);
+      tb[k] = true;
+    }
+    for (int64_t r = r0; r < r0 + h; r++) {
+      const char *in[3];
+      int64_t ist[3];
+      for (int k = 0; k < nin; k++) {
+        if (tb[k]) {
+          in[k] = (const char *)(T.t[k] + (r - r0) * BXFX_TILE_C);
+          ist[k] = 1;
+        } else {
+          in[k] = E->src[k] + (base[k] + r * E->st[k][R - 2] + c0 * E->st[k][R - 1]) * (int64_t)esz[k];
+          ist[k] = E->st[k][R - 1];
+        }
+      }
+      ew_block(E, &B, in, ist, (size_t)((o * rows + r) * cols + c0), n);
     }
   }
 }
@@ -361,18 +493,40 @@ static bext_tensor *transposed_copy(const bext_tensor *t, const bext_spec *out) 
   return c;
 }
 
+/* Input k read in place with its broadcast strides over out's shape.  A
+ * transposed input stays strided here: ew_run walks it by tiles
+ * (ew_tiled) or, where tiles do not fit its layout, copies it first
+ * (ew_copy_strided). */
 static void ew_input(struct ew *E, int k, const bext_tensor *t, int repr, const bext_spec *out) {
   E->src[k] = bxr_data(t);
   E->dt[k] = t->dtype;
   E->rk[k] = repr;
-  E->tmp[k] = transposed_copy(t, out);
-  if (E->tmp[k]) {
-    E->src[k] = bxr_data(E->tmp[k]);
-    bxr_contiguous_strides(out->rank, out->shape, E->st[k]);
-    return;
-  }
+  E->tin[k] = t;
   bool ok = bxr_broadcast_strides(t, out->rank, out->shape, E->st[k]);
   BXR_ASSERT(ok);
+}
+
+/* The fallback for layouts the tile walk does not take: contiguous copies
+ * of the transposed inputs (transposed_copy), every tensor input's
+ * strides over out's shape set again (ew_shape coalesced them).  Returns
+ * whether anything was copied. */
+static bool ew_copy_strided(struct ew *E, const bext_tensor *out) {
+  bext_spec spec = { .dtype = out->dtype, .rank = out->rank };
+  memcpy(spec.shape, out->shape, sizeof(int64_t) * (size_t)out->rank);
+  bool any = false;
+  for (int k = 0; k < E->nin; k++)
+    if (E->tin[k] && (E->tmp[k] = transposed_copy(E->tin[k], &spec)) != NULL) {
+      E->src[k] = bxr_data(E->tmp[k]);
+      E->tin[k] = E->tmp[k];
+      any = true;
+    }
+  if (!any) return false;
+  for (int k = 0; k < E->nin; k++) {
+    if (!E->tin[k]) { memset(E->st[k], 0, sizeof E->st[k]); continue; }
+    bool ok = bxr_broadcast_strides(E->tin[k], out->rank, out->shape, E->st[k]);
+    BXR_ASSERT(ok);
+  }
+  return true;
 }
 
 /* ---------------------------------------------------------- kept layout */
@@ -470,6 +624,22 @@ static void ew_run(struct ew *E, bext_tensor *out, int rank, const int64_t *shap
   if (n == 0) return;
   /* Past ~32 MiB the output cannot stay cached anyway: stream it. */
   E->stream = is_fast_f32(E) && bxfx_is_native(E->odt, E->rout) && n * sizeof(float) >= ((size_t)32 << 20);
+  E->binh = 0;
+  if (is_fast_f32(E) && E->odt == BEXT_BF16 && (E->dt[0] == BEXT_BF16 || E->dt[1] == BEXT_BF16) &&
+      (E->dt[0] == BEXT_BF16 || E->dt[0] == BEXT_F32) && (E->dt[1] == BEXT_BF16 || E->dt[1] == BEXT_F32)) {
+    static const signed char map[] = { [BXR_OP_ADD] = BXFX_BIN_add + 1, [BXR_OP_SUB] = BXFX_BIN_sub + 1,
+                                       [BXR_OP_MUL] = BXFX_BIN_mul + 1, [BXR_OP_DIV] = BXFX_BIN_div + 1,
+                                       [BXR_OP_MAX] = BXFX_BIN_max + 1, [BXR_OP_MIN] = BXFX_BIN_min + 1 };
+    E->binh = map[E->op];
+  }
+  if (ew_tiled(E)) {
+    const int R = E->rank;
+    size_t tiles = (size_t)((E->shape[R - 2] + BXFX_TILE_R - 1) / BXFX_TILE_R) *
+                   (size_t)((E->shape[R - 1] + BXFX_TILE_C - 1) / BXFX_TILE_C) * (n / (size_t)(E->shape[R - 2] * E->shape[R - 1]));
+    bxr_pool_for(tiles, ew_cost(E) * BXFX_TILE_R * BXFX_TILE_C, 1, ew_tile_chunk, E);
+    return;
+  }
+  if (ew_copy_strided(E, out)) ew_shape(E, out->rank, out->shape);
   bxr_pool_for(n, ew_cost(E), 64, ew_chunk, E);
 }
 

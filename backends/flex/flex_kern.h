@@ -179,6 +179,11 @@ struct bxfx_kernels {
   void (*f32_to_f16)(const float *a, uint16_t *o, size_t n);
   void (*bf16_to_f32)(const uint16_t *a, float *o, size_t n);
   void (*f32_to_bf16)(const float *a, uint16_t *o, size_t n);
+  /* bf16 o[i] = a[i] OP b[i] (BXFX_BIN_*) computed in f32 and rounded
+   * once, widening and narrowing in registers; the broadcast operand of
+   * BXFX_SV / BXFX_VS is s (as f32), a or b unread there. */
+  void (*bin_bf16[BXFX_BIN_COUNT])(const uint16_t *a, const uint16_t *b, float s, uint16_t *o, size_t n,
+                                   int mode);
   /* The rest with bext_cast's rules: f32 -> i32 NaN 0, truncate, saturate;
    * the others one rounding (or exact). */
   void (*f32_to_i32)(const float *a, int32_t *o, size_t n);

@@ -914,21 +914,54 @@ static void SFX(bf16_to_f32)(const uint16_t *a, float *o, size_t n) {
   }
   for (; i < n; i++) o[i] = bxk_bf16_to_f32(a[i]);
 }
+/* 8 bf16 lanes to f32 (a shift) and back (bxk_f32_to_bf16 lane-wise). */
+#define BXFX_BF16_LD(p) ({ v8h h_; memcpy(&h_, (p), sizeof h_); (v8f)(__builtin_convertvector(h_, v8u) << 16); })
+#define BXFX_BF16_ST(p, v)                                                        \
+  do {                                                                            \
+    const v8u absm_ = { 0x7fffffffu, 0x7fffffffu, 0x7fffffffu, 0x7fffffffu,      \
+                        0x7fffffffu, 0x7fffffffu, 0x7fffffffu, 0x7fffffffu };    \
+    v8u u_ = (v8u)(v);                                                            \
+    v8u nan_ = (v8u)((u_ & absm_) > 0x7f800000u);                                 \
+    v8u r_ = (u_ + 0x7fffu + ((u_ >> 16) & 1u)) >> 16;                            \
+    r_ = (r_ & ~nan_) | (((u_ >> 16) | 0x40u) & nan_);                            \
+    v8h h_ = __builtin_convertvector(r_, v8h);                                    \
+    memcpy((p), &h_, sizeof h_);                                                  \
+  } while (0)
 static void SFX(f32_to_bf16)(const float *a, uint16_t *o, size_t n) {
   size_t i = 0;
-  const v8u absm = { 0x7fffffffu, 0x7fffffffu, 0x7fffffffu, 0x7fffffffu,
-                     0x7fffffffu, 0x7fffffffu, 0x7fffffffu, 0x7fffffffu };
-  for (; i + 8 <= n; i += 8) {
-    v8u u;
-    memcpy(&u, a + i, sizeof u);
-    v8u nan = (v8u)((u & absm) > 0x7f800000u);
-    v8u r = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
-    r = (r & ~nan) | (((u >> 16) | 0x40u) & nan);
-    v8h h = __builtin_convertvector(r, v8h);
-    memcpy(o + i, &h, sizeof h);
-  }
+  for (; i + 8 <= n; i += 8) BXFX_BF16_ST(o + i, SFX(ld)(a + i));
   for (; i < n; i++) o[i] = bxk_f32_to_bf16(a[i]);
 }
+
+/* bf16 binary ops fused: each 8 lanes widened, combined by the f32
+ * expression and narrowed in registers.  The same values as the f32
+ * kernel between the two conversions (f32 arithmetic rounded to bf16,
+ * bxk_scalar.h), in one pass instead of three over L1 blocks.  s is the
+ * broadcast operand (a in BXFX_SV, b in BXFX_VS) already as f32. */
+#define BXFX_BINH_DEF(name)                                                          \
+  static void SFX(binh_##name)(const uint16_t *a, const uint16_t *b, float s,        \
+                               uint16_t *o, size_t n, int mode) {                    \
+    size_t i = 0;                                                                    \
+    if (mode == BXFX_VV) {                                                           \
+      for (; i + 8 <= n; i += 8) {                                                   \
+        v8f x = BXFX_BF16_LD(a + i), y = BXFX_BF16_LD(b + i);                        \
+        BXFX_BF16_ST(o + i, BXFX_VEXPR_##name);                                      \
+      }                                                                              \
+    } else if (mode == BXFX_SV) {                                                    \
+      v8f x = SFX(splat)(s);                                                         \
+      for (; i + 8 <= n; i += 8) { v8f y = BXFX_BF16_LD(b + i); BXFX_BF16_ST(o + i, BXFX_VEXPR_##name); } \
+    } else {                                                                         \
+      v8f y = SFX(splat)(s);                                                         \
+      for (; i + 8 <= n; i += 8) { v8f x = BXFX_BF16_LD(a + i); BXFX_BF16_ST(o + i, BXFX_VEXPR_##name); } \
+    }                                                                                \
+    for (; i < n; i++) {                                                             \
+      float x = mode == BXFX_SV ? s : bxk_bf16_to_f32(a[i]);                         \
+      float y = mode == BXFX_VS ? s : bxk_bf16_to_f32(b[i]);                         \
+      o[i] = bxk_f32_to_bf16(BXFX_SEXPR_##name);                                     \
+    }                                                                                \
+  }
+BXFX_BIN_LIST(BXFX_BINH_DEF)
+#undef BXFX_BINH_DEF
 
 /* ---- creation ---------------------------------------------------------- */
 /* arange: o[i] = start + (double)(i0 + i) * step, stored as the runtime's
@@ -1069,6 +1102,11 @@ const struct bxfx_kernels VARIANT = {
   .f32_to_f16 = SFX(f32_to_f16),
   .bf16_to_f32 = SFX(bf16_to_f32),
   .f32_to_bf16 = SFX(f32_to_bf16),
+  .bin_bf16 = {
+#define X(n) SFX(binh_##n),
+    BXFX_BIN_LIST(X)
+#undef X
+  },
   .f32_to_i32 = SFX(f32_to_i32),
   .i32_to_f32 = SFX(i32_to_f32),
   .f32_to_f64 = SFX(f32_to_f64),

@@ -5,6 +5,7 @@
  * they run on is the runtime's (test_pool.c). */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -486,4 +487,212 @@ Test(flex_blocks, integer_matmul_kernels_wrap_like_the_rule) {
             cr_assert_eq(c64[i * n + j], (int64_t)w64, "%s mm_i64 %zux%zu [%zu,%zu]", Kt[v]->isa, m, n, i, j);
           }
       }
+}
+
+/* ------------------------------------------------- transposed tile walk */
+/* Binary ops with a transposed operand run as a tile walk (flex_elem.c,
+ * ew_tiled): the output in 64x64 tiles, the transposed operand read
+ * tile-wise.  Every dtype the engine takes, sides that are no multiple
+ * of the tile (and too small to tile at all), transposed mixed with
+ * contiguous, row and column broadcasts and scalars, NaN and infinities
+ * in the data: bit for bit the NdArray reference (any NaN for NaN). */
+static const bext_device *dev_of(const char *name) {
+  const bext_device *d = bext_device_get(name);
+  cr_assert_not_null(d, "%s", bext_last_error());
+  return d;
+}
+
+/* A rows x cols tensor of dt on the reference device, edge values in
+ * float data, zeros among ints (x/0 and x%0 are 0). */
+static bext_tensor *tw_data(int64_t rows, int64_t cols, bext_dtype dt, unsigned seed) {
+  int64_t n = rows * cols;
+  double *v = malloc(sizeof(double) * (size_t)(n ? n : 1));
+  uint64_t s = seed * 0x9e3779b97f4a7c15ull + 1;
+  bool flt = bext_dtype_kind(dt) == BEXT_KIND_FLOAT;
+  for (int64_t i = 0; i < n; i++) {
+    s = s * 6364136223846793005ull + 1442695040888963407ull;
+    uint64_t r = s >> 33;
+    static const double edge[] = { NAN, INFINITY, -INFINITY, 0.0, -0.0 };
+    if (dt == BEXT_BOOL) v[i] = (double)(r & 1);
+    else if (flt) v[i] = r % 37 == 0 ? edge[(r >> 8) % 5] : ((double)(r % 2001) - 1000) / 64;
+    else v[i] = (double)((int64_t)(r % 41) - 20);
+  }
+  bext_tensor *t = bext_cast(bext_from_data(v, BEXT_F64, (int64_t[]){ rows, cols }, 2, dev_of("ndarray")), dt);
+  free(v);
+  cr_assert_not_null(t, "%s", bext_last_error());
+  return t;
+}
+
+static void tw_expect_same(bext_tensor *got, bext_tensor *want, const char *what) {
+  cr_assert(got && want, "%s: %s", what, bext_last_error());
+  size_t es = bext_dtype_size(bext_dtype_of(want)), n = (size_t)bext_numel(want);
+  cr_assert_eq(bext_dtype_of(got), bext_dtype_of(want), "%s: dtype", what);
+  cr_assert_eq((size_t)bext_numel(got), n, "%s: numel", what);
+  unsigned char *g = malloc(n * es + 1), *w = malloc(n * es + 1);
+  cr_assert(bext_read(got, g, n * es) && bext_read(want, w, n * es), "%s", bext_last_error());
+  bext_dtype dt = bext_dtype_of(want);
+  int bad = 0;
+  for (size_t i = 0; i < n && bad < 3; i++) {
+    const unsigned char *a = g + i * es, *b = w + i * es;
+    if (memcmp(a, b, es) == 0) continue;
+    bool nan = false;
+    if (dt == BEXT_F32) { float x, y; memcpy(&x, a, 4); memcpy(&y, b, 4); nan = isnan(x) && isnan(y); }
+    else if (dt == BEXT_F64) { double x, y; memcpy(&x, a, 8); memcpy(&y, b, 8); nan = isnan(x) && isnan(y); }
+    else if (es == 2) { /* f16 / bf16: all-ones exponent and a mantissa */
+      uint16_t x, y; memcpy(&x, a, 2); memcpy(&y, b, 2);
+      uint16_t em = dt == BEXT_BF16 ? 0x7f80 : 0x7c00, mm = dt == BEXT_BF16 ? 0x7f : 0x3ff;
+      nan = (x & em) == em && (x & mm) && (y & em) == em && (y & mm);
+    }
+    if (!nan) {
+      cr_expect_fail("%s: element %zu differs from the reference", what, i);
+      bad++;
+    }
+  }
+  free(g);
+  free(w);
+  bext_release(got);
+  bext_release(want);
+}
+
+enum { TW_ADD, TW_SUB, TW_MUL, TW_DIV, TW_MAX, TW_MIN, TW_REM, TW_LT, TW_EQ, TW_POW2, TW_WHERE, TW_AND, TW_N };
+static const char *const tw_name[TW_N] = { "add", "sub", "mul", "div", "max", "min", "rem", "lt", "eq",
+                                           "pow_scalar(2)", "mask_where", "and" };
+
+/* op on a and b (both OWNED); NULL where op does not take dt. */
+static bext_tensor *tw_apply(int op, bext_tensor *a, bext_tensor *b, bext_dtype dt) {
+  bool boolean = dt == BEXT_BOOL;
+  if (boolean != (op == TW_AND || op == TW_EQ)) { bext_release(a); bext_release(b); return NULL; }
+  switch (op) {
+  case TW_ADD: return bext_add(a, b);
+  case TW_SUB: return bext_sub(a, b);
+  case TW_MUL: return bext_mul(a, b);
+  case TW_DIV: return bext_div(a, b);
+  case TW_MAX: return bext_max(a, b);
+  case TW_MIN: return bext_min(a, b);
+  case TW_REM: return bext_rem(a, b);
+  case TW_LT: return bext_lt(a, b);
+  case TW_EQ: return bext_eq(a, b);
+  case TW_POW2: bext_release(b); return bext_pow_scalar(a, 2.0);
+  case TW_WHERE: return bext_mask_where(a, bext_gt_scalar(bext_retain(b), 0.0), b);
+  default: return bext_and(a, b);
+  }
+}
+
+/* An operand as the same values on the reference (*nd) and on Flex
+ * (*fx), each device making its own view (a copy between devices would
+ * make it contiguous).  form: 0 transposed (an R x C view of a C x R
+ * buffer), 1 contiguous, 2 a row [1, C], 3 a column [R, 1]. */
+static void tw_operand(int form, int64_t R, int64_t C, bext_dtype dt, unsigned seed, bext_tensor **nd,
+                       bext_tensor **fx) {
+  bext_tensor *base = form == 0 ? tw_data(C, R, dt, seed) : form == 1 ? tw_data(R, C, dt, seed)
+                      : form == 2 ? tw_data(1, C, dt, seed) : tw_data(R, 1, dt, seed);
+  *fx = bext_to_device(bext_retain(base), dev_of("flex"));
+  *nd = base;
+  if (form == 0) { *nd = bext_transpose(*nd); *fx = bext_transpose(*fx); }
+  cr_assert(*nd && *fx, "%s", bext_last_error());
+}
+
+Test(flex_blocks, transposed_tile_walk_matches_reference) {
+  const int64_t sides[][2] = { { 1, 1 }, { 3, 5 }, { 33, 65 }, { 100, 37 }, { 130, 257 } };
+  const bext_dtype dts[] = { BEXT_F32, BEXT_F64, BEXT_F16, BEXT_BF16, BEXT_I32, BEXT_I64, BEXT_BOOL };
+  const bext_device *flex = dev_of("flex");
+  char what[160];
+  for (size_t si = 0; si < sizeof sides / sizeof sides[0]; si++)
+    for (size_t di = 0; di < sizeof dts / sizeof dts[0]; di++)
+      for (int op = 0; op < TW_N; op++)
+        for (int form = 0; form < 4; form++)
+          for (int swap = 0; swap < 2; swap++) {
+            const int64_t R = sides[si][0], C = sides[si][1];
+            const bext_dtype dt = dts[di];
+            unsigned seed = (unsigned)(si * 131 + di * 17 + (size_t)form);
+            if (swap && (op == TW_POW2 || op == TW_WHERE)) continue;
+            bext_tensor *na, *fa, *nb, *fb;   /* a: the transposed operand */
+            tw_operand(0, R, C, dt, seed, &na, &fa);
+            tw_operand(form, R, C, dt, seed + 7, &nb, &fb);
+            if (swap) {
+              bext_tensor *t = na; na = nb; nb = t;
+              t = fa; fa = fb; fb = t;
+            }
+            bext_tensor *want = tw_apply(op, na, nb, dt);
+            if (!want) { bext_release(fa); bext_release(fb); continue; }
+            bext_tensor *got = tw_apply(op, fa, fb, dt);
+            snprintf(what, sizeof what, "%s %ldx%ld dtype %d form %d%s", tw_name[op], (long)R, (long)C, (int)dt,
+                     form, swap ? " swapped" : "");
+            tw_expect_same(got, want, what);
+          }
+  /* a scalar operand with a transposed one, contiguous minus transposed
+   * at a tile-crossing size, and a 3-D permutation whose last two dims
+   * are transposed (tiles per outer index) */
+  bext_tensor *na, *fa, *nc, *fc;
+  tw_operand(0, 90, 77, BEXT_F32, 99, &na, &fa);
+  tw_operand(1, 90, 77, BEXT_F32, 98, &nc, &fc);
+  tw_expect_same(bext_add_scalar(bext_retain(fa), 0.1), bext_add_scalar(bext_retain(na), 0.1),
+                 "add_scalar(0.1) transposed");
+  tw_expect_same(bext_sub(fc, fa), bext_sub(nc, na), "sub contiguous - transposed");
+  bext_tensor *np = bext_reshape(tw_data(6 * 70, 33, BEXT_F32, 97), (int64_t[]){ 6, 70, 33 }, 3);
+  bext_tensor *fp = bext_to_device(bext_retain(np), flex);
+  bext_tensor *nq = bext_reshape(tw_data(6 * 33, 70, BEXT_F32, 96), (int64_t[]){ 6, 33, 70 }, 3);
+  bext_tensor *fq = bext_to_device(bext_retain(nq), flex);
+  np = bext_permute(np, (int[]){ 0, 2, 1 }, 3);   /* [6, 33, 70], last two dims transposed */
+  fp = bext_permute(fp, (int[]){ 0, 2, 1 }, 3);
+  cr_assert(np && fp && nq && fq, "%s", bext_last_error());
+  tw_expect_same(bext_mul(fp, fq), bext_mul(np, nq), "mul 6x33x70 permuted");
+}
+
+/* The fused bf16 binary kernels (bin_bf16) in both variants, every mode,
+ * on all 2^16 bf16 patterns against bxk_scalar.h: widen, the f32 rule,
+ * round to bf16 (NaN: any quiet NaN both ways, bits for everything else). */
+Test(flex_blocks, fused_bf16_kernels_match_scalars) {
+  enum { N = 65536 + 5 };
+  static uint16_t a[N], b[N], o[N];
+  for (uint32_t i = 0; i < N; i++) {
+    a[i] = (uint16_t)i;
+    b[i] = (uint16_t)(i * 40503u + 7u);
+  }
+  const struct bxfx_kernels *K[2] = { &bxfx_kern_avx2, &bxfx_kern_gen };
+  const float s = bxk_bf16_to_f32(0x3fa0);   /* 1.25 */
+  for (int v = 0; v < 2; v++)
+    for (int op = 0; op < BXFX_BIN_COUNT; op++)
+      for (int mode = 0; mode < 3; mode++) {
+        K[v]->bin_bf16[op](a, b, s, o, N, mode);
+        int bad = 0;
+        for (size_t i = 0; i < N && bad < 3; i++) {
+          float x = mode == BXFX_SV ? s : bxk_bf16_to_f32(a[i]), y = mode == BXFX_VS ? s : bxk_bf16_to_f32(b[i]);
+          float r = op == BXFX_BIN_add ? x + y : op == BXFX_BIN_sub ? x - y : op == BXFX_BIN_mul ? x * y
+                  : op == BXFX_BIN_div ? x / y : op == BXFX_BIN_max ? bxk_max_f32(x, y) : bxk_min_f32(x, y);
+          uint16_t want = bxk_f32_to_bf16(r);
+          if (o[i] != want) {
+            cr_expect_fail("%s bin_bf16 op %d mode %d [%zu]: %#x, scalar rule %#x", K[v]->isa, op, mode, i, o[i], want);
+            bad++;
+          }
+        }
+      }
+}
+
+/* bf16 ops that take the fused kernel through the engine: contiguous
+ * operands, row / column broadcasts and scalars, odd lengths, against
+ * the NdArray reference. */
+Test(flex_blocks, fused_bf16_ops_match_reference) {
+  const int64_t sides[][2] = { { 1, 1 }, { 3, 5 }, { 33, 65 }, { 100, 37 }, { 7, 1000 } };
+  char what[160];
+  for (size_t si = 0; si < sizeof sides / sizeof sides[0]; si++)
+    for (int op = TW_ADD; op <= TW_MIN; op++)
+      for (int form = 1; form < 4; form++)
+        for (int swap = 0; swap < 2; swap++) {
+          const int64_t R = sides[si][0], C = sides[si][1];
+          bext_tensor *na, *fa, *nb, *fb;
+          tw_operand(1, R, C, BEXT_BF16, (unsigned)si + 40, &na, &fa);
+          tw_operand(form, R, C, BEXT_BF16, (unsigned)si + 50, &nb, &fb);
+          if (swap) {
+            bext_tensor *t = na; na = nb; nb = t;
+            t = fa; fa = fb; fb = t;
+          }
+          snprintf(what, sizeof what, "bf16 %s %ldx%ld form %d%s", tw_name[op], (long)R, (long)C, form,
+                   swap ? " swapped" : "");
+          tw_expect_same(tw_apply(op, fa, fb, BEXT_BF16), tw_apply(op, na, nb, BEXT_BF16), what);
+        }
+  bext_tensor *na, *fa;
+  tw_operand(1, 45, 91, BEXT_BF16, 77, &na, &fa);
+  tw_expect_same(bext_mul_scalar(bext_retain(fa), 1.5), bext_mul_scalar(bext_retain(na), 1.5), "bf16 mul_scalar");
+  tw_expect_same(bext_max_scalar(fa, -0.0), bext_max_scalar(na, -0.0), "bf16 max_scalar");
 }
