@@ -392,7 +392,9 @@ static void ew_tile_chunk(void *ctx, size_t b, size_t e) {
   struct ew_blk B;
   memset(B.bsrc, 0, sizeof B.bsrc);
   memset(B.bn, 0, sizeof B.bn);
-  struct ew_tilebuf T;
+  /* per thread, not on the stack: 96 KiB would be a risk on a caller's
+   * thread made with a small stack (the pool's caller runs chunks too) */
+  static _Thread_local struct ew_tilebuf T;
   size_t esz[3];
   for (int k = 0; k < nin; k++) esz[k] = bext_dtype_size(E->dt[k]);
   for (size_t t = b; t < e; t++) {
