@@ -535,6 +535,73 @@ static void SFX(rem_f32)(const float *a, const float *b, float *o, size_t n) {
 }
 #undef BXFX_REM4
 
+/* rem of f64 as bxk_rem_f64 defines it: f = fmod(a, b) (exact, a's sign),
+ * then f + b rounded once where f's sign is not b's.  Lanes: t = a / b,
+ * q = trunc(t), f = fma(-q, b, a).  Division rounds monotonically and the
+ * integers below 2^52 are doubles, so for |t| < 2^52 q is the true
+ * truncated quotient T or one past it (t rounded up onto T + 1 from
+ * within half an ulp, so |frac(a/b)| >= 3/4).  With T, a - T b is fmod
+ * itself, a double, so the FMA's one rounding is exact, and the last
+ * step is the reference's own rounded f + b.  One past, a - q b is
+ * fmod - sign(a/b) b, exact too (Sterbenz: fmod and b agree in sign
+ * when a/b > 0, |b|/2 <= |fmod| <= |b|; likewise with -b), and it is
+ * already the floored result: for a/b > 0 its sign is not b's and the
+ * last step adds b back, giving fmod, whose sign is b's; for a/b < 0 its
+ * sign is b's and it is the exact fmod + b, which the reference rounds to
+ * itself.  A zero takes a's sign (fmod's zero; never one past).  Vectors
+ * holding a lane with |t| >= 2^52 (also NaN, a zero or infinite b, an
+ * infinite a) go through bxk_rem_f64 lane by lane.  The baseline variant
+ * has no FMA instruction and takes fma() per lane (libm's: exact by
+ * definition, fast where the CPU has FMA). */
+#ifdef BXFX_AVX
+#define BXFX_FNMA4(q, y, x) ((v4d)_mm256_fnmadd_pd((__m256d)(q), (__m256d)(y), (__m256d)(x)))
+#define BXFX_TRUNC4(t) ((v4d)_mm256_round_pd((__m256d)(t), _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC))
+#else
+#define BXFX_FNMA4(q, y, x) ({ v4d fq_ = (q), fy_ = (y), fx_ = (x), fr_;             \
+    for (int k_ = 0; k_ < 4; k_++) fr_[k_] = fma(-fq_[k_], fy_[k_], fx_[k_]);        \
+    fr_; })
+#define BXFX_TRUNC4(t) __builtin_convertvector(__builtin_convertvector((t), v4l), v4d)
+#endif
+#define BXFX_SEL4(m, a, b) ((v4d)(((v4l)(a) & (m)) | ((v4l)(b) & ~(m))))
+#define BXFX_REMD4(X, Y, R, BAD) do {                                               \
+    const v4d lim_ = { 0x1p52, 0x1p52, 0x1p52, 0x1p52 }, inf_ = { INFINITY, INFINITY, INFINITY, INFINITY }; \
+    const v4d zero_ = { 0, 0, 0, 0 };                                             \
+    const v4l absm_ = { INT64_MAX, INT64_MAX, INT64_MAX, INT64_MAX }, zl_ = { 0, 0, 0, 0 }; \
+    v4d x_ = (X), y_ = (Y), t_ = x_ / y_;                                         \
+    v4l ok_ = (v4l)((v4d)((v4l)t_ & absm_) < lim_) & (v4l)((v4d)((v4l)y_ & absm_) < inf_); \
+    BAD |= ~ok_;                                                                  \
+    v4d f_ = BXFX_FNMA4(BXFX_TRUNC4((v4d)((v4l)t_ & ok_)), y_, x_);               \
+    v4l z_ = (v4l)(f_ == zero_);                                                  \
+    f_ = (v4d)(((v4l)f_ & ~z_) | ((v4l)x_ & ~absm_ & z_));                        \
+    v4l adj_ = ~z_ & (((v4l)f_ ^ (v4l)y_) < zl_);                                 \
+    R = BXFX_SEL4(adj_, f_ + y_, f_);                                             \
+  } while (0)
+static void SFX(rem_f64)(const double *a, const double *b, double *o, size_t n) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    v4d r0, r1;
+    v4l bad = { 0, 0, 0, 0 };
+    BXFX_REMD4(SFX(ld4d)(a + i), SFX(ld4d)(b + i), r0, bad);
+    BXFX_REMD4(SFX(ld4d)(a + i + 4), SFX(ld4d)(b + i + 4), r1, bad);
+#ifdef BXFX_AVX
+    const bool any_bad = !_mm256_testz_si256((__m256i)bad, (__m256i)bad);
+#else
+    const bool any_bad = (bad[0] | bad[1] | bad[2] | bad[3]) != 0;
+#endif
+    if (__builtin_expect(any_bad, 0)) {
+      for (size_t j = i; j < i + 8; j++) o[j] = bxk_rem_f64(a[j], b[j]);
+      continue;
+    }
+    memcpy(o + i, &r0, sizeof r0);
+    memcpy(o + i + 4, &r1, sizeof r1);
+  }
+  for (; i < n; i++) o[i] = bxk_rem_f64(a[i], b[i]);
+}
+#undef BXFX_REMD4
+#undef BXFX_SEL4
+#undef BXFX_TRUNC4
+#undef BXFX_FNMA4
+
 /* ---- integer matmul ---------------------------------------------------- */
 /* C = A B for row-major contiguous integer matrices (A m x k, B k x n,
  * C m x n), wrapping in the dtype's width: bxk_scalar.h's rule, and for
@@ -1075,6 +1142,7 @@ const struct bxfx_kernels VARIANT = {
   .binw_f32 = SFX(binw_f32),
   .powi_f32 = SFX(powi_f32),
   .rem_f32 = SFX(rem_f32),
+  .rem_f64 = SFX(rem_f64),
   .mm_i32 = SFX(mm_i32),
   .mm_i64 = SFX(mm_i64),
   .sum_f32 = SFX(sum_f32),
