@@ -431,6 +431,29 @@ Test(flex_blocks, rem_f32_matches_scalar_rule) {
   }
 }
 
+/* bf16_to_f32 (one vpmovzxwd and a shift per 8 lanes with AVX2) is
+ * bxk_bf16_to_f32 bit for bit on every one of the 65536 patterns (NaN
+ * payloads, subnormals, signed zeros), from every start offset mod 8 and
+ * with every tail length; the element past the end stays untouched. */
+Test(flex_blocks, bf16_widening_matches_scalar_for_every_pattern) {
+  enum { N = 65536 + 8 };
+  static uint16_t h[N];
+  static float f[N + 1];
+  for (int i = 0; i < N; i++) h[i] = (uint16_t)(i * 40503u + (unsigned)(i >> 16));   /* a permutation, then 8 more */
+  const struct bxfx_kernels *K[2] = { &bxfx_kern_avx2, &bxfx_kern_gen };
+  for (int v = 0; v < 2; v++)
+    for (int off = 0; off < 8; off++) {
+      const size_t n = (size_t)(N - 8 - off) + (size_t)(off * 3 % 8);   /* tails 0..7 */
+      f[n] = 42.0f;
+      K[v]->bf16_to_f32(h + off, f, n);
+      for (size_t i = 0; i < n; i++) {
+        float want = bxk_bf16_to_f32(h[off + i]);
+        cr_assert(memcmp(&f[i], &want, 4) == 0, "%s bf16 0x%04x -> %a, want %a", K[v]->isa, h[off + i], f[i], want);
+      }
+      cr_assert_eq(f[n], 42.0f, "%s wrote past n=%zu", K[v]->isa, n);
+    }
+}
+
 /* rem_f64 (trunc + FMA lanes, flex_kern_body.h) is bxk_rem_f64 bit for
  * bit.  First each pair of edge values filling whole vectors (signed
  * zeros, infinities, NaN, zero divisors, subnormals, quotients at the
