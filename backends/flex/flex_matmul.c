@@ -260,7 +260,9 @@ bext_tensor *bxfx_exec_matmul(struct bxr_op *op) {
                          .native = native, .own = own, .pa = pa, .pb = pb, .ta = ta, .tb = tb, .lda = lda, .ldb = ldb,
                          .ars = ars, .acs = acs, .brs = brs, .bcs = bcs, .sa = sa, .sb = sb,
                          .scratch = scratch, .buf = buf, .nslots = nslots };
-  J.prefetch = (dt == BEXT_F16 || dt == BEXT_BF16) && dense_rows(m, k, ars, acs) && dense_rows(k, n, brs, bcs);
+  /* (matrices that fit L2 next to the scratch; larger ones would evict it) */
+  J.prefetch = (dt == BEXT_F16 || dt == BEXT_BF16) && dense_rows(m, k, ars, acs) && dense_rows(k, n, brs, bcs) &&
+               (size_t)(m * k + k * n) * bext_dtype_size(dt) <= ((size_t)256 << 10);
   memcpy(J.abs_, abs_, sizeof abs_);
   memcpy(J.bbs, bbs, sizeof bbs);
   if (by_batch) bxr_pool_for((size_t)nbatch, (size_t)(2 * m * n * k) + 1, 1, batch_chunk, &J);
