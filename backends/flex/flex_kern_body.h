@@ -551,17 +551,11 @@ static void SFX(rem_f32)(const float *a, const float *b, float *o, size_t n) {
  * itself.  A zero takes a's sign (fmod's zero; never one past).  Vectors
  * holding a lane with |t| >= 2^52 (also NaN, a zero or infinite b, an
  * infinite a) go through bxk_rem_f64 lane by lane.  The baseline variant
- * has no FMA instruction and takes fma() per lane (libm's: exact by
- * definition, fast where the CPU has FMA). */
+ * keeps the scalar rule: without an FMA instruction libm's fma() is a
+ * software routine slower than fmod. */
 #ifdef BXFX_AVX
 #define BXFX_FNMA4(q, y, x) ((v4d)_mm256_fnmadd_pd((__m256d)(q), (__m256d)(y), (__m256d)(x)))
 #define BXFX_TRUNC4(t) ((v4d)_mm256_round_pd((__m256d)(t), _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC))
-#else
-#define BXFX_FNMA4(q, y, x) ({ v4d fq_ = (q), fy_ = (y), fx_ = (x), fr_;             \
-    for (int k_ = 0; k_ < 4; k_++) fr_[k_] = fma(-fq_[k_], fy_[k_], fx_[k_]);        \
-    fr_; })
-#define BXFX_TRUNC4(t) __builtin_convertvector(__builtin_convertvector((t), v4l), v4d)
-#endif
 #define BXFX_SEL4(m, a, b) ((v4d)(((v4l)(a) & (m)) | ((v4l)(b) & ~(m))))
 #define BXFX_REMD4(X, Y, R, BAD) do {                                               \
     const v4d lim_ = { 0x1p52, 0x1p52, 0x1p52, 0x1p52 }, inf_ = { INFINITY, INFINITY, INFINITY, INFINITY }; \
@@ -583,11 +577,7 @@ static void SFX(rem_f64)(const double *a, const double *b, double *o, size_t n) 
     v4l bad = { 0, 0, 0, 0 };
     BXFX_REMD4(SFX(ld4d)(a + i), SFX(ld4d)(b + i), r0, bad);
     BXFX_REMD4(SFX(ld4d)(a + i + 4), SFX(ld4d)(b + i + 4), r1, bad);
-#ifdef BXFX_AVX
     const bool any_bad = !_mm256_testz_si256((__m256i)bad, (__m256i)bad);
-#else
-    const bool any_bad = (bad[0] | bad[1] | bad[2] | bad[3]) != 0;
-#endif
     if (__builtin_expect(any_bad, 0)) {
       for (size_t j = i; j < i + 8; j++) o[j] = bxk_rem_f64(a[j], b[j]);
       continue;
@@ -601,6 +591,11 @@ static void SFX(rem_f64)(const double *a, const double *b, double *o, size_t n) 
 #undef BXFX_SEL4
 #undef BXFX_TRUNC4
 #undef BXFX_FNMA4
+#else
+static void SFX(rem_f64)(const double *a, const double *b, double *o, size_t n) {
+  for (size_t i = 0; i < n; i++) o[i] = bxk_rem_f64(a[i], b[i]);
+}
+#endif
 
 /* ---- integer matmul ---------------------------------------------------- */
 /* C = A B for row-major contiguous integer matrices (A m x k, B k x n,

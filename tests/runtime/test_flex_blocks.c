@@ -454,14 +454,15 @@ Test(flex_blocks, bf16_widening_matches_scalar_for_every_pattern) {
     }
 }
 
-/* rem_f64 (trunc + FMA lanes, flex_kern_body.h) is bxk_rem_f64 bit for
- * bit.  First each pair of edge values filling whole vectors (signed
+/* rem_f64 (trunc + FMA lanes with AVX2, flex_kern_body.h) is
+ * bxk_rem_f64 bit for bit.  First each pair of edge values filling whole vectors (signed
  * zeros, infinities, NaN, zero divisors, subnormals, quotients at the
  * 2^52 bound, a tiny a whose floored result rounds to b), then 4M random
  * pairs in three families: exponents spread over the whole range (both
  * signs, subnormals included), a = k b nudged by a few ulps (quotients
  * just below and above integers, where the rounded quotient lands on
- * the next integer), and quotients near 2^52; tails of every length. */
+ * the next integer), and quotients near 2^52; tails of every length.
+ * (The baseline variant is the scalar rule itself.) */
 static uint64_t rem64_rng(uint64_t *s) {
   *s ^= *s << 13, *s ^= *s >> 7, *s ^= *s << 17;
   return *s;
