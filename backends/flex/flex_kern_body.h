@@ -971,7 +971,8 @@ typedef uint16_t v8h __attribute__((vector_size(16)));
  * generic convertvector into two 128-bit widenings and an insert, which
  * perf showed as a fifth of a bf16 batched matmul (the widening pass). */
 #ifdef BXFX_AVX
-#define BXFX_BF16_LD(p) ((v8f)_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(const void *)(p))), 16))
+#define BXFX_BF16_LD(p) \
+  ((v8f)_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(const void *)(p))), 16))
 #else
 #define BXFX_BF16_LD(p) ({ v8h h_; memcpy(&h_, (p), sizeof h_); (v8f)(__builtin_convertvector(h_, v8u) << 16); })
 #endif
