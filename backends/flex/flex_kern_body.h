@@ -18,10 +18,17 @@ typedef float v4f __attribute__((vector_size(16)));
 typedef int64_t v4l __attribute__((vector_size(32)));
 typedef int32_t v4i __attribute__((vector_size(16)));
 static inline v4d SFX(ld4d)(const double *p) { v4d v; memcpy(&v, p, sizeof v); return v; }
+/* Four f32 widened to f64 (exact).  AVX: one vcvtps2pd from memory; GCC 12
+ * lowers __builtin_convertvector(v4f -> v4d) to two 2-lane conversions, an
+ * insert and a stack spill, which made the f32 sums compute bound. */
 static inline v4d SFX(ld4w)(const float *p) {
+#ifdef BXFX_AVX
+  return (v4d)_mm256_cvtps_pd(_mm_loadu_ps(p));
+#else
   v4f v;
   memcpy(&v, p, sizeof v);
   return __builtin_convertvector(v, v4d);
+#endif
 }
 /* Helpers that take vectors are macros: a vector-typed parameter of a
  * function makes GCC print an ABI note in the baseline-ISA variant. */
