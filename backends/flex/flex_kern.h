@@ -132,6 +132,10 @@ struct bxfx_kernels {
    * rounded f64 sum in all but pathological cases. */
   double (*sum_f32)(const float *a, size_t n);
   double (*sum_f64)(const double *a, size_t n);
+  /* The same for f16/bf16, widened in registers (exact): the f32 sum of
+   * the widened values, bit for bit, without a widening pass. */
+  double (*sum_bf16)(const uint16_t *a, size_t n);
+  double (*sum_f16)(const uint16_t *a, size_t n);
   /* acc[i] += x[i] (mulacc: *=) in f64: one row of a sum (product)
    * across an outer axis. */
   void (*acc_f64)(double *acc, const double *x, size_t n);
@@ -140,6 +144,10 @@ struct bxfx_kernels {
    * plus each further row added in turn, without storing every step. */
   void (*leafrows_f32)(double *out, const float *x, size_t stride, size_t rows, size_t n);
   void (*leafrows_f64)(double *out, const double *x, size_t stride, size_t rows, size_t n);
+  /* ... of f16/bf16 rows widened in registers: leafrows_f32 of the
+   * widened rows, bit for bit. */
+  void (*leafrows_bf16)(double *out, const uint16_t *x, size_t stride, size_t rows, size_t n);
+  void (*leafrows_f16)(double *out, const uint16_t *x, size_t stride, size_t rows, size_t n);
   /* d[m*ds + k] = s[k*ss + m] for an 8x8 block of 4-byte elements
    * (strides in elements), bits copied exactly: transposed copies. */
   void (*tile8_u32)(uint32_t *d, int64_t ds, const uint32_t *s, int64_t ss);

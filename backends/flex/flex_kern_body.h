@@ -618,7 +618,7 @@ BXFX_MM_DEF(mm_i64, int64_t, uint64_t, v4q, 4)
  * counter (flex_kern.h).  f32 is widened to f64 on load: the sum is memory
  * bound, and the conversion is free next to the loads. */
 
-#define BXFX_LEAF_BODY(LD)                                                       \
+#define BXFX_LEAF_BODY(LD, CV)                                                   \
   v4d s0 = { 0 }, s1 = s0, s2 = s0, s3 = s0;                                    \
   size_t j = 0;                                                                  \
   for (; j + 16 <= m; j += 16) {                                                 \
@@ -627,11 +627,36 @@ BXFX_MM_DEF(mm_i64, int64_t, uint64_t, v4q, 4)
   for (; j + 4 <= m; j += 4) s0 += LD(p + j);                                    \
   v4d s = (s0 + s1) + (s2 + s3);                                                 \
   double r = (s[0] + s[1]) + (s[2] + s[3]);                                      \
-  for (; j < m; j++) r += (double)p[j];                                          \
+  for (; j < m; j++) r += (double)CV(p[j]);                                      \
   return r;
 
-static double SFX(leaf_f64)(const double *p, size_t m) { BXFX_LEAF_BODY(SFX(ld4d)) }
-static double SFX(leaf_f32)(const float *p, size_t m) { BXFX_LEAF_BODY(SFX(ld4w)) }
+#define BXFX_AS_IS(x) (x)
+/* Four f16/bf16 widened to f64 (exact, as f16 -> f32 -> f64 is): a half
+ * sum is the f32 sum of the widened values, without a widening pass. */
+typedef uint16_t v4h __attribute__((vector_size(8)));
+typedef uint32_t v4u __attribute__((vector_size(16)));
+static inline v4d SFX(ld4bf)(const uint16_t *p) {
+#ifdef BXFX_AVX
+  __m128i u = _mm_cvtepu16_epi32(_mm_loadl_epi64((const __m128i *)p));
+  return (v4d)_mm256_cvtps_pd(_mm_castsi128_ps(_mm_slli_epi32(u, 16)));
+#else
+  v4h h;
+  memcpy(&h, p, sizeof h);
+  return __builtin_convertvector((v4f)(__builtin_convertvector(h, v4u) << 16), v4d);
+#endif
+}
+static inline v4d SFX(ld4hf)(const uint16_t *p) {
+#ifdef BXFX_AVX
+  return (v4d)_mm256_cvtps_pd(_mm_cvtph_ps(_mm_loadl_epi64((const __m128i *)p)));
+#else
+  v4d v = { bxk_f16_to_f32(p[0]), bxk_f16_to_f32(p[1]), bxk_f16_to_f32(p[2]), bxk_f16_to_f32(p[3]) };
+  return v;
+#endif
+}
+static double SFX(leaf_f64)(const double *p, size_t m) { BXFX_LEAF_BODY(SFX(ld4d), BXFX_AS_IS) }
+static double SFX(leaf_f32)(const float *p, size_t m) { BXFX_LEAF_BODY(SFX(ld4w), BXFX_AS_IS) }
+static double SFX(leaf_bf16)(const uint16_t *p, size_t m) { BXFX_LEAF_BODY(SFX(ld4bf), bxk_bf16_to_f32) }
+static double SFX(leaf_f16)(const uint16_t *p, size_t m) { BXFX_LEAF_BODY(SFX(ld4hf), bxk_f16_to_f32) }
 #undef BXFX_LEAF_BODY
 
 static double SFX(sum_f64)(const double *a, size_t n) {
@@ -646,6 +671,20 @@ static double SFX(sum_f32)(const float *a, size_t n) {
   bxfx_pw_init(&pw);
   for (size_t i = 0; i < n; i += BXFX_LEAF)
     bxfx_pw_push(&pw, SFX(leaf_f32)(a + i, n - i < BXFX_LEAF ? n - i : BXFX_LEAF));
+  return bxfx_pw_done(&pw);
+}
+static double SFX(sum_bf16)(const uint16_t *a, size_t n) {
+  struct bxfx_pw pw;
+  bxfx_pw_init(&pw);
+  for (size_t i = 0; i < n; i += BXFX_LEAF)
+    bxfx_pw_push(&pw, SFX(leaf_bf16)(a + i, n - i < BXFX_LEAF ? n - i : BXFX_LEAF));
+  return bxfx_pw_done(&pw);
+}
+static double SFX(sum_f16)(const uint16_t *a, size_t n) {
+  struct bxfx_pw pw;
+  bxfx_pw_init(&pw);
+  for (size_t i = 0; i < n; i += BXFX_LEAF)
+    bxfx_pw_push(&pw, SFX(leaf_f16)(a + i, n - i < BXFX_LEAF ? n - i : BXFX_LEAF));
   return bxfx_pw_done(&pw);
 }
 
@@ -685,11 +724,37 @@ BXFX_ROWACC_F64(mulacc, *)
  * sequence the first row plus each further row added in turn computes,
  * with the running sums of a strip of 16 columns held in registers over
  * all the rows: one store per column per leaf instead of one per row. */
-#define BXFX_LEAFROWS_DEF(T, LD)                                                       static void SFX(leafrows_##T)(double *out, const T##_elem *x, size_t stride, size_t rows, size_t n) {     size_t i = 0;                                                                        for (; i + 16 <= n; i += 16) {                                                         const T##_elem *p = x + i;                                                           v4d s0 = LD(p), s1 = LD(p + 4), s2 = LD(p + 8), s3 = LD(p + 12);                    for (size_t r = 1; r < rows; r++) {                                                    p += stride;                                                                         s0 += LD(p); s1 += LD(p + 4); s2 += LD(p + 8); s3 += LD(p + 12);                  }                                                                                    memcpy(out + i, &s0, sizeof s0);                                                     memcpy(out + i + 4, &s1, sizeof s1);                                                 memcpy(out + i + 8, &s2, sizeof s2);                                                 memcpy(out + i + 12, &s3, sizeof s3);                                              }                                                                                    for (; i < n; i++) {                                                                   double s = (double)x[i];                                                             for (size_t r = 1; r < rows; r++) s += (double)x[r * stride + i];                    out[i] = s;                                                                        }                                                                                  }
+#define BXFX_LEAFROWS_DEF(T, LD, CV)                                                  \
+  static void SFX(leafrows_##T)(double *out, const T##_elem *x, size_t stride, size_t rows, size_t n) { \
+    size_t i = 0;                                                                       \
+    for (; i + 16 <= n; i += 16) {                                                      \
+      const T##_elem *p = x + i;                                                        \
+      v4d s0 = LD(p), s1 = LD(p + 4), s2 = LD(p + 8), s3 = LD(p + 12);                  \
+      for (size_t r = 1; r < rows; r++) {                                               \
+        p += stride;                                                                    \
+        s0 += LD(p); s1 += LD(p + 4); s2 += LD(p + 8); s3 += LD(p + 12);                \
+      }                                                                                 \
+      memcpy(out + i, &s0, sizeof s0);                                                  \
+      memcpy(out + i + 4, &s1, sizeof s1);                                              \
+      memcpy(out + i + 8, &s2, sizeof s2);                                              \
+      memcpy(out + i + 12, &s3, sizeof s3);                                             \
+    }                                                                                   \
+    for (; i < n; i++) {                                                                \
+      double s = (double)CV(x[i]);                                                      \
+      for (size_t r = 1; r < rows; r++) s += (double)CV(x[r * stride + i]);             \
+      out[i] = s;                                                                       \
+    }                                                                                   \
+  }
 typedef float f32_elem;
 typedef double f64_elem;
-BXFX_LEAFROWS_DEF(f32, SFX(ld4w))
-BXFX_LEAFROWS_DEF(f64, SFX(ld4d))
+typedef uint16_t bf16_elem;
+typedef uint16_t f16_elem;
+BXFX_LEAFROWS_DEF(f32, SFX(ld4w), BXFX_AS_IS)
+BXFX_LEAFROWS_DEF(f64, SFX(ld4d), BXFX_AS_IS)
+/* halves widened in registers: the f32 leaf of the widened rows */
+BXFX_LEAFROWS_DEF(bf16, SFX(ld4bf), bxk_bf16_to_f32)
+BXFX_LEAFROWS_DEF(f16, SFX(ld4hf), bxk_f16_to_f32)
+#undef BXFX_AS_IS
 #undef BXFX_LEAFROWS_DEF
 
 /* Index of a row's extreme as the reference finds it: the first NaN if
@@ -1086,6 +1151,10 @@ const struct bxfx_kernels VARIANT = {
   .mm_i64 = SFX(mm_i64),
   .sum_f32 = SFX(sum_f32),
   .sum_f64 = SFX(sum_f64),
+  .sum_bf16 = SFX(sum_bf16),
+  .sum_f16 = SFX(sum_f16),
+  .leafrows_bf16 = SFX(leafrows_bf16),
+  .leafrows_f16 = SFX(leafrows_f16),
   .acc_f64 = SFX(acc_f64),
   .leafrows_f32 = SFX(leafrows_f32),
   .leafrows_f64 = SFX(leafrows_f64),

@@ -7,8 +7,9 @@
  * which keeps the reads sequential instead of striding by `inner`.  Floats
  * accumulate in double, ints in wrapping i64, bools in u8; max/min let NaN
  * win; argmax/argmin take the first occurrence of the extreme (the first
- * NaN when there are NaNs, as the reference does).  f16/bf16 rows are
- * widened to f32 in lanes and take the f32 kernels.
+ * NaN when there are NaNs, as the reference does).  f16/bf16 extremes
+ * widen blocks to f32 in lanes and take the f32 kernels; their sums have
+ * kernels of their own that widen in registers (the f32 kernels' bits).
  *
  * Float sums are pairwise (bext.h states the bound): a contiguous row goes
  * through the kernels' sum_f32/sum_f64 (leaves of BXFX_LEAF elements in
@@ -53,23 +54,11 @@ static inline bool is_float_sum(const struct red *R) {
   return (R->op == BXR_OP_SUM || R->op == BXR_OP_MEAN) && R->repr == BXFX_R_F64;
 }
 
-/* Pairwise sum of n contiguous f16/bf16 elements: blocks widened to f32 by
- * the kernels' F16C/shift conversions, each leaf summed by sum_f32 (whose
- * leaf widens to f64 exactly, as loading the halves straight into f64
- * would): the widened values' sum with the same tree.  Blocks hold whole
- * leaves, so a run of whole chunks pushes the serial pass's leaves. */
+/* Pairwise sum of n contiguous f16/bf16 elements: the kernels widen each
+ * leaf in registers to f64 (exactly, as through f32): the widened values'
+ * f32 sum, with the same tree. */
 static double half_sum(bext_dtype dt, const uint16_t *p, size_t n) {
-  const struct bxfx_kernels *Kn = bxfx_kern();
-  _Alignas(32) float x[BXFX_BLK];
-  struct bxfx_pw pw;
-  bxfx_pw_init(&pw);
-  for (size_t k0 = 0; k0 < n; k0 += BXFX_BLK) {
-    size_t m = n - k0 < BXFX_BLK ? n - k0 : BXFX_BLK;
-    (dt == BEXT_F16 ? Kn->f16_to_f32 : Kn->bf16_to_f32)(p + k0, x, m);
-    for (size_t j = 0; j < m; j += BXFX_LEAF)
-      bxfx_pw_push(&pw, Kn->sum_f32(x + j, m - j < BXFX_LEAF ? m - j : BXFX_LEAF));
-  }
-  return bxfx_pw_done(&pw);
+  return (dt == BEXT_F16 ? bxfx_kern()->sum_f16 : bxfx_kern()->sum_bf16)(p, n);
 }
 
 static inline bool is_half(bext_dtype dt) { return dt == BEXT_F16 || dt == BEXT_BF16; }
@@ -107,7 +96,6 @@ __attribute__((noinline)) static void rows_sum(const struct red *R, const char *
   const int64_t rowbytes = R->inner * (int64_t)es;
   const struct bxfx_kernels *K = bxfx_kern();
   _Alignas(32) double cells[BXFX_RS_CELLS], x[BXFX_BLK];
-  _Alignas(32) float hx[BXFX_ROW_LEAF * BXFX_BLK];
   unsigned char lvl[BXFX_RS_NODES];
 #define node(t) (cells + (size_t)(t) * n)
   int top = 0;
@@ -120,11 +108,9 @@ __attribute__((noinline)) static void rows_sum(const struct red *R, const char *
       K->leafrows_f32(leaf, (const float *)row0, (size_t)R->inner, (size_t)(k1 - k0), n);
     } else if (R->dt == BEXT_F64) {
       K->leafrows_f64(leaf, (const double *)row0, (size_t)R->inner, (size_t)(k1 - k0), n);
-    } else if (is_half(R->dt)) {
-      /* the leaf's rows widened to f32, then the f32 leaf (the same
-       * running sums in f64 as widening each row to f64) */
-      for (int64_t k = k0; k < k1; k++) half_to_f32(R->dt, base + k * rowbytes, hx + (size_t)(k - k0) * n, n);
-      K->leafrows_f32(leaf, hx, n, (size_t)(k1 - k0), n);
+    } else if (is_half(R->dt)) {   /* rows widened in registers: the f32 leaf's bits */
+      (R->dt == BEXT_F16 ? K->leafrows_f16 : K->leafrows_bf16)(leaf, (const uint16_t *)row0, (size_t)R->inner,
+                                                               (size_t)(k1 - k0), n);
     } else {
       bxfx_load(leaf, BXFX_R_F64, row0, R->dt, 1, n);
       for (int64_t k = k0 + 1; k < k1; k++) {

@@ -176,6 +176,48 @@ Test(flex_blocks, leaf_rows_sum_left_to_right) {
       }
 }
 
+/* The half sums widen in registers (sum_bf16/sum_f16, leafrows_bf16/
+ * leafrows_f16): in both variants, bit for bit the f32 kernels on the
+ * widened values, for every length around the lane widths and the
+ * 256-element leaves, with NaN, infinities, subnormals and signed zeros. */
+Test(flex_blocks, half_sums_widen_in_registers) {
+  enum { N = 1100, W = 41, ROWS = 16 };
+  static uint16_t h[2][N];
+  static float f[2][N];
+  for (int i = 0; i < N; i++) {
+    float x = ldexpf((float)((i * 37) % 101) / 10.0f - 5.0f, (i * 7) % 30 - 15);
+    if (i % 89 == 3) x = NAN;
+    if (i % 97 == 5) x = -INFINITY;
+    if (i % 83 == 7) x = -0.0f;
+    if (i % 79 == 9) x = 1e-7f;   /* an f16 subnormal */
+    h[0][i] = bxk_f32_to_bf16(x);
+    h[1][i] = bxk_f32_to_f16(x);
+    f[0][i] = bxk_bf16_to_f32(h[0][i]);
+    f[1][i] = bxk_f16_to_f32(h[1][i]);
+  }
+  const struct bxfx_kernels *K[2] = { &bxfx_kern_avx2, &bxfx_kern_gen };
+  for (int v = 0; v < 2; v++)
+    for (int t = 0; t < 2; t++) {
+      double (*sum)(const uint16_t *, size_t) = t ? K[v]->sum_f16 : K[v]->sum_bf16;
+      void (*rows)(double *, const uint16_t *, size_t, size_t, size_t) = t ? K[v]->leafrows_f16 : K[v]->leafrows_bf16;
+      for (size_t n = 0; n <= N; n += n < 300 ? 1 : 97) {
+        double got = sum(h[t], n), want = bxfx_kern_gen.sum_f32(f[t], n);
+        cr_expect(memcmp(&got, &want, 8) == 0 || (isnan(got) && isnan(want)), "%s sum_%s n=%zu: %a, want %a",
+                  K[v]->isa, t ? "f16" : "bf16", n, got, want);
+      }
+      for (size_t n = 0; n <= W; n += n < 18 ? 1 : 8)
+        for (size_t r = 1; r <= ROWS; r += r < 3 ? 1 : 6) {
+          double got[W], want[W];
+          rows(got, h[t] + 1, W, r, n);
+          bxfx_kern_gen.leafrows_f32(want, f[t] + 1, W, r, n);
+          for (size_t i = 0; i < n; i++)
+            cr_expect(memcmp(&got[i], &want[i], 8) == 0 || (isnan(got[i]) && isnan(want[i])),
+                      "%s leafrows_%s n=%zu rows=%zu [%zu]: %a, want %a", K[v]->isa, t ? "f16" : "bf16", n, r, i,
+                      got[i], want[i]);
+        }
+    }
+}
+
 /* tile8_u32 (transposed copies, flex_layout.c) in both variants: every
  * element lands at its transposed place with its bits (NaN payloads,
  * ints), and nothing outside the 8x8 block is written. */
