@@ -179,6 +179,13 @@ struct bxfx_kernels {
    * across an outer axis, wrapping likewise. */
   void (*rowacc_i32)(int op, int32_t *acc, const int32_t *x, size_t n);
   void (*rowacc_i64)(int op, int64_t *acc, const int64_t *x, size_t n);
+  /* cumsum: a row's running sums at the int's own width (wrapping: the
+   * i64 chain stored back, bit for bit); one step across an outer axis
+   * of a float cumsum, acc[i] += x[i] in f64 and o[i] = acc[i] rounded. */
+  void (*cumsum_i32)(const int32_t *x, int32_t *o, size_t n);
+  void (*cumsum_i64)(const int64_t *x, int64_t *o, size_t n);
+  void (*cumstep_f32)(double *acc, const float *x, float *o, size_t n);
+  void (*cumstep_f64)(double *acc, const double *x, double *o, size_t n);
   /* Product in f64 lanes (1 for n == 0). */
   double (*prod_f32)(const float *a, size_t n);
   double (*prod_f64)(const double *a, size_t n);

@@ -912,6 +912,67 @@ BXFX_PROD_DEF(prod_f32, float, SFX(ld4w))
 BXFX_PROD_DEF(prod_f64, double, SFX(ld4d))
 #undef BXFX_PROD_DEF
 
+/* ---- cumsum ------------------------------------------------------------ */
+/* Running sums of ints along a row at their own width: wrapping in the
+ * unsigned twin is the i64 running sum stored back (bxk_add's rule), so a
+ * prefix in lanes (three shifted adds for 8 lanes, two for 4) plus the
+ * carried total gives the sequential chain's bits. */
+static void SFX(cumsum_i32)(const int32_t *x, int32_t *o, size_t n) {
+  const v8u z = { 0 };
+  v8u c = z;
+  size_t j = 0;
+  for (; j + 8 <= n; j += 8) {
+    v8u v;
+    memcpy(&v, x + j, sizeof v);
+    v += __builtin_shufflevector(z, v, 0, 8, 9, 10, 11, 12, 13, 14);
+    v += __builtin_shufflevector(z, v, 0, 1, 8, 9, 10, 11, 12, 13);
+    v += __builtin_shufflevector(z, v, 0, 1, 2, 3, 8, 9, 10, 11);
+    v += c;
+    memcpy(o + j, &v, sizeof v);
+    c = __builtin_shufflevector(v, v, 7, 7, 7, 7, 7, 7, 7, 7);
+  }
+  uint32_t s = c[0];
+  for (; j < n; j++) o[j] = (int32_t)(s += (uint32_t)x[j]);
+}
+static void SFX(cumsum_i64)(const int64_t *x, int64_t *o, size_t n) {
+  const v4q z = { 0 };
+  v4q c = z;
+  size_t j = 0;
+  for (; j + 4 <= n; j += 4) {
+    v4q v;
+    memcpy(&v, x + j, sizeof v);
+    v += __builtin_shufflevector(z, v, 0, 4, 5, 6);
+    v += __builtin_shufflevector(z, v, 0, 1, 4, 5);
+    v += c;
+    memcpy(o + j, &v, sizeof v);
+    c = __builtin_shufflevector(v, v, 3, 3, 3, 3);
+  }
+  uint64_t s = c[0];
+  for (; j < n; j++) o[j] = (int64_t)(s += (uint64_t)x[j]);
+}
+/* One step of a float cumsum across an outer axis: acc[i] += x[i] in f64
+ * (x widened), o[i] = acc[i] rounded to the dtype: the reference's running
+ * sum per column, stored every step, in one pass. */
+static void SFX(cumstep_f32)(double *acc, const float *x, float *o, size_t n) {
+  size_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    v4d a = SFX(ld4d)(acc + i) + SFX(ld4w)(x + i);
+    memcpy(acc + i, &a, sizeof a);
+    v4f f = __builtin_convertvector(a, v4f);
+    memcpy(o + i, &f, sizeof f);
+  }
+  for (; i < n; i++) o[i] = (float)(acc[i] += (double)x[i]);
+}
+static void SFX(cumstep_f64)(double *acc, const double *x, double *o, size_t n) {
+  size_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    v4d a = SFX(ld4d)(acc + i) + SFX(ld4d)(x + i);
+    memcpy(acc + i, &a, sizeof a);
+    memcpy(o + i, &a, sizeof a);
+  }
+  for (; i < n; i++) o[i] = acc[i] += x[i];
+}
+
 /* ---- conversions ------------------------------------------------------- */
 static void SFX(f16_to_f32)(const uint16_t *a, float *o, size_t n) {
   size_t i = 0;
@@ -1151,6 +1212,10 @@ const struct bxfx_kernels VARIANT = {
   .mm_i64 = SFX(mm_i64),
   .sum_f32 = SFX(sum_f32),
   .sum_f64 = SFX(sum_f64),
+  .cumsum_i32 = SFX(cumsum_i32),
+  .cumsum_i64 = SFX(cumsum_i64),
+  .cumstep_f32 = SFX(cumstep_f32),
+  .cumstep_f64 = SFX(cumstep_f64),
   .sum_bf16 = SFX(sum_bf16),
   .sum_f16 = SFX(sum_f16),
   .leafrows_bf16 = SFX(leafrows_bf16),

@@ -666,18 +666,45 @@ static void cum_rows(const struct cum *C, int64_t o0, int g) {
 
 static void cum_chunk(void *ctx, size_t b, size_t e) {
   const struct cum *C = ctx;
+  const struct bxfx_kernels *Kn = bxfx_kern();
+  const size_t es = bext_dtype_size(C->dt);
+  if (C->inner == 1 && (C->dt == BEXT_I32 || C->dt == BEXT_I64)) {   /* rows at their own width */
+    for (size_t o = b; o < e; o++) {
+      int64_t off = (int64_t)o * C->K * (int64_t)es;
+      if (C->dt == BEXT_I32) Kn->cumsum_i32((const int32_t *)(C->src + off), (int32_t *)(C->dst + off), (size_t)C->K);
+      else Kn->cumsum_i64((const int64_t *)(C->src + off), (int64_t *)(C->dst + off), (size_t)C->K);
+    }
+    return;
+  }
   if (C->inner == 1) {   /* one task per contiguous row */
     for (size_t o = b; o < e; o += BXFX_CUM_ROWS)
       cum_rows(C, (int64_t)o, e - o < BXFX_CUM_ROWS ? (int)(e - o) : BXFX_CUM_ROWS);
     return;
   }
-  const size_t es = bext_dtype_size(C->dt);
   const int64_t nblk = (C->inner + BXFX_BLK - 1) / BXFX_BLK;
   _Alignas(32) char acc[BXFX_BLK * 8], x[BXFX_BLK * 8];
   for (size_t task = b; task < e; task++) {
     int64_t o = (int64_t)task / nblk, i0 = ((int64_t)task % nblk) * BXFX_BLK;
     size_t n = (size_t)(C->inner - i0 < BXFX_BLK ? C->inner - i0 : BXFX_BLK);
     memset(acc, 0, sizeof acc);
+    if (C->dt == BEXT_F32 || C->dt == BEXT_F64 || C->dt == BEXT_I32 || C->dt == BEXT_I64) {
+      /* Row adds in one pass: floats keep the f64 running sums in acc and
+       * store them rounded (cumstep); ints add the previous output row
+       * at their own width (wrapping, the i64 chain's bits). */
+      for (int64_t k = 0; k < C->K; k++) {
+        int64_t pos = ((o * C->K + k) * C->inner + i0) * (int64_t)es;
+        const char *xk = C->src + pos;
+        char *ok = C->dst + pos, *prev = ok - C->inner * (int64_t)es;
+        if (C->dt == BEXT_F32) Kn->cumstep_f32((double *)acc, (const float *)xk, (float *)ok, n);
+        else if (C->dt == BEXT_F64) Kn->cumstep_f64((double *)acc, (const double *)xk, (double *)ok, n);
+        else if (k == 0) memcpy(ok, xk, n * es);
+        else if (C->dt == BEXT_I32) Kn->bin_i32(BXFX_IOP_add, (const int32_t *)prev, (const int32_t *)xk, (int32_t *)ok, n, BXFX_VV);
+        else
+          for (size_t i = 0; i < n; i++)
+            ((int64_t *)ok)[i] = (int64_t)((uint64_t)((const int64_t *)prev)[i] + (uint64_t)((const int64_t *)xk)[i]);
+      }
+      continue;
+    }
     for (int64_t k = 0; k < C->K; k++) {
       int64_t pos = (o * C->K + k) * C->inner + i0;
       bxfx_load(x, C->repr, C->src + pos * (int64_t)es, C->dt, 1, n);

@@ -263,3 +263,82 @@ Test(flex_reduce, half_sums_are_the_f32_sums_of_the_widened_values) {
           free(v);
         }
 }
+
+/* ---- against the reference --------------------------------------------- */
+
+/* Flex's and NdArray's results of op on the same values: same dtype, shape
+ * and bits (any NaN matches any NaN). */
+static void same_as_reference(bext_dtype dt, int rank, const int64_t *shape, bool transposed, uint64_t seed,
+                              bool kinds, bext_tensor *(*op)(bext_tensor *, int), int dim, const char *what) {
+  int64_t numel = 1;
+  for (int d = 0; d < rank; d++) numel *= shape[d];
+  double *v = values(numel, seed, kinds);
+  if (dt == BEXT_I32 || dt == BEXT_I64)   /* ints near the type's limits: the running sums wrap */
+    for (int64_t i = 0; i < numel; i++)
+      v[i] = isfinite(v[i]) ? (v[i] < 0 ? -1.0 : 1.0) * (dt == BEXT_I32 ? 2.1e9 : 9.2e18) * fmod(fabs(v[i]), 1.0)
+                            : (double)i;
+  bext_tensor *r[2];
+  const char *devs[2] = { "flex", "ndarray" };
+  for (int q = 0; q < 2; q++) {
+    bext_tensor *t = bext_from_data(v, BEXT_F64, (int64_t[]){ numel }, 1, dev(devs[q]));
+    t = bext_cast(bext_reshape(t, shape, rank), dt);
+    if (transposed) t = bext_swap_dims(t, 0, rank - 1);
+    r[q] = op(t, dim);
+    cr_assert_not_null(r[q], "%s on %s: %s", what, devs[q], bext_last_error());
+  }
+  cr_assert_eq(bext_dtype_of(r[0]), bext_dtype_of(r[1]), "%s: dtype", what);
+  int64_t n = bext_numel(r[0]);
+  cr_assert_eq(n, bext_numel(r[1]), "%s: size", what);
+  size_t es = bext_dtype_size(bext_dtype_of(r[0])), bytes = (size_t)n * es;
+  char *g = malloc(bytes + 1), *w = malloc(bytes + 1);
+  cr_assert(bext_read(r[0], g, bytes) && bext_read(r[1], w, bytes), "%s: read", what);
+  for (int64_t i = 0; i < n; i++) {
+    if (!memcmp(g + i * es, w + i * es, es)) continue;
+    if (dt == BEXT_F32 || dt == BEXT_F64) {
+      double a = dt == BEXT_F32 ? (double)((float *)g)[i] : ((double *)g)[i];
+      double b = dt == BEXT_F32 ? (double)((float *)w)[i] : ((double *)w)[i];
+      if (isnan(a) && isnan(b)) continue;
+      cr_assert(false, "%s [%lld]: got %a, want %a", what, (long long)i, a, b);
+    }
+    long long a = 0, b = 0;
+    memcpy(&a, g + i * es, es);
+    memcpy(&b, w + i * es, es);
+    cr_assert(false, "%s [%lld]: got %lld, want %lld", what, (long long)i, a, b);
+  }
+  free(g);
+  free(w);
+  bext_release(r[0]);
+  bext_release(r[1]);
+  free(v);
+}
+
+struct shape_case { int rank; int64_t shape[3]; int dim; bool transposed; };
+/* Lengths at the lane widths (8 i32, 4 i64/f64) and the 512-element
+ * blocks, 1xN, Nx1, middle axes, empty dims, transposed views. */
+static const struct shape_case scases[] = {
+  { 1, { 1 }, 0, false },        { 1, { 7 }, 0, false },         { 1, { 8 }, 0, false },
+  { 1, { 9 }, 0, false },        { 1, { 31 }, 0, false },        { 1, { 33 }, 0, false },
+  { 1, { 0 }, 0, false },        { 2, { 1, 9 }, 1, false },      { 2, { 1, 9 }, 0, false },
+  { 2, { 9, 1 }, 0, false },     { 2, { 9, 1 }, 1, false },      { 2, { 5, 1031 }, 1, false },
+  { 2, { 37, 513 }, 0, false },  { 2, { 37, 33 }, 1, true },     { 2, { 33, 37 }, 0, true },
+  { 3, { 3, 37, 5 }, 1, false }, { 3, { 2, 7, 600 }, 1, false }, { 3, { 4, 0, 3 }, 1, false },
+  { 3, { 4, 3, 0 }, 2, false },  { 3, { 2, 3, 9 }, 2, false },   { 2, { 300, 257 }, 1, false },
+  { 2, { 300, 257 }, 0, false },
+};
+
+static bext_tensor *cumsum_op(bext_tensor *t, int dim) { return bext_cumsum(t, dim); }
+
+Test(flex_reduce, cumsum_matches_the_reference) {
+  const bext_dtype dts[] = { BEXT_F32, BEXT_F64, BEXT_I32, BEXT_I64 };
+  for (size_t ci = 0; ci < sizeof scases / sizeof scases[0]; ci++)
+    for (int di = 0; di < 4; di++)
+      for (int kinds = 0; kinds < 2; kinds++) {
+        const struct shape_case *C = &scases[ci];
+        char what[128];
+        snprintf(what, sizeof what, "cumsum %s [%lld x %lld x %lld] (rank %d) dim %d%s%s", bext_dtype_name(dts[di]),
+                 (long long)C->shape[0], (long long)C->shape[1], (long long)C->shape[2], C->rank, C->dim,
+                 C->transposed ? " transposed" : "", kinds ? " with NaN/inf" : "");
+        same_as_reference(dts[di], C->rank, C->shape, C->transposed, ci * 3 + (uint64_t)kinds, kinds, cumsum_op,
+                          C->dim, what);
+      }
+}
