@@ -294,6 +294,13 @@ static void same_as_reference(bext_dtype dt, int rank, const int64_t *shape, boo
   cr_assert(bext_read(r[0], g, bytes) && bext_read(r[1], w, bytes), "%s: read", what);
   for (int64_t i = 0; i < n; i++) {
     if (!memcmp(g + i * es, w + i * es, es)) continue;
+    if (dt == BEXT_BF16 || dt == BEXT_F16) {
+      uint16_t a, b, inf = dt == BEXT_F16 ? 0x7c00 : 0x7f80;
+      memcpy(&a, g + i * es, 2);
+      memcpy(&b, w + i * es, 2);
+      if ((a & 0x7fff) > inf && (b & 0x7fff) > inf) continue;
+      cr_assert(false, "%s [%lld]: got 0x%04x, want 0x%04x", what, (long long)i, a, b);
+    }
     if (dt == BEXT_F32 || dt == BEXT_F64) {
       double a = dt == BEXT_F32 ? (double)((float *)g)[i] : ((double *)g)[i];
       double b = dt == BEXT_F32 ? (double)((float *)w)[i] : ((double *)w)[i];
@@ -329,9 +336,9 @@ static const struct shape_case scases[] = {
 static bext_tensor *cumsum_op(bext_tensor *t, int dim) { return bext_cumsum(t, dim); }
 
 Test(flex_reduce, cumsum_matches_the_reference) {
-  const bext_dtype dts[] = { BEXT_F32, BEXT_F64, BEXT_I32, BEXT_I64 };
+  const bext_dtype dts[] = { BEXT_F32, BEXT_F64, BEXT_I32, BEXT_I64, BEXT_BF16, BEXT_F16 };
   for (size_t ci = 0; ci < sizeof scases / sizeof scases[0]; ci++)
-    for (int di = 0; di < 4; di++)
+    for (int di = 0; di < 6; di++)
       for (int kinds = 0; kinds < 2; kinds++) {
         const struct shape_case *C = &scases[ci];
         char what[128];
