@@ -179,6 +179,15 @@ struct bxfx_kernels {
    * across an outer axis, wrapping likewise. */
   void (*rowacc_i32)(int op, int32_t *acc, const int32_t *x, size_t n);
   void (*rowacc_i64)(int op, int64_t *acc, const int64_t *x, size_t n);
+  /* Blocks of rows across an outer axis (row r at x + r*stride): acc[i]
+   * *= each row's x[i] in f64 (mulrows), or takes it where it beats acc[i]
+   * or is the first NaN (extrows, BXFX_EXT_MAX in flags for max), each
+   * column in row order: mulacc / extrow (arg NULL) row by row, bit for
+   * bit, with acc in registers over the block. */
+  void (*mulrows_f32)(double *acc, const float *x, size_t stride, size_t rows, size_t n);
+  void (*mulrows_f64)(double *acc, const double *x, size_t stride, size_t rows, size_t n);
+  void (*extrows_f32)(float *acc, const float *x, size_t stride, size_t rows, size_t n, int flags);
+  void (*extrows_f64)(double *acc, const double *x, size_t stride, size_t rows, size_t n, int flags);
   /* cumsum: a row's running sums at the int's own width (wrapping: the
    * i64 chain stored back, bit for bit); one step across an outer axis
    * of a float cumsum, acc[i] += x[i] in f64 and o[i] = acc[i] rounded. */

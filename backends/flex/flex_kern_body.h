@@ -912,6 +912,74 @@ BXFX_PROD_DEF(prod_f32, float, SFX(ld4w))
 BXFX_PROD_DEF(prod_f64, double, SFX(ld4d))
 #undef BXFX_PROD_DEF
 
+/* ---- reductions across an outer axis, a block of rows at a time ------- */
+/* acc[i] = acc[i] OP x[r][i] for r = 0 .. rows-1 (row r at x + r*stride),
+ * each column in order, as a row at a time (mulacc, extrow without arg)
+ * computes it, with a strip of columns held in registers over the block:
+ * one load and store of acc per block instead of per row.  Products in
+ * f64 (x widened); extremes keep the first NaN (x replaces acc where it
+ * beats it or is the first NaN). */
+#define BXFX_MULROWS_DEF(T, LD)                                                           \
+  static void SFX(mulrows_##T)(double *acc, const T##_elem *x, size_t stride, size_t rows, size_t n) { \
+    size_t i = 0;                                                                         \
+    for (; i + 16 <= n; i += 16) {                                                        \
+      v4d a0 = SFX(ld4d)(acc + i), a1 = SFX(ld4d)(acc + i + 4);                           \
+      v4d a2 = SFX(ld4d)(acc + i + 8), a3 = SFX(ld4d)(acc + i + 12);                      \
+      const T##_elem *p = x + i;                                                          \
+      for (size_t r = 0; r < rows; r++, p += stride) {                                    \
+        a0 *= LD(p); a1 *= LD(p + 4); a2 *= LD(p + 8); a3 *= LD(p + 12);                  \
+      }                                                                                   \
+      memcpy(acc + i, &a0, sizeof a0);                                                    \
+      memcpy(acc + i + 4, &a1, sizeof a1);                                                \
+      memcpy(acc + i + 8, &a2, sizeof a2);                                                \
+      memcpy(acc + i + 12, &a3, sizeof a3);                                               \
+    }                                                                                     \
+    for (; i < n; i++)                                                                    \
+      for (size_t r = 0; r < rows; r++) acc[i] *= (double)x[r * stride + i];             \
+  }
+BXFX_MULROWS_DEF(f32, SFX(ld4w))
+BXFX_MULROWS_DEF(f64, SFX(ld4d))
+#undef BXFX_MULROWS_DEF
+#define BXFX_EXTROWS_STEP(CMP, VT, VI, v, c)                                              \
+  do {                                                                                    \
+    VI m_ = (VI)((v) CMP (c)) | ((VI)((v) != (v)) & (VI)((c) == (c)));                    \
+    c = (VT)(((VI)(v) & m_) | ((VI)(c) & ~m_));                                           \
+  } while (0)
+#define BXFX_EXTROWS_DEF(name, T, VT, VI, W, LD)                                          \
+  static void SFX(name)(T *acc, const T *x, size_t stride, size_t rows, size_t n, int flags) { \
+    const bool want_max = flags & BXFX_EXT_MAX;                                           \
+    size_t i = 0;                                                                         \
+    for (; i + 4 * W <= n; i += 4 * W) {                                                  \
+      VT c0 = LD(acc + i), c1 = LD(acc + i + W), c2 = LD(acc + i + 2 * W), c3 = LD(acc + i + 3 * W); \
+      const T *p = x + i;                                                                 \
+      if (want_max)                                                                       \
+        for (size_t r = 0; r < rows; r++, p += stride) {                                  \
+          VT v0 = LD(p), v1 = LD(p + W), v2 = LD(p + 2 * W), v3 = LD(p + 3 * W);          \
+          BXFX_EXTROWS_STEP(>, VT, VI, v0, c0); BXFX_EXTROWS_STEP(>, VT, VI, v1, c1);      \
+          BXFX_EXTROWS_STEP(>, VT, VI, v2, c2); BXFX_EXTROWS_STEP(>, VT, VI, v3, c3);      \
+        }                                                                                 \
+      else                                                                                \
+        for (size_t r = 0; r < rows; r++, p += stride) {                                  \
+          VT v0 = LD(p), v1 = LD(p + W), v2 = LD(p + 2 * W), v3 = LD(p + 3 * W);          \
+          BXFX_EXTROWS_STEP(<, VT, VI, v0, c0); BXFX_EXTROWS_STEP(<, VT, VI, v1, c1);      \
+          BXFX_EXTROWS_STEP(<, VT, VI, v2, c2); BXFX_EXTROWS_STEP(<, VT, VI, v3, c3);      \
+        }                                                                                 \
+      memcpy(acc + i, &c0, sizeof c0);                                                    \
+      memcpy(acc + i + W, &c1, sizeof c1);                                                \
+      memcpy(acc + i + 2 * W, &c2, sizeof c2);                                            \
+      memcpy(acc + i + 3 * W, &c3, sizeof c3);                                            \
+    }                                                                                     \
+    for (; i < n; i++)                                                                    \
+      for (size_t r = 0; r < rows; r++) {                                                 \
+        T v = x[r * stride + i], c = acc[i];                                              \
+        if ((want_max ? v > c : v < c) || (v != v && c == c)) acc[i] = v;                 \
+      }                                                                                   \
+  }
+BXFX_EXTROWS_DEF(extrows_f32, float, v8f, v8i, 8, SFX(ld))
+BXFX_EXTROWS_DEF(extrows_f64, double, v4d, v4l, 4, SFX(ld4d))
+#undef BXFX_EXTROWS_DEF
+#undef BXFX_EXTROWS_STEP
+
 /* ---- cumsum ------------------------------------------------------------ */
 /* Running sums of ints along a row at their own width: wrapping in the
  * unsigned twin is the i64 running sum stored back (bxk_add's rule), so a
@@ -1212,6 +1280,10 @@ const struct bxfx_kernels VARIANT = {
   .mm_i64 = SFX(mm_i64),
   .sum_f32 = SFX(sum_f32),
   .sum_f64 = SFX(sum_f64),
+  .mulrows_f32 = SFX(mulrows_f32),
+  .mulrows_f64 = SFX(mulrows_f64),
+  .extrows_f32 = SFX(extrows_f32),
+  .extrows_f64 = SFX(extrows_f64),
   .cumsum_i32 = SFX(cumsum_i32),
   .cumsum_i64 = SFX(cumsum_i64),
   .cumstep_f32 = SFX(cumstep_f32),

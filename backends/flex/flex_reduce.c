@@ -369,17 +369,35 @@ static void rows_native(const struct red *R, const char *base, size_t n, void *a
   const size_t es = bext_dtype_size(R->dt);
   const int64_t rowbytes = R->inner * (int64_t)es;
   double *acc = accv;
+  /* Blocks of BXFX_ROWS_BLK rows go to the row-block kernels (acc in
+   * registers over the block, each column in row order: the row-by-row
+   * bits); argmax/argmin record indexes row by row. */
+  enum { BXFX_ROWS_BLK = 16 };
   if (R->op == BXR_OP_PROD) {
     for (size_t i = 0; i < n; i++) acc[i] = 1.0;
-    for (int64_t k = 0; k < R->K; k++) {
-      if (R->dt == BEXT_F32) Kn->mulacc_f32(acc, (const float *)(base + k * rowbytes), n);
-      else Kn->mulacc_f64(acc, (const double *)(base + k * rowbytes), n);
+    for (int64_t k = 0; k < R->K; k += BXFX_ROWS_BLK) {
+      size_t rows = (size_t)(R->K - k < BXFX_ROWS_BLK ? R->K - k : BXFX_ROWS_BLK);
+      if (R->dt == BEXT_F32) Kn->mulrows_f32(acc, (const float *)(base + k * rowbytes), (size_t)R->inner, rows, n);
+      else Kn->mulrows_f64(acc, (const double *)(base + k * rowbytes), (size_t)R->inner, rows, n);
     }
     return;
   }
   const int flags = wants_max(R->op) ? BXFX_EXT_MAX : 0;
   int64_t *ap = R->op == BXR_OP_ARGMAX || R->op == BXR_OP_ARGMIN ? arg : NULL;
   for (size_t i = 0; i < n; i++) arg[i] = 0;
+  if (!ap && (R->dt == BEXT_F32 || R->dt == BEXT_F64)) {
+    _Alignas(32) float a[BXFX_BLK];
+    if (R->dt == BEXT_F64) memcpy(acc, base, n * sizeof(double));
+    else memcpy(a, base, n * sizeof(float));
+    for (int64_t k = 1; k < R->K; k += BXFX_ROWS_BLK) {
+      size_t rows = (size_t)(R->K - k < BXFX_ROWS_BLK ? R->K - k : BXFX_ROWS_BLK);
+      if (R->dt == BEXT_F64) Kn->extrows_f64(acc, (const double *)(base + k * rowbytes), (size_t)R->inner, rows, n, flags);
+      else Kn->extrows_f32(a, (const float *)(base + k * rowbytes), (size_t)R->inner, rows, n, flags);
+    }
+    if (R->dt == BEXT_F32)
+      for (size_t i = 0; i < n; i++) acc[i] = a[i];
+    return;
+  }
   if (R->dt == BEXT_F64) {
     memcpy(acc, base, n * sizeof(double));
     for (int64_t k = 1; k < R->K; k++) Kn->extrow_f64(acc, ap, (const double *)(base + k * rowbytes), n, k, flags);

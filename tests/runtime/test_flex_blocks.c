@@ -218,6 +218,83 @@ Test(flex_blocks, half_sums_widen_in_registers) {
     }
 }
 
+/* The row-block kernels (mulrows, extrows) are the row-by-row ones
+ * (mulacc, extrow) with acc in registers, and the cumsum kernels the
+ * sequential chains: in both variants, bit for bit, for widths around the
+ * lanes and strips, with NaN, infinities, signed zeros, wrapping ints. */
+Test(flex_blocks, row_block_and_cumsum_kernels_match_row_by_row) {
+  enum { W = 77, ROWS = 19 };
+  static float a[ROWS * W];
+  static double d[ROWS * W];
+  static int32_t ia[ROWS * W];
+  static int64_t la[ROWS * W];
+  for (int i = 0; i < ROWS * W; i++) {
+    a[i] = 1.0f + (float)((i * 37) % 101 - 50) / 512.0f;
+    if (i % 89 == 3) a[i] = NAN;
+    if (i % 97 == 5) a[i] = -INFINITY;
+    if (i % 83 == 7) a[i] = (i / W) % 2 ? 0.0f : -0.0f;
+    d[i] = (double)a[i] * 1.25;
+    ia[i] = (int32_t)(uint32_t)((uint32_t)i * 2654435761u);
+    la[i] = (int64_t)((uint64_t)i * 0x9e3779b97f4a7c15ull);
+  }
+  const struct bxfx_kernels *K[2] = { &bxfx_kern_avx2, &bxfx_kern_gen };
+  for (int v = 0; v < 2; v++)
+    for (size_t n = 0; n <= W; n += n < 34 ? 1 : 43)
+      for (size_t rows = 1; rows <= ROWS; rows += rows < 3 ? 1 : 8) {
+        double pg[W], pw[W], qg[W], qw[W], eg[W], ew[W];
+        float fg[W], fw[W];
+        for (int flags = 0; flags <= BXFX_EXT_MAX; flags += BXFX_EXT_MAX) {
+          for (size_t i = 0; i < n; i++) pg[i] = pw[i] = qg[i] = qw[i] = 1.0, fg[i] = fw[i] = a[i], eg[i] = ew[i] = d[i];
+          K[v]->mulrows_f32(pg, a + W, W, rows, n);
+          K[v]->mulrows_f64(qg, d + W, W, rows, n);
+          K[v]->extrows_f32(fg, a + W, W, rows, n, flags);
+          K[v]->extrows_f64(eg, d + W, W, rows, n, flags);
+          for (size_t r = 1; r <= rows; r++) {
+            bxfx_kern_gen.mulacc_f32(pw, a + r * W, n);
+            bxfx_kern_gen.mulacc_f64(qw, d + r * W, n);
+            bxfx_kern_gen.extrow_f32(fw, NULL, a + r * W, n, (int64_t)r, flags);
+            bxfx_kern_gen.extrow_f64(ew, NULL, d + r * W, n, (int64_t)r, flags);
+          }
+          for (size_t i = 0; i < n; i++) {
+            cr_expect(memcmp(&pg[i], &pw[i], 8) == 0 || (isnan(pg[i]) && isnan(pw[i])), "%s mulrows_f32 n=%zu rows=%zu [%zu]",
+                      K[v]->isa, n, rows, i);
+            cr_expect(memcmp(&qg[i], &qw[i], 8) == 0 || (isnan(qg[i]) && isnan(qw[i])), "%s mulrows_f64 n=%zu rows=%zu [%zu]",
+                      K[v]->isa, n, rows, i);
+            cr_expect(memcmp(&fg[i], &fw[i], 4) == 0 || (isnan(fg[i]) && isnan(fw[i])),
+                      "%s extrows_f32 flags %d n=%zu rows=%zu [%zu]: %a, want %a", K[v]->isa, flags, n, rows, i, fg[i], fw[i]);
+            cr_expect(memcmp(&eg[i], &ew[i], 8) == 0 || (isnan(eg[i]) && isnan(ew[i])),
+                      "%s extrows_f64 flags %d n=%zu rows=%zu [%zu]", K[v]->isa, flags, n, rows, i);
+          }
+        }
+      }
+  for (int v = 0; v < 2; v++)
+    for (size_t n = 0; n <= ROWS * W; n += n < 40 ? 1 : 211) {
+      static int32_t io[ROWS * W];
+      static int64_t lo[ROWS * W];
+      static float fo[ROWS * W];
+      static double dacc[ROWS * W], dacc2[ROWS * W], do_[ROWS * W];
+      K[v]->cumsum_i32(ia, io, n);
+      K[v]->cumsum_i64(la, lo, n);
+      uint32_t s = 0;
+      uint64_t t = 0;
+      for (size_t i = 0; i < n; i++) {
+        s += (uint32_t)ia[i], t += (uint64_t)la[i];
+        cr_assert(io[i] == (int32_t)s && lo[i] == (int64_t)t, "%s cumsum ints n=%zu [%zu]", K[v]->isa, n, i);
+      }
+      for (size_t i = 0; i < n; i++) dacc[i] = d[i], dacc2[i] = d[i];
+      K[v]->cumstep_f32(dacc, a, fo, n);
+      K[v]->cumstep_f64(dacc2, d, do_, n);
+      for (size_t i = 0; i < n; i++) {
+        double w = d[i] + (double)a[i], w2 = d[i] + d[i];
+        float wf = (float)w;
+        cr_assert((memcmp(&dacc[i], &w, 8) == 0 && memcmp(&fo[i], &wf, 4) == 0) || (isnan(w) && isnan(fo[i])),
+                  "%s cumstep_f32 n=%zu [%zu]", K[v]->isa, n, i);
+        cr_assert((memcmp(&dacc2[i], &w2, 8) == 0 && memcmp(&do_[i], &w2, 8) == 0) || isnan(w2),
+                  "%s cumstep_f64 n=%zu [%zu]", K[v]->isa, n, i);
+      }
+    }
+}
+
 /* tile8_u32 (transposed copies, flex_layout.c) in both variants: every
  * element lands at its transposed place with its bits (NaN payloads,
  * ints), and nothing outside the 8x8 block is written. */

@@ -98,6 +98,7 @@ static double *values(int64_t n, uint64_t seed, bool kinds) {
     double x = ldexp((double)(r % 16777216) / 16777216.0 + 0.5, (int)((r >> 24) % 40) - 20);
     if ((r >> 30) & 1) x = -x;
     if (kinds && (r >> 31) % 211 == 0) x = (r >> 40) % 3 == 0 ? NAN : (r >> 40) % 3 == 1 ? INFINITY : -INFINITY;
+    if (kinds && (r >> 31) % 211 == 1) x = (r >> 40) % 2 ? 0.0 : -0.0;   /* extremes that are zeros */
     v[i] = (double)(float)x;
   }
   return v;
@@ -269,10 +270,14 @@ Test(flex_reduce, half_sums_are_the_f32_sums_of_the_widened_values) {
 /* Flex's and NdArray's results of op on the same values: same dtype, shape
  * and bits (any NaN matches any NaN). */
 static void same_as_reference(bext_dtype dt, int rank, const int64_t *shape, bool transposed, uint64_t seed,
-                              bool kinds, bext_tensor *(*op)(bext_tensor *, int), int dim, const char *what) {
+                              bool kinds, bool near_one, bext_tensor *(*op)(bext_tensor *, int), int dim,
+                              const char *what) {
   int64_t numel = 1;
   for (int d = 0; d < rank; d++) numel *= shape[d];
   double *v = values(numel, seed, kinds);
+  if (near_one)   /* products that neither overflow nor vanish over many rows */
+    for (int64_t i = 0; i < numel; i++)
+      if (isfinite(v[i]) && v[i] != 0) v[i] = (double)(float)(1.0 + ldexp(fmod(fabs(v[i]), 1.0), -3) * (v[i] < 0 ? -1 : 1));
   if (dt == BEXT_I32 || dt == BEXT_I64)   /* ints near the type's limits: the running sums wrap */
     for (int64_t i = 0; i < numel; i++)
       v[i] = isfinite(v[i]) ? (v[i] < 0 ? -1.0 : 1.0) * (dt == BEXT_I32 ? 2.1e9 : 9.2e18) * fmod(fabs(v[i]), 1.0)
@@ -330,7 +335,8 @@ static const struct shape_case scases[] = {
   { 2, { 37, 513 }, 0, false },  { 2, { 37, 33 }, 1, true },     { 2, { 33, 37 }, 0, true },
   { 3, { 3, 37, 5 }, 1, false }, { 3, { 2, 7, 600 }, 1, false }, { 3, { 4, 0, 3 }, 1, false },
   { 3, { 4, 3, 0 }, 2, false },  { 3, { 2, 3, 9 }, 2, false },   { 2, { 300, 257 }, 1, false },
-  { 2, { 300, 257 }, 0, false },
+  { 2, { 300, 257 }, 0, false },  { 2, { 33, 1100 }, 0, false },  { 3, { 2, 47, 40 }, 1, false },
+  { 2, { 17, 9 }, 0, false },
 };
 
 static bext_tensor *cumsum_op(bext_tensor *t, int dim) { return bext_cumsum(t, dim); }
@@ -345,7 +351,40 @@ Test(flex_reduce, cumsum_matches_the_reference) {
         snprintf(what, sizeof what, "cumsum %s [%lld x %lld x %lld] (rank %d) dim %d%s%s", bext_dtype_name(dts[di]),
                  (long long)C->shape[0], (long long)C->shape[1], (long long)C->shape[2], C->rank, C->dim,
                  C->transposed ? " transposed" : "", kinds ? " with NaN/inf" : "");
-        same_as_reference(dts[di], C->rank, C->shape, C->transposed, ci * 3 + (uint64_t)kinds, kinds, cumsum_op,
-                          C->dim, what);
+        same_as_reference(dts[di], C->rank, C->shape, C->transposed, ci * 3 + (uint64_t)kinds, kinds, false,
+                          cumsum_op, C->dim, what);
       }
+}
+
+static bext_tensor *max_op(bext_tensor *t, int dim) { return bext_max_dim(t, dim, false); }
+static bext_tensor *min_op(bext_tensor *t, int dim) { return bext_min_dim(t, dim, true); }
+static bext_tensor *prod_op(bext_tensor *t, int dim) { return bext_prod_dim(t, dim, false); }
+static bext_tensor *argmax_op(bext_tensor *t, int dim) { return bext_argmax_dim(t, dim, false); }
+static bext_tensor *sum_op(bext_tensor *t, int dim) { return bext_sum_dim(t, dim, false); }
+
+Test(flex_reduce, extremes_products_and_int_sums_along_every_axis) {
+  /* across an outer axis these take blocks of 16 rows in registers; the
+   * bits must stay the row-by-row ones: NaN first, a zero's sign from the
+   * first equal element, products in f64 in row order, ints wrapping */
+  bext_tensor *(*ops[])(bext_tensor *, int) = { max_op, min_op, prod_op, argmax_op, sum_op };
+  const char *names[] = { "max", "min", "prod", "argmax", "sum" };
+  const bext_dtype dts[] = { BEXT_F32, BEXT_F64, BEXT_I32, BEXT_I64 };
+  for (size_t ci = 0; ci < sizeof scases / sizeof scases[0]; ci++)
+    for (int oi = 0; oi < 5; oi++)
+      for (int di = 0; di < 4; di++)
+        for (int kinds = 0; kinds < 2; kinds++) {
+          const struct shape_case *C = &scases[ci];
+          bool flt = dts[di] == BEXT_F32 || dts[di] == BEXT_F64;
+          if ((oi == 4 && flt) || (kinds && !flt)) continue;   /* float sums: pinned above */
+          if (oi != 2 && oi != 4 && C->shape[C->dim] == 0) continue;   /* no extreme of nothing */
+          /* a float product along the last axis multiplies in lanes (a few
+           * ulps from the reference: test_flex_edges) */
+          if (oi == 2 && flt && C->dim == C->rank - 1) continue;
+          char what[128];
+          snprintf(what, sizeof what, "%s %s [%lld x %lld x %lld] (rank %d) dim %d%s%s", names[oi],
+                   bext_dtype_name(dts[di]), (long long)C->shape[0], (long long)C->shape[1], (long long)C->shape[2],
+                   C->rank, C->dim, C->transposed ? " transposed" : "", kinds ? " with NaN/inf/zeros" : "");
+          same_as_reference(dts[di], C->rank, C->shape, C->transposed, ci * 5 + (uint64_t)kinds, kinds, oi == 2,
+                            ops[oi], C->dim, what);
+        }
 }
