@@ -188,6 +188,10 @@ struct bxfx_kernels {
   void (*mulrows_f64)(double *acc, const double *x, size_t stride, size_t rows, size_t n);
   void (*extrows_f32)(float *acc, const float *x, size_t stride, size_t rows, size_t n, int flags);
   void (*extrows_f64)(double *acc, const double *x, size_t stride, size_t rows, size_t n, int flags);
+  /* rowacc over a block of rows (row r at x + r*stride), acc in
+   * registers across the block: the same bits. */
+  void (*rowsacc_i32)(int op, int32_t *acc, const int32_t *x, size_t stride, size_t rows, size_t n);
+  void (*rowsacc_i64)(int op, int64_t *acc, const int64_t *x, size_t stride, size_t rows, size_t n);
   /* cumsum: a row's running sums at the int's own width (wrapping: the
    * i64 chain stored back, bit for bit); one step across an outer axis
    * of a float cumsum, acc[i] += x[i] in f64 and o[i] = acc[i] rounded. */

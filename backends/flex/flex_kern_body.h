@@ -980,6 +980,40 @@ BXFX_EXTROWS_DEF(extrows_f64, double, v4d, v4l, 4, SFX(ld4d))
 #undef BXFX_EXTROWS_DEF
 #undef BXFX_EXTROWS_STEP
 
+/* Int rows across an outer axis, a block at a time: acc[i] = acc[i] OP
+ * x[r][i] (BXFX_RED_*) for r = 0 .. rows-1, four vectors of columns in
+ * registers over the block; sums and products wrap in the unsigned twin,
+ * so the bits are rowacc's row by row. */
+typedef int32_t v8s __attribute__((vector_size(32)));
+typedef int64_t v4s __attribute__((vector_size(32)));
+#define BXFX_ROWSACC_STEP(OP, VU, VS, c, v)                                              \
+  switch (OP) {                                                                         \
+  case BXFX_RED_SUM: c = (VS)((VU)c + (VU)v); break;                                    \
+  case BXFX_RED_PROD: c = (VS)((VU)c * (VU)v); break;                                   \
+  case BXFX_RED_MAX: c = (VS)(((VU)v & (VU)(v > c)) | ((VU)c & ~(VU)(v > c))); break;   \
+  default: c = (VS)(((VU)v & (VU)(v < c)) | ((VU)c & ~(VU)(v < c))); break;             \
+  }
+#define BXFX_ROWSACC_INT_DEF(name, T, VU, VS, W, TAIL)                                    \
+  static void SFX(name)(int op, T *acc, const T *x, size_t stride, size_t rows, size_t n) { \
+    size_t i = 0;                                                                        \
+    for (; i + 4 * W <= n; i += 4 * W) {                                                 \
+      VS c[4];                                                                           \
+      memcpy(c, acc + i, sizeof c);                                                      \
+      const T *p = x + i;                                                                \
+      for (size_t r = 0; r < rows; r++, p += stride) {                                   \
+        VS v[4];                                                                         \
+        memcpy(v, p, sizeof v);                                                          \
+        for (int q = 0; q < 4; q++) BXFX_ROWSACC_STEP(op, VU, VS, c[q], v[q])             \
+      }                                                                                  \
+      memcpy(acc + i, c, sizeof c);                                                      \
+    }                                                                                    \
+    for (size_t r = 0; r < rows && i < n; r++) TAIL(op, acc + i, x + r * stride + i, n - i);  \
+  }
+BXFX_ROWSACC_INT_DEF(rowsacc_i32, int32_t, v8u, v8s, 8, SFX(rowacc_i32))
+BXFX_ROWSACC_INT_DEF(rowsacc_i64, int64_t, v4q, v4s, 4, SFX(rowacc_i64))
+#undef BXFX_ROWSACC_INT_DEF
+#undef BXFX_ROWSACC_STEP
+
 /* ---- cumsum ------------------------------------------------------------ */
 /* Running sums of ints along a row at their own width: wrapping in the
  * unsigned twin is the i64 running sum stored back (bxk_add's rule), so a
@@ -1284,6 +1318,8 @@ const struct bxfx_kernels VARIANT = {
   .mulrows_f64 = SFX(mulrows_f64),
   .extrows_f32 = SFX(extrows_f32),
   .extrows_f64 = SFX(extrows_f64),
+  .rowsacc_i32 = SFX(rowsacc_i32),
+  .rowsacc_i64 = SFX(rowsacc_i64),
   .cumsum_i32 = SFX(cumsum_i32),
   .cumsum_i64 = SFX(cumsum_i64),
   .cumstep_f32 = SFX(cumstep_f32),

@@ -208,9 +208,10 @@ static void init_acc(const struct red *R, void *acc, int64_t *arg, const void *f
  * vectorizes: sums and products wrap in the unsigned type of the dtype,
  * which is what the i64 accumulation stored back into the dtype gives
  * (and what an i32 mean divides); argmax/argmin find the extreme, then
- * its first index.  Rows (inner == 1) into acc[0]/arg[0]; and steps of
- * rows across an outer axis into a typed accumulator. */
-#define BXFX_INT_ROW(T, UT, RED, ROWACC)                                                        \
+ * its first index.  Rows (inner == 1) into acc[0]/arg[0]; and rows
+ * across an outer axis into a typed accumulator, 16 rows per rowsacc
+ * call (argmax/argmin row by row, for the indexes). */
+#define BXFX_INT_ROW(T, UT, RED, ROWSACC)                                                        \
   static void int_row_##T(const struct red *R, const T##_t *x, int64_t *acc, int64_t *arg) { \
     const int64_t K = R->K;                                                             \
     *arg = 0;                                                                           \
@@ -239,16 +240,23 @@ static void init_acc(const struct red *R, void *acc, int64_t *arg, const void *f
     for (size_t i = 0; i < n; i++) arg[i] = 0;                                          \
     if (op == BXR_OP_SUM || op == BXR_OP_MEAN || op == BXR_OP_PROD) {                   \
       for (size_t i = 0; i < n; i++) a[i] = op == BXR_OP_PROD ? 1 : 0;                  \
-      for (int64_t k = 0; k < R->K; k++)                                                \
-        bxfx_kern()->ROWACC(op == BXR_OP_PROD ? BXFX_RED_PROD : BXFX_RED_SUM, a,         \
-                            (const T##_t *)(base + k * rowbytes), n);                   \
+      for (int64_t k = 0; k < R->K; k += 16)   /* blocks of rows in registers */        \
+        bxfx_kern()->ROWSACC(op == BXR_OP_PROD ? BXFX_RED_PROD : BXFX_RED_SUM, a,        \
+                             (const T##_t *)(base + k * rowbytes), (size_t)R->inner,    \
+                             (size_t)(R->K - k < 16 ? R->K - k : 16), n);               \
     } else {                                                                            \
       memcpy(a, base, n * sizeof(T##_t));                                               \
+      if (op == BXR_OP_MAX_REDUCE || op == BXR_OP_MIN_REDUCE) {                         \
+        for (int64_t k = 1; k < R->K; k += 16)                                          \
+          bxfx_kern()->ROWSACC(op == BXR_OP_MAX_REDUCE ? BXFX_RED_MAX : BXFX_RED_MIN, a, \
+                               (const T##_t *)(base + k * rowbytes), (size_t)R->inner,  \
+                               (size_t)(R->K - k < 16 ? R->K - k : 16), n);             \
+        for (size_t i = 0; i < n; i++) acc[i] = a[i];                                   \
+        return;                                                                         \
+      }                                                                                 \
       for (int64_t k = 1; k < R->K; k++) {                                              \
         const T##_t *x = (const T##_t *)(base + k * rowbytes);                          \
         switch (op) {                                                                   \
-        case BXR_OP_MAX_REDUCE: bxfx_kern()->ROWACC(BXFX_RED_MAX, a, x, n); break;        \
-        case BXR_OP_MIN_REDUCE: bxfx_kern()->ROWACC(BXFX_RED_MIN, a, x, n); break;        \
         case BXR_OP_ARGMAX:                                                             \
           for (size_t i = 0; i < n; i++) if (x[i] > a[i]) a[i] = x[i], arg[i] = k;      \
           break;                                                                        \
@@ -266,8 +274,8 @@ static inline bool is_extreme(enum bxr_opcode c) {
 }
 static inline bool wants_max(enum bxr_opcode c) { return c == BXR_OP_MAX_REDUCE || c == BXR_OP_ARGMAX; }
 
-BXFX_INT_ROW(int32, uint32_t, red_i32, rowacc_i32)
-BXFX_INT_ROW(int64, uint64_t, red_i64, rowacc_i64)
+BXFX_INT_ROW(int32, uint32_t, red_i32, rowsacc_i32)
+BXFX_INT_ROW(int64, uint64_t, red_i64, rowsacc_i64)
 #undef BXFX_INT_ROW
 #define int_row_i32 int_row_int32
 #define int_row_i64 int_row_int64

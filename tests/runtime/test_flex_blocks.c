@@ -268,6 +268,23 @@ Test(flex_blocks, row_block_and_cumsum_kernels_match_row_by_row) {
         }
       }
   for (int v = 0; v < 2; v++)
+    for (int op = BXFX_RED_SUM; op <= BXFX_RED_MIN; op++)
+      for (size_t n = 0; n <= W; n += n < 34 ? 1 : 43)
+        for (size_t rows = 1; rows <= ROWS - 1; rows += rows < 3 ? 1 : 8) {
+          int32_t ig[W], iw[W];
+          int64_t lg[W], lw[W];
+          memcpy(ig, ia, sizeof ig), memcpy(iw, ia, sizeof iw);
+          memcpy(lg, la, sizeof lg), memcpy(lw, la, sizeof lw);
+          K[v]->rowsacc_i32(op, ig, ia + W, W, rows, n);
+          K[v]->rowsacc_i64(op, lg, la + W, W, rows, n);
+          for (size_t r = 1; r <= rows; r++) {
+            bxfx_kern_gen.rowacc_i32(op, iw, ia + r * W, n);
+            bxfx_kern_gen.rowacc_i64(op, lw, la + r * W, n);
+          }
+          cr_assert(!memcmp(ig, iw, n * 4) && !memcmp(lg, lw, n * 8), "%s rowsacc op %d n=%zu rows=%zu", K[v]->isa, op,
+                    n, rows);
+        }
+  for (int v = 0; v < 2; v++)
     for (size_t n = 0; n <= ROWS * W; n += n < 40 ? 1 : 211) {
       static int32_t io[ROWS * W];
       static int64_t lo[ROWS * W];
