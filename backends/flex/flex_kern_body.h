@@ -986,33 +986,45 @@ BXFX_EXTROWS_DEF(extrows_f64, double, v4d, v4l, 4, SFX(ld4d))
  * so the bits are rowacc's row by row. */
 typedef int32_t v8s __attribute__((vector_size(32)));
 typedef int64_t v4s __attribute__((vector_size(32)));
-#define BXFX_ROWSACC_STEP(OP, VU, VS, c, v)                                              \
-  switch (OP) {                                                                         \
-  case BXFX_RED_SUM: c = (VS)((VU)c + (VU)v); break;                                    \
-  case BXFX_RED_PROD: c = (VS)((VU)c * (VU)v); break;                                   \
-  case BXFX_RED_MAX: c = (VS)(((VU)v & (VU)(v > c)) | ((VU)c & ~(VU)(v > c))); break;   \
-  default: c = (VS)(((VU)v & (VU)(v < c)) | ((VU)c & ~(VU)(v < c))); break;             \
+/* c = c OP v for one vector (unsigned lanes for the wrapping ops) */
+#define BXFX_RA_SUM(VU, VS, c, v) c = (VS)((VU)(c) + (VU)(v))
+#define BXFX_RA_PROD(VU, VS, c, v) c = (VS)((VU)(c) * (VU)(v))
+#define BXFX_RA_MAX(VU, VS, c, v) c = (VS)(((VU)(v) & (VU)((v) > (c))) | ((VU)(c) & ~(VU)((v) > (c))))
+#define BXFX_RA_MIN(VU, VS, c, v) c = (VS)(((VU)(v) & (VU)((v) < (c))) | ((VU)(c) & ~(VU)((v) < (c))))
+#define BXFX_RA_LOOP(STEP, T, VU, VS, W)                                                 \
+  for (size_t r = 0; r < rows; r++, p += stride) {                                       \
+    VS v0, v1, v2, v3;                                                                   \
+    memcpy(&v0, p, sizeof v0); memcpy(&v1, p + W, sizeof v1);                            \
+    memcpy(&v2, p + 2 * W, sizeof v2); memcpy(&v3, p + 3 * W, sizeof v3);                \
+    STEP(VU, VS, c0, v0); STEP(VU, VS, c1, v1); STEP(VU, VS, c2, v2); STEP(VU, VS, c3, v3); \
   }
 #define BXFX_ROWSACC_INT_DEF(name, T, VU, VS, W, TAIL)                                    \
   static void SFX(name)(int op, T *acc, const T *x, size_t stride, size_t rows, size_t n) { \
     size_t i = 0;                                                                        \
     for (; i + 4 * W <= n; i += 4 * W) {                                                 \
-      VS c[4];                                                                           \
-      memcpy(c, acc + i, sizeof c);                                                      \
+      VS c0, c1, c2, c3;                                                                 \
+      memcpy(&c0, acc + i, sizeof c0); memcpy(&c1, acc + i + W, sizeof c1);              \
+      memcpy(&c2, acc + i + 2 * W, sizeof c2); memcpy(&c3, acc + i + 3 * W, sizeof c3);  \
       const T *p = x + i;                                                                \
-      for (size_t r = 0; r < rows; r++, p += stride) {                                   \
-        VS v[4];                                                                         \
-        memcpy(v, p, sizeof v);                                                          \
-        for (int q = 0; q < 4; q++) BXFX_ROWSACC_STEP(op, VU, VS, c[q], v[q])             \
+      switch (op) {                                                                      \
+      case BXFX_RED_SUM: BXFX_RA_LOOP(BXFX_RA_SUM, T, VU, VS, W) break;                  \
+      case BXFX_RED_PROD: BXFX_RA_LOOP(BXFX_RA_PROD, T, VU, VS, W) break;                \
+      case BXFX_RED_MAX: BXFX_RA_LOOP(BXFX_RA_MAX, T, VU, VS, W) break;                  \
+      default: BXFX_RA_LOOP(BXFX_RA_MIN, T, VU, VS, W) break;                            \
       }                                                                                  \
-      memcpy(acc + i, c, sizeof c);                                                      \
+      memcpy(acc + i, &c0, sizeof c0); memcpy(acc + i + W, &c1, sizeof c1);              \
+      memcpy(acc + i + 2 * W, &c2, sizeof c2); memcpy(acc + i + 3 * W, &c3, sizeof c3);  \
     }                                                                                    \
-    for (size_t r = 0; r < rows && i < n; r++) TAIL(op, acc + i, x + r * stride + i, n - i);  \
+    for (size_t r = 0; r < rows && i < n; r++) TAIL(op, acc + i, x + r * stride + i, n - i); \
   }
 BXFX_ROWSACC_INT_DEF(rowsacc_i32, int32_t, v8u, v8s, 8, SFX(rowacc_i32))
 BXFX_ROWSACC_INT_DEF(rowsacc_i64, int64_t, v4q, v4s, 4, SFX(rowacc_i64))
 #undef BXFX_ROWSACC_INT_DEF
-#undef BXFX_ROWSACC_STEP
+#undef BXFX_RA_LOOP
+#undef BXFX_RA_SUM
+#undef BXFX_RA_PROD
+#undef BXFX_RA_MAX
+#undef BXFX_RA_MIN
 
 /* ---- cumsum ------------------------------------------------------------ */
 /* Running sums of ints along a row at their own width: wrapping in the
