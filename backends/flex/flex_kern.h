@@ -164,6 +164,9 @@ struct bxfx_kernels {
    * needed to know it. */
   int64_t (*argext_f32)(const float *a, size_t n, int flags, float *val);
   int64_t (*argext_f64)(const double *a, size_t n, int flags, double *val);
+  /* The same on bf16 widened in registers (*val the widened element):
+   * argext_f32 of the widened row, without a widening pass. */
+  int64_t (*argext_bf16)(const uint16_t *a, size_t n, int flags, float *val);
   /* Row k of an extreme across an outer axis: acc[i] (and arg[i] = k
    * unless arg is NULL) take x[i] where it beats acc[i] or is the first
    * NaN. */

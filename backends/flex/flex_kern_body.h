@@ -781,15 +781,15 @@ enum { BXFX_EXT_BLK = 2048 };
     nv |= (VI)(x0 != x0);                                                           \
     BXFX_EXT_STEP(CMP, VT, VI, x0, e0);                                                     \
   }
-#define BXFX_ARGEXT_DEF(name, T, VT, VI, W, LD)                                   \
-  static int64_t SFX(name)(const T *a, size_t n, int flags, T *val) {              \
+#define BXFX_ARGEXT_DEF(name, ET, T, VT, VI, W, LD, CV)                                \
+  static int64_t SFX(name)(const ET *a, size_t n, int flags, T *val) {              \
     const bool want_max = flags & BXFX_EXT_MAX;                                    \
-    T best = a[0];                                                                 \
+    T best = CV(a[0]);                                                                 \
     size_t bestblk = 0;                                                            \
     for (size_t b0 = 0; b0 < n; b0 += BXFX_EXT_BLK) {                              \
-      const T *p = a + b0;                                                         \
+      const ET *p = a + b0;                                                         \
       size_t m = n - b0 < BXFX_EXT_BLK ? n - b0 : BXFX_EXT_BLK, j = 0;             \
-      T e = p[0];                                                                  \
+      T e = CV(p[0]);                                                                  \
       bool nan = false;                                                            \
       if (m >= W) {                                                                \
         VT e0 = LD(p), e1 = e0, e2 = e0, e3 = e0;                                  \
@@ -802,22 +802,32 @@ enum { BXFX_EXT_BLK = 2048 };
         }                                                                          \
       }                                                                            \
       for (; j < m; j++) {                                                         \
-        T x = p[j];                                                                \
+        T x = CV(p[j]);                                                                \
         nan |= x != x;                                                             \
         if (want_max ? x > e : x < e) e = x;                                       \
       }                                                                            \
       if (nan)                                                                     \
         for (j = 0;; j++)                                                          \
-          if (p[j] != p[j]) { *val = p[j]; return (int64_t)(b0 + j); }             \
+          if (CV(p[j]) != CV(p[j])) { *val = CV(p[j]); return (int64_t)(b0 + j); }             \
       if (want_max ? e > best : e < best) best = e, bestblk = b0;                  \
     }                                                                              \
     *val = best;                                                                   \
     if ((flags & BXFX_EXT_VALUE) && best != 0) return -1;                        \
     for (size_t j = bestblk;; j++)                                                 \
-      if (a[j] == best) { *val = a[j]; return (int64_t)j; }                        \
+      if (CV(a[j]) == best) { *val = CV(a[j]); return (int64_t)j; }                        \
   }
-BXFX_ARGEXT_DEF(argext_f32, float, v8f, v8i, 8, SFX(ld))
-BXFX_ARGEXT_DEF(argext_f64, double, v4d, v4l, 4, SFX(ld4d))
+#define BXFX_EXT_AS_IS(x) (x)
+/* 8 bf16 lanes widened to f32 (a shift): bf16 rows scanned in place */
+typedef uint16_t v8hw __attribute__((vector_size(16)));
+static inline v8f SFX(ld8bf)(const uint16_t *p) {
+  v8hw h;
+  memcpy(&h, p, sizeof h);
+  return (v8f)(__builtin_convertvector(h, v8u) << 16);
+}
+BXFX_ARGEXT_DEF(argext_f32, float, float, v8f, v8i, 8, SFX(ld), BXFX_EXT_AS_IS)
+BXFX_ARGEXT_DEF(argext_f64, double, double, v4d, v4l, 4, SFX(ld4d), BXFX_EXT_AS_IS)
+BXFX_ARGEXT_DEF(argext_bf16, uint16_t, float, v8f, v8i, 8, SFX(ld8bf), bxk_bf16_to_f32)
+#undef BXFX_EXT_AS_IS
 #undef BXFX_ARGEXT_DEF
 #undef BXFX_EXT_SCAN
 
@@ -1353,6 +1363,7 @@ const struct bxfx_kernels VARIANT = {
   .extrow_f64 = SFX(extrow_f64),
   .argext_f32 = SFX(argext_f32),
   .argext_f64 = SFX(argext_f64),
+  .argext_bf16 = SFX(argext_bf16),
   .red_i32 = SFX(red_i32),
   .red_i64 = SFX(red_i64),
   .rowacc_i32 = SFX(rowacc_i32),

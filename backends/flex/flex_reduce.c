@@ -301,6 +301,13 @@ static void row_reduce(const struct red *R, const char *row, void *accv, int64_t
       *acc = v;
       return;
     }
+    if (R->dt == BEXT_BF16 && ext) {   /* widened in registers: argext_f32's answer */
+      float v;
+      int64_t i = Kn->argext_bf16((const uint16_t *)row, (size_t)R->K, flags, &v);
+      *arg = i < 0 ? 0 : i;
+      *acc = v;
+      return;
+    }
     if (R->dt == BEXT_F64 && ext) {
       int64_t i = Kn->argext_f64((const double *)row, (size_t)R->K, flags, acc);
       *arg = i < 0 ? 0 : i;

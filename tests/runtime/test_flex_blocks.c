@@ -312,6 +312,37 @@ Test(flex_blocks, row_block_and_cumsum_kernels_match_row_by_row) {
     }
 }
 
+/* argext_bf16 scans bf16 widened in registers: in both variants the
+ * index and value argext_f32 gives on the widened row, for every flag,
+ * lengths around the lanes and the 2048-element scan blocks, with NaN
+ * (early, late, none), infinities and extremes that are zeros of both
+ * signs. */
+Test(flex_blocks, argext_bf16_is_argext_f32_of_the_widened_row) {
+  enum { N = 4200 };
+  static uint16_t h[N];
+  static float f[N];
+  const struct bxfx_kernels *K[2] = { &bxfx_kern_avx2, &bxfx_kern_gen };
+  for (int kind = 0; kind < 4; kind++) {
+    for (int i = 0; i < N; i++) {
+      float x = (float)((i * 37) % 1001) / 7.0f - 70.0f;
+      if (kind == 1 && i % 97 == 5) x = i % 2 ? INFINITY : -INFINITY;
+      if (kind == 2 && (i == 3000 || i == 3500)) x = NAN;
+      if (kind == 3) x = i % 3 == 0 ? -0.0f : i % 3 == 1 ? 0.0f : -1.0f;
+      h[i] = bxk_f32_to_bf16(x);
+      f[i] = bxk_bf16_to_f32(h[i]);
+    }
+    for (int v = 0; v < 2; v++)
+      for (int flags = 0; flags < 4; flags++)
+        for (size_t n = 1; n <= N; n += n < 40 ? 1 : 1031) {
+          float gv, wv;
+          int64_t gi = K[v]->argext_bf16(h, n, flags, &gv), wi = bxfx_kern_gen.argext_f32(f, n, flags, &wv);
+          cr_expect(gi == wi && (memcmp(&gv, &wv, 4) == 0 || (isnan(gv) && isnan(wv))),
+                    "%s argext_bf16 kind %d flags %d n=%zu: %lld %a, want %lld %a", K[v]->isa, kind, flags, n,
+                    (long long)gi, gv, (long long)wi, wv);
+        }
+  }
+}
+
 /* tile8_u32 (transposed copies, flex_layout.c) in both variants: every
  * element lands at its transposed place with its bits (NaN payloads,
  * ints), and nothing outside the 8x8 block is written. */

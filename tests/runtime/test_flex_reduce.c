@@ -14,7 +14,8 @@
  * sum, which the first test pins).  Values span 40 binades, so another
  * order would change bits.  Shapes: odd lengths, 1xN, Nx1, 3-d with the
  * middle axis reduced, empty dims, transposed views, whole tensors split
- * across threads, NaN and infinities.  Reductions other than float sums
+ * across threads, NaN and infinities (and zeros of both signs for the
+ * extremes).  Reductions other than float sums
  * and cumsum are checked against the NdArray reference. */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -368,14 +369,15 @@ Test(flex_reduce, extremes_products_and_int_sums_along_every_axis) {
    * first equal element, products in f64 in row order, ints wrapping */
   bext_tensor *(*ops[])(bext_tensor *, int) = { max_op, min_op, prod_op, argmax_op, sum_op };
   const char *names[] = { "max", "min", "prod", "argmax", "sum" };
-  const bext_dtype dts[] = { BEXT_F32, BEXT_F64, BEXT_I32, BEXT_I64 };
+  const bext_dtype dts[] = { BEXT_F32, BEXT_F64, BEXT_I32, BEXT_I64, BEXT_BF16 };
   for (size_t ci = 0; ci < sizeof scases / sizeof scases[0]; ci++)
     for (int oi = 0; oi < 5; oi++)
-      for (int di = 0; di < 4; di++)
+      for (int di = 0; di < 5; di++)
         for (int kinds = 0; kinds < 2; kinds++) {
           const struct shape_case *C = &scases[ci];
-          bool flt = dts[di] == BEXT_F32 || dts[di] == BEXT_F64;
+          bool flt = dts[di] == BEXT_F32 || dts[di] == BEXT_F64 || dts[di] == BEXT_BF16;
           if ((oi == 4 && flt) || (kinds && !flt)) continue;   /* float sums: pinned above */
+          if (dts[di] == BEXT_BF16 && oi == 2) continue;        /* bf16 extremes (scanned in place) only */
           if (oi != 2 && oi != 4 && C->shape[C->dim] == 0) continue;   /* no extreme of nothing */
           /* a float product along the last axis multiplies in lanes (a few
            * ulps from the reference: test_flex_edges) */
