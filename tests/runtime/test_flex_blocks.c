@@ -177,6 +177,173 @@ Test(flex_blocks, leaf_rows_sum_left_to_right) {
       }
 }
 
+/* The half sums widen in registers (sum_bf16/sum_f16, leafrows_bf16/
+ * leafrows_f16): in both variants, bit for bit the f32 kernels on the
+ * widened values, for every length around the lane widths and the
+ * 256-element leaves, with NaN, infinities, subnormals and signed zeros. */
+Test(flex_blocks, half_sums_widen_in_registers) {
+  enum { N = 1100, W = 41, ROWS = 16 };
+  static uint16_t h[2][N];
+  static float f[2][N];
+  for (int i = 0; i < N; i++) {
+    float x = ldexpf((float)((i * 37) % 101) / 10.0f - 5.0f, (i * 7) % 30 - 15);
+    if (i % 89 == 3) x = NAN;
+    if (i % 97 == 5) x = -INFINITY;
+    if (i % 83 == 7) x = -0.0f;
+    if (i % 79 == 9) x = 1e-7f;   /* an f16 subnormal */
+    h[0][i] = bxk_f32_to_bf16(x);
+    h[1][i] = bxk_f32_to_f16(x);
+    f[0][i] = bxk_bf16_to_f32(h[0][i]);
+    f[1][i] = bxk_f16_to_f32(h[1][i]);
+  }
+  const struct bxfx_kernels *K[2] = { &bxfx_kern_avx2, &bxfx_kern_gen };
+  for (int v = 0; v < 2; v++)
+    for (int t = 0; t < 2; t++) {
+      double (*sum)(const uint16_t *, size_t) = t ? K[v]->sum_f16 : K[v]->sum_bf16;
+      void (*rows)(double *, const uint16_t *, size_t, size_t, size_t) = t ? K[v]->leafrows_f16 : K[v]->leafrows_bf16;
+      for (size_t n = 0; n <= N; n += n < 300 ? 1 : 97) {
+        double got = sum(h[t], n), want = bxfx_kern_gen.sum_f32(f[t], n);
+        cr_expect(memcmp(&got, &want, 8) == 0 || (isnan(got) && isnan(want)), "%s sum_%s n=%zu: %a, want %a",
+                  K[v]->isa, t ? "f16" : "bf16", n, got, want);
+      }
+      for (size_t n = 0; n <= W; n += n < 18 ? 1 : 8)
+        for (size_t r = 1; r <= ROWS; r += r < 3 ? 1 : 6) {
+          double got[W], want[W];
+          rows(got, h[t] + 1, W, r, n);
+          bxfx_kern_gen.leafrows_f32(want, f[t] + 1, W, r, n);
+          for (size_t i = 0; i < n; i++)
+            cr_expect(memcmp(&got[i], &want[i], 8) == 0 || (isnan(got[i]) && isnan(want[i])),
+                      "%s leafrows_%s n=%zu rows=%zu [%zu]: %a, want %a", K[v]->isa, t ? "f16" : "bf16", n, r, i,
+                      got[i], want[i]);
+        }
+    }
+}
+
+/* The row-block kernels (mulrows, extrows) are the row-by-row ones
+ * (mulacc, extrow) with acc in registers, and the cumsum kernels the
+ * sequential chains: in both variants, bit for bit, for widths around the
+ * lanes and strips, with NaN, infinities, signed zeros, wrapping ints. */
+Test(flex_blocks, row_block_and_cumsum_kernels_match_row_by_row) {
+  enum { W = 77, ROWS = 19 };
+  static float a[ROWS * W];
+  static double d[ROWS * W];
+  static int32_t ia[ROWS * W];
+  static int64_t la[ROWS * W];
+  for (int i = 0; i < ROWS * W; i++) {
+    a[i] = 1.0f + (float)((i * 37) % 101 - 50) / 512.0f;
+    if (i % 89 == 3) a[i] = NAN;
+    if (i % 97 == 5) a[i] = -INFINITY;
+    if (i % 83 == 7) a[i] = (i / W) % 2 ? 0.0f : -0.0f;
+    d[i] = (double)a[i] * 1.25;
+    ia[i] = (int32_t)(uint32_t)((uint32_t)i * 2654435761u);
+    la[i] = (int64_t)((uint64_t)i * 0x9e3779b97f4a7c15ull);
+  }
+  const struct bxfx_kernels *K[2] = { &bxfx_kern_avx2, &bxfx_kern_gen };
+  for (int v = 0; v < 2; v++)
+    for (size_t n = 0; n <= W; n += n < 34 ? 1 : 43)
+      for (size_t rows = 1; rows <= ROWS; rows += rows < 3 ? 1 : 8) {
+        double pg[W], pw[W], qg[W], qw[W], eg[W], ew[W];
+        float fg[W], fw[W];
+        for (int flags = 0; flags <= BXFX_EXT_MAX; flags += BXFX_EXT_MAX) {
+          for (size_t i = 0; i < n; i++) pg[i] = pw[i] = qg[i] = qw[i] = 1.0, fg[i] = fw[i] = a[i], eg[i] = ew[i] = d[i];
+          K[v]->mulrows_f32(pg, a + W, W, rows, n);
+          K[v]->mulrows_f64(qg, d + W, W, rows, n);
+          K[v]->extrows_f32(fg, a + W, W, rows, n, flags);
+          K[v]->extrows_f64(eg, d + W, W, rows, n, flags);
+          for (size_t r = 1; r <= rows; r++) {
+            bxfx_kern_gen.mulacc_f32(pw, a + r * W, n);
+            bxfx_kern_gen.mulacc_f64(qw, d + r * W, n);
+            bxfx_kern_gen.extrow_f32(fw, NULL, a + r * W, n, (int64_t)r, flags);
+            bxfx_kern_gen.extrow_f64(ew, NULL, d + r * W, n, (int64_t)r, flags);
+          }
+          for (size_t i = 0; i < n; i++) {
+            cr_expect(memcmp(&pg[i], &pw[i], 8) == 0 || (isnan(pg[i]) && isnan(pw[i])), "%s mulrows_f32 n=%zu rows=%zu [%zu]",
+                      K[v]->isa, n, rows, i);
+            cr_expect(memcmp(&qg[i], &qw[i], 8) == 0 || (isnan(qg[i]) && isnan(qw[i])), "%s mulrows_f64 n=%zu rows=%zu [%zu]",
+                      K[v]->isa, n, rows, i);
+            cr_expect(memcmp(&fg[i], &fw[i], 4) == 0 || (isnan(fg[i]) && isnan(fw[i])),
+                      "%s extrows_f32 flags %d n=%zu rows=%zu [%zu]: %a, want %a", K[v]->isa, flags, n, rows, i, fg[i], fw[i]);
+            cr_expect(memcmp(&eg[i], &ew[i], 8) == 0 || (isnan(eg[i]) && isnan(ew[i])),
+                      "%s extrows_f64 flags %d n=%zu rows=%zu [%zu]", K[v]->isa, flags, n, rows, i);
+          }
+        }
+      }
+  for (int v = 0; v < 2; v++)
+    for (int op = BXFX_RED_SUM; op <= BXFX_RED_MIN; op++)
+      for (size_t n = 0; n <= W; n += n < 34 ? 1 : 43)
+        for (size_t rows = 1; rows <= ROWS - 1; rows += rows < 3 ? 1 : 8) {
+          int32_t ig[W], iw[W];
+          int64_t lg[W], lw[W];
+          memcpy(ig, ia, sizeof ig), memcpy(iw, ia, sizeof iw);
+          memcpy(lg, la, sizeof lg), memcpy(lw, la, sizeof lw);
+          K[v]->rowsacc_i32(op, ig, ia + W, W, rows, n);
+          K[v]->rowsacc_i64(op, lg, la + W, W, rows, n);
+          for (size_t r = 1; r <= rows; r++) {
+            bxfx_kern_gen.rowacc_i32(op, iw, ia + r * W, n);
+            bxfx_kern_gen.rowacc_i64(op, lw, la + r * W, n);
+          }
+          cr_assert(!memcmp(ig, iw, n * 4) && !memcmp(lg, lw, n * 8), "%s rowsacc op %d n=%zu rows=%zu", K[v]->isa, op,
+                    n, rows);
+        }
+  for (int v = 0; v < 2; v++)
+    for (size_t n = 0; n <= ROWS * W; n += n < 40 ? 1 : 211) {
+      static int32_t io[ROWS * W];
+      static int64_t lo[ROWS * W];
+      static float fo[ROWS * W];
+      static double dacc[ROWS * W], dacc2[ROWS * W], do_[ROWS * W];
+      K[v]->cumsum_i32(ia, io, n);
+      K[v]->cumsum_i64(la, lo, n);
+      uint32_t s = 0;
+      uint64_t t = 0;
+      for (size_t i = 0; i < n; i++) {
+        s += (uint32_t)ia[i], t += (uint64_t)la[i];
+        cr_assert(io[i] == (int32_t)s && lo[i] == (int64_t)t, "%s cumsum ints n=%zu [%zu]", K[v]->isa, n, i);
+      }
+      for (size_t i = 0; i < n; i++) dacc[i] = d[i], dacc2[i] = d[i];
+      K[v]->cumstep_f32(dacc, a, fo, n);
+      K[v]->cumstep_f64(dacc2, d, do_, n);
+      for (size_t i = 0; i < n; i++) {
+        double w = d[i] + (double)a[i], w2 = d[i] + d[i];
+        float wf = (float)w;
+        cr_assert((memcmp(&dacc[i], &w, 8) == 0 && memcmp(&fo[i], &wf, 4) == 0) || (isnan(w) && isnan(fo[i])),
+                  "%s cumstep_f32 n=%zu [%zu]", K[v]->isa, n, i);
+        cr_assert((memcmp(&dacc2[i], &w2, 8) == 0 && memcmp(&do_[i], &w2, 8) == 0) || isnan(w2),
+                  "%s cumstep_f64 n=%zu [%zu]", K[v]->isa, n, i);
+      }
+    }
+}
+
+/* argext_bf16 scans bf16 widened in registers: in both variants the
+ * index and value argext_f32 gives on the widened row, for every flag,
+ * lengths around the lanes and the 2048-element scan blocks, with NaN
+ * (early, late, none), infinities and extremes that are zeros of both
+ * signs. */
+Test(flex_blocks, argext_bf16_is_argext_f32_of_the_widened_row) {
+  enum { N = 4200 };
+  static uint16_t h[N];
+  static float f[N];
+  const struct bxfx_kernels *K[2] = { &bxfx_kern_avx2, &bxfx_kern_gen };
+  for (int kind = 0; kind < 4; kind++) {
+    for (int i = 0; i < N; i++) {
+      float x = (float)((i * 37) % 1001) / 7.0f - 70.0f;
+      if (kind == 1 && i % 97 == 5) x = i % 2 ? INFINITY : -INFINITY;
+      if (kind == 2 && (i == 3000 || i == 3500)) x = NAN;
+      if (kind == 3) x = i % 3 == 0 ? -0.0f : i % 3 == 1 ? 0.0f : -1.0f;
+      h[i] = bxk_f32_to_bf16(x);
+      f[i] = bxk_bf16_to_f32(h[i]);
+    }
+    for (int v = 0; v < 2; v++)
+      for (int flags = 0; flags < 4; flags++)
+        for (size_t n = 1; n <= N; n += n < 40 ? 1 : 1031) {
+          float gv, wv;
+          int64_t gi = K[v]->argext_bf16(h, n, flags, &gv), wi = bxfx_kern_gen.argext_f32(f, n, flags, &wv);
+          cr_expect(gi == wi && (memcmp(&gv, &wv, 4) == 0 || (isnan(gv) && isnan(wv))),
+                    "%s argext_bf16 kind %d flags %d n=%zu: %lld %a, want %lld %a", K[v]->isa, kind, flags, n,
+                    (long long)gi, gv, (long long)wi, wv);
+        }
+  }
+}
+
 /* tile8_u32 (transposed copies, flex_layout.c) in both variants: every
  * element lands at its transposed place with its bits (NaN payloads,
  * ints), and nothing outside the 8x8 block is written. */
