@@ -14,8 +14,8 @@
  * Operands that all share one dense permuted layout (a transposed view)
  * keep it: the output takes it and the buffers are walked flat
  * (keeps_layout).  A transposed operand among others is read by a tile
- * walk of the output (ew_tiled); bf16 binary ops of in-place operands
- * take fused widen-compute-narrow kernels (ew_block_bf16). */
+ * walk of the output (ew_tiled); f16/bf16 binary ops of in-place
+ * operands take fused widen-compute-narrow kernels (ew_block_half). */
 #include <math.h>
 #include <string.h>
 
@@ -33,7 +33,7 @@ struct ew {
   int rank;
   int64_t shape[BEXT_MAX_RANK];
   bool stream;                        /* huge output: non-temporal stores */
-  signed char binh;                   /* BXFX_BIN_* + 1 of the fused bf16 kernel, 0 none */
+  signed char binh;                   /* BXFX_BIN_* + 1 of the fused half kernel, 0 none */
   enum bxr_opcode op;                 /* scalar forms mapped to binary ones */
   double p0, p1;                      /* clamp bounds (float reprs) */
   int64_t i0, i1;                     /* clamp bounds (int repr), powi exponent */
@@ -234,10 +234,10 @@ struct ew_blk {
   size_t bn[3];
 };
 
-/* A bf16 op of bf16 operands (or an f32 scalar) in the fused kernel
- * (bin_bf16), when each operand is read in place or broadcast; false
- * leaves the block to the widen / compute / narrow path. */
-static bool ew_block_bf16(const struct ew *E, const char *const *in, const int64_t *ist, size_t lin, size_t n) {
+/* An f16/bf16 op of operands of its type (or an f32 scalar) in the fused
+ * kernel (bin_half), when each operand is read in place or broadcast;
+ * false leaves the block to the widen / compute / narrow path. */
+static bool ew_block_half(const struct ew *E, const char *const *in, const int64_t *ist, size_t lin, size_t n) {
   const uint16_t *p[2];
   float s = 0;
   int mode = BXFX_VV;
@@ -245,12 +245,13 @@ static bool ew_block_bf16(const struct ew *E, const char *const *in, const int64
     int64_t st = ist[k];
     const char *q = in[k];
     p[k] = (const uint16_t *)(const void *)q;
-    if (st == 1 && E->dt[k] == BEXT_BF16) continue;
+    if (st == 1 && E->dt[k] == E->odt) continue;
     if (st != 0 || mode != BXFX_VV) return false;
-    s = E->dt[k] == BEXT_BF16 ? bxk_bf16_to_f32(*p[k]) : *(const float *)(const void *)q;
+    s = E->dt[k] == BEXT_F32 ? *(const float *)(const void *)q
+      : E->odt == BEXT_F16 ? bxk_f16_to_f32(*p[k]) : bxk_bf16_to_f32(*p[k]);
     mode = k == 0 ? BXFX_SV : BXFX_VS;
   }
-  bxfx_kern()->bin_bf16[E->binh - 1](p[0], p[1], s, (uint16_t *)(void *)(E->dst + lin * 2), n, mode);
+  bxfx_kern()->bin_half[E->odt == BEXT_F16 ? BXFX_H_F16 : BXFX_H_BF16][E->binh - 1](p[0], p[1], s, (uint16_t *)(void *)(E->dst + lin * 2), n, mode);
   return true;
 }
 
@@ -258,7 +259,7 @@ static bool ew_block_bf16(const struct ew *E, const char *const *in, const int64
  * from in[k] by ist[k] elements, the output at linear index lin. */
 static void ew_block(const struct ew *E, struct ew_blk *B, const char *const *in, const int64_t *ist, size_t lin,
                      size_t n) {
-  if (E->binh && ew_block_bf16(E, in, ist, lin, n)) return;
+  if (E->binh && ew_block_half(E, in, ist, lin, n)) return;
   const int nin = E->nin;
   const bool fast = is_fast_f32(E) || is_fast_cmp(E);
   const void *ip[3];
@@ -627,8 +628,9 @@ static void ew_run(struct ew *E, bext_tensor *out, int rank, const int64_t *shap
   /* Past ~32 MiB the output cannot stay cached anyway: stream it. */
   E->stream = is_fast_f32(E) && bxfx_is_native(E->odt, E->rout) && n * sizeof(float) >= ((size_t)32 << 20);
   E->binh = 0;
-  if (is_fast_f32(E) && E->odt == BEXT_BF16 && (E->dt[0] == BEXT_BF16 || E->dt[1] == BEXT_BF16) &&
-      (E->dt[0] == BEXT_BF16 || E->dt[0] == BEXT_F32) && (E->dt[1] == BEXT_BF16 || E->dt[1] == BEXT_F32)) {
+  const bext_dtype h = E->odt;
+  if (is_fast_f32(E) && (h == BEXT_F16 || h == BEXT_BF16) && (E->dt[0] == h || E->dt[1] == h) &&
+      (E->dt[0] == h || E->dt[0] == BEXT_F32) && (E->dt[1] == h || E->dt[1] == BEXT_F32)) {
     static const signed char map[] = { [BXR_OP_ADD] = BXFX_BIN_add + 1, [BXR_OP_SUB] = BXFX_BIN_sub + 1,
                                        [BXR_OP_MUL] = BXFX_BIN_mul + 1, [BXR_OP_DIV] = BXFX_BIN_div + 1,
                                        [BXR_OP_MAX] = BXFX_BIN_max + 1, [BXR_OP_MIN] = BXFX_BIN_min + 1 };

@@ -841,20 +841,33 @@ BXFX_PROD_DEF(prod_f64, double, SFX(ld4d))
 #undef BXFX_PROD_DEF
 
 /* ---- conversions ------------------------------------------------------- */
+/* 8 f16 lanes to f32 and back.  F16C's conversions give bxk_scalar.h's
+ * bits for every input (checked on all 2^32 f32 patterns: round to
+ * nearest even, overflow to inf, subnormals, NaN as sign|0x7e00|top
+ * payload; the widening may quiet a signalling NaN, which the narrowing
+ * quiets anyway).  The baseline ISA converts lane by lane with the
+ * scalar rules themselves. */
+#ifdef BXFX_AVX
+#define BXFX_F16_LD(p) ((v8f)_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)(p))))
+#define BXFX_F16_ST(p, v) \
+  _mm_storeu_si128((__m128i *)(void *)(p), _mm256_cvtps_ph((__m256)(v), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC))
+#else
+#define BXFX_F16_LD(p) ({ v8f f_; for (int l_ = 0; l_ < 8; l_++) f_[l_] = bxk_f16_to_f32((p)[l_]); f_; })
+#define BXFX_F16_ST(p, v) \
+  do { v8f f_ = (v); for (int l_ = 0; l_ < 8; l_++) (p)[l_] = bxk_f32_to_f16(f_[l_]); } while (0)
+#endif
+
 static void SFX(f16_to_f32)(const uint16_t *a, float *o, size_t n) {
   size_t i = 0;
 #ifdef BXFX_AVX
-  for (; i + 8 <= n; i += 8)
-    _mm256_storeu_ps(o + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(a + i))));
+  for (; i + 8 <= n; i += 8) BXFX_ST(o + i, BXFX_F16_LD(a + i));
 #endif
   for (; i < n; i++) o[i] = bxk_f16_to_f32(a[i]);
 }
 static void SFX(f32_to_f16)(const float *a, uint16_t *o, size_t n) {
   size_t i = 0;
 #ifdef BXFX_AVX
-  for (; i + 8 <= n; i += 8)
-    _mm_storeu_si128((__m128i *)(o + i),
-                     _mm256_cvtps_ph(_mm256_loadu_ps(a + i), _MM_FROUND_TO_NEAREST_INT));
+  for (; i + 8 <= n; i += 8) BXFX_F16_ST(o + i, SFX(ld)(a + i));
 #endif
   for (; i < n; i++) o[i] = bxk_f32_to_f16(a[i]);
 }
@@ -933,34 +946,41 @@ static void SFX(f32_to_bf16)(const float *a, uint16_t *o, size_t n) {
   for (; i < n; i++) o[i] = bxk_f32_to_bf16(a[i]);
 }
 
-/* bf16 binary ops fused: each 8 lanes widened, combined by the f32
- * expression and narrowed in registers.  The same values as the f32
- * kernel between the two conversions (f32 arithmetic rounded to bf16,
- * bxk_scalar.h), in one pass instead of three over L1 blocks.  s is the
- * broadcast operand (a in BXFX_SV, b in BXFX_VS) already as f32. */
-#define BXFX_BINH_DEF(name)                                                          \
-  static void SFX(binh_##name)(const uint16_t *a, const uint16_t *b, float s,        \
-                               uint16_t *o, size_t n, int mode) {                    \
+/* Half binary ops fused (f16 and bf16, BXFX_H_*): each 8 lanes widened,
+ * combined by the f32 expression and narrowed in registers.  The same
+ * values as the f32 kernel between the two conversions (f32 arithmetic
+ * rounded to the half type, bxk_scalar.h), in one pass instead of three
+ * over L1 blocks.  s is the broadcast operand (a in BXFX_SV, b in
+ * BXFX_VS) already as f32.  H names the BXFX_<H>_LD/ST pair, h the
+ * scalar bxk_<h>_to_f32 / bxk_f32_to_<h>. */
+#define BXFX_BINH_DEF(H, h, name)                                                    \
+  static void SFX(binh_##h##_##name)(const uint16_t *a, const uint16_t *b, float s,  \
+                                     uint16_t *o, size_t n, int mode) {              \
     size_t i = 0;                                                                    \
     if (mode == BXFX_VV) {                                                           \
       for (; i + 8 <= n; i += 8) {                                                   \
-        v8f x = BXFX_BF16_LD(a + i), y = BXFX_BF16_LD(b + i);                        \
-        BXFX_BF16_ST(o + i, BXFX_VEXPR_##name);                                      \
+        v8f x = BXFX_##H##_LD(a + i), y = BXFX_##H##_LD(b + i);                      \
+        BXFX_##H##_ST(o + i, BXFX_VEXPR_##name);                                     \
       }                                                                              \
     } else if (mode == BXFX_SV) {                                                    \
       v8f x = SFX(splat)(s);                                                         \
-      for (; i + 8 <= n; i += 8) { v8f y = BXFX_BF16_LD(b + i); BXFX_BF16_ST(o + i, BXFX_VEXPR_##name); } \
+      for (; i + 8 <= n; i += 8) { v8f y = BXFX_##H##_LD(b + i); BXFX_##H##_ST(o + i, BXFX_VEXPR_##name); } \
     } else {                                                                         \
       v8f y = SFX(splat)(s);                                                         \
-      for (; i + 8 <= n; i += 8) { v8f x = BXFX_BF16_LD(a + i); BXFX_BF16_ST(o + i, BXFX_VEXPR_##name); } \
+      for (; i + 8 <= n; i += 8) { v8f x = BXFX_##H##_LD(a + i); BXFX_##H##_ST(o + i, BXFX_VEXPR_##name); } \
     }                                                                                \
     for (; i < n; i++) {                                                             \
-      float x = mode == BXFX_SV ? s : bxk_bf16_to_f32(a[i]);                         \
-      float y = mode == BXFX_VS ? s : bxk_bf16_to_f32(b[i]);                         \
-      o[i] = bxk_f32_to_bf16(BXFX_SEXPR_##name);                                     \
+      float x = mode == BXFX_SV ? s : bxk_##h##_to_f32(a[i]);                        \
+      float y = mode == BXFX_VS ? s : bxk_##h##_to_f32(b[i]);                        \
+      o[i] = bxk_f32_to_##h(BXFX_SEXPR_##name);                                      \
     }                                                                                \
   }
-BXFX_BIN_LIST(BXFX_BINH_DEF)
+#define BXFX_BINH_F16(name) BXFX_BINH_DEF(F16, f16, name)
+#define BXFX_BINH_BF16(name) BXFX_BINH_DEF(BF16, bf16, name)
+BXFX_BIN_LIST(BXFX_BINH_F16)
+BXFX_BIN_LIST(BXFX_BINH_BF16)
+#undef BXFX_BINH_F16
+#undef BXFX_BINH_BF16
 #undef BXFX_BINH_DEF
 
 /* ---- creation ---------------------------------------------------------- */
@@ -1102,9 +1122,12 @@ const struct bxfx_kernels VARIANT = {
   .f32_to_f16 = SFX(f32_to_f16),
   .bf16_to_f32 = SFX(bf16_to_f32),
   .f32_to_bf16 = SFX(f32_to_bf16),
-  .bin_bf16 = {
-#define X(n) SFX(binh_##n),
-    BXFX_BIN_LIST(X)
+  .bin_half = {
+#define X(n) SFX(binh_f16_##n),
+    [BXFX_H_F16] = { BXFX_BIN_LIST(X) },
+#undef X
+#define X(n) SFX(binh_bf16_##n),
+    [BXFX_H_BF16] = { BXFX_BIN_LIST(X) },
 #undef X
   },
   .f32_to_i32 = SFX(f32_to_i32),

@@ -639,60 +639,104 @@ Test(flex_blocks, transposed_tile_walk_matches_reference) {
   tw_expect_same(bext_mul(fp, fq), bext_mul(np, nq), "mul 6x33x70 permuted");
 }
 
-/* The fused bf16 binary kernels (bin_bf16) in both variants, every mode,
- * on all 2^16 bf16 patterns against bxk_scalar.h: widen, the f32 rule,
- * round to bf16 (NaN: any quiet NaN both ways, bits for everything else). */
-Test(flex_blocks, fused_bf16_kernels_match_scalars) {
+/* The fused half binary kernels (bin_half) for f16 and bf16 in both
+ * variants, every mode, on all 2^16 patterns (NaN, infinities,
+ * subnormals, results that overflow or fall to subnormals) against
+ * bxk_scalar.h: widen, the f32 rule, round to the half type, bit for bit.
+ * Lengths around the 8-lane width check the tails. */
+Test(flex_blocks, fused_half_kernels_match_scalars) {
   enum { N = 65536 + 5 };
-  static uint16_t a[N], b[N], o[N];
+  static uint16_t a[N], b[N], o[N + 1];   /* o[n]: a guard */
   for (uint32_t i = 0; i < N; i++) {
     a[i] = (uint16_t)i;
     b[i] = (uint16_t)(i * 40503u + 7u);
   }
   const struct bxfx_kernels *K[2] = { &bxfx_kern_avx2, &bxfx_kern_gen };
-  const float s = bxk_bf16_to_f32(0x3fa0);   /* 1.25 */
-  for (int v = 0; v < 2; v++)
-    for (int op = 0; op < BXFX_BIN_COUNT; op++)
-      for (int mode = 0; mode < 3; mode++) {
-        K[v]->bin_bf16[op](a, b, s, o, N, mode);
-        int bad = 0;
-        for (size_t i = 0; i < N && bad < 3; i++) {
-          float x = mode == BXFX_SV ? s : bxk_bf16_to_f32(a[i]), y = mode == BXFX_VS ? s : bxk_bf16_to_f32(b[i]);
-          float r = op == BXFX_BIN_add ? x + y : op == BXFX_BIN_sub ? x - y : op == BXFX_BIN_mul ? x * y
-                  : op == BXFX_BIN_div ? x / y : op == BXFX_BIN_max ? bxk_max_f32(x, y) : bxk_min_f32(x, y);
-          uint16_t want = bxk_f32_to_bf16(r);
-          if (o[i] != want) {
-            cr_expect_fail("%s bin_bf16 op %d mode %d [%zu]: %#x, scalar rule %#x", K[v]->isa, op, mode, i, o[i], want);
-            bad++;
+  float (*widen[BXFX_H_COUNT])(uint16_t) = { [BXFX_H_F16] = bxk_f16_to_f32, [BXFX_H_BF16] = bxk_bf16_to_f32 };
+  uint16_t (*narrow[BXFX_H_COUNT])(float) = { [BXFX_H_F16] = bxk_f32_to_f16, [BXFX_H_BF16] = bxk_f32_to_bf16 };
+  static const size_t lens[] = { N, 1, 7, 8, 9, 15, 16, 17, 33 };
+  for (int h = 0; h < BXFX_H_COUNT; h++)
+    for (int v = 0; v < 2; v++)
+      for (int op = 0; op < BXFX_BIN_COUNT; op++)
+        for (int mode = 0; mode < 3; mode++)
+          for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++) {
+            /* the scalar: 1.25, or one that overflows f16 (f32 only) */
+            const float s = li & 1 ? 1.25f : 1e5f;
+            const size_t n = lens[li], off = li * 4099 % 60000;   /* shorter runs start anywhere */
+            const uint16_t *x0 = a + (n < N ? off : 0), *y0 = b + (n < N ? off : 0);
+            memset(o, 0xa5, sizeof o);
+            K[v]->bin_half[h][op](x0, y0, s, o, n, mode);
+            int bad = 0;
+            for (size_t i = 0; i < n && bad < 3; i++) {
+              float x = mode == BXFX_SV ? s : widen[h](x0[i]), y = mode == BXFX_VS ? s : widen[h](y0[i]);
+              float r = op == BXFX_BIN_add ? x + y : op == BXFX_BIN_sub ? x - y : op == BXFX_BIN_mul ? x * y
+                      : op == BXFX_BIN_div ? x / y : op == BXFX_BIN_max ? bxk_max_f32(x, y) : bxk_min_f32(x, y);
+              uint16_t want = narrow[h](r);
+              if (o[i] != want) {
+                cr_expect_fail("%s bin_half[%s] op %d mode %d n %zu [%zu]: %#x, scalar rule %#x", K[v]->isa,
+                               h == BXFX_H_F16 ? "f16" : "bf16", op, mode, n, i, o[i], want);
+                bad++;
+              }
+            }
+            cr_expect(o[n] == 0xa5a5, "bin_half wrote past n = %zu", n);
           }
-        }
-      }
 }
 
-/* bf16 ops that take the fused kernel through the engine: contiguous
- * operands, row / column broadcasts and scalars, odd lengths, against
- * the NdArray reference. */
-Test(flex_blocks, fused_bf16_ops_match_reference) {
-  const int64_t sides[][2] = { { 1, 1 }, { 3, 5 }, { 33, 65 }, { 100, 37 }, { 7, 1000 } };
+/* f16 and bf16 ops that take the fused kernel through the engine:
+ * contiguous operands (consumed: the output reuses one in place), row /
+ * column broadcasts and scalars, lengths around the vector width,
+ * against the NdArray reference. */
+Test(flex_blocks, fused_half_ops_match_reference) {
+  const int64_t sides[][2] = { { 1, 1 }, { 1, 7 }, { 1, 8 }, { 1, 9 }, { 3, 15 }, { 2, 16 }, { 1, 17 },
+                               { 3, 5 }, { 33, 65 }, { 100, 37 }, { 7, 1000 } };
+  const bext_dtype dts[] = { BEXT_BF16, BEXT_F16 };
   char what[160];
-  for (size_t si = 0; si < sizeof sides / sizeof sides[0]; si++)
-    for (int op = TW_ADD; op <= TW_MIN; op++)
-      for (int form = 1; form < 4; form++)
-        for (int swap = 0; swap < 2; swap++) {
-          const int64_t R = sides[si][0], C = sides[si][1];
-          bext_tensor *na, *fa, *nb, *fb;
-          tw_operand(1, R, C, BEXT_BF16, (unsigned)si + 40, &na, &fa);
-          tw_operand(form, R, C, BEXT_BF16, (unsigned)si + 50, &nb, &fb);
-          if (swap) {
-            bext_tensor *t = na; na = nb; nb = t;
-            t = fa; fa = fb; fb = t;
+  for (size_t di = 0; di < 2; di++)
+    for (size_t si = 0; si < sizeof sides / sizeof sides[0]; si++)
+      for (int op = TW_ADD; op <= TW_MIN; op++)
+        for (int form = 1; form < 4; form++)
+          for (int swap = 0; swap < 2; swap++) {
+            const int64_t R = sides[si][0], C = sides[si][1];
+            const bext_dtype dt = dts[di];
+            bext_tensor *na, *fa, *nb, *fb;
+            tw_operand(1, R, C, dt, (unsigned)si + 40, &na, &fa);
+            tw_operand(form, R, C, dt, (unsigned)si + 50, &nb, &fb);
+            if (swap) {
+              bext_tensor *t = na; na = nb; nb = t;
+              t = fa; fa = fb; fb = t;
+            }
+            snprintf(what, sizeof what, "%s %s %ldx%ld form %d%s", dt == BEXT_F16 ? "f16" : "bf16", tw_name[op],
+                     (long)R, (long)C, form, swap ? " swapped" : "");
+            tw_expect_same(tw_apply(op, fa, fb, dt), tw_apply(op, na, nb, dt), what);
           }
-          snprintf(what, sizeof what, "bf16 %s %ldx%ld form %d%s", tw_name[op], (long)R, (long)C, form,
-                   swap ? " swapped" : "");
-          tw_expect_same(tw_apply(op, fa, fb, BEXT_BF16), tw_apply(op, na, nb, BEXT_BF16), what);
-        }
-  bext_tensor *na, *fa;
-  tw_operand(1, 45, 91, BEXT_BF16, 77, &na, &fa);
-  tw_expect_same(bext_mul_scalar(bext_retain(fa), 1.5), bext_mul_scalar(bext_retain(na), 1.5), "bf16 mul_scalar");
-  tw_expect_same(bext_max_scalar(fa, -0.0), bext_max_scalar(na, -0.0), "bf16 max_scalar");
+  for (size_t di = 0; di < 2; di++) {
+    bext_tensor *na, *fa;
+    tw_operand(1, 45, 91, dts[di], 77, &na, &fa);
+    tw_expect_same(bext_mul_scalar(bext_retain(fa), 1.5), bext_mul_scalar(bext_retain(na), 1.5), "mul_scalar");
+    tw_expect_same(bext_mul_scalar(bext_retain(fa), 1e5), bext_mul_scalar(bext_retain(na), 1e5),
+                   "mul_scalar overflowing f16");
+    tw_expect_same(bext_max_scalar(fa, -0.0), bext_max_scalar(na, -0.0), "max_scalar");
+  }
+}
+
+/* f16 edge values through the engine: sums and products that overflow
+ * to inf, results that are f16 subnormals or round to zero, NaN and
+ * infinities on either side, 33 lanes (4 vectors and a tail). */
+Test(flex_blocks, fused_f16_edges_match_reference) {
+  static const double va[33] = { 60000, -60000, 65504, 300, 1e-4, -1e-4, 6.1e-5, 3e-8, NAN, INFINITY,
+                                 -INFINITY, 0.0, -0.0, 1, -1, 2048, 2049, 0.1, 1e-7, 5.96e-8, 65519,
+                                 65520, -65520, 1.5, 3, 7, 1e4, -1e4, 0.5, 2, NAN, 1e-5, 4 };
+  static const double vb[33] = { 60000, -60000, 1, 300, 1e-3, 1e-4, -6e-5, 0.5, 1, NAN, INFINITY, -0.0,
+                                 0.0, 0.0, -0.0, 1, 1, 3, 1e-7, 0.5, 1, 1, -1, INFINITY, 0.0, -7, 1e4,
+                                 7, 3, 0.25, -INFINITY, 1e-5, 1e-4 };
+  for (int op = TW_ADD; op <= TW_MIN; op++) {
+    bext_tensor *na = bext_cast(bext_from_data(va, BEXT_F64, (int64_t[]){ 33 }, 1, dev_of("ndarray")), BEXT_F16);
+    bext_tensor *nb = bext_cast(bext_from_data(vb, BEXT_F64, (int64_t[]){ 33 }, 1, dev_of("ndarray")), BEXT_F16);
+    cr_assert(na && nb, "%s", bext_last_error());
+    bext_tensor *fa = bext_to_device(bext_retain(na), dev_of("flex"));
+    bext_tensor *fb = bext_to_device(bext_retain(nb), dev_of("flex"));
+    char what[64];
+    snprintf(what, sizeof what, "f16 edges %s", tw_name[op]);
+    tw_expect_same(tw_apply(op, fa, fb, BEXT_F16), tw_apply(op, na, nb, BEXT_F16), what);
+  }
 }
