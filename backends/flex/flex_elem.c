@@ -34,6 +34,7 @@ struct ew {
   int64_t shape[BEXT_MAX_RANK];
   bool stream;                        /* huge output: non-temporal stores */
   signed char binh;                   /* BXFX_BIN_* + 1 of the fused half kernel, 0 none */
+  signed char unh;                    /* BXFX_UN_* + 1 of the fused half unary kernel, 0 none */
   enum bxr_opcode op;                 /* scalar forms mapped to binary ones */
   double p0, p1;                      /* clamp bounds (float reprs) */
   int64_t i0, i1;                     /* clamp bounds (int repr), powi exponent */
@@ -255,11 +256,21 @@ static bool ew_block_half(const struct ew *E, const char *const *in, const int64
   return true;
 }
 
+/* A lane-wise unary op on a half operand read in place: the fused
+ * kernel (un_half). */
+static bool ew_block_unh(const struct ew *E, const char *const *in, const int64_t *ist, size_t lin, size_t n) {
+  if (ist[0] != 1) return false;
+  bxfx_kern()->un_half[E->odt == BEXT_F16 ? BXFX_H_F16 : BXFX_H_BF16][E->unh - 1](
+      (const uint16_t *)(const void *)in[0], (uint16_t *)(void *)(E->dst + lin * 2), n);
+  return true;
+}
+
 /* One block: n (<= BXFX_BLK) elements along the innermost dim, input k
  * from in[k] by ist[k] elements, the output at linear index lin. */
 static void ew_block(const struct ew *E, struct ew_blk *B, const char *const *in, const int64_t *ist, size_t lin,
                      size_t n) {
   if (E->binh && ew_block_half(E, in, ist, lin, n)) return;
+  if (E->unh && ew_block_unh(E, in, ist, lin, n)) return;
   const int nin = E->nin;
   const bool fast = is_fast_f32(E) || is_fast_cmp(E);
   const void *ip[3];
@@ -635,6 +646,15 @@ static void ew_run(struct ew *E, bext_tensor *out, int rank, const int64_t *shap
                                        [BXR_OP_MUL] = BXFX_BIN_mul + 1, [BXR_OP_DIV] = BXFX_BIN_div + 1,
                                        [BXR_OP_MAX] = BXFX_BIN_max + 1, [BXR_OP_MIN] = BXFX_BIN_min + 1 };
     E->binh = map[E->op];
+  }
+  E->unh = 0;
+  if (E->rin == BXFX_R_F32 && E->nin == 1 && (h == BEXT_F16 || h == BEXT_BF16) && E->dt[0] == h) {
+    static const signed char map[BXR_OP_COUNT] = {
+      [BXR_OP_SQRT] = BXFX_UN_sqrt + 1, [BXR_OP_RSQRT] = BXFX_UN_rsqrt + 1, [BXR_OP_NEG] = BXFX_UN_neg + 1,
+      [BXR_OP_ABS] = BXFX_UN_abs + 1, [BXR_OP_RELU] = BXFX_UN_relu + 1, [BXR_OP_RECIP] = BXFX_UN_recip + 1,
+      [BXR_OP_FLOOR] = BXFX_UN_floor + 1, [BXR_OP_CEIL] = BXFX_UN_ceil + 1, [BXR_OP_ROUND] = BXFX_UN_round + 1,
+      [BXR_OP_SIGN] = BXFX_UN_sign + 1 };
+    E->unh = map[E->op];
   }
   if (ew_tiled(E)) {
     const int R = E->rank;

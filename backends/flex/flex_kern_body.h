@@ -385,22 +385,6 @@ static void SFX(un_sigmoid)(const float *a, float *o, size_t n) {
   }
 }
 
-#define BXFX_UN_EL(name, VEXPR, SEXPR)                                             \
-  static void SFX(un_##name)(const float *a, float *o, size_t n) {               \
-    size_t i = 0;                                                                  \
-    v8f one = SFX(splat)(1.0f), zero = SFX(splat)(0.0f);                          \
-    (void)one; (void)zero;                                                         \
-    for (; i + 8 <= n; i += 8) { v8f x = SFX(ld)(a + i); BXFX_ST(o + i, VEXPR); }  \
-    for (; i < n; i++) { float x = a[i]; o[i] = SEXPR; }                           \
-  }
-BXFX_UN_EL(sqrt, BXFX_VSQRT(x), sqrtf(x))
-BXFX_UN_EL(rsqrt, one / BXFX_VSQRT(x), 1.0f / sqrtf(x))
-BXFX_UN_EL(neg, -x, -x)
-BXFX_UN_EL(abs, (v8f)((v8i)x & SFX(splati)(0x7fffffff)), fabsf(x))
-/* relu: the vector form must agree with bxk_relu_f32 (x < 0 ? 0 : x, so -0
- * and NaN pass through), checked by test_flex_blocks.c. */
-BXFX_UN_EL(relu, BXFX_SEL((v8i)(x < zero), zero, x), bxk_relu_f32(x))
-BXFX_UN_EL(recip, one / x, 1.0f / x)
 /* Rounding: the AVX form rounds lanes with the same rule as floorf,
  * ceilf and nearbyintf (bxk_round_f32: the current mode, to nearest even
  * by default); the baseline form calls them lane by lane. */
@@ -415,11 +399,33 @@ BXFX_UN_EL(recip, one / x, 1.0f / x)
 #define BXFX_VCEIL(x) BXFX_VLANES(x, ceilf)
 #define BXFX_VNEAR(x) BXFX_VLANES(x, bxk_round_f32)
 #endif
-BXFX_UN_EL(floor, BXFX_VFLOOR(x), floorf(x))
-BXFX_UN_EL(ceil, BXFX_VCEIL(x), ceilf(x))
-BXFX_UN_EL(round, BXFX_VNEAR(x), bxk_round_f32(x))
-/* sign: bxk_sign_f32 lane-wise (1, -1, or x itself: zeros and NaN). */
-BXFX_UN_EL(sign, BXFX_SEL((v8i)(x > zero), one, BXFX_SEL((v8i)(x < zero), -one, x)), bxk_sign_f32(x))
+/* The lane-wise unary ops: name, vector form, scalar form (bxk_scalar.h's
+ * rule), each seeing x (and the constants one and zero).  Listed once for
+ * the f32 kernels and the fused half ones (un_half).
+ * relu: the vector form must agree with bxk_relu_f32 (x < 0 ? 0 : x, so -0
+ * and NaN pass through); sign: bxk_sign_f32 (1, -1, or x itself: zeros
+ * and NaN); both checked by test_flex_blocks.c. */
+#define BXFX_UN_EL_LIST(X)                                                        \
+  X(sqrt, BXFX_VSQRT(x), sqrtf(x))                                                \
+  X(rsqrt, one / BXFX_VSQRT(x), 1.0f / sqrtf(x))                                  \
+  X(neg, -x, -x)                                                                  \
+  X(abs, (v8f)((v8i)x & SFX(splati)(0x7fffffff)), fabsf(x))                       \
+  X(relu, BXFX_SEL((v8i)(x < zero), zero, x), bxk_relu_f32(x))                    \
+  X(recip, one / x, 1.0f / x)                                                     \
+  X(floor, BXFX_VFLOOR(x), floorf(x))                                             \
+  X(ceil, BXFX_VCEIL(x), ceilf(x))                                                \
+  X(round, BXFX_VNEAR(x), bxk_round_f32(x))                                       \
+  X(sign, BXFX_SEL((v8i)(x > zero), one, BXFX_SEL((v8i)(x < zero), -one, x)), bxk_sign_f32(x))
+#define BXFX_UN_EL(name, VEXPR, SEXPR)                                             \
+  static void SFX(un_##name)(const float *a, float *o, size_t n) {               \
+    size_t i = 0;                                                                  \
+    v8f one = SFX(splat)(1.0f), zero = SFX(splat)(0.0f);                          \
+    (void)one; (void)zero;                                                         \
+    for (; i + 8 <= n; i += 8) { v8f x = SFX(ld)(a + i); BXFX_ST(o + i, VEXPR); }  \
+    for (; i < n; i++) { float x = a[i]; o[i] = SEXPR; }                           \
+  }
+BXFX_UN_EL_LIST(BXFX_UN_EL)
+#undef BXFX_UN_EL
 
 /* f32 op f64-scalar in f64 lanes (flex_kern.h binw_f32): one switch per
  * call, so each loop is a straight convert-op-convert. */
@@ -983,6 +989,24 @@ BXFX_BIN_LIST(BXFX_BINH_BF16)
 #undef BXFX_BINH_BF16
 #undef BXFX_BINH_DEF
 
+/* Half unary ops fused likewise (the lane-wise ones, BXFX_UN_EL_LIST):
+ * o may equal a (in place). */
+#define BXFX_UNH_DEF(H, h, name, VEXPR, SEXPR)                                      \
+  static void SFX(unh_##h##_##name)(const uint16_t *a, uint16_t *o, size_t n) {     \
+    size_t i = 0;                                                                   \
+    v8f one = SFX(splat)(1.0f), zero = SFX(splat)(0.0f);                           \
+    (void)one; (void)zero;                                                          \
+    for (; i + 8 <= n; i += 8) { v8f x = BXFX_##H##_LD(a + i); BXFX_##H##_ST(o + i, VEXPR); } \
+    for (; i < n; i++) { float x = bxk_##h##_to_f32(a[i]); o[i] = bxk_f32_to_##h(SEXPR); } \
+  }
+#define BXFX_UNH_F16(name, VEXPR, SEXPR) BXFX_UNH_DEF(F16, f16, name, VEXPR, SEXPR)
+#define BXFX_UNH_BF16(name, VEXPR, SEXPR) BXFX_UNH_DEF(BF16, bf16, name, VEXPR, SEXPR)
+BXFX_UN_EL_LIST(BXFX_UNH_F16)
+BXFX_UN_EL_LIST(BXFX_UNH_BF16)
+#undef BXFX_UNH_F16
+#undef BXFX_UNH_BF16
+#undef BXFX_UNH_DEF
+
 /* ---- creation ---------------------------------------------------------- */
 /* arange: o[i] = start + (double)(i0 + i) * step, stored as the runtime's
  * stores do (bxr_store_f64): f32 rounds once, i32 by bxk_f64_to_i32
@@ -1128,6 +1152,14 @@ const struct bxfx_kernels VARIANT = {
 #undef X
 #define X(n) SFX(binh_bf16_##n),
     [BXFX_H_BF16] = { BXFX_BIN_LIST(X) },
+#undef X
+  },
+  .un_half = {
+#define X(n, v_, s_) [BXFX_UN_##n] = SFX(unh_f16_##n),
+    [BXFX_H_F16] = { BXFX_UN_EL_LIST(X) },
+#undef X
+#define X(n, v_, s_) [BXFX_UN_##n] = SFX(unh_bf16_##n),
+    [BXFX_H_BF16] = { BXFX_UN_EL_LIST(X) },
 #undef X
   },
   .f32_to_i32 = SFX(f32_to_i32),

@@ -682,6 +682,74 @@ Test(flex_blocks, fused_half_kernels_match_scalars) {
           }
 }
 
+/* The fused half unary kernels (un_half): the lane-wise ops, both kinds
+ * and variants, all 2^16 patterns at tail lengths, out of place and in
+ * place, against bxk_scalar.h's rule between the two conversions. */
+Test(flex_blocks, fused_half_unary_kernels_match_scalars) {
+  enum { N = 65536 + 5 };
+  static uint16_t a[N], o[N + 1];   /* o[n]: a guard */
+  for (uint32_t i = 0; i < N; i++) a[i] = (uint16_t)(i * 40503u + 11u);
+  static const int ops[] = { BXFX_UN_sqrt, BXFX_UN_rsqrt, BXFX_UN_neg, BXFX_UN_abs, BXFX_UN_relu,
+                             BXFX_UN_recip, BXFX_UN_floor, BXFX_UN_ceil, BXFX_UN_round, BXFX_UN_sign };
+  const struct bxfx_kernels *K[2] = { &bxfx_kern_avx2, &bxfx_kern_gen };
+  float (*widen[BXFX_H_COUNT])(uint16_t) = { [BXFX_H_F16] = bxk_f16_to_f32, [BXFX_H_BF16] = bxk_bf16_to_f32 };
+  uint16_t (*narrow[BXFX_H_COUNT])(float) = { [BXFX_H_F16] = bxk_f32_to_f16, [BXFX_H_BF16] = bxk_f32_to_bf16 };
+  static const size_t lens[] = { N, 1, 7, 8, 9, 15, 16, 17, 33 };
+  for (int h = 0; h < BXFX_H_COUNT; h++)
+    for (int v = 0; v < 2; v++)
+      for (size_t oi = 0; oi < sizeof ops / sizeof ops[0]; oi++)
+        for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++)
+          for (int inplace = 0; inplace < 2; inplace++) {
+            const int op = ops[oi];
+            const size_t n = lens[li], off = n < N ? li * 4099 % 60000 : 0;
+            cr_assert(K[v]->un_half[h][op], "%s un_half[%d][%d] missing", K[v]->isa, h, op);
+            memset(o, 0xa5, sizeof o);
+            if (inplace) memcpy(o, a + off, n * sizeof o[0]);
+            K[v]->un_half[h][op](inplace ? o : a + off, o, n);
+            int bad = 0;
+            for (size_t i = 0; i < n && bad < 3; i++) {
+              float x = widen[h](a[off + i]);
+              float r = op == BXFX_UN_sqrt ? sqrtf(x) : op == BXFX_UN_rsqrt ? 1.0f / sqrtf(x)
+                      : op == BXFX_UN_neg ? -x : op == BXFX_UN_abs ? fabsf(x) : op == BXFX_UN_relu ? bxk_relu_f32(x)
+                      : op == BXFX_UN_recip ? 1.0f / x : op == BXFX_UN_floor ? floorf(x)
+                      : op == BXFX_UN_ceil ? ceilf(x) : op == BXFX_UN_round ? bxk_round_f32(x) : bxk_sign_f32(x);
+              uint16_t want = narrow[h](r);
+              if (o[i] != want) {
+                cr_expect_fail("%s un_half[%s] op %d n %zu%s [%zu] of %#x: %#x, scalar rule %#x", K[v]->isa,
+                               h == BXFX_H_F16 ? "f16" : "bf16", op, n, inplace ? " in place" : "", i, a[off + i],
+                               o[i], want);
+                bad++;
+              }
+            }
+            cr_expect(o[n] == 0xa5a5, "un_half wrote past n = %zu", n);
+          }
+}
+
+/* Half unary ops through the engine (the fused kernel): contiguous
+ * operands consumed (in place) or kept, transposed views, lengths around
+ * the vector width, against the NdArray reference. */
+Test(flex_blocks, fused_half_unary_ops_match_reference) {
+  bext_tensor *(*const fn[])(bext_tensor *) = { bext_sqrt, bext_rsqrt, bext_neg,  bext_abs,   bext_relu,
+                                                bext_recip, bext_floor, bext_ceil, bext_round, bext_sign };
+  const int64_t sides[][2] = { { 1, 1 }, { 1, 7 }, { 1, 8 }, { 1, 9 }, { 3, 15 }, { 2, 16 }, { 1, 17 }, { 1, 33 },
+                               { 33, 65 }, { 7, 1000 } };
+  const bext_dtype dts[] = { BEXT_F16, BEXT_BF16 };
+  char what[160];
+  for (size_t di = 0; di < 2; di++)
+    for (size_t si = 0; si < sizeof sides / sizeof sides[0]; si++)
+      for (size_t f = 0; f < sizeof fn / sizeof fn[0]; f++)
+        for (int form = 0; form < 2; form++)
+          for (int keep = 0; keep < 2; keep++) {
+            bext_tensor *na, *fa;
+            tw_operand(form, sides[si][0], sides[si][1], dts[di], (unsigned)(si * 7 + f), &na, &fa);
+            if (keep) bext_retain(fa);
+            snprintf(what, sizeof what, "%s unary %zu %ldx%ld form %d%s", dts[di] == BEXT_F16 ? "f16" : "bf16", f,
+                     (long)sides[si][0], (long)sides[si][1], form, keep ? " kept" : " consumed");
+            tw_expect_same(fn[f](fa), fn[f](na), what);
+            if (keep) bext_release(fa);
+          }
+}
+
 /* f16 and bf16 ops that take the fused kernel through the engine:
  * contiguous operands (consumed: the output reuses one in place), row /
  * column broadcasts and scalars, lengths around the vector width,
