@@ -933,8 +933,16 @@ static void SFX(bf16_to_f32)(const uint16_t *a, float *o, size_t n) {
   }
   for (; i < n; i++) o[i] = bxk_bf16_to_f32(a[i]);
 }
-/* 8 bf16 lanes to f32 (a shift) and back (bxk_f32_to_bf16 lane-wise). */
+/* 8 bf16 lanes to f32 (a shift) and back (bxk_f32_to_bf16 lane-wise).
+ * The AVX2 load widens straight from memory (one vpmovzxwd): the generic
+ * form splits it into halves, and the fused kernels are short enough
+ * for that to show. */
+#ifdef BXFX_AVX
+#define BXFX_BF16_LD(p) \
+  ((v8f)_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(const void *)(p))), 16))
+#else
 #define BXFX_BF16_LD(p) ({ v8h h_; memcpy(&h_, (p), sizeof h_); (v8f)(__builtin_convertvector(h_, v8u) << 16); })
+#endif
 #define BXFX_BF16_ST(p, v)                                                        \
   do {                                                                            \
     const v8u absm_ = { 0x7fffffffu, 0x7fffffffu, 0x7fffffffu, 0x7fffffffu,      \
