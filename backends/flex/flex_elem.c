@@ -256,7 +256,7 @@ static bool ew_block_half(const struct ew *E, const char *const *in, const int64
   return true;
 }
 
-/* A lane-wise unary op on a half operand read in place: the fused
+/* A unary op (but sigmoid) on a half operand read in place: the fused
  * kernel (un_half). */
 static bool ew_block_unh(const struct ew *E, const char *const *in, const int64_t *ist, size_t lin, size_t n) {
   if (ist[0] != 1) return false;
@@ -653,7 +653,9 @@ static void ew_run(struct ew *E, bext_tensor *out, int rank, const int64_t *shap
       [BXR_OP_SQRT] = BXFX_UN_sqrt + 1, [BXR_OP_RSQRT] = BXFX_UN_rsqrt + 1, [BXR_OP_NEG] = BXFX_UN_neg + 1,
       [BXR_OP_ABS] = BXFX_UN_abs + 1, [BXR_OP_RELU] = BXFX_UN_relu + 1, [BXR_OP_RECIP] = BXFX_UN_recip + 1,
       [BXR_OP_FLOOR] = BXFX_UN_floor + 1, [BXR_OP_CEIL] = BXFX_UN_ceil + 1, [BXR_OP_ROUND] = BXFX_UN_round + 1,
-      [BXR_OP_SIGN] = BXFX_UN_sign + 1 };
+      [BXR_OP_SIGN] = BXFX_UN_sign + 1, [BXR_OP_EXP] = BXFX_UN_exp + 1, [BXR_OP_LOG] = BXFX_UN_log + 1,
+      [BXR_OP_LOG1P] = BXFX_UN_log1p + 1, [BXR_OP_SIN] = BXFX_UN_sin + 1, [BXR_OP_COS] = BXFX_UN_cos + 1,
+      [BXR_OP_TANH] = BXFX_UN_tanh + 1, [BXR_OP_ERF] = BXFX_UN_erf + 1 };
     E->unh = map[E->op];
   }
   if (ew_tiled(E)) {

@@ -306,13 +306,9 @@ BXFX_CMP_T_DEF(cmp_f64, double)
     for (size_t i = 0; i < n; i++) o[i] = fn(a[i]);                               \
   }
 #endif
-BXFX_UN_TR(exp, expf)
-BXFX_UN_TR(log, logf)
-BXFX_UN_TR(log1p, log1pf)
-BXFX_UN_TR(sin, sinf)
-BXFX_UN_TR(cos, cosf)
-BXFX_UN_TR(tanh, tanhf)
-BXFX_UN_TR(erf, erff)
+#define BXFX_UN_TR_LIST(X) X(exp, expf) X(log, logf) X(log1p, log1pf) X(sin, sinf) X(cos, cosf) \
+  X(tanh, tanhf) X(erf, erff)
+BXFX_UN_TR_LIST(BXFX_UN_TR)
 
 /* f64 (4 lanes) and the pows, the same way: a tail goes through the same
  * vector routine, padded. */
@@ -1014,6 +1010,35 @@ BXFX_UN_EL_LIST(BXFX_UNH_BF16)
 #undef BXFX_UNH_F16
 #undef BXFX_UNH_BF16
 #undef BXFX_UNH_DEF
+/* The transcendentals fused the same way: full vectors through libmvec
+ * (a padded tail too, as un_* does it: the lanes do not interact, so each
+ * value is the f32 kernel's), or libm lane by lane in the baseline. */
+#ifdef BXFX_MVEC
+#define BXFX_UNH_TR_DEF(H, h, name, fn)                                             \
+  static void SFX(unh_##h##_##name)(const uint16_t *a, uint16_t *o, size_t n) {     \
+    size_t i = 0;                                                                   \
+    for (; i + 8 <= n; i += 8) { v8f x = BXFX_##H##_LD(a + i); BXFX_##H##_ST(o + i, BXFX_MV(fn)); } \
+    if (i < n) {                                                                    \
+      uint16_t t[8] = { 0 };                                                        \
+      memcpy(t, a + i, (n - i) * sizeof(uint16_t));                                 \
+      v8f x = BXFX_##H##_LD(t);                                                     \
+      BXFX_##H##_ST(t, BXFX_MV(fn));                                                \
+      memcpy(o + i, t, (n - i) * sizeof(uint16_t));                                 \
+    }                                                                               \
+  }
+#else
+#define BXFX_UNH_TR_DEF(H, h, name, fn)                                             \
+  static void SFX(unh_##h##_##name)(const uint16_t *a, uint16_t *o, size_t n) {     \
+    for (size_t i = 0; i < n; i++) o[i] = bxk_f32_to_##h(fn(bxk_##h##_to_f32(a[i]))); \
+  }
+#endif
+#define BXFX_UNH_TR_F16(name, fn) BXFX_UNH_TR_DEF(F16, f16, name, fn)
+#define BXFX_UNH_TR_BF16(name, fn) BXFX_UNH_TR_DEF(BF16, bf16, name, fn)
+BXFX_UN_TR_LIST(BXFX_UNH_TR_F16)
+BXFX_UN_TR_LIST(BXFX_UNH_TR_BF16)
+#undef BXFX_UNH_TR_F16
+#undef BXFX_UNH_TR_BF16
+#undef BXFX_UNH_TR_DEF
 
 /* ---- creation ---------------------------------------------------------- */
 /* arange: o[i] = start + (double)(i0 + i) * step, stored as the runtime's
@@ -1164,11 +1189,15 @@ const struct bxfx_kernels VARIANT = {
   },
   .un_half = {
 #define X(n, v_, s_) [BXFX_UN_##n] = SFX(unh_f16_##n),
-    [BXFX_H_F16] = { BXFX_UN_EL_LIST(X) },
+#define Y(n, f_) [BXFX_UN_##n] = SFX(unh_f16_##n),
+    [BXFX_H_F16] = { BXFX_UN_EL_LIST(X) BXFX_UN_TR_LIST(Y) },
 #undef X
+#undef Y
 #define X(n, v_, s_) [BXFX_UN_##n] = SFX(unh_bf16_##n),
-    [BXFX_H_BF16] = { BXFX_UN_EL_LIST(X) },
+#define Y(n, f_) [BXFX_UN_##n] = SFX(unh_bf16_##n),
+    [BXFX_H_BF16] = { BXFX_UN_EL_LIST(X) BXFX_UN_TR_LIST(Y) },
 #undef X
+#undef Y
   },
   .f32_to_i32 = SFX(f32_to_i32),
   .i32_to_f32 = SFX(i32_to_f32),

@@ -682,15 +682,20 @@ Test(flex_blocks, fused_half_kernels_match_scalars) {
           }
 }
 
-/* The fused half unary kernels (un_half): the lane-wise ops, both kinds
- * and variants, all 2^16 patterns at tail lengths, out of place and in
- * place, against bxk_scalar.h's rule between the two conversions. */
+/* The fused half unary kernels (un_half), both kinds and variants, all
+ * 2^16 patterns at tail lengths, out of place and in place: the
+ * lane-wise ops against bxk_scalar.h's rule between the two conversions,
+ * the transcendentals against the same variant's f32 kernel (un) between
+ * them, which is what the engine's block passes compute. */
 Test(flex_blocks, fused_half_unary_kernels_match_scalars) {
   enum { N = 65536 + 5 };
   static uint16_t a[N], o[N + 1];   /* o[n]: a guard */
+  static float w[N];
   for (uint32_t i = 0; i < N; i++) a[i] = (uint16_t)(i * 40503u + 11u);
   static const int ops[] = { BXFX_UN_sqrt, BXFX_UN_rsqrt, BXFX_UN_neg, BXFX_UN_abs, BXFX_UN_relu,
-                             BXFX_UN_recip, BXFX_UN_floor, BXFX_UN_ceil, BXFX_UN_round, BXFX_UN_sign };
+                             BXFX_UN_recip, BXFX_UN_floor, BXFX_UN_ceil, BXFX_UN_round, BXFX_UN_sign,
+                             BXFX_UN_exp,  BXFX_UN_log,   BXFX_UN_log1p, BXFX_UN_sin, BXFX_UN_cos,
+                             BXFX_UN_tanh, BXFX_UN_erf };
   const struct bxfx_kernels *K[2] = { &bxfx_kern_avx2, &bxfx_kern_gen };
   float (*widen[BXFX_H_COUNT])(uint16_t) = { [BXFX_H_F16] = bxk_f16_to_f32, [BXFX_H_BF16] = bxk_bf16_to_f32 };
   uint16_t (*narrow[BXFX_H_COUNT])(float) = { [BXFX_H_F16] = bxk_f32_to_f16, [BXFX_H_BF16] = bxk_f32_to_bf16 };
@@ -706,13 +711,16 @@ Test(flex_blocks, fused_half_unary_kernels_match_scalars) {
             memset(o, 0xa5, sizeof o);
             if (inplace) memcpy(o, a + off, n * sizeof o[0]);
             K[v]->un_half[h][op](inplace ? o : a + off, o, n);
+            for (size_t i = 0; i < n; i++) w[i] = widen[h](a[off + i]);
+            K[v]->un[op](w, w, n);
             int bad = 0;
             for (size_t i = 0; i < n && bad < 3; i++) {
               float x = widen[h](a[off + i]);
               float r = op == BXFX_UN_sqrt ? sqrtf(x) : op == BXFX_UN_rsqrt ? 1.0f / sqrtf(x)
                       : op == BXFX_UN_neg ? -x : op == BXFX_UN_abs ? fabsf(x) : op == BXFX_UN_relu ? bxk_relu_f32(x)
                       : op == BXFX_UN_recip ? 1.0f / x : op == BXFX_UN_floor ? floorf(x)
-                      : op == BXFX_UN_ceil ? ceilf(x) : op == BXFX_UN_round ? bxk_round_f32(x) : bxk_sign_f32(x);
+                      : op == BXFX_UN_ceil ? ceilf(x) : op == BXFX_UN_round ? bxk_round_f32(x)
+                      : op == BXFX_UN_sign ? bxk_sign_f32(x) : w[i];
               uint16_t want = narrow[h](r);
               if (o[i] != want) {
                 cr_expect_fail("%s un_half[%s] op %d n %zu%s [%zu] of %#x: %#x, scalar rule %#x", K[v]->isa,
@@ -748,6 +756,21 @@ Test(flex_blocks, fused_half_unary_ops_match_reference) {
             tw_expect_same(fn[f](fa), fn[f](na), what);
             if (keep) bext_release(fa);
           }
+  /* transcendentals: the last bits are open against the reference, so
+   * against Flex's own f32 kernels between two casts */
+  bext_tensor *(*const tr[])(bext_tensor *) = { bext_exp, bext_log, bext_log1p, bext_sin, bext_cos, bext_tanh, bext_erf };
+  for (size_t di = 0; di < 2; di++)
+    for (size_t si = 0; si < sizeof sides / sizeof sides[0]; si++)
+      for (size_t f = 0; f < sizeof tr / sizeof tr[0]; f++)
+        for (int form = 0; form < 2; form++) {
+          bext_tensor *na, *fa;
+          tw_operand(form, sides[si][0], sides[si][1], dts[di], (unsigned)(si * 5 + f), &na, &fa);
+          bext_release(na);
+          bext_tensor *want = bext_cast(tr[f](bext_cast(bext_retain(fa), BEXT_F32)), dts[di]);
+          snprintf(what, sizeof what, "%s transcendental %zu %ldx%ld form %d", dts[di] == BEXT_F16 ? "f16" : "bf16",
+                   f, (long)sides[si][0], (long)sides[si][1], form);
+          tw_expect_same(tr[f](fa), want, what);
+        }
 }
 
 /* f16 and bf16 ops that take the fused kernel through the engine:
