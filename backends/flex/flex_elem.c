@@ -14,8 +14,9 @@
  * Operands that all share one dense permuted layout (a transposed view)
  * keep it: the output takes it and the buffers are walked flat
  * (keeps_layout).  A transposed operand among others is read by a tile
- * walk of the output (ew_tiled); f16/bf16 binary ops of in-place
- * operands take fused widen-compute-narrow kernels (ew_block_half). */
+ * walk of the output (ew_tiled); f16/bf16 binary and unary ops of
+ * operands read in place take fused widen-compute-narrow kernels
+ * (ew_block_half, ew_block_unh). */
 #include <math.h>
 #include <string.h>
 
@@ -252,7 +253,8 @@ static bool ew_block_half(const struct ew *E, const char *const *in, const int64
       : E->odt == BEXT_F16 ? bxk_f16_to_f32(*p[k]) : bxk_bf16_to_f32(*p[k]);
     mode = k == 0 ? BXFX_SV : BXFX_VS;
   }
-  bxfx_kern()->bin_half[E->odt == BEXT_F16 ? BXFX_H_F16 : BXFX_H_BF16][E->binh - 1](p[0], p[1], s, (uint16_t *)(void *)(E->dst + lin * 2), n, mode);
+  bxfx_kern()->bin_half[E->odt == BEXT_F16 ? BXFX_H_F16 : BXFX_H_BF16][E->binh - 1](
+      p[0], p[1], s, (uint16_t *)(void *)(E->dst + lin * 2), n, mode);
   return true;
 }
 

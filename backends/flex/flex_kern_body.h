@@ -944,7 +944,7 @@ static void SFX(bf16_to_f32)(const uint16_t *a, float *o, size_t n) {
     const v8u absm_ = { 0x7fffffffu, 0x7fffffffu, 0x7fffffffu, 0x7fffffffu,      \
                         0x7fffffffu, 0x7fffffffu, 0x7fffffffu, 0x7fffffffu };    \
     v8u u_ = (v8u)(v);                                                            \
-    v8u nan_ = (v8u)((u_ & absm_) > 0x7f800000u);                                 \
+    v8u nan_ = (v8u)((v8i)(u_ & absm_) > 0x7f800000); /* signed: no sign flip */ \
     v8u r_ = (u_ + 0x7fffu + ((u_ >> 16) & 1u)) >> 16;                            \
     r_ = (r_ & ~nan_) | (((u_ >> 16) | 0x40u) & nan_);                            \
     v8h h_ = __builtin_convertvector(r_, v8h);                                    \
@@ -1010,6 +1010,7 @@ BXFX_UN_EL_LIST(BXFX_UNH_BF16)
 #undef BXFX_UNH_F16
 #undef BXFX_UNH_BF16
 #undef BXFX_UNH_DEF
+
 /* The transcendentals fused the same way: full vectors through libmvec
  * (a padded tail too, as un_* does it: the lanes do not interact, so each
  * value is the f32 kernel's), or libm lane by lane in the baseline. */

@@ -758,7 +758,8 @@ Test(flex_blocks, fused_half_unary_ops_match_reference) {
           }
   /* transcendentals: the last bits are open against the reference, so
    * against Flex's own f32 kernels between two casts */
-  bext_tensor *(*const tr[])(bext_tensor *) = { bext_exp, bext_log, bext_log1p, bext_sin, bext_cos, bext_tanh, bext_erf };
+  bext_tensor *(*const tr[])(bext_tensor *) = { bext_exp, bext_log,  bext_log1p, bext_sin,
+                                                bext_cos, bext_tanh, bext_erf };
   for (size_t di = 0; di < 2; di++)
     for (size_t si = 0; si < sizeof sides / sizeof sides[0]; si++)
       for (size_t f = 0; f < sizeof tr / sizeof tr[0]; f++)
