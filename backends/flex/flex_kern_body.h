@@ -844,11 +844,12 @@ BXFX_PROD_DEF(prod_f64, double, SFX(ld4d))
 
 /* ---- conversions ------------------------------------------------------- */
 /* 8 f16 lanes to f32 and back.  F16C's conversions give bxk_scalar.h's
- * bits for every input (checked on all 2^32 f32 patterns: round to
- * nearest even, overflow to inf, subnormals, NaN as sign|0x7e00|top
- * payload; the widening may quiet a signalling NaN, which the narrowing
- * quiets anyway).  The baseline ISA converts lane by lane with the
- * scalar rules themselves. */
+ * bits for every input: round to nearest even, overflow to inf,
+ * subnormals, NaN as sign|0x7e00|top payload (checked once off-line on
+ * all 2^32 f32 patterns; test_flex_blocks.c runs every f16 pattern
+ * through the ops).  The widening may quiet a signalling NaN, which the
+ * narrowing quiets anyway.  The baseline ISA converts lane by lane with
+ * the scalar rules themselves. */
 #ifdef BXFX_AVX
 #define BXFX_F16_LD(p) ((v8f)_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)(p))))
 #define BXFX_F16_ST(p, v) \
