@@ -35,6 +35,8 @@ struct ew {
   int64_t shape[BEXT_MAX_RANK];
   bool stream;                        /* huge output: non-temporal stores */
   signed char binh;                   /* BXFX_BIN_* + 1 of the fused half kernel, 0 none */
+  signed char cmph;                   /* BXFX_CMP_* + 1 of the fused half comparison, 0 none */
+  signed char hk;                     /* BXFX_H_* of binh / cmph / unh */
   signed char unh;                    /* BXFX_UN_* + 1 of the fused half unary kernel, 0 none */
   enum bxr_opcode op;                 /* scalar forms mapped to binary ones */
   double p0, p1;                      /* clamp bounds (float reprs) */
@@ -236,9 +238,10 @@ struct ew_blk {
   size_t bn[3];
 };
 
-/* An f16/bf16 op of operands of its type (or an f32 scalar) in the fused
- * kernel (bin_half), when each operand is read in place or broadcast;
- * false leaves the block to the widen / compute / narrow path. */
+/* An f16/bf16 binary op or comparison of operands of that type (or an
+ * f32 scalar) in the fused kernel (bin_half, cmp_half), when each operand
+ * is read in place or broadcast; false leaves the block to the widen /
+ * compute / narrow path. */
 static bool ew_block_half(const struct ew *E, const char *const *in, const int64_t *ist, size_t lin, size_t n) {
   const uint16_t *p[2];
   float s = 0;
@@ -247,14 +250,16 @@ static bool ew_block_half(const struct ew *E, const char *const *in, const int64
     int64_t st = ist[k];
     const char *q = in[k];
     p[k] = (const uint16_t *)(const void *)q;
-    if (st == 1 && E->dt[k] == E->odt) continue;
+    if (st == 1 && E->dt[k] != BEXT_F32) continue;
     if (st != 0 || mode != BXFX_VV) return false;
     s = E->dt[k] == BEXT_F32 ? *(const float *)(const void *)q
-      : E->odt == BEXT_F16 ? bxk_f16_to_f32(*p[k]) : bxk_bf16_to_f32(*p[k]);
+      : E->hk == BXFX_H_F16 ? bxk_f16_to_f32(*p[k]) : bxk_bf16_to_f32(*p[k]);
     mode = k == 0 ? BXFX_SV : BXFX_VS;
   }
-  bxfx_kern()->bin_half[E->odt == BEXT_F16 ? BXFX_H_F16 : BXFX_H_BF16][E->binh - 1](
-      p[0], p[1], s, (uint16_t *)(void *)(E->dst + lin * 2), n, mode);
+  if (E->binh)
+    bxfx_kern()->bin_half[E->hk][E->binh - 1](p[0], p[1], s, (uint16_t *)(void *)(E->dst + lin * 2), n, mode);
+  else
+    bxfx_kern()->cmp_half[E->hk][E->cmph - 1](p[0], p[1], s, (uint8_t *)E->dst + lin, n, mode);
   return true;
 }
 
@@ -262,7 +267,7 @@ static bool ew_block_half(const struct ew *E, const char *const *in, const int64
  * kernel (un_half). */
 static bool ew_block_unh(const struct ew *E, const char *const *in, const int64_t *ist, size_t lin, size_t n) {
   if (ist[0] != 1) return false;
-  bxfx_kern()->un_half[E->odt == BEXT_F16 ? BXFX_H_F16 : BXFX_H_BF16][E->unh - 1](
+  bxfx_kern()->un_half[E->hk][E->unh - 1](
       (const uint16_t *)(const void *)in[0], (uint16_t *)(void *)(E->dst + lin * 2), n);
   return true;
 }
@@ -271,7 +276,7 @@ static bool ew_block_unh(const struct ew *E, const char *const *in, const int64_
  * from in[k] by ist[k] elements, the output at linear index lin. */
 static void ew_block(const struct ew *E, struct ew_blk *B, const char *const *in, const int64_t *ist, size_t lin,
                      size_t n) {
-  if (E->binh && ew_block_half(E, in, ist, lin, n)) return;
+  if ((E->binh || E->cmph) && ew_block_half(E, in, ist, lin, n)) return;
   if (E->unh && ew_block_unh(E, in, ist, lin, n)) return;
   const int nin = E->nin;
   const bool fast = is_fast_f32(E) || is_fast_cmp(E);
@@ -640,16 +645,25 @@ static void ew_run(struct ew *E, bext_tensor *out, int rank, const int64_t *shap
   if (n == 0) return;
   /* Past ~32 MiB the output cannot stay cached anyway: stream it. */
   E->stream = is_fast_f32(E) && bxfx_is_native(E->odt, E->rout) && n * sizeof(float) >= ((size_t)32 << 20);
-  E->binh = 0;
-  const bext_dtype h = E->odt;
-  if (is_fast_f32(E) && (h == BEXT_F16 || h == BEXT_BF16) && (E->dt[0] == h || E->dt[1] == h) &&
-      (E->dt[0] == h || E->dt[0] == BEXT_F32) && (E->dt[1] == h || E->dt[1] == BEXT_F32)) {
+  /* The fused half kernels: operands of one half type h (the output's,
+   * but for comparisons) or f32 (a scalar, or a threshold). */
+  E->binh = E->cmph = E->unh = 0;
+  const bext_dtype h = is_fast_cmp(E) ? (E->dt[0] == BEXT_F32 ? E->dt[1] : E->dt[0]) : E->odt;
+  E->hk = h == BEXT_F16 ? BXFX_H_F16 : BXFX_H_BF16;
+  const bool halves = (h == BEXT_F16 || h == BEXT_BF16) && (E->dt[0] == h || E->dt[1] == h) &&
+                      (E->dt[0] == h || E->dt[0] == BEXT_F32) && (E->dt[1] == h || E->dt[1] == BEXT_F32);
+  if (is_fast_cmp(E) && halves) {
+    static const signed char map[BXR_OP_COUNT] = {
+      [BXR_OP_EQ] = BXFX_CMP_eq + 1, [BXR_OP_NE] = BXFX_CMP_ne + 1, [BXR_OP_GT] = BXFX_CMP_gt + 1,
+      [BXR_OP_GE] = BXFX_CMP_ge + 1, [BXR_OP_LT] = BXFX_CMP_lt + 1, [BXR_OP_LE] = BXFX_CMP_le + 1 };
+    E->cmph = map[E->op];
+  }
+  if (is_fast_f32(E) && halves) {
     static const signed char map[] = { [BXR_OP_ADD] = BXFX_BIN_add + 1, [BXR_OP_SUB] = BXFX_BIN_sub + 1,
                                        [BXR_OP_MUL] = BXFX_BIN_mul + 1, [BXR_OP_DIV] = BXFX_BIN_div + 1,
                                        [BXR_OP_MAX] = BXFX_BIN_max + 1, [BXR_OP_MIN] = BXFX_BIN_min + 1 };
     E->binh = map[E->op];
   }
-  E->unh = 0;
   if (E->rin == BXFX_R_F32 && E->nin == 1 && (h == BEXT_F16 || h == BEXT_BF16) && E->dt[0] == h) {
     static const signed char map[BXR_OP_COUNT] = {
       [BXR_OP_SQRT] = BXFX_UN_sqrt + 1, [BXR_OP_RSQRT] = BXFX_UN_rsqrt + 1, [BXR_OP_NEG] = BXFX_UN_neg + 1,

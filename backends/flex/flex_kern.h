@@ -186,6 +186,9 @@ struct bxfx_kernels {
    * operand of BXFX_SV / BXFX_VS is s (as f32), a or b unread there. */
   void (*bin_half[BXFX_H_COUNT][BXFX_BIN_COUNT])(const uint16_t *a, const uint16_t *b, float s, uint16_t *o, size_t n,
                                    int mode);
+  /* Half comparisons (BXFX_CMP_*) as 0/1 bytes likewise. */
+  void (*cmp_half[BXFX_H_COUNT][BXFX_CMP_COUNT])(const uint16_t *a, const uint16_t *b, float s, uint8_t *o,
+                                                 size_t n, int mode);
   /* Half o[i] = f(a[i]) (BXFX_UN_*) likewise, o may equal a; each value
    * the f32 kernel's (un) rounded to the half type.  NULL for sigmoid. */
   void (*un_half[BXFX_H_COUNT][BXFX_UN_COUNT])(const uint16_t *a, uint16_t *o, size_t n);

@@ -177,12 +177,9 @@ typedef uint8_t v8b __attribute__((vector_size(8)));
       for (; i < n; i++) o[i] = a[i] OP b[0];                                       \
     }                                                                               \
   }
-BXFX_CMP_DEF(eq, ==)
-BXFX_CMP_DEF(ne, !=)
-BXFX_CMP_DEF(gt, >)
-BXFX_CMP_DEF(ge, >=)
-BXFX_CMP_DEF(lt, <)
-BXFX_CMP_DEF(le, <=)
+/* The comparisons and their operators, for these and the half ones. */
+#define BXFX_CMP_OPS(X) X(eq, ==) X(ne, !=) X(gt, >) X(ge, >=) X(lt, <) X(le, <=)
+BXFX_CMP_OPS(BXFX_CMP_DEF)
 #undef BXFX_CMP_DEF
 
 /* ---- native-width ints, f64 comparisons --------------------------------- */
@@ -994,6 +991,34 @@ BXFX_BIN_LIST(BXFX_BINH_BF16)
 #undef BXFX_BINH_BF16
 #undef BXFX_BINH_DEF
 
+/* Half comparisons fused likewise: 8 lanes widened and compared (exact:
+ * the f32 comparison of the widened values), 0/1 bytes out. */
+#define BXFX_CMPH_DEF(H, h, name, OP)                                                \
+  static void SFX(cmph_##h##_##name)(const uint16_t *a, const uint16_t *b, float s,  \
+                                     uint8_t *o, size_t n, int mode) {               \
+    size_t i = 0;                                                                    \
+    const v8i one = SFX(splati)(1);                                                  \
+    const v8f sv = SFX(splat)(s);                                                    \
+    for (; i + 8 <= n; i += 8) {                                                     \
+      v8f x = mode == BXFX_SV ? sv : BXFX_##H##_LD(a + i);                           \
+      v8f y = mode == BXFX_VS ? sv : BXFX_##H##_LD(b + i);                           \
+      v8b r = __builtin_convertvector((v8i)(x OP y) & one, v8b);                     \
+      memcpy(o + i, &r, sizeof r);                                                   \
+    }                                                                                \
+    for (; i < n; i++) {                                                             \
+      float x = mode == BXFX_SV ? s : bxk_##h##_to_f32(a[i]);                        \
+      float y = mode == BXFX_VS ? s : bxk_##h##_to_f32(b[i]);                        \
+      o[i] = x OP y;                                                                 \
+    }                                                                                \
+  }
+#define BXFX_CMPH_F16(name, OP) BXFX_CMPH_DEF(F16, f16, name, OP)
+#define BXFX_CMPH_BF16(name, OP) BXFX_CMPH_DEF(BF16, bf16, name, OP)
+BXFX_CMP_OPS(BXFX_CMPH_F16)
+BXFX_CMP_OPS(BXFX_CMPH_BF16)
+#undef BXFX_CMPH_F16
+#undef BXFX_CMPH_BF16
+#undef BXFX_CMPH_DEF
+
 /* Half unary ops fused likewise (the lane-wise ones, BXFX_UN_EL_LIST):
  * o may equal a (in place). */
 #define BXFX_UNH_DEF(H, h, name, VEXPR, SEXPR)                                      \
@@ -1187,6 +1212,14 @@ const struct bxfx_kernels VARIANT = {
 #undef X
 #define X(n) SFX(binh_bf16_##n),
     [BXFX_H_BF16] = { BXFX_BIN_LIST(X) },
+#undef X
+  },
+  .cmp_half = {
+#define X(n) SFX(cmph_f16_##n),
+    [BXFX_H_F16] = { BXFX_CMP_LIST(X) },
+#undef X
+#define X(n) SFX(cmph_bf16_##n),
+    [BXFX_H_BF16] = { BXFX_CMP_LIST(X) },
 #undef X
   },
   .un_half = {

@@ -682,6 +682,76 @@ Test(flex_blocks, fused_half_kernels_match_scalars) {
           }
 }
 
+/* The fused half comparisons (cmp_half), both kinds and variants, every
+ * mode, all 2^16 patterns (NaN, signed zeros, infinities) at tail
+ * lengths, against the f32 comparison of the widened values. */
+Test(flex_blocks, fused_half_compares_match_scalars) {
+  enum { N = 65536 + 5 };
+  static uint16_t a[N], b[N];
+  static uint8_t o[N + 1];   /* o[n]: a guard */
+  for (uint32_t i = 0; i < N; i++) {
+    a[i] = (uint16_t)i;
+    b[i] = (uint16_t)(i * 40503u + 7u);
+  }
+  const struct bxfx_kernels *K[2] = { &bxfx_kern_avx2, &bxfx_kern_gen };
+  float (*widen[BXFX_H_COUNT])(uint16_t) = { [BXFX_H_F16] = bxk_f16_to_f32, [BXFX_H_BF16] = bxk_bf16_to_f32 };
+  static const size_t lens[] = { N, 1, 7, 8, 9, 15, 16, 17, 33 };
+  for (int h = 0; h < BXFX_H_COUNT; h++)
+    for (int v = 0; v < 2; v++)
+      for (int op = 0; op < BXFX_CMP_COUNT; op++)
+        for (int mode = 0; mode < 3; mode++)
+          for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++) {
+            const float s = li & 1 ? 1.25f : NAN;
+            const size_t n = lens[li], off = n < N ? li * 4099 % 60000 : 0;
+            memset(o, 0xa5, sizeof o);
+            K[v]->cmp_half[h][op](a + off, b + off, s, o, n, mode);
+            int bad = 0;
+            for (size_t i = 0; i < n && bad < 3; i++) {
+              float x = mode == BXFX_SV ? s : widen[h](a[off + i]), y = mode == BXFX_VS ? s : widen[h](b[off + i]);
+              uint8_t want = op == BXFX_CMP_eq ? x == y : op == BXFX_CMP_ne ? x != y : op == BXFX_CMP_gt ? x > y
+                           : op == BXFX_CMP_ge ? x >= y : op == BXFX_CMP_lt ? x < y : x <= y;
+              if (o[i] != want) {
+                cr_expect_fail("%s cmp_half[%d] op %d mode %d n %zu [%zu]: %d, want %d", K[v]->isa, h, op, mode, n, i,
+                               o[i], want);
+                bad++;
+              }
+            }
+            cr_expect(o[n] == 0xa5, "cmp_half wrote past n = %zu", n);
+          }
+}
+
+/* Half comparisons through the engine: tensors (contiguous, broadcast
+ * rows and columns) and scalars (exact in f32 or not: thresholds),
+ * against the NdArray reference. */
+Test(flex_blocks, fused_half_compares_match_reference) {
+  bext_tensor *(*const fn[])(bext_tensor *, bext_tensor *) = { bext_eq, bext_ne, bext_gt, bext_ge, bext_lt, bext_le };
+  bext_tensor *(*const fs[])(bext_tensor *, double) = { bext_eq_scalar, bext_ne_scalar, bext_gt_scalar,
+                                                        bext_ge_scalar, bext_lt_scalar, bext_le_scalar };
+  const int64_t sides[][2] = { { 1, 1 }, { 1, 7 }, { 1, 9 }, { 2, 16 }, { 1, 33 }, { 33, 65 } };
+  const bext_dtype dts[] = { BEXT_F16, BEXT_BF16 };
+  char what[160];
+  for (size_t di = 0; di < 2; di++)
+    for (size_t si = 0; si < sizeof sides / sizeof sides[0]; si++)
+      for (size_t f = 0; f < 6; f++) {
+        for (int form = 1; form < 4; form++) {
+          bext_tensor *na, *fa, *nb, *fb;
+          tw_operand(1, sides[si][0], sides[si][1], dts[di], (unsigned)(si * 3 + f), &na, &fa);
+          tw_operand(form, sides[si][0], sides[si][1], dts[di], (unsigned)(si * 3 + f + 1), &nb, &fb);
+          snprintf(what, sizeof what, "%s compare %zu %ldx%ld form %d", dts[di] == BEXT_F16 ? "f16" : "bf16", f,
+                   (long)sides[si][0], (long)sides[si][1], form);
+          tw_expect_same(fn[f](fa, fb), fn[f](na, nb), what);
+        }
+        static const double sc[] = { 0.5, 0.1, -3.0, 1e6, NAN };
+        for (size_t k = 0; k < sizeof sc / sizeof sc[0]; k++) {
+          bext_tensor *na, *fa;
+          tw_operand(1, sides[si][0], sides[si][1], dts[di], (unsigned)(si + k), &na, &fa);
+          snprintf(what, sizeof what, "%s compare_scalar %zu %g %ldx%ld", dts[di] == BEXT_F16 ? "f16" : "bf16", f,
+                   sc[k], (long)sides[si][0], (long)sides[si][1]);
+          tw_expect_same(fs[f](fa, sc[k]), fs[f](na, sc[k]), what);
+        }
+      }
+}
+
 /* The fused half unary kernels (un_half), both kinds and variants, all
  * 2^16 patterns at tail lengths, out of place and in place: the
  * lane-wise ops against bxk_scalar.h's rule between the two conversions,
