@@ -991,19 +991,25 @@ BXFX_BIN_LIST(BXFX_BINH_BF16)
 #undef BXFX_BINH_BF16
 #undef BXFX_BINH_DEF
 
-/* Half comparisons fused likewise: 8 lanes widened and compared (exact:
- * the f32 comparison of the widened values), 0/1 bytes out. */
+/* Half comparisons fused likewise: 32 lanes widened and compared (exact:
+ * the f32 comparison of the widened values), packed to 0/1 bytes as the
+ * f32 kernels pack them.  XL(k)/YL(k) are the k-th 8 lanes of a side. */
+#define BXFX_CMPH_LOOP(XL, YL, OP)                                                   \
+  for (; i + 32 <= n; i += 32)                                                       \
+    BXFX_CMP_ST32(o + i, (v8i)(XL(0) OP YL(0)), (v8i)(XL(8) OP YL(8)),               \
+                  (v8i)(XL(16) OP YL(16)), (v8i)(XL(24) OP YL(24)))
 #define BXFX_CMPH_DEF(H, h, name, OP)                                                \
   static void SFX(cmph_##h##_##name)(const uint16_t *a, const uint16_t *b, float s,  \
                                      uint8_t *o, size_t n, int mode) {               \
     size_t i = 0;                                                                    \
-    const v8i one = SFX(splati)(1);                                                  \
     const v8f sv = SFX(splat)(s);                                                    \
-    for (; i + 8 <= n; i += 8) {                                                     \
-      v8f x = mode == BXFX_SV ? sv : BXFX_##H##_LD(a + i);                           \
-      v8f y = mode == BXFX_VS ? sv : BXFX_##H##_LD(b + i);                           \
-      v8b r = __builtin_convertvector((v8i)(x OP y) & one, v8b);                     \
-      memcpy(o + i, &r, sizeof r);                                                   \
+    (void)sv;                                                                        \
+    if (mode == BXFX_VV) {                                                           \
+      BXFX_CMPH_LOOP(BXFX_CMPH_A_##H, BXFX_CMPH_B_##H, OP);                          \
+    } else if (mode == BXFX_SV) {                                                    \
+      BXFX_CMPH_LOOP(BXFX_CMPH_S, BXFX_CMPH_B_##H, OP);                              \
+    } else {                                                                         \
+      BXFX_CMPH_LOOP(BXFX_CMPH_A_##H, BXFX_CMPH_S, OP);                              \
     }                                                                                \
     for (; i < n; i++) {                                                             \
       float x = mode == BXFX_SV ? s : bxk_##h##_to_f32(a[i]);                        \
@@ -1011,6 +1017,11 @@ BXFX_BIN_LIST(BXFX_BINH_BF16)
       o[i] = x OP y;                                                                 \
     }                                                                                \
   }
+#define BXFX_CMPH_S(k) sv
+#define BXFX_CMPH_A_F16(k) BXFX_F16_LD(a + i + (k))
+#define BXFX_CMPH_B_F16(k) BXFX_F16_LD(b + i + (k))
+#define BXFX_CMPH_A_BF16(k) BXFX_BF16_LD(a + i + (k))
+#define BXFX_CMPH_B_BF16(k) BXFX_BF16_LD(b + i + (k))
 #define BXFX_CMPH_F16(name, OP) BXFX_CMPH_DEF(F16, f16, name, OP)
 #define BXFX_CMPH_BF16(name, OP) BXFX_CMPH_DEF(BF16, bf16, name, OP)
 BXFX_CMP_OPS(BXFX_CMPH_F16)
@@ -1018,6 +1029,12 @@ BXFX_CMP_OPS(BXFX_CMPH_BF16)
 #undef BXFX_CMPH_F16
 #undef BXFX_CMPH_BF16
 #undef BXFX_CMPH_DEF
+#undef BXFX_CMPH_LOOP
+#undef BXFX_CMPH_S
+#undef BXFX_CMPH_A_F16
+#undef BXFX_CMPH_B_F16
+#undef BXFX_CMPH_A_BF16
+#undef BXFX_CMPH_B_BF16
 
 /* Half unary ops fused likewise (the lane-wise ones, BXFX_UN_EL_LIST):
  * o may equal a (in place). */
