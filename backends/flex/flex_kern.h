@@ -123,6 +123,9 @@ struct bxfx_kernels {
   /* o[i] = bxk_rem_f32(a[i], b[i]) (floored), bit for bit, in f64 lanes
    * where the quotient is below 2^29, by bxk_rem_f32 elsewhere. */
   void (*rem_f32)(const float *a, const float *b, float *o, size_t n);
+  /* o[i] = bxk_rem_f64(a[i], b[i]), bit for bit: f64 lanes (trunc, FMA)
+   * where |a/b| < 2^52, bxk_rem_f64 elsewhere. */
+  void (*rem_f64)(const double *a, const double *b, double *o, size_t n);
   /* C = A B, row-major contiguous ints (A m x k, B k x n, C m x n, C
    * apart from A and B), wrapping in the dtype's width. */
   void (*mm_i32)(const int32_t *A, const int32_t *B, int32_t *C, size_t m, size_t n, size_t k);

@@ -534,6 +534,68 @@ static void SFX(rem_f32)(const float *a, const float *b, float *o, size_t n) {
 }
 #undef BXFX_REM4
 
+/* rem of f64 as bxk_rem_f64 defines it: f = fmod(a, b) (exact, a's sign),
+ * then f + b rounded once where f's sign is not b's.  Lanes: t = a / b,
+ * q = trunc(t), f = fma(-q, b, a).  Division rounds monotonically and the
+ * integers below 2^52 are doubles, so for |t| < 2^52 q is the true
+ * truncated quotient T or one past it (t rounded up onto T + 1 from
+ * within half an ulp, so |frac(a/b)| >= 3/4).  With T, a - T b is fmod
+ * itself, a double, so the FMA's one rounding is exact, and the last
+ * step is the reference's own rounded f + b.  One past, a - q b is
+ * fmod - sign(a/b) b, exact too (Sterbenz: fmod and b agree in sign
+ * when a/b > 0, |b|/2 <= |fmod| <= |b|; likewise with -b), and it is
+ * already the floored result: for a/b > 0 its sign is not b's and the
+ * last step adds b back, giving fmod, whose sign is b's; for a/b < 0 its
+ * sign is b's and it is the exact fmod + b, which the reference rounds to
+ * itself.  A zero takes a's sign (fmod's zero; never one past).  Vectors
+ * holding a lane with |t| >= 2^52 (also NaN, a zero or infinite b, an
+ * infinite a) go through bxk_rem_f64 lane by lane.  The baseline variant
+ * keeps the scalar rule: without an FMA instruction libm's fma() is a
+ * software routine slower than fmod. */
+#ifdef BXFX_AVX
+#define BXFX_FNMA4(q, y, x) ((v4d)_mm256_fnmadd_pd((__m256d)(q), (__m256d)(y), (__m256d)(x)))
+#define BXFX_TRUNC4(t) ((v4d)_mm256_round_pd((__m256d)(t), _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC))
+#define BXFX_SEL4(m, a, b) ((v4d)(((v4l)(a) & (m)) | ((v4l)(b) & ~(m))))
+#define BXFX_REMD4(X, Y, R, BAD) do {                                               \
+    const v4d lim_ = { 0x1p52, 0x1p52, 0x1p52, 0x1p52 }, inf_ = { INFINITY, INFINITY, INFINITY, INFINITY }; \
+    const v4d zero_ = { 0, 0, 0, 0 };                                             \
+    const v4l absm_ = { INT64_MAX, INT64_MAX, INT64_MAX, INT64_MAX }, zl_ = { 0, 0, 0, 0 }; \
+    v4d x_ = (X), y_ = (Y), t_ = x_ / y_;                                         \
+    v4l ok_ = (v4l)((v4d)((v4l)t_ & absm_) < lim_) & (v4l)((v4d)((v4l)y_ & absm_) < inf_); \
+    BAD |= ~ok_;                                                                  \
+    v4d f_ = BXFX_FNMA4(BXFX_TRUNC4((v4d)((v4l)t_ & ok_)), y_, x_);               \
+    v4l z_ = (v4l)(f_ == zero_);                                                  \
+    f_ = (v4d)(((v4l)f_ & ~z_) | ((v4l)x_ & ~absm_ & z_));                        \
+    v4l adj_ = ~z_ & (((v4l)f_ ^ (v4l)y_) < zl_);                                 \
+    R = BXFX_SEL4(adj_, f_ + y_, f_);                                             \
+  } while (0)
+static void SFX(rem_f64)(const double *a, const double *b, double *o, size_t n) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    v4d r0, r1;
+    v4l bad = { 0, 0, 0, 0 };
+    BXFX_REMD4(SFX(ld4d)(a + i), SFX(ld4d)(b + i), r0, bad);
+    BXFX_REMD4(SFX(ld4d)(a + i + 4), SFX(ld4d)(b + i + 4), r1, bad);
+    const bool any_bad = !_mm256_testz_si256((__m256i)bad, (__m256i)bad);
+    if (__builtin_expect(any_bad, 0)) {
+      for (size_t j = i; j < i + 8; j++) o[j] = bxk_rem_f64(a[j], b[j]);
+      continue;
+    }
+    memcpy(o + i, &r0, sizeof r0);
+    memcpy(o + i + 4, &r1, sizeof r1);
+  }
+  for (; i < n; i++) o[i] = bxk_rem_f64(a[i], b[i]);
+}
+#undef BXFX_REMD4
+#undef BXFX_SEL4
+#undef BXFX_TRUNC4
+#undef BXFX_FNMA4
+#else
+static void SFX(rem_f64)(const double *a, const double *b, double *o, size_t n) {
+  for (size_t i = 0; i < n; i++) o[i] = bxk_rem_f64(a[i], b[i]);
+}
+#endif
+
 /* ---- integer matmul ---------------------------------------------------- */
 /* C = A B for row-major contiguous integer matrices (A m x k, B k x n,
  * C m x n), wrapping in the dtype's width: bxk_scalar.h's rule, and for
@@ -917,26 +979,21 @@ static void SFX(f64_to_f32)(const double *a, float *o, size_t n) {
  * nearest even on the bits, NaN made quiet (bxk_bf16_to_f32/bxk_f32_to_bf16,
  * lane-wise). */
 typedef uint16_t v8h __attribute__((vector_size(16)));
-static void SFX(bf16_to_f32)(const uint16_t *a, float *o, size_t n) {
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    v8h h;
-    memcpy(&h, a + i, sizeof h);
-    v8u u = __builtin_convertvector(h, v8u) << 16;
-    memcpy(o + i, &u, sizeof u);
-  }
-  for (; i < n; i++) o[i] = bxk_bf16_to_f32(a[i]);
-}
 /* 8 bf16 lanes to f32 (a shift) and back (bxk_f32_to_bf16 lane-wise).
- * The AVX2 load widens straight from memory (one vpmovzxwd): the generic
- * form splits it into halves, and the fused kernels are short enough
- * for that to show. */
+ * With AVX2 the widening is one vpmovzxwd from memory: GCC turns the
+ * generic convertvector into two 128-bit widenings and an insert, which
+ * perf showed as a fifth of a bf16 batched matmul (the widening pass). */
 #ifdef BXFX_AVX
 #define BXFX_BF16_LD(p) \
   ((v8f)_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(const void *)(p))), 16))
 #else
 #define BXFX_BF16_LD(p) ({ v8h h_; memcpy(&h_, (p), sizeof h_); (v8f)(__builtin_convertvector(h_, v8u) << 16); })
 #endif
+static void SFX(bf16_to_f32)(const uint16_t *a, float *o, size_t n) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) BXFX_ST(o + i, BXFX_BF16_LD(a + i));
+  for (; i < n; i++) o[i] = bxk_bf16_to_f32(a[i]);
+}
 #define BXFX_BF16_ST(p, v)                                                        \
   do {                                                                            \
     const v8u absm_ = { 0x7fffffffu, 0x7fffffffu, 0x7fffffffu, 0x7fffffffu,      \
@@ -1196,6 +1253,7 @@ const struct bxfx_kernels VARIANT = {
   .binw_f32 = SFX(binw_f32),
   .powi_f32 = SFX(powi_f32),
   .rem_f32 = SFX(rem_f32),
+  .rem_f64 = SFX(rem_f64),
   .mm_i32 = SFX(mm_i32),
   .mm_i64 = SFX(mm_i64),
   .sum_f32 = SFX(sum_f32),

@@ -4,6 +4,7 @@
  * failures of the allocation hook surface as errors).  The thread pool
  * they run on is the runtime's (test_pool.c). */
 #include <criterion/criterion.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -428,6 +429,110 @@ Test(flex_blocks, rem_f32_matches_scalar_rule) {
       cr_assert_eq(o[n], 42.0f, "%s n=%d wrote past the end", K[v]->isa, n);
     }
   }
+}
+
+/* bf16_to_f32 (one vpmovzxwd and a shift per 8 lanes with AVX2) is
+ * bxk_bf16_to_f32 bit for bit on every one of the 65536 patterns (NaN
+ * payloads, subnormals, signed zeros), from every start offset mod 8 and
+ * with every tail length; the element past the end stays untouched. */
+Test(flex_blocks, bf16_widening_matches_scalar_for_every_pattern) {
+  enum { N = 65536 + 8 };
+  static uint16_t h[N];
+  static float f[N + 1];
+  for (int i = 0; i < N; i++) h[i] = (uint16_t)(i * 40503u + (unsigned)(i >> 16));   /* a permutation, then 8 more */
+  const struct bxfx_kernels *K[2] = { &bxfx_kern_avx2, &bxfx_kern_gen };
+  for (int v = 0; v < 2; v++)
+    for (int off = 0; off < 8; off++) {
+      const size_t n = (size_t)(N - 8 - off) + (size_t)(off * 3 % 8);   /* tails 0..7 */
+      f[n] = 42.0f;
+      K[v]->bf16_to_f32(h + off, f, n);
+      for (size_t i = 0; i < n; i++) {
+        float want = bxk_bf16_to_f32(h[off + i]);
+        cr_assert(memcmp(&f[i], &want, 4) == 0, "%s bf16 0x%04x -> %a, want %a", K[v]->isa, h[off + i], f[i], want);
+      }
+      cr_assert_eq(f[n], 42.0f, "%s wrote past n=%zu", K[v]->isa, n);
+    }
+}
+
+/* rem_f64 (trunc + FMA lanes with AVX2, flex_kern_body.h) is
+ * bxk_rem_f64 bit for bit.  First each pair of edge values filling whole vectors (signed
+ * zeros, infinities, NaN, zero divisors, subnormals, quotients at the
+ * 2^52 bound, a tiny a whose floored result rounds to b), then 4M random
+ * pairs in three families: exponents spread over the whole range (both
+ * signs, subnormals included), a = k b nudged by a few ulps (quotients
+ * just below and above integers, where the rounded quotient lands on
+ * the next integer), and quotients near 2^52; tails of every length.
+ * (The baseline variant is the scalar rule itself.) */
+static uint64_t rem64_rng(uint64_t *s) {
+  *s ^= *s << 13, *s ^= *s >> 7, *s ^= *s << 17;
+  return *s;
+}
+static double rem64_pick(uint64_t *s, int fam, double b) {
+  uint64_t r = rem64_rng(s);
+  double sg = (r & 1) ? -1.0 : 1.0;
+  switch (fam) {
+  case 0: {                        /* any finite double, subnormals too */
+    uint64_t u = rem64_rng(s) & 0x7fefffffffffffffull;
+    if ((r >> 1) % 4 == 0) u &= 0x000fffffffffffffull;   /* subnormal */
+    double d;
+    memcpy(&d, &u, 8);
+    if (b == 0 || (r >> 3) % 32 == 0) return sg * d;
+    /* mostly within 2^-60..2^60 of b: the lane path's range, and fmod
+     * (the reference) is slow on far exponents */
+    return sg * ldexp(1.0 + (double)(u & 0x000fffffffffffffull) * 0x1p-52, ilogb(b) + (int)((r >> 6) % 121) - 60);
+  }
+  case 1: {                        /* near an integer multiple of b */
+    double k = (double)(rem64_rng(s) >> (11 + (r >> 8) % 53));
+    double a = k * b;
+    for (int j = (int)((r >> 2) % 7) - 3; j != 0; j += j < 0 ? 1 : -1) a = nextafter(a, j < 0 ? -INFINITY : INFINITY);
+    return ((r >> 5) & 1) ? -a : a;
+  }
+  default: {                       /* quotients around 2^52 */
+    double q = ldexp(1.0 + (double)(rem64_rng(s) >> 12) * 0x1p-52, 50 + (int)((r >> 3) % 4));
+    return sg * q * b;
+  }
+  }
+}
+Test(flex_blocks, rem_f64_matches_scalar_rule) {
+  static const double aw[] = { 0.0, -0.0, 1.0, -1.0, 7.5, -7.5, 3.0, -3.0, INFINITY, -INFINITY, NAN, 0x1p-1074,
+                               -0x1p-1074, 0x1p-1022, 1e300, -1e300, -1e-300, 1e-300, 0x1p52, 0x1.fffffffffffffp51,
+                               -0x1.fffffffffffffp51, 9007199254740991.0, 0.1, -0.1, 5.0, 0x1.0000000000001p0,
+                               0x1.8p-1070, DBL_MAX, -DBL_MAX };
+  static const double bw[] = { 1.0, -1.0, 0.0, -0.0, 2.0, -2.0, 0.3, -0.3, INFINITY, -INFINITY, NAN, 0x1p-1074,
+                               -0x1p-1074, 0x1p-1022, 3.0, 1e-300, 0.1, 0x1.0000000000001p0, -0x1.fffffffffffffp-1,
+                               0x1p-1073, DBL_MAX, 1e300 };
+  enum { NA = sizeof aw / sizeof aw[0], NB = sizeof bw / sizeof bw[0], NG = 8 * NA * NB, CH = 1 << 16, ROUNDS = 64 };
+  static double a[NG > CH ? NG : CH], b[NG > CH ? NG : CH], o[NG > CH ? NG : CH];
+  for (int i = 0; i < NG; i++) a[i] = aw[i / 8 / NB], b[i] = bw[i / 8 % NB];
+  const struct bxfx_kernels *K[2] = { &bxfx_kern_avx2, &bxfx_kern_gen };
+  static double want[NG > CH ? NG : CH];   /* the reference once per pair: glibc's fmod is slow */
+#define REM64_CHECK(n, what)                                                                        \
+  for (int v = 0; v < 2; v++) {                                                                     \
+    K[v]->rem_f64(a, b, o, (size_t)(n));                                                            \
+    for (int i = 0; i < (n); i++)                                                                   \
+      cr_assert(memcmp(&o[i], &want[i], 8) == 0 || (want[i] != want[i] && o[i] != o[i]),             \
+                "%s %s rem(%a, %a): %a, want %a", K[v]->isa, what, a[i], b[i], o[i], want[i]);      \
+  }
+  for (int i = 0; i < NG; i++) want[i] = bxk_rem_f64(a[i], b[i]);
+  REM64_CHECK(NG, "edge");
+  uint64_t s = 0x9e3779b97f4a7c15ull;
+  for (int round = 0; round < ROUNDS; round++) {   /* 64 x 64Ki = 4M pairs */
+    int fam = round % 3;
+    for (int i = 0; i < CH; i++) {
+      b[i] = rem64_pick(&s, 0, 0.0);
+      if (fam != 0 && (b[i] == 0 || fabs(b[i]) > 0x1p900 || fabs(b[i]) < 0x1p-900))   /* keep k b finite, b nonzero */
+        b[i] = ldexp(1.0 + (double)(rem64_rng(&s) >> 12) * 0x1p-52, (int)(rem64_rng(&s) % 200) - 100);
+      a[i] = rem64_pick(&s, fam, b[i]);
+      want[i] = bxk_rem_f64(a[i], b[i]);
+    }
+    REM64_CHECK(CH, fam == 0 ? "random" : fam == 1 ? "near k*b" : "near 2^52");
+  }
+  for (int n = 0; n <= 17; n++) {   /* every tail length; o[n] stays untouched */
+    o[n] = 42.0;
+    REM64_CHECK(n, "tail");
+    cr_assert_eq(o[n], 42.0, "n=%d wrote past the end", n);
+  }
+#undef REM64_CHECK
 }
 
 /* i32 pow by one exponent (pow_scalar's blocked square-and-multiply) is
