@@ -37,6 +37,8 @@ enum {
 #undef X
   BXFX_BIN_COUNT
 };
+/* The half types of the fused kernels (bin_half's first index). */
+enum { BXFX_H_F16, BXFX_H_BF16, BXFX_H_COUNT };
 /* Unary f32 kernels o[i] = f(a[i]); o may equal a (in place). */
 #define BXFX_UN_LIST(X) X(exp) X(log) X(log1p) X(sin) X(cos) X(tanh) X(erf) \
   X(sigmoid) X(sqrt) X(rsqrt) X(neg) X(abs) X(relu) X(recip) X(floor) X(ceil) \
@@ -213,11 +215,17 @@ struct bxfx_kernels {
   void (*f32_to_f16)(const float *a, uint16_t *o, size_t n);
   void (*bf16_to_f32)(const uint16_t *a, float *o, size_t n);
   void (*f32_to_bf16)(const float *a, uint16_t *o, size_t n);
-  /* bf16 o[i] = a[i] OP b[i] (BXFX_BIN_*) computed in f32 and rounded
-   * once, widening and narrowing in registers; the broadcast operand of
-   * BXFX_SV / BXFX_VS is s (as f32), a or b unread there. */
-  void (*bin_bf16[BXFX_BIN_COUNT])(const uint16_t *a, const uint16_t *b, float s, uint16_t *o, size_t n,
+  /* Half (BXFX_H_*) o[i] = a[i] OP b[i] (BXFX_BIN_*) computed in f32 and
+   * rounded once, widening and narrowing in registers; the broadcast
+   * operand of BXFX_SV / BXFX_VS is s (as f32), a or b unread there. */
+  void (*bin_half[BXFX_H_COUNT][BXFX_BIN_COUNT])(const uint16_t *a, const uint16_t *b, float s, uint16_t *o, size_t n,
                                    int mode);
+  /* Half comparisons (BXFX_CMP_*) as 0/1 bytes likewise. */
+  void (*cmp_half[BXFX_H_COUNT][BXFX_CMP_COUNT])(const uint16_t *a, const uint16_t *b, float s, uint8_t *o,
+                                                 size_t n, int mode);
+  /* Half o[i] = f(a[i]) (BXFX_UN_*) likewise, o may equal a; each value
+   * the f32 kernel's (un) rounded to the half type.  NULL for sigmoid. */
+  void (*un_half[BXFX_H_COUNT][BXFX_UN_COUNT])(const uint16_t *a, uint16_t *o, size_t n);
   /* The rest with bext_cast's rules: f32 -> i32 NaN 0, truncate, saturate;
    * the others one rounding (or exact). */
   void (*f32_to_i32)(const float *a, int32_t *o, size_t n);

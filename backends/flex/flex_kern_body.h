@@ -184,12 +184,9 @@ typedef uint8_t v8b __attribute__((vector_size(8)));
       for (; i < n; i++) o[i] = a[i] OP b[0];                                       \
     }                                                                               \
   }
-BXFX_CMP_DEF(eq, ==)
-BXFX_CMP_DEF(ne, !=)
-BXFX_CMP_DEF(gt, >)
-BXFX_CMP_DEF(ge, >=)
-BXFX_CMP_DEF(lt, <)
-BXFX_CMP_DEF(le, <=)
+/* The comparisons and their operators, for these and the half ones. */
+#define BXFX_CMP_OPS(X) X(eq, ==) X(ne, !=) X(gt, >) X(ge, >=) X(lt, <) X(le, <=)
+BXFX_CMP_OPS(BXFX_CMP_DEF)
 #undef BXFX_CMP_DEF
 
 /* ---- native-width ints, f64 comparisons --------------------------------- */
@@ -313,13 +310,9 @@ BXFX_CMP_T_DEF(cmp_f64, double)
     for (size_t i = 0; i < n; i++) o[i] = fn(a[i]);                               \
   }
 #endif
-BXFX_UN_TR(exp, expf)
-BXFX_UN_TR(log, logf)
-BXFX_UN_TR(log1p, log1pf)
-BXFX_UN_TR(sin, sinf)
-BXFX_UN_TR(cos, cosf)
-BXFX_UN_TR(tanh, tanhf)
-BXFX_UN_TR(erf, erff)
+#define BXFX_UN_TR_LIST(X) X(exp, expf) X(log, logf) X(log1p, log1pf) X(sin, sinf) X(cos, cosf) \
+  X(tanh, tanhf) X(erf, erff)
+BXFX_UN_TR_LIST(BXFX_UN_TR)
 
 /* f64 (4 lanes) and the pows, the same way: a tail goes through the same
  * vector routine, padded. */
@@ -392,22 +385,6 @@ static void SFX(un_sigmoid)(const float *a, float *o, size_t n) {
   }
 }
 
-#define BXFX_UN_EL(name, VEXPR, SEXPR)                                             \
-  static void SFX(un_##name)(const float *a, float *o, size_t n) {               \
-    size_t i = 0;                                                                  \
-    v8f one = SFX(splat)(1.0f), zero = SFX(splat)(0.0f);                          \
-    (void)one; (void)zero;                                                         \
-    for (; i + 8 <= n; i += 8) { v8f x = SFX(ld)(a + i); BXFX_ST(o + i, VEXPR); }  \
-    for (; i < n; i++) { float x = a[i]; o[i] = SEXPR; }                           \
-  }
-BXFX_UN_EL(sqrt, BXFX_VSQRT(x), sqrtf(x))
-BXFX_UN_EL(rsqrt, one / BXFX_VSQRT(x), 1.0f / sqrtf(x))
-BXFX_UN_EL(neg, -x, -x)
-BXFX_UN_EL(abs, (v8f)((v8i)x & SFX(splati)(0x7fffffff)), fabsf(x))
-/* relu: the vector form must agree with bxk_relu_f32 (x < 0 ? 0 : x, so -0
- * and NaN pass through), checked by test_flex_blocks.c. */
-BXFX_UN_EL(relu, BXFX_SEL((v8i)(x < zero), zero, x), bxk_relu_f32(x))
-BXFX_UN_EL(recip, one / x, 1.0f / x)
 /* Rounding: the AVX form rounds lanes with the same rule as floorf,
  * ceilf and nearbyintf (bxk_round_f32: the current mode, to nearest even
  * by default); the baseline form calls them lane by lane. */
@@ -422,11 +399,33 @@ BXFX_UN_EL(recip, one / x, 1.0f / x)
 #define BXFX_VCEIL(x) BXFX_VLANES(x, ceilf)
 #define BXFX_VNEAR(x) BXFX_VLANES(x, bxk_round_f32)
 #endif
-BXFX_UN_EL(floor, BXFX_VFLOOR(x), floorf(x))
-BXFX_UN_EL(ceil, BXFX_VCEIL(x), ceilf(x))
-BXFX_UN_EL(round, BXFX_VNEAR(x), bxk_round_f32(x))
-/* sign: bxk_sign_f32 lane-wise (1, -1, or x itself: zeros and NaN). */
-BXFX_UN_EL(sign, BXFX_SEL((v8i)(x > zero), one, BXFX_SEL((v8i)(x < zero), -one, x)), bxk_sign_f32(x))
+/* The lane-wise unary ops: name, vector form, scalar form (bxk_scalar.h's
+ * rule), each seeing x (and the constants one and zero).  Listed once for
+ * the f32 kernels and the fused half ones (un_half).
+ * relu: the vector form must agree with bxk_relu_f32 (x < 0 ? 0 : x, so -0
+ * and NaN pass through); sign: bxk_sign_f32 (1, -1, or x itself: zeros
+ * and NaN); both checked by test_flex_blocks.c. */
+#define BXFX_UN_EL_LIST(X)                                                        \
+  X(sqrt, BXFX_VSQRT(x), sqrtf(x))                                                \
+  X(rsqrt, one / BXFX_VSQRT(x), 1.0f / sqrtf(x))                                  \
+  X(neg, -x, -x)                                                                  \
+  X(abs, (v8f)((v8i)x & SFX(splati)(0x7fffffff)), fabsf(x))                       \
+  X(relu, BXFX_SEL((v8i)(x < zero), zero, x), bxk_relu_f32(x))                    \
+  X(recip, one / x, 1.0f / x)                                                     \
+  X(floor, BXFX_VFLOOR(x), floorf(x))                                             \
+  X(ceil, BXFX_VCEIL(x), ceilf(x))                                                \
+  X(round, BXFX_VNEAR(x), bxk_round_f32(x))                                       \
+  X(sign, BXFX_SEL((v8i)(x > zero), one, BXFX_SEL((v8i)(x < zero), -one, x)), bxk_sign_f32(x))
+#define BXFX_UN_EL(name, VEXPR, SEXPR)                                             \
+  static void SFX(un_##name)(const float *a, float *o, size_t n) {               \
+    size_t i = 0;                                                                  \
+    v8f one = SFX(splat)(1.0f), zero = SFX(splat)(0.0f);                          \
+    (void)one; (void)zero;                                                         \
+    for (; i + 8 <= n; i += 8) { v8f x = SFX(ld)(a + i); BXFX_ST(o + i, VEXPR); }  \
+    for (; i < n; i++) { float x = a[i]; o[i] = SEXPR; }                           \
+  }
+BXFX_UN_EL_LIST(BXFX_UN_EL)
+#undef BXFX_UN_EL
 
 /* f32 op f64-scalar in f64 lanes (flex_kern.h binw_f32): one switch per
  * call, so each loop is a straight convert-op-convert. */
@@ -1160,20 +1159,34 @@ static void SFX(cumstep_f64)(double *acc, const double *x, double *o, size_t n) 
 }
 
 /* ---- conversions ------------------------------------------------------- */
+/* 8 f16 lanes to f32 and back.  F16C's conversions give bxk_scalar.h's
+ * bits for every input: round to nearest even, overflow to inf,
+ * subnormals, NaN as sign|0x7e00|top payload (checked once off-line on
+ * all 2^32 f32 patterns; test_flex_blocks.c runs every f16 pattern
+ * through the ops).  The widening may quiet a signalling NaN, which the
+ * narrowing quiets anyway.  The baseline ISA converts lane by lane with
+ * the scalar rules themselves. */
+#ifdef BXFX_AVX
+#define BXFX_F16_LD(p) ((v8f)_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)(p))))
+#define BXFX_F16_ST(p, v) \
+  _mm_storeu_si128((__m128i *)(void *)(p), _mm256_cvtps_ph((__m256)(v), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC))
+#else
+#define BXFX_F16_LD(p) ({ v8f f_; for (int l_ = 0; l_ < 8; l_++) f_[l_] = bxk_f16_to_f32((p)[l_]); f_; })
+#define BXFX_F16_ST(p, v) \
+  do { v8f f_ = (v); for (int l_ = 0; l_ < 8; l_++) (p)[l_] = bxk_f32_to_f16(f_[l_]); } while (0)
+#endif
+
 static void SFX(f16_to_f32)(const uint16_t *a, float *o, size_t n) {
   size_t i = 0;
 #ifdef BXFX_AVX
-  for (; i + 8 <= n; i += 8)
-    _mm256_storeu_ps(o + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(a + i))));
+  for (; i + 8 <= n; i += 8) BXFX_ST(o + i, BXFX_F16_LD(a + i));
 #endif
   for (; i < n; i++) o[i] = bxk_f16_to_f32(a[i]);
 }
 static void SFX(f32_to_f16)(const float *a, uint16_t *o, size_t n) {
   size_t i = 0;
 #ifdef BXFX_AVX
-  for (; i + 8 <= n; i += 8)
-    _mm_storeu_si128((__m128i *)(o + i),
-                     _mm256_cvtps_ph(_mm256_loadu_ps(a + i), _MM_FROUND_TO_NEAREST_INT));
+  for (; i + 8 <= n; i += 8) BXFX_F16_ST(o + i, SFX(ld)(a + i));
 #endif
   for (; i < n; i++) o[i] = bxk_f32_to_f16(a[i]);
 }
@@ -1243,7 +1256,7 @@ static void SFX(bf16_to_f32)(const uint16_t *a, float *o, size_t n) {
     const v8u absm_ = { 0x7fffffffu, 0x7fffffffu, 0x7fffffffu, 0x7fffffffu,      \
                         0x7fffffffu, 0x7fffffffu, 0x7fffffffu, 0x7fffffffu };    \
     v8u u_ = (v8u)(v);                                                            \
-    v8u nan_ = (v8u)((u_ & absm_) > 0x7f800000u);                                 \
+    v8u nan_ = (v8u)((v8i)(u_ & absm_) > 0x7f800000); /* signed: no sign flip */ \
     v8u r_ = (u_ + 0x7fffu + ((u_ >> 16) & 1u)) >> 16;                            \
     r_ = (r_ & ~nan_) | (((u_ >> 16) | 0x40u) & nan_);                            \
     v8h h_ = __builtin_convertvector(r_, v8h);                                    \
@@ -1255,35 +1268,135 @@ static void SFX(f32_to_bf16)(const float *a, uint16_t *o, size_t n) {
   for (; i < n; i++) o[i] = bxk_f32_to_bf16(a[i]);
 }
 
-/* bf16 binary ops fused: each 8 lanes widened, combined by the f32
- * expression and narrowed in registers.  The same values as the f32
- * kernel between the two conversions (f32 arithmetic rounded to bf16,
- * bxk_scalar.h), in one pass instead of three over L1 blocks.  s is the
- * broadcast operand (a in BXFX_SV, b in BXFX_VS) already as f32. */
-#define BXFX_BINH_DEF(name)                                                          \
-  static void SFX(binh_##name)(const uint16_t *a, const uint16_t *b, float s,        \
-                               uint16_t *o, size_t n, int mode) {                    \
+/* Half binary ops fused (f16 and bf16, BXFX_H_*): each 8 lanes widened,
+ * combined by the f32 expression and narrowed in registers.  The same
+ * values as the f32 kernel between the two conversions (f32 arithmetic
+ * rounded to the half type, bxk_scalar.h), in one pass instead of three
+ * over L1 blocks.  s is the broadcast operand (a in BXFX_SV, b in
+ * BXFX_VS) already as f32.  H names the BXFX_<H>_LD/ST pair, h the
+ * scalar bxk_<h>_to_f32 / bxk_f32_to_<h>. */
+#define BXFX_BINH_DEF(H, h, name)                                                    \
+  static void SFX(binh_##h##_##name)(const uint16_t *a, const uint16_t *b, float s,  \
+                                     uint16_t *o, size_t n, int mode) {              \
     size_t i = 0;                                                                    \
     if (mode == BXFX_VV) {                                                           \
       for (; i + 8 <= n; i += 8) {                                                   \
-        v8f x = BXFX_BF16_LD(a + i), y = BXFX_BF16_LD(b + i);                        \
-        BXFX_BF16_ST(o + i, BXFX_VEXPR_##name);                                      \
+        v8f x = BXFX_##H##_LD(a + i), y = BXFX_##H##_LD(b + i);                      \
+        BXFX_##H##_ST(o + i, BXFX_VEXPR_##name);                                     \
       }                                                                              \
     } else if (mode == BXFX_SV) {                                                    \
       v8f x = SFX(splat)(s);                                                         \
-      for (; i + 8 <= n; i += 8) { v8f y = BXFX_BF16_LD(b + i); BXFX_BF16_ST(o + i, BXFX_VEXPR_##name); } \
+      for (; i + 8 <= n; i += 8) { v8f y = BXFX_##H##_LD(b + i); BXFX_##H##_ST(o + i, BXFX_VEXPR_##name); } \
     } else {                                                                         \
       v8f y = SFX(splat)(s);                                                         \
-      for (; i + 8 <= n; i += 8) { v8f x = BXFX_BF16_LD(a + i); BXFX_BF16_ST(o + i, BXFX_VEXPR_##name); } \
+      for (; i + 8 <= n; i += 8) { v8f x = BXFX_##H##_LD(a + i); BXFX_##H##_ST(o + i, BXFX_VEXPR_##name); } \
     }                                                                                \
     for (; i < n; i++) {                                                             \
-      float x = mode == BXFX_SV ? s : bxk_bf16_to_f32(a[i]);                         \
-      float y = mode == BXFX_VS ? s : bxk_bf16_to_f32(b[i]);                         \
-      o[i] = bxk_f32_to_bf16(BXFX_SEXPR_##name);                                     \
+      float x = mode == BXFX_SV ? s : bxk_##h##_to_f32(a[i]);                        \
+      float y = mode == BXFX_VS ? s : bxk_##h##_to_f32(b[i]);                        \
+      o[i] = bxk_f32_to_##h(BXFX_SEXPR_##name);                                      \
     }                                                                                \
   }
-BXFX_BIN_LIST(BXFX_BINH_DEF)
+#define BXFX_BINH_F16(name) BXFX_BINH_DEF(F16, f16, name)
+#define BXFX_BINH_BF16(name) BXFX_BINH_DEF(BF16, bf16, name)
+BXFX_BIN_LIST(BXFX_BINH_F16)
+BXFX_BIN_LIST(BXFX_BINH_BF16)
+#undef BXFX_BINH_F16
+#undef BXFX_BINH_BF16
 #undef BXFX_BINH_DEF
+
+/* Half comparisons fused likewise: 32 lanes widened and compared (exact:
+ * the f32 comparison of the widened values), packed to 0/1 bytes as the
+ * f32 kernels pack them.  XL(k)/YL(k) are the k-th 8 lanes of a side. */
+#define BXFX_CMPH_LOOP(XL, YL, OP)                                                   \
+  for (; i + 32 <= n; i += 32)                                                       \
+    BXFX_CMP_ST32(o + i, (v8i)(XL(0) OP YL(0)), (v8i)(XL(8) OP YL(8)),               \
+                  (v8i)(XL(16) OP YL(16)), (v8i)(XL(24) OP YL(24)))
+#define BXFX_CMPH_DEF(H, h, name, OP)                                                \
+  static void SFX(cmph_##h##_##name)(const uint16_t *a, const uint16_t *b, float s,  \
+                                     uint8_t *o, size_t n, int mode) {               \
+    size_t i = 0;                                                                    \
+    const v8f sv = SFX(splat)(s);                                                    \
+    (void)sv;                                                                        \
+    if (mode == BXFX_VV) {                                                           \
+      BXFX_CMPH_LOOP(BXFX_CMPH_A_##H, BXFX_CMPH_B_##H, OP);                          \
+    } else if (mode == BXFX_SV) {                                                    \
+      BXFX_CMPH_LOOP(BXFX_CMPH_S, BXFX_CMPH_B_##H, OP);                              \
+    } else {                                                                         \
+      BXFX_CMPH_LOOP(BXFX_CMPH_A_##H, BXFX_CMPH_S, OP);                              \
+    }                                                                                \
+    for (; i < n; i++) {                                                             \
+      float x = mode == BXFX_SV ? s : bxk_##h##_to_f32(a[i]);                        \
+      float y = mode == BXFX_VS ? s : bxk_##h##_to_f32(b[i]);                        \
+      o[i] = x OP y;                                                                 \
+    }                                                                                \
+  }
+#define BXFX_CMPH_S(k) sv
+#define BXFX_CMPH_A_F16(k) BXFX_F16_LD(a + i + (k))
+#define BXFX_CMPH_B_F16(k) BXFX_F16_LD(b + i + (k))
+#define BXFX_CMPH_A_BF16(k) BXFX_BF16_LD(a + i + (k))
+#define BXFX_CMPH_B_BF16(k) BXFX_BF16_LD(b + i + (k))
+#define BXFX_CMPH_F16(name, OP) BXFX_CMPH_DEF(F16, f16, name, OP)
+#define BXFX_CMPH_BF16(name, OP) BXFX_CMPH_DEF(BF16, bf16, name, OP)
+BXFX_CMP_OPS(BXFX_CMPH_F16)
+BXFX_CMP_OPS(BXFX_CMPH_BF16)
+#undef BXFX_CMPH_F16
+#undef BXFX_CMPH_BF16
+#undef BXFX_CMPH_DEF
+#undef BXFX_CMPH_LOOP
+#undef BXFX_CMPH_S
+#undef BXFX_CMPH_A_F16
+#undef BXFX_CMPH_B_F16
+#undef BXFX_CMPH_A_BF16
+#undef BXFX_CMPH_B_BF16
+
+/* Half unary ops fused likewise (the lane-wise ones, BXFX_UN_EL_LIST):
+ * o may equal a (in place). */
+#define BXFX_UNH_DEF(H, h, name, VEXPR, SEXPR)                                      \
+  static void SFX(unh_##h##_##name)(const uint16_t *a, uint16_t *o, size_t n) {     \
+    size_t i = 0;                                                                   \
+    v8f one = SFX(splat)(1.0f), zero = SFX(splat)(0.0f);                           \
+    (void)one; (void)zero;                                                          \
+    for (; i + 8 <= n; i += 8) { v8f x = BXFX_##H##_LD(a + i); BXFX_##H##_ST(o + i, VEXPR); } \
+    for (; i < n; i++) { float x = bxk_##h##_to_f32(a[i]); o[i] = bxk_f32_to_##h(SEXPR); } \
+  }
+#define BXFX_UNH_F16(name, VEXPR, SEXPR) BXFX_UNH_DEF(F16, f16, name, VEXPR, SEXPR)
+#define BXFX_UNH_BF16(name, VEXPR, SEXPR) BXFX_UNH_DEF(BF16, bf16, name, VEXPR, SEXPR)
+BXFX_UN_EL_LIST(BXFX_UNH_F16)
+BXFX_UN_EL_LIST(BXFX_UNH_BF16)
+#undef BXFX_UNH_F16
+#undef BXFX_UNH_BF16
+#undef BXFX_UNH_DEF
+
+/* The transcendentals fused the same way: full vectors through libmvec
+ * (a padded tail too, as un_* does it: the lanes do not interact, so each
+ * value is the f32 kernel's), or libm lane by lane in the baseline. */
+#ifdef BXFX_MVEC
+#define BXFX_UNH_TR_DEF(H, h, name, fn)                                             \
+  static void SFX(unh_##h##_##name)(const uint16_t *a, uint16_t *o, size_t n) {     \
+    size_t i = 0;                                                                   \
+    for (; i + 8 <= n; i += 8) { v8f x = BXFX_##H##_LD(a + i); BXFX_##H##_ST(o + i, BXFX_MV(fn)); } \
+    if (i < n) {                                                                    \
+      uint16_t t[8] = { 0 };                                                        \
+      memcpy(t, a + i, (n - i) * sizeof(uint16_t));                                 \
+      v8f x = BXFX_##H##_LD(t);                                                     \
+      BXFX_##H##_ST(t, BXFX_MV(fn));                                                \
+      memcpy(o + i, t, (n - i) * sizeof(uint16_t));                                 \
+    }                                                                               \
+  }
+#else
+#define BXFX_UNH_TR_DEF(H, h, name, fn)                                             \
+  static void SFX(unh_##h##_##name)(const uint16_t *a, uint16_t *o, size_t n) {     \
+    for (size_t i = 0; i < n; i++) o[i] = bxk_f32_to_##h(fn(bxk_##h##_to_f32(a[i]))); \
+  }
+#endif
+#define BXFX_UNH_TR_F16(name, fn) BXFX_UNH_TR_DEF(F16, f16, name, fn)
+#define BXFX_UNH_TR_BF16(name, fn) BXFX_UNH_TR_DEF(BF16, bf16, name, fn)
+BXFX_UN_TR_LIST(BXFX_UNH_TR_F16)
+BXFX_UN_TR_LIST(BXFX_UNH_TR_BF16)
+#undef BXFX_UNH_TR_F16
+#undef BXFX_UNH_TR_BF16
+#undef BXFX_UNH_TR_DEF
 
 /* ---- creation ---------------------------------------------------------- */
 /* arange: o[i] = start + (double)(i0 + i) * step, stored as the runtime's
@@ -1440,10 +1553,33 @@ const struct bxfx_kernels VARIANT = {
   .f32_to_f16 = SFX(f32_to_f16),
   .bf16_to_f32 = SFX(bf16_to_f32),
   .f32_to_bf16 = SFX(f32_to_bf16),
-  .bin_bf16 = {
-#define X(n) SFX(binh_##n),
-    BXFX_BIN_LIST(X)
+  .bin_half = {
+#define X(n) SFX(binh_f16_##n),
+    [BXFX_H_F16] = { BXFX_BIN_LIST(X) },
 #undef X
+#define X(n) SFX(binh_bf16_##n),
+    [BXFX_H_BF16] = { BXFX_BIN_LIST(X) },
+#undef X
+  },
+  .cmp_half = {
+#define X(n) SFX(cmph_f16_##n),
+    [BXFX_H_F16] = { BXFX_CMP_LIST(X) },
+#undef X
+#define X(n) SFX(cmph_bf16_##n),
+    [BXFX_H_BF16] = { BXFX_CMP_LIST(X) },
+#undef X
+  },
+  .un_half = {
+#define X(n, v_, s_) [BXFX_UN_##n] = SFX(unh_f16_##n),
+#define Y(n, f_) [BXFX_UN_##n] = SFX(unh_f16_##n),
+    [BXFX_H_F16] = { BXFX_UN_EL_LIST(X) BXFX_UN_TR_LIST(Y) },
+#undef X
+#undef Y
+#define X(n, v_, s_) [BXFX_UN_##n] = SFX(unh_bf16_##n),
+#define Y(n, f_) [BXFX_UN_##n] = SFX(unh_bf16_##n),
+    [BXFX_H_BF16] = { BXFX_UN_EL_LIST(X) BXFX_UN_TR_LIST(Y) },
+#undef X
+#undef Y
   },
   .f32_to_i32 = SFX(f32_to_i32),
   .i32_to_f32 = SFX(i32_to_f32),
