@@ -1091,13 +1091,21 @@ static void cast_chunk(void *ctx, size_t b, size_t e) {
   }
 }
 
+/* A dense permuted input (x^T, a permute of a whole buffer) keeps its
+ * layout, as the elementwise ops do (keeps_layout; libtorch's
+ * preserve_format): the output is viewed with the input's strides and the
+ * cast runs over both buffers as flat arrays, one pass at the contiguous
+ * speed.  Other strided inputs take a tiled copy first (transposed_copy)
+ * or are gathered per block. */
 bext_tensor *bxfx_exec_cast(struct bxr_op *op) {
   bext_tensor *t = op->in[0];
-  bext_tensor *out = bxfx_output(op, 1);   /* same dtype: in place is a no-op copy */
+  const bool keep = keeps_layout(op, 1);
+  /* same dtype: in place is a no-op copy */
+  bext_tensor *out = keep && !bxr_op_can_reuse(op, 0) ? output_like(op, t) : bxfx_output(op, 1);
   if (!out) return NULL;
   if (out == t) return out;
   struct cast_job J = { .t = t, .src = bxr_data(t), .dst = bxr_data(out), .sdt = t->dtype,
-                        .ddt = out->dtype, .contig = bxr_is_contiguous(t) };
+                        .ddt = out->dtype, .contig = keep || bxr_is_contiguous(t) };
   bext_tensor *tmp = J.contig ? NULL : transposed_copy(t, &op->out);
   if (tmp) J.src = bxr_data(tmp), J.contig = true;
   bxr_pool_for((size_t)bxr_numel(t->rank, t->shape), J.contig ? 2 : 8, 64, cast_chunk, &J);
