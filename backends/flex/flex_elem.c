@@ -383,6 +383,11 @@ struct ew_tilebuf {
   _Alignas(32) uint32_t t[3][BXFX_TILE_R * BXFX_TILE_C];
 };
 
+/* Columns ahead of the one being transposed whose runs are prefetched
+ * (bxfx_prefetch_runs): past the tile's end they are the next tile's of
+ * the same tile row, the one a thread takes next. */
+#define BXFX_TILE_PF 32
+
 static void ew_tile_chunk(void *ctx, size_t b, size_t e) {
   const struct ew *E = ctx;
   const int R = E->rank, nin = E->nin;
@@ -416,9 +421,12 @@ static void ew_tile_chunk(void *ctx, size_t b, size_t e) {
       int64_t s1 = E->st[k][R - 1];
       if (s1 == 0 || s1 == 1 || esz[k] != 4 || E->st[k][R - 2] != 1 || (h & 7) || (n & 7)) continue;
       const uint32_t *src = (const uint32_t *)(const void *)E->src[k] + base[k] + r0 + c0 * s1;
-      for (int64_t rb = 0; rb < h; rb += 8)
-        for (size_t cb = 0; cb < n; cb += 8)
+      for (size_t cb = 0; cb < n; cb += 8) {
+        if (c0 + (int64_t)cb + BXFX_TILE_PF + 8 <= cols)
+          bxfx_prefetch_runs(src + ((int64_t)cb + BXFX_TILE_PF) * s1, s1 * 4, 8, h * 4);
+        for (int64_t rb = 0; rb < h; rb += 8)
           K->tile8_u32(T.t[k] + rb * BXFX_TILE_C + (int64_t)cb, BXFX_TILE_C, src + rb + (int64_t)cb * s1, s1);
+      }
       tb[k] = true;
     }
     for (int64_t r = r0; r < r0 + h; r++) {

@@ -76,6 +76,8 @@ static void tile_copy_u32(char *dp, int64_t dsp, const char *sp, int64_t ssl, in
   void (*const t8)(uint32_t *, int64_t, const uint32_t *, int64_t) = bxfx_kern()->tile8_u32;
   for (int64_t j0 = 0; j0 < L; j0 += BXFX_TILE) {
     int64_t j1 = j0 + BXFX_TILE < L ? j0 + BXFX_TILE : L;
+    /* the next tile's source runs, while this one is transposed */
+    if (j1 < L) bxfx_prefetch_runs((const uint32_t *)sp + j1 * ssl + i0, ssl * 4, L - j1 < BXFX_TILE ? L - j1 : BXFX_TILE, (i1 - i0) * 4);
     int64_t i = i0;
     for (; i + 8 <= i1; i += 8) {
       int64_t j = j0;
