@@ -326,6 +326,19 @@ static bext_tensor *add_self_op(bext_tensor *t, void *a) {
   bext_tensor *c = bext_contiguous(bext_retain(t));
   return bext_add(t, c);
 }
+static bext_tensor *gt_self_op(bext_tensor *t, void *a) {
+  /* transposed > contiguous negation: the tile walk into a bool output */
+  (void)a;
+  bext_tensor *c = bext_neg(bext_contiguous(bext_retain(t)));
+  return bext_gt(t, c);
+}
+static bext_tensor *where_self_op(bext_tensor *t, void *a) {
+  /* mask_where with a transposed t and a contiguous mask and value */
+  (void)a;
+  bext_tensor *c = bext_contiguous(bext_retain(t));
+  bext_tensor *m = bext_gt_scalar(bext_retain(c), 0.5);
+  return bext_mask_where(t, m, bext_neg(c));
+}
 static bext_tensor *permute_contig_op(bext_tensor *t, void *a) {
   bext_tensor *p = bext_permute(t, (const int *)a, 3);
   return p ? bext_contiguous(p) : NULL;
@@ -338,13 +351,18 @@ static bext_tensor *permute_neg_op(bext_tensor *t, void *a) {
 Test(flex_edges, transposed_inputs_through_tiles) {
   /* Shapes around the 32-element tiles (and under them), large enough for
    * the elementwise engine's tiled copy of a transposed input. */
-  const int64_t shapes[][2] = { { 70, 45 }, { 64, 64 }, { 33, 97 }, { 31, 200 }, { 1000, 3 } };
+  const int64_t shapes[][2] = { { 70, 45 }, { 64, 64 }, { 33, 97 }, { 31, 200 }, { 1000, 3 },
+                                /* past one 32x256 tile and its prefetch distance, ragged */
+                                { 33, 257 }, { 257, 33 }, { 300, 520 }, { 1, 3000 }, { 3000, 1 } };
   for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
     const int64_t *sh = shapes[i];
     check(BEXT_F32, 2, sh, 1, true, neg_op, NULL, 0, "neg");
     check(BEXT_F64, 2, sh, 1, true, contig_op, NULL, 0, "contiguous");
     check(BEXT_I32, 2, sh, 0, true, contig_op, NULL, 0, "contiguous");
     check(BEXT_F32, 2, sh, 1, true, add_self_op, NULL, 0, "add");
+    check(BEXT_F32, 2, sh, 1, true, gt_self_op, NULL, 0, "gt");
+    check(BEXT_F32, 2, sh, 1, true, where_self_op, NULL, 0, "mask_where");
+    check(BEXT_F64, 2, sh, 1, true, add_self_op, NULL, 0, "add");
     struct cmp_arg c = { 2, 0.3 };
     check(BEXT_F32, 2, sh, 1, true, cmp_op, &c, 0, "gt_scalar");
     bext_dtype to = BEXT_F16;
