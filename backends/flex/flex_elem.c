@@ -439,6 +439,11 @@ static void ew_tile_chunk(void *ctx, size_t b, size_t e) {
         } else {
           in[k] = E->src[k] + (base[k] + r * E->st[k][R - 2] + c0 * E->st[k][R - 1]) * (int64_t)esz[k];
           ist[k] = E->st[k][R - 1];
+          /* this row's part of the next tile, the one the thread takes
+           * next: 32 interleaved 1 KiB runs are more streams than the
+           * hardware prefetchers follow */
+          if (ist[k] == 1 && c0 + 2 * (int64_t)n <= cols)
+            bxfx_prefetch_runs(in[k] + n * esz[k], 0, 1, (int64_t)(n * esz[k]));
         }
       }
       ew_block(E, &B, in, ist, (size_t)((o * rows + r) * cols + c0), n);
