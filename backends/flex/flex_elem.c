@@ -13,7 +13,7 @@
  * multi-index, so threaded and serial runs compute the same values.
  * Operands that all share one dense permuted layout (a transposed view)
  * keep it: the output takes it and the buffers are walked flat
- * (keeps_layout).  A transposed operand among others is read by a tile
+ * (keeps_layout; cast too).  A transposed operand among others is read by a tile
  * walk of the output (ew_tiled); bf16 binary ops of in-place operands
  * take fused widen-compute-narrow kernels (ew_block_bf16). */
 #include <math.h>
