@@ -156,11 +156,12 @@ Test(flex_layout, other_layouts_stay_row_major) {
 }
 
 /* bext_contiguous of transposes whose sides are no multiple of the 8x8
- * blocks or the 32-wide tiles, 4-byte (f32 with NaNs, i32) and other
+ * blocks or the 64-wide tiles (full tiles staged in a buffer, ragged ones
+ * copied straight), or exactly one tile, 4-byte (f32 with NaNs, i32) and other
  * element sizes (f64, bool): element (i, j) of the copy is (j, i) of the
  * source, compared as bits. */
 Test(flex_layout, transposed_copies_put_every_element_in_place) {
-  const int64_t sides[][2] = { { 67, 131 }, { 8, 8 }, { 33, 40 }, { 257, 9 } };
+  const int64_t sides[][2] = { { 67, 131 }, { 8, 8 }, { 33, 40 }, { 257, 9 }, { 64, 64 }, { 130, 200 }, { 200, 65 } };
   const bext_dtype dts[] = { BEXT_F32, BEXT_I32, BEXT_F64, BEXT_BOOL };
   for (size_t si = 0; si < sizeof sides / sizeof sides[0]; si++)
     for (size_t di = 0; di < sizeof dts / sizeof dts[0]; di++) {
