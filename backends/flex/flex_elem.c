@@ -1033,6 +1033,13 @@ static bool cast_fast(char *dst, bext_dtype ddt, const char *src, bext_dtype sdt
     case BEXT_BF16: K->f32_to_bf16((const float *)src, (uint16_t *)dst, n); return true;
     case BEXT_I32: K->f32_to_i32((const float *)src, (int32_t *)dst, n); return true;
     case BEXT_F64: K->f32_to_f64((const float *)src, (double *)dst, n); return true;
+    case BEXT_I64: { /* bxk_f64_to_i64 of the exactly widened value, in one pass (the
+                      * blocks below widened to an f64 buffer first) */
+      const float *a = (const float *)src;
+      int64_t *o = (int64_t *)dst;
+      for (size_t i = 0; i < n; i++) o[i] = bxk_f64_to_i64((double)a[i]);
+      return true;
+    }
     case BEXT_BOOL: { /* x != 0 (NaN is true): the comparison kernel against 0 */
       const float zero = 0.0f;
       K->cmp[BXFX_CMP_ne]((const float *)src, &zero, (uint8_t *)dst, n, BXFX_VS);
