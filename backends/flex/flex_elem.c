@@ -124,7 +124,7 @@ static void kernel(const struct ew *E, const void *const *in, const int *bc, voi
     case BXR_OP_SUB: L2(double, double, x - y);
     case BXR_OP_MUL: L2(double, double, x * y);
     case BXR_OP_DIV: L2(double, double, x / y);
-    case BXR_OP_REM: L2(double, double, bxk_rem_f64(x, y));
+    case BXR_OP_REM: K->rem_f64(in[0], in[1], out, n); break;
     case BXR_OP_POW: K->pow_f64(in[0], in[1], out, n); break;
     case BXR_OP_MAX: L2(double, double, bxk_max_f64(x, y));
     case BXR_OP_MIN: L2(double, double, bxk_min_f64(x, y));
