@@ -13,9 +13,9 @@
  * multi-index, so threaded and serial runs compute the same values.
  * Operands that all share one dense permuted layout (a transposed view)
  * keep it: the output takes it and the buffers are walked flat
- * (keeps_layout).  A transposed operand among others is read by a tile
- * walk of the output (ew_tiled); f16/bf16 binary and unary ops of
- * operands read in place take fused widen-compute-narrow kernels
+ * (keeps_layout; cast too).  A transposed operand among others is read
+ * by a tile walk of the output (ew_tiled); f16/bf16 binary and unary ops
+ * of operands read in place take fused widen-compute-narrow kernels
  * (ew_block_half, ew_block_unh). */
 #include <math.h>
 #include <string.h>
@@ -402,6 +402,11 @@ struct ew_tilebuf {
   _Alignas(32) uint32_t t[3][BXFX_TILE_R * BXFX_TILE_C];
 };
 
+/* Columns ahead of the one being transposed whose runs are prefetched
+ * (bxfx_prefetch_runs): past the tile's end they are the next tile's of
+ * the same tile row, the one a thread takes next. */
+#define BXFX_TILE_PF 32
+
 static void ew_tile_chunk(void *ctx, size_t b, size_t e) {
   const struct ew *E = ctx;
   const int R = E->rank, nin = E->nin;
@@ -435,9 +440,12 @@ static void ew_tile_chunk(void *ctx, size_t b, size_t e) {
       int64_t s1 = E->st[k][R - 1];
       if (s1 == 0 || s1 == 1 || esz[k] != 4 || E->st[k][R - 2] != 1 || (h & 7) || (n & 7)) continue;
       const uint32_t *src = (const uint32_t *)(const void *)E->src[k] + base[k] + r0 + c0 * s1;
-      for (int64_t rb = 0; rb < h; rb += 8)
-        for (size_t cb = 0; cb < n; cb += 8)
+      for (size_t cb = 0; cb < n; cb += 8) {
+        if (c0 + (int64_t)cb + BXFX_TILE_PF + 8 <= cols)
+          bxfx_prefetch_runs(src + ((int64_t)cb + BXFX_TILE_PF) * s1, s1 * 4, 8, h * 4);
+        for (int64_t rb = 0; rb < h; rb += 8)
           K->tile8_u32(T.t[k] + rb * BXFX_TILE_C + (int64_t)cb, BXFX_TILE_C, src + rb + (int64_t)cb * s1, s1);
+      }
       tb[k] = true;
     }
     for (int64_t r = r0; r < r0 + h; r++) {
@@ -450,6 +458,11 @@ static void ew_tile_chunk(void *ctx, size_t b, size_t e) {
         } else {
           in[k] = E->src[k] + (base[k] + r * E->st[k][R - 2] + c0 * E->st[k][R - 1]) * (int64_t)esz[k];
           ist[k] = E->st[k][R - 1];
+          /* this row's part of the next tile, the one the thread takes
+           * next: 32 interleaved 1 KiB runs are more streams than the
+           * hardware prefetchers follow */
+          if (ist[k] == 1 && c0 + 2 * (int64_t)n <= cols)
+            bxfx_prefetch_runs(in[k] + n * esz[k], 0, 1, (int64_t)(n * esz[k]));
         }
       }
       ew_block(E, &B, in, ist, (size_t)((o * rows + r) * cols + c0), n);
@@ -1060,6 +1073,13 @@ static bool cast_fast(char *dst, bext_dtype ddt, const char *src, bext_dtype sdt
     case BEXT_BF16: K->f32_to_bf16((const float *)src, (uint16_t *)dst, n); return true;
     case BEXT_I32: K->f32_to_i32((const float *)src, (int32_t *)dst, n); return true;
     case BEXT_F64: K->f32_to_f64((const float *)src, (double *)dst, n); return true;
+    case BEXT_I64: { /* bxk_f64_to_i64 of the exactly widened value, in one pass (the
+                      * blocks below widened to an f64 buffer first) */
+      const float *a = (const float *)src;
+      int64_t *o = (int64_t *)dst;
+      for (size_t i = 0; i < n; i++) o[i] = bxk_f64_to_i64((double)a[i]);
+      return true;
+    }
     case BEXT_BOOL: { /* x != 0 (NaN is true): the comparison kernel against 0 */
       const float zero = 0.0f;
       K->cmp[BXFX_CMP_ne]((const float *)src, &zero, (uint8_t *)dst, n, BXFX_VS);
@@ -1131,13 +1151,21 @@ static void cast_chunk(void *ctx, size_t b, size_t e) {
   }
 }
 
+/* A dense permuted input (x^T, a permute of a whole buffer) keeps its
+ * layout, as the elementwise ops do (keeps_layout; libtorch's
+ * preserve_format): the output is viewed with the input's strides and the
+ * cast runs over both buffers as flat arrays, one pass at the contiguous
+ * speed.  Other strided inputs take a tiled copy first (transposed_copy)
+ * or are gathered per block. */
 bext_tensor *bxfx_exec_cast(struct bxr_op *op) {
   bext_tensor *t = op->in[0];
-  bext_tensor *out = bxfx_output(op, 1);   /* same dtype: in place is a no-op copy */
+  const bool keep = keeps_layout(op, 1);
+  /* same dtype: in place is a no-op copy */
+  bext_tensor *out = keep && !bxr_op_can_reuse(op, 0) ? output_like(op, t) : bxfx_output(op, 1);
   if (!out) return NULL;
   if (out == t) return out;
   struct cast_job J = { .t = t, .src = bxr_data(t), .dst = bxr_data(out), .sdt = t->dtype,
-                        .ddt = out->dtype, .contig = bxr_is_contiguous(t) };
+                        .ddt = out->dtype, .contig = keep || bxr_is_contiguous(t) };
   bext_tensor *tmp = J.contig ? NULL : transposed_copy(t, &op->out);
   if (tmp) J.src = bxr_data(tmp), J.contig = true;
   bxr_pool_for((size_t)bxr_numel(t->rank, t->shape), J.contig ? 2 : 8, 64, cast_chunk, &J);
