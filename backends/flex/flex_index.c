@@ -22,19 +22,46 @@ static int64_t index_at(const bext_tensor *idx, int64_t off) {
   return idx->dtype == BEXT_I32 ? ((const int32_t *)p)[off] : ((const int64_t *)p)[off];
 }
 
+/* a + b for halves: widened to f32, added, rounded once (bxk_scalar.h). */
+static inline uint16_t add_f16(uint16_t a, uint16_t b) {
+  return bxk_f32_to_f16(bxk_f16_to_f32(a) + bxk_f16_to_f32(b));
+}
+static inline uint16_t add_bf16(uint16_t a, uint16_t b) {
+  return bxk_f32_to_bf16(bxk_bf16_to_f32(a) + bxk_bf16_to_f32(b));
+}
+
 /* dst += src for one element of dtype dt (ints wrap, halves via f32). */
 static void add_elem(char *dst, const char *src, bext_dtype dt) {
   switch (dt) {
   case BEXT_F32: { float a, b; memcpy(&a, dst, 4); memcpy(&b, src, 4); a += b; memcpy(dst, &a, 4); } break;
   case BEXT_F64: { double a, b; memcpy(&a, dst, 8); memcpy(&b, src, 8); a += b; memcpy(dst, &a, 8); } break;
-  case BEXT_F16: { uint16_t a, b; memcpy(&a, dst, 2); memcpy(&b, src, 2);
-                   a = bxk_f32_to_f16(bxk_f16_to_f32(a) + bxk_f16_to_f32(b)); memcpy(dst, &a, 2); } break;
-  case BEXT_BF16: { uint16_t a, b; memcpy(&a, dst, 2); memcpy(&b, src, 2);
-                    a = bxk_f32_to_bf16(bxk_bf16_to_f32(a) + bxk_bf16_to_f32(b)); memcpy(dst, &a, 2); } break;
+  case BEXT_F16: { uint16_t a, b; memcpy(&a, dst, 2); memcpy(&b, src, 2); a = add_f16(a, b); memcpy(dst, &a, 2); } break;
+  case BEXT_BF16: { uint16_t a, b; memcpy(&a, dst, 2); memcpy(&b, src, 2); a = add_bf16(a, b); memcpy(dst, &a, 2); } break;
   case BEXT_I32: { uint32_t a, b; memcpy(&a, dst, 4); memcpy(&b, src, 4); a += b; memcpy(dst, &a, 4); } break;
   case BEXT_I64: { uint64_t a, b; memcpy(&a, dst, 8); memcpy(&b, src, 8); a += b; memcpy(dst, &a, 8); } break;
   case BEXT_U8: *(uint8_t *)dst = (uint8_t)(*(uint8_t *)dst + *(const uint8_t *)src); break;
   default: *(uint8_t *)dst = (uint8_t)((*(uint8_t *)dst | *(const uint8_t *)src) != 0); break;
+  }
+}
+
+/* d[k] += s[k] for contiguous halves through the vector kernels: bf16 by
+ * the fused add (in place: each 8 lanes are read before they are
+ * written), f16 widened to f32 in L1 blocks, added and narrowed, the
+ * same rounding as add_f16. */
+static void add_half_contig(uint16_t *d, const uint16_t *s, int64_t n, bext_dtype dt) {
+  const struct bxfx_kernels *K = bxfx_kern();
+  if (dt == BEXT_BF16) {
+    K->bin_bf16[BXFX_BIN_add](d, s, 0.0f, d, (size_t)n, BXFX_VV);
+    return;
+  }
+  enum { B = 256 };
+  float x[B], y[B];
+  for (int64_t k = 0; k < n; k += B) {
+    size_t m = (size_t)(n - k < B ? n - k : B);
+    K->f16_to_f32(d + k, x, m);
+    K->f16_to_f32(s + k, y, m);
+    K->bin[BXFX_BIN_add](x, y, x, m, BXFX_VV);
+    K->f32_to_f16(x, d + k, m);
   }
 }
 
@@ -70,6 +97,13 @@ static void add_row(char *dst, int64_t ds, const char *src, int64_t ss, int64_t 
   case BEXT_F64: ADD_LOOP(double, a + b);
   case BEXT_I32: ADD_LOOP(int32_t, bxk_add_i32(a, b));
   case BEXT_I64: ADD_LOOP(int64_t, bxk_add_i64(a, b));
+  case BEXT_F16: case BEXT_BF16:
+    if (ds == 1 && ss == 1) {
+      add_half_contig((uint16_t *)(void *)dst, (const uint16_t *)(const void *)src, n, dt);
+      break;
+    }
+    if (dt == BEXT_BF16) { ADD_LOOP(uint16_t, add_bf16(a, b)); }
+    ADD_LOOP(uint16_t, add_f16(a, b));
   default: {
     size_t es = bext_dtype_size(dt);
     for (int64_t k = 0; k < n; k++) add_elem(dst + k * ds * (int64_t)es, src + k * ss * (int64_t)es, dt);
@@ -196,6 +230,8 @@ static void scatter_rows(void *ctx, size_t b, size_t e) {
     case BEXT_F64: SCATTER_LOOP(double, a + b_);
     case BEXT_I32: SCATTER_LOOP(int32_t, bxk_add_i32(a, b_));
     case BEXT_I64: SCATTER_LOOP(int64_t, bxk_add_i64(a, b_));
+    case BEXT_F16: SCATTER_LOOP(uint16_t, add_f16(a, b_));
+    case BEXT_BF16: SCATTER_LOOP(uint16_t, add_bf16(a, b_));
     default:
       for (int64_t k = 0; k < n; k++) {
         int64_t v = index_at(J->idx, io + k * isl);
@@ -241,10 +277,29 @@ static void sela_rows(void *ctx, size_t b, size_t e) {
   }
 }
 
+/* select: slice idx[i] of t along dim copied to position i of out. */
+struct sel_job {
+  const bext_tensor *t, *idx;
+  bext_tensor *out;
+  int dim;
+  int64_t shape[BEXT_MAX_RANK], os[BEXT_MAX_RANK];
+};
+
+static void select_slices(void *ctx, size_t b, size_t e) {
+  const struct sel_job *J = ctx;
+  const bext_tensor *t = J->t;
+  const int64_t es = (int64_t)bext_dtype_size(t->dtype);
+  for (size_t i = b; i < e; i++) {
+    int64_t v = index_at(J->idx, (int64_t)i * J->idx->strides[0]);
+    bxfx_copy_strided((char *)bxr_data(J->out) + (int64_t)i * J->os[J->dim] * es, J->os,
+                      (const char *)bxr_data(t) + v * t->strides[J->dim] * es, t->strides, t->rank, J->shape,
+                      (size_t)es);
+  }
+}
+
 bext_tensor *bxfx_exec_index(struct bxr_op *op) {
   bext_tensor *t = op->in[0], *idx = op->in[1];
   const int dim = op->at.dim;
-  const size_t es = bext_dtype_size(t->dtype);
   if (!bxr_check_indices(op)) return NULL;
   switch (op->code) {
   case BXR_OP_GATHER: {
@@ -268,16 +323,15 @@ bext_tensor *bxfx_exec_index(struct bxr_op *op) {
   case BXR_OP_SELECT: {
     bext_tensor *out = bxr_op_new_output(op);
     if (!out) return NULL;
-    int64_t shape[BEXT_MAX_RANK], os[BEXT_MAX_RANK];
-    memcpy(shape, t->shape, sizeof shape);
-    shape[dim] = 1;
-    bxr_contiguous_strides(out->rank, out->shape, os);
-    for (int64_t i = 0; i < idx->shape[0]; i++) {
-      int64_t v = index_at(idx, i * idx->strides[0]);
-      bxfx_copy_strided((char *)bxr_data(out) + i * os[dim] * (int64_t)es, os,
-                        (const char *)bxr_data(t) + v * t->strides[dim] * (int64_t)es, t->strides,
-                        t->rank, shape, es);
-    }
+    struct sel_job J = { .t = t, .idx = idx, .out = out, .dim = dim };
+    memcpy(J.shape, t->shape, sizeof J.shape);
+    J.shape[dim] = 1;
+    bxr_contiguous_strides(out->rank, out->shape, J.os);
+    int64_t slice = bxr_numel(t->rank, J.shape);
+    /* Many slices: split them across the pool (each copy then runs
+     * inline); a few large ones split inside bxfx_copy_strided. */
+    if (idx->shape[0] >= 8) bxr_pool_for((size_t)idx->shape[0], (size_t)slice / 4 + 1, 1, select_slices, &J);
+    else select_slices(&J, 0, (size_t)idx->shape[0]);
     return out;
   }
   default: { /* SELECT_ASSIGN: out[.., idx[i], ..] += values[.., i, ..] */
