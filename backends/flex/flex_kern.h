@@ -140,9 +140,12 @@ struct bxfx_kernels {
    * plus each further row added in turn, without storing every step. */
   void (*leafrows_f32)(double *out, const float *x, size_t stride, size_t rows, size_t n);
   void (*leafrows_f64)(double *out, const double *x, size_t stride, size_t rows, size_t n);
-  /* d[m*ds + k] = s[k*ss + m] for an 8x8 block of 4-byte elements
-   * (strides in elements), bits copied exactly: transposed copies. */
+  /* d[m*ds + k] = s[k*ss + m] for an 8x8 block of 4-, 2- or 1-byte
+   * elements (strides in elements), bits copied exactly: transposed
+   * copies. */
   void (*tile8_u32)(uint32_t *d, int64_t ds, const uint32_t *s, int64_t ss);
+  void (*tile8_u16)(uint16_t *d, int64_t ds, const uint16_t *s, int64_t ss);
+  void (*tile8_u8)(uint8_t *d, int64_t ds, const uint8_t *s, int64_t ss);
   /* arange: o[i] = start + (double)(i0 + i) * step (two roundings, never
    * fused), stored with the runtime's cast rules for the dtype. */
   void (*arange_f32)(float *o, size_t n, double start, double step, int64_t i0);

@@ -48,8 +48,8 @@ static void copy_rows(void *ctx, size_t b, size_t e) {
 /* A transposing copy: the source is contiguous along dim p (ss[p] == 1),
  * the destination along the last dim.  Walking either side alone strides
  * the other by whole rows, a new cache line (and page) per element; tiles
- * of BXFX_TILE x BXFX_TILE keep both sides' lines in L1.  4-byte elements
- * into unit-stride rows (the common f32/i32 transpose) move as 8x8
+ * of BXFX_TILE x BXFX_TILE keep both sides' lines in L1.  Elements of 4,
+ * 2 or 1 bytes into unit-stride rows (the common transposes) move as 8x8
  * blocks transposed in registers.  Task = (the other dims' index, a band
  * of BXFX_TILE along p). */
 enum { BXFX_TILE = 32 };
@@ -69,24 +69,31 @@ struct tile_job {
     }                                                                                 \
   }
 
-/* BXFX_TILE_COPY for 4-byte elements into unit-stride rows: 8x8 blocks
- * transposed in registers (tile8_u32), the ragged edges element by
- * element. */
-static void tile_copy_u32(char *dp, int64_t dsp, const char *sp, int64_t ssl, int64_t i0, int64_t i1, int64_t L) {
-  void (*const t8)(uint32_t *, int64_t, const uint32_t *, int64_t) = bxfx_kern()->tile8_u32;
-  for (int64_t j0 = 0; j0 < L; j0 += BXFX_TILE) {
-    int64_t j1 = j0 + BXFX_TILE < L ? j0 + BXFX_TILE : L;
-    int64_t i = i0;
-    for (; i + 8 <= i1; i += 8) {
-      int64_t j = j0;
-      for (; j + 8 <= j1; j += 8) t8((uint32_t *)dp + i * dsp + j, dsp, (const uint32_t *)sp + j * ssl + i, ssl);
-      for (int64_t m = i; m < i + 8; m++)
-        for (int64_t jj = j; jj < j1; jj++) ((uint32_t *)dp)[m * dsp + jj] = ((const uint32_t *)sp)[jj * ssl + m];
-    }
-    for (; i < i1; i++)
-      for (int64_t j = j0; j < j1; j++) ((uint32_t *)dp)[i * dsp + j] = ((const uint32_t *)sp)[j * ssl + i];
+/* BXFX_TILE_COPY for 4-, 2- and 1-byte elements into unit-stride rows:
+ * 8x8 blocks transposed in registers (tile8_u32/u16/u8), the ragged edges
+ * element by element. */
+#define BXFX_TILE_COPY8(name, T, kern)                                                      \
+  static void name(char *dp, int64_t dsp, const char *sp, int64_t ssl, int64_t i0, int64_t i1, int64_t L) { \
+    void (*const t8)(T *, int64_t, const T *, int64_t) = bxfx_kern()->kern;                 \
+    T *D = (T *)(void *)dp;                                                                 \
+    const T *S = (const T *)(const void *)sp;                                               \
+    for (int64_t j0 = 0; j0 < L; j0 += BXFX_TILE) {                                         \
+      int64_t j1 = j0 + BXFX_TILE < L ? j0 + BXFX_TILE : L;                                 \
+      int64_t i = i0;                                                                       \
+      for (; i + 8 <= i1; i += 8) {                                                         \
+        int64_t j = j0;                                                                     \
+        for (; j + 8 <= j1; j += 8) t8(D + i * dsp + j, dsp, S + j * ssl + i, ssl);         \
+        for (int64_t m = i; m < i + 8; m++)                                                 \
+          for (int64_t jj = j; jj < j1; jj++) D[m * dsp + jj] = S[jj * ssl + m];            \
+      }                                                                                     \
+      for (; i < i1; i++)                                                                   \
+        for (int64_t j = j0; j < j1; j++) D[i * dsp + j] = S[j * ssl + i];                  \
+    }                                                                                       \
   }
-}
+BXFX_TILE_COPY8(tile_copy_u32, uint32_t, tile8_u32)
+BXFX_TILE_COPY8(tile_copy_u16, uint16_t, tile8_u16)
+BXFX_TILE_COPY8(tile_copy_u8, uint8_t, tile8_u8)
+#undef BXFX_TILE_COPY8
 
 static void copy_tiles(void *ctx, size_t b, size_t e) {
   const struct tile_job *TJ = ctx;
@@ -109,8 +116,14 @@ static void copy_tiles(void *ctx, size_t b, size_t e) {
     char *dp = J->dst + doff * es;
     const char *sp = J->src + soff * es;
     switch (es) {
-    case 1: BXFX_TILE_COPY(uint8_t) break;
-    case 2: BXFX_TILE_COPY(uint16_t) break;
+    case 1:
+      if (dsl == 1) tile_copy_u8(dp, dsp, sp, ssl, i0, i1, L);
+      else BXFX_TILE_COPY(uint8_t)
+      break;
+    case 2:
+      if (dsl == 1) tile_copy_u16(dp, dsp, sp, ssl, i0, i1, L);
+      else BXFX_TILE_COPY(uint16_t)
+      break;
     case 4:
       if (dsl == 1) tile_copy_u32(dp, dsp, sp, ssl, i0, i1, L);
       else BXFX_TILE_COPY(uint32_t)
