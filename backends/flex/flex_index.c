@@ -204,6 +204,32 @@ static void gather_rows(void *ctx, size_t b, size_t e) {
   }
 }
 
+/* One f16 row of scatter_add through the add_at_f16 kernel (F16C where
+ * the CPU has it): target positions and values gathered in blocks. */
+static void scatter_row_f16(const struct rows_job *J, int64_t io, int64_t to, int64_t dof) {
+  const int L = J->rank - 1;
+  const int64_t isl = J->is[L], tsl = J->ts[L], dsl = J->ds[L], ds = J->dimstride, n = J->len;
+  const char *ip = bxr_data(J->idx);
+  const uint16_t *src = (const uint16_t *)(const void *)J->src + dof;
+  enum { B = 256 };
+  int64_t pos[B];
+  uint16_t val[B];
+  for (int64_t k0 = 0; k0 < n; k0 += B) {
+    int64_t m = n - k0 < B ? n - k0 : B;
+    for (int64_t k = 0; k < m; k++) {
+      int64_t at = io + (k0 + k) * isl;
+      int64_t v = J->i32 ? ((const int32_t *)(const void *)ip)[at] : ((const int64_t *)(const void *)ip)[at];
+      pos[k] = to + (k0 + k) * tsl + v * ds;
+    }
+    const uint16_t *vp = src + k0 * dsl;
+    if (dsl != 1) {
+      for (int64_t k = 0; k < m; k++) val[k] = vp[k * dsl];
+      vp = val;
+    }
+    bxfx_kern()->add_at_f16((uint16_t *)(void *)J->out, pos, vp, (size_t)m);
+  }
+}
+
 static void scatter_rows(void *ctx, size_t b, size_t e) {
   const struct rows_job *J = ctx;
   const int L = J->rank - 1;
@@ -230,7 +256,7 @@ static void scatter_rows(void *ctx, size_t b, size_t e) {
     case BEXT_F64: SCATTER_LOOP(double, a + b_);
     case BEXT_I32: SCATTER_LOOP(int32_t, bxk_add_i32(a, b_));
     case BEXT_I64: SCATTER_LOOP(int64_t, bxk_add_i64(a, b_));
-    case BEXT_F16: SCATTER_LOOP(uint16_t, add_f16(a, b_));
+    case BEXT_F16: scatter_row_f16(J, io, to, dof); break;
     case BEXT_BF16: SCATTER_LOOP(uint16_t, add_bf16(a, b_));
     default:
       for (int64_t k = 0; k < n; k++) {

@@ -180,6 +180,9 @@ struct bxfx_kernels {
   /* Conversions, round to nearest even (NaN stays NaN). */
   void (*f16_to_f32)(const uint16_t *a, float *o, size_t n);
   void (*f32_to_f16)(const float *a, uint16_t *o, size_t n);
+  /* base[pos[k]] = f16(f32(base[pos[k]]) + f32(v[k])) for k = 0..n-1 in
+   * order (positions may repeat): scatter_add's f16 adds. */
+  void (*add_at_f16)(uint16_t *base, const int64_t *pos, const uint16_t *v, size_t n);
   void (*bf16_to_f32)(const uint16_t *a, float *o, size_t n);
   void (*f32_to_bf16)(const float *a, uint16_t *o, size_t n);
   /* bf16 o[i] = a[i] OP b[i] (BXFX_BIN_*) computed in f32 and rounded

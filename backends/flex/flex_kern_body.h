@@ -858,6 +858,20 @@ static void SFX(f32_to_f16)(const float *a, uint16_t *o, size_t n) {
 #endif
   for (; i < n; i++) o[i] = bxk_f32_to_f16(a[i]);
 }
+/* base[pos[k]] = f16(f32(base[pos[k]]) + f32(v[k])) for k in order (a
+ * position may repeat): scatter_add's f16 rule, one element at a time
+ * with F16C's scalar conversions (the lane conversions above, one lane)
+ * where the bit arithmetic of bxk_scalar.h costs several times more. */
+static void SFX(add_at_f16)(uint16_t *base, const int64_t *pos, const uint16_t *v, size_t n) {
+  for (size_t k = 0; k < n; k++) {
+    uint16_t *d = base + pos[k];
+#ifdef BXFX_AVX
+    *d = (uint16_t)_cvtss_sh(_cvtsh_ss(*d) + _cvtsh_ss(v[k]), _MM_FROUND_TO_NEAREST_INT);
+#else
+    *d = bxk_f32_to_f16(bxk_f16_to_f32(*d) + bxk_f16_to_f32(v[k]));
+#endif
+  }
+}
 /* f32 -> i32 as casts do it (bxk_f64_to_i32, lane-wise).  Lanes outside
  * the range are parked at 0 before the conversion (whose result would be
  * undefined there) and patched after. */
@@ -1109,6 +1123,7 @@ const struct bxfx_kernels VARIANT = {
   .prod_f64 = SFX(prod_f64),
   .f16_to_f32 = SFX(f16_to_f32),
   .f32_to_f16 = SFX(f32_to_f16),
+  .add_at_f16 = SFX(add_at_f16),
   .bf16_to_f32 = SFX(bf16_to_f32),
   .f32_to_bf16 = SFX(f32_to_bf16),
   .bin_bf16 = {

@@ -149,6 +149,7 @@ static void index_case(int op, bext_dtype dt, bext_dtype idt, int64_t rows, int6
     case 0: r[k] = bext_gather(t, dim, indices(idt, 2, ishape, bound, 9, -1, devs[k])); break;
     case 1: {
       bext_tensor *v = data(dt, 2, shape, 6, devs[k]);
+      if (trans && dim == 0) v = bext_swap_dims(bext_contiguous(bext_swap_dims(v, 0, 1)), 0, 1);   /* strided values */
       r[k] = bext_scatter_add(t, dim, indices(idt, 2, shape, bound, 9, -1, devs[k]), v);
       break;
     }
