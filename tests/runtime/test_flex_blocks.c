@@ -255,6 +255,37 @@ Test(flex_blocks, half_conversions_match_scalar_rules) {
   }
 }
 
+/* add_at_f16 (scatter_add's f16 rows) in both variants against the
+ * scalar rule applied in order: every f16 value added at repeated
+ * positions (16 a target), so sums overflow, cancel to signed zeros,
+ * meet the few NaNs and infinities and land on subnormals. */
+Test(flex_blocks, add_at_f16_matches_scalar_rule) {
+  const struct bxfx_kernels *K[2] = { &bxfx_kern_avx2, &bxfx_kern_gen };
+  enum { N = 65536, T = 4099 };
+  static uint16_t vals[N];
+  static int64_t pos[N];
+  static uint16_t want[T], got[T];
+  for (uint32_t h = 0; h < N; h++) {
+    vals[h] = (uint16_t)(h * 40503u);   /* every f16 once; infinities and NaNs made rare */
+    if ((vals[h] & 0x7c00) == 0x7c00 && h % 97) vals[h] &= 0xbfff;
+    pos[h] = (int64_t)((h * 7u + h / 5u) % T);
+  }
+  for (int v = 0; v < 2; v++)
+    for (int start = 0; start < 3; start++) {
+      for (int t = 0; t < T; t++) want[t] = got[t] = (uint16_t)(start * 0x3c00u + (unsigned)t * 7u);
+      for (uint32_t h = 0; h < N; h++)
+        want[pos[h]] = bxk_f32_to_f16(bxk_f16_to_f32(want[pos[h]]) + bxk_f16_to_f32(vals[h]));
+      K[v]->add_at_f16(got, pos, vals, N);
+      int nans = 0;
+      for (int t = 0; t < T; t++) {
+        nans += (want[t] & 0x7fff) > 0x7c00;
+        bool nan = (want[t] & 0x7fff) > 0x7c00 && (got[t] & 0x7fff) > 0x7c00;
+        cr_expect(got[t] == want[t] || nan, "%s add_at_f16 [%d] = %04x, want %04x", K[v]->isa, t, got[t], want[t]);
+      }
+      cr_expect(nans < T / 4, "most sums should stay numbers (%d NaNs)", nans);
+    }
+}
+
 /* The vector forms of max, min and relu and of the f32 -> i32 cast agree
  * lane for lane with the scalar functions of bxk_scalar.h they stand for,
  * on NaN, signed zeros and infinities, in every position of a vector and
