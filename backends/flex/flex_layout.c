@@ -134,6 +134,17 @@ static void copy_tiles(void *ctx, size_t b, size_t e) {
 }
 #undef BXFX_TILE_COPY
 
+/* Bytes [b, e) of one contiguous block. */
+enum { BXFX_FLAT_MIN = 1 << 18 };
+struct flat_job {
+  char *dst;
+  const char *src;
+};
+static void copy_flat(void *ctx, size_t b, size_t e) {
+  const struct flat_job *F = ctx;
+  memcpy(F->dst + b, F->src + b, e - b);
+}
+
 void bxfx_copy_strided(void *dst, const int64_t *dst_strides, const void *src,
                        const int64_t *src_strides, int rank, const int64_t *shape, size_t esize) {
   struct copy_job J = { .dst = dst, .src = src, .es = esize };
@@ -168,6 +179,24 @@ void bxfx_copy_strided(void *dst, const int64_t *dst_strides, const void *src,
   }
   size_t rows = 1;
   for (int d = 0; d < r - 1; d++) rows *= (size_t)J.shape[d];
+  /* A few long unit-stride rows (a contiguous block: repeat_dim,
+   * slice_assign, cat along dim 0, the copies in front of in-place ops)
+   * would be one memcpy per thread at most: split each row instead. */
+  if (rows < 4 && J.ds[r - 1] == 1 && J.ss[r - 1] == 1 && (size_t)J.shape[r - 1] * esize >= BXFX_FLAT_MIN) {
+    for (size_t row = 0; row < rows; row++) {
+      int64_t doff = 0, soff = 0;
+      size_t rem = row;
+      for (int d = r - 2; d >= 0; d--) {
+        int64_t i = (int64_t)(rem % (size_t)J.shape[d]);
+        rem /= (size_t)J.shape[d];
+        doff += i * J.ds[d];
+        soff += i * J.ss[d];
+      }
+      struct flat_job F = { J.dst + doff * (int64_t)esize, J.src + soff * (int64_t)esize };
+      bxr_pool_for((size_t)J.shape[r - 1] * esize, 1, 4096, copy_flat, &F);
+    }
+    return;
+  }
   /* cost per row: its length (in elements), so small copies stay inline */
   size_t per_row = (size_t)J.shape[r - 1] / 4 + 1;
   bxr_pool_for(rows, per_row, 1, copy_rows, &J);

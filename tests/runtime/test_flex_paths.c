@@ -202,6 +202,42 @@ Test(flex_paths, half_adds_on_edge_values) {
   g_edges = false;
 }
 
+/* Copies of long contiguous blocks (over 256 KiB, split by bytes across
+ * the pool): repeat_dim and cat along dim 0, slice_assign of whole rows
+ * and of a range inside each of 3 long rows (a few rows, each split), a
+ * narrow of a long row made contiguous; 1-, 2-, 4- and 8-byte elements,
+ * sizes that are not multiples of the 4 KiB split. */
+Test(flex_paths, long_contiguous_block_copies) {
+  static const bext_dtype dts[] = { BEXT_BOOL, BEXT_BF16, BEXT_F32, BEXT_I64 };
+  const char *devs[2] = { "flex", "ndarray" };
+  for (size_t d = 0; d < sizeof dts / sizeof dts[0]; d++)
+    for (int op = 0; op < 5; op++) {
+      bext_tensor *r[2];
+      for (int k = 0; k < 2; k++) {
+        bext_tensor *t = data(dts[d], 2, (int64_t[]){ 301, 1003 }, 11, devs[k]);
+        bext_tensor *w = data(dts[d], 2, (int64_t[]){ 3, 200001 }, 12, devs[k]);
+        switch (op) {
+        case 0: r[k] = bext_repeat_dim(t, 0, 3); bext_release(w); break;
+        case 1: r[k] = bext_cat((bext_tensor *[]){ t, bext_retain(t) }, 2, 0); bext_release(w); break;
+        case 2:
+          r[k] = bext_slice_assign(t, (int64_t[]){ 17 }, (int64_t[]){ 290 }, 1,
+                                   data(dts[d], 2, (int64_t[]){ 273, 1003 }, 13, devs[k]));
+          bext_release(w);
+          break;
+        case 3:
+          r[k] = bext_slice_assign(w, (int64_t[]){ 0, 1001 }, (int64_t[]){ 3, 190000 }, 2,
+                                   data(dts[d], 2, (int64_t[]){ 3, 188999 }, 14, devs[k]));
+          bext_release(t);
+          break;
+        default: r[k] = bext_contiguous(bext_narrow(w, 1, 999, 150001)); bext_release(t); break;
+        }
+      }
+      char what[96];
+      snprintf(what, sizeof what, "long block copy %d of %s", op, bext_dtype_name(dts[d]));
+      same(r[0], r[1], what);
+    }
+}
+
 Test(flex_paths, empty_index_tensors) {
   const char *devs[2] = { "flex", "ndarray" };
   bext_tensor *r[2];
