@@ -10,8 +10,8 @@
  * dtype, for the adds) inside.  Rows are split across the pool wherever
  * they cannot write the same element: every gather row, scatter_add rows
  * when it scatters along the last dim (each row then adds into its own
- * output row), select_assign's slice positions (every index's slice visits
- * them in index order).  Each element therefore sees its additions in the
+ * output row), select_assign's slice positions in blocks of a row's
+ * columns (every index's slice visits them in index order).  Each element therefore sees its additions in the
  * reference's order, so results are the serial walk's bits. */
 #include <string.h>
 
@@ -277,7 +277,12 @@ struct sela_job {
   int dim;
   int64_t shape[BEXT_MAX_RANK];
   int64_t rows, len;
+  int64_t cblocks;                  /* column blocks of BXFX_SELA_COLS per row */
 };
+/* A task is one block of a row's columns: few slice positions (select
+ * along dim 0 of a matrix has one row) still fill the pool, and each
+ * element still takes every index's value in order. */
+enum { BXFX_SELA_COLS = 1024 };
 
 static void sela_rows(void *ctx, size_t b, size_t e) {
   const struct sela_job *J = ctx;
@@ -287,8 +292,10 @@ static void sela_rows(void *ctx, size_t b, size_t e) {
   const bool rowdim = last >= 0 && last != dim;       /* rows run along the last dim */
   const int64_t ols = rowdim ? out->strides[last] : 0, vls = rowdim ? vals->strides[last] : 0;
   const int nd = rowdim ? rank - 1 : rank;            /* dims that number the rows */
-  for (int64_t r = (int64_t)b; r < (int64_t)e; r++) {
-    int64_t oo = 0, vo = 0, q = r;
+  for (int64_t task = (int64_t)b; task < (int64_t)e; task++) {
+    int64_t r = task / J->cblocks, c0 = task % J->cblocks * BXFX_SELA_COLS;
+    int64_t len = J->len - c0 < BXFX_SELA_COLS ? J->len - c0 : BXFX_SELA_COLS;
+    int64_t oo = c0 * ols, vo = c0 * vls, q = r;
     for (int d = nd - 1; d >= 0; d--) {
       int64_t c = q % J->shape[d];
       q /= J->shape[d];
@@ -298,7 +305,7 @@ static void sela_rows(void *ctx, size_t b, size_t e) {
     for (int64_t i = 0; i < J->idx->shape[0]; i++) {
       int64_t v = index_at(J->idx, i * J->idx->strides[0]);
       add_row((char *)bxr_data(out) + (oo + v * out->strides[dim]) * (int64_t)es, ols,
-              (const char *)bxr_data(vals) + (vo + i * vals->strides[dim]) * (int64_t)es, vls, J->len, t->dtype);
+              (const char *)bxr_data(vals) + (vo + i * vals->strides[dim]) * (int64_t)es, vls, len, t->dtype);
     }
   }
 }
@@ -371,7 +378,9 @@ bext_tensor *bxfx_exec_index(struct bxr_op *op) {
     J.len = last >= 0 && last != dim ? t->shape[last] : 1;
     int64_t n = bxr_numel(t->rank, J.shape);
     J.rows = J.len ? n / J.len : 0;
-    bxr_pool_for((size_t)J.rows, (size_t)(J.len * idx->shape[0]) + 1, 1, sela_rows, &J);
+    J.cblocks = J.len > BXFX_SELA_COLS ? (J.len + BXFX_SELA_COLS - 1) / BXFX_SELA_COLS : 1;
+    bxr_pool_for((size_t)(J.rows * J.cblocks), (size_t)((J.len < BXFX_SELA_COLS ? J.len : BXFX_SELA_COLS) * idx->shape[0]) + 1,
+                 1, sela_rows, &J);
     return out;
   }
   }
