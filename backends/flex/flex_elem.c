@@ -14,8 +14,9 @@
  * Operands that all share one dense permuted layout (a transposed view)
  * keep it: the output takes it and the buffers are walked flat
  * (keeps_layout).  A transposed operand among others is read by a tile
- * walk of the output (ew_tiled); bf16 binary ops of in-place operands
- * take fused widen-compute-narrow kernels (ew_block_bf16). */
+ * walk of the output (ew_tiled); f16/bf16 binary and unary ops of
+ * operands read in place take fused widen-compute-narrow kernels
+ * (ew_block_half, ew_block_unh). */
 #include <math.h>
 #include <string.h>
 
@@ -33,7 +34,10 @@ struct ew {
   int rank;
   int64_t shape[BEXT_MAX_RANK];
   bool stream;                        /* huge output: non-temporal stores */
-  signed char binh;                   /* BXFX_BIN_* + 1 of the fused bf16 kernel, 0 none */
+  signed char binh;                   /* BXFX_BIN_* + 1 of the fused half kernel, 0 none */
+  signed char cmph;                   /* BXFX_CMP_* + 1 of the fused half comparison, 0 none */
+  signed char hk;                     /* BXFX_H_* of binh / cmph / unh */
+  signed char unh;                    /* BXFX_UN_* + 1 of the fused half unary kernel, 0 none */
   enum bxr_opcode op;                 /* scalar forms mapped to binary ones */
   double p0, p1;                      /* clamp bounds (float reprs) */
   int64_t i0, i1;                     /* clamp bounds (int repr), powi exponent */
@@ -124,7 +128,7 @@ static void kernel(const struct ew *E, const void *const *in, const int *bc, voi
     case BXR_OP_SUB: L2(double, double, x - y);
     case BXR_OP_MUL: L2(double, double, x * y);
     case BXR_OP_DIV: L2(double, double, x / y);
-    case BXR_OP_REM: L2(double, double, bxk_rem_f64(x, y));
+    case BXR_OP_REM: K->rem_f64(in[0], in[1], out, n); break;
     case BXR_OP_POW: K->pow_f64(in[0], in[1], out, n); break;
     case BXR_OP_MAX: L2(double, double, bxk_max_f64(x, y));
     case BXR_OP_MIN: L2(double, double, bxk_min_f64(x, y));
@@ -234,10 +238,11 @@ struct ew_blk {
   size_t bn[3];
 };
 
-/* A bf16 op of bf16 operands (or an f32 scalar) in the fused kernel
- * (bin_bf16), when each operand is read in place or broadcast; false
- * leaves the block to the widen / compute / narrow path. */
-static bool ew_block_bf16(const struct ew *E, const char *const *in, const int64_t *ist, size_t lin, size_t n) {
+/* An f16/bf16 binary op or comparison of operands of that type (or an
+ * f32 scalar) in the fused kernel (bin_half, cmp_half), when each operand
+ * is read in place or broadcast; false leaves the block to the widen /
+ * compute / narrow path. */
+static bool ew_block_half(const struct ew *E, const char *const *in, const int64_t *ist, size_t lin, size_t n) {
   const uint16_t *p[2];
   float s = 0;
   int mode = BXFX_VV;
@@ -245,12 +250,25 @@ static bool ew_block_bf16(const struct ew *E, const char *const *in, const int64
     int64_t st = ist[k];
     const char *q = in[k];
     p[k] = (const uint16_t *)(const void *)q;
-    if (st == 1 && E->dt[k] == BEXT_BF16) continue;
+    if (st == 1 && E->dt[k] != BEXT_F32) continue;
     if (st != 0 || mode != BXFX_VV) return false;
-    s = E->dt[k] == BEXT_BF16 ? bxk_bf16_to_f32(*p[k]) : *(const float *)(const void *)q;
+    s = E->dt[k] == BEXT_F32 ? *(const float *)(const void *)q
+      : E->hk == BXFX_H_F16 ? bxk_f16_to_f32(*p[k]) : bxk_bf16_to_f32(*p[k]);
     mode = k == 0 ? BXFX_SV : BXFX_VS;
   }
-  bxfx_kern()->bin_bf16[E->binh - 1](p[0], p[1], s, (uint16_t *)(void *)(E->dst + lin * 2), n, mode);
+  if (E->binh)
+    bxfx_kern()->bin_half[E->hk][E->binh - 1](p[0], p[1], s, (uint16_t *)(void *)(E->dst + lin * 2), n, mode);
+  else
+    bxfx_kern()->cmp_half[E->hk][E->cmph - 1](p[0], p[1], s, (uint8_t *)E->dst + lin, n, mode);
+  return true;
+}
+
+/* A unary op (but sigmoid) on a half operand read in place: the fused
+ * kernel (un_half). */
+static bool ew_block_unh(const struct ew *E, const char *const *in, const int64_t *ist, size_t lin, size_t n) {
+  if (ist[0] != 1) return false;
+  bxfx_kern()->un_half[E->hk][E->unh - 1](
+      (const uint16_t *)(const void *)in[0], (uint16_t *)(void *)(E->dst + lin * 2), n);
   return true;
 }
 
@@ -258,7 +276,8 @@ static bool ew_block_bf16(const struct ew *E, const char *const *in, const int64
  * from in[k] by ist[k] elements, the output at linear index lin. */
 static void ew_block(const struct ew *E, struct ew_blk *B, const char *const *in, const int64_t *ist, size_t lin,
                      size_t n) {
-  if (E->binh && ew_block_bf16(E, in, ist, lin, n)) return;
+  if ((E->binh || E->cmph) && ew_block_half(E, in, ist, lin, n)) return;
+  if (E->unh && ew_block_unh(E, in, ist, lin, n)) return;
   const int nin = E->nin;
   const bool fast = is_fast_f32(E) || is_fast_cmp(E);
   const void *ip[3];
@@ -626,13 +645,34 @@ static void ew_run(struct ew *E, bext_tensor *out, int rank, const int64_t *shap
   if (n == 0) return;
   /* Past ~32 MiB the output cannot stay cached anyway: stream it. */
   E->stream = is_fast_f32(E) && bxfx_is_native(E->odt, E->rout) && n * sizeof(float) >= ((size_t)32 << 20);
-  E->binh = 0;
-  if (is_fast_f32(E) && E->odt == BEXT_BF16 && (E->dt[0] == BEXT_BF16 || E->dt[1] == BEXT_BF16) &&
-      (E->dt[0] == BEXT_BF16 || E->dt[0] == BEXT_F32) && (E->dt[1] == BEXT_BF16 || E->dt[1] == BEXT_F32)) {
+  /* The fused half kernels: operands of one half type h (the output's,
+   * but for comparisons) or f32 (a scalar, or a threshold). */
+  E->binh = E->cmph = E->unh = 0;
+  const bext_dtype h = is_fast_cmp(E) ? (E->dt[0] == BEXT_F32 ? E->dt[1] : E->dt[0]) : E->odt;
+  E->hk = h == BEXT_F16 ? BXFX_H_F16 : BXFX_H_BF16;
+  const bool halves = (h == BEXT_F16 || h == BEXT_BF16) && (E->dt[0] == h || E->dt[1] == h) &&
+                      (E->dt[0] == h || E->dt[0] == BEXT_F32) && (E->dt[1] == h || E->dt[1] == BEXT_F32);
+  if (is_fast_cmp(E) && halves) {
+    static const signed char map[BXR_OP_COUNT] = {
+      [BXR_OP_EQ] = BXFX_CMP_eq + 1, [BXR_OP_NE] = BXFX_CMP_ne + 1, [BXR_OP_GT] = BXFX_CMP_gt + 1,
+      [BXR_OP_GE] = BXFX_CMP_ge + 1, [BXR_OP_LT] = BXFX_CMP_lt + 1, [BXR_OP_LE] = BXFX_CMP_le + 1 };
+    E->cmph = map[E->op];
+  }
+  if (is_fast_f32(E) && halves) {
     static const signed char map[] = { [BXR_OP_ADD] = BXFX_BIN_add + 1, [BXR_OP_SUB] = BXFX_BIN_sub + 1,
                                        [BXR_OP_MUL] = BXFX_BIN_mul + 1, [BXR_OP_DIV] = BXFX_BIN_div + 1,
                                        [BXR_OP_MAX] = BXFX_BIN_max + 1, [BXR_OP_MIN] = BXFX_BIN_min + 1 };
     E->binh = map[E->op];
+  }
+  if (E->rin == BXFX_R_F32 && E->nin == 1 && (h == BEXT_F16 || h == BEXT_BF16) && E->dt[0] == h) {
+    static const signed char map[BXR_OP_COUNT] = {
+      [BXR_OP_SQRT] = BXFX_UN_sqrt + 1, [BXR_OP_RSQRT] = BXFX_UN_rsqrt + 1, [BXR_OP_NEG] = BXFX_UN_neg + 1,
+      [BXR_OP_ABS] = BXFX_UN_abs + 1, [BXR_OP_RELU] = BXFX_UN_relu + 1, [BXR_OP_RECIP] = BXFX_UN_recip + 1,
+      [BXR_OP_FLOOR] = BXFX_UN_floor + 1, [BXR_OP_CEIL] = BXFX_UN_ceil + 1, [BXR_OP_ROUND] = BXFX_UN_round + 1,
+      [BXR_OP_SIGN] = BXFX_UN_sign + 1, [BXR_OP_EXP] = BXFX_UN_exp + 1, [BXR_OP_LOG] = BXFX_UN_log + 1,
+      [BXR_OP_LOG1P] = BXFX_UN_log1p + 1, [BXR_OP_SIN] = BXFX_UN_sin + 1, [BXR_OP_COS] = BXFX_UN_cos + 1,
+      [BXR_OP_TANH] = BXFX_UN_tanh + 1, [BXR_OP_ERF] = BXFX_UN_erf + 1 };
+    E->unh = map[E->op];
   }
   if (ew_tiled(E)) {
     const int R = E->rank;

@@ -44,25 +44,11 @@ static void add_elem(char *dst, const char *src, bext_dtype dt) {
   }
 }
 
-/* d[k] += s[k] for contiguous halves through the vector kernels: bf16 by
- * the fused add (in place: each 8 lanes are read before they are
- * written), f16 widened to f32 in L1 blocks, added and narrowed, the
- * same rounding as add_f16. */
+/* d[k] += s[k] for contiguous halves by the fused half add (bin_half:
+ * widen, f32 add, round once per 8 lanes in registers, add_f16/add_bf16's
+ * bits), in place: each 8 lanes are read before they are written. */
 static void add_half_contig(uint16_t *d, const uint16_t *s, int64_t n, bext_dtype dt) {
-  const struct bxfx_kernels *K = bxfx_kern();
-  if (dt == BEXT_BF16) {
-    K->bin_bf16[BXFX_BIN_add](d, s, 0.0f, d, (size_t)n, BXFX_VV);
-    return;
-  }
-  enum { B = 256 };
-  float x[B], y[B];
-  for (int64_t k = 0; k < n; k += B) {
-    size_t m = (size_t)(n - k < B ? n - k : B);
-    K->f16_to_f32(d + k, x, m);
-    K->f16_to_f32(s + k, y, m);
-    K->bin[BXFX_BIN_add](x, y, x, m, BXFX_VV);
-    K->f32_to_f16(x, d + k, m);
-  }
+  bxfx_kern()->bin_half[dt == BEXT_BF16 ? BXFX_H_BF16 : BXFX_H_F16][BXFX_BIN_add](d, s, 0.0f, d, (size_t)n, BXFX_VV);
 }
 
 /* out = a fresh contiguous copy of in[0], or in[0] itself when unique. */

@@ -131,3 +131,61 @@ Test(flex_matmul, many_small_batches_split_by_batch) {
   check(4, 4, 128, 128, 128, false, true, BEXT_F32);
   check(9, 9, 4, 6, 0, false, false, BEXT_F64);      /* k = 0 in every batch */
 }
+
+/* f16/bf16 products are the f32 product of the widened operands, rounded
+ * once to the type (flex_matmul.c widens each batch matrix into its
+ * thread's scratch, prefetching the next one, multiplies by sgemm and
+ * narrows): compared bit for bit with Flex's own f32 matmul of the
+ * widened, contiguous operands cast back, with one thread and with two.
+ * Odd batch counts, broadcast sides (where the prefetch skips the
+ * repeated matrix), two batch dims, transposed operands (packed, no
+ * prefetch), k = 0, and a single product large enough for panels. */
+static void check_half(int64_t ba, int64_t bb, int64_t m, int64_t n, int64_t k, bool ta, bool tb, bext_dtype dt,
+                       bool four_d) {
+  bext_tensor *a = operand(ba, m, k, ta, dt, 21), *b = operand(bb, k, n, tb, dt, 22);
+  cr_assert(a && b);
+  if (four_d) a = bext_reshape(a, (int64_t[]){ 2, ba / 2, m, k }, 4);   /* [2, ba/2] x [bb] batches */
+  bext_tensor *af = bext_contiguous(bext_cast(bext_retain(a), BEXT_F32));
+  bext_tensor *bf = bext_contiguous(bext_cast(bext_retain(b), BEXT_F32));
+  bext_tensor *want = bext_cast(bext_matmul(af, bf), dt);
+  cr_assert(want, "%s", bext_last_error());
+  const int64_t N = bext_numel(want);
+  uint16_t *w = malloc(2 * (size_t)(N ? N : 1)), *g = malloc(2 * (size_t)(N ? N : 1));
+  cr_assert(bext_read(want, w, 2 * (size_t)N));
+  for (int pass = 0; pass < 2; pass++) {
+    int old = bxr_pool_set_threads(pass + 1);
+    bext_tensor *got = bext_matmul(bext_retain(a), bext_retain(b));
+    bxr_pool_set_threads(old);
+    cr_assert(got, "%s", bext_last_error());
+    cr_assert_eq(bext_numel(got), N);
+    cr_assert(bext_read(got, g, 2 * (size_t)N));
+    for (int64_t i = 0; i < N; i++)
+      if (g[i] != w[i]) {
+        cr_assert_fail("%d thread(s) %s [%ld|%ld]x%ldx%ldx%ld%s%s%s: element %ld is 0x%04x, want 0x%04x", pass + 1,
+                       bext_dtype_name(dt), (long)ba, (long)bb, (long)m, (long)n, (long)k, ta ? " a^T" : "",
+                       tb ? " b^T" : "", four_d ? " 4-d" : "", (long)i, g[i], w[i]);
+      }
+    bext_release(got);
+  }
+  free(w);
+  free(g);
+  bext_release(want);
+  bext_release(a);
+  bext_release(b);
+}
+
+Test(flex_matmul, half_batches_are_the_rounded_f32_product) {
+  static const bext_dtype dts[] = { BEXT_BF16, BEXT_F16 };
+  for (int d = 0; d < 2; d++) {
+    for (int t = 0; t < 4; t++) {
+      check_half(37, 37, 9, 13, 11, t & 1, t & 2, dts[d], false);
+      check_half(256, 256, 64, 64, 64, t & 1, t & 2, dts[d], false);
+    }
+    check_half(19, 1, 17, 5, 33, false, false, dts[d], false);   /* b broadcast */
+    check_half(1, 40, 31, 7, 64, false, false, dts[d], false);   /* a broadcast */
+    check_half(6, 3, 7, 9, 8, false, false, dts[d], true);       /* a [2,3], b [3] */
+    check_half(3, 3, 130, 140, 150, false, false, dts[d], false); /* few large: panels */
+    check_half(0, 0, 300, 200, 100, false, true, dts[d], false);
+    check_half(5, 5, 4, 6, 0, false, false, dts[d], false);      /* k = 0: zeros */
+  }
+}
