@@ -153,9 +153,12 @@ struct bxfx_kernels {
    * widened rows, bit for bit. */
   void (*leafrows_bf16)(double *out, const uint16_t *x, size_t stride, size_t rows, size_t n);
   void (*leafrows_f16)(double *out, const uint16_t *x, size_t stride, size_t rows, size_t n);
-  /* d[m*ds + k] = s[k*ss + m] for an 8x8 block of 4-byte elements
-   * (strides in elements), bits copied exactly: transposed copies. */
+  /* d[m*ds + k] = s[k*ss + m] for an 8x8 block of 4-, 2- or 1-byte
+   * elements (strides in elements), bits copied exactly: transposed
+   * copies. */
   void (*tile8_u32)(uint32_t *d, int64_t ds, const uint32_t *s, int64_t ss);
+  void (*tile8_u16)(uint16_t *d, int64_t ds, const uint16_t *s, int64_t ss);
+  void (*tile8_u8)(uint8_t *d, int64_t ds, const uint8_t *s, int64_t ss);
   /* arange: o[i] = start + (double)(i0 + i) * step (two roundings, never
    * fused), stored with the runtime's cast rules for the dtype. */
   void (*arange_f32)(float *o, size_t n, double start, double step, int64_t i0);
@@ -213,6 +216,9 @@ struct bxfx_kernels {
   /* Conversions, round to nearest even (NaN stays NaN). */
   void (*f16_to_f32)(const uint16_t *a, float *o, size_t n);
   void (*f32_to_f16)(const float *a, uint16_t *o, size_t n);
+  /* base[pos[k]] = f16(f32(base[pos[k]]) + f32(v[k])) for k = 0..n-1 in
+   * order (positions may repeat): scatter_add's f16 adds. */
+  void (*add_at_f16)(uint16_t *base, const int64_t *pos, const uint16_t *v, size_t n);
   void (*bf16_to_f32)(const uint16_t *a, float *o, size_t n);
   void (*f32_to_bf16)(const float *a, uint16_t *o, size_t n);
   /* Half (BXFX_H_*) o[i] = a[i] OP b[i] (BXFX_BIN_*) computed in f32 and

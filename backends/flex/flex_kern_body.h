@@ -1212,6 +1212,20 @@ static void SFX(f32_to_f16)(const float *a, uint16_t *o, size_t n) {
 #endif
   for (; i < n; i++) o[i] = bxk_f32_to_f16(a[i]);
 }
+/* base[pos[k]] = f16(f32(base[pos[k]]) + f32(v[k])) for k in order (a
+ * position may repeat): scatter_add's f16 rule, one element at a time
+ * with F16C's scalar conversions (the lane conversions above, one lane)
+ * where the bit arithmetic of bxk_scalar.h costs several times more. */
+static void SFX(add_at_f16)(uint16_t *base, const int64_t *pos, const uint16_t *v, size_t n) {
+  for (size_t k = 0; k < n; k++) {
+    uint16_t *d = base + pos[k];
+#ifdef BXFX_AVX
+    *d = (uint16_t)_cvtss_sh(_cvtsh_ss(*d) + _cvtsh_ss(v[k]), _MM_FROUND_TO_NEAREST_INT);
+#else
+    *d = bxk_f32_to_f16(bxk_f16_to_f32(*d) + bxk_f16_to_f32(v[k]));
+#endif
+  }
+}
 /* f32 -> i32 as casts do it (bxk_f64_to_i32, lane-wise).  Lanes outside
  * the range are parked at 0 before the conversion (whose result would be
  * undefined there) and patched after. */
@@ -1471,29 +1485,36 @@ BXFX_ARANGE_DEF(arange_i32, int32_t, BXFX_ARANGE_ST_I32, bxk_f64_to_i32(v))
 #undef BXFX_NOFUSE
 
 /* ---- layout ------------------------------------------------------------ */
-/* An 8x8 block of 4-byte elements transposed: d[m*ds + k] = s[k*ss + m]
- * (strides in elements).  Lanes only move (no arithmetic), so any bits
- * (NaN payloads, ints) are copied exactly: unpack pairs, then quads, then
- * 128-bit halves. */
-static void SFX(tile8_u32)(uint32_t *d, int64_t ds, const uint32_t *s, int64_t ss) {
-  v8i r[8], t[8], u[8];
-  for (int k = 0; k < 8; k++) memcpy(&r[k], s + k * ss, sizeof r[k]);
-  for (int k = 0; k < 8; k += 2) {
-    t[k] = __builtin_shufflevector(r[k], r[k + 1], 0, 8, 1, 9, 4, 12, 5, 13);
-    t[k + 1] = __builtin_shufflevector(r[k], r[k + 1], 2, 10, 3, 11, 6, 14, 7, 15);
+/* An 8x8 block transposed: d[m*ds + k] = s[k*ss + m] (strides in
+ * elements), for 4-, 2- and 1-byte elements: the same lane moves on
+ * 8-lane vectors of 32, 16 or 8 bytes.  Lanes only move (no arithmetic),
+ * so any bits (NaN payloads, ints) are copied exactly: unpack pairs, then
+ * quads, then halves. */
+typedef uint8_t v8b __attribute__((vector_size(8)));
+#define BXFX_TILE8_DEF(name, T, V)                                                          \
+  static void SFX(name)(T *d, int64_t ds, const T *s, int64_t ss) {                         \
+    V r[8], t[8], u[8];                                                                     \
+    for (int k = 0; k < 8; k++) memcpy(&r[k], s + k * ss, sizeof r[k]);                     \
+    for (int k = 0; k < 8; k += 2) {                                                        \
+      t[k] = __builtin_shufflevector(r[k], r[k + 1], 0, 8, 1, 9, 4, 12, 5, 13);             \
+      t[k + 1] = __builtin_shufflevector(r[k], r[k + 1], 2, 10, 3, 11, 6, 14, 7, 15);       \
+    }                                                                                       \
+    for (int k = 0; k < 8; k += 4)                                                          \
+      for (int h = 0; h < 2; h++) {                                                         \
+        u[k + 2 * h] = __builtin_shufflevector(t[k + h], t[k + 2 + h], 0, 1, 8, 9, 4, 5, 12, 13); \
+        u[k + 2 * h + 1] = __builtin_shufflevector(t[k + h], t[k + 2 + h], 2, 3, 10, 11, 6, 7, 14, 15); \
+      }                                                                                     \
+    for (int m = 0; m < 4; m++) {                                                           \
+      V lo = __builtin_shufflevector(u[m], u[m + 4], 0, 1, 2, 3, 8, 9, 10, 11);             \
+      V hi = __builtin_shufflevector(u[m], u[m + 4], 4, 5, 6, 7, 12, 13, 14, 15);           \
+      memcpy(d + m * ds, &lo, sizeof lo);                                                   \
+      memcpy(d + (m + 4) * ds, &hi, sizeof hi);                                             \
+    }                                                                                       \
   }
-  for (int k = 0; k < 8; k += 4)
-    for (int h = 0; h < 2; h++) {
-      u[k + 2 * h] = __builtin_shufflevector(t[k + h], t[k + 2 + h], 0, 1, 8, 9, 4, 5, 12, 13);
-      u[k + 2 * h + 1] = __builtin_shufflevector(t[k + h], t[k + 2 + h], 2, 3, 10, 11, 6, 7, 14, 15);
-    }
-  for (int m = 0; m < 4; m++) {
-    v8i lo = __builtin_shufflevector(u[m], u[m + 4], 0, 1, 2, 3, 8, 9, 10, 11);
-    v8i hi = __builtin_shufflevector(u[m], u[m + 4], 4, 5, 6, 7, 12, 13, 14, 15);
-    memcpy(d + m * ds, &lo, sizeof lo);
-    memcpy(d + (m + 4) * ds, &hi, sizeof hi);
-  }
-}
+BXFX_TILE8_DEF(tile8_u32, uint32_t, v8i)
+BXFX_TILE8_DEF(tile8_u16, uint16_t, v8h)
+BXFX_TILE8_DEF(tile8_u8, uint8_t, v8b)
+#undef BXFX_TILE8_DEF
 
 const struct bxfx_kernels VARIANT = {
   .isa = VARIANT_NAME,
@@ -1555,6 +1576,8 @@ const struct bxfx_kernels VARIANT = {
   .leafrows_f32 = SFX(leafrows_f32),
   .leafrows_f64 = SFX(leafrows_f64),
   .tile8_u32 = SFX(tile8_u32),
+  .tile8_u16 = SFX(tile8_u16),
+  .tile8_u8 = SFX(tile8_u8),
   .arange_f32 = SFX(arange_f32),
   .arange_f64 = SFX(arange_f64),
   .arange_i32 = SFX(arange_i32),
@@ -1573,6 +1596,7 @@ const struct bxfx_kernels VARIANT = {
   .prod_f64 = SFX(prod_f64),
   .f16_to_f32 = SFX(f16_to_f32),
   .f32_to_f16 = SFX(f32_to_f16),
+  .add_at_f16 = SFX(add_at_f16),
   .bf16_to_f32 = SFX(bf16_to_f32),
   .f32_to_bf16 = SFX(f32_to_bf16),
   .bin_half = {

@@ -344,22 +344,39 @@ Test(flex_blocks, argext_bf16_is_argext_f32_of_the_widened_row) {
   }
 }
 
-/* tile8_u32 (transposed copies, flex_layout.c) in both variants: every
- * element lands at its transposed place with its bits (NaN payloads,
- * ints), and nothing outside the 8x8 block is written. */
+/* tile8_u32/u16/u8 (transposed copies, flex_layout.c) in both variants:
+ * every element lands at its transposed place with its bits (NaN
+ * payloads, ints), and nothing outside the 8x8 block is written. */
 Test(flex_blocks, tile8_transposes_bits_exactly) {
   enum { SS = 13, DS = 11 };
   static uint32_t src[8 * SS], dst[2][9 * DS];
-  for (int i = 0; i < 8 * SS; i++) src[i] = 0x7fc00001u + (uint32_t)i * 0x01010101u;
+  static uint16_t src16[8 * SS], dst16[2][9 * DS];
+  static uint8_t src8[8 * SS], dst8[2][9 * DS];
+  for (int i = 0; i < 8 * SS; i++) {
+    src[i] = 0x7fc00001u + (uint32_t)i * 0x01010101u;
+    src16[i] = (uint16_t)(0x7e01u + (unsigned)i * 0x0101u);   /* f16 NaN payloads, then others */
+    src8[i] = (uint8_t)(i * 37 + 1);
+  }
   const struct bxfx_kernels *K[2] = { &bxfx_kern_avx2, &bxfx_kern_gen };
   for (int v = 0; v < 2; v++) {
     memset(dst[v], 0xab, sizeof dst[v]);
+    memset(dst16[v], 0xab, sizeof dst16[v]);
+    memset(dst8[v], 0xab, sizeof dst8[v]);
     K[v]->tile8_u32(dst[v], DS, src, SS);
+    K[v]->tile8_u16(dst16[v], DS, src16, SS);
+    K[v]->tile8_u8(dst8[v], DS, src8, SS);
     for (int m = 0; m < 9; m++)
       for (int k = 0; k < DS; k++) {
-        uint32_t want = m < 8 && k < 8 ? src[k * SS + m] : 0xababababu;
+        bool in = m < 8 && k < 8;
+        uint32_t want = in ? src[k * SS + m] : 0xababababu;
+        uint16_t want16 = in ? src16[k * SS + m] : 0xababu;
+        uint8_t want8 = in ? src8[k * SS + m] : 0xabu;
         cr_expect_eq(dst[v][m * DS + k], want, "%s tile8 [%d][%d] = %08x, want %08x", K[v]->isa, m, k,
                      dst[v][m * DS + k], want);
+        cr_expect_eq(dst16[v][m * DS + k], want16, "%s tile8_u16 [%d][%d] = %04x, want %04x", K[v]->isa, m, k,
+                     dst16[v][m * DS + k], want16);
+        cr_expect_eq(dst8[v][m * DS + k], want8, "%s tile8_u8 [%d][%d] = %02x, want %02x", K[v]->isa, m, k,
+                     dst8[v][m * DS + k], want8);
       }
   }
 }
@@ -404,6 +421,37 @@ Test(flex_blocks, half_conversions_match_scalar_rules) {
       }
     }
   }
+}
+
+/* add_at_f16 (scatter_add's f16 rows) in both variants against the
+ * scalar rule applied in order: every f16 value added at repeated
+ * positions (16 a target), so sums overflow, cancel to signed zeros,
+ * meet the few NaNs and infinities and land on subnormals. */
+Test(flex_blocks, add_at_f16_matches_scalar_rule) {
+  const struct bxfx_kernels *K[2] = { &bxfx_kern_avx2, &bxfx_kern_gen };
+  enum { N = 65536, T = 4099 };
+  static uint16_t vals[N];
+  static int64_t pos[N];
+  static uint16_t want[T], got[T];
+  for (uint32_t h = 0; h < N; h++) {
+    vals[h] = (uint16_t)(h * 40503u);   /* every f16 once; infinities and NaNs made rare */
+    if ((vals[h] & 0x7c00) == 0x7c00 && h % 97) vals[h] &= 0xbfff;
+    pos[h] = (int64_t)((h * 7u + h / 5u) % T);
+  }
+  for (int v = 0; v < 2; v++)
+    for (int start = 0; start < 3; start++) {
+      for (int t = 0; t < T; t++) want[t] = got[t] = (uint16_t)(start * 0x3c00u + (unsigned)t * 7u);
+      for (uint32_t h = 0; h < N; h++)
+        want[pos[h]] = bxk_f32_to_f16(bxk_f16_to_f32(want[pos[h]]) + bxk_f16_to_f32(vals[h]));
+      K[v]->add_at_f16(got, pos, vals, N);
+      int nans = 0;
+      for (int t = 0; t < T; t++) {
+        nans += (want[t] & 0x7fff) > 0x7c00;
+        bool nan = (want[t] & 0x7fff) > 0x7c00 && (got[t] & 0x7fff) > 0x7c00;
+        cr_expect(got[t] == want[t] || nan, "%s add_at_f16 [%d] = %04x, want %04x", K[v]->isa, t, got[t], want[t]);
+      }
+      cr_expect(nans < T / 4, "most sums should stay numbers (%d NaNs)", nans);
+    }
 }
 
 /* The vector forms of max, min and relu and of the f32 -> i32 cast agree
