@@ -285,6 +285,8 @@ static bext_tensor *native_op(int which, bext_tensor *a, bext_tensor *b, double 
   case 23: bext_release(b); return bext_abs(a);
   case 24: bext_release(b); return bext_relu(a);
   case 25: bext_release(b); return bext_sign(a);
+  case 26: return bext_pow(a, b);
+  case 27: bext_release(b); return bext_pow_scalar(a, s);
   default: bext_release(b); return bext_clamp(a, s, s + 100);
   }
 }
@@ -294,13 +296,17 @@ Test(flex_paths, native_width_ints_and_f64_comparisons) {
    * vector-edge and threaded sizes; scalars inside i32 (native) and
    * outside it or fractional (the general engine) */
   static const bext_dtype dts[] = { BEXT_I32, BEXT_I64, BEXT_F64 };
-  static const int64_t ns[] = { 1, 7, 33, 70001 };
-  static const double scal[] = { 3, -1, 0, 2.5, -2.5, 3e9, -3e9, 2147483647.0, -2147483648.0 };
+  static const int64_t ns[] = { 1, 7, 8, 9, 15, 16, 17, 31, 32, 33, 70001 };
+  /* i64 divisors past i32 (by magic numbers), +-1 and 0 (the rule's own
+   * answers), saturating ones (INT64_MIN/MAX) */
+  static const double scal[] = { 3, -1, 0, 2.5, -2.5, 3e9, -3e9, 2147483647.0, -2147483648.0, 1, -7,
+                                 4294967311.0, -1099511627776.0, 9.3e18, -9.3e18 };
   for (size_t d = 0; d < 3; d++)
-    for (size_t k = 0; k < 4; k++)
-      for (int which = 0; which <= 26; which++)
-        for (size_t si = 0; si < (which >= 13 ? sizeof scal / sizeof scal[0] : 1); si++) {
+    for (size_t k = 0; k < sizeof ns / sizeof ns[0]; k++)
+      for (int which = 0; which <= 28; which++)
+        for (size_t si = 0; si < (which >= 13 && which != 26 ? sizeof scal / sizeof scal[0] : 1); si++) {
           if (dts[d] == BEXT_F64 && which == 4) continue;   /* (fmod: covered by the conformance matrix) */
+          if (dts[d] == BEXT_F64 && (which == 26 || which == 27)) continue;   /* libmvec's pow: last bits open */
           bext_tensor *r[2];
           const char *devs[2] = { "flex", "ndarray" };
           for (int q = 0; q < 2; q++)
@@ -308,6 +314,43 @@ Test(flex_paths, native_width_ints_and_f64_comparisons) {
           char what[96];
           snprintf(what, sizeof what, "op %d on %s [%lld], scalar %g", which, bext_dtype_name(dts[d]),
                    (long long)ns[k], scal[si]);
+          same(r[0], r[1], what);
+        }
+}
+
+Test(flex_paths, integer_ops_of_transposed_and_broadcast_operands) {
+  /* the native-width ops' rows when an operand is a transposed view or
+   * broadcasts (those take the general engine or the tile walk): i32 and
+   * i64 division, rem and pow by tensors and scalars, unary ops,
+   * comparisons, on shapes around the vector width */
+  static const int64_t shp[][2] = { { 9, 33 }, { 40, 17 }, { 64, 256 } };
+  static const bext_dtype dts[] = { BEXT_I32, BEXT_I64 };
+  for (size_t d = 0; d < 2; d++)
+    for (size_t q = 0; q < 3; q++)
+      for (int form = 0; form < 3; form++)
+        for (int which = 0; which <= 28; which++) {
+          bext_tensor *r[2];
+          const char *devs[2] = { "flex", "ndarray" };
+          for (int v = 0; v < 2; v++) {
+            const int64_t n = shp[q][0] * shp[q][1], tr[2] = { shp[q][1], shp[q][0] };
+            bext_tensor *a = bext_reshape(edgy(dts[d], n, 3, devs[v]), tr, 2);
+            a = bext_swap_dims(a, 0, 1);   /* [rows, cols], transposed */
+            bext_tensor *b = bext_reshape(edgy(dts[d], n, 4, devs[v]), shp[q], 2);
+            if (form == 1) {   /* a row broadcast against a contiguous a */
+              bext_release(a);
+              a = bext_reshape(edgy(dts[d], n, 5, devs[v]), shp[q], 2);
+              bext_release(b);
+              b = edgy(dts[d], shp[q][1], 6, devs[v]);
+            } else if (form == 2) {   /* the transposed operand second */
+              bext_tensor *t = a;
+              a = b;
+              b = t;
+            }
+            r[v] = native_op(which, a, b, which % 2 ? -7 : 4294967311.0);
+          }
+          char what[96];
+          snprintf(what, sizeof what, "op %d on %s [%lld x %lld] form %d", which, bext_dtype_name(dts[d]),
+                   (long long)shp[q][0], (long long)shp[q][1], form);
           same(r[0], r[1], what);
         }
 }
