@@ -857,7 +857,11 @@ static bool native_width(struct bxr_op *op, bext_tensor **res) {
   };
   const bext_tensor *a = op->in[0];
   const bext_dtype dt = a->dtype;
-  if (!op->same_shape || !bxr_is_contiguous(a)) return false;
+  /* (comparisons' inference never sets op->same_shape: the shapes are
+   * checked here, else no comparison would ever run at its width) */
+  if (!bxr_is_contiguous(a)) return false;
+  for (int k = 0; k < op->n_in && !op->same_shape; k++)
+    if (!bxr_same_shape(op->in[k]->rank, op->in[k]->shape, op->out.rank, op->out.shape)) return false;
   const enum bxr_opcode code = base_op(op->code);
   const bool scalar = code != op->code;
   struct native_job J = { .mode = scalar ? BXFX_VS : BXFX_VV, .a = bxr_data(a) };
