@@ -340,6 +340,37 @@ static void SFX(divs_i64)(const int64_t *a, int64_t d, int64_t *o, size_t n, boo
     o[i] = r + (d & -(int64_t)((r != 0) & ((r ^ d) < 0)));
   }
 }
+/* i32 comparisons in 8-lane vectors stored 32 answers at a time
+ * (BXFX_CMP_ST32, as f32's): the compiler's own vectorization of the
+ * plain loop masks and packs each answer twice over. */
+static inline v8i SFX(ldi)(const int32_t *p) { v8i v; memcpy(&v, p, sizeof v); return v; }
+#define BXFX_CMPI_LOOP(OP)                                                          \
+  do {                                                                              \
+    const v8i one = SFX(splati)(1), bs = SFX(splati)(b[0]);                         \
+    const bool vs = mode == BXFX_VS;                                                \
+    size_t i = 0;                                                                   \
+    for (; i + 32 <= n; i += 32)                                                    \
+      BXFX_CMP_ST32(o + i, SFX(ldi)(a + i) OP (vs ? bs : SFX(ldi)(b + i)),           \
+                    SFX(ldi)(a + i + 8) OP (vs ? bs : SFX(ldi)(b + i + 8)),          \
+                    SFX(ldi)(a + i + 16) OP (vs ? bs : SFX(ldi)(b + i + 16)),        \
+                    SFX(ldi)(a + i + 24) OP (vs ? bs : SFX(ldi)(b + i + 24)));       \
+    for (; i + 8 <= n; i += 8) {                                                    \
+      v8b r = __builtin_convertvector((SFX(ldi)(a + i) OP (vs ? bs : SFX(ldi)(b + i))) & one, v8b); \
+      memcpy(o + i, &r, sizeof r);                                                  \
+    }                                                                               \
+    for (; i < n; i++) o[i] = a[i] OP (vs ? b[0] : b[i]);                           \
+  } while (0)
+static void SFX(cmp_i32)(int cmp, const int32_t *a, const int32_t *b, uint8_t *o, size_t n, int mode) {
+  switch (cmp) {
+  case BXFX_CMP_eq: BXFX_CMPI_LOOP(==); break;
+  case BXFX_CMP_ne: BXFX_CMPI_LOOP(!=); break;
+  case BXFX_CMP_gt: BXFX_CMPI_LOOP(>); break;
+  case BXFX_CMP_ge: BXFX_CMPI_LOOP(>=); break;
+  case BXFX_CMP_lt: BXFX_CMPI_LOOP(<); break;
+  default: BXFX_CMPI_LOOP(<=); break;
+  }
+}
+#undef BXFX_CMPI_LOOP
 #define BXFX_CMP_T_DEF(name, T)                                                     \
   static void SFX(name)(int cmp, const T *a, const T *b, uint8_t *o, size_t n, int mode) { \
     switch (cmp) {                                                                  \
@@ -351,7 +382,6 @@ static void SFX(divs_i64)(const int64_t *a, int64_t d, int64_t *o, size_t n, boo
     default: BXFX_TLOOP(T, uint8_t, x <= y); break;                                 \
     }                                                                               \
   }
-BXFX_CMP_T_DEF(cmp_i32, int32_t)
 BXFX_CMP_T_DEF(cmp_i64, int64_t)
 BXFX_CMP_T_DEF(cmp_f64, double)
 #undef BXFX_CMP_T_DEF
