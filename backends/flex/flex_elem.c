@@ -810,7 +810,7 @@ static bool widened_scalar(struct bxr_op *op, bext_tensor **res) {
  * that are i32 values (others are left to the general engine, which
  * saturates them to i64 first); i64 scalars are saturated as it does;
  * comparisons are exact at any width. */
-enum native_kind { NK_BIN_I32, NK_UN_I32, NK_CMP_I32, NK_CMP_I64, NK_CMP_F64, NK_UN_I64, NK_DIVS_I64 };
+enum native_kind { NK_BIN_I32, NK_UN_I32, NK_CMP_I32, NK_CMP_I64, NK_CMP_F64, NK_UN_I64, NK_DIVS_I64, NK_BOOL };
 struct native_job {
   int k;                    /* kernel index (BXFX_IOP_*, BXFX_IUN_*, BXFX_CMP_*; NK_DIVS_I64: rem) */
   enum native_kind kind;
@@ -830,6 +830,7 @@ static void native_chunk(void *ctx, size_t b, size_t e) {
   case NK_UN_I32: K->un_i32(J->k, a32, (int32_t *)(void *)J->o + b, n, (int32_t)J->lo, (int32_t)J->hi); break;
   case NK_UN_I64: K->un_i64(J->k, a64, (int64_t *)(void *)J->o + b, n, J->lo, J->hi); break;
   case NK_DIVS_I64: K->divs_i64(a64, *b64, (int64_t *)(void *)J->o + b, n, J->k); break;
+  case NK_BOOL: K->bop(J->k, (const uint8_t *)J->a + b, (const uint8_t *)J->b + bs, (uint8_t *)J->o + b, n); break;
   case NK_CMP_I32: K->cmp_i32(J->k, a32, b32, (uint8_t *)J->o + b, n, J->mode); break;
   case NK_CMP_I64: K->cmp_i64(J->k, a64, b64, (uint8_t *)J->o + b, n, J->mode); break;
   case NK_CMP_F64:
@@ -866,7 +867,16 @@ static bool native_width(struct bxr_op *op, bext_tensor **res) {
   const bool scalar = code != op->code;
   struct native_job J = { .mode = scalar ? BXFX_VS : BXFX_VV, .a = bxr_data(a) };
   union { int32_t i; int64_t l; double d; } sv;
-  if (cmp[code]) {
+  if (dt == BEXT_BOOL) {   /* bool logic and bool ==, != (no scalar forms) */
+    static const signed char bop[BXR_OP_COUNT] = {
+      [BXR_OP_AND] = BXFX_BOP_and + 1, [BXR_OP_OR] = BXFX_BOP_or + 1, [BXR_OP_XOR] = BXFX_BOP_xor + 1,
+      [BXR_OP_EQ] = BXFX_BOP_eq + 1, [BXR_OP_NE] = BXFX_BOP_ne + 1, [BXR_OP_NOT] = BXFX_BOP_not + 1,
+    };
+    if (!bop[op->code] || op->out.dtype != BEXT_BOOL) return false;
+    J.k = bop[op->code] - 1;
+    J.kind = NK_BOOL;
+    J.b = J.a;   /* not: read a only */
+  } else if (cmp[code]) {
     J.k = cmp[code] - 1;
     J.kind = dt == BEXT_I32 ? NK_CMP_I32 : dt == BEXT_I64 ? NK_CMP_I64 : NK_CMP_F64;
     if (scalar) {
@@ -902,7 +912,7 @@ static bool native_width(struct bxr_op *op, bext_tensor **res) {
   } else {
     return false;
   }
-  const bool unary = J.kind == NK_UN_I32 || J.kind == NK_UN_I64;
+  const bool unary = J.kind == NK_UN_I32 || J.kind == NK_UN_I64 || op->n_in == 1;
   if (scalar) {
     J.b = (const char *)&sv;
   } else if (!unary) {
@@ -929,7 +939,7 @@ bext_tensor *bxfx_exec_elementwise(struct bxr_op *op) {
   bext_tensor *res;
   const bext_dtype dt = op->in[0]->dtype;
   if (dt == BEXT_F32 && (small_f32(op, &res) || widened_scalar(op, &res))) return res;
-  if ((dt == BEXT_I32 || dt == BEXT_I64 || dt == BEXT_F64) && native_width(op, &res)) return res;
+  if ((dt == BEXT_I32 || dt == BEXT_I64 || dt == BEXT_F64 || dt == BEXT_BOOL) && native_width(op, &res)) return res;
   return ew_general(op);
 }
 

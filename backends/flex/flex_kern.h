@@ -122,6 +122,16 @@ static inline int64_t bxfx_magic_div_i64(int64_t x, int64_t d, struct bxfx_magic
   return q + (int64_t)((uint64_t)q >> 63);
 }
 
+/* Bool ops on 0/1 bytes (bext.h's representation: every bool byte is 0
+ * or 1, so the bitwise forms are the logical ones). */
+#define BXFX_BOP_LIST(X) X(and) X(or) X(xor) X(eq) X(ne) X(not)
+enum {
+#define X(n) BXFX_BOP_##n,
+  BXFX_BOP_LIST(X)
+#undef X
+  BXFX_BOP_COUNT
+};
+
 typedef void (*bxfx_bin_f32_fn)(const float *a, const float *b, float *o, size_t n, int mode);
 typedef void (*bxfx_un_f32_fn)(const float *a, float *o, size_t n);
 
@@ -139,6 +149,8 @@ struct bxfx_kernels {
   void (*bin_i32)(int op, const int32_t *a, const int32_t *b, int32_t *o, size_t n, int mode);
   void (*un_i32)(int op, const int32_t *a, int32_t *o, size_t n, int32_t lo, int32_t hi);
   void (*un_i64)(int op, const int64_t *a, int64_t *o, size_t n, int64_t lo, int64_t hi);
+  /* bool o[i] = a[i] OP b[i] (BXFX_BOP_*; not reads a only), contiguous. */
+  void (*bop)(int op, const uint8_t *a, const uint8_t *b, uint8_t *o, size_t n);
   /* i64 o[i] = a[i] / d (truncated) or, with rem, the floored a[i] % d,
    * bxk_div_i64 / bxk_rem_i64 for any d: a multiply by d's magic number. */
   void (*divs_i64)(const int64_t *a, int64_t d, int64_t *o, size_t n, bool rem);

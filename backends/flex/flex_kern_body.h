@@ -311,6 +311,18 @@ static void SFX(bin_i32)(int op, const int32_t *a, const int32_t *b, int32_t *o,
 BXFX_UN_INT_DEF(un_i32, int32_t, i32)
 BXFX_UN_INT_DEF(un_i64, int64_t, i64)
 #undef BXFX_UN_INT_DEF
+/* Bool ops (BXFX_BOP_*) as byte loops the compiler vectorizes at the
+ * variant's width: the same expressions as the general engine's. */
+static void SFX(bop)(int op, const uint8_t *a, const uint8_t *b, uint8_t *o, size_t n) {
+  switch (op) {
+  case BXFX_BOP_and: for (size_t i = 0; i < n; i++) o[i] = a[i] & b[i]; break;
+  case BXFX_BOP_or: for (size_t i = 0; i < n; i++) o[i] = a[i] | b[i]; break;
+  case BXFX_BOP_xor: for (size_t i = 0; i < n; i++) o[i] = a[i] ^ b[i]; break;
+  case BXFX_BOP_eq: for (size_t i = 0; i < n; i++) o[i] = a[i] == b[i]; break;
+  case BXFX_BOP_ne: for (size_t i = 0; i < n; i++) o[i] = a[i] != b[i]; break;
+  default: for (size_t i = 0; i < n; i++) o[i] = !a[i]; break;
+  }
+}
 /* i64 x / d and floored x % d for one d (bxk_div_i64, bxk_rem_i64 for
  * every x): a multiply-high by d's magic number (bxfx_magic_i64) instead
  * of an idiv per element; the remainder is x - q*d with the divisor's-sign
@@ -1172,6 +1184,7 @@ const struct bxfx_kernels VARIANT = {
   .bin_i32 = SFX(bin_i32),
   .un_i32 = SFX(un_i32),
   .un_i64 = SFX(un_i64),
+  .bop = SFX(bop),
   .divs_i64 = SFX(divs_i64),
   .cmp_i32 = SFX(cmp_i32),
   .cmp_i64 = SFX(cmp_i64),

@@ -355,6 +355,50 @@ Test(flex_paths, integer_ops_of_transposed_and_broadcast_operands) {
         }
 }
 
+/* n bools (0/1 bytes) from a seed. */
+static bext_tensor *bools(int64_t n, unsigned seed, const char *devname) {
+  uint8_t *v = malloc((size_t)(n ? n : 1));
+  uint64_t s = seed;
+  for (int64_t i = 0; i < n; i++) {
+    s = s * 6364136223846793005ull + 1442695040888963407ull;
+    v[i] = (uint8_t)((s >> 40) & 1);
+  }
+  bext_tensor *t = bext_from_data(v, BEXT_BOOL, &n, 1, dev(devname));
+  free(v);
+  cr_assert_not_null(t, "%s", bext_last_error());
+  return t;
+}
+
+Test(flex_paths, bool_ops_at_their_width) {
+  /* and, or, xor, eq, ne, not of bool tensors: contiguous (the byte
+   * kernels) on lengths around the vector widths and threaded, and
+   * transposed or broadcast (the general engine) */
+  static const int64_t ns[] = { 1, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 70001 };
+  for (size_t k = 0; k < sizeof ns / sizeof ns[0]; k++)
+    for (int form = 0; form < 3; form++)
+      for (int which = 0; which < 6; which++) {
+        bext_tensor *r[2];
+        const char *devs[2] = { "flex", "ndarray" };
+        const int64_t n = ns[k], sh[2] = { 3, n }, tr[2] = { n, 3 };
+        for (int v = 0; v < 2; v++) {
+          bext_tensor *a = bools(3 * n, 7, devs[v]), *b = bools(3 * n, 8, devs[v]);
+          if (form == 1) a = bext_swap_dims(bext_reshape(a, tr, 2), 0, 1), b = bext_reshape(b, sh, 2);
+          if (form == 2) a = bext_reshape(a, sh, 2), bext_release(b), b = bools(n, 9, devs[v]);
+          switch (which) {
+          case 0: r[v] = bext_and(a, b); break;
+          case 1: r[v] = bext_or(a, b); break;
+          case 2: r[v] = bext_xor(a, b); break;
+          case 3: r[v] = bext_eq(a, b); break;
+          case 4: r[v] = bext_ne(a, b); break;
+          default: bext_release(b); r[v] = bext_not(a); break;
+          }
+        }
+        char what[64];
+        snprintf(what, sizeof what, "bool op %d [%lld] form %d", which, (long long)n, form);
+        same(r[0], r[1], what);
+      }
+}
+
 Test(flex_paths, rounding_and_sign_in_lanes) {
   /* floor, ceil, round (half to even) and sign of f32 (f16 and bf16 run
    * the same f32 kernels): halves, signed zeros, NaN, infinities,
