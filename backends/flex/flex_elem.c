@@ -800,7 +800,7 @@ static bool widened_scalar(struct bxr_op *op, bext_tensor **res) {
   return true;
 }
 
-/* i32 arithmetic, i64 unary ops and division by a scalar, and
+/* i32 arithmetic, i64 unary ops, pow and division by a scalar, and
  * i32/i64/f64 comparisons on contiguous operands of the output's shape
  * (or one operand and a scalar) at their own width: the general engine
  * widens i32 to i64 a block at a time and narrows the result back (three
@@ -810,7 +810,7 @@ static bool widened_scalar(struct bxr_op *op, bext_tensor **res) {
  * that are i32 values (others are left to the general engine, which
  * saturates them to i64 first); i64 scalars are saturated as it does;
  * comparisons are exact at any width. */
-enum native_kind { NK_BIN_I32, NK_UN_I32, NK_CMP_I32, NK_CMP_I64, NK_CMP_F64, NK_UN_I64, NK_DIVS_I64, NK_BOOL };
+enum native_kind { NK_BIN_I32, NK_UN_I32, NK_CMP_I32, NK_CMP_I64, NK_CMP_F64, NK_UN_I64, NK_DIVS_I64, NK_BOOL, NK_POW_I64 };
 struct native_job {
   int k;                    /* kernel index (BXFX_IOP_*, BXFX_IUN_*, BXFX_CMP_*; NK_DIVS_I64: rem) */
   enum native_kind kind;
@@ -830,6 +830,7 @@ static void native_chunk(void *ctx, size_t b, size_t e) {
   case NK_UN_I32: K->un_i32(J->k, a32, (int32_t *)(void *)J->o + b, n, (int32_t)J->lo, (int32_t)J->hi); break;
   case NK_UN_I64: K->un_i64(J->k, a64, (int64_t *)(void *)J->o + b, n, J->lo, J->hi); break;
   case NK_DIVS_I64: K->divs_i64(a64, *b64, (int64_t *)(void *)J->o + b, n, J->k); break;
+  case NK_POW_I64: K->pow_i64(a64, b64, (int64_t *)(void *)J->o + b, n, J->mode); break;
   case NK_BOOL: K->bop(J->k, (const uint8_t *)J->a + b, (const uint8_t *)J->b + bs, (uint8_t *)J->o + b, n); break;
   case NK_CMP_I32: K->cmp_i32(J->k, a32, b32, (uint8_t *)J->o + b, n, J->mode); break;
   case NK_CMP_I64: K->cmp_i64(J->k, a64, b64, (uint8_t *)J->o + b, n, J->mode); break;
@@ -892,6 +893,9 @@ static bool native_width(struct bxr_op *op, bext_tensor **res) {
       if (!fits_i32(op->sc[0].f)) return false;
       sv.i = (int32_t)op->sc[0].f;
     }
+  } else if (dt == BEXT_I64 && code == BXR_OP_POW) {
+    J.kind = NK_POW_I64;
+    if (scalar) sv.l = bxr_f64_to_i64_sat(op->sc[0].f);   /* as the general engine */
   } else if (dt == BEXT_I64 && scalar && (code == BXR_OP_DIV || code == BXR_OP_REM)) {
     J.k = code == BXR_OP_REM;
     J.kind = NK_DIVS_I64;
@@ -923,7 +927,7 @@ static bool native_width(struct bxr_op *op, bext_tensor **res) {
   bext_tensor *out = bxfx_output(op, scalar ? 1 : op->n_in);
   if (out) {
     J.o = bxr_data(out);
-    const bool costly = J.kind == NK_DIVS_I64 ||
+    const bool costly = J.kind == NK_DIVS_I64 || J.kind == NK_POW_I64 ||
                         (J.kind == NK_BIN_I32 && (J.k == BXFX_IOP_div || J.k == BXFX_IOP_rem || J.k == BXFX_IOP_pow));
     bxr_pool_for((size_t)bxr_numel(out->rank, out->shape), costly ? 4 : 1, 64, native_chunk, &J);
   }

@@ -149,6 +149,9 @@ struct bxfx_kernels {
   void (*bin_i32)(int op, const int32_t *a, const int32_t *b, int32_t *o, size_t n, int mode);
   void (*un_i32)(int op, const int32_t *a, int32_t *o, size_t n, int32_t lo, int32_t hi);
   void (*un_i64)(int op, const int64_t *a, int64_t *o, size_t n, int64_t lo, int64_t hi);
+  /* i64 o[i] = bxk_pow_i64(a[i], b[i]) (b[0] for BXFX_VS), the steps of
+   * square-and-multiply in lanes. */
+  void (*pow_i64)(const int64_t *a, const int64_t *b, int64_t *o, size_t n, int mode);
   /* bool o[i] = a[i] OP b[i] (BXFX_BOP_*; not reads a only), contiguous. */
   void (*bop)(int op, const uint8_t *a, const uint8_t *b, uint8_t *o, size_t n);
   /* i64 o[i] = a[i] / d (truncated) or, with rem, the floored a[i] % d,

@@ -12,6 +12,7 @@
 typedef float v8f __attribute__((vector_size(32)));
 typedef int32_t v8i __attribute__((vector_size(32)));
 typedef uint32_t v8u __attribute__((vector_size(32)));
+typedef uint64_t v4q __attribute__((vector_size(32)));
 
 static inline v8f SFX(ld)(const float *p) { v8f v; memcpy(&v, p, sizeof v); return v; }
 typedef double v4d __attribute__((vector_size(32)));
@@ -237,7 +238,7 @@ static void SFX(divrem_i32)(const int32_t *a, const int32_t *b, int32_t *o, size
     o[i] = rem ? bxk_rem_i32(a[i], y) : bxk_div_i32(a[i], y);
   }
 }
-/* i32 pow (bxk_pow_i32) a block at a time: its square-and-multiply steps
+/* Integer pow (bxk_pow_i32 / _i64) a block at a time: its square-and-multiply steps
  * taken for every lane at once, each step a loop the compiler vectorizes
  * (the per-element loop on the exponent does not), for as many steps as
  * the block's largest exponent has bits.  A lane multiplies by its base
@@ -245,42 +246,46 @@ static void SFX(divrem_i32)(const int32_t *a, const int32_t *b, int32_t *o, size
  * wrapping products (in another order, which wrapping multiplication
  * does not see).  Negative exponents take the scalar rule.  Reads a block
  * before writing it, so o may be a or b. */
-static void SFX(pow_i32)(const int32_t *a, const int32_t *b, int32_t *o, size_t n, int mode) {
-  enum { B = 256 };
-  _Alignas(32) int32_t x0[B], e0[B];
-  _Alignas(32) uint32_t e[B], base[B], r[B];   /* e: the exponent, 0 for negative ones */
-  for (size_t i0 = 0; i0 < n; i0 += B) {
-    const size_t m = n - i0 < B ? n - i0 : B, mv = (m + 7) & ~(size_t)7;
-    uint32_t top = 0;
-    bool neg = false;
-    for (size_t j = 0; j < mv; j++) {   /* lanes past m: 1^0 */
-      x0[j] = j < m ? a[i0 + j] : 1;
-      e0[j] = j >= m ? 0 : mode == BXFX_VS ? b[0] : b[i0 + j];
-      neg |= e0[j] < 0;
-      e[j] = e0[j] < 0 ? 0u : (uint32_t)e0[j];
-      top |= e[j];
-      base[j] = (uint32_t)x0[j];
-      r[j] = 1;
-    }
-    for (unsigned k = 0; top >> k; k++) {
-      const bool last = (top >> k) == 1;
-      for (size_t j = 0; j < mv; j += 8) {
-        v8u ej, bj, rj;
-        memcpy(&ej, e + j, 32);
-        memcpy(&bj, base + j, 32);
-        memcpy(&rj, r + j, 32);
-        const v8u bit = (v8u){ 0 } - ((ej >> k) & 1u);
-        rj *= (bj & bit) | (1u & ~bit);
-        memcpy(r + j, &rj, 32);
-        if (!last) { bj *= bj; memcpy(base + j, &bj, 32); }
-      }
-    }
-    for (size_t j = 0; j < m; j++) o[i0 + j] = (int32_t)r[j];
-    if (neg)
-      for (size_t j = 0; j < m; j++)
-        if (e0[j] < 0) o[i0 + j] = bxk_pow_i32(x0[j], e0[j]);
+#define BXFX_POW_INT_DEF(name, T, UT, VU, W, S)                                    \
+  static void SFX(name)(const T *a, const T *b, T *o, size_t n, int mode) {         \
+    enum { B = 256 };                                                              \
+    _Alignas(32) T x0[B], e0[B];                                                   \
+    _Alignas(32) UT e[B], base[B], r[B];   /* e: the exponent, 0 for negative ones */ \
+    for (size_t i0 = 0; i0 < n; i0 += B) {                                         \
+      const size_t m = n - i0 < B ? n - i0 : B, mv = (m + W - 1) & ~(size_t)(W - 1); \
+      UT top = 0;                                                                  \
+      bool neg = false;                                                            \
+      for (size_t j = 0; j < mv; j++) {   /* lanes past m: 1^0 */                  \
+        x0[j] = j < m ? a[i0 + j] : 1;                                             \
+        e0[j] = j >= m ? 0 : mode == BXFX_VS ? b[0] : b[i0 + j];                   \
+        neg |= e0[j] < 0;                                                          \
+        e[j] = e0[j] < 0 ? 0u : (UT)e0[j];                                         \
+        top |= e[j];                                                               \
+        base[j] = (UT)x0[j];                                                       \
+        r[j] = 1;                                                                  \
+      }                                                                            \
+      for (unsigned k = 0; top >> k; k++) {                                        \
+        const bool last = (top >> k) == 1;                                         \
+        for (size_t j = 0; j < mv; j += W) {                                       \
+          VU ej, bj, rj;                                                           \
+          memcpy(&ej, e + j, 32);                                                  \
+          memcpy(&bj, base + j, 32);                                               \
+          memcpy(&rj, r + j, 32);                                                  \
+          const VU bit = (VU){ 0 } - ((ej >> k) & 1u);                             \
+          rj *= (bj & bit) | (1u & ~bit);                                          \
+          memcpy(r + j, &rj, 32);                                                  \
+          if (!last) { bj *= bj; memcpy(base + j, &bj, 32); }                      \
+        }                                                                          \
+      }                                                                            \
+      for (size_t j = 0; j < m; j++) o[i0 + j] = (T)r[j];                          \
+      if (neg)                                                                     \
+        for (size_t j = 0; j < m; j++)                                             \
+          if (e0[j] < 0) o[i0 + j] = bxk_pow_##S(x0[j], e0[j]);                    \
+    }                                                                              \
   }
-}
+BXFX_POW_INT_DEF(pow_i32, int32_t, uint32_t, v8u, 8, i32)
+BXFX_POW_INT_DEF(pow_i64, int64_t, uint64_t, v4q, 4, i64)
+#undef BXFX_POW_INT_DEF
 static void SFX(bin_i32)(int op, const int32_t *a, const int32_t *b, int32_t *o, size_t n, int mode) {
   switch (op) {
   case BXFX_IOP_add: BXFX_TLOOP(int32_t, int32_t, bxk_add_i32(x, y)); break;
@@ -660,7 +665,6 @@ static void SFX(rem_f32)(const float *a, const float *b, float *o, size_t n) {
  * strips and the last row take one vector or scalars.  i64 lanes
  * multiply by 32-bit halves (AVX2 has no 64-bit multiply), which still
  * beats the scalar loop. */
-typedef uint64_t v4q __attribute__((vector_size(32)));
 #define BXFX_MM_DEF(name, T, UT, VT, W)                                                \
   static void SFX(name)(const T *A, const T *B, T *C, size_t m, size_t n, size_t k) {  \
     size_t j = 0;                                                                      \
@@ -1184,6 +1188,7 @@ const struct bxfx_kernels VARIANT = {
   .bin_i32 = SFX(bin_i32),
   .un_i32 = SFX(un_i32),
   .un_i64 = SFX(un_i64),
+  .pow_i64 = SFX(pow_i64),
   .bop = SFX(bop),
   .divs_i64 = SFX(divs_i64),
   .cmp_i32 = SFX(cmp_i32),

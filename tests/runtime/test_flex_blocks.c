@@ -539,6 +539,23 @@ Test(flex_blocks, i32_pow_by_tensor_matches_scalar_rule) {
         K[v]->bin_i32(BXFX_IOP_pow, w ? a : io, w ? io : b, io, n, BXFX_VV);
         cr_assert(memcmp(io, o, n * sizeof *o) == 0, "%s pow in place on operand %d differs", K[v]->isa, w);
       }
+      /* i64 (4 lanes): the same bases and exponents widened, with
+       * exponents past 2^32 and 64-bit bases mixed in, tensor and scalar */
+      static int64_t la[N], lb[N], lo[N + 1];
+      for (size_t i = 0; i < n; i++) {
+        la[i] = i % 5 == 4 ? (int64_t)((uint64_t)(int64_t)a[i] * 4294967311u) : a[i];
+        lb[i] = i % 9 == 8 ? (int64_t)1 << 40 | (uint32_t)b[i] : b[i];
+      }
+      for (int mode = 0; mode < 3; mode += 2) {
+        lo[n] = 42;
+        K[v]->pow_i64(la, lb + (mode ? q % 7 : 0), lo, n, mode);
+        for (size_t i = 0; i < n; i++) {
+          const int64_t e = mode ? lb[q % 7] : lb[i];
+          cr_assert_eq(lo[i], bxk_pow_i64(la[i], e), "%s pow_i64(%lld, %lld)", K[v]->isa, (long long)la[i],
+                       (long long)e);
+        }
+        cr_assert_eq(lo[n], 42, "%s i64 n=%zu wrote past the end", K[v]->isa, n);
+      }
     }
 }
 
