@@ -912,8 +912,8 @@ static bool native_width(struct bxr_op *op, bext_tensor **res) {
   };
   const bext_tensor *a = op->in[0];
   const bext_dtype dt = a->dtype;
-  /* (comparisons' inference never sets op->same_shape: the shapes are
-   * checked here, else no comparison would ever run at its width) */
+  /* (op->same_shape false tells nothing, e.g. an op built without
+   * inference: compare) */
   if (!bxr_is_contiguous(a)) return false;
   for (int k = 0; k < op->n_in && !op->same_shape; k++)
     if (!bxr_same_shape(op->in[k]->rank, op->in[k]->shape, op->out.rank, op->out.shape)) return false;
