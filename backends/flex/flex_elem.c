@@ -876,8 +876,9 @@ static void native_chunk(void *ctx, size_t b, size_t e) {
   const struct native_job *J = ctx;
   const struct bxfx_kernels *K = bxfx_kern();
   size_t n = e - b, bs = J->mode == BXFX_VS ? 0 : b;
-  const int32_t *a32 = (const int32_t *)(const void *)J->a + b, *b32 = (const int32_t *)(const void *)J->b + bs;
-  const int64_t *a64 = (const int64_t *)(const void *)J->a + b, *b64 = (const int64_t *)(const void *)J->b + bs;
+  /* (unary kinds have no b: no pointer arithmetic on NULL) */
+  const int32_t *a32 = (const int32_t *)(const void *)J->a + b, *b32 = J->b ? (const int32_t *)(const void *)J->b + bs : NULL;
+  const int64_t *a64 = (const int64_t *)(const void *)J->a + b, *b64 = J->b ? (const int64_t *)(const void *)J->b + bs : NULL;
   switch (J->kind) {
   case NK_BIN_I32: K->bin_i32(J->k, a32, b32, (int32_t *)(void *)J->o + b, n, J->mode); break;
   case NK_UN_I32: K->un_i32(J->k, a32, (int32_t *)(void *)J->o + b, n, (int32_t)J->lo, (int32_t)J->hi); break;

@@ -225,11 +225,12 @@ Test(flex_blocks, half_sums_widen_in_registers) {
  * lanes and strips, with NaN, infinities, signed zeros, wrapping ints. */
 Test(flex_blocks, row_block_and_cumsum_kernels_match_row_by_row) {
   enum { W = 77, ROWS = 19 };
-  static float a[ROWS * W];
-  static double d[ROWS * W];
-  static int32_t ia[ROWS * W];
-  static int64_t la[ROWS * W];
-  for (int i = 0; i < ROWS * W; i++) {
+  /* rows 1..ROWS are read (row 0 is the accumulators' start) */
+  static float a[(ROWS + 1) * W];
+  static double d[(ROWS + 1) * W];
+  static int32_t ia[(ROWS + 1) * W];
+  static int64_t la[(ROWS + 1) * W];
+  for (int i = 0; i < (ROWS + 1) * W; i++) {
     a[i] = 1.0f + (float)((i * 37) % 101 - 50) / 512.0f;
     if (i % 89 == 3) a[i] = NAN;
     if (i % 97 == 5) a[i] = -INFINITY;
