@@ -1103,6 +1103,8 @@ static void SFX(tile8_u32)(uint32_t *d, int64_t ds, const uint32_t *s, int64_t s
   }
 }
 
+#include "flex_kern_cast.h"
+
 const struct bxfx_kernels VARIANT = {
   .isa = VARIANT_NAME,
   .bin = {
@@ -1177,4 +1179,12 @@ const struct bxfx_kernels VARIANT = {
   .i32_to_f32 = SFX(i32_to_f32),
   .f32_to_f64 = SFX(f32_to_f64),
   .f64_to_f32 = SFX(f64_to_f32),
+  .i64_to_f64 = SFX(i64_to_f64),
+  .i64_to_f32 = SFX(i64_to_f32),
+  .f32_to_i64 = SFX(f32_to_i64),
+  .f64_to_i64 = SFX(f64_to_i64),
+  .f64_to_i32 = SFX(f64_to_i32),
+  .i32_to_f64 = SFX(i32_to_f64),
+  .i32_to_i64 = SFX(i32_to_i64),
+  .i64_to_i32 = SFX(i64_to_i32),
 };
