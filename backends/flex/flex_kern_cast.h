@@ -7,10 +7,9 @@
  * wraps.  Where one vector instruction cannot meet the rule for every
  * value (AVX2 has no 64-bit int <-> float conversions), the common range
  * takes the vector form and a vector holding any lane outside it takes the
- * scalar rule lane by lane: i64 values past 2^53 for i64 -> f32, floats
- * outside [-2^31, 2^31) for f32/f64 -> i64. */
+ * scalar rule lane by lane: i64 values of 2^51 and more for i64 -> f64/f32,
+ * floats outside [-2^31, 2^31) for f32/f64 -> i64. */
 
-typedef int64_t v8l __attribute__((vector_size(64)));
 typedef uint64_t v4ul __attribute__((vector_size(32)));
 
 /* True when any bit of the 32-byte mask m is set. */
@@ -19,43 +18,59 @@ typedef uint64_t v4ul __attribute__((vector_size(32)));
 #else
 #define BXFX_ANY(m) ({ v4l m_ = (v4l)(m); (m_[0] | m_[1] | m_[2] | m_[3]) != 0; })
 #endif
+/* 8 i32 lanes sign-extended to i64 at o, as two 4-lane halves: a 64-byte
+ * vector type would go through the stack under AVX2. */
+#define BXFX_ST_I32_AS_I64(o, r)                                                   \
+  do {                                                                              \
+    const v8i r_ = (r);                                                             \
+    v4l lo_ = __builtin_convertvector(__builtin_shufflevector(r_, r_, 0, 1, 2, 3), v4l); \
+    v4l hi_ = __builtin_convertvector(__builtin_shufflevector(r_, r_, 4, 5, 6, 7), v4l); \
+    memcpy((o), &lo_, sizeof lo_);                                                  \
+    memcpy((o) + 4, &hi_, sizeof hi_);                                              \
+  } while (0)
 
-/* x (4 lanes of i64) as doubles, correctly rounded: the high half times
- * 2^32 and the unsigned low half are both exact doubles (the low half by
- * its bits under 2^52's exponent), so their sum rounds once. */
-#define BXFX_I64_F64(x)                                                                     \
-  ({                                                                                        \
-    const v4l x_ = (x);                                                                     \
-    v4d h_ = __builtin_convertvector(__builtin_convertvector(x_ >> 32, v4i), v4d) * 0x1p32; \
-    v4d l_ = (v4d)((x_ & 0xffffffffLL) | 0x4330000000000000LL) - 0x1p52;                    \
-    h_ + l_;                                                                                \
+/* i64 -> f64 by the bits: for |x| < 2^51, t = x + 2^51 lies in [0, 2^52),
+ * so t under 2^52's exponent is the double 2^52 + 2^51 + x, and
+ * subtracting 2^52 + 2^51 leaves x exactly (two integer ops and one
+ * subtraction a vector, where a scalar cvtsi2sd takes one per element).
+ * `far` flags the lanes outside that range. */
+#define BXFX_I64_F64(x, far)                                                       \
+  ({                                                                               \
+    v4ul t_ = (v4ul)(x) + (1ull << 51);                                            \
+    far = (v4l)(t_ >> 52);                                                         \
+    (v4d)(t_ | 0x4330000000000000ull) - 0x1.8p52;                                  \
   })
 
+/* Exact below 2^51; vectors with a larger lane convert per lane. */
 static void SFX(i64_to_f64)(const int64_t *a, double *o, size_t n) {
   size_t i = 0;
   for (; i + 4 <= n; i += 4) {
-    v4l x;
+    v4l x, far;
     memcpy(&x, a + i, sizeof x);
-    v4d d = BXFX_I64_F64(x);
+    v4d d = BXFX_I64_F64(x, far);
+    if (__builtin_expect(BXFX_ANY(far), 0)) {
+      for (size_t j = i; j < i + 4; j++) o[j] = (double)a[j];
+      continue;
+    }
     memcpy(o + i, &d, sizeof d);
   }
   for (; i < n; i++) o[i] = (double)a[i];
 }
 
 /* (float)v rounds once from the integer.  Through the double that is the
- * same while |v| <= 2^53 (the double is v itself); beyond, rounding twice
- * could differ, so such vectors take (float)v per lane. */
+ * same while the double is v itself (below 2^51 here); beyond, rounding
+ * twice could differ, so such vectors take (float)v per lane. */
 static void SFX(i64_to_f32)(const int64_t *a, float *o, size_t n) {
   size_t i = 0;
   for (; i + 4 <= n; i += 4) {
-    v4l x;
+    v4l x, far;
     memcpy(&x, a + i, sizeof x);
-    v4l far = (v4l)((v4ul)x + (1ull << 53) > (1ull << 54));
+    v4d d = BXFX_I64_F64(x, far);
     if (__builtin_expect(BXFX_ANY(far), 0)) {
       for (size_t j = i; j < i + 4; j++) o[j] = (float)a[j];
       continue;
     }
-    v4f f = __builtin_convertvector(BXFX_I64_F64(x), v4f);
+    v4f f = __builtin_convertvector(d, v4f);
     memcpy(o + i, &f, sizeof f);
   }
   for (; i < n; i++) o[i] = (float)a[i];
@@ -71,8 +86,7 @@ static void SFX(f32_to_i64)(const float *a, int64_t *o, size_t n) {
       for (size_t j = i; j < i + 8; j++) o[j] = bxk_f64_to_i64(a[j]);
       continue;
     }
-    v8l r = __builtin_convertvector(__builtin_convertvector(x, v8i), v8l);
-    memcpy(o + i, &r, sizeof r);
+    BXFX_ST_I32_AS_I64(o + i, __builtin_convertvector(x, v8i));
   }
   for (; i < n; i++) o[i] = bxk_f64_to_i64(a[i]);
 }
@@ -127,8 +141,7 @@ static void SFX(i32_to_i64)(const int32_t *a, int64_t *o, size_t n) {
   for (; i + 8 <= n; i += 8) {
     v8i x;
     memcpy(&x, a + i, sizeof x);
-    v8l r = __builtin_convertvector(x, v8l);
-    memcpy(o + i, &r, sizeof r);
+    BXFX_ST_I32_AS_I64(o + i, x);
   }
   for (; i < n; i++) o[i] = a[i];
 }
@@ -136,10 +149,10 @@ static void SFX(i32_to_i64)(const int32_t *a, int64_t *o, size_t n) {
 /* Wraps: the low 32 bits. */
 static void SFX(i64_to_i32)(const int64_t *a, int32_t *o, size_t n) {
   size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    v8l x;
+  for (; i + 4 <= n; i += 4) {
+    v4l x;
     memcpy(&x, a + i, sizeof x);
-    v8i r = __builtin_convertvector(x, v8i);
+    v4i r = __builtin_convertvector(x, v4i);
     memcpy(o + i, &r, sizeof r);
   }
   for (; i < n; i++) o[i] = (int32_t)(uint32_t)(uint64_t)a[i];
