@@ -31,6 +31,7 @@ static const int64_t i64v[] = {
   -(1LL << 53) - 1, (1LL << 53) - 1, (1LL << 53) + 3, (1LL << 62) + (1LL << 39) + 1, (1LL << 62) + (1LL << 38),
   (1LL << 31), -(1LL << 31) - 1, 0xffffffffLL, 0x100000000LL, -0x100000001LL, 0x7fffffff80000000LL,
   -0x7fffffff80000001LL, 0x20000020000001LL, (1LL << 40) + 1, 255, 256, -256, 65520, 123456789012LL,
+  (1LL << 51), (1LL << 51) - 1, -(1LL << 51), -(1LL << 51) - 1, (1LL << 51) + 1, -(1LL << 52) - 3,
 };
 
 /* n values of dt: the edge list above rotated by `shift` (so each value
