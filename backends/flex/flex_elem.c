@@ -13,9 +13,10 @@
  * multi-index, so threaded and serial runs compute the same values.
  * Operands that all share one dense permuted layout (a transposed view)
  * keep it: the output takes it and the buffers are walked flat
- * (keeps_layout).  A transposed operand among others is read by a tile
- * walk of the output (ew_tiled); bf16 binary ops of in-place operands
- * take fused widen-compute-narrow kernels (ew_block_bf16). */
+ * (keeps_layout; cast too).  A transposed operand among others is read
+ * by a tile walk of the output (ew_tiled); f16/bf16 binary and unary ops
+ * of operands read in place take fused widen-compute-narrow kernels
+ * (ew_block_half, ew_block_unh). */
 #include <math.h>
 #include <string.h>
 
@@ -33,7 +34,10 @@ struct ew {
   int rank;
   int64_t shape[BEXT_MAX_RANK];
   bool stream;                        /* huge output: non-temporal stores */
-  signed char binh;                   /* BXFX_BIN_* + 1 of the fused bf16 kernel, 0 none */
+  signed char binh;                   /* BXFX_BIN_* + 1 of the fused half kernel, 0 none */
+  signed char cmph;                   /* BXFX_CMP_* + 1 of the fused half comparison, 0 none */
+  signed char hk;                     /* BXFX_H_* of binh / cmph / unh */
+  signed char unh;                    /* BXFX_UN_* + 1 of the fused half unary kernel, 0 none */
   enum bxr_opcode op;                 /* scalar forms mapped to binary ones */
   double p0, p1;                      /* clamp bounds (float reprs) */
   int64_t i0, i1;                     /* clamp bounds (int repr), powi exponent */
@@ -234,10 +238,11 @@ struct ew_blk {
   size_t bn[3];
 };
 
-/* A bf16 op of bf16 operands (or an f32 scalar) in the fused kernel
- * (bin_bf16), when each operand is read in place or broadcast; false
- * leaves the block to the widen / compute / narrow path. */
-static bool ew_block_bf16(const struct ew *E, const char *const *in, const int64_t *ist, size_t lin, size_t n) {
+/* An f16/bf16 binary op or comparison of operands of that type (or an
+ * f32 scalar) in the fused kernel (bin_half, cmp_half), when each operand
+ * is read in place or broadcast; false leaves the block to the widen /
+ * compute / narrow path. */
+static bool ew_block_half(const struct ew *E, const char *const *in, const int64_t *ist, size_t lin, size_t n) {
   const uint16_t *p[2];
   float s = 0;
   int mode = BXFX_VV;
@@ -245,12 +250,25 @@ static bool ew_block_bf16(const struct ew *E, const char *const *in, const int64
     int64_t st = ist[k];
     const char *q = in[k];
     p[k] = (const uint16_t *)(const void *)q;
-    if (st == 1 && E->dt[k] == BEXT_BF16) continue;
+    if (st == 1 && E->dt[k] != BEXT_F32) continue;
     if (st != 0 || mode != BXFX_VV) return false;
-    s = E->dt[k] == BEXT_BF16 ? bxk_bf16_to_f32(*p[k]) : *(const float *)(const void *)q;
+    s = E->dt[k] == BEXT_F32 ? *(const float *)(const void *)q
+      : E->hk == BXFX_H_F16 ? bxk_f16_to_f32(*p[k]) : bxk_bf16_to_f32(*p[k]);
     mode = k == 0 ? BXFX_SV : BXFX_VS;
   }
-  bxfx_kern()->bin_bf16[E->binh - 1](p[0], p[1], s, (uint16_t *)(void *)(E->dst + lin * 2), n, mode);
+  if (E->binh)
+    bxfx_kern()->bin_half[E->hk][E->binh - 1](p[0], p[1], s, (uint16_t *)(void *)(E->dst + lin * 2), n, mode);
+  else
+    bxfx_kern()->cmp_half[E->hk][E->cmph - 1](p[0], p[1], s, (uint8_t *)E->dst + lin, n, mode);
+  return true;
+}
+
+/* A unary op (but sigmoid) on a half operand read in place: the fused
+ * kernel (un_half). */
+static bool ew_block_unh(const struct ew *E, const char *const *in, const int64_t *ist, size_t lin, size_t n) {
+  if (ist[0] != 1) return false;
+  bxfx_kern()->un_half[E->hk][E->unh - 1](
+      (const uint16_t *)(const void *)in[0], (uint16_t *)(void *)(E->dst + lin * 2), n);
   return true;
 }
 
@@ -258,7 +276,8 @@ static bool ew_block_bf16(const struct ew *E, const char *const *in, const int64
  * from in[k] by ist[k] elements, the output at linear index lin. */
 static void ew_block(const struct ew *E, struct ew_blk *B, const char *const *in, const int64_t *ist, size_t lin,
                      size_t n) {
-  if (E->binh && ew_block_bf16(E, in, ist, lin, n)) return;
+  if ((E->binh || E->cmph) && ew_block_half(E, in, ist, lin, n)) return;
+  if (E->unh && ew_block_unh(E, in, ist, lin, n)) return;
   const int nin = E->nin;
   const bool fast = is_fast_f32(E) || is_fast_cmp(E);
   const void *ip[3];
@@ -383,6 +402,11 @@ struct ew_tilebuf {
   _Alignas(32) uint32_t t[3][BXFX_TILE_R * BXFX_TILE_C];
 };
 
+/* Columns ahead of the one being transposed whose runs are prefetched
+ * (bxfx_prefetch_runs): past the tile's end they are the next tile's of
+ * the same tile row, the one a thread takes next. */
+#define BXFX_TILE_PF 32
+
 static void ew_tile_chunk(void *ctx, size_t b, size_t e) {
   const struct ew *E = ctx;
   const int R = E->rank, nin = E->nin;
@@ -416,9 +440,12 @@ static void ew_tile_chunk(void *ctx, size_t b, size_t e) {
       int64_t s1 = E->st[k][R - 1];
       if (s1 == 0 || s1 == 1 || esz[k] != 4 || E->st[k][R - 2] != 1 || (h & 7) || (n & 7)) continue;
       const uint32_t *src = (const uint32_t *)(const void *)E->src[k] + base[k] + r0 + c0 * s1;
-      for (int64_t rb = 0; rb < h; rb += 8)
-        for (size_t cb = 0; cb < n; cb += 8)
+      for (size_t cb = 0; cb < n; cb += 8) {
+        if (c0 + (int64_t)cb + BXFX_TILE_PF + 8 <= cols)
+          bxfx_prefetch_runs(src + ((int64_t)cb + BXFX_TILE_PF) * s1, s1 * 4, 8, h * 4);
+        for (int64_t rb = 0; rb < h; rb += 8)
           K->tile8_u32(T.t[k] + rb * BXFX_TILE_C + (int64_t)cb, BXFX_TILE_C, src + rb + (int64_t)cb * s1, s1);
+      }
       tb[k] = true;
     }
     for (int64_t r = r0; r < r0 + h; r++) {
@@ -431,6 +458,11 @@ static void ew_tile_chunk(void *ctx, size_t b, size_t e) {
         } else {
           in[k] = E->src[k] + (base[k] + r * E->st[k][R - 2] + c0 * E->st[k][R - 1]) * (int64_t)esz[k];
           ist[k] = E->st[k][R - 1];
+          /* this row's part of the next tile, the one the thread takes
+           * next: 32 interleaved 1 KiB runs are more streams than the
+           * hardware prefetchers follow */
+          if (ist[k] == 1 && c0 + 2 * (int64_t)n <= cols)
+            bxfx_prefetch_runs(in[k] + n * esz[k], 0, 1, (int64_t)(n * esz[k]));
         }
       }
       ew_block(E, &B, in, ist, (size_t)((o * rows + r) * cols + c0), n);
@@ -626,13 +658,34 @@ static void ew_run(struct ew *E, bext_tensor *out, int rank, const int64_t *shap
   if (n == 0) return;
   /* Past ~32 MiB the output cannot stay cached anyway: stream it. */
   E->stream = is_fast_f32(E) && bxfx_is_native(E->odt, E->rout) && n * sizeof(float) >= ((size_t)32 << 20);
-  E->binh = 0;
-  if (is_fast_f32(E) && E->odt == BEXT_BF16 && (E->dt[0] == BEXT_BF16 || E->dt[1] == BEXT_BF16) &&
-      (E->dt[0] == BEXT_BF16 || E->dt[0] == BEXT_F32) && (E->dt[1] == BEXT_BF16 || E->dt[1] == BEXT_F32)) {
+  /* The fused half kernels: operands of one half type h (the output's,
+   * but for comparisons) or f32 (a scalar, or a threshold). */
+  E->binh = E->cmph = E->unh = 0;
+  const bext_dtype h = is_fast_cmp(E) ? (E->dt[0] == BEXT_F32 ? E->dt[1] : E->dt[0]) : E->odt;
+  E->hk = h == BEXT_F16 ? BXFX_H_F16 : BXFX_H_BF16;
+  const bool halves = (h == BEXT_F16 || h == BEXT_BF16) && (E->dt[0] == h || E->dt[1] == h) &&
+                      (E->dt[0] == h || E->dt[0] == BEXT_F32) && (E->dt[1] == h || E->dt[1] == BEXT_F32);
+  if (is_fast_cmp(E) && halves) {
+    static const signed char map[BXR_OP_COUNT] = {
+      [BXR_OP_EQ] = BXFX_CMP_eq + 1, [BXR_OP_NE] = BXFX_CMP_ne + 1, [BXR_OP_GT] = BXFX_CMP_gt + 1,
+      [BXR_OP_GE] = BXFX_CMP_ge + 1, [BXR_OP_LT] = BXFX_CMP_lt + 1, [BXR_OP_LE] = BXFX_CMP_le + 1 };
+    E->cmph = map[E->op];
+  }
+  if (is_fast_f32(E) && halves) {
     static const signed char map[] = { [BXR_OP_ADD] = BXFX_BIN_add + 1, [BXR_OP_SUB] = BXFX_BIN_sub + 1,
                                        [BXR_OP_MUL] = BXFX_BIN_mul + 1, [BXR_OP_DIV] = BXFX_BIN_div + 1,
                                        [BXR_OP_MAX] = BXFX_BIN_max + 1, [BXR_OP_MIN] = BXFX_BIN_min + 1 };
     E->binh = map[E->op];
+  }
+  if (E->rin == BXFX_R_F32 && E->nin == 1 && (h == BEXT_F16 || h == BEXT_BF16) && E->dt[0] == h) {
+    static const signed char map[BXR_OP_COUNT] = {
+      [BXR_OP_SQRT] = BXFX_UN_sqrt + 1, [BXR_OP_RSQRT] = BXFX_UN_rsqrt + 1, [BXR_OP_NEG] = BXFX_UN_neg + 1,
+      [BXR_OP_ABS] = BXFX_UN_abs + 1, [BXR_OP_RELU] = BXFX_UN_relu + 1, [BXR_OP_RECIP] = BXFX_UN_recip + 1,
+      [BXR_OP_FLOOR] = BXFX_UN_floor + 1, [BXR_OP_CEIL] = BXFX_UN_ceil + 1, [BXR_OP_ROUND] = BXFX_UN_round + 1,
+      [BXR_OP_SIGN] = BXFX_UN_sign + 1, [BXR_OP_EXP] = BXFX_UN_exp + 1, [BXR_OP_LOG] = BXFX_UN_log + 1,
+      [BXR_OP_LOG1P] = BXFX_UN_log1p + 1, [BXR_OP_SIN] = BXFX_UN_sin + 1, [BXR_OP_COS] = BXFX_UN_cos + 1,
+      [BXR_OP_TANH] = BXFX_UN_tanh + 1, [BXR_OP_ERF] = BXFX_UN_erf + 1 };
+    E->unh = map[E->op];
   }
   if (ew_tiled(E)) {
     const int R = E->rank;
@@ -1114,13 +1167,21 @@ static void cast_chunk(void *ctx, size_t b, size_t e) {
   }
 }
 
+/* A dense permuted input (x^T, a permute of a whole buffer) keeps its
+ * layout, as the elementwise ops do (keeps_layout; libtorch's
+ * preserve_format): the output is viewed with the input's strides and the
+ * cast runs over both buffers as flat arrays, one pass at the contiguous
+ * speed.  Other strided inputs take a tiled copy first (transposed_copy)
+ * or are gathered per block. */
 bext_tensor *bxfx_exec_cast(struct bxr_op *op) {
   bext_tensor *t = op->in[0];
-  bext_tensor *out = bxfx_output(op, 1);   /* same dtype: in place is a no-op copy */
+  const bool keep = keeps_layout(op, 1);
+  /* same dtype: in place is a no-op copy */
+  bext_tensor *out = keep && !bxr_op_can_reuse(op, 0) ? output_like(op, t) : bxfx_output(op, 1);
   if (!out) return NULL;
   if (out == t) return out;
   struct cast_job J = { .t = t, .src = bxr_data(t), .dst = bxr_data(out), .sdt = t->dtype,
-                        .ddt = out->dtype, .contig = bxr_is_contiguous(t) };
+                        .ddt = out->dtype, .contig = keep || bxr_is_contiguous(t) };
   bext_tensor *tmp = J.contig ? NULL : transposed_copy(t, &op->out);
   if (tmp) J.src = bxr_data(tmp), J.contig = true;
   bxr_pool_for((size_t)bxr_numel(t->rank, t->shape), J.contig ? 2 : 8, 64, cast_chunk, &J);

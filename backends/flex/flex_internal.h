@@ -48,6 +48,16 @@ BXFX_FUNC void bxfx_copy_strided(void *dst, const int64_t *dst_strides, const vo
                                  const int64_t *src_strides, int rank, const int64_t *shape,
                                  size_t esize);
 
+/* Transposed reads (a tile of a transposed operand: many short runs a
+ * row apart) into L2 ahead of use: `runs` runs of `bytes` bytes from p,
+ * `stride` bytes apart.  The hardware prefetchers follow none of them,
+ * so without this each run costs a full memory latency.  L2, not L1: with
+ * a power-of-two row length every run maps to the same few L1 sets. */
+static inline void bxfx_prefetch_runs(const void *p, int64_t stride, int64_t runs, int64_t bytes) {
+  for (int64_t q = 0; q < runs; q++)
+    for (int64_t x = 0; x < bytes; x += 64) __builtin_prefetch((const char *)p + q * stride + x, 0, 1);
+}
+
 /* The output of op: input i reused in place when bxr_op_can_reuse allows
  * (taken from the descriptor), else a fresh contiguous tensor. */
 BXFX_FUNC bext_tensor *bxfx_output(struct bxr_op *op, int reuse_from);

@@ -37,6 +37,8 @@ enum {
 #undef X
   BXFX_BIN_COUNT
 };
+/* The half types of the fused kernels (bin_half's first index). */
+enum { BXFX_H_F16, BXFX_H_BF16, BXFX_H_COUNT };
 /* Unary f32 kernels o[i] = f(a[i]); o may equal a (in place). */
 #define BXFX_UN_LIST(X) X(exp) X(log) X(log1p) X(sin) X(cos) X(tanh) X(erf) \
   X(sigmoid) X(sqrt) X(rsqrt) X(neg) X(abs) X(relu) X(recip) X(floor) X(ceil) \
@@ -135,6 +137,10 @@ struct bxfx_kernels {
    * rounded f64 sum in all but pathological cases. */
   double (*sum_f32)(const float *a, size_t n);
   double (*sum_f64)(const double *a, size_t n);
+  /* The same for f16/bf16, widened in registers (exact): the f32 sum of
+   * the widened values, bit for bit, without a widening pass. */
+  double (*sum_bf16)(const uint16_t *a, size_t n);
+  double (*sum_f16)(const uint16_t *a, size_t n);
   /* acc[i] += x[i] (mulacc: *=) in f64: one row of a sum (product)
    * across an outer axis. */
   void (*acc_f64)(double *acc, const double *x, size_t n);
@@ -143,6 +149,10 @@ struct bxfx_kernels {
    * plus each further row added in turn, without storing every step. */
   void (*leafrows_f32)(double *out, const float *x, size_t stride, size_t rows, size_t n);
   void (*leafrows_f64)(double *out, const double *x, size_t stride, size_t rows, size_t n);
+  /* ... of f16/bf16 rows widened in registers: leafrows_f32 of the
+   * widened rows, bit for bit. */
+  void (*leafrows_bf16)(double *out, const uint16_t *x, size_t stride, size_t rows, size_t n);
+  void (*leafrows_f16)(double *out, const uint16_t *x, size_t stride, size_t rows, size_t n);
   /* d[m*ds + k] = s[k*ss + m] for an 8x8 block of 4-byte elements
    * (strides in elements), bits copied exactly: transposed copies. */
   void (*tile8_u32)(uint32_t *d, int64_t ds, const uint32_t *s, int64_t ss);
@@ -159,6 +169,9 @@ struct bxfx_kernels {
    * needed to know it. */
   int64_t (*argext_f32)(const float *a, size_t n, int flags, float *val);
   int64_t (*argext_f64)(const double *a, size_t n, int flags, double *val);
+  /* The same on bf16 widened in registers (*val the widened element):
+   * argext_f32 of the widened row, without a widening pass. */
+  int64_t (*argext_bf16)(const uint16_t *a, size_t n, int flags, float *val);
   /* Row k of an extreme across an outer axis: acc[i] (and arg[i] = k
    * unless arg is NULL) take x[i] where it beats acc[i] or is the first
    * NaN. */
@@ -174,6 +187,26 @@ struct bxfx_kernels {
    * across an outer axis, wrapping likewise. */
   void (*rowacc_i32)(int op, int32_t *acc, const int32_t *x, size_t n);
   void (*rowacc_i64)(int op, int64_t *acc, const int64_t *x, size_t n);
+  /* Blocks of rows across an outer axis (row r at x + r*stride): acc[i]
+   * *= each row's x[i] in f64 (mulrows), or takes it where it beats acc[i]
+   * or is the first NaN (extrows, BXFX_EXT_MAX in flags for max), each
+   * column in row order: mulacc / extrow (arg NULL) row by row, bit for
+   * bit, with acc in registers over the block. */
+  void (*mulrows_f32)(double *acc, const float *x, size_t stride, size_t rows, size_t n);
+  void (*mulrows_f64)(double *acc, const double *x, size_t stride, size_t rows, size_t n);
+  void (*extrows_f32)(float *acc, const float *x, size_t stride, size_t rows, size_t n, int flags);
+  void (*extrows_f64)(double *acc, const double *x, size_t stride, size_t rows, size_t n, int flags);
+  /* rowacc over a block of rows (row r at x + r*stride), acc in
+   * registers across the block: the same bits. */
+  void (*rowsacc_i32)(int op, int32_t *acc, const int32_t *x, size_t stride, size_t rows, size_t n);
+  void (*rowsacc_i64)(int op, int64_t *acc, const int64_t *x, size_t stride, size_t rows, size_t n);
+  /* cumsum: a row's running sums at the int's own width (wrapping: the
+   * i64 chain stored back, bit for bit); one step across an outer axis
+   * of a float cumsum, acc[i] += x[i] in f64 and o[i] = acc[i] rounded. */
+  void (*cumsum_i32)(const int32_t *x, int32_t *o, size_t n);
+  void (*cumsum_i64)(const int64_t *x, int64_t *o, size_t n);
+  void (*cumstep_f32)(double *acc, const float *x, float *o, size_t n);
+  void (*cumstep_f64)(double *acc, const double *x, double *o, size_t n);
   /* Product in f64 lanes (1 for n == 0). */
   double (*prod_f32)(const float *a, size_t n);
   double (*prod_f64)(const double *a, size_t n);
@@ -182,11 +215,17 @@ struct bxfx_kernels {
   void (*f32_to_f16)(const float *a, uint16_t *o, size_t n);
   void (*bf16_to_f32)(const uint16_t *a, float *o, size_t n);
   void (*f32_to_bf16)(const float *a, uint16_t *o, size_t n);
-  /* bf16 o[i] = a[i] OP b[i] (BXFX_BIN_*) computed in f32 and rounded
-   * once, widening and narrowing in registers; the broadcast operand of
-   * BXFX_SV / BXFX_VS is s (as f32), a or b unread there. */
-  void (*bin_bf16[BXFX_BIN_COUNT])(const uint16_t *a, const uint16_t *b, float s, uint16_t *o, size_t n,
+  /* Half (BXFX_H_*) o[i] = a[i] OP b[i] (BXFX_BIN_*) computed in f32 and
+   * rounded once, widening and narrowing in registers; the broadcast
+   * operand of BXFX_SV / BXFX_VS is s (as f32), a or b unread there. */
+  void (*bin_half[BXFX_H_COUNT][BXFX_BIN_COUNT])(const uint16_t *a, const uint16_t *b, float s, uint16_t *o, size_t n,
                                    int mode);
+  /* Half comparisons (BXFX_CMP_*) as 0/1 bytes likewise. */
+  void (*cmp_half[BXFX_H_COUNT][BXFX_CMP_COUNT])(const uint16_t *a, const uint16_t *b, float s, uint8_t *o,
+                                                 size_t n, int mode);
+  /* Half o[i] = f(a[i]) (BXFX_UN_*) likewise, o may equal a; each value
+   * the f32 kernel's (un) rounded to the half type.  NULL for sigmoid. */
+  void (*un_half[BXFX_H_COUNT][BXFX_UN_COUNT])(const uint16_t *a, uint16_t *o, size_t n);
   /* The rest with bext_cast's rules: f32 -> i32 NaN 0, truncate, saturate;
    * the others one rounding (or exact). */
   void (*f32_to_i32)(const float *a, int32_t *o, size_t n);

@@ -18,10 +18,17 @@ typedef float v4f __attribute__((vector_size(16)));
 typedef int64_t v4l __attribute__((vector_size(32)));
 typedef int32_t v4i __attribute__((vector_size(16)));
 static inline v4d SFX(ld4d)(const double *p) { v4d v; memcpy(&v, p, sizeof v); return v; }
+/* Four f32 widened to f64 (exact).  AVX: one vcvtps2pd from memory; GCC 12
+ * lowers __builtin_convertvector(v4f -> v4d) to two 2-lane conversions, an
+ * insert and a stack spill, which made the f32 sums compute bound. */
 static inline v4d SFX(ld4w)(const float *p) {
+#ifdef BXFX_AVX
+  return (v4d)_mm256_cvtps_pd(_mm_loadu_ps(p));
+#else
   v4f v;
   memcpy(&v, p, sizeof v);
   return __builtin_convertvector(v, v4d);
+#endif
 }
 /* Helpers that take vectors are macros: a vector-typed parameter of a
  * function makes GCC print an ABI note in the baseline-ISA variant. */
@@ -177,12 +184,9 @@ typedef uint8_t v8b __attribute__((vector_size(8)));
       for (; i < n; i++) o[i] = a[i] OP b[0];                                       \
     }                                                                               \
   }
-BXFX_CMP_DEF(eq, ==)
-BXFX_CMP_DEF(ne, !=)
-BXFX_CMP_DEF(gt, >)
-BXFX_CMP_DEF(ge, >=)
-BXFX_CMP_DEF(lt, <)
-BXFX_CMP_DEF(le, <=)
+/* The comparisons and their operators, for these and the half ones. */
+#define BXFX_CMP_OPS(X) X(eq, ==) X(ne, !=) X(gt, >) X(ge, >=) X(lt, <) X(le, <=)
+BXFX_CMP_OPS(BXFX_CMP_DEF)
 #undef BXFX_CMP_DEF
 
 /* ---- native-width ints, f64 comparisons --------------------------------- */
@@ -306,13 +310,9 @@ BXFX_CMP_T_DEF(cmp_f64, double)
     for (size_t i = 0; i < n; i++) o[i] = fn(a[i]);                               \
   }
 #endif
-BXFX_UN_TR(exp, expf)
-BXFX_UN_TR(log, logf)
-BXFX_UN_TR(log1p, log1pf)
-BXFX_UN_TR(sin, sinf)
-BXFX_UN_TR(cos, cosf)
-BXFX_UN_TR(tanh, tanhf)
-BXFX_UN_TR(erf, erff)
+#define BXFX_UN_TR_LIST(X) X(exp, expf) X(log, logf) X(log1p, log1pf) X(sin, sinf) X(cos, cosf) \
+  X(tanh, tanhf) X(erf, erff)
+BXFX_UN_TR_LIST(BXFX_UN_TR)
 
 /* f64 (4 lanes) and the pows, the same way: a tail goes through the same
  * vector routine, padded. */
@@ -385,22 +385,6 @@ static void SFX(un_sigmoid)(const float *a, float *o, size_t n) {
   }
 }
 
-#define BXFX_UN_EL(name, VEXPR, SEXPR)                                             \
-  static void SFX(un_##name)(const float *a, float *o, size_t n) {               \
-    size_t i = 0;                                                                  \
-    v8f one = SFX(splat)(1.0f), zero = SFX(splat)(0.0f);                          \
-    (void)one; (void)zero;                                                         \
-    for (; i + 8 <= n; i += 8) { v8f x = SFX(ld)(a + i); BXFX_ST(o + i, VEXPR); }  \
-    for (; i < n; i++) { float x = a[i]; o[i] = SEXPR; }                           \
-  }
-BXFX_UN_EL(sqrt, BXFX_VSQRT(x), sqrtf(x))
-BXFX_UN_EL(rsqrt, one / BXFX_VSQRT(x), 1.0f / sqrtf(x))
-BXFX_UN_EL(neg, -x, -x)
-BXFX_UN_EL(abs, (v8f)((v8i)x & SFX(splati)(0x7fffffff)), fabsf(x))
-/* relu: the vector form must agree with bxk_relu_f32 (x < 0 ? 0 : x, so -0
- * and NaN pass through), checked by test_flex_blocks.c. */
-BXFX_UN_EL(relu, BXFX_SEL((v8i)(x < zero), zero, x), bxk_relu_f32(x))
-BXFX_UN_EL(recip, one / x, 1.0f / x)
 /* Rounding: the AVX form rounds lanes with the same rule as floorf,
  * ceilf and nearbyintf (bxk_round_f32: the current mode, to nearest even
  * by default); the baseline form calls them lane by lane. */
@@ -415,11 +399,33 @@ BXFX_UN_EL(recip, one / x, 1.0f / x)
 #define BXFX_VCEIL(x) BXFX_VLANES(x, ceilf)
 #define BXFX_VNEAR(x) BXFX_VLANES(x, bxk_round_f32)
 #endif
-BXFX_UN_EL(floor, BXFX_VFLOOR(x), floorf(x))
-BXFX_UN_EL(ceil, BXFX_VCEIL(x), ceilf(x))
-BXFX_UN_EL(round, BXFX_VNEAR(x), bxk_round_f32(x))
-/* sign: bxk_sign_f32 lane-wise (1, -1, or x itself: zeros and NaN). */
-BXFX_UN_EL(sign, BXFX_SEL((v8i)(x > zero), one, BXFX_SEL((v8i)(x < zero), -one, x)), bxk_sign_f32(x))
+/* The lane-wise unary ops: name, vector form, scalar form (bxk_scalar.h's
+ * rule), each seeing x (and the constants one and zero).  Listed once for
+ * the f32 kernels and the fused half ones (un_half).
+ * relu: the vector form must agree with bxk_relu_f32 (x < 0 ? 0 : x, so -0
+ * and NaN pass through); sign: bxk_sign_f32 (1, -1, or x itself: zeros
+ * and NaN); both checked by test_flex_blocks.c. */
+#define BXFX_UN_EL_LIST(X)                                                        \
+  X(sqrt, BXFX_VSQRT(x), sqrtf(x))                                                \
+  X(rsqrt, one / BXFX_VSQRT(x), 1.0f / sqrtf(x))                                  \
+  X(neg, -x, -x)                                                                  \
+  X(abs, (v8f)((v8i)x & SFX(splati)(0x7fffffff)), fabsf(x))                       \
+  X(relu, BXFX_SEL((v8i)(x < zero), zero, x), bxk_relu_f32(x))                    \
+  X(recip, one / x, 1.0f / x)                                                     \
+  X(floor, BXFX_VFLOOR(x), floorf(x))                                             \
+  X(ceil, BXFX_VCEIL(x), ceilf(x))                                                \
+  X(round, BXFX_VNEAR(x), bxk_round_f32(x))                                       \
+  X(sign, BXFX_SEL((v8i)(x > zero), one, BXFX_SEL((v8i)(x < zero), -one, x)), bxk_sign_f32(x))
+#define BXFX_UN_EL(name, VEXPR, SEXPR)                                             \
+  static void SFX(un_##name)(const float *a, float *o, size_t n) {               \
+    size_t i = 0;                                                                  \
+    v8f one = SFX(splat)(1.0f), zero = SFX(splat)(0.0f);                          \
+    (void)one; (void)zero;                                                         \
+    for (; i + 8 <= n; i += 8) { v8f x = SFX(ld)(a + i); BXFX_ST(o + i, VEXPR); }  \
+    for (; i < n; i++) { float x = a[i]; o[i] = SEXPR; }                           \
+  }
+BXFX_UN_EL_LIST(BXFX_UN_EL)
+#undef BXFX_UN_EL
 
 /* f32 op f64-scalar in f64 lanes (flex_kern.h binw_f32): one switch per
  * call, so each loop is a straight convert-op-convert. */
@@ -455,6 +461,28 @@ static void SFX(powi_f32)(const float *a, float *o, size_t n, int e) {
   unsigned m = (unsigned)(e < 0 ? -e : e);
   const v4d one = { 1, 1, 1, 1 };
   size_t i = 0;
+  /* 16 lanes a step, the exponent's bits walked once for all four
+   * vectors: one vector a step was a chain of dependent multiplies behind
+   * a branch per bit, ~2 cycles an element (pow_scalar(x, 3) ran at half
+   * the copy bandwidth); four chains side by side overlap.  Each lane's
+   * products are the same, in the same order. */
+  for (; i + 16 <= n; i += 16) {
+    v4d b0 = SFX(ld4w)(a + i), b1 = SFX(ld4w)(a + i + 4), b2 = SFX(ld4w)(a + i + 8), b3 = SFX(ld4w)(a + i + 12);
+    v4d r0 = one, r1 = one, r2 = one, r3 = one;
+    for (unsigned k = m;;) {
+      if (k & 1u) r0 *= b0, r1 *= b1, r2 *= b2, r3 *= b3;
+      k >>= 1;
+      if (!k) break;
+      b0 *= b0, b1 *= b1, b2 *= b2, b3 *= b3;
+    }
+    if (e < 0) r0 = one / r0, r1 = one / r1, r2 = one / r2, r3 = one / r3;
+    v4f f0 = __builtin_convertvector(r0, v4f), f1 = __builtin_convertvector(r1, v4f);
+    v4f f2 = __builtin_convertvector(r2, v4f), f3 = __builtin_convertvector(r3, v4f);
+    memcpy(o + i, &f0, sizeof f0);
+    memcpy(o + i + 4, &f1, sizeof f1);
+    memcpy(o + i + 8, &f2, sizeof f2);
+    memcpy(o + i + 12, &f3, sizeof f3);
+  }
   for (; i + 4 <= n; i += 4) {
     v4d b = SFX(ld4w)(a + i), r = one;
     for (unsigned k = m;;) {
@@ -673,7 +701,7 @@ BXFX_MM_DEF(mm_i64, int64_t, uint64_t, v4q, 4)
  * counter (flex_kern.h).  f32 is widened to f64 on load: the sum is memory
  * bound, and the conversion is free next to the loads. */
 
-#define BXFX_LEAF_BODY(LD)                                                       \
+#define BXFX_LEAF_BODY(LD, CV)                                                   \
   v4d s0 = { 0 }, s1 = s0, s2 = s0, s3 = s0;                                    \
   size_t j = 0;                                                                  \
   for (; j + 16 <= m; j += 16) {                                                 \
@@ -682,11 +710,36 @@ BXFX_MM_DEF(mm_i64, int64_t, uint64_t, v4q, 4)
   for (; j + 4 <= m; j += 4) s0 += LD(p + j);                                    \
   v4d s = (s0 + s1) + (s2 + s3);                                                 \
   double r = (s[0] + s[1]) + (s[2] + s[3]);                                      \
-  for (; j < m; j++) r += (double)p[j];                                          \
+  for (; j < m; j++) r += (double)CV(p[j]);                                      \
   return r;
 
-static double SFX(leaf_f64)(const double *p, size_t m) { BXFX_LEAF_BODY(SFX(ld4d)) }
-static double SFX(leaf_f32)(const float *p, size_t m) { BXFX_LEAF_BODY(SFX(ld4w)) }
+#define BXFX_AS_IS(x) (x)
+/* Four f16/bf16 widened to f64 (exact, as f16 -> f32 -> f64 is): a half
+ * sum is the f32 sum of the widened values, without a widening pass. */
+typedef uint16_t v4h __attribute__((vector_size(8)));
+typedef uint32_t v4u __attribute__((vector_size(16)));
+static inline v4d SFX(ld4bf)(const uint16_t *p) {
+#ifdef BXFX_AVX
+  __m128i u = _mm_cvtepu16_epi32(_mm_loadl_epi64((const __m128i *)p));
+  return (v4d)_mm256_cvtps_pd(_mm_castsi128_ps(_mm_slli_epi32(u, 16)));
+#else
+  v4h h;
+  memcpy(&h, p, sizeof h);
+  return __builtin_convertvector((v4f)(__builtin_convertvector(h, v4u) << 16), v4d);
+#endif
+}
+static inline v4d SFX(ld4hf)(const uint16_t *p) {
+#ifdef BXFX_AVX
+  return (v4d)_mm256_cvtps_pd(_mm_cvtph_ps(_mm_loadl_epi64((const __m128i *)p)));
+#else
+  v4d v = { bxk_f16_to_f32(p[0]), bxk_f16_to_f32(p[1]), bxk_f16_to_f32(p[2]), bxk_f16_to_f32(p[3]) };
+  return v;
+#endif
+}
+static double SFX(leaf_f64)(const double *p, size_t m) { BXFX_LEAF_BODY(SFX(ld4d), BXFX_AS_IS) }
+static double SFX(leaf_f32)(const float *p, size_t m) { BXFX_LEAF_BODY(SFX(ld4w), BXFX_AS_IS) }
+static double SFX(leaf_bf16)(const uint16_t *p, size_t m) { BXFX_LEAF_BODY(SFX(ld4bf), bxk_bf16_to_f32) }
+static double SFX(leaf_f16)(const uint16_t *p, size_t m) { BXFX_LEAF_BODY(SFX(ld4hf), bxk_f16_to_f32) }
 #undef BXFX_LEAF_BODY
 
 static double SFX(sum_f64)(const double *a, size_t n) {
@@ -701,6 +754,20 @@ static double SFX(sum_f32)(const float *a, size_t n) {
   bxfx_pw_init(&pw);
   for (size_t i = 0; i < n; i += BXFX_LEAF)
     bxfx_pw_push(&pw, SFX(leaf_f32)(a + i, n - i < BXFX_LEAF ? n - i : BXFX_LEAF));
+  return bxfx_pw_done(&pw);
+}
+static double SFX(sum_bf16)(const uint16_t *a, size_t n) {
+  struct bxfx_pw pw;
+  bxfx_pw_init(&pw);
+  for (size_t i = 0; i < n; i += BXFX_LEAF)
+    bxfx_pw_push(&pw, SFX(leaf_bf16)(a + i, n - i < BXFX_LEAF ? n - i : BXFX_LEAF));
+  return bxfx_pw_done(&pw);
+}
+static double SFX(sum_f16)(const uint16_t *a, size_t n) {
+  struct bxfx_pw pw;
+  bxfx_pw_init(&pw);
+  for (size_t i = 0; i < n; i += BXFX_LEAF)
+    bxfx_pw_push(&pw, SFX(leaf_f16)(a + i, n - i < BXFX_LEAF ? n - i : BXFX_LEAF));
   return bxfx_pw_done(&pw);
 }
 
@@ -740,11 +807,37 @@ BXFX_ROWACC_F64(mulacc, *)
  * sequence the first row plus each further row added in turn computes,
  * with the running sums of a strip of 16 columns held in registers over
  * all the rows: one store per column per leaf instead of one per row. */
-#define BXFX_LEAFROWS_DEF(T, LD)                                                       static void SFX(leafrows_##T)(double *out, const T##_elem *x, size_t stride, size_t rows, size_t n) {     size_t i = 0;                                                                        for (; i + 16 <= n; i += 16) {                                                         const T##_elem *p = x + i;                                                           v4d s0 = LD(p), s1 = LD(p + 4), s2 = LD(p + 8), s3 = LD(p + 12);                    for (size_t r = 1; r < rows; r++) {                                                    p += stride;                                                                         s0 += LD(p); s1 += LD(p + 4); s2 += LD(p + 8); s3 += LD(p + 12);                  }                                                                                    memcpy(out + i, &s0, sizeof s0);                                                     memcpy(out + i + 4, &s1, sizeof s1);                                                 memcpy(out + i + 8, &s2, sizeof s2);                                                 memcpy(out + i + 12, &s3, sizeof s3);                                              }                                                                                    for (; i < n; i++) {                                                                   double s = (double)x[i];                                                             for (size_t r = 1; r < rows; r++) s += (double)x[r * stride + i];                    out[i] = s;                                                                        }                                                                                  }
+#define BXFX_LEAFROWS_DEF(T, LD, CV)                                                  \
+  static void SFX(leafrows_##T)(double *out, const T##_elem *x, size_t stride, size_t rows, size_t n) { \
+    size_t i = 0;                                                                       \
+    for (; i + 16 <= n; i += 16) {                                                      \
+      const T##_elem *p = x + i;                                                        \
+      v4d s0 = LD(p), s1 = LD(p + 4), s2 = LD(p + 8), s3 = LD(p + 12);                  \
+      for (size_t r = 1; r < rows; r++) {                                               \
+        p += stride;                                                                    \
+        s0 += LD(p); s1 += LD(p + 4); s2 += LD(p + 8); s3 += LD(p + 12);                \
+      }                                                                                 \
+      memcpy(out + i, &s0, sizeof s0);                                                  \
+      memcpy(out + i + 4, &s1, sizeof s1);                                              \
+      memcpy(out + i + 8, &s2, sizeof s2);                                              \
+      memcpy(out + i + 12, &s3, sizeof s3);                                             \
+    }                                                                                   \
+    for (; i < n; i++) {                                                                \
+      double s = (double)CV(x[i]);                                                      \
+      for (size_t r = 1; r < rows; r++) s += (double)CV(x[r * stride + i]);             \
+      out[i] = s;                                                                       \
+    }                                                                                   \
+  }
 typedef float f32_elem;
 typedef double f64_elem;
-BXFX_LEAFROWS_DEF(f32, SFX(ld4w))
-BXFX_LEAFROWS_DEF(f64, SFX(ld4d))
+typedef uint16_t bf16_elem;
+typedef uint16_t f16_elem;
+BXFX_LEAFROWS_DEF(f32, SFX(ld4w), BXFX_AS_IS)
+BXFX_LEAFROWS_DEF(f64, SFX(ld4d), BXFX_AS_IS)
+/* halves widened in registers: the f32 leaf of the widened rows */
+BXFX_LEAFROWS_DEF(bf16, SFX(ld4bf), bxk_bf16_to_f32)
+BXFX_LEAFROWS_DEF(f16, SFX(ld4hf), bxk_f16_to_f32)
+#undef BXFX_AS_IS
 #undef BXFX_LEAFROWS_DEF
 
 /* Index of a row's extreme as the reference finds it: the first NaN if
@@ -771,15 +864,15 @@ enum { BXFX_EXT_BLK = 2048 };
     nv |= (VI)(x0 != x0);                                                           \
     BXFX_EXT_STEP(CMP, VT, VI, x0, e0);                                                     \
   }
-#define BXFX_ARGEXT_DEF(name, T, VT, VI, W, LD)                                   \
-  static int64_t SFX(name)(const T *a, size_t n, int flags, T *val) {              \
+#define BXFX_ARGEXT_DEF(name, ET, T, VT, VI, W, LD, CV)                                \
+  static int64_t SFX(name)(const ET *a, size_t n, int flags, T *val) {              \
     const bool want_max = flags & BXFX_EXT_MAX;                                    \
-    T best = a[0];                                                                 \
+    T best = CV(a[0]);                                                                 \
     size_t bestblk = 0;                                                            \
     for (size_t b0 = 0; b0 < n; b0 += BXFX_EXT_BLK) {                              \
-      const T *p = a + b0;                                                         \
+      const ET *p = a + b0;                                                         \
       size_t m = n - b0 < BXFX_EXT_BLK ? n - b0 : BXFX_EXT_BLK, j = 0;             \
-      T e = p[0];                                                                  \
+      T e = CV(p[0]);                                                                  \
       bool nan = false;                                                            \
       if (m >= W) {                                                                \
         VT e0 = LD(p), e1 = e0, e2 = e0, e3 = e0;                                  \
@@ -792,22 +885,32 @@ enum { BXFX_EXT_BLK = 2048 };
         }                                                                          \
       }                                                                            \
       for (; j < m; j++) {                                                         \
-        T x = p[j];                                                                \
+        T x = CV(p[j]);                                                                \
         nan |= x != x;                                                             \
         if (want_max ? x > e : x < e) e = x;                                       \
       }                                                                            \
       if (nan)                                                                     \
         for (j = 0;; j++)                                                          \
-          if (p[j] != p[j]) { *val = p[j]; return (int64_t)(b0 + j); }             \
+          if (CV(p[j]) != CV(p[j])) { *val = CV(p[j]); return (int64_t)(b0 + j); }             \
       if (want_max ? e > best : e < best) best = e, bestblk = b0;                  \
     }                                                                              \
     *val = best;                                                                   \
     if ((flags & BXFX_EXT_VALUE) && best != 0) return -1;                        \
     for (size_t j = bestblk;; j++)                                                 \
-      if (a[j] == best) { *val = a[j]; return (int64_t)j; }                        \
+      if (CV(a[j]) == best) { *val = CV(a[j]); return (int64_t)j; }                        \
   }
-BXFX_ARGEXT_DEF(argext_f32, float, v8f, v8i, 8, SFX(ld))
-BXFX_ARGEXT_DEF(argext_f64, double, v4d, v4l, 4, SFX(ld4d))
+#define BXFX_EXT_AS_IS(x) (x)
+/* 8 bf16 lanes widened to f32 (a shift): bf16 rows scanned in place */
+typedef uint16_t v8hw __attribute__((vector_size(16)));
+static inline v8f SFX(ld8bf)(const uint16_t *p) {
+  v8hw h;
+  memcpy(&h, p, sizeof h);
+  return (v8f)(__builtin_convertvector(h, v8u) << 16);
+}
+BXFX_ARGEXT_DEF(argext_f32, float, float, v8f, v8i, 8, SFX(ld), BXFX_EXT_AS_IS)
+BXFX_ARGEXT_DEF(argext_f64, double, double, v4d, v4l, 4, SFX(ld4d), BXFX_EXT_AS_IS)
+BXFX_ARGEXT_DEF(argext_bf16, uint16_t, float, v8f, v8i, 8, SFX(ld8bf), bxk_bf16_to_f32)
+#undef BXFX_EXT_AS_IS
 #undef BXFX_ARGEXT_DEF
 #undef BXFX_EXT_SCAN
 
@@ -902,21 +1005,210 @@ BXFX_PROD_DEF(prod_f32, float, SFX(ld4w))
 BXFX_PROD_DEF(prod_f64, double, SFX(ld4d))
 #undef BXFX_PROD_DEF
 
+/* ---- reductions across an outer axis, a block of rows at a time ------- */
+/* acc[i] = acc[i] OP x[r][i] for r = 0 .. rows-1 (row r at x + r*stride),
+ * each column in order, as a row at a time (mulacc, extrow without arg)
+ * computes it, with a strip of columns held in registers over the block:
+ * one load and store of acc per block instead of per row.  Products in
+ * f64 (x widened); extremes keep the first NaN (x replaces acc where it
+ * beats it or is the first NaN). */
+#define BXFX_MULROWS_DEF(T, LD)                                                           \
+  static void SFX(mulrows_##T)(double *acc, const T##_elem *x, size_t stride, size_t rows, size_t n) { \
+    size_t i = 0;                                                                         \
+    for (; i + 16 <= n; i += 16) {                                                        \
+      v4d a0 = SFX(ld4d)(acc + i), a1 = SFX(ld4d)(acc + i + 4);                           \
+      v4d a2 = SFX(ld4d)(acc + i + 8), a3 = SFX(ld4d)(acc + i + 12);                      \
+      const T##_elem *p = x + i;                                                          \
+      for (size_t r = 0; r < rows; r++, p += stride) {                                    \
+        a0 *= LD(p); a1 *= LD(p + 4); a2 *= LD(p + 8); a3 *= LD(p + 12);                  \
+      }                                                                                   \
+      memcpy(acc + i, &a0, sizeof a0);                                                    \
+      memcpy(acc + i + 4, &a1, sizeof a1);                                                \
+      memcpy(acc + i + 8, &a2, sizeof a2);                                                \
+      memcpy(acc + i + 12, &a3, sizeof a3);                                               \
+    }                                                                                     \
+    for (; i < n; i++)                                                                    \
+      for (size_t r = 0; r < rows; r++) acc[i] *= (double)x[r * stride + i];             \
+  }
+BXFX_MULROWS_DEF(f32, SFX(ld4w))
+BXFX_MULROWS_DEF(f64, SFX(ld4d))
+#undef BXFX_MULROWS_DEF
+#define BXFX_EXTROWS_STEP(CMP, VT, VI, v, c)                                              \
+  do {                                                                                    \
+    VI m_ = (VI)((v) CMP (c)) | ((VI)((v) != (v)) & (VI)((c) == (c)));                    \
+    c = (VT)(((VI)(v) & m_) | ((VI)(c) & ~m_));                                           \
+  } while (0)
+#define BXFX_EXTROWS_DEF(name, T, VT, VI, W, LD)                                          \
+  static void SFX(name)(T *acc, const T *x, size_t stride, size_t rows, size_t n, int flags) { \
+    const bool want_max = flags & BXFX_EXT_MAX;                                           \
+    size_t i = 0;                                                                         \
+    for (; i + 4 * W <= n; i += 4 * W) {                                                  \
+      VT c0 = LD(acc + i), c1 = LD(acc + i + W), c2 = LD(acc + i + 2 * W), c3 = LD(acc + i + 3 * W); \
+      const T *p = x + i;                                                                 \
+      if (want_max)                                                                       \
+        for (size_t r = 0; r < rows; r++, p += stride) {                                  \
+          VT v0 = LD(p), v1 = LD(p + W), v2 = LD(p + 2 * W), v3 = LD(p + 3 * W);          \
+          BXFX_EXTROWS_STEP(>, VT, VI, v0, c0); BXFX_EXTROWS_STEP(>, VT, VI, v1, c1);      \
+          BXFX_EXTROWS_STEP(>, VT, VI, v2, c2); BXFX_EXTROWS_STEP(>, VT, VI, v3, c3);      \
+        }                                                                                 \
+      else                                                                                \
+        for (size_t r = 0; r < rows; r++, p += stride) {                                  \
+          VT v0 = LD(p), v1 = LD(p + W), v2 = LD(p + 2 * W), v3 = LD(p + 3 * W);          \
+          BXFX_EXTROWS_STEP(<, VT, VI, v0, c0); BXFX_EXTROWS_STEP(<, VT, VI, v1, c1);      \
+          BXFX_EXTROWS_STEP(<, VT, VI, v2, c2); BXFX_EXTROWS_STEP(<, VT, VI, v3, c3);      \
+        }                                                                                 \
+      memcpy(acc + i, &c0, sizeof c0);                                                    \
+      memcpy(acc + i + W, &c1, sizeof c1);                                                \
+      memcpy(acc + i + 2 * W, &c2, sizeof c2);                                            \
+      memcpy(acc + i + 3 * W, &c3, sizeof c3);                                            \
+    }                                                                                     \
+    for (; i < n; i++)                                                                    \
+      for (size_t r = 0; r < rows; r++) {                                                 \
+        T v = x[r * stride + i], c = acc[i];                                              \
+        if ((want_max ? v > c : v < c) || (v != v && c == c)) acc[i] = v;                 \
+      }                                                                                   \
+  }
+BXFX_EXTROWS_DEF(extrows_f32, float, v8f, v8i, 8, SFX(ld))
+BXFX_EXTROWS_DEF(extrows_f64, double, v4d, v4l, 4, SFX(ld4d))
+#undef BXFX_EXTROWS_DEF
+#undef BXFX_EXTROWS_STEP
+
+/* Int rows across an outer axis, a block at a time: acc[i] = acc[i] OP
+ * x[r][i] (BXFX_RED_*) for r = 0 .. rows-1, four vectors of columns in
+ * registers over the block; sums and products wrap in the unsigned twin,
+ * so the bits are rowacc's row by row. */
+typedef int32_t v8s __attribute__((vector_size(32)));
+typedef int64_t v4s __attribute__((vector_size(32)));
+/* c = c OP v for one vector (unsigned lanes for the wrapping ops) */
+#define BXFX_RA_SUM(VU, VS, c, v) c = (VS)((VU)(c) + (VU)(v))
+#define BXFX_RA_PROD(VU, VS, c, v) c = (VS)((VU)(c) * (VU)(v))
+#define BXFX_RA_MAX(VU, VS, c, v) c = (VS)(((VU)(v) & (VU)((v) > (c))) | ((VU)(c) & ~(VU)((v) > (c))))
+#define BXFX_RA_MIN(VU, VS, c, v) c = (VS)(((VU)(v) & (VU)((v) < (c))) | ((VU)(c) & ~(VU)((v) < (c))))
+#define BXFX_RA_LOOP(STEP, T, VU, VS, W)                                                 \
+  for (size_t r = 0; r < rows; r++, p += stride) {                                       \
+    VS v0, v1, v2, v3;                                                                   \
+    memcpy(&v0, p, sizeof v0); memcpy(&v1, p + W, sizeof v1);                            \
+    memcpy(&v2, p + 2 * W, sizeof v2); memcpy(&v3, p + 3 * W, sizeof v3);                \
+    STEP(VU, VS, c0, v0); STEP(VU, VS, c1, v1); STEP(VU, VS, c2, v2); STEP(VU, VS, c3, v3); \
+  }
+#define BXFX_ROWSACC_INT_DEF(name, T, VU, VS, W, TAIL)                                    \
+  static void SFX(name)(int op, T *acc, const T *x, size_t stride, size_t rows, size_t n) { \
+    size_t i = 0;                                                                        \
+    for (; i + 4 * W <= n; i += 4 * W) {                                                 \
+      VS c0, c1, c2, c3;                                                                 \
+      memcpy(&c0, acc + i, sizeof c0); memcpy(&c1, acc + i + W, sizeof c1);              \
+      memcpy(&c2, acc + i + 2 * W, sizeof c2); memcpy(&c3, acc + i + 3 * W, sizeof c3);  \
+      const T *p = x + i;                                                                \
+      switch (op) {                                                                      \
+      case BXFX_RED_SUM: BXFX_RA_LOOP(BXFX_RA_SUM, T, VU, VS, W) break;                  \
+      case BXFX_RED_PROD: BXFX_RA_LOOP(BXFX_RA_PROD, T, VU, VS, W) break;                \
+      case BXFX_RED_MAX: BXFX_RA_LOOP(BXFX_RA_MAX, T, VU, VS, W) break;                  \
+      default: BXFX_RA_LOOP(BXFX_RA_MIN, T, VU, VS, W) break;                            \
+      }                                                                                  \
+      memcpy(acc + i, &c0, sizeof c0); memcpy(acc + i + W, &c1, sizeof c1);              \
+      memcpy(acc + i + 2 * W, &c2, sizeof c2); memcpy(acc + i + 3 * W, &c3, sizeof c3);  \
+    }                                                                                    \
+    for (size_t r = 0; r < rows && i < n; r++) TAIL(op, acc + i, x + r * stride + i, n - i); \
+  }
+BXFX_ROWSACC_INT_DEF(rowsacc_i32, int32_t, v8u, v8s, 8, SFX(rowacc_i32))
+BXFX_ROWSACC_INT_DEF(rowsacc_i64, int64_t, v4q, v4s, 4, SFX(rowacc_i64))
+#undef BXFX_ROWSACC_INT_DEF
+#undef BXFX_RA_LOOP
+#undef BXFX_RA_SUM
+#undef BXFX_RA_PROD
+#undef BXFX_RA_MAX
+#undef BXFX_RA_MIN
+
+/* ---- cumsum ------------------------------------------------------------ */
+/* Running sums of ints along a row at their own width: wrapping in the
+ * unsigned twin is the i64 running sum stored back (bxk_add's rule), so a
+ * prefix in lanes (three shifted adds for 8 lanes, two for 4) plus the
+ * carried total gives the sequential chain's bits. */
+static void SFX(cumsum_i32)(const int32_t *x, int32_t *o, size_t n) {
+  const v8u z = { 0 };
+  v8u c = z;
+  size_t j = 0;
+  for (; j + 8 <= n; j += 8) {
+    v8u v;
+    memcpy(&v, x + j, sizeof v);
+    v += __builtin_shufflevector(z, v, 0, 8, 9, 10, 11, 12, 13, 14);
+    v += __builtin_shufflevector(z, v, 0, 1, 8, 9, 10, 11, 12, 13);
+    v += __builtin_shufflevector(z, v, 0, 1, 2, 3, 8, 9, 10, 11);
+    v += c;
+    memcpy(o + j, &v, sizeof v);
+    c = __builtin_shufflevector(v, v, 7, 7, 7, 7, 7, 7, 7, 7);
+  }
+  uint32_t s = c[0];
+  for (; j < n; j++) o[j] = (int32_t)(s += (uint32_t)x[j]);
+}
+static void SFX(cumsum_i64)(const int64_t *x, int64_t *o, size_t n) {
+  const v4q z = { 0 };
+  v4q c = z;
+  size_t j = 0;
+  for (; j + 4 <= n; j += 4) {
+    v4q v;
+    memcpy(&v, x + j, sizeof v);
+    v += __builtin_shufflevector(z, v, 0, 4, 5, 6);
+    v += __builtin_shufflevector(z, v, 0, 1, 4, 5);
+    v += c;
+    memcpy(o + j, &v, sizeof v);
+    c = __builtin_shufflevector(v, v, 3, 3, 3, 3);
+  }
+  uint64_t s = c[0];
+  for (; j < n; j++) o[j] = (int64_t)(s += (uint64_t)x[j]);
+}
+/* One step of a float cumsum across an outer axis: acc[i] += x[i] in f64
+ * (x widened), o[i] = acc[i] rounded to the dtype: the reference's running
+ * sum per column, stored every step, in one pass. */
+static void SFX(cumstep_f32)(double *acc, const float *x, float *o, size_t n) {
+  size_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    v4d a = SFX(ld4d)(acc + i) + SFX(ld4w)(x + i);
+    memcpy(acc + i, &a, sizeof a);
+    v4f f = __builtin_convertvector(a, v4f);
+    memcpy(o + i, &f, sizeof f);
+  }
+  for (; i < n; i++) o[i] = (float)(acc[i] += (double)x[i]);
+}
+static void SFX(cumstep_f64)(double *acc, const double *x, double *o, size_t n) {
+  size_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    v4d a = SFX(ld4d)(acc + i) + SFX(ld4d)(x + i);
+    memcpy(acc + i, &a, sizeof a);
+    memcpy(o + i, &a, sizeof a);
+  }
+  for (; i < n; i++) o[i] = acc[i] += x[i];
+}
+
 /* ---- conversions ------------------------------------------------------- */
+/* 8 f16 lanes to f32 and back.  F16C's conversions give bxk_scalar.h's
+ * bits for every input: round to nearest even, overflow to inf,
+ * subnormals, NaN as sign|0x7e00|top payload (checked once off-line on
+ * all 2^32 f32 patterns; test_flex_blocks.c runs every f16 pattern
+ * through the ops).  The widening may quiet a signalling NaN, which the
+ * narrowing quiets anyway.  The baseline ISA converts lane by lane with
+ * the scalar rules themselves. */
+#ifdef BXFX_AVX
+#define BXFX_F16_LD(p) ((v8f)_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)(p))))
+#define BXFX_F16_ST(p, v) \
+  _mm_storeu_si128((__m128i *)(void *)(p), _mm256_cvtps_ph((__m256)(v), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC))
+#else
+#define BXFX_F16_LD(p) ({ v8f f_; for (int l_ = 0; l_ < 8; l_++) f_[l_] = bxk_f16_to_f32((p)[l_]); f_; })
+#define BXFX_F16_ST(p, v) \
+  do { v8f f_ = (v); for (int l_ = 0; l_ < 8; l_++) (p)[l_] = bxk_f32_to_f16(f_[l_]); } while (0)
+#endif
+
 static void SFX(f16_to_f32)(const uint16_t *a, float *o, size_t n) {
   size_t i = 0;
 #ifdef BXFX_AVX
-  for (; i + 8 <= n; i += 8)
-    _mm256_storeu_ps(o + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(a + i))));
+  for (; i + 8 <= n; i += 8) BXFX_ST(o + i, BXFX_F16_LD(a + i));
 #endif
   for (; i < n; i++) o[i] = bxk_f16_to_f32(a[i]);
 }
 static void SFX(f32_to_f16)(const float *a, uint16_t *o, size_t n) {
   size_t i = 0;
 #ifdef BXFX_AVX
-  for (; i + 8 <= n; i += 8)
-    _mm_storeu_si128((__m128i *)(o + i),
-                     _mm256_cvtps_ph(_mm256_loadu_ps(a + i), _MM_FROUND_TO_NEAREST_INT));
+  for (; i + 8 <= n; i += 8) BXFX_F16_ST(o + i, SFX(ld)(a + i));
 #endif
   for (; i < n; i++) o[i] = bxk_f32_to_f16(a[i]);
 }
@@ -986,7 +1278,7 @@ static void SFX(bf16_to_f32)(const uint16_t *a, float *o, size_t n) {
     const v8u absm_ = { 0x7fffffffu, 0x7fffffffu, 0x7fffffffu, 0x7fffffffu,      \
                         0x7fffffffu, 0x7fffffffu, 0x7fffffffu, 0x7fffffffu };    \
     v8u u_ = (v8u)(v);                                                            \
-    v8u nan_ = (v8u)((u_ & absm_) > 0x7f800000u);                                 \
+    v8u nan_ = (v8u)((v8i)(u_ & absm_) > 0x7f800000); /* signed: no sign flip */ \
     v8u r_ = (u_ + 0x7fffu + ((u_ >> 16) & 1u)) >> 16;                            \
     r_ = (r_ & ~nan_) | (((u_ >> 16) | 0x40u) & nan_);                            \
     v8h h_ = __builtin_convertvector(r_, v8h);                                    \
@@ -998,35 +1290,135 @@ static void SFX(f32_to_bf16)(const float *a, uint16_t *o, size_t n) {
   for (; i < n; i++) o[i] = bxk_f32_to_bf16(a[i]);
 }
 
-/* bf16 binary ops fused: each 8 lanes widened, combined by the f32
- * expression and narrowed in registers.  The same values as the f32
- * kernel between the two conversions (f32 arithmetic rounded to bf16,
- * bxk_scalar.h), in one pass instead of three over L1 blocks.  s is the
- * broadcast operand (a in BXFX_SV, b in BXFX_VS) already as f32. */
-#define BXFX_BINH_DEF(name)                                                          \
-  static void SFX(binh_##name)(const uint16_t *a, const uint16_t *b, float s,        \
-                               uint16_t *o, size_t n, int mode) {                    \
+/* Half binary ops fused (f16 and bf16, BXFX_H_*): each 8 lanes widened,
+ * combined by the f32 expression and narrowed in registers.  The same
+ * values as the f32 kernel between the two conversions (f32 arithmetic
+ * rounded to the half type, bxk_scalar.h), in one pass instead of three
+ * over L1 blocks.  s is the broadcast operand (a in BXFX_SV, b in
+ * BXFX_VS) already as f32.  H names the BXFX_<H>_LD/ST pair, h the
+ * scalar bxk_<h>_to_f32 / bxk_f32_to_<h>. */
+#define BXFX_BINH_DEF(H, h, name)                                                    \
+  static void SFX(binh_##h##_##name)(const uint16_t *a, const uint16_t *b, float s,  \
+                                     uint16_t *o, size_t n, int mode) {              \
     size_t i = 0;                                                                    \
     if (mode == BXFX_VV) {                                                           \
       for (; i + 8 <= n; i += 8) {                                                   \
-        v8f x = BXFX_BF16_LD(a + i), y = BXFX_BF16_LD(b + i);                        \
-        BXFX_BF16_ST(o + i, BXFX_VEXPR_##name);                                      \
+        v8f x = BXFX_##H##_LD(a + i), y = BXFX_##H##_LD(b + i);                      \
+        BXFX_##H##_ST(o + i, BXFX_VEXPR_##name);                                     \
       }                                                                              \
     } else if (mode == BXFX_SV) {                                                    \
       v8f x = SFX(splat)(s);                                                         \
-      for (; i + 8 <= n; i += 8) { v8f y = BXFX_BF16_LD(b + i); BXFX_BF16_ST(o + i, BXFX_VEXPR_##name); } \
+      for (; i + 8 <= n; i += 8) { v8f y = BXFX_##H##_LD(b + i); BXFX_##H##_ST(o + i, BXFX_VEXPR_##name); } \
     } else {                                                                         \
       v8f y = SFX(splat)(s);                                                         \
-      for (; i + 8 <= n; i += 8) { v8f x = BXFX_BF16_LD(a + i); BXFX_BF16_ST(o + i, BXFX_VEXPR_##name); } \
+      for (; i + 8 <= n; i += 8) { v8f x = BXFX_##H##_LD(a + i); BXFX_##H##_ST(o + i, BXFX_VEXPR_##name); } \
     }                                                                                \
     for (; i < n; i++) {                                                             \
-      float x = mode == BXFX_SV ? s : bxk_bf16_to_f32(a[i]);                         \
-      float y = mode == BXFX_VS ? s : bxk_bf16_to_f32(b[i]);                         \
-      o[i] = bxk_f32_to_bf16(BXFX_SEXPR_##name);                                     \
+      float x = mode == BXFX_SV ? s : bxk_##h##_to_f32(a[i]);                        \
+      float y = mode == BXFX_VS ? s : bxk_##h##_to_f32(b[i]);                        \
+      o[i] = bxk_f32_to_##h(BXFX_SEXPR_##name);                                      \
     }                                                                                \
   }
-BXFX_BIN_LIST(BXFX_BINH_DEF)
+#define BXFX_BINH_F16(name) BXFX_BINH_DEF(F16, f16, name)
+#define BXFX_BINH_BF16(name) BXFX_BINH_DEF(BF16, bf16, name)
+BXFX_BIN_LIST(BXFX_BINH_F16)
+BXFX_BIN_LIST(BXFX_BINH_BF16)
+#undef BXFX_BINH_F16
+#undef BXFX_BINH_BF16
 #undef BXFX_BINH_DEF
+
+/* Half comparisons fused likewise: 32 lanes widened and compared (exact:
+ * the f32 comparison of the widened values), packed to 0/1 bytes as the
+ * f32 kernels pack them.  XL(k)/YL(k) are the k-th 8 lanes of a side. */
+#define BXFX_CMPH_LOOP(XL, YL, OP)                                                   \
+  for (; i + 32 <= n; i += 32)                                                       \
+    BXFX_CMP_ST32(o + i, (v8i)(XL(0) OP YL(0)), (v8i)(XL(8) OP YL(8)),               \
+                  (v8i)(XL(16) OP YL(16)), (v8i)(XL(24) OP YL(24)))
+#define BXFX_CMPH_DEF(H, h, name, OP)                                                \
+  static void SFX(cmph_##h##_##name)(const uint16_t *a, const uint16_t *b, float s,  \
+                                     uint8_t *o, size_t n, int mode) {               \
+    size_t i = 0;                                                                    \
+    const v8f sv = SFX(splat)(s);                                                    \
+    (void)sv;                                                                        \
+    if (mode == BXFX_VV) {                                                           \
+      BXFX_CMPH_LOOP(BXFX_CMPH_A_##H, BXFX_CMPH_B_##H, OP);                          \
+    } else if (mode == BXFX_SV) {                                                    \
+      BXFX_CMPH_LOOP(BXFX_CMPH_S, BXFX_CMPH_B_##H, OP);                              \
+    } else {                                                                         \
+      BXFX_CMPH_LOOP(BXFX_CMPH_A_##H, BXFX_CMPH_S, OP);                              \
+    }                                                                                \
+    for (; i < n; i++) {                                                             \
+      float x = mode == BXFX_SV ? s : bxk_##h##_to_f32(a[i]);                        \
+      float y = mode == BXFX_VS ? s : bxk_##h##_to_f32(b[i]);                        \
+      o[i] = x OP y;                                                                 \
+    }                                                                                \
+  }
+#define BXFX_CMPH_S(k) sv
+#define BXFX_CMPH_A_F16(k) BXFX_F16_LD(a + i + (k))
+#define BXFX_CMPH_B_F16(k) BXFX_F16_LD(b + i + (k))
+#define BXFX_CMPH_A_BF16(k) BXFX_BF16_LD(a + i + (k))
+#define BXFX_CMPH_B_BF16(k) BXFX_BF16_LD(b + i + (k))
+#define BXFX_CMPH_F16(name, OP) BXFX_CMPH_DEF(F16, f16, name, OP)
+#define BXFX_CMPH_BF16(name, OP) BXFX_CMPH_DEF(BF16, bf16, name, OP)
+BXFX_CMP_OPS(BXFX_CMPH_F16)
+BXFX_CMP_OPS(BXFX_CMPH_BF16)
+#undef BXFX_CMPH_F16
+#undef BXFX_CMPH_BF16
+#undef BXFX_CMPH_DEF
+#undef BXFX_CMPH_LOOP
+#undef BXFX_CMPH_S
+#undef BXFX_CMPH_A_F16
+#undef BXFX_CMPH_B_F16
+#undef BXFX_CMPH_A_BF16
+#undef BXFX_CMPH_B_BF16
+
+/* Half unary ops fused likewise (the lane-wise ones, BXFX_UN_EL_LIST):
+ * o may equal a (in place). */
+#define BXFX_UNH_DEF(H, h, name, VEXPR, SEXPR)                                      \
+  static void SFX(unh_##h##_##name)(const uint16_t *a, uint16_t *o, size_t n) {     \
+    size_t i = 0;                                                                   \
+    v8f one = SFX(splat)(1.0f), zero = SFX(splat)(0.0f);                           \
+    (void)one; (void)zero;                                                          \
+    for (; i + 8 <= n; i += 8) { v8f x = BXFX_##H##_LD(a + i); BXFX_##H##_ST(o + i, VEXPR); } \
+    for (; i < n; i++) { float x = bxk_##h##_to_f32(a[i]); o[i] = bxk_f32_to_##h(SEXPR); } \
+  }
+#define BXFX_UNH_F16(name, VEXPR, SEXPR) BXFX_UNH_DEF(F16, f16, name, VEXPR, SEXPR)
+#define BXFX_UNH_BF16(name, VEXPR, SEXPR) BXFX_UNH_DEF(BF16, bf16, name, VEXPR, SEXPR)
+BXFX_UN_EL_LIST(BXFX_UNH_F16)
+BXFX_UN_EL_LIST(BXFX_UNH_BF16)
+#undef BXFX_UNH_F16
+#undef BXFX_UNH_BF16
+#undef BXFX_UNH_DEF
+
+/* The transcendentals fused the same way: full vectors through libmvec
+ * (a padded tail too, as un_* does it: the lanes do not interact, so each
+ * value is the f32 kernel's), or libm lane by lane in the baseline. */
+#ifdef BXFX_MVEC
+#define BXFX_UNH_TR_DEF(H, h, name, fn)                                             \
+  static void SFX(unh_##h##_##name)(const uint16_t *a, uint16_t *o, size_t n) {     \
+    size_t i = 0;                                                                   \
+    for (; i + 8 <= n; i += 8) { v8f x = BXFX_##H##_LD(a + i); BXFX_##H##_ST(o + i, BXFX_MV(fn)); } \
+    if (i < n) {                                                                    \
+      uint16_t t[8] = { 0 };                                                        \
+      memcpy(t, a + i, (n - i) * sizeof(uint16_t));                                 \
+      v8f x = BXFX_##H##_LD(t);                                                     \
+      BXFX_##H##_ST(t, BXFX_MV(fn));                                                \
+      memcpy(o + i, t, (n - i) * sizeof(uint16_t));                                 \
+    }                                                                               \
+  }
+#else
+#define BXFX_UNH_TR_DEF(H, h, name, fn)                                             \
+  static void SFX(unh_##h##_##name)(const uint16_t *a, uint16_t *o, size_t n) {     \
+    for (size_t i = 0; i < n; i++) o[i] = bxk_f32_to_##h(fn(bxk_##h##_to_f32(a[i]))); \
+  }
+#endif
+#define BXFX_UNH_TR_F16(name, fn) BXFX_UNH_TR_DEF(F16, f16, name, fn)
+#define BXFX_UNH_TR_BF16(name, fn) BXFX_UNH_TR_DEF(BF16, bf16, name, fn)
+BXFX_UN_TR_LIST(BXFX_UNH_TR_F16)
+BXFX_UN_TR_LIST(BXFX_UNH_TR_BF16)
+#undef BXFX_UNH_TR_F16
+#undef BXFX_UNH_TR_BF16
+#undef BXFX_UNH_TR_DEF
 
 /* ---- creation ---------------------------------------------------------- */
 /* arange: o[i] = start + (double)(i0 + i) * step, stored as the runtime's
@@ -1147,6 +1539,20 @@ const struct bxfx_kernels VARIANT = {
   .mm_i64 = SFX(mm_i64),
   .sum_f32 = SFX(sum_f32),
   .sum_f64 = SFX(sum_f64),
+  .mulrows_f32 = SFX(mulrows_f32),
+  .mulrows_f64 = SFX(mulrows_f64),
+  .extrows_f32 = SFX(extrows_f32),
+  .extrows_f64 = SFX(extrows_f64),
+  .rowsacc_i32 = SFX(rowsacc_i32),
+  .rowsacc_i64 = SFX(rowsacc_i64),
+  .cumsum_i32 = SFX(cumsum_i32),
+  .cumsum_i64 = SFX(cumsum_i64),
+  .cumstep_f32 = SFX(cumstep_f32),
+  .cumstep_f64 = SFX(cumstep_f64),
+  .sum_bf16 = SFX(sum_bf16),
+  .sum_f16 = SFX(sum_f16),
+  .leafrows_bf16 = SFX(leafrows_bf16),
+  .leafrows_f16 = SFX(leafrows_f16),
   .acc_f64 = SFX(acc_f64),
   .leafrows_f32 = SFX(leafrows_f32),
   .leafrows_f64 = SFX(leafrows_f64),
@@ -1160,6 +1566,7 @@ const struct bxfx_kernels VARIANT = {
   .extrow_f64 = SFX(extrow_f64),
   .argext_f32 = SFX(argext_f32),
   .argext_f64 = SFX(argext_f64),
+  .argext_bf16 = SFX(argext_bf16),
   .red_i32 = SFX(red_i32),
   .red_i64 = SFX(red_i64),
   .rowacc_i32 = SFX(rowacc_i32),
@@ -1170,10 +1577,33 @@ const struct bxfx_kernels VARIANT = {
   .f32_to_f16 = SFX(f32_to_f16),
   .bf16_to_f32 = SFX(bf16_to_f32),
   .f32_to_bf16 = SFX(f32_to_bf16),
-  .bin_bf16 = {
-#define X(n) SFX(binh_##n),
-    BXFX_BIN_LIST(X)
+  .bin_half = {
+#define X(n) SFX(binh_f16_##n),
+    [BXFX_H_F16] = { BXFX_BIN_LIST(X) },
 #undef X
+#define X(n) SFX(binh_bf16_##n),
+    [BXFX_H_BF16] = { BXFX_BIN_LIST(X) },
+#undef X
+  },
+  .cmp_half = {
+#define X(n) SFX(cmph_f16_##n),
+    [BXFX_H_F16] = { BXFX_CMP_LIST(X) },
+#undef X
+#define X(n) SFX(cmph_bf16_##n),
+    [BXFX_H_BF16] = { BXFX_CMP_LIST(X) },
+#undef X
+  },
+  .un_half = {
+#define X(n, v_, s_) [BXFX_UN_##n] = SFX(unh_f16_##n),
+#define Y(n, f_) [BXFX_UN_##n] = SFX(unh_f16_##n),
+    [BXFX_H_F16] = { BXFX_UN_EL_LIST(X) BXFX_UN_TR_LIST(Y) },
+#undef X
+#undef Y
+#define X(n, v_, s_) [BXFX_UN_##n] = SFX(unh_bf16_##n),
+#define Y(n, f_) [BXFX_UN_##n] = SFX(unh_bf16_##n),
+    [BXFX_H_BF16] = { BXFX_UN_EL_LIST(X) BXFX_UN_TR_LIST(Y) },
+#undef X
+#undef Y
   },
   .f32_to_i32 = SFX(f32_to_i32),
   .i32_to_f32 = SFX(i32_to_f32),

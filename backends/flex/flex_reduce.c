@@ -7,8 +7,9 @@
  * which keeps the reads sequential instead of striding by `inner`.  Floats
  * accumulate in double, ints in wrapping i64, bools in u8; max/min let NaN
  * win; argmax/argmin take the first occurrence of the extreme (the first
- * NaN when there are NaNs, as the reference does).  f16/bf16 rows are
- * widened to f32 in lanes and take the f32 kernels.
+ * NaN when there are NaNs, as the reference does).  f16/bf16 extremes
+ * widen blocks to f32 in lanes and take the f32 kernels; their sums have
+ * kernels of their own that widen in registers (the f32 kernels' bits).
  *
  * Float sums are pairwise (bext.h states the bound): a contiguous row goes
  * through the kernels' sum_f32/sum_f64 (leaves of BXFX_LEAF elements in
@@ -53,23 +54,11 @@ static inline bool is_float_sum(const struct red *R) {
   return (R->op == BXR_OP_SUM || R->op == BXR_OP_MEAN) && R->repr == BXFX_R_F64;
 }
 
-/* Pairwise sum of n contiguous f16/bf16 elements: blocks widened to f32 by
- * the kernels' F16C/shift conversions, each leaf summed by sum_f32 (whose
- * leaf widens to f64 exactly, as loading the halves straight into f64
- * would): the widened values' sum with the same tree.  Blocks hold whole
- * leaves, so a run of whole chunks pushes the serial pass's leaves. */
+/* Pairwise sum of n contiguous f16/bf16 elements: the kernels widen each
+ * leaf in registers to f64 (exactly, as through f32): the widened values'
+ * f32 sum, with the same tree. */
 static double half_sum(bext_dtype dt, const uint16_t *p, size_t n) {
-  const struct bxfx_kernels *Kn = bxfx_kern();
-  _Alignas(32) float x[BXFX_BLK];
-  struct bxfx_pw pw;
-  bxfx_pw_init(&pw);
-  for (size_t k0 = 0; k0 < n; k0 += BXFX_BLK) {
-    size_t m = n - k0 < BXFX_BLK ? n - k0 : BXFX_BLK;
-    (dt == BEXT_F16 ? Kn->f16_to_f32 : Kn->bf16_to_f32)(p + k0, x, m);
-    for (size_t j = 0; j < m; j += BXFX_LEAF)
-      bxfx_pw_push(&pw, Kn->sum_f32(x + j, m - j < BXFX_LEAF ? m - j : BXFX_LEAF));
-  }
-  return bxfx_pw_done(&pw);
+  return (dt == BEXT_F16 ? bxfx_kern()->sum_f16 : bxfx_kern()->sum_bf16)(p, n);
 }
 
 static inline bool is_half(bext_dtype dt) { return dt == BEXT_F16 || dt == BEXT_BF16; }
@@ -107,7 +96,6 @@ __attribute__((noinline)) static void rows_sum(const struct red *R, const char *
   const int64_t rowbytes = R->inner * (int64_t)es;
   const struct bxfx_kernels *K = bxfx_kern();
   _Alignas(32) double cells[BXFX_RS_CELLS], x[BXFX_BLK];
-  _Alignas(32) float hx[BXFX_ROW_LEAF * BXFX_BLK];
   unsigned char lvl[BXFX_RS_NODES];
 #define node(t) (cells + (size_t)(t) * n)
   int top = 0;
@@ -120,11 +108,9 @@ __attribute__((noinline)) static void rows_sum(const struct red *R, const char *
       K->leafrows_f32(leaf, (const float *)row0, (size_t)R->inner, (size_t)(k1 - k0), n);
     } else if (R->dt == BEXT_F64) {
       K->leafrows_f64(leaf, (const double *)row0, (size_t)R->inner, (size_t)(k1 - k0), n);
-    } else if (is_half(R->dt)) {
-      /* the leaf's rows widened to f32, then the f32 leaf (the same
-       * running sums in f64 as widening each row to f64) */
-      for (int64_t k = k0; k < k1; k++) half_to_f32(R->dt, base + k * rowbytes, hx + (size_t)(k - k0) * n, n);
-      K->leafrows_f32(leaf, hx, n, (size_t)(k1 - k0), n);
+    } else if (is_half(R->dt)) {   /* rows widened in registers: the f32 leaf's bits */
+      (R->dt == BEXT_F16 ? K->leafrows_f16 : K->leafrows_bf16)(leaf, (const uint16_t *)row0, (size_t)R->inner,
+                                                               (size_t)(k1 - k0), n);
     } else {
       bxfx_load(leaf, BXFX_R_F64, row0, R->dt, 1, n);
       for (int64_t k = k0 + 1; k < k1; k++) {
@@ -222,9 +208,10 @@ static void init_acc(const struct red *R, void *acc, int64_t *arg, const void *f
  * vectorizes: sums and products wrap in the unsigned type of the dtype,
  * which is what the i64 accumulation stored back into the dtype gives
  * (and what an i32 mean divides); argmax/argmin find the extreme, then
- * its first index.  Rows (inner == 1) into acc[0]/arg[0]; and steps of
- * rows across an outer axis into a typed accumulator. */
-#define BXFX_INT_ROW(T, UT, RED, ROWACC)                                                        \
+ * its first index.  Rows (inner == 1) into acc[0]/arg[0]; and rows
+ * across an outer axis into a typed accumulator, 16 rows per rowsacc
+ * call (argmax/argmin row by row, for the indexes). */
+#define BXFX_INT_ROW(T, UT, RED, ROWSACC)                                                        \
   static void int_row_##T(const struct red *R, const T##_t *x, int64_t *acc, int64_t *arg) { \
     const int64_t K = R->K;                                                             \
     *arg = 0;                                                                           \
@@ -253,16 +240,23 @@ static void init_acc(const struct red *R, void *acc, int64_t *arg, const void *f
     for (size_t i = 0; i < n; i++) arg[i] = 0;                                          \
     if (op == BXR_OP_SUM || op == BXR_OP_MEAN || op == BXR_OP_PROD) {                   \
       for (size_t i = 0; i < n; i++) a[i] = op == BXR_OP_PROD ? 1 : 0;                  \
-      for (int64_t k = 0; k < R->K; k++)                                                \
-        bxfx_kern()->ROWACC(op == BXR_OP_PROD ? BXFX_RED_PROD : BXFX_RED_SUM, a,         \
-                            (const T##_t *)(base + k * rowbytes), n);                   \
+      for (int64_t k = 0; k < R->K; k += 16)   /* blocks of rows in registers */        \
+        bxfx_kern()->ROWSACC(op == BXR_OP_PROD ? BXFX_RED_PROD : BXFX_RED_SUM, a,        \
+                             (const T##_t *)(base + k * rowbytes), (size_t)R->inner,    \
+                             (size_t)(R->K - k < 16 ? R->K - k : 16), n);               \
     } else {                                                                            \
       memcpy(a, base, n * sizeof(T##_t));                                               \
+      if (op == BXR_OP_MAX_REDUCE || op == BXR_OP_MIN_REDUCE) {                         \
+        for (int64_t k = 1; k < R->K; k += 16)                                          \
+          bxfx_kern()->ROWSACC(op == BXR_OP_MAX_REDUCE ? BXFX_RED_MAX : BXFX_RED_MIN, a, \
+                               (const T##_t *)(base + k * rowbytes), (size_t)R->inner,  \
+                               (size_t)(R->K - k < 16 ? R->K - k : 16), n);             \
+        for (size_t i = 0; i < n; i++) acc[i] = a[i];                                   \
+        return;                                                                         \
+      }                                                                                 \
       for (int64_t k = 1; k < R->K; k++) {                                              \
         const T##_t *x = (const T##_t *)(base + k * rowbytes);                          \
         switch (op) {                                                                   \
-        case BXR_OP_MAX_REDUCE: bxfx_kern()->ROWACC(BXFX_RED_MAX, a, x, n); break;        \
-        case BXR_OP_MIN_REDUCE: bxfx_kern()->ROWACC(BXFX_RED_MIN, a, x, n); break;        \
         case BXR_OP_ARGMAX:                                                             \
           for (size_t i = 0; i < n; i++) if (x[i] > a[i]) a[i] = x[i], arg[i] = k;      \
           break;                                                                        \
@@ -280,8 +274,8 @@ static inline bool is_extreme(enum bxr_opcode c) {
 }
 static inline bool wants_max(enum bxr_opcode c) { return c == BXR_OP_MAX_REDUCE || c == BXR_OP_ARGMAX; }
 
-BXFX_INT_ROW(int32, uint32_t, red_i32, rowacc_i32)
-BXFX_INT_ROW(int64, uint64_t, red_i64, rowacc_i64)
+BXFX_INT_ROW(int32, uint32_t, red_i32, rowsacc_i32)
+BXFX_INT_ROW(int64, uint64_t, red_i64, rowsacc_i64)
 #undef BXFX_INT_ROW
 #define int_row_i32 int_row_int32
 #define int_row_i64 int_row_int64
@@ -303,6 +297,13 @@ static void row_reduce(const struct red *R, const char *row, void *accv, int64_t
     if (R->dt == BEXT_F32 && ext) {
       float v;
       int64_t i = Kn->argext_f32((const float *)row, (size_t)R->K, flags, &v);
+      *arg = i < 0 ? 0 : i;
+      *acc = v;
+      return;
+    }
+    if (R->dt == BEXT_BF16 && ext) {   /* widened in registers: argext_f32's answer */
+      float v;
+      int64_t i = Kn->argext_bf16((const uint16_t *)row, (size_t)R->K, flags, &v);
       *arg = i < 0 ? 0 : i;
       *acc = v;
       return;
@@ -383,17 +384,35 @@ static void rows_native(const struct red *R, const char *base, size_t n, void *a
   const size_t es = bext_dtype_size(R->dt);
   const int64_t rowbytes = R->inner * (int64_t)es;
   double *acc = accv;
+  /* Blocks of BXFX_ROWS_BLK rows go to the row-block kernels (acc in
+   * registers over the block, each column in row order: the row-by-row
+   * bits); argmax/argmin record indexes row by row. */
+  enum { BXFX_ROWS_BLK = 16 };
   if (R->op == BXR_OP_PROD) {
     for (size_t i = 0; i < n; i++) acc[i] = 1.0;
-    for (int64_t k = 0; k < R->K; k++) {
-      if (R->dt == BEXT_F32) Kn->mulacc_f32(acc, (const float *)(base + k * rowbytes), n);
-      else Kn->mulacc_f64(acc, (const double *)(base + k * rowbytes), n);
+    for (int64_t k = 0; k < R->K; k += BXFX_ROWS_BLK) {
+      size_t rows = (size_t)(R->K - k < BXFX_ROWS_BLK ? R->K - k : BXFX_ROWS_BLK);
+      if (R->dt == BEXT_F32) Kn->mulrows_f32(acc, (const float *)(base + k * rowbytes), (size_t)R->inner, rows, n);
+      else Kn->mulrows_f64(acc, (const double *)(base + k * rowbytes), (size_t)R->inner, rows, n);
     }
     return;
   }
   const int flags = wants_max(R->op) ? BXFX_EXT_MAX : 0;
   int64_t *ap = R->op == BXR_OP_ARGMAX || R->op == BXR_OP_ARGMIN ? arg : NULL;
   for (size_t i = 0; i < n; i++) arg[i] = 0;
+  if (!ap && (R->dt == BEXT_F32 || R->dt == BEXT_F64)) {
+    _Alignas(32) float a[BXFX_BLK];
+    if (R->dt == BEXT_F64) memcpy(acc, base, n * sizeof(double));
+    else memcpy(a, base, n * sizeof(float));
+    for (int64_t k = 1; k < R->K; k += BXFX_ROWS_BLK) {
+      size_t rows = (size_t)(R->K - k < BXFX_ROWS_BLK ? R->K - k : BXFX_ROWS_BLK);
+      if (R->dt == BEXT_F64) Kn->extrows_f64(acc, (const double *)(base + k * rowbytes), (size_t)R->inner, rows, n, flags);
+      else Kn->extrows_f32(a, (const float *)(base + k * rowbytes), (size_t)R->inner, rows, n, flags);
+    }
+    if (R->dt == BEXT_F32)
+      for (size_t i = 0; i < n; i++) acc[i] = a[i];
+    return;
+  }
   if (R->dt == BEXT_F64) {
     memcpy(acc, base, n * sizeof(double));
     for (int64_t k = 1; k < R->K; k++) Kn->extrow_f64(acc, ap, (const double *)(base + k * rowbytes), n, k, flags);
@@ -646,6 +665,27 @@ struct cum {
   int64_t outer, K, inner;
 };
 
+/* A block of cumsum's input in its representation, and its results back:
+ * through the kernels' conversions for float dtypes (the same values as
+ * bxfx_load/bxfx_store, whose strided loops do not vectorize and took
+ * two thirds of a row cumsum's time); f16/bf16 pass through f32 (tmp),
+ * exact on the way in, f64 -> f32 -> half on the way out as bxfx_store
+ * rounds. */
+static void cum_load(const struct cum *C, void *x, const char *p, size_t n, float *tmp) {
+  const struct bxfx_kernels *Kn = bxfx_kern();
+  if (C->dt == BEXT_F32) Kn->f32_to_f64((const float *)p, x, n);
+  else if (is_half(C->dt)) half_to_f32(C->dt, p, tmp, n), Kn->f32_to_f64(tmp, x, n);
+  else bxfx_load(x, C->repr, p, C->dt, 1, n);
+}
+static void cum_store(const struct cum *C, char *p, const void *x, size_t n, float *tmp) {
+  const struct bxfx_kernels *Kn = bxfx_kern();
+  if (C->dt == BEXT_F32) Kn->f64_to_f32(x, (float *)p, n);
+  else if (is_half(C->dt)) {
+    Kn->f64_to_f32(x, tmp, n);
+    (C->dt == BEXT_F16 ? Kn->f32_to_f16 : Kn->f32_to_bf16)(tmp, (uint16_t *)p, n);
+  } else bxfx_store(p, C->dt, x, C->repr, n);
+}
+
 /* Running sums along g <= BXFX_CUM_ROWS contiguous rows o0.. at once, a
  * block of each row at a time: each row's sum is the reference's
  * sequential chain, and the rows' chains interleave so the adds' latency
@@ -654,12 +694,13 @@ enum { BXFX_CUM_ROWS = 4 };
 static void cum_rows(const struct cum *C, int64_t o0, int g) {
   const size_t es = bext_dtype_size(C->dt);
   _Alignas(32) char x[BXFX_CUM_ROWS][BXFX_BLK * 8];
+  _Alignas(32) float tmp[BXFX_BLK];
   double fa[BXFX_CUM_ROWS] = { 0 };
   int64_t ia[BXFX_CUM_ROWS] = { 0 };
   for (int64_t k0 = 0; k0 < C->K; k0 += BXFX_BLK) {
     size_t m = (size_t)(C->K - k0 < BXFX_BLK ? C->K - k0 : BXFX_BLK);
     for (int r = 0; r < g; r++)
-      bxfx_load(x[r], C->repr, C->src + ((o0 + r) * C->K + k0) * (int64_t)es, C->dt, 1, m);
+      cum_load(C, x[r], C->src + ((o0 + r) * C->K + k0) * (int64_t)es, m, tmp);
     if (C->repr == BXFX_R_F64) {
       double(*v)[BXFX_BLK] = (double(*)[BXFX_BLK])x;
       if (g == BXFX_CUM_ROWS)
@@ -674,30 +715,58 @@ static void cum_rows(const struct cum *C, int64_t o0, int g) {
         for (size_t j = 0; j < m; j++) v[r][j] = ia[r] = bxk_add_i64(ia[r], v[r][j]);
     }
     for (int r = 0; r < g; r++)
-      bxfx_store(C->dst + ((o0 + r) * C->K + k0) * (int64_t)es, C->dt, x[r], C->repr, m);
+      cum_store(C, C->dst + ((o0 + r) * C->K + k0) * (int64_t)es, x[r], m, tmp);
   }
 }
 
 static void cum_chunk(void *ctx, size_t b, size_t e) {
   const struct cum *C = ctx;
+  const struct bxfx_kernels *Kn = bxfx_kern();
+  const size_t es = bext_dtype_size(C->dt);
+  if (C->inner == 1 && (C->dt == BEXT_I32 || C->dt == BEXT_I64)) {   /* rows at their own width */
+    for (size_t o = b; o < e; o++) {
+      int64_t off = (int64_t)o * C->K * (int64_t)es;
+      if (C->dt == BEXT_I32) Kn->cumsum_i32((const int32_t *)(C->src + off), (int32_t *)(C->dst + off), (size_t)C->K);
+      else Kn->cumsum_i64((const int64_t *)(C->src + off), (int64_t *)(C->dst + off), (size_t)C->K);
+    }
+    return;
+  }
   if (C->inner == 1) {   /* one task per contiguous row */
     for (size_t o = b; o < e; o += BXFX_CUM_ROWS)
       cum_rows(C, (int64_t)o, e - o < BXFX_CUM_ROWS ? (int)(e - o) : BXFX_CUM_ROWS);
     return;
   }
-  const size_t es = bext_dtype_size(C->dt);
   const int64_t nblk = (C->inner + BXFX_BLK - 1) / BXFX_BLK;
   _Alignas(32) char acc[BXFX_BLK * 8], x[BXFX_BLK * 8];
+  _Alignas(32) float tmp[BXFX_BLK];
   for (size_t task = b; task < e; task++) {
     int64_t o = (int64_t)task / nblk, i0 = ((int64_t)task % nblk) * BXFX_BLK;
     size_t n = (size_t)(C->inner - i0 < BXFX_BLK ? C->inner - i0 : BXFX_BLK);
     memset(acc, 0, sizeof acc);
+    if (C->dt == BEXT_F32 || C->dt == BEXT_F64 || C->dt == BEXT_I32 || C->dt == BEXT_I64) {
+      /* Row adds in one pass: floats keep the f64 running sums in acc and
+       * store them rounded (cumstep); ints add the previous output row
+       * at their own width (wrapping, the i64 chain's bits). */
+      for (int64_t k = 0; k < C->K; k++) {
+        int64_t pos = ((o * C->K + k) * C->inner + i0) * (int64_t)es;
+        const char *xk = C->src + pos;
+        char *ok = C->dst + pos, *prev = ok - C->inner * (int64_t)es;
+        if (C->dt == BEXT_F32) Kn->cumstep_f32((double *)acc, (const float *)xk, (float *)ok, n);
+        else if (C->dt == BEXT_F64) Kn->cumstep_f64((double *)acc, (const double *)xk, (double *)ok, n);
+        else if (k == 0) memcpy(ok, xk, n * es);
+        else if (C->dt == BEXT_I32) Kn->bin_i32(BXFX_IOP_add, (const int32_t *)prev, (const int32_t *)xk, (int32_t *)ok, n, BXFX_VV);
+        else
+          for (size_t i = 0; i < n; i++)
+            ((int64_t *)ok)[i] = (int64_t)((uint64_t)((const int64_t *)prev)[i] + (uint64_t)((const int64_t *)xk)[i]);
+      }
+      continue;
+    }
     for (int64_t k = 0; k < C->K; k++) {
       int64_t pos = (o * C->K + k) * C->inner + i0;
-      bxfx_load(x, C->repr, C->src + pos * (int64_t)es, C->dt, 1, n);
+      cum_load(C, x, C->src + pos * (int64_t)es, n, tmp);
       if (C->repr == BXFX_R_F64) for (size_t i = 0; i < n; i++) ((double *)acc)[i] += ((double *)x)[i];
       else for (size_t i = 0; i < n; i++) ((int64_t *)acc)[i] = bxk_add_i64(((int64_t *)acc)[i], ((int64_t *)x)[i]);
-      bxfx_store(C->dst + pos * (int64_t)es, C->dt, acc, C->repr, n);
+      cum_store(C, C->dst + pos * (int64_t)es, acc, n, tmp);
     }
   }
 }

@@ -16,7 +16,8 @@
  * contiguous case on every dtype the row allows, and on the first allowed
  * dtype only the strided ("T": a transposed view), broadcast and small
  * (16 elements, 4x4) cases; reductions and cumsum along each axis,
- * batched 256x64x64 matmul, casts from f32 to every dtype and back.
+ * batched 256x64x64 matmul, casts from f32 to every dtype (also from a
+ * transposed f32 view, "T") and back.
  * Inputs are host data the bext side reads with bext_from_data and the
  * libtorch side with from_blob + clone (the same values).
  *
@@ -260,7 +261,7 @@ static int cases_of(enum family f, const char **labels, bool *first_only) {
   case F_REDUCE: C_("all", false); C_("dim0", false); C_("dim1", false); C_("4x4 dim1", true); break;
   case F_SCAN: C_("dim0", false); C_("dim1", false); C_("4x4 dim1", true); break;
   case F_MATMUL: C_("256x64x64", false); C_("512", true); C_("4x4", true); break;
-  case F_CAST: C_("from f32", false); C_("to f32", false); break;
+  case F_CAST: C_("from f32", false); C_("to f32", false); C_("T", false); break;
   case F_NONE: break;
   }
 #undef C_
@@ -328,11 +329,12 @@ static bool build_cell(struct cell *c, int op, enum family f, const char *label,
     break;
   }
   case F_CAST: {
-    bool from = !strcmp(label, "from f32");
+    /* T: from a transposed f32 view */
+    bool tr = !strcmp(label, "T"), from = tr || !strcmp(label, "from f32");
     bext_dtype src = from ? BEXT_F32 : dt;
     if (dt == BEXT_F32) return false;   /* f32 -> f32 returns its input on both sides */
     c->n_in = 1;
-    c->in[0] = in_of(host(src, 0), src, 2, big, false);
+    c->in[0] = in_of(host(src, 0), src, 2, big, tr);
     p->dtype = from ? (int)dt : (int)BEXT_F32;
     break;
   }

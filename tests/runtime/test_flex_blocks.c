@@ -177,6 +177,173 @@ Test(flex_blocks, leaf_rows_sum_left_to_right) {
       }
 }
 
+/* The half sums widen in registers (sum_bf16/sum_f16, leafrows_bf16/
+ * leafrows_f16): in both variants, bit for bit the f32 kernels on the
+ * widened values, for every length around the lane widths and the
+ * 256-element leaves, with NaN, infinities, subnormals and signed zeros. */
+Test(flex_blocks, half_sums_widen_in_registers) {
+  enum { N = 1100, W = 41, ROWS = 16 };
+  static uint16_t h[2][N];
+  static float f[2][N];
+  for (int i = 0; i < N; i++) {
+    float x = ldexpf((float)((i * 37) % 101) / 10.0f - 5.0f, (i * 7) % 30 - 15);
+    if (i % 89 == 3) x = NAN;
+    if (i % 97 == 5) x = -INFINITY;
+    if (i % 83 == 7) x = -0.0f;
+    if (i % 79 == 9) x = 1e-7f;   /* an f16 subnormal */
+    h[0][i] = bxk_f32_to_bf16(x);
+    h[1][i] = bxk_f32_to_f16(x);
+    f[0][i] = bxk_bf16_to_f32(h[0][i]);
+    f[1][i] = bxk_f16_to_f32(h[1][i]);
+  }
+  const struct bxfx_kernels *K[2] = { &bxfx_kern_avx2, &bxfx_kern_gen };
+  for (int v = 0; v < 2; v++)
+    for (int t = 0; t < 2; t++) {
+      double (*sum)(const uint16_t *, size_t) = t ? K[v]->sum_f16 : K[v]->sum_bf16;
+      void (*rows)(double *, const uint16_t *, size_t, size_t, size_t) = t ? K[v]->leafrows_f16 : K[v]->leafrows_bf16;
+      for (size_t n = 0; n <= N; n += n < 300 ? 1 : 97) {
+        double got = sum(h[t], n), want = bxfx_kern_gen.sum_f32(f[t], n);
+        cr_expect(memcmp(&got, &want, 8) == 0 || (isnan(got) && isnan(want)), "%s sum_%s n=%zu: %a, want %a",
+                  K[v]->isa, t ? "f16" : "bf16", n, got, want);
+      }
+      for (size_t n = 0; n <= W; n += n < 18 ? 1 : 8)
+        for (size_t r = 1; r <= ROWS; r += r < 3 ? 1 : 6) {
+          double got[W], want[W];
+          rows(got, h[t] + 1, W, r, n);
+          bxfx_kern_gen.leafrows_f32(want, f[t] + 1, W, r, n);
+          for (size_t i = 0; i < n; i++)
+            cr_expect(memcmp(&got[i], &want[i], 8) == 0 || (isnan(got[i]) && isnan(want[i])),
+                      "%s leafrows_%s n=%zu rows=%zu [%zu]: %a, want %a", K[v]->isa, t ? "f16" : "bf16", n, r, i,
+                      got[i], want[i]);
+        }
+    }
+}
+
+/* The row-block kernels (mulrows, extrows) are the row-by-row ones
+ * (mulacc, extrow) with acc in registers, and the cumsum kernels the
+ * sequential chains: in both variants, bit for bit, for widths around the
+ * lanes and strips, with NaN, infinities, signed zeros, wrapping ints. */
+Test(flex_blocks, row_block_and_cumsum_kernels_match_row_by_row) {
+  enum { W = 77, ROWS = 19 };
+  static float a[ROWS * W];
+  static double d[ROWS * W];
+  static int32_t ia[ROWS * W];
+  static int64_t la[ROWS * W];
+  for (int i = 0; i < ROWS * W; i++) {
+    a[i] = 1.0f + (float)((i * 37) % 101 - 50) / 512.0f;
+    if (i % 89 == 3) a[i] = NAN;
+    if (i % 97 == 5) a[i] = -INFINITY;
+    if (i % 83 == 7) a[i] = (i / W) % 2 ? 0.0f : -0.0f;
+    d[i] = (double)a[i] * 1.25;
+    ia[i] = (int32_t)(uint32_t)((uint32_t)i * 2654435761u);
+    la[i] = (int64_t)((uint64_t)i * 0x9e3779b97f4a7c15ull);
+  }
+  const struct bxfx_kernels *K[2] = { &bxfx_kern_avx2, &bxfx_kern_gen };
+  for (int v = 0; v < 2; v++)
+    for (size_t n = 0; n <= W; n += n < 34 ? 1 : 43)
+      for (size_t rows = 1; rows <= ROWS; rows += rows < 3 ? 1 : 8) {
+        double pg[W], pw[W], qg[W], qw[W], eg[W], ew[W];
+        float fg[W], fw[W];
+        for (int flags = 0; flags <= BXFX_EXT_MAX; flags += BXFX_EXT_MAX) {
+          for (size_t i = 0; i < n; i++) pg[i] = pw[i] = qg[i] = qw[i] = 1.0, fg[i] = fw[i] = a[i], eg[i] = ew[i] = d[i];
+          K[v]->mulrows_f32(pg, a + W, W, rows, n);
+          K[v]->mulrows_f64(qg, d + W, W, rows, n);
+          K[v]->extrows_f32(fg, a + W, W, rows, n, flags);
+          K[v]->extrows_f64(eg, d + W, W, rows, n, flags);
+          for (size_t r = 1; r <= rows; r++) {
+            bxfx_kern_gen.mulacc_f32(pw, a + r * W, n);
+            bxfx_kern_gen.mulacc_f64(qw, d + r * W, n);
+            bxfx_kern_gen.extrow_f32(fw, NULL, a + r * W, n, (int64_t)r, flags);
+            bxfx_kern_gen.extrow_f64(ew, NULL, d + r * W, n, (int64_t)r, flags);
+          }
+          for (size_t i = 0; i < n; i++) {
+            cr_expect(memcmp(&pg[i], &pw[i], 8) == 0 || (isnan(pg[i]) && isnan(pw[i])), "%s mulrows_f32 n=%zu rows=%zu [%zu]",
+                      K[v]->isa, n, rows, i);
+            cr_expect(memcmp(&qg[i], &qw[i], 8) == 0 || (isnan(qg[i]) && isnan(qw[i])), "%s mulrows_f64 n=%zu rows=%zu [%zu]",
+                      K[v]->isa, n, rows, i);
+            cr_expect(memcmp(&fg[i], &fw[i], 4) == 0 || (isnan(fg[i]) && isnan(fw[i])),
+                      "%s extrows_f32 flags %d n=%zu rows=%zu [%zu]: %a, want %a", K[v]->isa, flags, n, rows, i, fg[i], fw[i]);
+            cr_expect(memcmp(&eg[i], &ew[i], 8) == 0 || (isnan(eg[i]) && isnan(ew[i])),
+                      "%s extrows_f64 flags %d n=%zu rows=%zu [%zu]", K[v]->isa, flags, n, rows, i);
+          }
+        }
+      }
+  for (int v = 0; v < 2; v++)
+    for (int op = BXFX_RED_SUM; op <= BXFX_RED_MIN; op++)
+      for (size_t n = 0; n <= W; n += n < 34 ? 1 : 43)
+        for (size_t rows = 1; rows <= ROWS - 1; rows += rows < 3 ? 1 : 8) {
+          int32_t ig[W], iw[W];
+          int64_t lg[W], lw[W];
+          memcpy(ig, ia, sizeof ig), memcpy(iw, ia, sizeof iw);
+          memcpy(lg, la, sizeof lg), memcpy(lw, la, sizeof lw);
+          K[v]->rowsacc_i32(op, ig, ia + W, W, rows, n);
+          K[v]->rowsacc_i64(op, lg, la + W, W, rows, n);
+          for (size_t r = 1; r <= rows; r++) {
+            bxfx_kern_gen.rowacc_i32(op, iw, ia + r * W, n);
+            bxfx_kern_gen.rowacc_i64(op, lw, la + r * W, n);
+          }
+          cr_assert(!memcmp(ig, iw, n * 4) && !memcmp(lg, lw, n * 8), "%s rowsacc op %d n=%zu rows=%zu", K[v]->isa, op,
+                    n, rows);
+        }
+  for (int v = 0; v < 2; v++)
+    for (size_t n = 0; n <= ROWS * W; n += n < 40 ? 1 : 211) {
+      static int32_t io[ROWS * W];
+      static int64_t lo[ROWS * W];
+      static float fo[ROWS * W];
+      static double dacc[ROWS * W], dacc2[ROWS * W], do_[ROWS * W];
+      K[v]->cumsum_i32(ia, io, n);
+      K[v]->cumsum_i64(la, lo, n);
+      uint32_t s = 0;
+      uint64_t t = 0;
+      for (size_t i = 0; i < n; i++) {
+        s += (uint32_t)ia[i], t += (uint64_t)la[i];
+        cr_assert(io[i] == (int32_t)s && lo[i] == (int64_t)t, "%s cumsum ints n=%zu [%zu]", K[v]->isa, n, i);
+      }
+      for (size_t i = 0; i < n; i++) dacc[i] = d[i], dacc2[i] = d[i];
+      K[v]->cumstep_f32(dacc, a, fo, n);
+      K[v]->cumstep_f64(dacc2, d, do_, n);
+      for (size_t i = 0; i < n; i++) {
+        double w = d[i] + (double)a[i], w2 = d[i] + d[i];
+        float wf = (float)w;
+        cr_assert((memcmp(&dacc[i], &w, 8) == 0 && memcmp(&fo[i], &wf, 4) == 0) || (isnan(w) && isnan(fo[i])),
+                  "%s cumstep_f32 n=%zu [%zu]", K[v]->isa, n, i);
+        cr_assert((memcmp(&dacc2[i], &w2, 8) == 0 && memcmp(&do_[i], &w2, 8) == 0) || isnan(w2),
+                  "%s cumstep_f64 n=%zu [%zu]", K[v]->isa, n, i);
+      }
+    }
+}
+
+/* argext_bf16 scans bf16 widened in registers: in both variants the
+ * index and value argext_f32 gives on the widened row, for every flag,
+ * lengths around the lanes and the 2048-element scan blocks, with NaN
+ * (early, late, none), infinities and extremes that are zeros of both
+ * signs. */
+Test(flex_blocks, argext_bf16_is_argext_f32_of_the_widened_row) {
+  enum { N = 4200 };
+  static uint16_t h[N];
+  static float f[N];
+  const struct bxfx_kernels *K[2] = { &bxfx_kern_avx2, &bxfx_kern_gen };
+  for (int kind = 0; kind < 4; kind++) {
+    for (int i = 0; i < N; i++) {
+      float x = (float)((i * 37) % 1001) / 7.0f - 70.0f;
+      if (kind == 1 && i % 97 == 5) x = i % 2 ? INFINITY : -INFINITY;
+      if (kind == 2 && (i == 3000 || i == 3500)) x = NAN;
+      if (kind == 3) x = i % 3 == 0 ? -0.0f : i % 3 == 1 ? 0.0f : -1.0f;
+      h[i] = bxk_f32_to_bf16(x);
+      f[i] = bxk_bf16_to_f32(h[i]);
+    }
+    for (int v = 0; v < 2; v++)
+      for (int flags = 0; flags < 4; flags++)
+        for (size_t n = 1; n <= N; n += n < 40 ? 1 : 1031) {
+          float gv, wv;
+          int64_t gi = K[v]->argext_bf16(h, n, flags, &gv), wi = bxfx_kern_gen.argext_f32(f, n, flags, &wv);
+          cr_expect(gi == wi && (memcmp(&gv, &wv, 4) == 0 || (isnan(gv) && isnan(wv))),
+                    "%s argext_bf16 kind %d flags %d n=%zu: %lld %a, want %lld %a", K[v]->isa, kind, flags, n,
+                    (long long)gi, gv, (long long)wi, wv);
+        }
+  }
+}
+
 /* tile8_u32 (transposed copies, flex_layout.c) in both variants: every
  * element lands at its transposed place with its bits (NaN payloads,
  * ints), and nothing outside the 8x8 block is written. */
@@ -744,60 +911,266 @@ Test(flex_blocks, transposed_tile_walk_matches_reference) {
   tw_expect_same(bext_mul(fp, fq), bext_mul(np, nq), "mul 6x33x70 permuted");
 }
 
-/* The fused bf16 binary kernels (bin_bf16) in both variants, every mode,
- * on all 2^16 bf16 patterns against bxk_scalar.h: widen, the f32 rule,
- * round to bf16 (NaN: any quiet NaN both ways, bits for everything else). */
-Test(flex_blocks, fused_bf16_kernels_match_scalars) {
+/* The fused half binary kernels (bin_half) for f16 and bf16 in both
+ * variants, every mode, on all 2^16 patterns (NaN, infinities,
+ * subnormals, results that overflow or fall to subnormals) against
+ * bxk_scalar.h: widen, the f32 rule, round to the half type, bit for bit.
+ * Lengths around the 8-lane width check the tails. */
+Test(flex_blocks, fused_half_kernels_match_scalars) {
   enum { N = 65536 + 5 };
-  static uint16_t a[N], b[N], o[N];
+  static uint16_t a[N], b[N], o[N + 1];   /* o[n]: a guard */
   for (uint32_t i = 0; i < N; i++) {
     a[i] = (uint16_t)i;
     b[i] = (uint16_t)(i * 40503u + 7u);
   }
   const struct bxfx_kernels *K[2] = { &bxfx_kern_avx2, &bxfx_kern_gen };
-  const float s = bxk_bf16_to_f32(0x3fa0);   /* 1.25 */
-  for (int v = 0; v < 2; v++)
-    for (int op = 0; op < BXFX_BIN_COUNT; op++)
-      for (int mode = 0; mode < 3; mode++) {
-        K[v]->bin_bf16[op](a, b, s, o, N, mode);
-        int bad = 0;
-        for (size_t i = 0; i < N && bad < 3; i++) {
-          float x = mode == BXFX_SV ? s : bxk_bf16_to_f32(a[i]), y = mode == BXFX_VS ? s : bxk_bf16_to_f32(b[i]);
-          float r = op == BXFX_BIN_add ? x + y : op == BXFX_BIN_sub ? x - y : op == BXFX_BIN_mul ? x * y
-                  : op == BXFX_BIN_div ? x / y : op == BXFX_BIN_max ? bxk_max_f32(x, y) : bxk_min_f32(x, y);
-          uint16_t want = bxk_f32_to_bf16(r);
-          if (o[i] != want) {
-            cr_expect_fail("%s bin_bf16 op %d mode %d [%zu]: %#x, scalar rule %#x", K[v]->isa, op, mode, i, o[i], want);
-            bad++;
+  float (*widen[BXFX_H_COUNT])(uint16_t) = { [BXFX_H_F16] = bxk_f16_to_f32, [BXFX_H_BF16] = bxk_bf16_to_f32 };
+  uint16_t (*narrow[BXFX_H_COUNT])(float) = { [BXFX_H_F16] = bxk_f32_to_f16, [BXFX_H_BF16] = bxk_f32_to_bf16 };
+  static const size_t lens[] = { N, 1, 7, 8, 9, 15, 16, 17, 33 };
+  for (int h = 0; h < BXFX_H_COUNT; h++)
+    for (int v = 0; v < 2; v++)
+      for (int op = 0; op < BXFX_BIN_COUNT; op++)
+        for (int mode = 0; mode < 3; mode++)
+          for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++) {
+            /* the scalar: 1.25, or one that overflows f16 (f32 only) */
+            const float s = li & 1 ? 1.25f : 1e5f;
+            const size_t n = lens[li], off = li * 4099 % 60000;   /* shorter runs start anywhere */
+            const uint16_t *x0 = a + (n < N ? off : 0), *y0 = b + (n < N ? off : 0);
+            memset(o, 0xa5, sizeof o);
+            K[v]->bin_half[h][op](x0, y0, s, o, n, mode);
+            int bad = 0;
+            for (size_t i = 0; i < n && bad < 3; i++) {
+              float x = mode == BXFX_SV ? s : widen[h](x0[i]), y = mode == BXFX_VS ? s : widen[h](y0[i]);
+              float r = op == BXFX_BIN_add ? x + y : op == BXFX_BIN_sub ? x - y : op == BXFX_BIN_mul ? x * y
+                      : op == BXFX_BIN_div ? x / y : op == BXFX_BIN_max ? bxk_max_f32(x, y) : bxk_min_f32(x, y);
+              uint16_t want = narrow[h](r);
+              if (o[i] != want) {
+                cr_expect_fail("%s bin_half[%s] op %d mode %d n %zu [%zu]: %#x, scalar rule %#x", K[v]->isa,
+                               h == BXFX_H_F16 ? "f16" : "bf16", op, mode, n, i, o[i], want);
+                bad++;
+              }
+            }
+            cr_expect(o[n] == 0xa5a5, "bin_half wrote past n = %zu", n);
           }
+}
+
+/* The fused half comparisons (cmp_half), both kinds and variants, every
+ * mode, all 2^16 patterns (NaN, signed zeros, infinities) at tail
+ * lengths, against the f32 comparison of the widened values. */
+Test(flex_blocks, fused_half_compares_match_scalars) {
+  enum { N = 65536 + 5 };
+  static uint16_t a[N], b[N];
+  static uint8_t o[N + 1];   /* o[n]: a guard */
+  for (uint32_t i = 0; i < N; i++) {
+    a[i] = (uint16_t)i;
+    b[i] = (uint16_t)(i * 40503u + 7u);
+  }
+  const struct bxfx_kernels *K[2] = { &bxfx_kern_avx2, &bxfx_kern_gen };
+  float (*widen[BXFX_H_COUNT])(uint16_t) = { [BXFX_H_F16] = bxk_f16_to_f32, [BXFX_H_BF16] = bxk_bf16_to_f32 };
+  static const size_t lens[] = { N, 1, 7, 8, 9, 15, 16, 17, 33 };
+  for (int h = 0; h < BXFX_H_COUNT; h++)
+    for (int v = 0; v < 2; v++)
+      for (int op = 0; op < BXFX_CMP_COUNT; op++)
+        for (int mode = 0; mode < 3; mode++)
+          for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++) {
+            const float s = li & 1 ? 1.25f : NAN;
+            const size_t n = lens[li], off = n < N ? li * 4099 % 60000 : 0;
+            memset(o, 0xa5, sizeof o);
+            K[v]->cmp_half[h][op](a + off, b + off, s, o, n, mode);
+            int bad = 0;
+            for (size_t i = 0; i < n && bad < 3; i++) {
+              float x = mode == BXFX_SV ? s : widen[h](a[off + i]), y = mode == BXFX_VS ? s : widen[h](b[off + i]);
+              uint8_t want = op == BXFX_CMP_eq ? x == y : op == BXFX_CMP_ne ? x != y : op == BXFX_CMP_gt ? x > y
+                           : op == BXFX_CMP_ge ? x >= y : op == BXFX_CMP_lt ? x < y : x <= y;
+              if (o[i] != want) {
+                cr_expect_fail("%s cmp_half[%d] op %d mode %d n %zu [%zu]: %d, want %d", K[v]->isa, h, op, mode, n, i,
+                               o[i], want);
+                bad++;
+              }
+            }
+            cr_expect(o[n] == 0xa5, "cmp_half wrote past n = %zu", n);
+          }
+}
+
+/* Half comparisons through the engine: tensors (contiguous, broadcast
+ * rows and columns) and scalars (exact in f32 or not: thresholds),
+ * against the NdArray reference. */
+Test(flex_blocks, fused_half_compares_match_reference) {
+  bext_tensor *(*const fn[])(bext_tensor *, bext_tensor *) = { bext_eq, bext_ne, bext_gt, bext_ge, bext_lt, bext_le };
+  bext_tensor *(*const fs[])(bext_tensor *, double) = { bext_eq_scalar, bext_ne_scalar, bext_gt_scalar,
+                                                        bext_ge_scalar, bext_lt_scalar, bext_le_scalar };
+  const int64_t sides[][2] = { { 1, 1 }, { 1, 7 }, { 1, 9 }, { 2, 16 }, { 1, 33 }, { 33, 65 } };
+  const bext_dtype dts[] = { BEXT_F16, BEXT_BF16 };
+  char what[160];
+  for (size_t di = 0; di < 2; di++)
+    for (size_t si = 0; si < sizeof sides / sizeof sides[0]; si++)
+      for (size_t f = 0; f < 6; f++) {
+        for (int form = 1; form < 4; form++) {
+          bext_tensor *na, *fa, *nb, *fb;
+          tw_operand(1, sides[si][0], sides[si][1], dts[di], (unsigned)(si * 3 + f), &na, &fa);
+          tw_operand(form, sides[si][0], sides[si][1], dts[di], (unsigned)(si * 3 + f + 1), &nb, &fb);
+          snprintf(what, sizeof what, "%s compare %zu %ldx%ld form %d", dts[di] == BEXT_F16 ? "f16" : "bf16", f,
+                   (long)sides[si][0], (long)sides[si][1], form);
+          tw_expect_same(fn[f](fa, fb), fn[f](na, nb), what);
+        }
+        static const double sc[] = { 0.5, 0.1, -3.0, 1e6, NAN };
+        for (size_t k = 0; k < sizeof sc / sizeof sc[0]; k++) {
+          bext_tensor *na, *fa;
+          tw_operand(1, sides[si][0], sides[si][1], dts[di], (unsigned)(si + k), &na, &fa);
+          snprintf(what, sizeof what, "%s compare_scalar %zu %g %ldx%ld", dts[di] == BEXT_F16 ? "f16" : "bf16", f,
+                   sc[k], (long)sides[si][0], (long)sides[si][1]);
+          tw_expect_same(fs[f](fa, sc[k]), fs[f](na, sc[k]), what);
         }
       }
 }
 
-/* bf16 ops that take the fused kernel through the engine: contiguous
- * operands, row / column broadcasts and scalars, odd lengths, against
- * the NdArray reference. */
-Test(flex_blocks, fused_bf16_ops_match_reference) {
-  const int64_t sides[][2] = { { 1, 1 }, { 3, 5 }, { 33, 65 }, { 100, 37 }, { 7, 1000 } };
-  char what[160];
-  for (size_t si = 0; si < sizeof sides / sizeof sides[0]; si++)
-    for (int op = TW_ADD; op <= TW_MIN; op++)
-      for (int form = 1; form < 4; form++)
-        for (int swap = 0; swap < 2; swap++) {
-          const int64_t R = sides[si][0], C = sides[si][1];
-          bext_tensor *na, *fa, *nb, *fb;
-          tw_operand(1, R, C, BEXT_BF16, (unsigned)si + 40, &na, &fa);
-          tw_operand(form, R, C, BEXT_BF16, (unsigned)si + 50, &nb, &fb);
-          if (swap) {
-            bext_tensor *t = na; na = nb; nb = t;
-            t = fa; fa = fb; fb = t;
+/* The fused half unary kernels (un_half), both kinds and variants, all
+ * 2^16 patterns at tail lengths, out of place and in place: the
+ * lane-wise ops against bxk_scalar.h's rule between the two conversions,
+ * the transcendentals against the same variant's f32 kernel (un) between
+ * them, which is what the engine's block passes compute. */
+Test(flex_blocks, fused_half_unary_kernels_match_scalars) {
+  enum { N = 65536 + 5 };
+  static uint16_t a[N], o[N + 1];   /* o[n]: a guard */
+  static float w[N];
+  for (uint32_t i = 0; i < N; i++) a[i] = (uint16_t)(i * 40503u + 11u);
+  static const int ops[] = { BXFX_UN_sqrt, BXFX_UN_rsqrt, BXFX_UN_neg, BXFX_UN_abs, BXFX_UN_relu,
+                             BXFX_UN_recip, BXFX_UN_floor, BXFX_UN_ceil, BXFX_UN_round, BXFX_UN_sign,
+                             BXFX_UN_exp,  BXFX_UN_log,   BXFX_UN_log1p, BXFX_UN_sin, BXFX_UN_cos,
+                             BXFX_UN_tanh, BXFX_UN_erf };
+  const struct bxfx_kernels *K[2] = { &bxfx_kern_avx2, &bxfx_kern_gen };
+  float (*widen[BXFX_H_COUNT])(uint16_t) = { [BXFX_H_F16] = bxk_f16_to_f32, [BXFX_H_BF16] = bxk_bf16_to_f32 };
+  uint16_t (*narrow[BXFX_H_COUNT])(float) = { [BXFX_H_F16] = bxk_f32_to_f16, [BXFX_H_BF16] = bxk_f32_to_bf16 };
+  static const size_t lens[] = { N, 1, 7, 8, 9, 15, 16, 17, 33 };
+  for (int h = 0; h < BXFX_H_COUNT; h++)
+    for (int v = 0; v < 2; v++)
+      for (size_t oi = 0; oi < sizeof ops / sizeof ops[0]; oi++)
+        for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++)
+          for (int inplace = 0; inplace < 2; inplace++) {
+            const int op = ops[oi];
+            const size_t n = lens[li], off = n < N ? li * 4099 % 60000 : 0;
+            cr_assert(K[v]->un_half[h][op], "%s un_half[%d][%d] missing", K[v]->isa, h, op);
+            memset(o, 0xa5, sizeof o);
+            if (inplace) memcpy(o, a + off, n * sizeof o[0]);
+            K[v]->un_half[h][op](inplace ? o : a + off, o, n);
+            for (size_t i = 0; i < n; i++) w[i] = widen[h](a[off + i]);
+            K[v]->un[op](w, w, n);
+            int bad = 0;
+            for (size_t i = 0; i < n && bad < 3; i++) {
+              float x = widen[h](a[off + i]);
+              float r = op == BXFX_UN_sqrt ? sqrtf(x) : op == BXFX_UN_rsqrt ? 1.0f / sqrtf(x)
+                      : op == BXFX_UN_neg ? -x : op == BXFX_UN_abs ? fabsf(x) : op == BXFX_UN_relu ? bxk_relu_f32(x)
+                      : op == BXFX_UN_recip ? 1.0f / x : op == BXFX_UN_floor ? floorf(x)
+                      : op == BXFX_UN_ceil ? ceilf(x) : op == BXFX_UN_round ? bxk_round_f32(x)
+                      : op == BXFX_UN_sign ? bxk_sign_f32(x) : w[i];
+              uint16_t want = narrow[h](r);
+              if (o[i] != want) {
+                cr_expect_fail("%s un_half[%s] op %d n %zu%s [%zu] of %#x: %#x, scalar rule %#x", K[v]->isa,
+                               h == BXFX_H_F16 ? "f16" : "bf16", op, n, inplace ? " in place" : "", i, a[off + i],
+                               o[i], want);
+                bad++;
+              }
+            }
+            cr_expect(o[n] == 0xa5a5, "un_half wrote past n = %zu", n);
           }
-          snprintf(what, sizeof what, "bf16 %s %ldx%ld form %d%s", tw_name[op], (long)R, (long)C, form,
-                   swap ? " swapped" : "");
-          tw_expect_same(tw_apply(op, fa, fb, BEXT_BF16), tw_apply(op, na, nb, BEXT_BF16), what);
+}
+
+/* Half unary ops through the engine (the fused kernel): contiguous
+ * operands consumed (in place) or kept, transposed views, lengths around
+ * the vector width, against the NdArray reference. */
+Test(flex_blocks, fused_half_unary_ops_match_reference) {
+  bext_tensor *(*const fn[])(bext_tensor *) = { bext_sqrt, bext_rsqrt, bext_neg,  bext_abs,   bext_relu,
+                                                bext_recip, bext_floor, bext_ceil, bext_round, bext_sign };
+  const int64_t sides[][2] = { { 1, 1 }, { 1, 7 }, { 1, 8 }, { 1, 9 }, { 3, 15 }, { 2, 16 }, { 1, 17 }, { 1, 33 },
+                               { 33, 65 }, { 7, 1000 } };
+  const bext_dtype dts[] = { BEXT_F16, BEXT_BF16 };
+  char what[160];
+  for (size_t di = 0; di < 2; di++)
+    for (size_t si = 0; si < sizeof sides / sizeof sides[0]; si++)
+      for (size_t f = 0; f < sizeof fn / sizeof fn[0]; f++)
+        for (int form = 0; form < 2; form++)
+          for (int keep = 0; keep < 2; keep++) {
+            bext_tensor *na, *fa;
+            tw_operand(form, sides[si][0], sides[si][1], dts[di], (unsigned)(si * 7 + f), &na, &fa);
+            if (keep) bext_retain(fa);
+            snprintf(what, sizeof what, "%s unary %zu %ldx%ld form %d%s", dts[di] == BEXT_F16 ? "f16" : "bf16", f,
+                     (long)sides[si][0], (long)sides[si][1], form, keep ? " kept" : " consumed");
+            tw_expect_same(fn[f](fa), fn[f](na), what);
+            if (keep) bext_release(fa);
+          }
+  /* transcendentals: the last bits are open against the reference, so
+   * against Flex's own f32 kernels between two casts */
+  bext_tensor *(*const tr[])(bext_tensor *) = { bext_exp, bext_log,  bext_log1p, bext_sin,
+                                                bext_cos, bext_tanh, bext_erf };
+  for (size_t di = 0; di < 2; di++)
+    for (size_t si = 0; si < sizeof sides / sizeof sides[0]; si++)
+      for (size_t f = 0; f < sizeof tr / sizeof tr[0]; f++)
+        for (int form = 0; form < 2; form++) {
+          bext_tensor *na, *fa;
+          tw_operand(form, sides[si][0], sides[si][1], dts[di], (unsigned)(si * 5 + f), &na, &fa);
+          bext_release(na);
+          bext_tensor *want = bext_cast(tr[f](bext_cast(bext_retain(fa), BEXT_F32)), dts[di]);
+          snprintf(what, sizeof what, "%s transcendental %zu %ldx%ld form %d", dts[di] == BEXT_F16 ? "f16" : "bf16",
+                   f, (long)sides[si][0], (long)sides[si][1], form);
+          tw_expect_same(tr[f](fa), want, what);
         }
-  bext_tensor *na, *fa;
-  tw_operand(1, 45, 91, BEXT_BF16, 77, &na, &fa);
-  tw_expect_same(bext_mul_scalar(bext_retain(fa), 1.5), bext_mul_scalar(bext_retain(na), 1.5), "bf16 mul_scalar");
-  tw_expect_same(bext_max_scalar(fa, -0.0), bext_max_scalar(na, -0.0), "bf16 max_scalar");
+}
+
+/* f16 and bf16 ops that take the fused kernel through the engine:
+ * contiguous operands (consumed: the output reuses one in place), row /
+ * column broadcasts and scalars, lengths around the vector width,
+ * against the NdArray reference. */
+Test(flex_blocks, fused_half_ops_match_reference) {
+  const int64_t sides[][2] = { { 1, 1 }, { 1, 7 }, { 1, 8 }, { 1, 9 }, { 3, 15 }, { 2, 16 }, { 1, 17 },
+                               { 3, 5 }, { 33, 65 }, { 100, 37 }, { 7, 1000 } };
+  const bext_dtype dts[] = { BEXT_BF16, BEXT_F16 };
+  char what[160];
+  for (size_t di = 0; di < 2; di++)
+    for (size_t si = 0; si < sizeof sides / sizeof sides[0]; si++)
+      for (int op = TW_ADD; op <= TW_MIN; op++)
+        for (int form = 1; form < 4; form++)
+          for (int swap = 0; swap < 2; swap++) {
+            const int64_t R = sides[si][0], C = sides[si][1];
+            const bext_dtype dt = dts[di];
+            bext_tensor *na, *fa, *nb, *fb;
+            tw_operand(1, R, C, dt, (unsigned)si + 40, &na, &fa);
+            tw_operand(form, R, C, dt, (unsigned)si + 50, &nb, &fb);
+            if (swap) {
+              bext_tensor *t = na; na = nb; nb = t;
+              t = fa; fa = fb; fb = t;
+            }
+            snprintf(what, sizeof what, "%s %s %ldx%ld form %d%s", dt == BEXT_F16 ? "f16" : "bf16", tw_name[op],
+                     (long)R, (long)C, form, swap ? " swapped" : "");
+            tw_expect_same(tw_apply(op, fa, fb, dt), tw_apply(op, na, nb, dt), what);
+          }
+  for (size_t di = 0; di < 2; di++) {
+    bext_tensor *na, *fa;
+    tw_operand(1, 45, 91, dts[di], 77, &na, &fa);
+    tw_expect_same(bext_mul_scalar(bext_retain(fa), 1.5), bext_mul_scalar(bext_retain(na), 1.5), "mul_scalar");
+    tw_expect_same(bext_mul_scalar(bext_retain(fa), 1e5), bext_mul_scalar(bext_retain(na), 1e5),
+                   "mul_scalar overflowing f16");
+    tw_expect_same(bext_max_scalar(fa, -0.0), bext_max_scalar(na, -0.0), "max_scalar");
+  }
+}
+
+/* f16 edge values through the engine: sums and products that overflow
+ * to inf, results that are f16 subnormals or round to zero, NaN and
+ * infinities on either side, 33 lanes (4 vectors and a tail). */
+Test(flex_blocks, fused_f16_edges_match_reference) {
+  static const double va[33] = { 60000, -60000, 65504, 300, 1e-4, -1e-4, 6.1e-5, 3e-8, NAN, INFINITY,
+                                 -INFINITY, 0.0, -0.0, 1, -1, 2048, 2049, 0.1, 1e-7, 5.96e-8, 65519,
+                                 65520, -65520, 1.5, 3, 7, 1e4, -1e4, 0.5, 2, NAN, 1e-5, 4 };
+  static const double vb[33] = { 60000, -60000, 1, 300, 1e-3, 1e-4, -6e-5, 0.5, 1, NAN, INFINITY, -0.0,
+                                 0.0, 0.0, -0.0, 1, 1, 3, 1e-7, 0.5, 1, 1, -1, INFINITY, 0.0, -7, 1e4,
+                                 7, 3, 0.25, -INFINITY, 1e-5, 1e-4 };
+  for (int op = TW_ADD; op <= TW_MIN; op++) {
+    bext_tensor *na = bext_cast(bext_from_data(va, BEXT_F64, (int64_t[]){ 33 }, 1, dev_of("ndarray")), BEXT_F16);
+    bext_tensor *nb = bext_cast(bext_from_data(vb, BEXT_F64, (int64_t[]){ 33 }, 1, dev_of("ndarray")), BEXT_F16);
+    cr_assert(na && nb, "%s", bext_last_error());
+    bext_tensor *fa = bext_to_device(bext_retain(na), dev_of("flex"));
+    bext_tensor *fb = bext_to_device(bext_retain(nb), dev_of("flex"));
+    char what[64];
+    snprintf(what, sizeof what, "f16 edges %s", tw_name[op]);
+    tw_expect_same(tw_apply(op, fa, fb, BEXT_F16), tw_apply(op, na, nb, BEXT_F16), what);
+  }
 }

@@ -326,6 +326,19 @@ static bext_tensor *add_self_op(bext_tensor *t, void *a) {
   bext_tensor *c = bext_contiguous(bext_retain(t));
   return bext_add(t, c);
 }
+static bext_tensor *gt_self_op(bext_tensor *t, void *a) {
+  /* transposed > contiguous negation: the tile walk into a bool output */
+  (void)a;
+  bext_tensor *c = bext_neg(bext_contiguous(bext_retain(t)));
+  return bext_gt(t, c);
+}
+static bext_tensor *where_self_op(bext_tensor *t, void *a) {
+  /* mask_where with a transposed t and a contiguous mask and value */
+  (void)a;
+  bext_tensor *c = bext_contiguous(bext_retain(t));
+  bext_tensor *m = bext_gt_scalar(bext_retain(c), 0.5);
+  return bext_mask_where(t, m, bext_neg(c));
+}
 static bext_tensor *permute_contig_op(bext_tensor *t, void *a) {
   bext_tensor *p = bext_permute(t, (const int *)a, 3);
   return p ? bext_contiguous(p) : NULL;
@@ -338,13 +351,18 @@ static bext_tensor *permute_neg_op(bext_tensor *t, void *a) {
 Test(flex_edges, transposed_inputs_through_tiles) {
   /* Shapes around the 32-element tiles (and under them), large enough for
    * the elementwise engine's tiled copy of a transposed input. */
-  const int64_t shapes[][2] = { { 70, 45 }, { 64, 64 }, { 33, 97 }, { 31, 200 }, { 1000, 3 } };
+  const int64_t shapes[][2] = { { 70, 45 }, { 64, 64 }, { 33, 97 }, { 31, 200 }, { 1000, 3 },
+                                /* past one 32x256 tile and its prefetch distance, ragged */
+                                { 33, 257 }, { 257, 33 }, { 300, 520 }, { 1, 3000 }, { 3000, 1 } };
   for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
     const int64_t *sh = shapes[i];
     check(BEXT_F32, 2, sh, 1, true, neg_op, NULL, 0, "neg");
     check(BEXT_F64, 2, sh, 1, true, contig_op, NULL, 0, "contiguous");
     check(BEXT_I32, 2, sh, 0, true, contig_op, NULL, 0, "contiguous");
     check(BEXT_F32, 2, sh, 1, true, add_self_op, NULL, 0, "add");
+    check(BEXT_F32, 2, sh, 1, true, gt_self_op, NULL, 0, "gt");
+    check(BEXT_F32, 2, sh, 1, true, where_self_op, NULL, 0, "mask_where");
+    check(BEXT_F64, 2, sh, 1, true, add_self_op, NULL, 0, "add");
     struct cmp_arg c = { 2, 0.3 };
     check(BEXT_F32, 2, sh, 1, true, cmp_op, &c, 0, "gt_scalar");
     bext_dtype to = BEXT_F16;
@@ -363,4 +381,60 @@ Test(flex_edges, transposed_inputs_through_tiles) {
     check(BEXT_F32, 3, (int64_t[]){ 3, 35, 66 }, 1, false, permute_neg_op, (void *)perms[i], 0, "permute neg");
     check(BEXT_I64, 3, (int64_t[]){ 33, 2, 34 }, 0, false, permute_contig_op, (void *)perms[i], 0, "permute");
   }
+}
+
+/* A cast of a permuted view: Flex against the reference and against its
+ * own cast of the contiguous copy, bit for bit.  A dense permuted input
+ * keeps its layout (one flat pass); a slice of one (not dense) takes the
+ * tiled copy; both must give the reference's values in logical order.
+ * Sources other than f32/f64/i32/i64 are made by a cast of f32 edge data
+ * on each device (NaN, infinities, out-of-range values, signed zeros). */
+static void check_cast_view(bext_dtype from, bext_dtype to, int rank, const int64_t *shape, const int *perm,
+                            bool narrow) {
+  int64_t n = 1;
+  for (int d = 0; d < rank; d++) n *= shape[d];
+  bool direct = from == BEXT_F32 || from == BEXT_F64 || from == BEXT_I32 || from == BEXT_I64;
+  bext_dtype gen = direct ? from : BEXT_F32;
+  void *data = make_data(gen, n, (uint64_t)n * 17 + (uint64_t)from, 1);
+  bext_tensor *r[3];
+  const char *devs[3] = { "flex", "ndarray", "flex" };
+  for (int k = 0; k < 3; k++) {
+    bext_tensor *t = bext_from_data(data, gen, shape, rank, dev(devs[k]));
+    if (!direct) t = bext_cast(t, from);
+    t = bext_permute(t, perm, rank);
+    if (narrow) t = bext_narrow(t, rank - 1, 1, bext_dim(t, rank - 1) - 2);
+    cr_assert_not_null(t, "%s", bext_last_error());
+    if (k == 2) t = bext_contiguous(t);
+    r[k] = bext_cast(t, to);
+    cr_assert_not_null(r[k], "cast on %s: %s", devs[k], bext_last_error());
+  }
+  char msg[160];
+  snprintf(msg, sizeof msg, "cast %s->%s [%lld x %lld%s] perm %d%d%d%s", bext_dtype_name(from), bext_dtype_name(to),
+           (long long)shape[0], (long long)shape[1], rank > 2 ? " x .." : "", perm[0], perm[1],
+           rank > 2 ? perm[2] : 9, narrow ? " narrowed" : "");
+  expect_same(r[0], r[1], 0, false, msg);
+  expect_same(r[0], r[2], 0, false, msg);
+  for (int k = 0; k < 3; k++) bext_release(r[k]);
+  free(data);
+}
+
+Test(flex_edges, casts_of_transposed_and_permuted_inputs) {
+  /* around the 8-lane kernels and the 32-element tiles; 1 x N and N x 1
+   * (a size-1 dim: contiguous once swapped) */
+  const int64_t shapes[][2] = { { 33, 257 }, { 64, 64 }, { 1, 3000 }, { 3000, 1 }, { 7, 1001 }, { 45, 70 } };
+  const int t2[] = { 1, 0 };
+  for (int from = 0; from < BEXT_DTYPE_COUNT; from++)
+    for (int to = 0; to < BEXT_DTYPE_COUNT; to++) {
+      for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+        check_cast_view((bext_dtype)from, (bext_dtype)to, 2, shapes[i], t2, false);
+      check_cast_view((bext_dtype)from, (bext_dtype)to, 2, shapes[0], t2, true);
+    }
+  const int perms[][3] = { { 2, 0, 1 }, { 2, 1, 0 }, { 0, 2, 1 }, { 1, 2, 0 } };
+  const bext_dtype pairs[][2] = { { BEXT_F32, BEXT_F16 }, { BEXT_BF16, BEXT_F32 }, { BEXT_F64, BEXT_I64 },
+                                  { BEXT_I64, BEXT_BF16 }, { BEXT_BOOL, BEXT_F64 }, { BEXT_F32, BEXT_BOOL } };
+  for (size_t i = 0; i < sizeof perms / sizeof perms[0]; i++)
+    for (size_t p = 0; p < sizeof pairs / sizeof pairs[0]; p++) {
+      check_cast_view(pairs[p][0], pairs[p][1], 3, (int64_t[]){ 5, 40, 37 }, perms[i], false);
+      check_cast_view(pairs[p][0], pairs[p][1], 3, (int64_t[]){ 33, 2, 34 }, perms[i], true);
+    }
 }

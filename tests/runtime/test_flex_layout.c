@@ -156,18 +156,19 @@ Test(flex_layout, other_layouts_stay_row_major) {
 }
 
 /* bext_contiguous of transposes whose sides are no multiple of the 8x8
- * blocks or the 32-wide tiles, 4-byte (f32 with NaNs, i32) and other
- * element sizes (f64, bool): element (i, j) of the copy is (j, i) of the
- * source, compared as bits. */
+ * blocks or the 64-wide tiles (full 4-byte tiles staged in a buffer,
+ * ragged ones copied straight), or exactly one tile, 4-byte (f32 with
+ * NaNs, i32) and other element sizes (f64, f16, bool: every tile staged):
+ * element (i, j) of the copy is (j, i) of the source, compared as bits. */
 Test(flex_layout, transposed_copies_put_every_element_in_place) {
-  const int64_t sides[][2] = { { 67, 131 }, { 8, 8 }, { 33, 40 }, { 257, 9 } };
-  const bext_dtype dts[] = { BEXT_F32, BEXT_I32, BEXT_F64, BEXT_BOOL };
+  const int64_t sides[][2] = { { 67, 131 }, { 8, 8 }, { 33, 40 }, { 257, 9 }, { 64, 64 }, { 130, 200 }, { 200, 65 } };
+  const bext_dtype dts[] = { BEXT_F32, BEXT_I32, BEXT_F64, BEXT_BOOL, BEXT_F16 };
   for (size_t si = 0; si < sizeof sides / sizeof sides[0]; si++)
     for (size_t di = 0; di < sizeof dts / sizeof dts[0]; di++) {
       const int64_t R = sides[si][0], C = sides[si][1];
       bext_dtype dt = dts[di];
       bext_tensor *src = matrix(R, C, dt == BEXT_I32 ? BEXT_I32 : BEXT_F32, 10 + (unsigned)si);
-      if (dt == BEXT_F64 || dt == BEXT_BOOL) src = bext_cast(src, dt);
+      if (dt == BEXT_F64 || dt == BEXT_BOOL || dt == BEXT_F16) src = bext_cast(src, dt);
       cr_assert_not_null(src, "%s", bext_last_error());
       bext_tensor *c = bext_contiguous(bext_transpose(bext_retain(src)));
       cr_assert_not_null(c, "%s", bext_last_error());
