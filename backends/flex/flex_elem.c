@@ -853,35 +853,44 @@ static bool widened_scalar(struct bxr_op *op, bext_tensor **res) {
   return true;
 }
 
-/* i32 arithmetic and i32/i64/f64 comparisons on contiguous operands of
- * the output's shape (or one operand and a scalar) at their own width:
- * the general engine widens i32 to i64 a block at a time and narrows the
- * result back (three passes), and compares f64 and i64 in a generic loop.
- * The values are the same: i32 wrapping ops are the i64 ones stored back
- * to i32, for every i32 operand and for scalars that are i32 values
- * (others are left to the general engine, which saturates them to i64
- * first); comparisons are exact at any width. */
+/* i32 arithmetic, i64 unary ops, pow and division by a scalar, and
+ * i32/i64/f64 comparisons on contiguous operands of the output's shape
+ * (or one operand and a scalar) at their own width: the general engine
+ * widens i32 to i64 a block at a time and narrows the result back (three
+ * passes), divides i64 by idiv per element, and runs its loops compiled
+ * for the baseline ISA.  The values are the same: i32 wrapping ops are
+ * the i64 ones stored back to i32, for every i32 operand and for scalars
+ * that are i32 values (others are left to the general engine, which
+ * saturates them to i64 first); i64 scalars are saturated as it does;
+ * comparisons are exact at any width. */
+enum native_kind { NK_BIN_I32, NK_UN_I32, NK_CMP_I32, NK_CMP_I64, NK_CMP_F64, NK_UN_I64, NK_DIVS_I64, NK_BOOL, NK_POW_I64 };
 struct native_job {
-  int k, kind;              /* kernel index; 0 bin_i32, 1 un_i32, 2.. cmp_i32/i64/f64 */
+  int k;                    /* kernel index (BXFX_IOP_*, BXFX_IUN_*, BXFX_CMP_*; NK_DIVS_I64: rem) */
+  enum native_kind kind;
   int mode;
   const char *a, *b;
   char *o;
-  int32_t lo, hi;
+  int64_t lo, hi;           /* clamp bounds */
 };
 static void native_chunk(void *ctx, size_t b, size_t e) {
   const struct native_job *J = ctx;
   const struct bxfx_kernels *K = bxfx_kern();
   size_t n = e - b, bs = J->mode == BXFX_VS ? 0 : b;
+  const int32_t *a32 = (const int32_t *)(const void *)J->a + b, *b32 = (const int32_t *)(const void *)J->b + bs;
+  const int64_t *a64 = (const int64_t *)(const void *)J->a + b, *b64 = (const int64_t *)(const void *)J->b + bs;
   switch (J->kind) {
-  case 0: K->bin_i32(J->k, (const int32_t *)(const void *)J->a + b, (const int32_t *)(const void *)J->b + bs,
-                     (int32_t *)(void *)J->o + b, n, J->mode); break;
-  case 1: K->un_i32(J->k, (const int32_t *)(const void *)J->a + b, (int32_t *)(void *)J->o + b, n, J->lo, J->hi); break;
-  case 2: K->cmp_i32(J->k, (const int32_t *)(const void *)J->a + b, (const int32_t *)(const void *)J->b + bs,
-                     (uint8_t *)J->o + b, n, J->mode); break;
-  case 3: K->cmp_i64(J->k, (const int64_t *)(const void *)J->a + b, (const int64_t *)(const void *)J->b + bs,
-                     (uint8_t *)J->o + b, n, J->mode); break;
-  default: K->cmp_f64(J->k, (const double *)(const void *)J->a + b, (const double *)(const void *)J->b + bs,
-                      (uint8_t *)J->o + b, n, J->mode); break;
+  case NK_BIN_I32: K->bin_i32(J->k, a32, b32, (int32_t *)(void *)J->o + b, n, J->mode); break;
+  case NK_UN_I32: K->un_i32(J->k, a32, (int32_t *)(void *)J->o + b, n, (int32_t)J->lo, (int32_t)J->hi); break;
+  case NK_UN_I64: K->un_i64(J->k, a64, (int64_t *)(void *)J->o + b, n, J->lo, J->hi); break;
+  case NK_DIVS_I64: K->divs_i64(a64, *b64, (int64_t *)(void *)J->o + b, n, J->k); break;
+  case NK_POW_I64: K->pow_i64(a64, b64, (int64_t *)(void *)J->o + b, n, J->mode); break;
+  case NK_BOOL: K->bop(J->k, (const uint8_t *)J->a + b, (const uint8_t *)J->b + bs, (uint8_t *)J->o + b, n); break;
+  case NK_CMP_I32: K->cmp_i32(J->k, a32, b32, (uint8_t *)J->o + b, n, J->mode); break;
+  case NK_CMP_I64: K->cmp_i64(J->k, a64, b64, (uint8_t *)J->o + b, n, J->mode); break;
+  case NK_CMP_F64:
+    K->cmp_f64(J->k, (const double *)(const void *)J->a + b, (const double *)(const void *)J->b + bs,
+               (uint8_t *)J->o + b, n, J->mode);
+    break;
   }
 }
 
@@ -903,14 +912,27 @@ static bool native_width(struct bxr_op *op, bext_tensor **res) {
   };
   const bext_tensor *a = op->in[0];
   const bext_dtype dt = a->dtype;
-  if (!op->same_shape || !bxr_is_contiguous(a)) return false;
+  /* (op->same_shape false tells nothing, e.g. an op built without
+   * inference: compare) */
+  if (!bxr_is_contiguous(a)) return false;
+  for (int k = 0; k < op->n_in && !op->same_shape; k++)
+    if (!bxr_same_shape(op->in[k]->rank, op->in[k]->shape, op->out.rank, op->out.shape)) return false;
   const enum bxr_opcode code = base_op(op->code);
   const bool scalar = code != op->code;
   struct native_job J = { .mode = scalar ? BXFX_VS : BXFX_VV, .a = bxr_data(a) };
   union { int32_t i; int64_t l; double d; } sv;
-  if (cmp[code]) {
+  if (dt == BEXT_BOOL) {   /* bool logic and bool ==, != (no scalar forms) */
+    static const signed char bop[BXR_OP_COUNT] = {
+      [BXR_OP_AND] = BXFX_BOP_and + 1, [BXR_OP_OR] = BXFX_BOP_or + 1, [BXR_OP_XOR] = BXFX_BOP_xor + 1,
+      [BXR_OP_EQ] = BXFX_BOP_eq + 1, [BXR_OP_NE] = BXFX_BOP_ne + 1, [BXR_OP_NOT] = BXFX_BOP_not + 1,
+    };
+    if (!bop[op->code] || op->out.dtype != BEXT_BOOL) return false;
+    J.k = bop[op->code] - 1;
+    J.kind = NK_BOOL;
+    J.b = J.a;   /* not: read a only */
+  } else if (cmp[code]) {
     J.k = cmp[code] - 1;
-    J.kind = dt == BEXT_I32 ? 2 : dt == BEXT_I64 ? 3 : 4;
+    J.kind = dt == BEXT_I32 ? NK_CMP_I32 : dt == BEXT_I64 ? NK_CMP_I64 : NK_CMP_F64;
     if (scalar) {
       double s = op->sc[0].f;
       if (dt == BEXT_I32) { if (!fits_i32(s)) return false; sv.i = (int32_t)s; }
@@ -919,24 +941,38 @@ static bool native_width(struct bxr_op *op, bext_tensor **res) {
     }
   } else if (dt == BEXT_I32 && iop[code]) {
     J.k = iop[code] - 1;
+    J.kind = NK_BIN_I32;
     if (scalar) {
       if (!fits_i32(op->sc[0].f)) return false;
       sv.i = (int32_t)op->sc[0].f;
     }
-  } else if (dt == BEXT_I32 && iun[op->code] && op->n_in == 1) {
+  } else if (dt == BEXT_I64 && code == BXR_OP_POW) {
+    J.kind = NK_POW_I64;
+    if (scalar) sv.l = bxr_f64_to_i64_sat(op->sc[0].f);   /* as the general engine */
+  } else if (dt == BEXT_I64 && scalar && (code == BXR_OP_DIV || code == BXR_OP_REM)) {
+    J.k = code == BXR_OP_REM;
+    J.kind = NK_DIVS_I64;
+    sv.l = bxr_f64_to_i64_sat(op->sc[0].f);
+  } else if ((dt == BEXT_I32 || dt == BEXT_I64) && iun[op->code] && op->n_in == 1) {
     J.k = iun[op->code] - 1;
-    J.kind = 1;
+    J.kind = dt == BEXT_I32 ? NK_UN_I32 : NK_UN_I64;
     if (op->code == BXR_OP_CLAMP) {
-      if (!fits_i32(op->sc[0].f) || !fits_i32(op->sc[1].f)) return false;
-      J.lo = (int32_t)op->sc[0].f;
-      J.hi = (int32_t)op->sc[1].f;
+      if (dt == BEXT_I32) {
+        if (!fits_i32(op->sc[0].f) || !fits_i32(op->sc[1].f)) return false;
+        J.lo = (int32_t)op->sc[0].f;
+        J.hi = (int32_t)op->sc[1].f;
+      } else {   /* the bounds the general engine takes */
+        J.lo = bxr_f64_to_i64_sat(op->sc[0].f);
+        J.hi = bxr_f64_to_i64_sat(op->sc[1].f);
+      }
     }
   } else {
     return false;
   }
+  const bool unary = J.kind == NK_UN_I32 || J.kind == NK_UN_I64 || op->n_in == 1;
   if (scalar) {
     J.b = (const char *)&sv;
-  } else if (J.kind != 1) {
+  } else if (!unary) {
     const bext_tensor *b = op->in[1];
     if (b->dtype != dt || !bxr_is_contiguous(b)) return false;
     J.b = bxr_data(b);
@@ -944,7 +980,8 @@ static bool native_width(struct bxr_op *op, bext_tensor **res) {
   bext_tensor *out = bxfx_output(op, scalar ? 1 : op->n_in);
   if (out) {
     J.o = bxr_data(out);
-    const bool costly = J.kind == 0 && (J.k == BXFX_IOP_div || J.k == BXFX_IOP_rem || J.k == BXFX_IOP_pow);
+    const bool costly = J.kind == NK_DIVS_I64 || J.kind == NK_POW_I64 ||
+                        (J.kind == NK_BIN_I32 && (J.k == BXFX_IOP_div || J.k == BXFX_IOP_rem || J.k == BXFX_IOP_pow));
     bxr_pool_for((size_t)bxr_numel(out->rank, out->shape), costly ? 4 : 1, 64, native_chunk, &J);
   }
   *res = out;
@@ -959,7 +996,7 @@ bext_tensor *bxfx_exec_elementwise(struct bxr_op *op) {
   bext_tensor *res;
   const bext_dtype dt = op->in[0]->dtype;
   if (dt == BEXT_F32 && (small_f32(op, &res) || widened_scalar(op, &res))) return res;
-  if ((dt == BEXT_I32 || dt == BEXT_I64 || dt == BEXT_F64) && native_width(op, &res)) return res;
+  if ((dt == BEXT_I32 || dt == BEXT_I64 || dt == BEXT_F64 || dt == BEXT_BOOL) && native_width(op, &res)) return res;
   return ew_general(op);
 }
 

@@ -10,8 +10,8 @@
  * dtype, for the adds) inside.  Rows are split across the pool wherever
  * they cannot write the same element: every gather row, scatter_add rows
  * when it scatters along the last dim (each row then adds into its own
- * output row), select_assign's slice positions (every index's slice visits
- * them in index order).  Each element therefore sees its additions in the
+ * output row), select_assign's slice positions in blocks of a row's
+ * columns (every index's slice visits them in index order).  Each element therefore sees its additions in the
  * reference's order, so results are the serial walk's bits. */
 #include <string.h>
 
@@ -22,20 +22,33 @@ static int64_t index_at(const bext_tensor *idx, int64_t off) {
   return idx->dtype == BEXT_I32 ? ((const int32_t *)p)[off] : ((const int64_t *)p)[off];
 }
 
+/* a + b for halves: widened to f32, added, rounded once (bxk_scalar.h). */
+static inline uint16_t add_f16(uint16_t a, uint16_t b) {
+  return bxk_f32_to_f16(bxk_f16_to_f32(a) + bxk_f16_to_f32(b));
+}
+static inline uint16_t add_bf16(uint16_t a, uint16_t b) {
+  return bxk_f32_to_bf16(bxk_bf16_to_f32(a) + bxk_bf16_to_f32(b));
+}
+
 /* dst += src for one element of dtype dt (ints wrap, halves via f32). */
 static void add_elem(char *dst, const char *src, bext_dtype dt) {
   switch (dt) {
   case BEXT_F32: { float a, b; memcpy(&a, dst, 4); memcpy(&b, src, 4); a += b; memcpy(dst, &a, 4); } break;
   case BEXT_F64: { double a, b; memcpy(&a, dst, 8); memcpy(&b, src, 8); a += b; memcpy(dst, &a, 8); } break;
-  case BEXT_F16: { uint16_t a, b; memcpy(&a, dst, 2); memcpy(&b, src, 2);
-                   a = bxk_f32_to_f16(bxk_f16_to_f32(a) + bxk_f16_to_f32(b)); memcpy(dst, &a, 2); } break;
-  case BEXT_BF16: { uint16_t a, b; memcpy(&a, dst, 2); memcpy(&b, src, 2);
-                    a = bxk_f32_to_bf16(bxk_bf16_to_f32(a) + bxk_bf16_to_f32(b)); memcpy(dst, &a, 2); } break;
+  case BEXT_F16: { uint16_t a, b; memcpy(&a, dst, 2); memcpy(&b, src, 2); a = add_f16(a, b); memcpy(dst, &a, 2); } break;
+  case BEXT_BF16: { uint16_t a, b; memcpy(&a, dst, 2); memcpy(&b, src, 2); a = add_bf16(a, b); memcpy(dst, &a, 2); } break;
   case BEXT_I32: { uint32_t a, b; memcpy(&a, dst, 4); memcpy(&b, src, 4); a += b; memcpy(dst, &a, 4); } break;
   case BEXT_I64: { uint64_t a, b; memcpy(&a, dst, 8); memcpy(&b, src, 8); a += b; memcpy(dst, &a, 8); } break;
   case BEXT_U8: *(uint8_t *)dst = (uint8_t)(*(uint8_t *)dst + *(const uint8_t *)src); break;
   default: *(uint8_t *)dst = (uint8_t)((*(uint8_t *)dst | *(const uint8_t *)src) != 0); break;
   }
+}
+
+/* d[k] += s[k] for contiguous halves by the fused half add (bin_half:
+ * widen, f32 add, round once per 8 lanes in registers, add_f16/add_bf16's
+ * bits), in place: each 8 lanes are read before they are written. */
+static void add_half_contig(uint16_t *d, const uint16_t *s, int64_t n, bext_dtype dt) {
+  bxfx_kern()->bin_half[dt == BEXT_BF16 ? BXFX_H_BF16 : BXFX_H_F16][BXFX_BIN_add](d, s, 0.0f, d, (size_t)n, BXFX_VV);
 }
 
 /* out = a fresh contiguous copy of in[0], or in[0] itself when unique. */
@@ -70,6 +83,13 @@ static void add_row(char *dst, int64_t ds, const char *src, int64_t ss, int64_t 
   case BEXT_F64: ADD_LOOP(double, a + b);
   case BEXT_I32: ADD_LOOP(int32_t, bxk_add_i32(a, b));
   case BEXT_I64: ADD_LOOP(int64_t, bxk_add_i64(a, b));
+  case BEXT_F16: case BEXT_BF16:
+    if (ds == 1 && ss == 1) {
+      add_half_contig((uint16_t *)(void *)dst, (const uint16_t *)(const void *)src, n, dt);
+      break;
+    }
+    if (dt == BEXT_BF16) { ADD_LOOP(uint16_t, add_bf16(a, b)); }
+    ADD_LOOP(uint16_t, add_f16(a, b));
   default: {
     size_t es = bext_dtype_size(dt);
     for (int64_t k = 0; k < n; k++) add_elem(dst + k * ds * (int64_t)es, src + k * ss * (int64_t)es, dt);
@@ -170,6 +190,32 @@ static void gather_rows(void *ctx, size_t b, size_t e) {
   }
 }
 
+/* One f16 row of scatter_add through the add_at_f16 kernel (F16C where
+ * the CPU has it): target positions and values gathered in blocks. */
+static void scatter_row_f16(const struct rows_job *J, int64_t io, int64_t to, int64_t dof) {
+  const int L = J->rank - 1;
+  const int64_t isl = J->is[L], tsl = J->ts[L], dsl = J->ds[L], ds = J->dimstride, n = J->len;
+  const char *ip = bxr_data(J->idx);
+  const uint16_t *src = (const uint16_t *)(const void *)J->src + dof;
+  enum { B = 256 };
+  int64_t pos[B];
+  uint16_t val[B];
+  for (int64_t k0 = 0; k0 < n; k0 += B) {
+    int64_t m = n - k0 < B ? n - k0 : B;
+    for (int64_t k = 0; k < m; k++) {
+      int64_t at = io + (k0 + k) * isl;
+      int64_t v = J->i32 ? ((const int32_t *)(const void *)ip)[at] : ((const int64_t *)(const void *)ip)[at];
+      pos[k] = to + (k0 + k) * tsl + v * ds;
+    }
+    const uint16_t *vp = src + k0 * dsl;
+    if (dsl != 1) {
+      for (int64_t k = 0; k < m; k++) val[k] = vp[k * dsl];
+      vp = val;
+    }
+    bxfx_kern()->add_at_f16((uint16_t *)(void *)J->out, pos, vp, (size_t)m);
+  }
+}
+
 static void scatter_rows(void *ctx, size_t b, size_t e) {
   const struct rows_job *J = ctx;
   const int L = J->rank - 1;
@@ -196,6 +242,8 @@ static void scatter_rows(void *ctx, size_t b, size_t e) {
     case BEXT_F64: SCATTER_LOOP(double, a + b_);
     case BEXT_I32: SCATTER_LOOP(int32_t, bxk_add_i32(a, b_));
     case BEXT_I64: SCATTER_LOOP(int64_t, bxk_add_i64(a, b_));
+    case BEXT_F16: scatter_row_f16(J, io, to, dof); break;
+    case BEXT_BF16: SCATTER_LOOP(uint16_t, add_bf16(a, b_));
     default:
       for (int64_t k = 0; k < n; k++) {
         int64_t v = index_at(J->idx, io + k * isl);
@@ -215,7 +263,12 @@ struct sela_job {
   int dim;
   int64_t shape[BEXT_MAX_RANK];
   int64_t rows, len;
+  int64_t cblocks;                  /* column blocks of BXFX_SELA_COLS per row */
 };
+/* A task is one block of a row's columns: few slice positions (select
+ * along dim 0 of a matrix has one row) still fill the pool, and each
+ * element still takes every index's value in order. */
+enum { BXFX_SELA_COLS = 1024 };
 
 static void sela_rows(void *ctx, size_t b, size_t e) {
   const struct sela_job *J = ctx;
@@ -225,8 +278,10 @@ static void sela_rows(void *ctx, size_t b, size_t e) {
   const bool rowdim = last >= 0 && last != dim;       /* rows run along the last dim */
   const int64_t ols = rowdim ? out->strides[last] : 0, vls = rowdim ? vals->strides[last] : 0;
   const int nd = rowdim ? rank - 1 : rank;            /* dims that number the rows */
-  for (int64_t r = (int64_t)b; r < (int64_t)e; r++) {
-    int64_t oo = 0, vo = 0, q = r;
+  for (int64_t task = (int64_t)b; task < (int64_t)e; task++) {
+    int64_t r = task / J->cblocks, c0 = task % J->cblocks * BXFX_SELA_COLS;
+    int64_t len = J->len - c0 < BXFX_SELA_COLS ? J->len - c0 : BXFX_SELA_COLS;
+    int64_t oo = c0 * ols, vo = c0 * vls, q = r;
     for (int d = nd - 1; d >= 0; d--) {
       int64_t c = q % J->shape[d];
       q /= J->shape[d];
@@ -236,15 +291,34 @@ static void sela_rows(void *ctx, size_t b, size_t e) {
     for (int64_t i = 0; i < J->idx->shape[0]; i++) {
       int64_t v = index_at(J->idx, i * J->idx->strides[0]);
       add_row((char *)bxr_data(out) + (oo + v * out->strides[dim]) * (int64_t)es, ols,
-              (const char *)bxr_data(vals) + (vo + i * vals->strides[dim]) * (int64_t)es, vls, J->len, t->dtype);
+              (const char *)bxr_data(vals) + (vo + i * vals->strides[dim]) * (int64_t)es, vls, len, t->dtype);
     }
+  }
+}
+
+/* select: slice idx[i] of t along dim copied to position i of out. */
+struct sel_job {
+  const bext_tensor *t, *idx;
+  bext_tensor *out;
+  int dim;
+  int64_t shape[BEXT_MAX_RANK], os[BEXT_MAX_RANK];
+};
+
+static void select_slices(void *ctx, size_t b, size_t e) {
+  const struct sel_job *J = ctx;
+  const bext_tensor *t = J->t;
+  const int64_t es = (int64_t)bext_dtype_size(t->dtype);
+  for (size_t i = b; i < e; i++) {
+    int64_t v = index_at(J->idx, (int64_t)i * J->idx->strides[0]);
+    bxfx_copy_strided((char *)bxr_data(J->out) + (int64_t)i * J->os[J->dim] * es, J->os,
+                      (const char *)bxr_data(t) + v * t->strides[J->dim] * es, t->strides, t->rank, J->shape,
+                      (size_t)es);
   }
 }
 
 bext_tensor *bxfx_exec_index(struct bxr_op *op) {
   bext_tensor *t = op->in[0], *idx = op->in[1];
   const int dim = op->at.dim;
-  const size_t es = bext_dtype_size(t->dtype);
   if (!bxr_check_indices(op)) return NULL;
   switch (op->code) {
   case BXR_OP_GATHER: {
@@ -268,16 +342,15 @@ bext_tensor *bxfx_exec_index(struct bxr_op *op) {
   case BXR_OP_SELECT: {
     bext_tensor *out = bxr_op_new_output(op);
     if (!out) return NULL;
-    int64_t shape[BEXT_MAX_RANK], os[BEXT_MAX_RANK];
-    memcpy(shape, t->shape, sizeof shape);
-    shape[dim] = 1;
-    bxr_contiguous_strides(out->rank, out->shape, os);
-    for (int64_t i = 0; i < idx->shape[0]; i++) {
-      int64_t v = index_at(idx, i * idx->strides[0]);
-      bxfx_copy_strided((char *)bxr_data(out) + i * os[dim] * (int64_t)es, os,
-                        (const char *)bxr_data(t) + v * t->strides[dim] * (int64_t)es, t->strides,
-                        t->rank, shape, es);
-    }
+    struct sel_job J = { .t = t, .idx = idx, .out = out, .dim = dim };
+    memcpy(J.shape, t->shape, sizeof J.shape);
+    J.shape[dim] = 1;
+    bxr_contiguous_strides(out->rank, out->shape, J.os);
+    int64_t slice = bxr_numel(t->rank, J.shape);
+    /* Many slices: split them across the pool (each copy then runs
+     * inline); a few large ones split inside bxfx_copy_strided. */
+    if (idx->shape[0] >= 8) bxr_pool_for((size_t)idx->shape[0], (size_t)slice / 4 + 1, 1, select_slices, &J);
+    else select_slices(&J, 0, (size_t)idx->shape[0]);
     return out;
   }
   default: { /* SELECT_ASSIGN: out[.., idx[i], ..] += values[.., i, ..] */
@@ -291,7 +364,9 @@ bext_tensor *bxfx_exec_index(struct bxr_op *op) {
     J.len = last >= 0 && last != dim ? t->shape[last] : 1;
     int64_t n = bxr_numel(t->rank, J.shape);
     J.rows = J.len ? n / J.len : 0;
-    bxr_pool_for((size_t)J.rows, (size_t)(J.len * idx->shape[0]) + 1, 1, sela_rows, &J);
+    J.cblocks = J.len > BXFX_SELA_COLS ? (J.len + BXFX_SELA_COLS - 1) / BXFX_SELA_COLS : 1;
+    bxr_pool_for((size_t)(J.rows * J.cblocks), (size_t)((J.len < BXFX_SELA_COLS ? J.len : BXFX_SELA_COLS) * idx->shape[0]) + 1,
+                 1, sela_rows, &J);
     return out;
   }
   }

@@ -88,6 +88,52 @@ enum {
   BXFX_IUN_COUNT
 };
 
+/* Signed division by an invariant d as a multiply-high and shifts
+ * (Hacker's Delight 10-1, as libdivide does): for 2 <= |d| < 2^63,
+ * bxfx_magic_div_i64(x, d, bxfx_magic_i64(d)) is x / d truncated, for
+ * every x.  m is the least 2^(64+s) / |d| rounded up that makes the
+ * quotient exact (the loop finds the smallest such s), negated for d < 0. */
+struct bxfx_magic {
+  int64_t m;
+  int s;
+};
+static inline struct bxfx_magic bxfx_magic_i64(int64_t d) {
+  const uint64_t two63 = 1ull << 63;
+  const uint64_t ad = d < 0 ? 0 - (uint64_t)d : (uint64_t)d;
+  const uint64_t t = two63 + ((uint64_t)d >> 63);
+  const uint64_t anc = t - 1 - t % ad;   /* |nc|, the largest dividend with nc % d == d - 1 */
+  uint64_t q1 = two63 / anc, r1 = two63 - q1 * anc, q2 = two63 / ad, r2 = two63 - q2 * ad, delta;
+  int p = 63;
+  do {
+    p++;
+    q1 *= 2; r1 *= 2;
+    if (r1 >= anc) { q1++; r1 -= anc; }
+    q2 *= 2; r2 *= 2;
+    if (r2 >= ad) { q2++; r2 -= ad; }
+    delta = ad - r2;
+  } while (q1 < delta || (q1 == delta && r1 == 0));
+  struct bxfx_magic mg = { (int64_t)(q2 + 1), p - 64 };
+  if (d < 0) mg.m = (int64_t)(0 - (uint64_t)mg.m);
+  return mg;
+}
+static inline int64_t bxfx_magic_div_i64(int64_t x, int64_t d, struct bxfx_magic mg) {
+  int64_t q = (int64_t)(((__int128)x * mg.m) >> 64);
+  if (d > 0 && mg.m < 0) q = (int64_t)((uint64_t)q + (uint64_t)x);
+  else if (d < 0 && mg.m > 0) q = (int64_t)((uint64_t)q - (uint64_t)x);
+  q >>= mg.s;   /* arithmetic (GCC and Clang define it) */
+  return q + (int64_t)((uint64_t)q >> 63);
+}
+
+/* Bool ops on 0/1 bytes (bext.h's representation: every bool byte is 0
+ * or 1, so the bitwise forms are the logical ones). */
+#define BXFX_BOP_LIST(X) X(and) X(or) X(xor) X(eq) X(ne) X(not)
+enum {
+#define X(n) BXFX_BOP_##n,
+  BXFX_BOP_LIST(X)
+#undef X
+  BXFX_BOP_COUNT
+};
+
 typedef void (*bxfx_bin_f32_fn)(const float *a, const float *b, float *o, size_t n, int mode);
 typedef void (*bxfx_un_f32_fn)(const float *a, float *o, size_t n);
 
@@ -104,6 +150,15 @@ struct bxfx_kernels {
    * first, as the reference tests). */
   void (*bin_i32)(int op, const int32_t *a, const int32_t *b, int32_t *o, size_t n, int mode);
   void (*un_i32)(int op, const int32_t *a, int32_t *o, size_t n, int32_t lo, int32_t hi);
+  void (*un_i64)(int op, const int64_t *a, int64_t *o, size_t n, int64_t lo, int64_t hi);
+  /* i64 o[i] = bxk_pow_i64(a[i], b[i]) (b[0] for BXFX_VS), the steps of
+   * square-and-multiply in lanes. */
+  void (*pow_i64)(const int64_t *a, const int64_t *b, int64_t *o, size_t n, int mode);
+  /* bool o[i] = a[i] OP b[i] (BXFX_BOP_*; not reads a only), contiguous. */
+  void (*bop)(int op, const uint8_t *a, const uint8_t *b, uint8_t *o, size_t n);
+  /* i64 o[i] = a[i] / d (truncated) or, with rem, the floored a[i] % d,
+   * bxk_div_i64 / bxk_rem_i64 for any d: a multiply by d's magic number. */
+  void (*divs_i64)(const int64_t *a, int64_t d, int64_t *o, size_t n, bool rem);
   /* Comparisons (BXFX_CMP_*) of i32, i64 and f64 as 0/1 bytes, mode
    * BXFX_VV or BXFX_VS. */
   void (*cmp_i32)(int cmp, const int32_t *a, const int32_t *b, uint8_t *o, size_t n, int mode);
@@ -153,9 +208,12 @@ struct bxfx_kernels {
    * widened rows, bit for bit. */
   void (*leafrows_bf16)(double *out, const uint16_t *x, size_t stride, size_t rows, size_t n);
   void (*leafrows_f16)(double *out, const uint16_t *x, size_t stride, size_t rows, size_t n);
-  /* d[m*ds + k] = s[k*ss + m] for an 8x8 block of 4-byte elements
-   * (strides in elements), bits copied exactly: transposed copies. */
+  /* d[m*ds + k] = s[k*ss + m] for an 8x8 block of 4-, 2- or 1-byte
+   * elements (strides in elements), bits copied exactly: transposed
+   * copies. */
   void (*tile8_u32)(uint32_t *d, int64_t ds, const uint32_t *s, int64_t ss);
+  void (*tile8_u16)(uint16_t *d, int64_t ds, const uint16_t *s, int64_t ss);
+  void (*tile8_u8)(uint8_t *d, int64_t ds, const uint8_t *s, int64_t ss);
   /* arange: o[i] = start + (double)(i0 + i) * step (two roundings, never
    * fused), stored with the runtime's cast rules for the dtype. */
   void (*arange_f32)(float *o, size_t n, double start, double step, int64_t i0);
@@ -213,6 +271,9 @@ struct bxfx_kernels {
   /* Conversions, round to nearest even (NaN stays NaN). */
   void (*f16_to_f32)(const uint16_t *a, float *o, size_t n);
   void (*f32_to_f16)(const float *a, uint16_t *o, size_t n);
+  /* base[pos[k]] = f16(f32(base[pos[k]]) + f32(v[k])) for k = 0..n-1 in
+   * order (positions may repeat): scatter_add's f16 adds. */
+  void (*add_at_f16)(uint16_t *base, const int64_t *pos, const uint16_t *v, size_t n);
   void (*bf16_to_f32)(const uint16_t *a, float *o, size_t n);
   void (*f32_to_bf16)(const float *a, uint16_t *o, size_t n);
   /* Half (BXFX_H_*) o[i] = a[i] OP b[i] (BXFX_BIN_*) computed in f32 and

@@ -11,6 +11,8 @@
 
 typedef float v8f __attribute__((vector_size(32)));
 typedef int32_t v8i __attribute__((vector_size(32)));
+typedef uint32_t v8u __attribute__((vector_size(32)));
+typedef uint64_t v4q __attribute__((vector_size(32)));
 
 static inline v8f SFX(ld)(const float *p) { v8f v; memcpy(&v, p, sizeof v); return v; }
 typedef double v4d __attribute__((vector_size(32)));
@@ -202,13 +204,16 @@ BXFX_CMP_OPS(BXFX_CMP_DEF)
       for (size_t i = 0; i < n; i++) { const T x = a[i], y = b[i]; o[i] = (OT)(EXPR); } \
     }                                                                              \
   } while (0)
-/* i32 floored rem (bxk_rem_i32) in f64 lanes: for i32 operands the f64
- * quotient truncates to the exact one (its error |q| 2^-53 <= 2^-22/|b|
- * stays below the 1/|b| gap between a non-integer quotient and the next
- * integer), and q*b, a - q*b and the divisor's-sign fix are exact in
- * f64.  Divisors 0 and -1 give 0 (divided by 1 meanwhile, so no lane
- * traps or overflows). */
-static void SFX(rem_i32)(const int32_t *a, const int32_t *b, int32_t *o, size_t n, int mode) {
+/* i32 truncated division and floored rem (bxk_div_i32, bxk_rem_i32) in
+ * f64 lanes: for i32 operands the f64 quotient truncates to the exact one
+ * (its error |q| 2^-53 <= 2^-22/|b| stays below the 1/|b| gap between a
+ * non-integer quotient and the next integer), and q*b, a - q*b and the
+ * divisor's-sign fix are exact in f64.  Divisors 0 and -1 are divided by
+ * 1 meanwhile (no lane traps or overflows) and take the rule's answers
+ * after: 0, and for division by -1 the wrapping negation.  vdivpd takes
+ * four lanes at a time where idiv takes one. */
+typedef uint32_t v4u __attribute__((vector_size(16)));
+static void SFX(divrem_i32)(const int32_t *a, const int32_t *b, int32_t *o, size_t n, int mode, bool rem) {
   const v4d zero = { 0, 0, 0, 0 }, one = { 1, 1, 1, 1 }, mone = { -1, -1, -1, -1 };
   size_t i = 0;
   for (; i + 4 <= n; i += 4) {
@@ -219,58 +224,174 @@ static void SFX(rem_i32)(const int32_t *a, const int32_t *b, int32_t *o, size_t 
     v4d x = __builtin_convertvector(xi, v4d), y = __builtin_convertvector(yi, v4d);
     v4l ok = (v4l)(y != zero) & (v4l)(y != mone);
     y = (v4d)(((v4l)y & ok) | ((v4l)one & ~ok));
-    v4d q = __builtin_convertvector(__builtin_convertvector(x / y, v4i), v4d);
-    v4d r = x - q * y;
-    v4l fix = (v4l)(r != zero) & ((v4l)(r < zero) ^ (v4l)(y < zero));
-    r += (v4d)((v4l)y & fix);
-    v4i ri = __builtin_convertvector((v4d)((v4l)r & ok), v4i);
+    v4i qi = __builtin_convertvector(x / y, v4i), ri;
+    if (rem) {
+      v4d q = __builtin_convertvector(qi, v4d);
+      v4d r = x - q * y;
+      v4l fix = (v4l)(r != zero) & ((v4l)(r < zero) ^ (v4l)(y < zero));
+      r += (v4d)((v4l)y & fix);
+      ri = __builtin_convertvector((v4d)((v4l)r & ok), v4i);
+    } else {
+      v4i neg = (v4i)((v4u){ 0, 0, 0, 0 } - (v4u)xi);
+      ri = (qi & __builtin_convertvector(ok, v4i)) | (neg & (yi == (v4i){ -1, -1, -1, -1 }));
+    }
     memcpy(o + i, &ri, sizeof ri);
   }
-  for (; i < n; i++) o[i] = bxk_rem_i32(a[i], mode == BXFX_VS ? b[0] : b[i]);
+  for (; i < n; i++) {
+    const int32_t y = mode == BXFX_VS ? b[0] : b[i];
+    o[i] = rem ? bxk_rem_i32(a[i], y) : bxk_div_i32(a[i], y);
+  }
 }
+/* Integer pow (bxk_pow_i32 / _i64) a block at a time: its square-and-multiply steps
+ * taken for every lane at once, each step a loop the compiler vectorizes
+ * (the per-element loop on the exponent does not), for as many steps as
+ * the block's largest exponent has bits.  A lane multiplies by its base
+ * where its exponent has the step's bit, by 1 elsewhere: the same
+ * wrapping products (in another order, which wrapping multiplication
+ * does not see).  Negative exponents take the scalar rule.  Reads a block
+ * before writing it, so o may be a or b. */
+#define BXFX_POW_INT_DEF(name, T, UT, VU, W, S)                                    \
+  static void SFX(name)(const T *a, const T *b, T *o, size_t n, int mode) {         \
+    enum { B = 256 };                                                              \
+    _Alignas(32) T x0[B], e0[B];                                                   \
+    _Alignas(32) UT e[B], base[B], r[B];   /* e: the exponent, 0 for negative ones */ \
+    for (size_t i0 = 0; i0 < n; i0 += B) {                                         \
+      const size_t m = n - i0 < B ? n - i0 : B, mv = (m + W - 1) & ~(size_t)(W - 1); \
+      UT top = 0;                                                                  \
+      bool neg = false;                                                            \
+      for (size_t j = 0; j < mv; j++) {   /* lanes past m: 1^0 */                  \
+        x0[j] = j < m ? a[i0 + j] : 1;                                             \
+        e0[j] = j >= m ? 0 : mode == BXFX_VS ? b[0] : b[i0 + j];                   \
+        neg |= e0[j] < 0;                                                          \
+        e[j] = e0[j] < 0 ? 0u : (UT)e0[j];                                         \
+        top |= e[j];                                                               \
+        base[j] = (UT)x0[j];                                                       \
+        r[j] = 1;                                                                  \
+      }                                                                            \
+      for (unsigned k = 0; top >> k; k++) {                                        \
+        const bool last = (top >> k) == 1;                                         \
+        for (size_t j = 0; j < mv; j += W) {                                       \
+          VU ej, bj, rj;                                                           \
+          memcpy(&ej, e + j, 32);                                                  \
+          memcpy(&bj, base + j, 32);                                               \
+          memcpy(&rj, r + j, 32);                                                  \
+          const VU bit = (VU){ 0 } - ((ej >> k) & 1u);                             \
+          rj *= (bj & bit) | (1u & ~bit);                                          \
+          memcpy(r + j, &rj, 32);                                                  \
+          if (!last) { bj *= bj; memcpy(base + j, &bj, 32); }                      \
+        }                                                                          \
+      }                                                                            \
+      for (size_t j = 0; j < m; j++) o[i0 + j] = (T)r[j];                          \
+      if (neg)                                                                     \
+        for (size_t j = 0; j < m; j++)                                             \
+          if (e0[j] < 0) o[i0 + j] = bxk_pow_##S(x0[j], e0[j]);                    \
+    }                                                                              \
+  }
+BXFX_POW_INT_DEF(pow_i32, int32_t, uint32_t, v8u, 8, i32)
+BXFX_POW_INT_DEF(pow_i64, int64_t, uint64_t, v4q, 4, i64)
+#undef BXFX_POW_INT_DEF
 static void SFX(bin_i32)(int op, const int32_t *a, const int32_t *b, int32_t *o, size_t n, int mode) {
   switch (op) {
   case BXFX_IOP_add: BXFX_TLOOP(int32_t, int32_t, bxk_add_i32(x, y)); break;
   case BXFX_IOP_sub: BXFX_TLOOP(int32_t, int32_t, bxk_sub_i32(x, y)); break;
   case BXFX_IOP_mul: BXFX_TLOOP(int32_t, int32_t, bxk_mul_i32(x, y)); break;
-  case BXFX_IOP_div: BXFX_TLOOP(int32_t, int32_t, bxk_div_i32(x, y)); break;
-  case BXFX_IOP_rem: SFX(rem_i32)(a, b, o, n, mode); break;
+  case BXFX_IOP_div: SFX(divrem_i32)(a, b, o, n, mode, false); break;
+  case BXFX_IOP_rem: SFX(divrem_i32)(a, b, o, n, mode, true); break;
   case BXFX_IOP_max: BXFX_TLOOP(int32_t, int32_t, bxk_max_i32(x, y)); break;
   case BXFX_IOP_min: BXFX_TLOOP(int32_t, int32_t, bxk_min_i32(x, y)); break;
-  default:
-    if (mode == BXFX_VS && b[0] >= 0) {
-      /* One exponent for every element (pow_scalar): bxk_pow_i32's
-       * square-and-multiply steps taken a block at a time, each step a
-       * loop the compiler vectorizes (its per-element loop on e does not
-       * vectorize).  The same wrapping products in the same order. */
-      enum { B = 256 };
-      uint32_t base[B], r[B];
-      for (size_t i0 = 0; i0 < n; i0 += B) {
-        size_t m = n - i0 < B ? n - i0 : B;
-        for (size_t j = 0; j < m; j++) base[j] = (uint32_t)a[i0 + j], r[j] = 1;
-        for (int32_t k = b[0]; k; k >>= 1) {
-          if (k & 1) for (size_t j = 0; j < m; j++) r[j] *= base[j];
-          if (k > 1) for (size_t j = 0; j < m; j++) base[j] *= base[j];
-        }
-        for (size_t j = 0; j < m; j++) o[i0 + j] = (int32_t)r[j];
-      }
-    } else {
-      BXFX_TLOOP(int32_t, int32_t, bxk_pow_i32(x, y));
-    }
-    break;
+  default: SFX(pow_i32)(a, b, o, n, mode); break;
   }
 }
-static void SFX(un_i32)(int op, const int32_t *a, int32_t *o, size_t n, int32_t lo, int32_t hi) {
+/* Unary ints (BXFX_IUN_*), i32 and i64 alike: plain loops the compiler
+ * vectorizes here, under the variant's ISA (the general engine's loops
+ * are compiled for the baseline, where i64 has no vector compare). */
+#define BXFX_UN_INT_DEF(name, T, S)                                                \
+  static void SFX(name)(int op, const T *a, T *o, size_t n, T lo, T hi) {          \
+    switch (op) {                                                                  \
+    case BXFX_IUN_neg: for (size_t i = 0; i < n; i++) o[i] = bxk_neg_##S(a[i]); break; \
+    case BXFX_IUN_abs: for (size_t i = 0; i < n; i++) o[i] = bxk_abs_##S(a[i]); break; \
+    case BXFX_IUN_relu: for (size_t i = 0; i < n; i++) o[i] = bxk_relu_##S(a[i]); break; \
+    case BXFX_IUN_sign: for (size_t i = 0; i < n; i++) o[i] = bxk_sign_##S(a[i]); break; \
+    default:                                                                       \
+      for (size_t i = 0; i < n; i++) { T x = a[i]; o[i] = x < lo ? lo : x > hi ? hi : x; } \
+      break;                                                                       \
+    }                                                                              \
+  }
+BXFX_UN_INT_DEF(un_i32, int32_t, i32)
+BXFX_UN_INT_DEF(un_i64, int64_t, i64)
+#undef BXFX_UN_INT_DEF
+/* Bool ops (BXFX_BOP_*) as byte loops the compiler vectorizes at the
+ * variant's width: the same expressions as the general engine's. */
+static void SFX(bop)(int op, const uint8_t *a, const uint8_t *b, uint8_t *o, size_t n) {
   switch (op) {
-  case BXFX_IUN_neg: for (size_t i = 0; i < n; i++) o[i] = bxk_neg_i32(a[i]); break;
-  case BXFX_IUN_abs: for (size_t i = 0; i < n; i++) o[i] = bxk_abs_i32(a[i]); break;
-  case BXFX_IUN_relu: for (size_t i = 0; i < n; i++) o[i] = bxk_relu_i32(a[i]); break;
-  case BXFX_IUN_sign: for (size_t i = 0; i < n; i++) o[i] = bxk_sign_i32(a[i]); break;
-  default:
-    for (size_t i = 0; i < n; i++) { int32_t x = a[i]; o[i] = x < lo ? lo : x > hi ? hi : x; }
-    break;
+  case BXFX_BOP_and: for (size_t i = 0; i < n; i++) o[i] = a[i] & b[i]; break;
+  case BXFX_BOP_or: for (size_t i = 0; i < n; i++) o[i] = a[i] | b[i]; break;
+  case BXFX_BOP_xor: for (size_t i = 0; i < n; i++) o[i] = a[i] ^ b[i]; break;
+  case BXFX_BOP_eq: for (size_t i = 0; i < n; i++) o[i] = a[i] == b[i]; break;
+  case BXFX_BOP_ne: for (size_t i = 0; i < n; i++) o[i] = a[i] != b[i]; break;
+  default: for (size_t i = 0; i < n; i++) o[i] = !a[i]; break;
   }
 }
+/* i64 x / d and floored x % d for one d (bxk_div_i64, bxk_rem_i64 for
+ * every x): a multiply-high by d's magic number (bxfx_magic_i64) instead
+ * of an idiv per element; the remainder is x - q*d with the divisor's-sign
+ * fix.  0, 1, -1 and INT64_MIN as divisors take their own rules. */
+static void SFX(divs_i64)(const int64_t *a, int64_t d, int64_t *o, size_t n, bool rem) {
+  if (d == 0 || (rem && (d == 1 || d == -1))) {
+    memset(o, 0, n * sizeof *o);
+    return;
+  }
+  if (d == 1 || d == -1 || d == INT64_MIN) {
+    for (size_t i = 0; i < n; i++) {
+      const int64_t x = a[i];
+      if (d == 1) o[i] = x;
+      else if (d == -1) o[i] = bxk_neg_i64(x);
+      else o[i] = rem ? bxk_rem_i64(x, d) : x == INT64_MIN;
+    }
+    return;
+  }
+  const struct bxfx_magic mg = bxfx_magic_i64(d);
+  for (size_t i = 0; i < n; i++) {
+    const int64_t x = a[i];
+    const int64_t q = bxfx_magic_div_i64(x, d, mg);
+    if (!rem) { o[i] = q; continue; }
+    const int64_t r = (int64_t)((uint64_t)x - (uint64_t)q * (uint64_t)d);
+    /* r + d where r != 0 and its sign is not d's, as a mask: a branch on
+     * r != 0 mispredicts on every third element of a random row */
+    o[i] = r + (d & -(int64_t)((r != 0) & ((r ^ d) < 0)));
+  }
+}
+/* i32 comparisons in 8-lane vectors stored 32 answers at a time
+ * (BXFX_CMP_ST32, as f32's): the compiler's own vectorization of the
+ * plain loop masks and packs each answer twice over. */
+static inline v8i SFX(ldi)(const int32_t *p) { v8i v; memcpy(&v, p, sizeof v); return v; }
+#define BXFX_CMPI_LOOP(OP)                                                          \
+  do {                                                                              \
+    const v8i one = SFX(splati)(1), bs = SFX(splati)(b[0]);                         \
+    const bool vs = mode == BXFX_VS;                                                \
+    size_t i = 0;                                                                   \
+    for (; i + 32 <= n; i += 32)                                                    \
+      BXFX_CMP_ST32(o + i, SFX(ldi)(a + i) OP (vs ? bs : SFX(ldi)(b + i)),           \
+                    SFX(ldi)(a + i + 8) OP (vs ? bs : SFX(ldi)(b + i + 8)),          \
+                    SFX(ldi)(a + i + 16) OP (vs ? bs : SFX(ldi)(b + i + 16)),        \
+                    SFX(ldi)(a + i + 24) OP (vs ? bs : SFX(ldi)(b + i + 24)));       \
+    for (; i + 8 <= n; i += 8) {                                                    \
+      v8b r = __builtin_convertvector((SFX(ldi)(a + i) OP (vs ? bs : SFX(ldi)(b + i))) & one, v8b); \
+      memcpy(o + i, &r, sizeof r);                                                  \
+    }                                                                               \
+    for (; i < n; i++) o[i] = a[i] OP (vs ? b[0] : b[i]);                           \
+  } while (0)
+static void SFX(cmp_i32)(int cmp, const int32_t *a, const int32_t *b, uint8_t *o, size_t n, int mode) {
+  switch (cmp) {
+  case BXFX_CMP_eq: BXFX_CMPI_LOOP(==); break;
+  case BXFX_CMP_ne: BXFX_CMPI_LOOP(!=); break;
+  case BXFX_CMP_gt: BXFX_CMPI_LOOP(>); break;
+  case BXFX_CMP_ge: BXFX_CMPI_LOOP(>=); break;
+  case BXFX_CMP_lt: BXFX_CMPI_LOOP(<); break;
+  default: BXFX_CMPI_LOOP(<=); break;
+  }
+}
+#undef BXFX_CMPI_LOOP
 #define BXFX_CMP_T_DEF(name, T)                                                     \
   static void SFX(name)(int cmp, const T *a, const T *b, uint8_t *o, size_t n, int mode) { \
     switch (cmp) {                                                                  \
@@ -282,7 +403,6 @@ static void SFX(un_i32)(int op, const int32_t *a, int32_t *o, size_t n, int32_t 
     default: BXFX_TLOOP(T, uint8_t, x <= y); break;                                 \
     }                                                                               \
   }
-BXFX_CMP_T_DEF(cmp_i32, int32_t)
 BXFX_CMP_T_DEF(cmp_i64, int64_t)
 BXFX_CMP_T_DEF(cmp_f64, double)
 #undef BXFX_CMP_T_DEF
@@ -635,8 +755,6 @@ static void SFX(rem_f64)(const double *a, const double *b, double *o, size_t n) 
  * strips and the last row take one vector or scalars.  i64 lanes
  * multiply by 32-bit halves (AVX2 has no 64-bit multiply), which still
  * beats the scalar loop. */
-typedef uint32_t v8u __attribute__((vector_size(32)));
-typedef uint64_t v4q __attribute__((vector_size(32)));
 #define BXFX_MM_DEF(name, T, UT, VT, W)                                                \
   static void SFX(name)(const T *A, const T *B, T *C, size_t m, size_t n, size_t k) {  \
     size_t j = 0;                                                                      \
@@ -1212,6 +1330,20 @@ static void SFX(f32_to_f16)(const float *a, uint16_t *o, size_t n) {
 #endif
   for (; i < n; i++) o[i] = bxk_f32_to_f16(a[i]);
 }
+/* base[pos[k]] = f16(f32(base[pos[k]]) + f32(v[k])) for k in order (a
+ * position may repeat): scatter_add's f16 rule, one element at a time
+ * with F16C's scalar conversions (the lane conversions above, one lane)
+ * where the bit arithmetic of bxk_scalar.h costs several times more. */
+static void SFX(add_at_f16)(uint16_t *base, const int64_t *pos, const uint16_t *v, size_t n) {
+  for (size_t k = 0; k < n; k++) {
+    uint16_t *d = base + pos[k];
+#ifdef BXFX_AVX
+    *d = (uint16_t)_cvtss_sh(_cvtsh_ss(*d) + _cvtsh_ss(v[k]), _MM_FROUND_TO_NEAREST_INT);
+#else
+    *d = bxk_f32_to_f16(bxk_f16_to_f32(*d) + bxk_f16_to_f32(v[k]));
+#endif
+  }
+}
 /* f32 -> i32 as casts do it (bxk_f64_to_i32, lane-wise).  Lanes outside
  * the range are parked at 0 before the conversion (whose result would be
  * undefined there) and patched after. */
@@ -1471,29 +1603,36 @@ BXFX_ARANGE_DEF(arange_i32, int32_t, BXFX_ARANGE_ST_I32, bxk_f64_to_i32(v))
 #undef BXFX_NOFUSE
 
 /* ---- layout ------------------------------------------------------------ */
-/* An 8x8 block of 4-byte elements transposed: d[m*ds + k] = s[k*ss + m]
- * (strides in elements).  Lanes only move (no arithmetic), so any bits
- * (NaN payloads, ints) are copied exactly: unpack pairs, then quads, then
- * 128-bit halves. */
-static void SFX(tile8_u32)(uint32_t *d, int64_t ds, const uint32_t *s, int64_t ss) {
-  v8i r[8], t[8], u[8];
-  for (int k = 0; k < 8; k++) memcpy(&r[k], s + k * ss, sizeof r[k]);
-  for (int k = 0; k < 8; k += 2) {
-    t[k] = __builtin_shufflevector(r[k], r[k + 1], 0, 8, 1, 9, 4, 12, 5, 13);
-    t[k + 1] = __builtin_shufflevector(r[k], r[k + 1], 2, 10, 3, 11, 6, 14, 7, 15);
+/* An 8x8 block transposed: d[m*ds + k] = s[k*ss + m] (strides in
+ * elements), for 4-, 2- and 1-byte elements: the same lane moves on
+ * 8-lane vectors of 32, 16 or 8 bytes.  Lanes only move (no arithmetic),
+ * so any bits (NaN payloads, ints) are copied exactly: unpack pairs, then
+ * quads, then halves. */
+typedef uint8_t v8b __attribute__((vector_size(8)));
+#define BXFX_TILE8_DEF(name, T, V)                                                          \
+  static void SFX(name)(T *d, int64_t ds, const T *s, int64_t ss) {                         \
+    V r[8], t[8], u[8];                                                                     \
+    for (int k = 0; k < 8; k++) memcpy(&r[k], s + k * ss, sizeof r[k]);                     \
+    for (int k = 0; k < 8; k += 2) {                                                        \
+      t[k] = __builtin_shufflevector(r[k], r[k + 1], 0, 8, 1, 9, 4, 12, 5, 13);             \
+      t[k + 1] = __builtin_shufflevector(r[k], r[k + 1], 2, 10, 3, 11, 6, 14, 7, 15);       \
+    }                                                                                       \
+    for (int k = 0; k < 8; k += 4)                                                          \
+      for (int h = 0; h < 2; h++) {                                                         \
+        u[k + 2 * h] = __builtin_shufflevector(t[k + h], t[k + 2 + h], 0, 1, 8, 9, 4, 5, 12, 13); \
+        u[k + 2 * h + 1] = __builtin_shufflevector(t[k + h], t[k + 2 + h], 2, 3, 10, 11, 6, 7, 14, 15); \
+      }                                                                                     \
+    for (int m = 0; m < 4; m++) {                                                           \
+      V lo = __builtin_shufflevector(u[m], u[m + 4], 0, 1, 2, 3, 8, 9, 10, 11);             \
+      V hi = __builtin_shufflevector(u[m], u[m + 4], 4, 5, 6, 7, 12, 13, 14, 15);           \
+      memcpy(d + m * ds, &lo, sizeof lo);                                                   \
+      memcpy(d + (m + 4) * ds, &hi, sizeof hi);                                             \
+    }                                                                                       \
   }
-  for (int k = 0; k < 8; k += 4)
-    for (int h = 0; h < 2; h++) {
-      u[k + 2 * h] = __builtin_shufflevector(t[k + h], t[k + 2 + h], 0, 1, 8, 9, 4, 5, 12, 13);
-      u[k + 2 * h + 1] = __builtin_shufflevector(t[k + h], t[k + 2 + h], 2, 3, 10, 11, 6, 7, 14, 15);
-    }
-  for (int m = 0; m < 4; m++) {
-    v8i lo = __builtin_shufflevector(u[m], u[m + 4], 0, 1, 2, 3, 8, 9, 10, 11);
-    v8i hi = __builtin_shufflevector(u[m], u[m + 4], 4, 5, 6, 7, 12, 13, 14, 15);
-    memcpy(d + m * ds, &lo, sizeof lo);
-    memcpy(d + (m + 4) * ds, &hi, sizeof hi);
-  }
-}
+BXFX_TILE8_DEF(tile8_u32, uint32_t, v8i)
+BXFX_TILE8_DEF(tile8_u16, uint16_t, v8h)
+BXFX_TILE8_DEF(tile8_u8, uint8_t, v8b)
+#undef BXFX_TILE8_DEF
 
 #include "flex_kern_cast.h"
 
@@ -1528,6 +1667,10 @@ const struct bxfx_kernels VARIANT = {
   },
   .bin_i32 = SFX(bin_i32),
   .un_i32 = SFX(un_i32),
+  .un_i64 = SFX(un_i64),
+  .pow_i64 = SFX(pow_i64),
+  .bop = SFX(bop),
+  .divs_i64 = SFX(divs_i64),
   .cmp_i32 = SFX(cmp_i32),
   .cmp_i64 = SFX(cmp_i64),
   .cmp_f64 = SFX(cmp_f64),
@@ -1557,6 +1700,8 @@ const struct bxfx_kernels VARIANT = {
   .leafrows_f32 = SFX(leafrows_f32),
   .leafrows_f64 = SFX(leafrows_f64),
   .tile8_u32 = SFX(tile8_u32),
+  .tile8_u16 = SFX(tile8_u16),
+  .tile8_u8 = SFX(tile8_u8),
   .arange_f32 = SFX(arange_f32),
   .arange_f64 = SFX(arange_f64),
   .arange_i32 = SFX(arange_i32),
@@ -1575,6 +1720,7 @@ const struct bxfx_kernels VARIANT = {
   .prod_f64 = SFX(prod_f64),
   .f16_to_f32 = SFX(f16_to_f32),
   .f32_to_f16 = SFX(f32_to_f16),
+  .add_at_f16 = SFX(add_at_f16),
   .bf16_to_f32 = SFX(bf16_to_f32),
   .f32_to_bf16 = SFX(f32_to_bf16),
   .bin_half = {

@@ -48,11 +48,11 @@ static void copy_rows(void *ctx, size_t b, size_t e) {
 /* A transposing copy: the source is contiguous along dim p (ss[p] == 1),
  * the destination along the last dim.  Walking either side alone strides
  * the other by whole rows, a new cache line (and page) per element; tiles
- * of BXFX_TILE x BXFX_TILE keep both sides' lines in L1/L2.  4-byte
- * elements into unit-stride rows (the common f32/i32 transpose) move as
- * 8x8 blocks transposed in registers.  Task = (the other dims' index, a
- * band of BXFX_TILE along p).  64, not 32: runs of 256 bytes a side (f32
- * 2048x2048, one thread: 3.9 -> 3.3 ms with the staged tiles below). */
+ * of BXFX_TILE x BXFX_TILE keep both sides' lines in L1/L2.  Elements
+ * of 4, 2 or 1 bytes into unit-stride rows (the common transposes) move
+ * as 8x8 blocks transposed in registers.  Task = (the other dims' index,
+ * a band of BXFX_TILE along p).  64, not 32: runs of 256 bytes a side
+ * (f32 2048x2048, one thread: 3.9 -> 3.3 ms with the staged tiles below). */
 enum { BXFX_TILE = 64 };
 struct tile_job {
   const struct copy_job *J;
@@ -74,7 +74,7 @@ struct tile_job {
  * thread may have a small one). */
 static _Thread_local _Alignas(32) uint64_t tile_stage[BXFX_TILE * BXFX_TILE];
 
-/* BXFX_TILE_COPY for 1-, 2- and 8-byte elements into unit-stride rows:
+/* BXFX_TILE_COPY for 8-byte elements into unit-stride rows:
  * the tile staged in tile_stage, read a source run at a time and stored a
  * destination run at a time, so the transposition happens within L1.
  * Element by element straight across, the 64 runs on one side (a row
@@ -97,39 +97,47 @@ static _Thread_local _Alignas(32) uint64_t tile_stage[BXFX_TILE * BXFX_TILE];
     }                                                                                             \
   }
 
-/* BXFX_TILE_COPY for 4-byte elements into unit-stride rows: 8x8 blocks
- * transposed in registers (tile8_u32), the ragged edges element by
- * element.  A full tile is staged in a buffer, 8 source runs at a time,
- * and stored a whole destination run (a line pair) at a time: with a
- * power-of-two row length the 32 runs on either side map to the same L1
+/* BXFX_TILE_COPY for 4-, 2- and 1-byte elements into unit-stride rows:
+ * 8x8 blocks transposed in registers (tile8_u32/u16/u8), the ragged edges
+ * element by element.  A full tile is staged in a buffer, 8 source runs
+ * at a time, and stored a whole destination run at a time: with a
+ * power-of-two row length the runs on either side map to the same L1
  * sets, and 8x8 blocks stored straight into the destination wrote each
- * line in four parts, evicted (and fetched again) in between. */
-static void tile_copy_u32(char *dp, int64_t dsp, const char *sp, int64_t ssl, int64_t i0, int64_t i1, int64_t L) {
-  void (*const t8)(uint32_t *, int64_t, const uint32_t *, int64_t) = bxfx_kern()->tile8_u32;
-  uint32_t *buf = (uint32_t *)(void *)tile_stage;
-  for (int64_t j0 = 0; j0 < L; j0 += BXFX_TILE) {
-    int64_t j1 = j0 + BXFX_TILE < L ? j0 + BXFX_TILE : L;
-    /* the next tile's source runs, while this one is transposed */
-    if (j1 < L) bxfx_prefetch_runs((const uint32_t *)sp + j1 * ssl + i0, ssl * 4, L - j1 < BXFX_TILE ? L - j1 : BXFX_TILE, (i1 - i0) * 4);
-    if (i1 - i0 == BXFX_TILE && j1 - j0 == BXFX_TILE) {
-      for (int64_t jb = 0; jb < BXFX_TILE; jb += 8)
-        for (int64_t ib = 0; ib < BXFX_TILE; ib += 8)
-          t8(buf + ib * BXFX_TILE + jb, BXFX_TILE, (const uint32_t *)sp + (j0 + jb) * ssl + i0 + ib, ssl);
-      for (int64_t m = 0; m < BXFX_TILE; m++)
-        memcpy((uint32_t *)dp + (i0 + m) * dsp + j0, buf + m * BXFX_TILE, sizeof(uint32_t) * BXFX_TILE);
-      continue;
-    }
-    int64_t i = i0;
-    for (; i + 8 <= i1; i += 8) {
-      int64_t j = j0;
-      for (; j + 8 <= j1; j += 8) t8((uint32_t *)dp + i * dsp + j, dsp, (const uint32_t *)sp + j * ssl + i, ssl);
-      for (int64_t m = i; m < i + 8; m++)
-        for (int64_t jj = j; jj < j1; jj++) ((uint32_t *)dp)[m * dsp + jj] = ((const uint32_t *)sp)[jj * ssl + m];
-    }
-    for (; i < i1; i++)
-      for (int64_t j = j0; j < j1; j++) ((uint32_t *)dp)[i * dsp + j] = ((const uint32_t *)sp)[j * ssl + i];
+ * line in parts, evicted (and fetched again) in between. */
+#define BXFX_TILE_COPY8(name, T, kern)                                                                  \
+  static void name(char *dp, int64_t dsp, const char *sp, int64_t ssl, int64_t i0, int64_t i1, int64_t L) { \
+    void (*const t8)(T *, int64_t, const T *, int64_t) = bxfx_kern()->kern;                             \
+    T *D = (T *)(void *)dp, *buf = (T *)(void *)tile_stage;                                             \
+    const T *S = (const T *)(const void *)sp;                                                           \
+    for (int64_t j0 = 0; j0 < L; j0 += BXFX_TILE) {                                                     \
+      int64_t j1 = j0 + BXFX_TILE < L ? j0 + BXFX_TILE : L;                                             \
+      /* the next tile's source runs, while this one is transposed */                                   \
+      if (j1 < L)                                                                                       \
+        bxfx_prefetch_runs(S + j1 * ssl + i0, ssl * (int64_t)sizeof(T), L - j1 < BXFX_TILE ? L - j1 : BXFX_TILE, \
+                           (i1 - i0) * (int64_t)sizeof(T));                                             \
+      if (i1 - i0 == BXFX_TILE && j1 - j0 == BXFX_TILE) {                                               \
+        for (int64_t jb = 0; jb < BXFX_TILE; jb += 8)                                                   \
+          for (int64_t ib = 0; ib < BXFX_TILE; ib += 8)                                                 \
+            t8(buf + ib * BXFX_TILE + jb, BXFX_TILE, S + (j0 + jb) * ssl + i0 + ib, ssl);               \
+        for (int64_t m = 0; m < BXFX_TILE; m++)                                                         \
+          memcpy(D + (i0 + m) * dsp + j0, buf + m * BXFX_TILE, sizeof(T) * BXFX_TILE);                  \
+        continue;                                                                                       \
+      }                                                                                                 \
+      int64_t i = i0;                                                                                   \
+      for (; i + 8 <= i1; i += 8) {                                                                     \
+        int64_t j = j0;                                                                                 \
+        for (; j + 8 <= j1; j += 8) t8(D + i * dsp + j, dsp, S + j * ssl + i, ssl);                     \
+        for (int64_t m = i; m < i + 8; m++)                                                             \
+          for (int64_t jj = j; jj < j1; jj++) D[m * dsp + jj] = S[jj * ssl + m];                        \
+      }                                                                                                 \
+      for (; i < i1; i++)                                                                               \
+        for (int64_t j = j0; j < j1; j++) D[i * dsp + j] = S[j * ssl + i];                              \
+    }                                                                                                   \
   }
-}
+BXFX_TILE_COPY8(tile_copy_u32, uint32_t, tile8_u32)
+BXFX_TILE_COPY8(tile_copy_u16, uint16_t, tile8_u16)
+BXFX_TILE_COPY8(tile_copy_u8, uint8_t, tile8_u8)
+#undef BXFX_TILE_COPY8
 
 static void copy_tiles(void *ctx, size_t b, size_t e) {
   const struct tile_job *TJ = ctx;
@@ -153,11 +161,11 @@ static void copy_tiles(void *ctx, size_t b, size_t e) {
     const char *sp = J->src + soff * es;
     switch (es) {
     case 1:
-      if (dsl == 1) BXFX_TILE_STAGED(uint8_t)
+      if (dsl == 1) tile_copy_u8(dp, dsp, sp, ssl, i0, i1, L);
       else BXFX_TILE_COPY(uint8_t)
       break;
     case 2:
-      if (dsl == 1) BXFX_TILE_STAGED(uint16_t)
+      if (dsl == 1) tile_copy_u16(dp, dsp, sp, ssl, i0, i1, L);
       else BXFX_TILE_COPY(uint16_t)
       break;
     case 4:
@@ -173,6 +181,17 @@ static void copy_tiles(void *ctx, size_t b, size_t e) {
 }
 #undef BXFX_TILE_COPY
 #undef BXFX_TILE_STAGED
+
+/* Bytes [b, e) of one contiguous block. */
+enum { BXFX_FLAT_MIN = 1 << 18 };
+struct flat_job {
+  char *dst;
+  const char *src;
+};
+static void copy_flat(void *ctx, size_t b, size_t e) {
+  const struct flat_job *F = ctx;
+  memcpy(F->dst + b, F->src + b, e - b);
+}
 
 void bxfx_copy_strided(void *dst, const int64_t *dst_strides, const void *src,
                        const int64_t *src_strides, int rank, const int64_t *shape, size_t esize) {
@@ -208,6 +227,24 @@ void bxfx_copy_strided(void *dst, const int64_t *dst_strides, const void *src,
   }
   size_t rows = 1;
   for (int d = 0; d < r - 1; d++) rows *= (size_t)J.shape[d];
+  /* A few long unit-stride rows (a contiguous block: repeat_dim,
+   * slice_assign, cat along dim 0, the copies in front of in-place ops)
+   * would be one memcpy per thread at most: split each row instead. */
+  if (rows < 4 && J.ds[r - 1] == 1 && J.ss[r - 1] == 1 && (size_t)J.shape[r - 1] * esize >= BXFX_FLAT_MIN) {
+    for (size_t row = 0; row < rows; row++) {
+      int64_t doff = 0, soff = 0;
+      size_t rem = row;
+      for (int d = r - 2; d >= 0; d--) {
+        int64_t i = (int64_t)(rem % (size_t)J.shape[d]);
+        rem /= (size_t)J.shape[d];
+        doff += i * J.ds[d];
+        soff += i * J.ss[d];
+      }
+      struct flat_job F = { J.dst + doff * (int64_t)esize, J.src + soff * (int64_t)esize };
+      bxr_pool_for((size_t)J.shape[r - 1] * esize, 1, 4096, copy_flat, &F);
+    }
+    return;
+  }
   /* cost per row: its length (in elements), so small copies stay inline */
   size_t per_row = (size_t)J.shape[r - 1] / 4 + 1;
   bxr_pool_for(rows, per_row, 1, copy_rows, &J);

@@ -369,11 +369,13 @@ bool bxr_infer_binary(struct bxr_infer *q) {
 bool bxr_infer_compare(struct bxr_infer *q) {
   if (q->n_in == 1) {
     out_like(q, q->in[0], BEXT_BOOL);
+    q->same_shape = true;
     return true;
   }
   if (!same_dtype(q, 0, 1) || !broadcast2(q, q->in[0], q->in[1], &q->out->rank, q->out->shape))
     return false;
   q->out->dtype = BEXT_BOOL;
+  if (bxr_same_shape(q->in[0]->rank, q->in[0]->shape, q->in[1]->rank, q->in[1]->shape)) q->same_shape = true;
   return size_ok(q);
 }
 

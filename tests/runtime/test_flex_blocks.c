@@ -344,22 +344,39 @@ Test(flex_blocks, argext_bf16_is_argext_f32_of_the_widened_row) {
   }
 }
 
-/* tile8_u32 (transposed copies, flex_layout.c) in both variants: every
- * element lands at its transposed place with its bits (NaN payloads,
- * ints), and nothing outside the 8x8 block is written. */
+/* tile8_u32/u16/u8 (transposed copies, flex_layout.c) in both variants:
+ * every element lands at its transposed place with its bits (NaN
+ * payloads, ints), and nothing outside the 8x8 block is written. */
 Test(flex_blocks, tile8_transposes_bits_exactly) {
   enum { SS = 13, DS = 11 };
   static uint32_t src[8 * SS], dst[2][9 * DS];
-  for (int i = 0; i < 8 * SS; i++) src[i] = 0x7fc00001u + (uint32_t)i * 0x01010101u;
+  static uint16_t src16[8 * SS], dst16[2][9 * DS];
+  static uint8_t src8[8 * SS], dst8[2][9 * DS];
+  for (int i = 0; i < 8 * SS; i++) {
+    src[i] = 0x7fc00001u + (uint32_t)i * 0x01010101u;
+    src16[i] = (uint16_t)(0x7e01u + (unsigned)i * 0x0101u);   /* f16 NaN payloads, then others */
+    src8[i] = (uint8_t)(i * 37 + 1);
+  }
   const struct bxfx_kernels *K[2] = { &bxfx_kern_avx2, &bxfx_kern_gen };
   for (int v = 0; v < 2; v++) {
     memset(dst[v], 0xab, sizeof dst[v]);
+    memset(dst16[v], 0xab, sizeof dst16[v]);
+    memset(dst8[v], 0xab, sizeof dst8[v]);
     K[v]->tile8_u32(dst[v], DS, src, SS);
+    K[v]->tile8_u16(dst16[v], DS, src16, SS);
+    K[v]->tile8_u8(dst8[v], DS, src8, SS);
     for (int m = 0; m < 9; m++)
       for (int k = 0; k < DS; k++) {
-        uint32_t want = m < 8 && k < 8 ? src[k * SS + m] : 0xababababu;
+        bool in = m < 8 && k < 8;
+        uint32_t want = in ? src[k * SS + m] : 0xababababu;
+        uint16_t want16 = in ? src16[k * SS + m] : 0xababu;
+        uint8_t want8 = in ? src8[k * SS + m] : 0xabu;
         cr_expect_eq(dst[v][m * DS + k], want, "%s tile8 [%d][%d] = %08x, want %08x", K[v]->isa, m, k,
                      dst[v][m * DS + k], want);
+        cr_expect_eq(dst16[v][m * DS + k], want16, "%s tile8_u16 [%d][%d] = %04x, want %04x", K[v]->isa, m, k,
+                     dst16[v][m * DS + k], want16);
+        cr_expect_eq(dst8[v][m * DS + k], want8, "%s tile8_u8 [%d][%d] = %02x, want %02x", K[v]->isa, m, k,
+                     dst8[v][m * DS + k], want8);
       }
   }
 }
@@ -404,6 +421,37 @@ Test(flex_blocks, half_conversions_match_scalar_rules) {
       }
     }
   }
+}
+
+/* add_at_f16 (scatter_add's f16 rows) in both variants against the
+ * scalar rule applied in order: every f16 value added at repeated
+ * positions (16 a target), so sums overflow, cancel to signed zeros,
+ * meet the few NaNs and infinities and land on subnormals. */
+Test(flex_blocks, add_at_f16_matches_scalar_rule) {
+  const struct bxfx_kernels *K[2] = { &bxfx_kern_avx2, &bxfx_kern_gen };
+  enum { N = 65536, T = 4099 };
+  static uint16_t vals[N];
+  static int64_t pos[N];
+  static uint16_t want[T], got[T];
+  for (uint32_t h = 0; h < N; h++) {
+    vals[h] = (uint16_t)(h * 40503u);   /* every f16 once; infinities and NaNs made rare */
+    if ((vals[h] & 0x7c00) == 0x7c00 && h % 97) vals[h] &= 0xbfff;
+    pos[h] = (int64_t)((h * 7u + h / 5u) % T);
+  }
+  for (int v = 0; v < 2; v++)
+    for (int start = 0; start < 3; start++) {
+      for (int t = 0; t < T; t++) want[t] = got[t] = (uint16_t)(start * 0x3c00u + (unsigned)t * 7u);
+      for (uint32_t h = 0; h < N; h++)
+        want[pos[h]] = bxk_f32_to_f16(bxk_f16_to_f32(want[pos[h]]) + bxk_f16_to_f32(vals[h]));
+      K[v]->add_at_f16(got, pos, vals, N);
+      int nans = 0;
+      for (int t = 0; t < T; t++) {
+        nans += (want[t] & 0x7fff) > 0x7c00;
+        bool nan = (want[t] & 0x7fff) > 0x7c00 && (got[t] & 0x7fff) > 0x7c00;
+        cr_expect(got[t] == want[t] || nan, "%s add_at_f16 [%d] = %04x, want %04x", K[v]->isa, t, got[t], want[t]);
+      }
+      cr_expect(nans < T / 4, "most sums should stay numbers (%d NaNs)", nans);
+    }
 }
 
 /* The vector forms of max, min and relu and of the f32 -> i32 cast agree
@@ -507,14 +555,30 @@ Test(flex_blocks, speed_matrix_kernel_variants_agree) {
       bxfx_kern_avx2.bin_i32(op, ia, ib, io1, N, mode);
       bxfx_kern_gen.bin_i32(op, ia, ib, io2, N, mode);
       cr_expect(memcmp(io1, io2, sizeof io1) == 0, "i32 op %d mode %d differs", op, mode);
-      if (op == BXFX_IOP_rem)   /* f64 lanes: the scalar rule exactly (0, -1, INT32_MIN among ib) */
-        for (int i = 0; i < N; i++)
-          cr_expect_eq(io1[i], bxk_rem_i32(ia[i], mode ? ib[0] : ib[i]), "rem(%d, %d)", ia[i], mode ? ib[0] : ib[i]);
+      /* div and rem in f64 lanes, pow in blocked steps: the scalar rule
+       * exactly (0, -1, INT32_MIN among ib; negative exponents) */
+      for (int i = 0; i < N; i++) {
+        const int32_t x = ia[i], y = mode ? ib[0] : ib[i];
+        if (op == BXFX_IOP_rem) cr_expect_eq(io1[i], bxk_rem_i32(x, y), "rem(%d, %d)", x, y);
+        if (op == BXFX_IOP_div) cr_expect_eq(io1[i], bxk_div_i32(x, y), "div(%d, %d)", x, y);
+        if (op == BXFX_IOP_pow) cr_expect_eq(io1[i], bxk_pow_i32(x, y), "pow(%d, %d)", x, y);
+      }
     }
   for (int op = 0; op < BXFX_IUN_COUNT; op++) {
     bxfx_kern_avx2.un_i32(op, ia, io1, N, -50, 60);
     bxfx_kern_gen.un_i32(op, ia, io2, N, -50, 60);
     cr_expect(memcmp(io1, io2, sizeof io1) == 0, "i32 unary %d differs", op);
+    static int64_t lo1[N], lo2[N];
+    bxfx_kern_avx2.un_i64(op, la, lo1, N, -50, INT64_MAX - 1);
+    bxfx_kern_gen.un_i64(op, la, lo2, N, -50, INT64_MAX - 1);
+    cr_expect(memcmp(lo1, lo2, sizeof lo1) == 0, "i64 unary %d differs", op);
+    for (int i = 0; i < N; i++) {
+      const int64_t x = la[i];
+      const int64_t want = op == BXFX_IUN_neg ? bxk_neg_i64(x) : op == BXFX_IUN_abs ? bxk_abs_i64(x)
+                           : op == BXFX_IUN_relu ? bxk_relu_i64(x) : op == BXFX_IUN_sign ? bxk_sign_i64(x)
+                           : x < -50 ? -50 : x > INT64_MAX - 1 ? INT64_MAX - 1 : x;
+      cr_expect_eq(lo1[i], want, "i64 unary %d of %lld", op, (long long)x);
+    }
   }
   for (int op = 0; op < BXFX_CMP_COUNT; op++)
     for (int mode = 0; mode < 3; mode += 2) {
@@ -723,6 +787,96 @@ Test(flex_blocks, i32_pow_by_scalar_matches_scalar_rule) {
         K[v]->bin_i32(BXFX_IOP_pow, io, &es[k], io, n, BXFX_VS);
         cr_assert(memcmp(io, o, n * sizeof *o) == 0, "%s pow by %d in place differs", K[v]->isa, es[k]);
       }
+}
+
+/* i64 division and floored rem by one divisor (divs_i64, a multiply by
+ * the divisor's magic number) are bxk_div_i64 / bxk_rem_i64 for every
+ * dividend: divisors 0, +-1, powers of two, INT64_MIN/MAX, near-powers
+ * and random ones, dividends at the extremes and random, at lengths
+ * around the unrolling, in both variants, and in place. */
+Test(flex_blocks, i64_division_by_scalar_matches_scalar_rule) {
+  enum { N = 333 };
+  static int64_t a[N + 1], o[N + 1], io[N];
+  static const int64_t edge[] = { 0, -1, 1, INT64_MAX, INT64_MIN, INT64_MIN + 1, 7, -7, INT32_MIN, (int64_t)1 << 62 };
+  uint64_t s = 12345;
+  for (int i = 0; i < N; i++) {
+    s = s * 6364136223846793005ull + 1442695040888963407ull;
+    a[i] = i % 5 == 0 ? edge[(i / 5) % 10] : i % 5 == 1 ? (int64_t)(s >> 40) - (1 << 23) : (int64_t)s;
+  }
+  int64_t ds[96] = { 0, 1, -1, 2, -2, 3, -3, 5, 7, -7, 10, 641, 6700417, INT64_MAX, INT64_MIN, INT64_MIN + 1,
+                     INT64_MAX - 1, (int64_t)1 << 62, -((int64_t)1 << 62), (int64_t)1 << 32, ((int64_t)1 << 32) + 1,
+                     ((int64_t)1 << 31) - 1, 1000000007, -1000000007 };
+  for (int k = 24; k < 96; k++) {
+    s = s * 6364136223846793005ull + 1442695040888963407ull;
+    ds[k] = k % 3 == 0 ? (int64_t)s : k % 3 == 1 ? (int64_t)(s >> (s % 60)) : -(int64_t)(s >> 45);
+  }
+  const struct bxfx_kernels *K[2] = { &bxfx_kern_avx2, &bxfx_kern_gen };
+  for (int v = 0; v < 2; v++)
+    for (int k = 0; k < 96; k++)
+      for (int rem = 0; rem < 2; rem++)
+        for (size_t n = 1; n <= N; n += n < 40 ? 1 : 97) {
+          o[n] = 42;
+          K[v]->divs_i64(a, ds[k], o, n, rem);
+          for (size_t i = 0; i < n; i++) {
+            const int64_t want = rem ? bxk_rem_i64(a[i], ds[k]) : bxk_div_i64(a[i], ds[k]);
+            cr_assert_eq(o[i], want, "%s %s(%lld, %lld) = %lld, not %lld", K[v]->isa, rem ? "rem" : "div",
+                         (long long)a[i], (long long)ds[k], (long long)o[i], (long long)want);
+          }
+          cr_assert_eq(o[n], 42, "%s n=%zu wrote past the end", K[v]->isa, n);
+          if (n == N) {
+            memcpy(io, a, sizeof io);
+            K[v]->divs_i64(io, ds[k], io, n, rem);
+            cr_assert(memcmp(io, o, sizeof io) == 0, "%s by %lld in place differs", K[v]->isa, (long long)ds[k]);
+          }
+        }
+}
+
+/* i32 pow with a tensor of exponents (blocked steps per lane) is
+ * bxk_pow_i32 element for element: exponents from 0 to INT32_MAX and
+ * negative ones mixed in one block, lengths around the vector width and
+ * the block, and in place on either operand. */
+Test(flex_blocks, i32_pow_by_tensor_matches_scalar_rule) {
+  enum { N = 600 };
+  static int32_t a[N], b[N], o[N + 1], io[N];
+  static const int32_t ea[] = { 0, -1, 1, INT32_MAX, INT32_MIN, 2, -2, 3, 65535, -46341 };
+  static const int32_t eb[] = { 0, 1, 2, 31, 32, 33, INT32_MAX, -1, -2, INT32_MIN, 1000001 };
+  for (int i = 0; i < N; i++) {
+    a[i] = i % 7 == 0 ? ea[(i / 7) % 10] : (i * 37) % 201 - 100;
+    b[i] = i % 3 == 0 ? eb[(i / 3) % 11] : (i * 53) % 41;
+  }
+  static const size_t ns[] = { 1, 7, 8, 9, 15, 16, 17, 31, 32, 33, 255, 256, 257, N };
+  const struct bxfx_kernels *K[2] = { &bxfx_kern_avx2, &bxfx_kern_gen };
+  for (int v = 0; v < 2; v++)
+    for (size_t q = 0; q < sizeof ns / sizeof ns[0]; q++) {
+      const size_t n = ns[q];
+      o[n] = 42;
+      K[v]->bin_i32(BXFX_IOP_pow, a, b, o, n, BXFX_VV);
+      for (size_t i = 0; i < n; i++)
+        cr_assert_eq(o[i], bxk_pow_i32(a[i], b[i]), "%s pow(%d, %d): %d", K[v]->isa, a[i], b[i], o[i]);
+      cr_assert_eq(o[n], 42, "%s n=%zu wrote past the end", K[v]->isa, n);
+      for (int w = 0; w < 2; w++) {
+        memcpy(io, w ? b : a, sizeof io);
+        K[v]->bin_i32(BXFX_IOP_pow, w ? a : io, w ? io : b, io, n, BXFX_VV);
+        cr_assert(memcmp(io, o, n * sizeof *o) == 0, "%s pow in place on operand %d differs", K[v]->isa, w);
+      }
+      /* i64 (4 lanes): the same bases and exponents widened, with
+       * exponents past 2^32 and 64-bit bases mixed in, tensor and scalar */
+      static int64_t la[N], lb[N], lo[N + 1];
+      for (size_t i = 0; i < n; i++) {
+        la[i] = i % 5 == 4 ? (int64_t)((uint64_t)(int64_t)a[i] * 4294967311u) : a[i];
+        lb[i] = i % 9 == 8 ? (int64_t)1 << 40 | (uint32_t)b[i] : b[i];
+      }
+      for (int mode = 0; mode < 3; mode += 2) {
+        lo[n] = 42;
+        K[v]->pow_i64(la, lb + (mode ? q % 7 : 0), lo, n, mode);
+        for (size_t i = 0; i < n; i++) {
+          const int64_t e = mode ? lb[q % 7] : lb[i];
+          cr_assert_eq(lo[i], bxk_pow_i64(la[i], e), "%s pow_i64(%lld, %lld)", K[v]->isa, (long long)la[i],
+                       (long long)e);
+        }
+        cr_assert_eq(lo[n], 42, "%s i64 n=%zu wrote past the end", K[v]->isa, n);
+      }
+    }
 }
 
 /* mm_i32/mm_i64 in both variants against a plain wrapping triple loop,

@@ -9,7 +9,8 @@
  * keep a layout (mixed layouts, views that skip elements, small tensors)
  * still give the row-major values in a row-major output.  And the
  * transposed copy (bext_contiguous of a transpose: 8x8 register blocks
- * plus ragged edges) puts every element, bits and all, in its place. */
+ * of 4-, 2- and 1-byte elements plus ragged edges) puts every element,
+ * bits and all, in its place, also from offset views of 3-d tensors. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
@@ -156,19 +157,21 @@ Test(flex_layout, other_layouts_stay_row_major) {
 }
 
 /* bext_contiguous of transposes whose sides are no multiple of the 8x8
- * blocks or the 64-wide tiles (full 4-byte tiles staged in a buffer,
- * ragged ones copied straight), or exactly one tile, 4-byte (f32 with
- * NaNs, i32) and other element sizes (f64, f16, bool: every tile staged):
+ * blocks or the 64-wide tiles (full tiles staged in a buffer,
+ * ragged ones copied straight), or exactly one tile, 4-, 2- and 1-byte
+ * (register blocks: f32 with NaNs, i32, f16, bf16, bool, u8) and f64
+ * (every tile staged):
  * element (i, j) of the copy is (j, i) of the source, compared as bits. */
 Test(flex_layout, transposed_copies_put_every_element_in_place) {
-  const int64_t sides[][2] = { { 67, 131 }, { 8, 8 }, { 33, 40 }, { 257, 9 }, { 64, 64 }, { 130, 200 }, { 200, 65 } };
-  const bext_dtype dts[] = { BEXT_F32, BEXT_I32, BEXT_F64, BEXT_BOOL, BEXT_F16 };
+  const int64_t sides[][2] = { { 67, 131 }, { 8, 8 }, { 33, 40 }, { 257, 9 }, { 64, 64 }, { 130, 200 }, { 200, 65 },
+                                { 40, 33 }, { 32, 71 }, { 128, 64 } };
+  const bext_dtype dts[] = { BEXT_F32, BEXT_I32, BEXT_F64, BEXT_BOOL, BEXT_F16, BEXT_BF16, BEXT_U8 };
   for (size_t si = 0; si < sizeof sides / sizeof sides[0]; si++)
     for (size_t di = 0; di < sizeof dts / sizeof dts[0]; di++) {
       const int64_t R = sides[si][0], C = sides[si][1];
       bext_dtype dt = dts[di];
       bext_tensor *src = matrix(R, C, dt == BEXT_I32 ? BEXT_I32 : BEXT_F32, 10 + (unsigned)si);
-      if (dt == BEXT_F64 || dt == BEXT_BOOL || dt == BEXT_F16) src = bext_cast(src, dt);
+      if (dt != BEXT_F32 && dt != BEXT_I32) src = bext_cast(src, dt);
       cr_assert_not_null(src, "%s", bext_last_error());
       bext_tensor *c = bext_contiguous(bext_transpose(bext_retain(src)));
       cr_assert_not_null(c, "%s", bext_last_error());
@@ -189,4 +192,41 @@ Test(flex_layout, transposed_copies_put_every_element_in_place) {
       bext_release(src);
       bext_release(c);
     }
+}
+
+/* The same through views with an offset and a third dim, for every
+ * element size the 8x8 blocks take (4, 2, 1) and one they do not (8): a
+ * slice starting inside each of its last two dims, transposed, copied. */
+Test(flex_layout, transposed_copies_of_offset_3d_views) {
+  const bext_dtype dts[] = { BEXT_F16, BEXT_BF16, BEXT_U8, BEXT_BOOL, BEXT_I32, BEXT_F32, BEXT_F64 };
+  enum { B = 3, R = 70, C = 45, R0 = 3, R1 = 67, C0 = 2, C1 = 43 };
+  for (size_t di = 0; di < sizeof dts / sizeof dts[0]; di++) {
+    bext_dtype dt = dts[di];
+    bext_tensor *src = matrix(B * R, C, dt == BEXT_I32 ? BEXT_I32 : BEXT_F32, 40 + (unsigned)di);
+    if (dt != BEXT_F32 && dt != BEXT_I32) src = bext_cast(src, dt);
+    src = bext_reshape(src, (int64_t[]){ B, R, C }, 3);
+    cr_assert_not_null(src, "%s", bext_last_error());
+    bext_tensor *v = bext_slice(bext_retain(src), (int64_t[]){ 0, R0, C0 }, (int64_t[]){ B, R1, C1 }, 3);
+    bext_tensor *c = bext_contiguous(bext_swap_dims(v, 1, 2));
+    cr_assert_not_null(c, "%s", bext_last_error());
+    size_t ns, nc, es = bext_dtype_size(dt);
+    unsigned char *s = bytes_of(src, &ns), *t = bytes_of(c, &nc);
+    cr_assert_eq(nc, (size_t)(B * (R1 - R0) * (C1 - C0)) * es);
+    int bad = 0;
+    for (int64_t b = 0; b < B; b++)
+      for (int64_t i = 0; i < C1 - C0 && bad < 3; i++)
+        for (int64_t j = 0; j < R1 - R0 && bad < 3; j++) {
+          size_t to = (size_t)((b * (C1 - C0) + i) * (R1 - R0) + j) * es;
+          size_t from = (size_t)((b * R + R0 + j) * C + C0 + i) * es;
+          if (memcmp(t + to, s + from, es) != 0) {
+            cr_expect_fail("dtype %d: copy[%ld][%ld][%ld] is not the view's [%ld][%ld][%ld]", (int)dt, (long)b,
+                           (long)i, (long)j, (long)b, (long)j, (long)i);
+            bad++;
+          }
+        }
+    free(s);
+    free(t);
+    bext_release(src);
+    bext_release(c);
+  }
 }

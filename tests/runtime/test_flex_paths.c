@@ -1,8 +1,9 @@
 /* test_flex_paths.c — Flex's fast paths of the speed matrix (issue 15)
  * against the NdArray reference, exactly: arange in vector lanes (f32,
  * f64, i32 with saturation, fractional and negative steps), gather,
- * scatter_add and select_assign by rows over the pool (every dim, i32 and
- * i64 indices, strided operands, repeated indices, odd and empty sizes,
+ * scatter_add, select and select_assign by rows over the pool (every dim,
+ * i32 and i64 indices, strided operands, repeated indices, odd and empty
+ * sizes, halves' adds on NaN/inf/overflow/subnormals,
  * bad indices still reported with their position), and integer batched
  * matmul shared out by batch.  Sizes run from a few elements (inline) to
  * above the pool's threshold (split across two threads). */
@@ -88,11 +89,25 @@ Test(flex_paths, arange) {
     }
 }
 
+static bool g_edges;   /* data() mixes edge values into float tensors */
+
 /* Host values: n of dt (small ints for int dtypes, fractions for floats). */
 static bext_tensor *data(bext_dtype dt, int rank, const int64_t *shape, unsigned seed, const char *devname) {
   int64_t n = 1;
   for (int d = 0; d < rank; d++) n *= shape[d];
   bext_tensor *t = bext_random_uniform(shape, rank, -8, 8, seed, BEXT_F64, dev("flex"));
+  if (g_edges && bext_dtype_kind(dt) == BEXT_KIND_FLOAT) {
+    /* every 5th element an edge: NaN, infinities, signed zeros, the f16
+     * maximum (two of them overflow), subnormals, bf16's large values */
+    static const double edge[] = { NAN, INFINITY, -INFINITY, 0.0, -0.0, 65504.0, -65504.0, 3e-8, -6e-5, 3e38 };
+    double *v = malloc(sizeof(double) * (size_t)(n ? n : 1));
+    cr_assert(bext_read(t, v, sizeof(double) * (size_t)n));
+    for (int64_t i = 0; i < n; i++)
+      if ((i * 7 + seed) % 5 == 0) v[i] = edge[(i / 5 + seed) % 10];
+    bext_release(t);
+    t = bext_from_data(v, BEXT_F64, shape, rank, dev("flex"));
+    free(v);
+  }
   t = bext_cast(t, dt);
   cr_assert_not_null(t, "%s", bext_last_error());
   if (strcmp(devname, "flex")) t = bext_to_device(t, dev(devname));
@@ -134,9 +149,11 @@ static void index_case(int op, bext_dtype dt, bext_dtype idt, int64_t rows, int6
     case 0: r[k] = bext_gather(t, dim, indices(idt, 2, ishape, bound, 9, -1, devs[k])); break;
     case 1: {
       bext_tensor *v = data(dt, 2, shape, 6, devs[k]);
+      if (trans && dim == 0) v = bext_swap_dims(bext_contiguous(bext_swap_dims(v, 0, 1)), 0, 1);   /* strided values */
       r[k] = bext_scatter_add(t, dim, indices(idt, 2, shape, bound, 9, -1, devs[k]), v);
       break;
     }
+    case 3: r[k] = bext_select(t, dim, indices(idt, 1, (int64_t[]){ nsel }, bound, 3, -1, devs[k])); break;
     default: {
       int64_t vshape[2] = { rows, cols };
       vshape[dim] = nsel;
@@ -148,23 +165,77 @@ static void index_case(int op, bext_dtype dt, bext_dtype idt, int64_t rows, int6
     }
   }
   char what[128];
-  snprintf(what, sizeof what, "%s %s [%lld x %lld] dim %d, %s indices%s",
-           op == 0 ? "gather" : op == 1 ? "scatter_add" : "select_assign", bext_dtype_name(dt), (long long)rows,
-           (long long)cols, dim, bext_dtype_name(idt), trans ? ", transposed" : "");
+  snprintf(what, sizeof what, "%s %s [%lld x %lld] dim %d, %s indices%s%s",
+           op == 0 ? "gather" : op == 1 ? "scatter_add" : op == 3 ? "select" : "select_assign", bext_dtype_name(dt),
+           (long long)rows, (long long)cols, dim, bext_dtype_name(idt), trans ? ", transposed" : "",
+           g_edges ? ", edge values" : "");
   same(r[0], r[1], what);
 }
 
 Test(flex_paths, gather_scatter_select_assign) {
-  static const bext_dtype dts[] = { BEXT_F32, BEXT_F64, BEXT_I32, BEXT_I64, BEXT_F16, BEXT_BOOL };
-  static const int64_t sizes[][2] = { { 1, 1 }, { 3, 7 }, { 17, 9 }, { 300, 257 }, { 5, 20011 } };
-  for (int op = 0; op < 3; op++)
+  static const bext_dtype dts[] = { BEXT_F32, BEXT_F64, BEXT_I32, BEXT_I64, BEXT_F16, BEXT_BF16, BEXT_BOOL };
+  static const int64_t sizes[][2] = { { 1, 1 }, { 3, 7 }, { 17, 9 }, { 300, 257 }, { 5, 20011 },
+                                      { 9, 8 }, { 20, 31 }, { 12, 33 } };
+  for (int op = 0; op < 4; op++)
     for (size_t d = 0; d < sizeof dts / sizeof dts[0]; d++)
       for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
         for (int dim = 0; dim < 2; dim++)
           for (int tr = 0; tr < 2; tr++) {
-            if (op > 0 && dts[d] == BEXT_BOOL) continue;   /* scatter_add/select_assign take numbers */
+            if ((op == 1 || op == 2) && dts[d] == BEXT_BOOL) continue;   /* scatter_add/select_assign: numbers */
             index_case(op, dts[d], (s + (size_t)dim) % 2 ? BEXT_I32 : BEXT_I64, sizes[s][0], sizes[s][1], dim, tr);
           }
+}
+
+/* The halves' adds (f16 through f32 blocks, bf16 by the fused kernel,
+ * strided rows and scatters by the scalar rule) on NaN, infinities,
+ * signed zeros, overflowing sums and subnormals, at row lengths around
+ * the vector width: the reference's bits. */
+Test(flex_paths, half_adds_on_edge_values) {
+  static const bext_dtype dts[] = { BEXT_F16, BEXT_BF16, BEXT_F32 };
+  static const int64_t sizes[][2] = { { 4, 1 }, { 11, 7 }, { 10, 8 }, { 13, 9 }, { 40, 33 }, { 300, 257 } };
+  g_edges = true;
+  for (int op = 1; op < 3; op++)
+    for (size_t d = 0; d < sizeof dts / sizeof dts[0]; d++)
+      for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+        for (int dim = 0; dim < 2; dim++)
+          for (int tr = 0; tr < 2; tr++) index_case(op, dts[d], BEXT_I64, sizes[s][0], sizes[s][1], dim, tr);
+  g_edges = false;
+}
+
+/* Copies of long contiguous blocks (over 256 KiB, split by bytes across
+ * the pool): repeat_dim and cat along dim 0, slice_assign of whole rows
+ * and of a range inside each of 3 long rows (a few rows, each split), a
+ * narrow of a long row made contiguous; 1-, 2-, 4- and 8-byte elements,
+ * sizes that are not multiples of the 4 KiB split. */
+Test(flex_paths, long_contiguous_block_copies) {
+  static const bext_dtype dts[] = { BEXT_BOOL, BEXT_BF16, BEXT_F32, BEXT_I64 };
+  const char *devs[2] = { "flex", "ndarray" };
+  for (size_t d = 0; d < sizeof dts / sizeof dts[0]; d++)
+    for (int op = 0; op < 5; op++) {
+      bext_tensor *r[2];
+      for (int k = 0; k < 2; k++) {
+        bext_tensor *t = data(dts[d], 2, (int64_t[]){ 301, 1003 }, 11, devs[k]);
+        bext_tensor *w = data(dts[d], 2, (int64_t[]){ 3, 200001 }, 12, devs[k]);
+        switch (op) {
+        case 0: r[k] = bext_repeat_dim(t, 0, 3); bext_release(w); break;
+        case 1: r[k] = bext_cat((bext_tensor *[]){ t, bext_retain(t) }, 2, 0); bext_release(w); break;
+        case 2:
+          r[k] = bext_slice_assign(t, (int64_t[]){ 17 }, (int64_t[]){ 290 }, 1,
+                                   data(dts[d], 2, (int64_t[]){ 273, 1003 }, 13, devs[k]));
+          bext_release(w);
+          break;
+        case 3:
+          r[k] = bext_slice_assign(w, (int64_t[]){ 0, 1001 }, (int64_t[]){ 3, 190000 }, 2,
+                                   data(dts[d], 2, (int64_t[]){ 3, 188999 }, 14, devs[k]));
+          bext_release(t);
+          break;
+        default: r[k] = bext_contiguous(bext_narrow(w, 1, 999, 150001)); bext_release(t); break;
+        }
+      }
+      char what[96];
+      snprintf(what, sizeof what, "long block copy %d of %s", op, bext_dtype_name(dts[d]));
+      same(r[0], r[1], what);
+    }
 }
 
 Test(flex_paths, empty_index_tensors) {
@@ -285,6 +356,8 @@ static bext_tensor *native_op(int which, bext_tensor *a, bext_tensor *b, double 
   case 23: bext_release(b); return bext_abs(a);
   case 24: bext_release(b); return bext_relu(a);
   case 25: bext_release(b); return bext_sign(a);
+  case 26: return bext_pow(a, b);
+  case 27: bext_release(b); return bext_pow_scalar(a, s);
   default: bext_release(b); return bext_clamp(a, s, s + 100);
   }
 }
@@ -294,12 +367,16 @@ Test(flex_paths, native_width_ints_and_f64_comparisons) {
    * vector-edge and threaded sizes; scalars inside i32 (native) and
    * outside it or fractional (the general engine) */
   static const bext_dtype dts[] = { BEXT_I32, BEXT_I64, BEXT_F64 };
-  static const int64_t ns[] = { 1, 7, 33, 70001 };
-  static const double scal[] = { 3, -1, 0, 2.5, -2.5, 3e9, -3e9, 2147483647.0, -2147483648.0 };
+  static const int64_t ns[] = { 1, 7, 8, 9, 15, 16, 17, 31, 32, 33, 70001 };
+  /* i64 divisors past i32 (by magic numbers), +-1 and 0 (the rule's own
+   * answers), saturating ones (INT64_MIN/MAX) */
+  static const double scal[] = { 3, -1, 0, 2.5, -2.5, 3e9, -3e9, 2147483647.0, -2147483648.0, 1, -7,
+                                 4294967311.0, -1099511627776.0, 9.3e18, -9.3e18 };
   for (size_t d = 0; d < 3; d++)
-    for (size_t k = 0; k < 4; k++)
-      for (int which = 0; which <= 26; which++)
-        for (size_t si = 0; si < (which >= 13 ? sizeof scal / sizeof scal[0] : 1); si++) {
+    for (size_t k = 0; k < sizeof ns / sizeof ns[0]; k++)
+      for (int which = 0; which <= 28; which++)
+        for (size_t si = 0; si < (which >= 13 && which != 26 ? sizeof scal / sizeof scal[0] : 1); si++) {
+          if (dts[d] == BEXT_F64 && (which == 26 || which == 27)) continue;   /* libmvec's pow: last bits open */
           bext_tensor *r[2];
           const char *devs[2] = { "flex", "ndarray" };
           for (int q = 0; q < 2; q++)
@@ -309,6 +386,87 @@ Test(flex_paths, native_width_ints_and_f64_comparisons) {
                    (long long)ns[k], scal[si]);
           same(r[0], r[1], what);
         }
+}
+
+Test(flex_paths, integer_ops_of_transposed_and_broadcast_operands) {
+  /* the native-width ops' rows when an operand is a transposed view or
+   * broadcasts (those take the general engine or the tile walk): i32 and
+   * i64 division, rem and pow by tensors and scalars, unary ops,
+   * comparisons, on shapes around the vector width */
+  static const int64_t shp[][2] = { { 9, 33 }, { 40, 17 }, { 64, 256 } };
+  static const bext_dtype dts[] = { BEXT_I32, BEXT_I64 };
+  for (size_t d = 0; d < 2; d++)
+    for (size_t q = 0; q < 3; q++)
+      for (int form = 0; form < 3; form++)
+        for (int which = 0; which <= 28; which++) {
+          bext_tensor *r[2];
+          const char *devs[2] = { "flex", "ndarray" };
+          for (int v = 0; v < 2; v++) {
+            const int64_t n = shp[q][0] * shp[q][1], tr[2] = { shp[q][1], shp[q][0] };
+            bext_tensor *a = bext_reshape(edgy(dts[d], n, 3, devs[v]), tr, 2);
+            a = bext_swap_dims(a, 0, 1);   /* [rows, cols], transposed */
+            bext_tensor *b = bext_reshape(edgy(dts[d], n, 4, devs[v]), shp[q], 2);
+            if (form == 1) {   /* a row broadcast against a contiguous a */
+              bext_release(a);
+              a = bext_reshape(edgy(dts[d], n, 5, devs[v]), shp[q], 2);
+              bext_release(b);
+              b = edgy(dts[d], shp[q][1], 6, devs[v]);
+            } else if (form == 2) {   /* the transposed operand second */
+              bext_tensor *t = a;
+              a = b;
+              b = t;
+            }
+            r[v] = native_op(which, a, b, which % 2 ? -7 : 4294967311.0);
+          }
+          char what[96];
+          snprintf(what, sizeof what, "op %d on %s [%lld x %lld] form %d", which, bext_dtype_name(dts[d]),
+                   (long long)shp[q][0], (long long)shp[q][1], form);
+          same(r[0], r[1], what);
+        }
+}
+
+/* n bools (0/1 bytes) from a seed. */
+static bext_tensor *bools(int64_t n, unsigned seed, const char *devname) {
+  uint8_t *v = malloc((size_t)(n ? n : 1));
+  uint64_t s = seed;
+  for (int64_t i = 0; i < n; i++) {
+    s = s * 6364136223846793005ull + 1442695040888963407ull;
+    v[i] = (uint8_t)((s >> 40) & 1);
+  }
+  bext_tensor *t = bext_from_data(v, BEXT_BOOL, &n, 1, dev(devname));
+  free(v);
+  cr_assert_not_null(t, "%s", bext_last_error());
+  return t;
+}
+
+Test(flex_paths, bool_ops_at_their_width) {
+  /* and, or, xor, eq, ne, not of bool tensors: contiguous (the byte
+   * kernels) on lengths around the vector widths and threaded, and
+   * transposed or broadcast (the general engine) */
+  static const int64_t ns[] = { 1, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 70001 };
+  for (size_t k = 0; k < sizeof ns / sizeof ns[0]; k++)
+    for (int form = 0; form < 3; form++)
+      for (int which = 0; which < 6; which++) {
+        bext_tensor *r[2];
+        const char *devs[2] = { "flex", "ndarray" };
+        const int64_t n = ns[k], sh[2] = { 3, n }, tr[2] = { n, 3 };
+        for (int v = 0; v < 2; v++) {
+          bext_tensor *a = bools(3 * n, 7, devs[v]), *b = bools(3 * n, 8, devs[v]);
+          if (form == 1) a = bext_swap_dims(bext_reshape(a, tr, 2), 0, 1), b = bext_reshape(b, sh, 2);
+          if (form == 2) a = bext_reshape(a, sh, 2), bext_release(b), b = bools(n, 9, devs[v]);
+          switch (which) {
+          case 0: r[v] = bext_and(a, b); break;
+          case 1: r[v] = bext_or(a, b); break;
+          case 2: r[v] = bext_xor(a, b); break;
+          case 3: r[v] = bext_eq(a, b); break;
+          case 4: r[v] = bext_ne(a, b); break;
+          default: bext_release(b); r[v] = bext_not(a); break;
+          }
+        }
+        char what[64];
+        snprintf(what, sizeof what, "bool op %d [%lld] form %d", which, (long long)n, form);
+        same(r[0], r[1], what);
+      }
 }
 
 Test(flex_paths, rounding_and_sign_in_lanes) {
