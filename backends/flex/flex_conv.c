@@ -34,6 +34,7 @@ void bxfx_load(void *dst, int r, const void *p, bext_dtype dt, int64_t s, size_t
     case BEXT_F64: LOOP(o[i] = (float)AT(double, i)) break;
     case BEXT_I32: LOOP(o[i] = (float)(double)AT(int32_t, i)) break;
     case BEXT_I64: LOOP(o[i] = (float)(double)AT(int64_t, i)) break;
+    case BEXT_BOOL: LOOP(o[i] = AT(uint8_t, i) != 0) break;
     default: LOOP(o[i] = (float)AT(uint8_t, i)) break;
     }
     break;
@@ -47,6 +48,7 @@ void bxfx_load(void *dst, int r, const void *p, bext_dtype dt, int64_t s, size_t
     case BEXT_BF16: LOOP(o[i] = bxk_bf16_to_f32(AT(uint16_t, i))) break;
     case BEXT_I32: LOOP(o[i] = AT(int32_t, i)) break;
     case BEXT_I64: LOOP(o[i] = (double)AT(int64_t, i)) break;
+    case BEXT_BOOL: LOOP(o[i] = AT(uint8_t, i) != 0) break;
     default: LOOP(o[i] = AT(uint8_t, i)) break;
     }
     break;
@@ -56,7 +58,8 @@ void bxfx_load(void *dst, int r, const void *p, bext_dtype dt, int64_t s, size_t
     switch (dt) {
     case BEXT_I64: LOOP(o[i] = AT(int64_t, i)) break;
     case BEXT_I32: LOOP(o[i] = AT(int32_t, i)) break;
-    case BEXT_U8: case BEXT_BOOL: LOOP(o[i] = AT(uint8_t, i)) break;
+    case BEXT_U8: LOOP(o[i] = AT(uint8_t, i)) break;
+    case BEXT_BOOL: LOOP(o[i] = AT(uint8_t, i) != 0) break;   /* any nonzero byte is true (bxr_load_i64) */
     case BEXT_F32: LOOP(o[i] = bxk_f64_to_i64(AT(float, i))) break;
     case BEXT_F64: LOOP(o[i] = bxk_f64_to_i64(AT(double, i))) break;
     case BEXT_F16: LOOP(o[i] = bxk_f64_to_i64(bxk_f16_to_f32(AT(uint16_t, i)))) break;

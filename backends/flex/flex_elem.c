@@ -1096,72 +1096,88 @@ struct cast_job {
   bool contig;
 };
 
-/* Contiguous n elements by the kernels or by blocks through a compute
- * representation, for the pairs where that is bxr_convert's rule exactly:
- * a float source widens to f64 exactly and bxfx_store applies the
- * reference's per-dtype stores; an int source other than i64 widens to
- * i64 (and to f64) exactly.  i64 to a float narrower than f64 rounds once
- * to f32 in the reference: (float)v here too, not through double.
- * Returns false for a pair it does not take (none at present). */
-static bool cast_fast(char *dst, bext_dtype ddt, const char *src, bext_dtype sdt, size_t n) {
+/* One kernel call for the pairs that have one (bxr_convert's rule bit for
+ * bit: flex_kern.h, flex_kern_cast.h); false for the others. */
+static bool cast_direct(char *dst, bext_dtype ddt, const char *src, bext_dtype sdt, size_t n) {
   const struct bxfx_kernels *K = bxfx_kern();
-  if (sdt == BEXT_F32) {
-    switch (ddt) {
-    case BEXT_F16: K->f32_to_f16((const float *)src, (uint16_t *)dst, n); return true;
-    case BEXT_BF16: K->f32_to_bf16((const float *)src, (uint16_t *)dst, n); return true;
-    case BEXT_I32: K->f32_to_i32((const float *)src, (int32_t *)dst, n); return true;
-    case BEXT_F64: K->f32_to_f64((const float *)src, (double *)dst, n); return true;
-    case BEXT_I64: { /* bxk_f64_to_i64 of the exactly widened value, in one pass (the
-                      * blocks below widened to an f64 buffer first) */
-      const float *a = (const float *)src;
-      int64_t *o = (int64_t *)dst;
-      for (size_t i = 0; i < n; i++) o[i] = bxk_f64_to_i64((double)a[i]);
-      return true;
-    }
-    case BEXT_BOOL: { /* x != 0 (NaN is true): the comparison kernel against 0 */
-      const float zero = 0.0f;
-      K->cmp[BXFX_CMP_ne]((const float *)src, &zero, (uint8_t *)dst, n, BXFX_VS);
-      return true;
-    }
-    default: break;
-    }
+#define PAIR(s, d) ((int)(s) * BEXT_DTYPE_COUNT + (int)(d))
+  switch (PAIR(sdt, ddt)) {
+  case PAIR(BEXT_F32, BEXT_F16): K->f32_to_f16((const float *)src, (uint16_t *)dst, n); return true;
+  case PAIR(BEXT_F32, BEXT_BF16): K->f32_to_bf16((const float *)src, (uint16_t *)dst, n); return true;
+  case PAIR(BEXT_F32, BEXT_I32): K->f32_to_i32((const float *)src, (int32_t *)dst, n); return true;
+  case PAIR(BEXT_F32, BEXT_I64): K->f32_to_i64((const float *)src, (int64_t *)dst, n); return true;
+  case PAIR(BEXT_F32, BEXT_F64): K->f32_to_f64((const float *)src, (double *)dst, n); return true;
+  case PAIR(BEXT_F16, BEXT_F32): K->f16_to_f32((const uint16_t *)src, (float *)dst, n); return true;
+  case PAIR(BEXT_BF16, BEXT_F32): K->bf16_to_f32((const uint16_t *)src, (float *)dst, n); return true;
+  case PAIR(BEXT_I32, BEXT_F32): K->i32_to_f32((const int32_t *)src, (float *)dst, n); return true;
+  case PAIR(BEXT_I64, BEXT_F32): K->i64_to_f32((const int64_t *)src, (float *)dst, n); return true;
+  case PAIR(BEXT_F64, BEXT_F32): K->f64_to_f32((const double *)src, (float *)dst, n); return true;
+  case PAIR(BEXT_F64, BEXT_I32): K->f64_to_i32((const double *)src, (int32_t *)dst, n); return true;
+  case PAIR(BEXT_F64, BEXT_I64): K->f64_to_i64((const double *)src, (int64_t *)dst, n); return true;
+  case PAIR(BEXT_I64, BEXT_F64): K->i64_to_f64((const int64_t *)src, (double *)dst, n); return true;
+  case PAIR(BEXT_I32, BEXT_F64): K->i32_to_f64((const int32_t *)src, (double *)dst, n); return true;
+  case PAIR(BEXT_I32, BEXT_I64): K->i32_to_i64((const int32_t *)src, (int64_t *)dst, n); return true;
+  case PAIR(BEXT_I64, BEXT_I32): K->i64_to_i32((const int64_t *)src, (int32_t *)dst, n); return true;
+  /* x != 0 (NaN is true): the comparison kernels against 0 */
+  case PAIR(BEXT_F32, BEXT_BOOL): {
+    const float zero = 0.0f;
+    K->cmp[BXFX_CMP_ne]((const float *)src, &zero, (uint8_t *)dst, n, BXFX_VS);
+    return true;
   }
-  if (sdt == BEXT_I64 && (ddt == BEXT_F32 || ddt == BEXT_F16 || ddt == BEXT_BF16)) {
-    /* (float)v, one rounding as in the reference, which also narrows to
-     * the halves from that f32. */
-    const int64_t *a = (const int64_t *)src;
-    if (ddt == BEXT_F32) {
-      for (size_t i = 0; i < n; i++) ((float *)dst)[i] = (float)a[i];
-      return true;
-    }
-    _Alignas(32) float f[BXFX_BLK];
+  case PAIR(BEXT_F64, BEXT_BOOL): {
+    const double zero = 0.0;
+    K->cmp_f64(BXFX_CMP_ne, (const double *)src, &zero, (uint8_t *)dst, n, BXFX_VS);
+    return true;
+  }
+  case PAIR(BEXT_I32, BEXT_BOOL): {
+    const int32_t zero = 0;
+    K->cmp_i32(BXFX_CMP_ne, (const int32_t *)src, &zero, (uint8_t *)dst, n, BXFX_VS);
+    return true;
+  }
+  case PAIR(BEXT_I64, BEXT_BOOL): {
+    const int64_t zero = 0;
+    K->cmp_i64(BXFX_CMP_ne, (const int64_t *)src, &zero, (uint8_t *)dst, n, BXFX_VS);
+    return true;
+  }
+  case PAIR(BEXT_BOOL, BEXT_F32): case PAIR(BEXT_U8, BEXT_F32): {   /* bool bytes read as x != 0, as bxr_load_i64 does */
+    const uint8_t *a = (const uint8_t *)src;
+    float *o = (float *)dst;
+    if (sdt == BEXT_BOOL) for (size_t i = 0; i < n; i++) o[i] = a[i] != 0;
+    else for (size_t i = 0; i < n; i++) o[i] = a[i];
+    return true;
+  }
+  default: return false;
+  }
+#undef PAIR
+}
+
+/* Contiguous n elements in one pass.  Pairs without a kernel go through
+ * f32 blocks that stay in L1 where that is bxr_convert's rule: f16, bf16,
+ * bool and u8 widen to f32 exactly, and every store of a float value is a
+ * rule on that f32 value; a float or int stored to f16/bf16 is rounded to
+ * f32 first by the reference too (one rounding for i64, as (float)v).
+ * The rest go through the compute representations by blocks: a float
+ * source widens to f64 exactly and bxfx_store applies the reference's
+ * per-dtype stores; an int source widens to i64 exactly.  Returns false
+ * for a pair it does not take (none at present). */
+static bool cast_fast(char *dst, bext_dtype ddt, const char *src, bext_dtype sdt, size_t n) {
+  if (cast_direct(dst, ddt, src, sdt, n)) return true;
+  size_t ss = bext_dtype_size(sdt), ds = bext_dtype_size(ddt);
+  _Alignas(32) char buf[BXFX_BLK * 8];
+  bool widen_exact = sdt == BEXT_F16 || sdt == BEXT_BF16 || sdt == BEXT_BOOL || sdt == BEXT_U8;
+  bool to_half = ddt == BEXT_F16 || ddt == BEXT_BF16;
+  /* Every dtype but f32 itself has a kernel to f32, and every one but u8
+   * (and f32) a kernel from it. */
+  if ((widen_exact || to_half) && ddt != BEXT_U8) {
     for (size_t i = 0; i < n; i += BXFX_BLK) {
       size_t m = n - i < BXFX_BLK ? n - i : BXFX_BLK;
-      for (size_t j = 0; j < m; j++) f[j] = (float)a[i + j];
-      (ddt == BEXT_F16 ? K->f32_to_f16 : K->f32_to_bf16)(f, (uint16_t *)dst + i, m);
+      bool ok = cast_direct(buf, BEXT_F32, src + i * ss, sdt, m) && cast_direct(dst + i * ds, ddt, buf, BEXT_F32, m);
+      BXR_ASSERT(ok);
     }
     return true;
   }
-  if (ddt == BEXT_F32) {
-    switch (sdt) {
-    case BEXT_F16: K->f16_to_f32((const uint16_t *)src, (float *)dst, n); return true;
-    case BEXT_BF16: K->bf16_to_f32((const uint16_t *)src, (float *)dst, n); return true;
-    case BEXT_I32: K->i32_to_f32((const int32_t *)src, (float *)dst, n); return true;
-    case BEXT_F64: K->f64_to_f32((const double *)src, (float *)dst, n); return true;
-    case BEXT_BOOL: case BEXT_U8: {   /* bool bytes read as x != 0, as bxr_load_i64 does */
-      const uint8_t *a = (const uint8_t *)src;
-      float *o = (float *)dst;
-      if (sdt == BEXT_BOOL) for (size_t i = 0; i < n; i++) o[i] = a[i] != 0;
-      else for (size_t i = 0; i < n; i++) o[i] = a[i];
-      return true;
-    }
-    default: break;
-    }
-  }
   bool flt = bext_dtype_kind(sdt) == BEXT_KIND_FLOAT;
   int r = flt ? BXFX_R_F64 : BXFX_R_I64;
-  size_t ss = bext_dtype_size(sdt), ds = bext_dtype_size(ddt);
-  _Alignas(32) char buf[BXFX_BLK * 8];
   for (size_t i = 0; i < n; i += BXFX_BLK) {
     size_t m = n - i < BXFX_BLK ? n - i : BXFX_BLK;
     bxfx_load(buf, r, src + i * ss, sdt, 1, m);

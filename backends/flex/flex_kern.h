@@ -293,6 +293,16 @@ struct bxfx_kernels {
   void (*i32_to_f32)(const int32_t *a, float *o, size_t n);
   void (*f32_to_f64)(const float *a, double *o, size_t n);
   void (*f64_to_f32)(const double *a, float *o, size_t n);
+  /* Casts between i32, i64, f64 and f32 <-> i64 with the same rules
+   * (flex_kern_cast.h): int -> int wraps. */
+  void (*i64_to_f64)(const int64_t *a, double *o, size_t n);
+  void (*i64_to_f32)(const int64_t *a, float *o, size_t n);
+  void (*f32_to_i64)(const float *a, int64_t *o, size_t n);
+  void (*f64_to_i64)(const double *a, int64_t *o, size_t n);
+  void (*f64_to_i32)(const double *a, int32_t *o, size_t n);
+  void (*i32_to_f64)(const int32_t *a, double *o, size_t n);
+  void (*i32_to_i64)(const int32_t *a, int64_t *o, size_t n);
+  void (*i64_to_i32)(const int64_t *a, int32_t *o, size_t n);
 };
 
 /* Pairwise summation as a running binary counter: push the sums of

@@ -1634,6 +1634,8 @@ BXFX_TILE8_DEF(tile8_u16, uint16_t, v8h)
 BXFX_TILE8_DEF(tile8_u8, uint8_t, v8b)
 #undef BXFX_TILE8_DEF
 
+#include "flex_kern_cast.h"
+
 const struct bxfx_kernels VARIANT = {
   .isa = VARIANT_NAME,
   .bin = {
@@ -1753,4 +1755,12 @@ const struct bxfx_kernels VARIANT = {
   .i32_to_f32 = SFX(i32_to_f32),
   .f32_to_f64 = SFX(f32_to_f64),
   .f64_to_f32 = SFX(f64_to_f32),
+  .i64_to_f64 = SFX(i64_to_f64),
+  .i64_to_f32 = SFX(i64_to_f32),
+  .f32_to_i64 = SFX(f32_to_i64),
+  .f64_to_i64 = SFX(f64_to_i64),
+  .f64_to_i32 = SFX(f64_to_i32),
+  .i32_to_f64 = SFX(i32_to_f64),
+  .i32_to_i64 = SFX(i32_to_i64),
+  .i64_to_i32 = SFX(i64_to_i32),
 };
