@@ -3,8 +3,11 @@
  * feature of BXVK_NEEDS it has.  No link-time dependency on Vulkan: a
  * machine without the loader gets "backend unavailable: no Vulkan loader
  * (...)" from bxvk_open and everything else of bext works. */
+#define _GNU_SOURCE   /* dl_iterate_phdr */
 #include <dlfcn.h>
 #include <inttypes.h>
+#include <link.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,6 +108,45 @@ static unsigned query_features(struct bxvk_dev *d, struct feats *f) {
   return have;
 }
 
+/* The drivers an instance loads stay loaded for the process, as the
+ * loader itself does (NODELETE above).  The Vulkan loader dlcloses its
+ * ICDs at vkDestroyInstance; lavapipe then unmaps with it libLLVM, whose
+ * globals still point at heap blocks, which LeakSanitizer (make test's
+ * sanitizer build) reports as leaks from an "<unknown module>", and the
+ * next device open pays the driver's and LLVM's load again.  So: the
+ * objects mapped before the first instance are recorded, and those that
+ * appear with it are opened again with RTLD_NOLOAD | RTLD_NODELETE. */
+enum { BXVK_MAX_OBJS = 1024 };
+struct bxvk_objs {
+  uintptr_t base[BXVK_MAX_OBJS];
+  int n;
+  char *fresh[64];
+  int nfresh;
+};
+static int objs_record(struct dl_phdr_info *info, size_t size, void *p) {
+  (void)size;
+  struct bxvk_objs *o = p;
+  if (o->n < BXVK_MAX_OBJS) o->base[o->n++] = (uintptr_t)info->dlpi_addr;
+  return 0;
+}
+static int objs_fresh(struct dl_phdr_info *info, size_t size, void *p) {
+  (void)size;
+  struct bxvk_objs *o = p;
+  if (!info->dlpi_name || !info->dlpi_name[0] || o->nfresh == 64) return 0;
+  for (int k = 0; k < o->n; k++)
+    if (o->base[k] == (uintptr_t)info->dlpi_addr) return 0;
+  o->fresh[o->nfresh] = strdup(info->dlpi_name);   /* dlopen after the walk: it holds the loader's lock */
+  if (o->fresh[o->nfresh]) o->nfresh++;
+  return 0;
+}
+static void pin_drivers(struct bxvk_objs *before) {
+  dl_iterate_phdr(objs_fresh, before);
+  for (int k = 0; k < before->nfresh; k++) {
+    (void)dlopen(before->fresh[k], RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);   /* kept: never closed */
+    free(before->fresh[k]);
+  }
+}
+
 struct bxvk_dev *bxvk_open_at(const char *lib, int index, const struct bxvk_disk *disk, struct bxk_diags *ds) {
   struct bxvk_dev *d = calloc(1, sizeof *d);
   if (!d) {
@@ -132,7 +174,14 @@ struct bxvk_dev *bxvk_open_at(const char *lib, int index, const struct bxvk_disk
                            .pEngineName = "bext", .apiVersion = iv >= VK_API_VERSION_1_2 ? VK_API_VERSION_1_2
                                                                                           : VK_API_VERSION_1_1};
   VkInstanceCreateInfo ici = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO, .pApplicationInfo = &app};
+  static struct bxvk_objs before;   /* (8 KiB: not on a caller's stack) */
+  static pthread_mutex_t pin_lock = PTHREAD_MUTEX_INITIALIZER;
+  static bool pinned;
+  pthread_mutex_lock(&pin_lock);
+  if (!pinned) before.n = 0, before.nfresh = 0, dl_iterate_phdr(objs_record, &before);
   VkResult r = create(&ici, NULL, &d->inst);
+  if (r == VK_SUCCESS && !pinned) pin_drivers(&before), pinned = true;
+  pthread_mutex_unlock(&pin_lock);
   if (r != VK_SUCCESS) return fail(d, ds, "vkCreateInstance: %s", bxvk_result(r));
 #define BXVK_X_(f)                                                   \
   d->f = (PFN_##f)d->gipa(d->inst, #f);                             \
