@@ -860,34 +860,20 @@ static double SFX(leaf_bf16)(const uint16_t *p, size_t m) { BXFX_LEAF_BODY(SFX(l
 static double SFX(leaf_f16)(const uint16_t *p, size_t m) { BXFX_LEAF_BODY(SFX(ld4hf), bxk_f16_to_f32) }
 #undef BXFX_LEAF_BODY
 
-static double SFX(sum_f64)(const double *a, size_t n) {
-  struct bxfx_pw pw;
-  bxfx_pw_init(&pw);
-  for (size_t i = 0; i < n; i += BXFX_LEAF)
-    bxfx_pw_push(&pw, SFX(leaf_f64)(a + i, n - i < BXFX_LEAF ? n - i : BXFX_LEAF));
-  return bxfx_pw_done(&pw);
-}
-static double SFX(sum_f32)(const float *a, size_t n) {
-  struct bxfx_pw pw;
-  bxfx_pw_init(&pw);
-  for (size_t i = 0; i < n; i += BXFX_LEAF)
-    bxfx_pw_push(&pw, SFX(leaf_f32)(a + i, n - i < BXFX_LEAF ? n - i : BXFX_LEAF));
-  return bxfx_pw_done(&pw);
-}
-static double SFX(sum_bf16)(const uint16_t *a, size_t n) {
-  struct bxfx_pw pw;
-  bxfx_pw_init(&pw);
-  for (size_t i = 0; i < n; i += BXFX_LEAF)
-    bxfx_pw_push(&pw, SFX(leaf_bf16)(a + i, n - i < BXFX_LEAF ? n - i : BXFX_LEAF));
-  return bxfx_pw_done(&pw);
-}
-static double SFX(sum_f16)(const uint16_t *a, size_t n) {
-  struct bxfx_pw pw;
-  bxfx_pw_init(&pw);
-  for (size_t i = 0; i < n; i += BXFX_LEAF)
-    bxfx_pw_push(&pw, SFX(leaf_f16)(a + i, n - i < BXFX_LEAF ? n - i : BXFX_LEAF));
-  return bxfx_pw_done(&pw);
-}
+/* The pairwise tree over leaves of BXFX_LEAF elements, one per type. */
+#define BXFX_SUM_FN(T, E)                                                                  \
+  static double SFX(sum_##T)(const E *a, size_t n) {                                      \
+    struct bxfx_pw pw;                                                                    \
+    bxfx_pw_init(&pw);                                                                    \
+    for (size_t i = 0; i < n; i += BXFX_LEAF)                                             \
+      bxfx_pw_push(&pw, SFX(leaf_##T)(a + i, n - i < BXFX_LEAF ? n - i : BXFX_LEAF));     \
+    return bxfx_pw_done(&pw);                                                             \
+  }
+BXFX_SUM_FN(f64, double)
+BXFX_SUM_FN(f32, float)
+BXFX_SUM_FN(bf16, uint16_t)
+BXFX_SUM_FN(f16, uint16_t)
+#undef BXFX_SUM_FN
 
 /* Row accumulation across an outer axis: acc[i] = acc[i] OP x[i] in f64
  * (x widened), the step of flex_reduce.c's sums (rows_sum) and products
