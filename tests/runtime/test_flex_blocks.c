@@ -1099,7 +1099,11 @@ Test(flex_blocks, fused_half_kernels_match_scalars) {
               float r = op == BXFX_BIN_add ? x + y : op == BXFX_BIN_sub ? x - y : op == BXFX_BIN_mul ? x * y
                       : op == BXFX_BIN_div ? x / y : op == BXFX_BIN_max ? bxk_max_f32(x, y) : bxk_min_f32(x, y);
               uint16_t want = narrow[h](r);
-              if (o[i] != want) {
+              /* Two NaN operands: which payload survives is the compiler's
+               * operand order (clang under TSan swaps x + y), so only
+               * NaN-ness is the rule's; one NaN's payload is exact. */
+              const bool both_nan = isnan(x) && isnan(y) && isnan(widen[h](o[i])) && isnan(widen[h](want));
+              if (o[i] != want && !both_nan) {
                 cr_expect_fail("%s bin_half[%s] op %d mode %d n %zu [%zu]: %#x, scalar rule %#x", K[v]->isa,
                                h == BXFX_H_F16 ? "f16" : "bf16", op, mode, n, i, o[i], want);
                 bad++;
