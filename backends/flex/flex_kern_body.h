@@ -640,11 +640,12 @@ static void SFX(powi_f32)(const float *a, float *o, size_t n, int e) {
  * (FMA two-products, the exponent's bits walked once, 1/x^|e| by one
  * Newton step: relative error below 2^-98 for |e| <= 64), takes the
  * rounded head h = round(h + l), and keeps it for a lane when both
- * h + (l - M) and h + (l + M) round to h, M = |h| * c covering twice
- * glibc's distance (c = 0.03 ulp for 2^-64 <= |h| <= 2^64, where
- * |e log|x|| <= 44.4; 0.09 ulp up to 2^+-960/1000) -- then the true x^e,
- * and everything glibc's pow can round, rounds to h.  Lanes near a
- * midpoint (~6% of random inputs), outside that range (overflow,
+ * h + (l - M) and h + (l + M) round to h, M = c ulp(h) covering 1.5
+ * times glibc's distance (c = 0.02 for 2^-64 <= |h| <= 2^64, where
+ * |e log|x|| <= 44.4 and glibc's bound is 0.0131 ulp; 0.065 up to
+ * 2^+-960/1000, bound 0.0428) -- then the true x^e, and everything
+ * glibc's pow can round, rounds to h.  Lanes near a midpoint (~4% of
+ * random inputs), outside that range (overflow,
  * subnormals, zeros), infinite or NaN take pow itself.  10^8 random
  * inputs per exponent matched pow bit for bit (tests/runtime/
  * test_flex_powi.c holds a smaller sample).  The baseline variant calls
@@ -657,77 +658,89 @@ static void SFX(powi_f32)(const float *a, float *o, size_t n, int e) {
     h = _mm256_add_pd(p_, e_);                                               \
     l = _mm256_sub_pd(e_, _mm256_sub_pd(h, p_));                             \
   } while (0)
-/* x^e for the lanes of x (m = |e| >= 1); the lanes whose result must come
- * from pow get their bit set in the returned mask. */
-static inline int SFX(powi4_f64)(__m256d x, unsigned m, bool neg, __m256d *res) {
+/* x^e for the lanes of V vectors x[] (m = |e| >= 1), side by side: the
+ * double-double steps are latency-bound chains.  The lanes whose result
+ * must come from pow get their bit set in the returned mask (4 a vector). */
+#define BXFX_POWI_V 2
+static inline int SFX(powi_f64v)(const __m256d *x, unsigned m, bool neg, __m256d *res) {
+  enum { V = BXFX_POWI_V };
   const __m256d absm = _mm256_castsi256_pd(_mm256_set1_epi64x(INT64_MAX));
-  __m256d bh = x, bl = _mm256_setzero_pd(), rh = bh, rl = bl;
+  const __m256d expm = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7ff0000000000000ll));
+  const __m256d one = _mm256_set1_pd(1.0);
+  __m256d bh[V], bl[V], rh[V], rl[V];
+  for (int j = 0; j < V; j++) bh[j] = rh[j] = x[j], bl[j] = rl[j] = _mm256_setzero_pd();
   bool have = false;
   for (unsigned k = m;;) {
     if (k & 1u) {
-      if (have) BXFX_DDMUL(rh, rl, bh, bl);
-      else rh = bh, rl = bl, have = true;
+      if (have)
+        for (int j = 0; j < V; j++) BXFX_DDMUL(rh[j], rl[j], bh[j], bl[j]);
+      else
+        for (int j = 0; j < V; j++) rh[j] = bh[j], rl[j] = bl[j];
+      have = true;
     }
     k >>= 1;
     if (!k) break;
-    BXFX_DDMUL(bh, bl, bh, bl);
+    for (int j = 0; j < V; j++) BXFX_DDMUL(bh[j], bl[j], bh[j], bl[j]);
   }
-  /* |x^m| in [2^-960, 2^1000]: every partial power and its tail stay
-   * normal (x^m's FMA residuals exact), 1/x^m too; NaN fails here. */
-  __m256d ah = _mm256_and_pd(rh, absm);
-  __m256d ok = _mm256_and_pd(_mm256_cmp_pd(ah, _mm256_set1_pd(0x1p-960), _CMP_GE_OQ),
-                             _mm256_cmp_pd(ah, _mm256_set1_pd(0x1p1000), _CMP_LE_OQ));
-  if (neg) {   /* 1/(h + l) = y (1 + r) + O(r^2), r = 1 - y (h + l) */
-    const __m256d y = _mm256_div_pd(_mm256_set1_pd(1.0), rh);
-    __m256d r = _mm256_fnmadd_pd(y, rh, _mm256_set1_pd(1.0));
-    r = _mm256_fnmadd_pd(y, rl, r);
-    const __m256d ql = _mm256_mul_pd(y, r);
-    rh = _mm256_add_pd(y, ql);
-    rl = _mm256_sub_pd(ql, _mm256_sub_pd(rh, y));
-    ah = _mm256_and_pd(rh, absm);
+  int bad = 0;
+  for (int j = 0; j < V; j++) {
+    /* |x^m| in [2^-960, 2^1000]: every partial power and its tail stay
+     * normal (x^m's FMA residuals exact), 1/x^m too; NaN fails here. */
+    __m256d ah = _mm256_and_pd(rh[j], absm);
+    __m256d ok = _mm256_and_pd(_mm256_cmp_pd(ah, _mm256_set1_pd(0x1p-960), _CMP_GE_OQ),
+                               _mm256_cmp_pd(ah, _mm256_set1_pd(0x1p1000), _CMP_LE_OQ));
+    if (neg) {   /* 1/(h + l) = y (1 + r) + O(r^2), r = 1 - y (h + l) */
+      const __m256d y = _mm256_div_pd(one, rh[j]);
+      __m256d r = _mm256_fnmadd_pd(y, rh[j], one);
+      r = _mm256_fnmadd_pd(y, rl[j], r);
+      const __m256d ql = _mm256_mul_pd(y, r);
+      rh[j] = _mm256_add_pd(y, ql);
+      rl[j] = _mm256_sub_pd(ql, _mm256_sub_pd(rh[j], y));
+      ah = _mm256_and_pd(rh[j], absm);
+    }
+    const __m256d near1 = _mm256_and_pd(_mm256_cmp_pd(ah, _mm256_set1_pd(0x1p-64), _CMP_GE_OQ),
+                                        _mm256_cmp_pd(ah, _mm256_set1_pd(0x1p64), _CMP_LE_OQ));
+    /* ulp(h): h's exponent bits (h >= 2^-1000 where it counts) times 2^-52 */
+    const __m256d ulp = _mm256_mul_pd(_mm256_and_pd(rh[j], expm), _mm256_set1_pd(0x1p-52));
+    const __m256d M = _mm256_mul_pd(ulp, _mm256_blendv_pd(_mm256_set1_pd(0.065), _mm256_set1_pd(0.02), near1));
+    const __m256d up = _mm256_add_pd(rh[j], _mm256_add_pd(rl[j], M));
+    const __m256d dn = _mm256_add_pd(rh[j], _mm256_sub_pd(rl[j], M));
+    ok = _mm256_and_pd(ok, _mm256_and_pd(_mm256_cmp_pd(up, rh[j], _CMP_EQ_OQ), _mm256_cmp_pd(dn, rh[j], _CMP_EQ_OQ)));
+    res[j] = rh[j];
+    bad |= (~_mm256_movemask_pd(ok) & 15) << (4 * j);
   }
-  const __m256d near1 = _mm256_and_pd(_mm256_cmp_pd(ah, _mm256_set1_pd(0x1p-64), _CMP_GE_OQ),
-                                      _mm256_cmp_pd(ah, _mm256_set1_pd(0x1p64), _CMP_LE_OQ));
-  const __m256d c = _mm256_blendv_pd(_mm256_set1_pd(0.09 * 0x1p-52), _mm256_set1_pd(0.03 * 0x1p-52), near1);
-  const __m256d M = _mm256_mul_pd(ah, c);
-  const __m256d up = _mm256_add_pd(rh, _mm256_add_pd(rl, M)), dn = _mm256_add_pd(rh, _mm256_sub_pd(rl, M));
-  ok = _mm256_and_pd(ok, _mm256_and_pd(_mm256_cmp_pd(up, rh, _CMP_EQ_OQ), _mm256_cmp_pd(dn, rh, _CMP_EQ_OQ)));
-  *res = rh;
-  return ~_mm256_movemask_pd(ok) & 15;
+  return bad;
 }
 #undef BXFX_DDMUL
 
 static void SFX(powi_f64)(const double *a, double *o, size_t n, int e) {
+  enum { W = 4 * BXFX_POWI_V };
   const unsigned m = (unsigned)(e < 0 ? -e : e);
   const bool neg = e < 0;
-  size_t i = 0;
   if (m == 0) {   /* pow(x, 0) is 1 for every x, NaN included */
-    for (; i < n; i++) o[i] = 1;
+    for (size_t i = 0; i < n; i++) o[i] = 1;
     return;
   }
-  /* Two vectors a step: the double-double chain is latency-bound.  o may
-   * be a (in place): the fallback lanes read the inputs kept in x. */
-  for (; i + 8 <= n; i += 8) {
-    __m256d r0, r1;
-    double x[8];
-    memcpy(x, a + i, sizeof x);
-    int b0 = SFX(powi4_f64)(_mm256_loadu_pd(x), m, neg, &r0);
-    int b1 = SFX(powi4_f64)(_mm256_loadu_pd(x + 4), m, neg, &r1);
-    _mm256_storeu_pd(o + i, r0);
-    _mm256_storeu_pd(o + i + 4, r1);
-    for (int bad = b0 | b1 << 4; bad; bad &= bad - 1) {
-      int k = __builtin_ctz((unsigned)bad);
-      o[i + (size_t)k] = pow(x[k], (double)e);
+  for (size_t i = 0; i < n; i += W) {
+    const size_t w = n - i < W ? n - i : W;
+    double t[W], r[W];
+    __m256d x[BXFX_POWI_V], y[BXFX_POWI_V];
+    if (w == W) {
+      for (int j = 0; j < BXFX_POWI_V; j++) x[j] = _mm256_loadu_pd(a + i + 4 * j);
+    } else {   /* the tail, padded with 1 */
+      for (int k = 0; k < W; k++) t[k] = (size_t)k < w ? a[i + k] : 1.0;
+      for (int j = 0; j < BXFX_POWI_V; j++) x[j] = _mm256_loadu_pd(t + 4 * j);
     }
-  }
-  for (; i < n; i += 4) {
-    double t[4] = { 1, 1, 1, 1 }, r[4];
-    size_t w = n - i < 4 ? n - i : 4;
-    memcpy(t, a + i, w * sizeof *t);
-    __m256d rv;
-    int bad = SFX(powi4_f64)(_mm256_loadu_pd(t), m, neg, &rv);
-    _mm256_storeu_pd(r, rv);
-    for (size_t k = 0; k < w; k++) o[i + k] = (bad >> k) & 1 ? pow(t[k], (double)e) : r[k];
+    int bad = SFX(powi_f64v)(x, m, neg, y);
+    for (int j = 0; j < BXFX_POWI_V; j++) _mm256_storeu_pd(r + 4 * j, y[j]);
+    if (bad) {   /* o may be a (in place): the inputs are still in x */
+      for (int j = 0; j < BXFX_POWI_V; j++) _mm256_storeu_pd(t + 4 * j, x[j]);
+      for (; bad; bad &= bad - 1) {
+        int k = __builtin_ctz((unsigned)bad);
+        r[k] = pow(t[k], (double)e);
+      }
+    }
+    memcpy(o + i, r, w * sizeof *o);
   }
 }
 #else
