@@ -34,7 +34,7 @@ typedef int64_t rn_v4l __attribute__((vector_size(RN_W * 8)));
 
 /* 2^52's bits: OR-ing an integer below 2^52 into them and subtracting
  * 2^52 converts it exactly (AVX2 has no 64-bit int -> double). */
-#define RN_MAGIC 0x4330000000000000ll
+#define RN_MAGIC ((int64_t)0x4330000000000000ll)
 
 /* Polynomial coefficients are exact fractions the compiler rounds once. */
 #define RN_F(n) (1.0 / (n))
@@ -69,9 +69,9 @@ static inline __attribute__((always_inline)) void rn_log4(const double *up, doub
   rn_v4d u1;
   memcpy(&u1, up, sizeof u1);
   const rn_v4l bits = (rn_v4l)u1;
-  const rn_v4l mant = bits & 0xfffffffffffffll;
-  const rn_v4l big = mant > 0x6a09e667f3bcdll;   /* m > sqrt 2: halve it */
-  const rn_v4d m = (rn_v4d)(mant | ((0x3ffll + big) << 52));
+  const rn_v4l mant = bits & (int64_t)0xfffffffffffffll;
+  const rn_v4l big = mant > (int64_t)0x6a09e667f3bcdll;   /* m > sqrt 2: halve it */
+  const rn_v4d m = (rn_v4d)(mant | (((int64_t)0x3ff + big) << 52));
   const rn_v4l ke = (bits >> 52) - 1023 - big + 1024;   /* k + 1024 >= 0 */
   const rn_v4d kd = (rn_v4d)(ke | RN_MAGIC) - (0x1p52 + 1024.0);
   const rn_v4d f = m - 1.0;
@@ -119,13 +119,13 @@ static inline __attribute__((always_inline)) void rn_cos4(const double *tp, doub
 
 static inline __attribute__((always_inline)) void rn_normal4(uint64_t seed, uint64_t i, double *out) {
   const rn_v4q lane = { 0, 2, 4, 6, 8, 10, 12, 14 };
-  rn_v4q c = (2 * i + lane) + (seed * 0x9E3779B97F4A7C15ull + 1);
+  rn_v4q c = (2 * i + lane) + (uint64_t)(seed * 0x9E3779B97F4A7C15ull + 1);
   rn_v4q h[2] = { c, c + 1 };
   rn_v4d u[2];
   for (int k = 0; k < 2; k++) {
     rn_v4q z = h[k];
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z = (z ^ (z >> 30)) * (uint64_t)0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * (uint64_t)0x94D049BB133111EBull;
     z = (z ^ (z >> 31)) >> 11;
     rn_v4d hi = (rn_v4d)((rn_v4l)(z >> 1) | RN_MAGIC) - 0x1p52;
     rn_v4d lo = (rn_v4d)((rn_v4l)(z & 1) | RN_MAGIC) - 0x1p52;
