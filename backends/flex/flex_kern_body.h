@@ -714,33 +714,44 @@ static inline int SFX(powi_f64v)(const __m256d *x, unsigned m, bool neg, __m256d
 #undef BXFX_DDMUL
 
 static void SFX(powi_f64)(const double *a, double *o, size_t n, int e) {
-  enum { W = 4 * BXFX_POWI_V };
+  enum { W = 4 * BXFX_POWI_V, B = 64 };
   const unsigned m = (unsigned)(e < 0 ? -e : e);
   const bool neg = e < 0;
   if (m == 0) {   /* pow(x, 0) is 1 for every x, NaN included */
     for (size_t i = 0; i < n; i++) o[i] = 1;
     return;
   }
-  for (size_t i = 0; i < n; i += W) {
-    const size_t w = n - i < W ? n - i : W;
-    double t[W], r[W];
-    __m256d x[BXFX_POWI_V], y[BXFX_POWI_V];
-    if (w == W) {
-      for (int j = 0; j < BXFX_POWI_V; j++) x[j] = _mm256_loadu_pd(a + i + 4 * j);
-    } else {   /* the tail, padded with 1 */
-      for (int k = 0; k < W; k++) t[k] = (size_t)k < w ? a[i + k] : 1.0;
-      for (int j = 0; j < BXFX_POWI_V; j++) x[j] = _mm256_loadu_pd(t + 4 * j);
-    }
-    int bad = SFX(powi_f64v)(x, m, neg, y);
-    for (int j = 0; j < BXFX_POWI_V; j++) _mm256_storeu_pd(r + 4 * j, y[j]);
-    if (bad) {   /* o may be a (in place): the inputs are still in x */
-      for (int j = 0; j < BXFX_POWI_V; j++) _mm256_storeu_pd(t + 4 * j, x[j]);
-      for (; bad; bad &= bad - 1) {
-        int k = __builtin_ctz((unsigned)bad);
-        r[k] = pow(t[k], (double)e);
+  /* Blocks of 64: the lanes that need pow are collected in one mask and
+   * patched after the block (a branch per 8 lanes mispredicted on ~30%
+   * of them).  The inputs are kept in t: o may be a (in place). */
+  for (size_t i = 0; i < n; i += B) {
+    const size_t w = n - i < B ? n - i : B;
+    double t[B];
+    uint64_t bad = 0;
+    for (size_t g = 0; g < w; g += W) {
+      __m256d x[BXFX_POWI_V], y[BXFX_POWI_V];
+      if (g + W <= w) {
+        for (int j = 0; j < BXFX_POWI_V; j++) x[j] = _mm256_loadu_pd(a + i + g + 4 * j);
+      } else {   /* the tail, padded with 1 (1^e = 1 passes the check) */
+        double p[W];
+        for (size_t k = 0; k < W; k++) p[k] = g + k < w ? a[i + g + k] : 1.0;
+        for (int j = 0; j < BXFX_POWI_V; j++) x[j] = _mm256_loadu_pd(p + 4 * j);
+      }
+      for (int j = 0; j < BXFX_POWI_V; j++) _mm256_storeu_pd(t + g + 4 * j, x[j]);
+      bad |= (uint64_t)SFX(powi_f64v)(x, m, neg, y) << g;
+      if (g + W <= w) {
+        for (int j = 0; j < BXFX_POWI_V; j++) _mm256_storeu_pd(o + i + g + 4 * j, y[j]);
+      } else {
+        double r[W];
+        for (int j = 0; j < BXFX_POWI_V; j++) _mm256_storeu_pd(r + 4 * j, y[j]);
+        memcpy(o + i + g, r, (w - g) * sizeof *o);
       }
     }
-    memcpy(o + i, r, w * sizeof *o);
+    if (w < B) bad &= (1ull << w) - 1;
+    for (; bad; bad &= bad - 1) {
+      const int k = __builtin_ctzll(bad);
+      o[i + (size_t)k] = pow(t[k], (double)e);
+    }
   }
 }
 #else
