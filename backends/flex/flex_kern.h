@@ -175,6 +175,8 @@ struct bxfx_kernels {
   void (*binw_f32)(int op, const float *a, double s, float *o, size_t n);
   /* o[i] = x^e rounded to f32 from f64 lanes, |e| <= BXFX_POWI_MAX. */
   void (*powi_f32)(const float *a, float *o, size_t n, int e);
+  /* o[i] = pow(a[i], e), glibc's bits, |e| <= BXFX_POWI_MAX. */
+  void (*powi_f64)(const double *a, double *o, size_t n, int e);
   /* o[i] = bxk_rem_f32(a[i], b[i]) (floored), bit for bit, in f64 lanes
    * where the quotient is below 2^29, by bxk_rem_f32 elsewhere. */
   void (*rem_f32)(const float *a, const float *b, float *o, size_t n);

@@ -286,9 +286,30 @@ static void random_chunk(void *ctx, size_t b, size_t e) {
   if (op->code == BXR_OP_RANDOM_UNIFORM)
     for (size_t i = b; i < e; i++)
       bxr_store_f64(J->dst, J->dt, (int64_t)i, p0 + (p1 - p0) * bxr_rng_uniform(seed, i));
-  else
-    for (size_t i = b; i < e; i++)
-      bxr_store_f64(J->dst, J->dt, (int64_t)i, p0 + p1 * bxr_rng_normal(seed, i));
+  else {
+    /* Normals a block at a time through the runtime's vectorized
+     * generator (the same values as bxr_rng_normal), then scaled and
+     * stored element by element as the other backends store them. */
+    double z[256];
+    for (size_t i = b; i < e; i += 256) {
+      size_t m = e - i < 256 ? e - i : 256;
+      bxr_rng_normal_block(seed, i, m, z);
+      if (J->dt == BEXT_F32)
+        for (size_t k = 0; k < m; k++) ((float *)(void *)J->dst)[i + k] = (float)(p0 + p1 * z[k]);
+      else if (J->dt == BEXT_F64)
+        for (size_t k = 0; k < m; k++) ((double *)(void *)J->dst)[i + k] = p0 + p1 * z[k];
+      else if (J->dt == BEXT_F16 || J->dt == BEXT_BF16) {
+        /* the store's rule (round to f32, then to the half) by the
+         * conversion kernels, bit for bit bxk_f32_to_f16/_bf16 */
+        float f[256];
+        for (size_t k = 0; k < m; k++) f[k] = (float)(p0 + p1 * z[k]);
+        uint16_t *o = (uint16_t *)(void *)J->dst + i;
+        if (J->dt == BEXT_F16) bxfx_kern()->f32_to_f16(f, o, m);
+        else bxfx_kern()->f32_to_bf16(f, o, m);
+      } else
+        for (size_t k = 0; k < m; k++) bxr_store_f64(J->dst, J->dt, (int64_t)(i + k), p0 + p1 * z[k]);
+    }
+  }
 }
 
 /* arange: element i is start + i * step stored by bxr_store_f64's rules;
