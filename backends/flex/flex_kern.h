@@ -214,6 +214,12 @@ struct bxfx_kernels {
   void (*tile8_u32)(uint32_t *d, int64_t ds, const uint32_t *s, int64_t ss);
   void (*tile8_u16)(uint16_t *d, int64_t ds, const uint16_t *s, int64_t ss);
   void (*tile8_u8)(uint8_t *d, int64_t ds, const uint8_t *s, int64_t ss);
+  /* d[i] = s[n - 1 - i] for i < n, bits copied exactly: flip along
+   * the last dim (non-overlapping d and s). */
+  void (*rev_u8)(uint8_t *d, const uint8_t *s, size_t n);
+  void (*rev_u16)(uint16_t *d, const uint16_t *s, size_t n);
+  void (*rev_u32)(uint32_t *d, const uint32_t *s, size_t n);
+  void (*rev_u64)(uint64_t *d, const uint64_t *s, size_t n);
   /* arange: o[i] = start + (double)(i0 + i) * step (two roundings, never
    * fused), stored with the runtime's cast rules for the dtype. */
   void (*arange_f32)(float *o, size_t n, double start, double step, int64_t i0);

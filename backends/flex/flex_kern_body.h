@@ -1620,6 +1620,43 @@ BXFX_TILE8_DEF(tile8_u16, uint16_t, v8h)
 BXFX_TILE8_DEF(tile8_u8, uint8_t, v8b)
 #undef BXFX_TILE8_DEF
 
+/* d[i] = s[n - 1 - i] for i < n (flip along the last dim): 32 bytes a
+ * step, lanes reversed in registers (AVX2: vpshufb and vpermq for 1- and
+ * 2-byte lanes, vpermd/vpermq for 4 and 8), two vectors in flight, the
+ * tail element by element.  Lanes only move: bits copied exactly.  The
+ * strided element loop it replaces ran f16 and bool flips at 10-15% of
+ * copy bandwidth. */
+typedef uint8_t v32u8 __attribute__((vector_size(32)));
+typedef uint16_t v16u16 __attribute__((vector_size(32)));
+#define BXFX_REV_DEF(name, T, V, ...)                                                       \
+  static void SFX(name)(T *d, const T *s, size_t n) {                                       \
+    enum { W = 32 / sizeof(T) };                                                            \
+    size_t i = 0;                                                                           \
+    for (; i + 2 * W <= n; i += 2 * W) {                                                    \
+      V a, b;                                                                               \
+      memcpy(&a, s + n - i - W, sizeof a);                                                  \
+      memcpy(&b, s + n - i - 2 * W, sizeof b);                                              \
+      a = __builtin_shufflevector(a, a, __VA_ARGS__);                                       \
+      b = __builtin_shufflevector(b, b, __VA_ARGS__);                                       \
+      memcpy(d + i, &a, sizeof a);                                                          \
+      memcpy(d + i + W, &b, sizeof b);                                                      \
+    }                                                                                       \
+    if (i + W <= n) {                                                                       \
+      V a;                                                                                  \
+      memcpy(&a, s + n - i - W, sizeof a);                                                  \
+      a = __builtin_shufflevector(a, a, __VA_ARGS__);                                       \
+      memcpy(d + i, &a, sizeof a);                                                          \
+      i += W;                                                                               \
+    }                                                                                       \
+    for (; i < n; i++) d[i] = s[n - 1 - i];                                                 \
+  }
+BXFX_REV_DEF(rev_u8, uint8_t, v32u8, 31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18, 17, 16,
+             15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
+BXFX_REV_DEF(rev_u16, uint16_t, v16u16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
+BXFX_REV_DEF(rev_u32, uint32_t, v8u, 7, 6, 5, 4, 3, 2, 1, 0)
+BXFX_REV_DEF(rev_u64, uint64_t, v4q, 3, 2, 1, 0)
+#undef BXFX_REV_DEF
+
 #include "flex_kern_cast.h"
 
 const struct bxfx_kernels VARIANT = {
@@ -1688,6 +1725,10 @@ const struct bxfx_kernels VARIANT = {
   .tile8_u32 = SFX(tile8_u32),
   .tile8_u16 = SFX(tile8_u16),
   .tile8_u8 = SFX(tile8_u8),
+  .rev_u8 = SFX(rev_u8),
+  .rev_u16 = SFX(rev_u16),
+  .rev_u32 = SFX(rev_u32),
+  .rev_u64 = SFX(rev_u64),
   .arange_f32 = SFX(arange_f32),
   .arange_f64 = SFX(arange_f64),
   .arange_i32 = SFX(arange_i32),

@@ -238,6 +238,55 @@ Test(flex_paths, long_contiguous_block_copies) {
     }
 }
 
+/* flip along every set of axes of 1-4 d tensors, bits compared with the
+ * reference: rows flipped along the last dim by the in-register reversal
+ * (lengths around the 32-byte vector's 32, 16, 8 and 4 lanes, then the
+ * element tail), outer axes as row copies, a long tensor flipped along
+ * all its axes as one reversed block split across the pool (sizes not a
+ * multiple of the 4 KiB split); contiguous, transposed and narrowed
+ * inputs; every dtype (bool from a comparison: both values). */
+static bext_tensor *flip_input(bext_dtype dt, int rank, const int64_t *shape, int layout, const char *devname) {
+  int64_t sh[4];
+  memcpy(sh, shape, sizeof(int64_t) * (size_t)rank);
+  if (layout == 1) sh[rank - 1] = shape[rank - 2], sh[rank - 2] = shape[rank - 1];
+  if (layout == 2) sh[rank - 1] += 3;
+  bext_tensor *t = dt == BEXT_BOOL ? bext_gt_scalar(data(BEXT_F32, rank, sh, 21, devname), 0.0)
+                                   : data(dt, rank, sh, 21, devname);
+  if (layout == 1) t = bext_swap_dims(t, rank - 2, rank - 1);
+  if (layout == 2) t = bext_narrow(t, rank - 1, 2, shape[rank - 1]);
+  cr_assert_not_null(t, "%s", bext_last_error());
+  return t;
+}
+
+Test(flex_paths, flip_every_axis) {
+  static const bext_dtype dts[] = { BEXT_F32, BEXT_F64, BEXT_I32, BEXT_I64, BEXT_F16, BEXT_BF16, BEXT_BOOL };
+  static const struct { int rank; int64_t shape[4]; } shapes[] = {
+    { 1, { 1 } },  { 1, { 7 } },  { 1, { 8 } },  { 1, { 9 } },  { 1, { 15 } },  { 1, { 16 } },
+    { 1, { 17 } }, { 1, { 31 } }, { 1, { 32 } }, { 1, { 33 } }, { 1, { 63 } },  { 1, { 65 } },
+    { 1, { 300007 } },            { 2, { 3, 33 } },            { 2, { 65, 17 } }, { 2, { 70, 64 } },
+    { 2, { 2, 150001 } },         { 3, { 3, 5, 31 } },         { 4, { 2, 3, 4, 65 } },
+  };
+  const char *devs[2] = { "flex", "ndarray" };
+  for (size_t d = 0; d < sizeof dts / sizeof dts[0]; d++)
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+      const int rank = shapes[s].rank;
+      for (int mask = 1; mask < 1 << rank; mask++)
+        for (int layout = 0; layout < 3; layout++) {
+          if (layout == 1 && rank < 2) continue;
+          int axes[4], n = 0;
+          for (int a = 0; a < rank; a++)
+            if (mask >> a & 1) axes[n++] = a;
+          bext_tensor *r[2];
+          for (int k = 0; k < 2; k++)
+            r[k] = bext_flip(flip_input(dts[d], rank, shapes[s].shape, layout, devs[k]), axes, n);
+          char what[128];
+          snprintf(what, sizeof what, "flip %s rank %d shape %zu axes mask %d, %s", bext_dtype_name(dts[d]), rank, s,
+                   mask, layout == 0 ? "contiguous" : layout == 1 ? "transposed" : "narrowed");
+          same(r[0], r[1], what);
+        }
+    }
+}
+
 Test(flex_paths, empty_index_tensors) {
   const char *devs[2] = { "flex", "ndarray" };
   bext_tensor *r[2];
