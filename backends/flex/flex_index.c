@@ -114,8 +114,8 @@ struct rows_job {
   int64_t ds[BEXT_MAX_RANK];                  /* dense side's strides */
   int64_t dimstride;                          /* the indexed side's stride along dim */
   int64_t rows, len;
-  int64_t bound;                              /* gather: t's extent along dim */
-  int bad;                                    /* gather: a row met a bad index (atomic) */
+  int64_t bound;                              /* t's extent along dim: indices below it */
+  int bad;                                    /* a row met a bad index (atomic) */
   bext_dtype dt;
   bool i32;
 };
@@ -217,7 +217,7 @@ bad:
 
 /* One f16 row of scatter_add through the add_at_f16 kernel (F16C where
  * the CPU has it): target positions and values gathered in blocks. */
-static void scatter_row_f16(const struct rows_job *J, int64_t io, int64_t to, int64_t dof) {
+static bool scatter_row_f16(const struct rows_job *J, int64_t io, int64_t to, int64_t dof) {
   const int L = J->rank - 1;
   const int64_t isl = J->is[L], tsl = J->ts[L], dsl = J->ds[L], ds = J->dimstride, n = J->len;
   const char *ip = bxr_data(J->idx);
@@ -230,6 +230,7 @@ static void scatter_row_f16(const struct rows_job *J, int64_t io, int64_t to, in
     for (int64_t k = 0; k < m; k++) {
       int64_t at = io + (k0 + k) * isl;
       int64_t v = J->i32 ? ((const int32_t *)(const void *)ip)[at] : ((const int64_t *)(const void *)ip)[at];
+      if (__builtin_expect((uint64_t)v >= (uint64_t)J->bound, 0)) return false;
       pos[k] = to + (k0 + k) * tsl + v * ds;
     }
     const uint16_t *vp = src + k0 * dsl;
@@ -239,10 +240,15 @@ static void scatter_row_f16(const struct rows_job *J, int64_t io, int64_t to, in
     }
     bxfx_kern()->add_at_f16((uint16_t *)(void *)J->out, pos, vp, (size_t)m);
   }
+  return true;
 }
 
+/* scatter_add checks its indices as it reads them, as gather_rows does,
+ * when the target is a fresh copy (bxfx_exec_index scans them first only
+ * when it adds in place). */
 static void scatter_rows(void *ctx, size_t b, size_t e) {
-  const struct rows_job *J = ctx;
+  struct rows_job *J = ctx;
+  const uint64_t bound = (uint64_t)J->bound;
   const int L = J->rank - 1;
   const int64_t isl = J->is[L], tsl = J->ts[L], dsl = J->ds[L], ds = J->dimstride, n = J->len;
   const size_t es = bext_dtype_size(J->dt);
@@ -257,6 +263,7 @@ static void scatter_rows(void *ctx, size_t b, size_t e) {
     for (int64_t k = 0; k < n; k++) {                                                       \
       int64_t v = J->i32 ? ((const int32_t *)(const void *)ip)[io + k * isl]                \
                          : ((const int64_t *)(const void *)ip)[io + k * isl];               \
+      if (__builtin_expect((uint64_t)v >= bound, 0)) goto bad;                              \
       T *d = dst + k * tsl + v * ds, a = *d, b_ = src[k * dsl];                             \
       *d = (expr);                                                                          \
     }                                                                                       \
@@ -267,17 +274,23 @@ static void scatter_rows(void *ctx, size_t b, size_t e) {
     case BEXT_F64: SCATTER_LOOP(double, a + b_);
     case BEXT_I32: SCATTER_LOOP(int32_t, bxk_add_i32(a, b_));
     case BEXT_I64: SCATTER_LOOP(int64_t, bxk_add_i64(a, b_));
-    case BEXT_F16: scatter_row_f16(J, io, to, dof); break;
+    case BEXT_F16:
+      if (!scatter_row_f16(J, io, to, dof)) goto bad;
+      break;
     case BEXT_BF16: SCATTER_LOOP(uint16_t, add_bf16(a, b_));
     default:
       for (int64_t k = 0; k < n; k++) {
         int64_t v = index_at(J->idx, io + k * isl);
+        if ((uint64_t)v >= bound) goto bad;
         add_elem(J->out + (to + k * tsl + v * ds) * (int64_t)es, J->src + (dof + k * dsl) * (int64_t)es, J->dt);
       }
       break;
     }
 #undef SCATTER_LOOP
   }
+  return;
+bad:
+  __atomic_store_n(&J->bad, 1, __ATOMIC_RELAXED);
 }
 
 /* select_assign over the slice positions (t's shape with dim at 1), by
@@ -341,6 +354,17 @@ static void select_slices(void *ctx, size_t b, size_t e) {
   }
 }
 
+/* A row met a bad index: the output (a fresh one, never seen) goes, and
+ * bxr_check_indices names the first bad index in flat order, the report
+ * it gave when it ran before the rows. */
+static bext_tensor *bad_index(struct bxr_op *op, bext_tensor *out) {
+  bext_release(out);
+  bool reported = !bxr_check_indices(op);
+  BXR_ASSERT(reported);
+  (void)reported;
+  return NULL;
+}
+
 bext_tensor *bxfx_exec_index(struct bxr_op *op) {
   bext_tensor *t = op->in[0], *idx = op->in[1];
   const int dim = op->at.dim;
@@ -351,15 +375,13 @@ bext_tensor *bxfx_exec_index(struct bxr_op *op) {
     rows_setup(&J, op, t, idx, out, NULL);
     bxr_pool_for((size_t)J.rows, (size_t)J.len + 1, 1, gather_rows, &J);
     if (!__atomic_load_n(&J.bad, __ATOMIC_RELAXED)) return out;
-    bext_release(out);
-    bool reported = !bxr_check_indices(op);
-    BXR_ASSERT(reported);
-    (void)reported;
-    return NULL;
+    return bad_index(op, out);
   }
-  if (!bxr_check_indices(op)) return NULL;
-  switch (op->code) {
-  case BXR_OP_SCATTER_ADD: {
+  if (op->code == BXR_OP_SCATTER_ADD) {
+    /* in place (a unique target): nothing may be written before every
+     * index is known good; into a fresh copy the rows check as they go */
+    const bool fresh = !bxr_op_can_reuse(op, 0);
+    if (!fresh && !bxr_check_indices(op)) return NULL;
     bext_tensor *vals = op->in[2];
     bext_tensor *out = copy_of_input(op);
     if (!out) return NULL;
@@ -367,8 +389,12 @@ bext_tensor *bxfx_exec_index(struct bxr_op *op) {
     rows_setup(&J, op, t, idx, out, vals);
     if (dim == idx->rank - 1) bxr_pool_for((size_t)J.rows, (size_t)J.len + 1, 1, scatter_rows, &J);
     else scatter_rows(&J, 0, (size_t)J.rows);
-    return out;
+    if (!__atomic_load_n(&J.bad, __ATOMIC_RELAXED)) return out;
+    BXR_ASSERT(fresh);
+    return bad_index(op, out);
   }
+  if (!bxr_check_indices(op)) return NULL;
+  switch (op->code) {
   case BXR_OP_SELECT: {
     bext_tensor *out = bxr_op_new_output(op);
     if (!out) return NULL;

@@ -310,6 +310,67 @@ Test(flex_paths, bad_index_named_by_position) {
   }
 }
 
+/* gather and scatter_add check indices as they read them (into a fresh
+ * output; scatter_add in place scans them first): a bad index, past the
+ * end or negative, first or later in flat order, in a first or a last
+ * row, of i32 or i64 indices read in place or transposed, of a small
+ * (inline) or a large (pooled) op, is still named with its flat position
+ * and value, and the op returns NULL.  With two bad indices the first in
+ * flat order is named, whichever row a thread met first. */
+static void bad_index_case(int op, bext_dtype idt, int64_t rows, int64_t cols, int dim, bool trans, int64_t at,
+                           int64_t bad, int64_t at2, bool in_place) {
+  const int64_t shape[2] = { rows, cols };
+  int64_t n = rows * cols, bound = shape[dim];
+  int64_t *v = malloc(sizeof(int64_t) * (size_t)n);
+  for (int64_t i = 0; i < n; i++) v[i] = (i * 7 + 3) % bound;
+  /* the flat (row-major) position of the logical index tensor */
+  v[at] = bad;
+  if (at2 >= 0) v[at2] = bound + 5;
+  bext_tensor *ix;
+  if (trans) {   /* the same logical values from a transposed buffer */
+    int64_t *w = malloc(sizeof(int64_t) * (size_t)n);
+    for (int64_t r = 0; r < rows; r++)
+      for (int64_t c = 0; c < cols; c++) w[c * rows + r] = v[r * cols + c];
+    ix = bext_swap_dims(bext_from_data(w, BEXT_I64, (int64_t[]){ cols, rows }, 2, dev("flex")), 0, 1);
+    free(w);
+  } else {
+    ix = bext_from_data(v, BEXT_I64, shape, 2, dev("flex"));
+  }
+  ix = bext_cast(ix, idt);
+  if (trans) ix = bext_swap_dims(bext_contiguous(bext_swap_dims(ix, 0, 1)), 0, 1);   /* stays strided */
+  free(v);
+  bext_tensor *t = data(BEXT_F32, 2, shape, 3, "flex");
+  bext_tensor *r = op == 0 ? bext_gather(in_place ? t : bext_retain(t), dim, ix)
+                           : bext_scatter_add(in_place ? t : bext_retain(t), dim, ix, data(BEXT_F32, 2, shape, 4, "flex"));
+  char want[160];
+  snprintf(want, sizeof want, "index %lld (at flat position %lld) is out of range for dim %d of extent %lld",
+           (long long)bad, (long long)at, dim, (long long)bound);
+  cr_assert_null(r, "%s: a bad index at %lld was not reported", op ? "scatter_add" : "gather", (long long)at);
+  cr_assert(strstr(bext_last_error(), want), "%s %s [%lld x %lld] dim %d%s%s: got '%s', want '%s'",
+            op ? "scatter_add" : "gather", bext_dtype_name(idt), (long long)rows, (long long)cols, dim,
+            trans ? ", transposed" : "", in_place ? ", in place" : "", bext_last_error(), want);
+  if (!in_place) bext_release(t);
+}
+
+Test(flex_paths, bad_indices_checked_as_read) {
+  static const int64_t sizes[][2] = { { 3, 7 }, { 300, 257 } };
+  for (int op = 0; op < 2; op++)
+    for (size_t s = 0; s < 2; s++)
+      for (int dim = 0; dim < 2; dim++)
+        for (int tr = 0; tr < 2; tr++)
+          for (int idt = 0; idt < 2; idt++)
+            for (int in_place = 0; in_place < 1 + op; in_place++) {
+              const int64_t rows = sizes[s][0], cols = sizes[s][1], n = rows * cols;
+              const bext_dtype it = idt ? BEXT_I32 : BEXT_I64;
+              const int64_t bound = dim ? cols : rows;
+              /* past the end in the last row, negative in the first, then
+               * two bad ones: the earlier (in a row far from the later) named */
+              bad_index_case(op, it, rows, cols, dim, tr, n - 2, bound, -1, in_place);
+              bad_index_case(op, it, rows, cols, dim, tr, 1, -1, -1, in_place);
+              bad_index_case(op, it, rows, cols, dim, tr, n / 3, -7, n - 1, in_place);
+            }
+}
+
 Test(flex_paths, integer_batched_matmul) {
   static const bext_dtype dts[] = { BEXT_I32, BEXT_I64, BEXT_F16 };
   for (size_t d = 0; d < sizeof dts / sizeof dts[0]; d++) {
