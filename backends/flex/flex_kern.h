@@ -280,6 +280,8 @@ struct bxfx_kernels {
   /* base[pos[k]] = f16(f32(base[pos[k]]) + f32(v[k])) for k = 0..n-1 in
    * order (positions may repeat): scatter_add's f16 adds. */
   void (*add_at_f16)(uint16_t *base, const int64_t *pos, const uint16_t *v, size_t n);
+  /* The same for bf16 (8 positions at a time in lanes when they differ). */
+  void (*add_at_bf16)(uint16_t *base, const int64_t *pos, const uint16_t *v, size_t n);
   void (*bf16_to_f32)(const uint16_t *a, float *o, size_t n);
   void (*f32_to_bf16)(const float *a, uint16_t *o, size_t n);
   /* Half (BXFX_H_*) o[i] = a[i] OP b[i] (BXFX_BIN_*) computed in f32 and
