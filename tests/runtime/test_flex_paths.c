@@ -311,13 +311,14 @@ Test(flex_paths, bad_index_named_by_position) {
 }
 
 /* gather and scatter_add check indices as they read them (into a fresh
- * output; scatter_add in place scans them first): a bad index, past the
+ * output; scatter_add in place scans them first; f16/bf16 scatters per
+ * block of positions, the other dtypes per element): a bad index, past the
  * end or negative, first or later in flat order, in a first or a last
  * row, of i32 or i64 indices read in place or transposed, of a small
  * (inline) or a large (pooled) op, is still named with its flat position
  * and value, and the op returns NULL.  With two bad indices the first in
  * flat order is named, whichever row a thread met first. */
-static void bad_index_case(int op, bext_dtype idt, int64_t rows, int64_t cols, int dim, bool trans, int64_t at,
+static void bad_index_case(int op, bext_dtype dt, bext_dtype idt, int64_t rows, int64_t cols, int dim, bool trans, int64_t at,
                            int64_t bad, int64_t at2, bool in_place) {
   const int64_t shape[2] = { rows, cols };
   int64_t n = rows * cols, bound = shape[dim];
@@ -339,36 +340,36 @@ static void bad_index_case(int op, bext_dtype idt, int64_t rows, int64_t cols, i
   ix = bext_cast(ix, idt);
   if (trans) ix = bext_swap_dims(bext_contiguous(bext_swap_dims(ix, 0, 1)), 0, 1);   /* stays strided */
   free(v);
-  bext_tensor *t = data(BEXT_F32, 2, shape, 3, "flex");
+  bext_tensor *t = data(dt, 2, shape, 3, "flex");
   bext_tensor *r = op == 0 ? bext_gather(in_place ? t : bext_retain(t), dim, ix)
-                           : bext_scatter_add(in_place ? t : bext_retain(t), dim, ix, data(BEXT_F32, 2, shape, 4, "flex"));
+                           : bext_scatter_add(in_place ? t : bext_retain(t), dim, ix, data(dt, 2, shape, 4, "flex"));
   char want[160];
   snprintf(want, sizeof want, "index %lld (at flat position %lld) is out of range for dim %d of extent %lld",
            (long long)bad, (long long)at, dim, (long long)bound);
   cr_assert_null(r, "%s: a bad index at %lld was not reported", op ? "scatter_add" : "gather", (long long)at);
-  cr_assert(strstr(bext_last_error(), want), "%s %s [%lld x %lld] dim %d%s%s: got '%s', want '%s'",
-            op ? "scatter_add" : "gather", bext_dtype_name(idt), (long long)rows, (long long)cols, dim,
+  cr_assert(strstr(bext_last_error(), want), "%s %s, %s indices [%lld x %lld] dim %d%s%s: got '%s', want '%s'",
+            op ? "scatter_add" : "gather", bext_dtype_name(dt), bext_dtype_name(idt), (long long)rows, (long long)cols, dim,
             trans ? ", transposed" : "", in_place ? ", in place" : "", bext_last_error(), want);
   if (!in_place) bext_release(t);
 }
 
 Test(flex_paths, bad_indices_checked_as_read) {
   static const int64_t sizes[][2] = { { 3, 7 }, { 300, 257 } };
+  static const bext_dtype dts[2][3] = { { BEXT_F32, BEXT_BOOL, BEXT_F16 }, { BEXT_F32, BEXT_BF16, BEXT_F16 } };
   for (int op = 0; op < 2; op++)
-    for (size_t s = 0; s < 2; s++)
-      for (int dim = 0; dim < 2; dim++)
-        for (int tr = 0; tr < 2; tr++)
-          for (int idt = 0; idt < 2; idt++)
-            for (int in_place = 0; in_place < 1 + op; in_place++) {
-              const int64_t rows = sizes[s][0], cols = sizes[s][1], n = rows * cols;
-              const bext_dtype it = idt ? BEXT_I32 : BEXT_I64;
-              const int64_t bound = dim ? cols : rows;
-              /* past the end in the last row, negative in the first, then
-               * two bad ones: the earlier (in a row far from the later) named */
-              bad_index_case(op, it, rows, cols, dim, tr, n - 2, bound, -1, in_place);
-              bad_index_case(op, it, rows, cols, dim, tr, 1, -1, -1, in_place);
-              bad_index_case(op, it, rows, cols, dim, tr, n / 3, -7, n - 1, in_place);
-            }
+    for (int c = 0; c < 2 * 2 * 2 * 2 * 3; c++) {
+      const int s = c & 1, dim = c >> 1 & 1, tr = c >> 2 & 1, idt = c >> 3 & 1, d = c >> 4;
+      for (int in_place = 0; in_place < 1 + op; in_place++) {
+        const int64_t rows = sizes[s][0], cols = sizes[s][1], n = rows * cols;
+        const bext_dtype dt = dts[op][d], it = idt ? BEXT_I32 : BEXT_I64;
+        const int64_t bound = dim ? cols : rows;
+        /* past the end in the last row, negative in the first, then two
+         * bad ones: the earlier (in a row far from the later) named */
+        bad_index_case(op, dt, it, rows, cols, dim, tr, n - 2, bound, -1, in_place);
+        bad_index_case(op, dt, it, rows, cols, dim, tr, 1, -1, -1, in_place);
+        bad_index_case(op, dt, it, rows, cols, dim, tr, n / 3, -7, n - 1, in_place);
+      }
+    }
 }
 
 Test(flex_paths, integer_batched_matmul) {
