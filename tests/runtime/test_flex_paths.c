@@ -174,8 +174,10 @@ static void index_case(int op, bext_dtype dt, bext_dtype idt, int64_t rows, int6
 
 Test(flex_paths, gather_scatter_select_assign) {
   static const bext_dtype dts[] = { BEXT_F32, BEXT_F64, BEXT_I32, BEXT_I64, BEXT_F16, BEXT_BF16, BEXT_BOOL };
+  /* rows of 15-17, 32, 63 and 65: the 8-lane bf16 adds' blocks and tails */
   static const int64_t sizes[][2] = { { 1, 1 }, { 3, 7 }, { 17, 9 }, { 300, 257 }, { 5, 20011 },
-                                      { 9, 8 }, { 20, 31 }, { 12, 33 } };
+                                      { 9, 8 }, { 20, 31 }, { 12, 33 }, { 5, 15 }, { 7, 16 },
+                                      { 4, 17 }, { 2, 32 }, { 3, 63 }, { 3, 65 } };
   for (int op = 0; op < 4; op++)
     for (size_t d = 0; d < sizeof dts / sizeof dts[0]; d++)
       for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
