@@ -219,6 +219,26 @@ Test(flex_blocks, half_sums_widen_in_registers) {
     }
 }
 
+/* i32 products run in vector lanes (wrapping: the order does not
+ * matter): the sequential wrapping product, for lengths around the 32
+ * lanes, in both variants; odd factors keep the product from vanishing. */
+Test(flex_blocks, i32_products_wrap_as_the_sequential_product) {
+  enum { N = 4200 };
+  static int32_t x[N];
+  uint32_t r = 99;
+  for (int i = 0; i < N; i++) r = r * 1103515245u + 12345u, x[i] = (int32_t)(r | 1u);
+  x[5] = -1, x[40] = INT32_MIN + 1, x[77] = INT32_MAX;
+  const struct bxfx_kernels *K[2] = { &bxfx_kern_avx2, &bxfx_kern_gen };
+  const size_t lens[] = { 0, 1, 7, 8, 9, 31, 32, 33, 63, 64, 65, 95, 100, 4097, N };
+  for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++) {
+    uint32_t want = 1;
+    for (size_t i = 0; i < lens[li]; i++) want *= (uint32_t)x[i];
+    for (int v = 0; v < 2; v++)
+      cr_expect_eq(K[v]->red_i32(BXFX_RED_PROD, x, lens[li]), (int32_t)want, "%s red_i32 prod n=%zu", K[v]->isa,
+                   lens[li]);
+  }
+}
+
 /* bf16 extremes scan the 16-bit patterns as ordered int16 keys
  * (argext_bf16): in both variants, the index and value bits of argext_f32
  * on the widened values (which the reference's scan gives), for lengths
