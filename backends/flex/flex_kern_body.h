@@ -989,6 +989,22 @@ BXFX_LEAFROWS_DEF(f64)
 BXFX_LEAFROWS_DEF(bf16)
 BXFX_LEAFROWS_DEF(f16)
 #undef BXFX_LEAFROWS_DEF
+#undef BXFX_LEAF_FOLD
+#undef BXFX_LD16_BY4
+#undef BXFX_LD16_f64
+#undef BXFX_LD16_f32
+#undef BXFX_LD16_f16
+#undef BXFX_LD16_bf16
+#undef BXFX_LD4_f64
+#undef BXFX_LD4_f32
+#undef BXFX_LD4_bf16
+#undef BXFX_LD4_f16
+#undef BXFX_CV_f64
+#undef BXFX_CV_f32
+#undef BXFX_CV_bf16
+#undef BXFX_CV_f16
+#undef BXFX_ACC
+#undef BXFX_AS_IS
 
 /* Index of a row's extreme as the reference finds it: the first NaN if
  * there is one, else the first element equal to the max (min).  Blocks of
