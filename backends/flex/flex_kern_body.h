@@ -949,20 +949,21 @@ BXFX_MM_DEF(mm_i64, int64_t, uint64_t, v4q, 4)
 /* ---- reductions -------------------------------------------------------- */
 /* Sums: one leaf (at most BXFX_LEAF elements) in 16 f64 lanes, four
  * vectors of four so the adds overlap; leaves combined by the pairwise
- * counter (flex_kern.h).  f32 is widened to f64 on load: the sum is memory
- * bound, and the conversion is free next to the loads. */
-
-#define BXFX_LEAF_BODY(LD, CV)                                                   \
-  v4d s0 = { 0 }, s1 = s0, s2 = s0, s3 = s0;                                    \
-  size_t j = 0;                                                                  \
-  for (; j + 16 <= m; j += 16) {                                                 \
-    s0 += LD(p + j); s1 += LD(p + j + 4); s2 += LD(p + j + 8); s3 += LD(p + j + 12); \
-  }                                                                              \
-  for (; j + 4 <= m; j += 4) s0 += LD(p + j);                                    \
-  v4d s = (s0 + s1) + (s2 + s3);                                                 \
-  double r = (s[0] + s[1]) + (s[2] + s[3]);                                      \
-  for (; j < m; j++) r += (double)CV(p[j]);                                      \
-  return r;
+ * counter (flex_kern.h).  Elements are widened to f64 on load (exact).
+ *
+ * The widening conversion (vcvtps2pd) and the add share the same two FP
+ * pipes on the CPUs measured (Zen 4), so the AVX build adds with
+ * fma(x, 1, s): one rounding of x + s, the add's bits, on the FMA pipes
+ * (bf16 sum 0.14 -> 0.095 ns an element on one thread).  Its latency is
+ * 4 cycles, not 3; two leaves interleaved to hide it ran 2-3x slower from
+ * L3 (two streams 1 KiB apart defeat the prefetchers), while one leaf at
+ * a time lets the out-of-order window overlap consecutive leaves.  The
+ * baseline build has no FMA instruction and keeps the add. */
+#ifdef BXFX_AVX
+#define BXFX_ACC(s, x) ((v4d)_mm256_fmadd_pd((__m256d)(x), _mm256_set1_pd(1.0), (__m256d)(s)))
+#else
+#define BXFX_ACC(s, x) ((s) + (x))
+#endif
 
 #define BXFX_AS_IS(x) (x)
 /* Four f16/bf16 widened to f64 (exact, as f16 -> f32 -> f64 is): a half
@@ -987,26 +988,73 @@ static inline v4d SFX(ld4hf)(const uint16_t *p) {
   return v;
 #endif
 }
-static double SFX(leaf_f64)(const double *p, size_t m) { BXFX_LEAF_BODY(SFX(ld4d), BXFX_AS_IS) }
-static double SFX(leaf_f32)(const float *p, size_t m) { BXFX_LEAF_BODY(SFX(ld4w), BXFX_AS_IS) }
-static double SFX(leaf_bf16)(const uint16_t *p, size_t m) { BXFX_LEAF_BODY(SFX(ld4bf), bxk_bf16_to_f32) }
-static double SFX(leaf_f16)(const uint16_t *p, size_t m) { BXFX_LEAF_BODY(SFX(ld4hf), bxk_f16_to_f32) }
-#undef BXFX_LEAF_BODY
+/* Sixteen elements at p widened into x0..x3 (elements 0-3, 4-7, 8-11,
+ * 12-15).  bf16 in the AVX build: two 16-byte loads, each word put above
+ * a zero word (vpunpck{l,h}wd: the f32 bits), then vcvtps2pd: one shuffle
+ * per four elements where zero-extension and a shift took two. */
+#define BXFX_LD16_BY4(LD, p, x0, x1, x2, x3) \
+  do { x0 = LD(p); x1 = LD((p) + 4); x2 = LD((p) + 8); x3 = LD((p) + 12); } while (0)
+#define BXFX_LD16_f64(p, x0, x1, x2, x3) BXFX_LD16_BY4(SFX(ld4d), p, x0, x1, x2, x3)
+#define BXFX_LD16_f32(p, x0, x1, x2, x3) BXFX_LD16_BY4(SFX(ld4w), p, x0, x1, x2, x3)
+#define BXFX_LD16_f16(p, x0, x1, x2, x3) BXFX_LD16_BY4(SFX(ld4hf), p, x0, x1, x2, x3)
+#ifdef BXFX_AVX
+#define BXFX_LD16_bf16(p, x0, x1, x2, x3)                                                  \
+  do {                                                                                     \
+    __m128i z_ = _mm_setzero_si128(), a_ = _mm_loadu_si128((const __m128i *)(p));          \
+    __m128i b_ = _mm_loadu_si128((const __m128i *)((p) + 8));                              \
+    x0 = (v4d)_mm256_cvtps_pd(_mm_castsi128_ps(_mm_unpacklo_epi16(z_, a_)));               \
+    x1 = (v4d)_mm256_cvtps_pd(_mm_castsi128_ps(_mm_unpackhi_epi16(z_, a_)));               \
+    x2 = (v4d)_mm256_cvtps_pd(_mm_castsi128_ps(_mm_unpacklo_epi16(z_, b_)));               \
+    x3 = (v4d)_mm256_cvtps_pd(_mm_castsi128_ps(_mm_unpackhi_epi16(z_, b_)));               \
+  } while (0)
+#else
+#define BXFX_LD16_bf16(p, x0, x1, x2, x3) BXFX_LD16_BY4(SFX(ld4bf), p, x0, x1, x2, x3)
+#endif
+#define BXFX_LD4_f64 SFX(ld4d)
+#define BXFX_LD4_f32 SFX(ld4w)
+#define BXFX_LD4_bf16 SFX(ld4bf)
+#define BXFX_LD4_f16 SFX(ld4hf)
+#define BXFX_CV_f64 BXFX_AS_IS
+#define BXFX_CV_f32 BXFX_AS_IS
+#define BXFX_CV_bf16 bxk_bf16_to_f32
+#define BXFX_CV_f16 bxk_f16_to_f32
+typedef float f32_elem;
+typedef double f64_elem;
+typedef uint16_t bf16_elem;
+typedef uint16_t f16_elem;
 
-/* The pairwise tree over leaves of BXFX_LEAF elements, one per type. */
-#define BXFX_SUM_FN(T, E)                                                                  \
-  static double SFX(sum_##T)(const E *a, size_t n) {                                      \
-    struct bxfx_pw pw;                                                                    \
-    bxfx_pw_init(&pw);                                                                    \
-    for (size_t i = 0; i < n; i += BXFX_LEAF)                                             \
-      bxfx_pw_push(&pw, SFX(leaf_##T)(a + i, n - i < BXFX_LEAF ? n - i : BXFX_LEAF));     \
-    return bxfx_pw_done(&pw);                                                             \
+/* The 16 lanes of a leaf, combined: (s0 + s1) + (s2 + s3), then the four
+ * lanes pairwise.  This order is the contract (test_flex_reduce.c). */
+#define BXFX_LEAF_FOLD(s0, s1, s2, s3) \
+  ({ v4d s_ = ((s0) + (s1)) + ((s2) + (s3)); (s_[0] + s_[1]) + (s_[2] + s_[3]); })
+/* One leaf of m <= BXFX_LEAF elements. */
+#define BXFX_LEAF_DEF(T)                                                              \
+  static double SFX(leaf_##T)(const T##_elem *p, size_t m) {                          \
+    v4d s0 = { 0 }, s1 = s0, s2 = s0, s3 = s0, x0, x1, x2, x3;                        \
+    size_t j = 0;                                                                     \
+    for (; j + 16 <= m; j += 16) {                                                    \
+      BXFX_LD16_##T(p + j, x0, x1, x2, x3);                                           \
+      s0 = BXFX_ACC(s0, x0); s1 = BXFX_ACC(s1, x1);                                   \
+      s2 = BXFX_ACC(s2, x2); s3 = BXFX_ACC(s3, x3);                                   \
+    }                                                                                 \
+    for (; j + 4 <= m; j += 4) s0 = BXFX_ACC(s0, BXFX_LD4_##T(p + j));               \
+    double r = BXFX_LEAF_FOLD(s0, s1, s2, s3);                                        \
+    for (; j < m; j++) r += (double)BXFX_CV_##T(p[j]);                                \
+    return r;                                                                         \
+  }                                                                                   \
+  /* The pairwise tree over the leaves. */                                            \
+  static double SFX(sum_##T)(const T##_elem *a, size_t n) {                           \
+    struct bxfx_pw pw;                                                                \
+    bxfx_pw_init(&pw);                                                                \
+    for (size_t i = 0; i < n; i += BXFX_LEAF)                                         \
+      bxfx_pw_push(&pw, SFX(leaf_##T)(a + i, n - i < BXFX_LEAF ? n - i : BXFX_LEAF)); \
+    return bxfx_pw_done(&pw);                                                         \
   }
-BXFX_SUM_FN(f64, double)
-BXFX_SUM_FN(f32, float)
-BXFX_SUM_FN(bf16, uint16_t)
-BXFX_SUM_FN(f16, uint16_t)
-#undef BXFX_SUM_FN
+BXFX_LEAF_DEF(f64)
+BXFX_LEAF_DEF(f32)
+BXFX_LEAF_DEF(bf16)
+BXFX_LEAF_DEF(f16)
+#undef BXFX_LEAF_DEF
 
 /* Row accumulation across an outer axis: acc[i] = acc[i] OP x[i] in f64
  * (x widened), the step of flex_reduce.c's sums (rows_sum) and products
@@ -1044,15 +1092,18 @@ BXFX_ROWACC_F64(mulacc, *)
  * sequence the first row plus each further row added in turn computes,
  * with the running sums of a strip of 16 columns held in registers over
  * all the rows: one store per column per leaf instead of one per row. */
-#define BXFX_LEAFROWS_DEF(T, LD, CV)                                                  \
+#define BXFX_LEAFROWS_DEF(T)                                                          \
   static void SFX(leafrows_##T)(double *out, const T##_elem *x, size_t stride, size_t rows, size_t n) { \
     size_t i = 0;                                                                       \
     for (; i + 16 <= n; i += 16) {                                                      \
       const T##_elem *p = x + i;                                                        \
-      v4d s0 = LD(p), s1 = LD(p + 4), s2 = LD(p + 8), s3 = LD(p + 12);                  \
+      v4d s0, s1, s2, s3, x0, x1, x2, x3;                                               \
+      BXFX_LD16_##T(p, s0, s1, s2, s3);                                                 \
       for (size_t r = 1; r < rows; r++) {                                               \
         p += stride;                                                                    \
-        s0 += LD(p); s1 += LD(p + 4); s2 += LD(p + 8); s3 += LD(p + 12);                \
+        BXFX_LD16_##T(p, x0, x1, x2, x3);                                               \
+        s0 = BXFX_ACC(s0, x0); s1 = BXFX_ACC(s1, x1);                                   \
+        s2 = BXFX_ACC(s2, x2); s3 = BXFX_ACC(s3, x3);                                   \
       }                                                                                 \
       memcpy(out + i, &s0, sizeof s0);                                                  \
       memcpy(out + i + 4, &s1, sizeof s1);                                              \
@@ -1060,22 +1111,33 @@ BXFX_ROWACC_F64(mulacc, *)
       memcpy(out + i + 12, &s3, sizeof s3);                                             \
     }                                                                                   \
     for (; i < n; i++) {                                                                \
-      double s = (double)CV(x[i]);                                                      \
-      for (size_t r = 1; r < rows; r++) s += (double)CV(x[r * stride + i]);             \
+      double s = (double)BXFX_CV_##T(x[i]);                                             \
+      for (size_t r = 1; r < rows; r++) s += (double)BXFX_CV_##T(x[r * stride + i]);    \
       out[i] = s;                                                                       \
     }                                                                                   \
   }
-typedef float f32_elem;
-typedef double f64_elem;
-typedef uint16_t bf16_elem;
-typedef uint16_t f16_elem;
-BXFX_LEAFROWS_DEF(f32, SFX(ld4w), BXFX_AS_IS)
-BXFX_LEAFROWS_DEF(f64, SFX(ld4d), BXFX_AS_IS)
+BXFX_LEAFROWS_DEF(f32)
+BXFX_LEAFROWS_DEF(f64)
 /* halves widened in registers: the f32 leaf of the widened rows */
-BXFX_LEAFROWS_DEF(bf16, SFX(ld4bf), bxk_bf16_to_f32)
-BXFX_LEAFROWS_DEF(f16, SFX(ld4hf), bxk_f16_to_f32)
-#undef BXFX_AS_IS
+BXFX_LEAFROWS_DEF(bf16)
+BXFX_LEAFROWS_DEF(f16)
 #undef BXFX_LEAFROWS_DEF
+#undef BXFX_LEAF_FOLD
+#undef BXFX_LD16_BY4
+#undef BXFX_LD16_f64
+#undef BXFX_LD16_f32
+#undef BXFX_LD16_f16
+#undef BXFX_LD16_bf16
+#undef BXFX_LD4_f64
+#undef BXFX_LD4_f32
+#undef BXFX_LD4_bf16
+#undef BXFX_LD4_f16
+#undef BXFX_CV_f64
+#undef BXFX_CV_f32
+#undef BXFX_CV_bf16
+#undef BXFX_CV_f16
+#undef BXFX_ACC
+#undef BXFX_AS_IS
 
 /* Index of a row's extreme as the reference finds it: the first NaN if
  * there is one, else the first element equal to the max (min).  Blocks of
@@ -1101,7 +1163,62 @@ enum { BXFX_EXT_BLK = 2048 };
     nv |= (VI)(x0 != x0);                                                           \
     BXFX_EXT_STEP(CMP, VT, VI, x0, e0);                                                     \
   }
-#define BXFX_ARGEXT_DEF(name, ET, T, VT, VI, W, LD, CV)                                \
+/* The vector part of a block scan for f32/f64: j advances over whole
+ * vectors, e and nan take their extreme and whether a NaN was seen. */
+#define BXFX_EXT_VSCAN_FLT(VT, VI, W, LD, p, m, j, e, nan, want_max)                  \
+  if (m >= W) {                                                                      \
+    VT e0 = LD(p), e1 = e0, e2 = e0, e3 = e0;                                        \
+    VI nv = (VI)(e0 != e0);                                                          \
+    if (want_max) { BXFX_EXT_SCAN(>, VT, VI, W, LD) } else { BXFX_EXT_SCAN(<, VT, VI, W, LD) } \
+    (void)e1; (void)e2; (void)e3;                                                    \
+    for (int l = 0; l < W; l++) {                                                    \
+      nan |= nv[l] != 0;                                                             \
+      if (want_max ? e0[l] > e : e0[l] < e) e = e0[l];                               \
+    }                                                                                \
+  }
+#define BXFX_EXT_VSCAN_f32(...) BXFX_EXT_VSCAN_FLT(v8f, v8i, 8, SFX(ld), __VA_ARGS__)
+#define BXFX_EXT_VSCAN_f64(...) BXFX_EXT_VSCAN_FLT(v4d, v4l, 4, SFX(ld4d), __VA_ARGS__)
+/* bf16 scans the 16-bit patterns, 16 lanes a vector: x ^ ((x >> 15) &
+ * 0x7fff) as an int16 orders the non-NaN values as floats order them,
+ * except -0 (key -1) below +0 (key 0) (and it is its own inverse).  A
+ * block's extreme key becomes its value, a zero of either sign if the
+ * extreme is zero: the index walk below then takes the first zero, whose
+ * sign the sequential scan keeps.  NaN: |x| (x & 0x7fff) above 0x7f80;
+ * the largest |x| of the block says whether there is one.  Five integer
+ * operations per 16 elements where widening to f32 took about 16. */
+typedef int16_t v16s __attribute__((vector_size(32)));
+#define BXFX_BF16_KEY(x) ((x) ^ (((x) >> 15) & 0x7fff))
+#ifdef BXFX_AVX
+#define BXFX_V16_MAX(a, b) ((v16s)_mm256_max_epi16((__m256i)(a), (__m256i)(b)))
+#define BXFX_V16_MIN(a, b) ((v16s)_mm256_min_epi16((__m256i)(a), (__m256i)(b)))
+#else
+#define BXFX_V16_MAX(a, b) ({ v16s p_ = (a), q_ = (b), m_ = p_ > q_; (p_ & m_) | (q_ & ~m_); })
+#define BXFX_V16_MIN(a, b) ({ v16s p_ = (a), q_ = (b), m_ = p_ < q_; (p_ & m_) | (q_ & ~m_); })
+#endif
+#define BXFX_EXT_KSCAN(EXT, p, m, j, ek, am)                                         \
+  for (; j + 16 <= m; j += 16) {                                                     \
+    v16s x_;                                                                         \
+    memcpy(&x_, (p) + j, sizeof x_);                                                 \
+    v16s u_ = x_ & 0x7fff;                                                           \
+    ek = EXT(ek, u_ ^ (x_ >> 15));                                                   \
+    am = BXFX_V16_MAX(am, u_);                                                       \
+  }
+#define BXFX_EXT_VSCAN_bf16(p, m, j, e, nan, want_max)                                \
+  if (m >= 16) {                                                                     \
+    v16s ek, am = { 0 };                                                             \
+    memcpy(&ek, p, sizeof ek);                                                       \
+    ek = BXFX_BF16_KEY(ek);                                                          \
+    if (want_max) { BXFX_EXT_KSCAN(BXFX_V16_MAX, p, m, j, ek, am) }                  \
+    else { BXFX_EXT_KSCAN(BXFX_V16_MIN, p, m, j, ek, am) }                           \
+    int16_t k_ = ek[0], a_ = am[0];                                                  \
+    for (int l = 1; l < 16; l++) {                                                   \
+      k_ = want_max ? (ek[l] > k_ ? ek[l] : k_) : (ek[l] < k_ ? ek[l] : k_);         \
+      a_ = am[l] > a_ ? am[l] : a_;                                                  \
+    }                                                                                \
+    nan |= a_ > 0x7f80;                                                              \
+    e = bxk_bf16_to_f32((uint16_t)BXFX_BF16_KEY(k_));                                \
+  }
+#define BXFX_ARGEXT_DEF(name, ET, T, VSCAN, CV)                                        \
   static int64_t SFX(name)(const ET *a, size_t n, int flags, T *val) {              \
     const bool want_max = flags & BXFX_EXT_MAX;                                    \
     T best = CV(a[0]);                                                                 \
@@ -1111,16 +1228,7 @@ enum { BXFX_EXT_BLK = 2048 };
       size_t m = n - b0 < BXFX_EXT_BLK ? n - b0 : BXFX_EXT_BLK, j = 0;             \
       T e = CV(p[0]);                                                                  \
       bool nan = false;                                                            \
-      if (m >= W) {                                                                \
-        VT e0 = LD(p), e1 = e0, e2 = e0, e3 = e0;                                  \
-        VI nv = (VI)(e0 != e0);                                                    \
-        if (want_max) { BXFX_EXT_SCAN(>, VT, VI, W, LD) } else { BXFX_EXT_SCAN(<, VT, VI, W, LD) }               \
-        (void)e1; (void)e2; (void)e3;                                              \
-        for (int l = 0; l < W; l++) {                                              \
-          nan |= nv[l] != 0;                                                       \
-          if (want_max ? e0[l] > e : e0[l] < e) e = e0[l];                         \
-        }                                                                          \
-      }                                                                            \
+      VSCAN(p, m, j, e, nan, want_max);                                            \
       for (; j < m; j++) {                                                         \
         T x = CV(p[j]);                                                                \
         nan |= x != x;                                                             \
@@ -1137,19 +1245,17 @@ enum { BXFX_EXT_BLK = 2048 };
       if (CV(a[j]) == best) { *val = CV(a[j]); return (int64_t)j; }                        \
   }
 #define BXFX_EXT_AS_IS(x) (x)
-/* 8 bf16 lanes widened to f32 (a shift): bf16 rows scanned in place */
-typedef uint16_t v8hw __attribute__((vector_size(16)));
-static inline v8f SFX(ld8bf)(const uint16_t *p) {
-  v8hw h;
-  memcpy(&h, p, sizeof h);
-  return (v8f)(__builtin_convertvector(h, v8u) << 16);
-}
-BXFX_ARGEXT_DEF(argext_f32, float, float, v8f, v8i, 8, SFX(ld), BXFX_EXT_AS_IS)
-BXFX_ARGEXT_DEF(argext_f64, double, double, v4d, v4l, 4, SFX(ld4d), BXFX_EXT_AS_IS)
-BXFX_ARGEXT_DEF(argext_bf16, uint16_t, float, v8f, v8i, 8, SFX(ld8bf), bxk_bf16_to_f32)
+BXFX_ARGEXT_DEF(argext_f32, float, float, BXFX_EXT_VSCAN_f32, BXFX_EXT_AS_IS)
+BXFX_ARGEXT_DEF(argext_f64, double, double, BXFX_EXT_VSCAN_f64, BXFX_EXT_AS_IS)
+BXFX_ARGEXT_DEF(argext_bf16, uint16_t, float, BXFX_EXT_VSCAN_bf16, bxk_bf16_to_f32)
 #undef BXFX_EXT_AS_IS
 #undef BXFX_ARGEXT_DEF
 #undef BXFX_EXT_SCAN
+#undef BXFX_EXT_VSCAN_FLT
+#undef BXFX_EXT_VSCAN_f32
+#undef BXFX_EXT_VSCAN_f64
+#undef BXFX_EXT_VSCAN_bf16
+#undef BXFX_EXT_KSCAN
 
 /* One step of an extreme along an outer axis: per column, x (row k)
  * replaces acc when it beats it or is the first NaN (a NaN accumulator
@@ -1189,13 +1295,14 @@ BXFX_EXTROW_DEF(extrow_f64, double, v4d, v4l, 4, SFX(ld4d))
 /* Integer rows at their own width (flex_kern.h red_i32/red_i64): plain
  * loops the compiler vectorizes (wrapping unsigned sums and products are
  * associative, so lanes change nothing). */
-#define BXFX_RED_INT_DEF(name, T, UT)                                              \
+#define BXFX_RED_INT_DEF(name, T, UT, VPROD)                                       \
   static int64_t SFX(name)(int op, const T *x, size_t n) {                         \
     switch (op) {                                                                  \
     case BXFX_RED_SUM: { UT s = 0; for (size_t i = 0; i < n; i++) s += (UT)x[i]; return (T)s; } \
     case BXFX_RED_PROD: { /* four chains: a 64-bit multiply has no vector form */ \
       UT p0 = 1, p1 = 1, p2 = 1, p3 = 1;                                          \
       size_t i = 0;                                                                \
+      VPROD                                                                        \
       for (; i + 4 <= n; i += 4) {                                                 \
         p0 *= (UT)x[i]; p1 *= (UT)x[i + 1]; p2 *= (UT)x[i + 2]; p3 *= (UT)x[i + 3]; \
       }                                                                            \
@@ -1206,8 +1313,22 @@ BXFX_EXTROW_DEF(extrow_f64, double, v4d, v4l, 4, SFX(ld4d))
     default: { T m = x[0]; for (size_t i = 1; i < n; i++) m = x[i] < m ? x[i] : m; return m; } \
     }                                                                              \
   }
-BXFX_RED_INT_DEF(red_i32, int32_t, uint32_t)
-BXFX_RED_INT_DEF(red_i64, int64_t, uint64_t)
+/* i32 products in 32 lanes of vpmulld first (wrapping products do not
+ * see the order): 0.097 -> 0.025 ns an element on one thread. */
+#define BXFX_VPROD_U32                                                             \
+  if (n >= 32) {                                                                   \
+    v8u q0 = { 1, 1, 1, 1, 1, 1, 1, 1 }, q1 = q0, q2 = q0, q3 = q0, y0, y1, y2, y3; \
+    for (; i + 32 <= n; i += 32) {                                                 \
+      memcpy(&y0, x + i, sizeof y0); memcpy(&y1, x + i + 8, sizeof y1);            \
+      memcpy(&y2, x + i + 16, sizeof y2); memcpy(&y3, x + i + 24, sizeof y3);      \
+      q0 *= y0; q1 *= y1; q2 *= y2; q3 *= y3;                                      \
+    }                                                                              \
+    q0 = (q0 * q1) * (q2 * q3);                                                    \
+    for (int l = 0; l < 8; l += 4) p0 *= q0[l], p1 *= q0[l + 1], p2 *= q0[l + 2], p3 *= q0[l + 3]; \
+  }
+BXFX_RED_INT_DEF(red_i32, int32_t, uint32_t, BXFX_VPROD_U32)
+BXFX_RED_INT_DEF(red_i64, int64_t, uint64_t, )
+#undef BXFX_VPROD_U32
 #undef BXFX_RED_INT_DEF
 /* One step of an int reduction across an outer axis: acc[i] = acc[i] OP
  * x[i] (BXFX_RED_*), wrapping for sums and products. */

@@ -7,9 +7,11 @@
  * which keeps the reads sequential instead of striding by `inner`.  Floats
  * accumulate in double, ints in wrapping i64, bools in u8; max/min let NaN
  * win; argmax/argmin take the first occurrence of the extreme (the first
- * NaN when there are NaNs, as the reference does).  f16/bf16 extremes
- * widen blocks to f32 in lanes and take the f32 kernels; their sums have
- * kernels of their own that widen in registers (the f32 kernels' bits).
+ * NaN when there are NaNs, as the reference does).  bf16 extremes of a
+ * row scan the 16-bit patterns as ordered int16 keys (argext_bf16), f16
+ * ones widen blocks to f32 in lanes and take the f32 kernels; half sums
+ * have kernels of their own that widen in registers (the f32 kernels'
+ * bits).
  *
  * Float sums are pairwise (bext.h states the bound): a contiguous row goes
  * through the kernels' sum_f32/sum_f64 (leaves of BXFX_LEAF elements in

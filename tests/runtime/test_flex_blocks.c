@@ -219,6 +219,75 @@ Test(flex_blocks, half_sums_widen_in_registers) {
     }
 }
 
+/* i32 products run in vector lanes (wrapping: the order does not
+ * matter): the sequential wrapping product, for lengths around the 32
+ * lanes, in both variants; odd factors keep the product from vanishing. */
+Test(flex_blocks, i32_products_wrap_as_the_sequential_product) {
+  enum { N = 4200 };
+  static int32_t x[N];
+  uint32_t r = 99;
+  for (int i = 0; i < N; i++) r = r * 1103515245u + 12345u, x[i] = (int32_t)(r | 1u);
+  x[5] = -1, x[40] = INT32_MIN + 1, x[77] = INT32_MAX;
+  const struct bxfx_kernels *K[2] = { &bxfx_kern_avx2, &bxfx_kern_gen };
+  const size_t lens[] = { 0, 1, 7, 8, 9, 31, 32, 33, 63, 64, 65, 95, 100, 4097, N };
+  for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++) {
+    uint32_t want = 1;
+    for (size_t i = 0; i < lens[li]; i++) want *= (uint32_t)x[i];
+    for (int v = 0; v < 2; v++)
+      cr_expect_eq(K[v]->red_i32(BXFX_RED_PROD, x, lens[li]), (int32_t)want, "%s red_i32 prod n=%zu", K[v]->isa,
+                   lens[li]);
+  }
+}
+
+/* bf16 extremes scan the 16-bit patterns as ordered int16 keys
+ * (argext_bf16): in both variants, the index and value bits of argext_f32
+ * on the widened values (which the reference's scan gives), for lengths
+ * around the 16 lanes and the 2048-element blocks, with a NaN anywhere
+ * (positive and negative patterns), infinities, subnormals, and extremes
+ * that are zeros of both signs in either order. */
+Test(flex_blocks, bf16_extremes_scan_the_patterns) {
+  enum { N = 4200 };
+  static uint16_t h[N];
+  static float f[N];
+  const size_t lens[] = { 1, 2, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 2047, 2048, 2049, 4097, N };
+  const struct bxfx_kernels *K[2] = { &bxfx_kern_avx2, &bxfx_kern_gen };
+  /* kinds: 0 finite values of all binades; 1 negatives only; 2 zeros and
+   * negatives (max is a zero); 3 zeros and positives (min is a zero);
+   * 4 all zeros; 5 infinities and subnormals */
+  for (int kind = 0; kind < 6; kind++)
+    for (int nanat = -1; nanat < (int)N; nanat = nanat < 40 ? nanat + 1 : nanat * 3 + 7)
+      for (int sign = 0; sign < 2; sign++) {
+        if (nanat < 0 && sign) continue;
+        uint32_t r = 12345u + (uint32_t)kind * 7919u;
+        for (int i = 0; i < N; i++) {
+          r = r * 1103515245u + 12345u;
+          float x = ldexpf((float)(r >> 16 & 0x7fff) / 32768.0f + 0.5f, (int)(r >> 8 & 63) - 32);
+          if (r >> 31) x = -x;
+          if (kind == 1 || kind == 2) x = -fabsf(x);
+          if (kind == 3) x = fabsf(x);
+          if ((kind == 2 || kind == 3) && (r >> 4 & 7) == 0) x = (r >> 9 & 1) ? 0.0f : -0.0f;
+          if (kind == 4) x = (r >> 9 & 1) ? 0.0f : -0.0f;
+          if (kind == 5 && (r >> 4 & 3) == 0) x = (r >> 9 & 1) ? INFINITY : -INFINITY;
+          if (kind == 5 && (r >> 4 & 3) == 1) x = (r >> 9 & 1) ? 1e-40f : -1e-40f;
+          h[i] = bxk_f32_to_bf16(x);
+        }
+        if (nanat >= 0) h[nanat] = sign ? 0xffc1 : 0x7f81;   /* payloads kept: the first NaN's bits */
+        for (int i = 0; i < N; i++) f[i] = bxk_bf16_to_f32(h[i]);
+        for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++)
+          for (int flags = 0; flags < 4; flags++) {
+            size_t n = lens[li];
+            float want, got;
+            int64_t wi = bxfx_kern_gen.argext_f32(f, n, flags, &want);
+            for (int v = 0; v < 2; v++) {
+              int64_t gi = K[v]->argext_bf16(h, n, flags, &got);
+              cr_assert(gi == wi && memcmp(&got, &want, sizeof got) == 0,
+                        "%s argext_bf16 kind %d NaN at %d (sign %d) n=%zu flags=%d: %lld %a, want %lld %a",
+                        K[v]->isa, kind, nanat, sign, n, flags, (long long)gi, got, (long long)wi, want);
+            }
+          }
+      }
+}
+
 /* The row-block kernels (mulrows, extrows) are the row-by-row ones
  * (mulacc, extrow) with acc in registers, and the cumsum kernels the
  * sequential chains: in both variants, bit for bit, for widths around the

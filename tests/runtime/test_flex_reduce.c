@@ -145,6 +145,12 @@ static const struct red_case cases[] = {
   { 3, { 3, 37, 5 }, 1, false },  { 3, { 2, 300, 40 }, 1, false },  { 3, { 5, 1, 7 }, 1, false },
   { 3, { 4, 0, 3 }, 1, false },   { 3, { 4, 3, 0 }, 1, false },     { 3, { 3, 5, 600 }, 1, false },
   { 3, { 2, 3, 4 }, 2, false },   { 3, { 2, 3, 4 }, 0, false },     { 2, { 0, 5 }, 1, false },
+  /* the lane steps (16, 4) and the kernels' two leaves at a time (512) */
+  { 1, { 15 }, -1, false },       { 1, { 16 }, -1, false },         { 1, { 17 }, -1, false },
+  { 1, { 31 }, -1, false },       { 1, { 511 }, -1, false },        { 1, { 512 }, -1, false },
+  { 1, { 513 }, -1, false },      { 1, { 769 }, -1, false },        { 1, { 4097 }, -1, false },
+  { 2, { 3, 1024 }, 1, false },   { 2, { 5, 1535 }, 1, false },     { 2, { 1030, 3 }, 0, true },
+  { 2, { 33, 47 }, 0, false },    { 2, { 17, 31 }, 0, false },
 };
 
 /* The expected f64 sums (or means) of t's values v along dim. */
