@@ -1060,8 +1060,49 @@ __attribute__((noinline)) static bext_tensor *ew_general(struct bxr_op *op) {
   return out;
 }
 
+/* mask_where / mask_fill with t, the mask and value contiguous and of the
+ * output's shape (value a scalar for fill): one select pass at the
+ * element's width (mask_sel), split across the pool. */
+struct mask_job {
+  size_t es;
+  const char *t, *v;
+  const uint8_t *m;
+  char *o;
+  bool vs;
+};
+static void mask_chunk(void *ctx, size_t b, size_t e) {
+  const struct mask_job *J = ctx;
+  bxfx_kern()->mask_sel(J->es, J->t + b * J->es, J->m + b, J->vs ? J->v : J->v + b * J->es, J->o + b * J->es,
+                        e - b, J->vs);
+}
+static bool mask_native(struct bxr_op *op, char *fill, bext_tensor **res) {
+  const bext_dtype dt = op->out.dtype;
+  const bool where = op->code == BXR_OP_MASK_WHERE;
+  for (int k = 0; k < (where ? 3 : 2); k++) {
+    const bext_tensor *x = op->in[k];
+    bext_dtype want = k == 1 ? BEXT_BOOL : dt;
+    if (x->dtype != want || !bxr_is_contiguous(x) || !bxr_same_shape(x->rank, x->shape, op->out.rank, op->out.shape))
+      return false;
+  }
+  const size_t es = bext_dtype_size(dt);
+  if (es != 1 && es != 2 && es != 4 && es != 8) return false;
+  struct mask_job J = { es, bxr_data(op->in[0]), where ? bxr_data(op->in[2]) : fill, bxr_data(op->in[1]), NULL, !where };
+  bext_tensor *out = bxfx_output(op, 1);
+  if (out) {
+    J.o = bxr_data(out);
+    bxr_pool_for((size_t)bxr_numel(out->rank, out->shape), 1, 64, mask_chunk, &J);
+  }
+  *res = out;
+  return true;
+}
+
 /* mask_where(t, mask, value) and mask_fill(t, mask, scalar). */
 bext_tensor *bxfx_exec_mask(struct bxr_op *op) {
+  /* The fill value stored exactly as the reference stores it. */
+  char fill[8] = { 0 };
+  if (op->code != BXR_OP_MASK_WHERE) bxr_store_f64(fill, op->out.dtype, 0, op->sc[0].f);
+  bext_tensor *res;
+  if (mask_native(op, fill, &res)) return res;
   struct ew E;
   memset(&E, 0, sizeof E);
   E.op = BXR_OP_MASK_WHERE;
@@ -1074,10 +1115,7 @@ bext_tensor *bxfx_exec_mask(struct bxr_op *op) {
   if (op->code == BXR_OP_MASK_WHERE) {
     ew_input(&E, 2, op->in[2], E.rin, &op->out);
   } else {
-    /* The fill value stored exactly as the reference stores it. */
-    char one[8];
-    bxr_store_f64(one, dt, 0, op->sc[0].f);
-    bxfx_load(&E.sv, E.rin, one, dt, 1, 1);
+    bxfx_load(&E.sv, E.rin, fill, dt, 1, 1);
     ew_scalar_input(&E, 2, E.rin);
   }
   bext_tensor *out = bxfx_output(op, 1);

@@ -332,6 +332,61 @@ static void SFX(bop)(int op, const uint8_t *a, const uint8_t *b, uint8_t *o, siz
   default: for (size_t i = 0; i < n; i++) o[i] = !a[i]; break;
   }
 }
+/* mask_where / mask_fill at the element's own width: o[i] = m[i] ? v[i] :
+ * t[i] as bits (v[0] for every i when vs), the reference's byte copy of one
+ * side.  The general engine widened halves to f32 and i32 to i64 and
+ * narrowed back (three passes a block, and a NaN payload through bf16's
+ * rounding).  The W mask bytes of one 32-byte vector of T widen to lanes
+ * that are all ones where the byte is 0 (BXFX_MZ_<T>: one vpmovzx and a
+ * compare; GCC lowers the generic byte-to-dword conversion to scalar
+ * inserts), and both sides are read and blended, since a branch per
+ * element mispredicts on a random mask. */
+#ifdef BXFX_AVX
+#define BXFX_MZ_uint8_t(p) _mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)(const void *)(p)), _mm256_setzero_si256())
+#define BXFX_MZ_uint16_t(p) \
+  _mm256_cmpeq_epi16(_mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(p))), _mm256_setzero_si256())
+#define BXFX_MZ_uint32_t(p) \
+  _mm256_cmpeq_epi32(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)(p))), _mm256_setzero_si256())
+#define BXFX_MZ_uint64_t(p) ({ int32_t w_; memcpy(&w_, (p), 4); \
+  _mm256_cmpeq_epi64(_mm256_cvtepu8_epi64(_mm_cvtsi32_si128(w_)), _mm256_setzero_si256()); })
+#define BXFX_MZ(T, W, p) ((vt_)BXFX_MZ_##T(p))
+#else
+#define BXFX_MZ(T, W, p) ({ typedef uint8_t vm_ __attribute__((vector_size(W))); \
+  vm_ mb_; memcpy(&mb_, (p), sizeof mb_); (vt_)(__builtin_convertvector(mb_, vt_) == 0); })
+#endif
+#define BXFX_MSEL_DEF(T, W)                                                        \
+  static void SFX(msel_##T)(const T *t, const uint8_t *m, const T *v, T *o, size_t n, bool vs) { \
+    typedef T vt_ __attribute__((vector_size(32)));                                 \
+    size_t i = 0;                                                                   \
+    const vt_ vv = (vt_){ 0 } + v[0];                                               \
+    for (; i + W <= n; i += W) {                                                    \
+      vt_ x, y = vv, z = BXFX_MZ(T, W, m + i);                                      \
+      memcpy(&x, t + i, sizeof x);                                                  \
+      if (!vs) memcpy(&y, v + i, sizeof y);                                         \
+      x = (x & z) | (y & ~z);                                                       \
+      memcpy(o + i, &x, sizeof x);                                                  \
+    }                                                                               \
+    for (; i < n; i++) o[i] = m[i] ? v[vs ? 0 : i] : t[i];                          \
+  }
+BXFX_MSEL_DEF(uint8_t, 32)
+BXFX_MSEL_DEF(uint16_t, 16)
+BXFX_MSEL_DEF(uint32_t, 8)
+BXFX_MSEL_DEF(uint64_t, 4)
+#undef BXFX_MSEL_DEF
+#undef BXFX_MZ
+#undef BXFX_MZ_uint8_t
+#undef BXFX_MZ_uint16_t
+#undef BXFX_MZ_uint32_t
+#undef BXFX_MZ_uint64_t
+static void SFX(mask_sel)(size_t es, const void *t, const uint8_t *m, const void *v, void *o, size_t n, bool vs) {
+  switch (es) {
+  case 8: SFX(msel_uint64_t)(t, m, v, o, n, vs); break;
+  case 4: SFX(msel_uint32_t)(t, m, v, o, n, vs); break;
+  case 2: SFX(msel_uint16_t)(t, m, v, o, n, vs); break;
+  default: SFX(msel_uint8_t)(t, m, v, o, n, vs); break;
+  }
+}
+
 /* i64 x / d and floored x % d for one d (bxk_div_i64, bxk_rem_i64 for
  * every x): a multiply-high by d's magic number (bxfx_magic_i64) instead
  * of an idiv per element; the remainder is x - q*d with the divisor's-sign
@@ -1656,6 +1711,7 @@ const struct bxfx_kernels VARIANT = {
   .un_i64 = SFX(un_i64),
   .pow_i64 = SFX(pow_i64),
   .bop = SFX(bop),
+  .mask_sel = SFX(mask_sel),
   .divs_i64 = SFX(divs_i64),
   .cmp_i32 = SFX(cmp_i32),
   .cmp_i64 = SFX(cmp_i64),

@@ -619,6 +619,93 @@ Test(flex_paths, mask_select_without_branches) {
       }
 }
 
+/* n elements of random bits in dt (every NaN payload, signalling ones
+ * included, for the float types; 0/1 for bool), the same on both devices. */
+static void random_bits(bext_dtype dt, int64_t n, unsigned seed, bext_tensor **flex, bext_tensor **nd) {
+  size_t es = bext_dtype_size(dt);
+  unsigned char *b = malloc(es * (size_t)(n ? n : 1));
+  uint64_t s = seed;
+  for (int64_t i = 0; i < n; i++) {
+    for (size_t k = 0; k < es; k++) {
+      s = s * 6364136223846793005ull + 1442695040888963407ull;
+      b[(size_t)i * es + k] = (unsigned char)(s >> 40);
+    }
+    if (dt == BEXT_BOOL) b[i] &= 1;
+  }
+  *flex = bext_from_data(b, dt, &n, 1, dev("flex"));
+  *nd = bext_from_data(b, dt, &n, 1, dev("ndarray"));
+  free(b);
+  cr_assert(*flex && *nd, "%s", bext_last_error());
+}
+
+/* got and want hold the same bytes, NaN payloads included. */
+static void same_bits(bext_tensor *got, bext_tensor *want, const char *what) {
+  cr_assert_not_null(got, "%s (flex): %s", what, bext_last_error());
+  cr_assert_not_null(want, "%s (ndarray): %s", what, bext_last_error());
+  cr_assert_eq(bext_dtype_of(got), bext_dtype_of(want), "%s: dtype", what);
+  size_t es = bext_dtype_size(bext_dtype_of(got)), bytes = (size_t)bext_numel(want) * es;
+  cr_assert_eq(bext_numel(got), bext_numel(want), "%s: size", what);
+  char *g = malloc(bytes + 1), *w = malloc(bytes + 1);
+  cr_assert(bext_read(got, g, bytes) && bext_read(want, w, bytes), "%s: read", what);
+  for (size_t i = 0; i < bytes; i += es)
+    if (memcmp(g + i, w + i, es)) {
+      unsigned long long gb = 0, wb = 0;
+      memcpy(&gb, g + i, es);
+      memcpy(&wb, w + i, es);
+      cr_assert_fail("%s: element %zu differs (bits %llx, want %llx)", what, i / es, gb, wb);
+    }
+  free(g);
+  free(w);
+  bext_release(got);
+  bext_release(want);
+}
+
+Test(flex_paths, mask_select_at_the_element_width) {
+  /* contiguous t, mask and value of one shape take mask_sel: a byte
+   * select at the element's width, so every bit pattern (NaN payloads,
+   * signalling NaNs of the halves) comes through as the reference copies
+   * it; lengths around each width's vector (32 bytes: 32 bool, 16 halves,
+   * 8 f32/i32, 4 f64/i64 lanes), threaded sizes, in place on a unique t,
+   * fill values each dtype stores in its own way, and strided t (the
+   * general engine) for comparison */
+  static const bext_dtype dts[] = { BEXT_F32, BEXT_F64, BEXT_F16, BEXT_BF16, BEXT_I32, BEXT_I64, BEXT_BOOL, BEXT_U8 };
+  static const int64_t lens[] = { 1, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 65, 300001 };
+  static const double fills[] = { -2.5, NAN, -0.0, 1e30, 3.0000001 };
+  for (size_t d = 0; d < sizeof dts / sizeof dts[0]; d++)
+    for (size_t l = 0; l < sizeof lens / sizeof lens[0]; l++)
+      for (int form = 0; form < 3 + 5; form++) {
+        int64_t n = lens[l];
+        bext_tensor *t[2], *v[2], *m[2], *r[2];
+        random_bits(dts[d], form == 2 ? 2 * n : n, 11 + (unsigned)l, &t[0], &t[1]);
+        random_bits(dts[d], n, 12 + (unsigned)l, &v[0], &v[1]);
+        random_bits(BEXT_BOOL, n, 13 + (unsigned)l, &m[0], &m[1]);
+        for (int q = 0; q < 2; q++) {
+          if (form == 2) {   /* every other element: a strided t */
+            t[q] = bext_narrow(bext_reshape(t[q], (int64_t[]){ n, 2 }, 2), 1, 1, 1);
+            m[q] = bext_reshape(m[q], (int64_t[]){ n, 1 }, 2);
+            v[q] = bext_reshape(v[q], (int64_t[]){ n, 1 }, 2);
+          }
+          if (form == 1) bext_retain(t[q]);   /* shared: a fresh output */
+          if (form < 3) r[q] = bext_mask_where(t[q], m[q], v[q]);
+          else {
+            bext_release(v[q]);
+            r[q] = bext_mask_fill(t[q], m[q], fills[form - 3]);
+          }
+        }
+        char what[96];
+        snprintf(what, sizeof what, "mask %s form %d of %s [%lld]", form < 3 ? "where" : "fill", form,
+                 bext_dtype_name(dts[d]), (long long)n);
+        /* the general engine (form 2) carries halves through f32, which
+         * quiets a signalling NaN: there any NaN matches any NaN */
+        if (form == 2 && (dts[d] == BEXT_F16 || dts[d] == BEXT_BF16)) same(r[0], r[1], what);
+        else same_bits(r[0], r[1], what);
+        if (form == 1) {
+          bext_release(t[0]);
+          bext_release(t[1]);
+        }
+      }
+}
+
 /* got within ulps of want (relative, in units of the dtype's epsilon), a
  * NaN for a NaN, infinities and zeros exactly. */
 static void close_to(bext_tensor *got, bext_tensor *want, double ulps, const char *what) {
