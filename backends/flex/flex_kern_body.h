@@ -1500,25 +1500,96 @@ BXFX_BIN_LIST(BXFX_BINH_BF16)
 #undef BXFX_BINH_BF16
 #undef BXFX_BINH_DEF
 
-/* Half comparisons fused likewise: 32 lanes widened and compared (exact:
- * the f32 comparison of the widened values), packed to 0/1 bytes as the
- * f32 kernels pack them.  XL(k)/YL(k) are the k-th 8 lanes of a side. */
-#define BXFX_CMPH_LOOP(XL, YL, OP)                                                   \
-  for (; i + 32 <= n; i += 32)                                                       \
-    BXFX_CMP_ST32(o + i, (v8i)(XL(0) OP YL(0)), (v8i)(XL(8) OP YL(8)),               \
-                  (v8i)(XL(16) OP YL(16)), (v8i)(XL(24) OP YL(24)))
-#define BXFX_CMPH_DEF(H, h, name, OP)                                                \
+/* Half comparisons in the 16-bit domain, no widening: a half's sign and
+ * magnitude bits map to an integer key that orders as the values do
+ * (-(x & 0x7fff) when the sign bit is set, so -0 and +0 meet at 0; with
+ * AVX2 one and and one vpsignw), 16 lanes a vector.  A lane whose
+ * magnitude is above the infinity's bits (NB) is a NaN and answers false,
+ * true for ne, as the f32 comparison of the widened values does
+ * (bxk_scalar.h compares the f32 values).  32 answers are packed at a
+ * time (one vpacksswb and a quadword permute). */
+typedef int16_t v16s __attribute__((vector_size(32)));
+#ifdef BXFX_AVX
+#define BXFX_HKEY(v) \
+  ((v16s)_mm256_sign_epi16(_mm256_and_si256((__m256i)(v), _mm256_set1_epi16(0x7fff)), (__m256i)(v)))
+#define BXFX_CMP16_ST32(p, m0, m1) do {                                               \
+    __m256i b_ = _mm256_permute4x64_epi64(_mm256_packs_epi16((__m256i)(m0), (__m256i)(m1)), 0xd8); \
+    _mm256_storeu_si256((__m256i *)(void *)(p), _mm256_and_si256(b_, _mm256_set1_epi8(1)));     \
+  } while (0)
+#else
+#define BXFX_HKEY(v) ({ v16s k_ = (v), s_ = k_ >> 15; ((k_ & 0x7fff) ^ s_) - s_; })
+#define BXFX_CMP16_ST32(p, m0, m1) do {                                               \
+    typedef uint8_t v16b_ __attribute__((vector_size(16)));                           \
+    v16b_ r0_ = __builtin_convertvector((m0) & 1, v16b_), r1_ = __builtin_convertvector((m1) & 1, v16b_); \
+    memcpy((p), &r0_, 16);                                                            \
+    memcpy((p) + 16, &r1_, 16);                                                       \
+  } while (0)
+#endif
+#define BXFX_HLD(p) ({ v16s l_; memcpy(&l_, (p), sizeof l_); l_; })
+/* OP on keys a, b with z the lanes where either side is NaN. */
+#define BXFX_KOP_eq(a, b, z) (((a) == (b)) & ~(z))
+#define BXFX_KOP_ne(a, b, z) (((a) != (b)) | (z))
+#define BXFX_KOP_gt(a, b, z) (((a) > (b)) & ~(z))
+#define BXFX_KOP_ge(a, b, z) (((a) >= (b)) & ~(z))
+#define BXFX_KOP_lt(a, b, z) (((a) < (b)) & ~(z))
+#define BXFX_KOP_le(a, b, z) (((a) <= (b)) & ~(z))
+/* Which half stands for a threshold: 1 the one at or below it (x > s,
+ * x <= s), 2 the one at or above (x >= s, x < s); swapped when s is on the
+ * left. */
+#define BXFX_KCLS_eq 0
+#define BXFX_KCLS_ne 0
+#define BXFX_KCLS_gt 1
+#define BXFX_KCLS_le 1
+#define BXFX_KCLS_ge 2
+#define BXFX_KCLS_lt 2
+/* The key of a half h that gives x OP s's answers as x OP h for every half
+ * x of type hk (cls as above), as f32_threshold does for f32: s's own key
+ * when s is a half; else the key of the half below s (cls 1) or above it
+ * (cls 2), one key step from the rounded s (keys of adjacent halves are
+ * adjacent integers, the two zeros one key).  True when the answers are
+ * those of a NaN: s is NaN, or eq/ne of an s no half equals. */
+static bool SFX(half_key)(int hk, float s, int cls, int16_t *key) {
+  if (s != s) return true;
+  uint16_t h = hk == BXFX_H_F16 ? bxk_f32_to_f16(s) : bxk_f32_to_bf16(s);
+  float hf = hk == BXFX_H_F16 ? bxk_f16_to_f32(h) : bxk_bf16_to_f32(h);
+  int k = h & 0x8000u ? -(int)(h & 0x7fffu) : (int)h;
+  if (hf != s) {
+    if (cls == 0) return true;
+    k += cls == 1 ? -(hf > s) : (hf < s);
+  }
+  *key = (int16_t)k;
+  return false;
+}
+#define BXFX_CMPH_DEF(H, h, NB, name, OP)                                            \
   static void SFX(cmph_##h##_##name)(const uint16_t *a, const uint16_t *b, float s,  \
                                      uint8_t *o, size_t n, int mode) {               \
     size_t i = 0;                                                                    \
-    const v8f sv = SFX(splat)(s);                                                    \
-    (void)sv;                                                                        \
+    const v16s nb = (v16s){ 0 } + NB;                                                \
     if (mode == BXFX_VV) {                                                           \
-      BXFX_CMPH_LOOP(BXFX_CMPH_A_##H, BXFX_CMPH_B_##H, OP);                          \
-    } else if (mode == BXFX_SV) {                                                    \
-      BXFX_CMPH_LOOP(BXFX_CMPH_S, BXFX_CMPH_B_##H, OP);                              \
-    } else {                                                                         \
-      BXFX_CMPH_LOOP(BXFX_CMPH_A_##H, BXFX_CMPH_S, OP);                              \
+      for (; i + 32 <= n; i += 32) {                                                 \
+        v16s x0 = BXFX_HLD(a + i), x1 = BXFX_HLD(a + i + 16);                        \
+        v16s y0 = BXFX_HLD(b + i), y1 = BXFX_HLD(b + i + 16);                        \
+        v16s z0 = ((x0 & 0x7fff) > nb) | ((y0 & 0x7fff) > nb);                       \
+        v16s z1 = ((x1 & 0x7fff) > nb) | ((y1 & 0x7fff) > nb);                       \
+        BXFX_CMP16_ST32(o + i, BXFX_KOP_##name(BXFX_HKEY(x0), BXFX_HKEY(y0), z0),    \
+                        BXFX_KOP_##name(BXFX_HKEY(x1), BXFX_HKEY(y1), z1));          \
+      }                                                                              \
+    } else if (n >= 32) {                                                            \
+      const bool sv = mode == BXFX_SV;                                               \
+      int16_t k = 0;                                                                 \
+      const int cls = BXFX_KCLS_##name && sv ? 3 - BXFX_KCLS_##name : BXFX_KCLS_##name; \
+      const v16s zs = (v16s){ 0 } - (int16_t)SFX(half_key)(BXFX_H_##H, s, cls, &k);  \
+      const v16s ks = (v16s){ 0 } + k;                                               \
+      const uint16_t *p = sv ? b : a;                                                \
+      for (; i + 32 <= n; i += 32) {                                                 \
+        v16s x0 = BXFX_HLD(p + i), x1 = BXFX_HLD(p + i + 16);                        \
+        v16s z0 = ((x0 & 0x7fff) > nb) | zs, z1 = ((x1 & 0x7fff) > nb) | zs;         \
+        v16s k0 = BXFX_HKEY(x0), k1 = BXFX_HKEY(x1);                                 \
+        if (sv)                                                                      \
+          BXFX_CMP16_ST32(o + i, BXFX_KOP_##name(ks, k0, z0), BXFX_KOP_##name(ks, k1, z1)); \
+        else                                                                         \
+          BXFX_CMP16_ST32(o + i, BXFX_KOP_##name(k0, ks, z0), BXFX_KOP_##name(k1, ks, z1)); \
+      }                                                                              \
     }                                                                                \
     for (; i < n; i++) {                                                             \
       float x = mode == BXFX_SV ? s : bxk_##h##_to_f32(a[i]);                        \
@@ -1526,24 +1597,16 @@ BXFX_BIN_LIST(BXFX_BINH_BF16)
       o[i] = x OP y;                                                                 \
     }                                                                                \
   }
-#define BXFX_CMPH_S(k) sv
-#define BXFX_CMPH_A_F16(k) BXFX_F16_LD(a + i + (k))
-#define BXFX_CMPH_B_F16(k) BXFX_F16_LD(b + i + (k))
-#define BXFX_CMPH_A_BF16(k) BXFX_BF16_LD(a + i + (k))
-#define BXFX_CMPH_B_BF16(k) BXFX_BF16_LD(b + i + (k))
-#define BXFX_CMPH_F16(name, OP) BXFX_CMPH_DEF(F16, f16, name, OP)
-#define BXFX_CMPH_BF16(name, OP) BXFX_CMPH_DEF(BF16, bf16, name, OP)
+#define BXFX_CMPH_F16(name, OP) BXFX_CMPH_DEF(F16, f16, 0x7c00, name, OP)
+#define BXFX_CMPH_BF16(name, OP) BXFX_CMPH_DEF(BF16, bf16, 0x7f80, name, OP)
 BXFX_CMP_OPS(BXFX_CMPH_F16)
 BXFX_CMP_OPS(BXFX_CMPH_BF16)
 #undef BXFX_CMPH_F16
 #undef BXFX_CMPH_BF16
 #undef BXFX_CMPH_DEF
-#undef BXFX_CMPH_LOOP
-#undef BXFX_CMPH_S
-#undef BXFX_CMPH_A_F16
-#undef BXFX_CMPH_B_F16
-#undef BXFX_CMPH_A_BF16
-#undef BXFX_CMPH_B_BF16
+#undef BXFX_HKEY
+#undef BXFX_HLD
+#undef BXFX_CMP16_ST32
 
 /* Half unary ops fused likewise (the lane-wise ones, BXFX_UN_EL_LIST):
  * o may equal a (in place). */
