@@ -854,20 +854,26 @@ static bool widened_scalar(struct bxr_op *op, bext_tensor **res) {
 }
 
 /* i32 arithmetic, i64 unary ops, pow and division by a scalar, and
- * i32/i64/f64 comparisons on contiguous operands of the output's shape
- * (or one operand and a scalar) at their own width: the general engine
- * widens i32 to i64 a block at a time and narrows the result back (three
- * passes), divides i64 by idiv per element, and runs its loops compiled
- * for the baseline ISA.  The values are the same: i32 wrapping ops are
+ * comparisons of every float and int type on contiguous operands of the
+ * output's shape (or one operand and a scalar) at their own width: the
+ * general engine widens i32 to i64 a block at a time and narrows the
+ * result back (three passes), divides i64 by idiv per element, and runs
+ * its loops compiled for the baseline ISA; f32 and half comparisons, which
+ * it runs in the same kernels, paid its per-block setup every 512
+ * elements (a third of the instructions of a compare with a scalar).
+ * Their scalars are f32_threshold's.  The values are the same: i32 wrapping ops are
  * the i64 ones stored back to i32, for every i32 operand and for scalars
  * that are i32 values (others are left to the general engine, which
  * saturates them to i64 first); i64 scalars are saturated as it does;
  * comparisons are exact at any width. */
-enum native_kind { NK_BIN_I32, NK_UN_I32, NK_CMP_I32, NK_CMP_I64, NK_CMP_F64, NK_UN_I64, NK_DIVS_I64, NK_BOOL, NK_POW_I64 };
+enum native_kind { NK_BIN_I32, NK_UN_I32, NK_CMP_I32, NK_CMP_I64, NK_CMP_F64, NK_CMP_F32, NK_CMP_HALF, NK_UN_I64,
+                   NK_DIVS_I64, NK_BOOL, NK_POW_I64 };
 struct native_job {
   int k;                    /* kernel index (BXFX_IOP_*, BXFX_IUN_*, BXFX_CMP_*; NK_DIVS_I64: rem) */
   enum native_kind kind;
   int mode;
+  int hk;                   /* NK_CMP_HALF: BXFX_H_* */
+  float thr;                /* NK_CMP_F32 / NK_CMP_HALF with a scalar: f32_threshold's */
   const char *a, *b;
   char *o;
   int64_t lo, hi;           /* clamp bounds */
@@ -892,6 +898,16 @@ static void native_chunk(void *ctx, size_t b, size_t e) {
     K->cmp_f64(J->k, (const double *)(const void *)J->a + b, (const double *)(const void *)J->b + bs,
                (uint8_t *)J->o + b, n, J->mode);
     break;
+  case NK_CMP_F32:
+    K->cmp[J->k]((const float *)(const void *)J->a + b, J->mode == BXFX_VS ? &J->thr : (const float *)(const void *)J->b + b,
+                 (uint8_t *)J->o + b, n, J->mode);
+    break;
+  case NK_CMP_HALF: {
+    const uint16_t *ha = (const uint16_t *)(const void *)J->a + b;
+    K->cmp_half[J->hk][J->k](ha, J->mode == BXFX_VS ? ha : (const uint16_t *)(const void *)J->b + b, J->thr,
+                             (uint8_t *)J->o + b, n, J->mode);
+    break;
+  }
   }
 }
 
@@ -933,12 +949,15 @@ static bool native_width(struct bxr_op *op, bext_tensor **res) {
     J.b = J.a;   /* not: read a only */
   } else if (cmp[code]) {
     J.k = cmp[code] - 1;
-    J.kind = dt == BEXT_I32 ? NK_CMP_I32 : dt == BEXT_I64 ? NK_CMP_I64 : NK_CMP_F64;
+    J.kind = dt == BEXT_I32 ? NK_CMP_I32 : dt == BEXT_I64 ? NK_CMP_I64 : dt == BEXT_F64 ? NK_CMP_F64
+           : dt == BEXT_F32 ? NK_CMP_F32 : NK_CMP_HALF;
+    J.hk = dt == BEXT_F16 ? BXFX_H_F16 : BXFX_H_BF16;
     if (scalar) {
       double s = op->sc[0].f;
       if (dt == BEXT_I32) { if (!fits_i32(s)) return false; sv.i = (int32_t)s; }
       else if (dt == BEXT_I64) sv.l = bxr_f64_to_i64_sat(s);
-      else sv.d = s;
+      else if (dt == BEXT_F64) sv.d = s;
+      else f32_threshold(code, s, &J.thr);   /* f32 and halves compare with an f32 */
     }
   } else if (dt == BEXT_I32 && iop[code]) {
     J.k = iop[code] - 1;
@@ -998,6 +1017,8 @@ bext_tensor *bxfx_exec_elementwise(struct bxr_op *op) {
   const bext_dtype dt = op->in[0]->dtype;
   if (dt == BEXT_F32 && (small_f32(op, &res) || widened_scalar(op, &res))) return res;
   if ((dt == BEXT_I32 || dt == BEXT_I64 || dt == BEXT_F64 || dt == BEXT_BOOL) && native_width(op, &res)) return res;
+  if ((dt == BEXT_F32 || dt == BEXT_F16 || dt == BEXT_BF16) && is_compare(base_op(op->code)) && native_width(op, &res))
+    return res;
   return ew_general(op);
 }
 
