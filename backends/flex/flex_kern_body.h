@@ -1509,30 +1509,48 @@ BXFX_BIN_LIST(BXFX_BINH_BF16)
  * (bxk_scalar.h compares the f32 values).  32 answers are packed at a
  * time (one vpacksswb and a quadword permute). */
 typedef int16_t v16s __attribute__((vector_size(32)));
+/* P(a, b, z): the answer, or its negation where NEG is 1 (the store
+ * flips it: an andnot instead of an and), with z the NaN lanes.  The
+ * AVX2 forms are spelled out: GCC turned the generic (a > b) & ~z into a
+ * min, an equality and a blend. */
 #ifdef BXFX_AVX
-#define BXFX_HKEY(v) \
-  ((v16s)_mm256_sign_epi16(_mm256_and_si256((__m256i)(v), _mm256_set1_epi16(0x7fff)), (__m256i)(v)))
-#define BXFX_CMP16_ST32(p, m0, m1) do {                                               \
+#define BXFX_HKEY(m, v) ((v16s)_mm256_sign_epi16((__m256i)(m), (__m256i)(v)))
+#define BXFX_VGT(a, b) ((v16s)_mm256_cmpgt_epi16((__m256i)(a), (__m256i)(b)))
+#define BXFX_VEQ(a, b) ((v16s)_mm256_cmpeq_epi16((__m256i)(a), (__m256i)(b)))
+#define BXFX_VANDN(z, c) ((v16s)_mm256_andnot_si256((__m256i)(z), (__m256i)(c)))
+#define BXFX_VMAX(a, b) ((v16s)_mm256_max_epi16((__m256i)(a), (__m256i)(b)))
+#define BXFX_CMP16_ST32(p, m0, m1, NEG) do {                                          \
     __m256i b_ = _mm256_permute4x64_epi64(_mm256_packs_epi16((__m256i)(m0), (__m256i)(m1)), 0xd8); \
-    _mm256_storeu_si256((__m256i *)(void *)(p), _mm256_and_si256(b_, _mm256_set1_epi8(1)));     \
+    b_ = NEG ? _mm256_andnot_si256(b_, _mm256_set1_epi8(1)) : _mm256_and_si256(b_, _mm256_set1_epi8(1)); \
+    _mm256_storeu_si256((__m256i *)(void *)(p), b_);                                   \
   } while (0)
 #else
-#define BXFX_HKEY(v) ({ v16s k_ = (v), s_ = k_ >> 15; ((k_ & 0x7fff) ^ s_) - s_; })
-#define BXFX_CMP16_ST32(p, m0, m1) do {                                               \
+#define BXFX_HKEY(m, v) ({ v16s s_ = (v) >> 15; ((m) ^ s_) - s_; })
+#define BXFX_VGT(a, b) ((v16s)((a) > (b)))
+#define BXFX_VEQ(a, b) ((v16s)((a) == (b)))
+#define BXFX_VANDN(z, c) ((c) & ~(z))
+#define BXFX_VMAX(a, b) ({ v16s a_ = (a), b_ = (b); (a_ & (v16s)(a_ > b_)) | (b_ & ~(v16s)(a_ > b_)); })
+#define BXFX_CMP16_ST32(p, m0, m1, NEG) do {                                          \
     typedef uint8_t v16b_ __attribute__((vector_size(16)));                           \
-    v16b_ r0_ = __builtin_convertvector((m0) & 1, v16b_), r1_ = __builtin_convertvector((m1) & 1, v16b_); \
+    v16b_ r0_ = __builtin_convertvector(((m0) & 1) ^ (NEG), v16b_);                   \
+    v16b_ r1_ = __builtin_convertvector(((m1) & 1) ^ (NEG), v16b_);                   \
     memcpy((p), &r0_, 16);                                                            \
     memcpy((p) + 16, &r1_, 16);                                                       \
   } while (0)
 #endif
 #define BXFX_HLD(p) ({ v16s l_; memcpy(&l_, (p), sizeof l_); l_; })
-/* OP on keys a, b with z the lanes where either side is NaN. */
-#define BXFX_KOP_eq(a, b, z) (((a) == (b)) & ~(z))
-#define BXFX_KOP_ne(a, b, z) (((a) != (b)) | (z))
-#define BXFX_KOP_gt(a, b, z) (((a) > (b)) & ~(z))
-#define BXFX_KOP_ge(a, b, z) (((a) >= (b)) & ~(z))
-#define BXFX_KOP_lt(a, b, z) (((a) < (b)) & ~(z))
-#define BXFX_KOP_le(a, b, z) (((a) <= (b)) & ~(z))
+#define BXFX_KOP_eq(a, b, z) BXFX_VANDN(z, BXFX_VEQ(a, b))
+#define BXFX_KOP_ne(a, b, z) BXFX_VANDN(z, BXFX_VEQ(a, b))
+#define BXFX_KOP_gt(a, b, z) BXFX_VANDN(z, BXFX_VGT(a, b))
+#define BXFX_KOP_le(a, b, z) (BXFX_VGT(a, b) | (z))
+#define BXFX_KOP_lt(a, b, z) BXFX_VANDN(z, BXFX_VGT(b, a))
+#define BXFX_KOP_ge(a, b, z) (BXFX_VGT(b, a) | (z))
+#define BXFX_KNEG_eq 0
+#define BXFX_KNEG_ne 1
+#define BXFX_KNEG_gt 0
+#define BXFX_KNEG_le 1
+#define BXFX_KNEG_lt 0
+#define BXFX_KNEG_ge 1
 /* Which half stands for a threshold: 1 the one at or below it (x > s,
  * x <= s), 2 the one at or above (x >= s, x < s); swapped when s is on the
  * left. */
@@ -1569,10 +1587,10 @@ static bool SFX(half_key)(int hk, float s, int cls, int16_t *key) {
       for (; i + 32 <= n; i += 32) {                                                 \
         v16s x0 = BXFX_HLD(a + i), x1 = BXFX_HLD(a + i + 16);                        \
         v16s y0 = BXFX_HLD(b + i), y1 = BXFX_HLD(b + i + 16);                        \
-        v16s z0 = ((x0 & 0x7fff) > nb) | ((y0 & 0x7fff) > nb);                       \
-        v16s z1 = ((x1 & 0x7fff) > nb) | ((y1 & 0x7fff) > nb);                       \
-        BXFX_CMP16_ST32(o + i, BXFX_KOP_##name(BXFX_HKEY(x0), BXFX_HKEY(y0), z0),    \
-                        BXFX_KOP_##name(BXFX_HKEY(x1), BXFX_HKEY(y1), z1));          \
+        v16s mx0 = x0 & 0x7fff, mx1 = x1 & 0x7fff, my0 = y0 & 0x7fff, my1 = y1 & 0x7fff; \
+        v16s z0 = BXFX_VGT(BXFX_VMAX(mx0, my0), nb), z1 = BXFX_VGT(BXFX_VMAX(mx1, my1), nb); \
+        BXFX_CMP16_ST32(o + i, BXFX_KOP_##name(BXFX_HKEY(mx0, x0), BXFX_HKEY(my0, y0), z0), \
+                        BXFX_KOP_##name(BXFX_HKEY(mx1, x1), BXFX_HKEY(my1, y1), z1), BXFX_KNEG_##name); \
       }                                                                              \
     } else if (n >= 32) {                                                            \
       const bool sv = mode == BXFX_SV;                                               \
@@ -1583,12 +1601,13 @@ static bool SFX(half_key)(int hk, float s, int cls, int16_t *key) {
       const uint16_t *p = sv ? b : a;                                                \
       for (; i + 32 <= n; i += 32) {                                                 \
         v16s x0 = BXFX_HLD(p + i), x1 = BXFX_HLD(p + i + 16);                        \
-        v16s z0 = ((x0 & 0x7fff) > nb) | zs, z1 = ((x1 & 0x7fff) > nb) | zs;         \
-        v16s k0 = BXFX_HKEY(x0), k1 = BXFX_HKEY(x1);                                 \
+        v16s m0 = x0 & 0x7fff, m1 = x1 & 0x7fff;                                     \
+        v16s z0 = BXFX_VGT(m0, nb) | zs, z1 = BXFX_VGT(m1, nb) | zs;                 \
+        v16s k0 = BXFX_HKEY(m0, x0), k1 = BXFX_HKEY(m1, x1);                         \
         if (sv)                                                                      \
-          BXFX_CMP16_ST32(o + i, BXFX_KOP_##name(ks, k0, z0), BXFX_KOP_##name(ks, k1, z1)); \
+          BXFX_CMP16_ST32(o + i, BXFX_KOP_##name(ks, k0, z0), BXFX_KOP_##name(ks, k1, z1), BXFX_KNEG_##name); \
         else                                                                         \
-          BXFX_CMP16_ST32(o + i, BXFX_KOP_##name(k0, ks, z0), BXFX_KOP_##name(k1, ks, z1)); \
+          BXFX_CMP16_ST32(o + i, BXFX_KOP_##name(k0, ks, z0), BXFX_KOP_##name(k1, ks, z1), BXFX_KNEG_##name); \
       }                                                                              \
     }                                                                                \
     for (; i < n; i++) {                                                             \
@@ -1607,6 +1626,10 @@ BXFX_CMP_OPS(BXFX_CMPH_BF16)
 #undef BXFX_HKEY
 #undef BXFX_HLD
 #undef BXFX_CMP16_ST32
+#undef BXFX_VGT
+#undef BXFX_VEQ
+#undef BXFX_VANDN
+#undef BXFX_VMAX
 
 /* Half unary ops fused likewise (the lane-wise ones, BXFX_UN_EL_LIST):
  * o may equal a (in place). */

@@ -706,6 +706,51 @@ Test(flex_paths, mask_select_at_the_element_width) {
       }
 }
 
+Test(flex_paths, float_comparisons_at_native_width) {
+  /* f32, f16 and bf16 comparisons of contiguous tensors and with scalars
+   * (one kernel call per pool chunk): edge values (NaN, infinities,
+   * signed zeros) and random bit patterns (every NaN payload, subnormals)
+   * on either side, scalars exact in the type, between two of its values,
+   * not f32 values, past the halves' range, NaN; lengths around the 8-,
+   * 16- and 32-lane steps and a threaded one */
+  static const bext_dtype dts[] = { BEXT_F32, BEXT_F16, BEXT_BF16, BEXT_F64 };
+  static const int64_t ns[] = { 1, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 65, 70001 };
+  static const double scal[] = { 0, -0.0, 1, -7.25, NAN, INFINITY, -INFINITY, 0.1, -0.1, 1.0001, 1.0000001,
+                                 65504, 65520, -65520, 1e-8, -1e-8, 1e-40, 3.4e38, 3.5e38, 1e300, -1e300 };
+  bext_tensor *(*const fn[])(bext_tensor *, bext_tensor *) = { bext_eq, bext_ne, bext_gt, bext_ge, bext_lt, bext_le };
+  bext_tensor *(*const fs[])(bext_tensor *, double) = { bext_eq_scalar, bext_ne_scalar, bext_gt_scalar,
+                                                        bext_ge_scalar, bext_lt_scalar, bext_le_scalar };
+  for (size_t d = 0; d < sizeof dts / sizeof dts[0]; d++)
+    for (size_t k = 0; k < sizeof ns / sizeof ns[0]; k++)
+      for (int bits = 0; bits < 2; bits++)
+        for (int op = 0; op < 6; op++)
+          for (size_t si = 0; si <= sizeof scal / sizeof scal[0]; si++) {
+            bext_tensor *a[2], *b[2], *r[2];
+            if (bits) {
+              random_bits(dts[d], ns[k], 21 + (unsigned)k, &a[0], &a[1]);
+              random_bits(dts[d], ns[k], 22 + (unsigned)k, &b[0], &b[1]);
+            } else {
+              const char *devs[2] = { "flex", "ndarray" };
+              for (int q = 0; q < 2; q++) {
+                a[q] = bext_cast(edgy(BEXT_F64, ns[k], 7, devs[q]), dts[d]);
+                b[q] = bext_cast(edgy(BEXT_F64, ns[k], 8, devs[q]), dts[d]);
+              }
+            }
+            /* si == 0: a tensor pair; else scalar si - 1 */
+            for (int q = 0; q < 2; q++) {
+              if (si == 0) r[q] = fn[op](a[q], b[q]);
+              else {
+                bext_release(b[q]);
+                r[q] = fs[op](a[q], scal[si - 1]);
+              }
+            }
+            char what[112];
+            snprintf(what, sizeof what, "compare %d of %s [%lld]%s, %s %g", op, bext_dtype_name(dts[d]),
+                     (long long)ns[k], bits ? " bits" : "", si ? "scalar" : "tensors", si ? scal[si - 1] : 0.0);
+            same(r[0], r[1], what);
+          }
+}
+
 /* got within ulps of want (relative, in units of the dtype's epsilon), a
  * NaN for a NaN, infinities and zeros exactly. */
 static void close_to(bext_tensor *got, bext_tensor *want, double ulps, const char *what) {
