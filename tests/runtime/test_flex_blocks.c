@@ -1113,6 +1113,41 @@ Test(flex_blocks, fused_half_kernels_match_scalars) {
           }
 }
 
+/* mask_sel, both variants: every element width, a value array or one
+ * value, random bit patterns and masks with bytes other than 0 and 1
+ * (any nonzero byte selects, as the reference reads it), lengths around
+ * each width's vector, in place, against the byte copy of one side. */
+Test(flex_blocks, mask_sel_is_a_byte_select) {
+  enum { N = 300 };
+  static unsigned char t[N * 8], v[N * 8], o[N * 8 + 8], m[N];
+  uint64_t r = 7;
+  for (size_t i = 0; i < sizeof t; i++) {
+    r = r * 6364136223846793005ull + 1442695040888963407ull;
+    t[i] = (unsigned char)(r >> 33);
+    v[i] = (unsigned char)(r >> 45);
+  }
+  for (size_t i = 0; i < N; i++) m[i] = i % 3 == 0 ? 0 : (unsigned char)(t[i] | (i % 7 == 0 ? 0x80 : 1));
+  const struct bxfx_kernels *K[2] = { &bxfx_kern_avx2, &bxfx_kern_gen };
+  static const size_t lens[] = { 1, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 65, N };
+  for (int k = 0; k < 2; k++)
+    for (size_t es = 1; es <= 8; es *= 2)
+      for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++)
+        for (int vs = 0; vs < 3; vs++) {   /* 2: in place (o is t) */
+          const size_t n = lens[li];
+          static unsigned char tt[N * 8];
+          memcpy(tt, t, sizeof tt);
+          memset(o, 0xa5, sizeof o);
+          unsigned char *out = vs == 2 ? tt : o;
+          K[k]->mask_sel(es, tt, m, v, out, n, vs == 1);
+          for (size_t i = 0; i < n; i++) {
+            const unsigned char *want = m[i] ? v + (vs == 1 ? 0 : i * es) : t + i * es;
+            cr_assert(memcmp(out + i * es, want, es) == 0, "%s mask_sel es %zu vs %d n %zu [%zu]", K[k]->isa, es, vs,
+                      n, i);
+          }
+          if (vs != 2) cr_assert(o[n * es] == 0xa5, "mask_sel wrote past n = %zu", n);
+        }
+}
+
 /* The fused half comparisons (cmp_half), both kinds and variants, every
  * mode, all 2^16 patterns (NaN, signed zeros, infinities) at tail
  * lengths, against the f32 comparison of the widened values; broadcast
