@@ -38,6 +38,7 @@ struct ew {
   signed char cmph;                   /* BXFX_CMP_* + 1 of the fused half comparison, 0 none */
   signed char hk;                     /* BXFX_H_* of binh / cmph / unh */
   signed char unh;                    /* BXFX_UN_* + 1 of the fused half unary kernel, 0 none */
+  bool raw2;                          /* mask op on a half: 16-bit patterns (ew_block_mask2) */
   enum bxr_opcode op;                 /* scalar forms mapped to binary ones */
   double p0, p1;                      /* clamp bounds (float reprs) */
   int64_t i0, i1;                     /* clamp bounds (int repr), powi exponent */
@@ -272,10 +273,29 @@ static bool ew_block_unh(const struct ew *E, const char *const *in, const int64_
   return true;
 }
 
+/* mask_where / mask_fill of halves here (broadcast or strided operands):
+ * the elements move as 16-bit patterns, gathered into the block buffers,
+ * and mask_sel picks them.  Through the f32 representation a signalling
+ * NaN came out quiet, where the reference copies it as it is. */
+static void ew_block_mask2(const struct ew *E, struct ew_blk *B, const char *const *in, const int64_t *ist,
+                           size_t lin, size_t n) {
+  const void *p[3];
+  for (int k = 0; k < 3; k++) {
+    const size_t es = k == 1 ? 1 : 2;
+    if (ist[k] == 1) { p[k] = in[k]; continue; }
+    char *buf = B->buf[k];
+    for (size_t i = 0; i < n; i++) memcpy(buf + i * es, in[k] + (int64_t)i * ist[k] * (int64_t)es, es);
+    B->bsrc[k] = NULL;
+    p[k] = buf;
+  }
+  bxfx_kern()->mask_sel(2, p[0], p[1], p[2], E->dst + lin * 2, n, false);
+}
+
 /* One block: n (<= BXFX_BLK) elements along the innermost dim, input k
  * from in[k] by ist[k] elements, the output at linear index lin. */
 static void ew_block(const struct ew *E, struct ew_blk *B, const char *const *in, const int64_t *ist, size_t lin,
                      size_t n) {
+  if (E->raw2) { ew_block_mask2(E, B, in, ist, lin, n); return; }
   if ((E->binh || E->cmph) && ew_block_half(E, in, ist, lin, n)) return;
   if (E->unh && ew_block_unh(E, in, ist, lin, n)) return;
   const int nin = E->nin;
@@ -1138,6 +1158,10 @@ bext_tensor *bxfx_exec_mask(struct bxr_op *op) {
   } else {
     bxfx_load(&E.sv, E.rin, fill, dt, 1, 1);
     ew_scalar_input(&E, 2, E.rin);
+  }
+  if (bext_dtype_size(dt) == 2) {   /* halves: as 16-bit patterns */
+    E.raw2 = true;
+    if (op->code != BXR_OP_MASK_WHERE) memcpy(&E.sv, fill, 2);
   }
   bext_tensor *out = bxfx_output(op, 1);
   if (out) ew_run(&E, out, out->rank, out->shape);
