@@ -38,6 +38,7 @@ struct ew {
   signed char cmph;                   /* BXFX_CMP_* + 1 of the fused half comparison, 0 none */
   signed char hk;                     /* BXFX_H_* of binh / cmph / unh */
   signed char unh;                    /* BXFX_UN_* + 1 of the fused half unary kernel, 0 none */
+  bool raw2;                          /* mask op on a half: 16-bit patterns (ew_block_mask2) */
   enum bxr_opcode op;                 /* scalar forms mapped to binary ones */
   double p0, p1;                      /* clamp bounds (float reprs) */
   int64_t i0, i1;                     /* clamp bounds (int repr), powi exponent */
@@ -274,10 +275,29 @@ static bool ew_block_unh(const struct ew *E, const char *const *in, const int64_
   return true;
 }
 
+/* mask_where / mask_fill of halves here (broadcast or strided operands):
+ * the elements move as 16-bit patterns, gathered into the block buffers,
+ * and mask_sel picks them.  Through the f32 representation a signalling
+ * NaN came out quiet, where the reference copies it as it is. */
+static void ew_block_mask2(const struct ew *E, struct ew_blk *B, const char *const *in, const int64_t *ist,
+                           size_t lin, size_t n) {
+  const void *p[3];
+  for (int k = 0; k < 3; k++) {
+    const size_t es = k == 1 ? 1 : 2;
+    if (ist[k] == 1) { p[k] = in[k]; continue; }
+    char *buf = B->buf[k];
+    for (size_t i = 0; i < n; i++) memcpy(buf + i * es, in[k] + (int64_t)i * ist[k] * (int64_t)es, es);
+    B->bsrc[k] = NULL;
+    p[k] = buf;
+  }
+  bxfx_kern()->mask_sel(2, p[0], p[1], p[2], E->dst + lin * 2, n, false);
+}
+
 /* One block: n (<= BXFX_BLK) elements along the innermost dim, input k
  * from in[k] by ist[k] elements, the output at linear index lin. */
 static void ew_block(const struct ew *E, struct ew_blk *B, const char *const *in, const int64_t *ist, size_t lin,
                      size_t n) {
+  if (E->raw2) { ew_block_mask2(E, B, in, ist, lin, n); return; }
   if ((E->binh || E->cmph) && ew_block_half(E, in, ist, lin, n)) return;
   if (E->unh && ew_block_unh(E, in, ist, lin, n)) return;
   const int nin = E->nin;
@@ -856,20 +876,26 @@ static bool widened_scalar(struct bxr_op *op, bext_tensor **res) {
 }
 
 /* i32 arithmetic, i64 unary ops, pow and division by a scalar, and
- * i32/i64/f64 comparisons on contiguous operands of the output's shape
- * (or one operand and a scalar) at their own width: the general engine
- * widens i32 to i64 a block at a time and narrows the result back (three
- * passes), divides i64 by idiv per element, and runs its loops compiled
- * for the baseline ISA.  The values are the same: i32 wrapping ops are
+ * comparisons of every float and int type on contiguous operands of the
+ * output's shape (or one operand and a scalar) at their own width: the
+ * general engine widens i32 to i64 a block at a time and narrows the
+ * result back (three passes), divides i64 by idiv per element, and runs
+ * its loops compiled for the baseline ISA; f32 and half comparisons, which
+ * it runs in the same kernels, paid its per-block setup every 512
+ * elements (a third of the instructions of a compare with a scalar).
+ * Their scalars are f32_threshold's.  The values are the same: i32 wrapping ops are
  * the i64 ones stored back to i32, for every i32 operand and for scalars
  * that are i32 values (others are left to the general engine, which
  * saturates them to i64 first); i64 scalars are saturated as it does;
  * comparisons are exact at any width. */
-enum native_kind { NK_BIN_I32, NK_UN_I32, NK_CMP_I32, NK_CMP_I64, NK_CMP_F64, NK_UN_I64, NK_DIVS_I64, NK_BOOL, NK_POW_I64 };
+enum native_kind { NK_BIN_I32, NK_UN_I32, NK_CMP_I32, NK_CMP_I64, NK_CMP_F64, NK_CMP_F32, NK_CMP_HALF, NK_UN_I64,
+                   NK_DIVS_I64, NK_BOOL, NK_POW_I64 };
 struct native_job {
   int k;                    /* kernel index (BXFX_IOP_*, BXFX_IUN_*, BXFX_CMP_*; NK_DIVS_I64: rem) */
   enum native_kind kind;
   int mode;
+  int hk;                   /* NK_CMP_HALF: BXFX_H_* */
+  float thr;                /* NK_CMP_F32 / NK_CMP_HALF with a scalar: f32_threshold's */
   const char *a, *b;
   char *o;
   int64_t lo, hi;           /* clamp bounds */
@@ -894,6 +920,16 @@ static void native_chunk(void *ctx, size_t b, size_t e) {
     K->cmp_f64(J->k, (const double *)(const void *)J->a + b, (const double *)(const void *)J->b + bs,
                (uint8_t *)J->o + b, n, J->mode);
     break;
+  case NK_CMP_F32:
+    K->cmp[J->k]((const float *)(const void *)J->a + b, J->mode == BXFX_VS ? &J->thr : (const float *)(const void *)J->b + b,
+                 (uint8_t *)J->o + b, n, J->mode);
+    break;
+  case NK_CMP_HALF: {
+    const uint16_t *ha = (const uint16_t *)(const void *)J->a + b;
+    K->cmp_half[J->hk][J->k](ha, J->mode == BXFX_VS ? ha : (const uint16_t *)(const void *)J->b + b, J->thr,
+                             (uint8_t *)J->o + b, n, J->mode);
+    break;
+  }
   }
 }
 
@@ -935,12 +971,15 @@ static bool native_width(struct bxr_op *op, bext_tensor **res) {
     J.b = J.a;   /* not: read a only */
   } else if (cmp[code]) {
     J.k = cmp[code] - 1;
-    J.kind = dt == BEXT_I32 ? NK_CMP_I32 : dt == BEXT_I64 ? NK_CMP_I64 : NK_CMP_F64;
+    J.kind = dt == BEXT_I32 ? NK_CMP_I32 : dt == BEXT_I64 ? NK_CMP_I64 : dt == BEXT_F64 ? NK_CMP_F64
+           : dt == BEXT_F32 ? NK_CMP_F32 : NK_CMP_HALF;
+    J.hk = dt == BEXT_F16 ? BXFX_H_F16 : BXFX_H_BF16;
     if (scalar) {
       double s = op->sc[0].f;
       if (dt == BEXT_I32) { if (!fits_i32(s)) return false; sv.i = (int32_t)s; }
       else if (dt == BEXT_I64) sv.l = bxr_f64_to_i64_sat(s);
-      else sv.d = s;
+      else if (dt == BEXT_F64) sv.d = s;
+      else f32_threshold(code, s, &J.thr);   /* f32 and halves compare with an f32 */
     }
   } else if (dt == BEXT_I32 && iop[code]) {
     J.k = iop[code] - 1;
@@ -1000,6 +1039,8 @@ bext_tensor *bxfx_exec_elementwise(struct bxr_op *op) {
   const bext_dtype dt = op->in[0]->dtype;
   if (dt == BEXT_F32 && (small_f32(op, &res) || widened_scalar(op, &res))) return res;
   if ((dt == BEXT_I32 || dt == BEXT_I64 || dt == BEXT_F64 || dt == BEXT_BOOL) && native_width(op, &res)) return res;
+  if ((dt == BEXT_F32 || dt == BEXT_F16 || dt == BEXT_BF16) && is_compare(base_op(op->code)) && native_width(op, &res))
+    return res;
   return ew_general(op);
 }
 
@@ -1073,8 +1114,49 @@ __attribute__((noinline)) static bext_tensor *ew_general(struct bxr_op *op) {
   return out;
 }
 
+/* mask_where / mask_fill with t, the mask and value contiguous and of the
+ * output's shape (value a scalar for fill): one select pass at the
+ * element's width (mask_sel), split across the pool. */
+struct mask_job {
+  size_t es;
+  const char *t, *v;
+  const uint8_t *m;
+  char *o;
+  bool vs;
+};
+static void mask_chunk(void *ctx, size_t b, size_t e) {
+  const struct mask_job *J = ctx;
+  bxfx_kern()->mask_sel(J->es, J->t + b * J->es, J->m + b, J->vs ? J->v : J->v + b * J->es, J->o + b * J->es,
+                        e - b, J->vs);
+}
+static bool mask_native(struct bxr_op *op, char *fill, bext_tensor **res) {
+  const bext_dtype dt = op->out.dtype;
+  const bool where = op->code == BXR_OP_MASK_WHERE;
+  for (int k = 0; k < (where ? 3 : 2); k++) {
+    const bext_tensor *x = op->in[k];
+    bext_dtype want = k == 1 ? BEXT_BOOL : dt;
+    if (x->dtype != want || !bxr_is_contiguous(x) || !bxr_same_shape(x->rank, x->shape, op->out.rank, op->out.shape))
+      return false;
+  }
+  const size_t es = bext_dtype_size(dt);
+  if (es != 1 && es != 2 && es != 4 && es != 8) return false;
+  struct mask_job J = { es, bxr_data(op->in[0]), where ? bxr_data(op->in[2]) : fill, bxr_data(op->in[1]), NULL, !where };
+  bext_tensor *out = bxfx_output(op, 1);
+  if (out) {
+    J.o = bxr_data(out);
+    bxr_pool_for((size_t)bxr_numel(out->rank, out->shape), 1, 64, mask_chunk, &J);
+  }
+  *res = out;
+  return true;
+}
+
 /* mask_where(t, mask, value) and mask_fill(t, mask, scalar). */
 bext_tensor *bxfx_exec_mask(struct bxr_op *op) {
+  /* The fill value stored exactly as the reference stores it. */
+  char fill[8] = { 0 };
+  if (op->code != BXR_OP_MASK_WHERE) bxr_store_f64(fill, op->out.dtype, 0, op->sc[0].f);
+  bext_tensor *res;
+  if (mask_native(op, fill, &res)) return res;
   struct ew E;
   memset(&E, 0, sizeof E);
   E.op = BXR_OP_MASK_WHERE;
@@ -1087,11 +1169,12 @@ bext_tensor *bxfx_exec_mask(struct bxr_op *op) {
   if (op->code == BXR_OP_MASK_WHERE) {
     ew_input(&E, 2, op->in[2], E.rin, &op->out);
   } else {
-    /* The fill value stored exactly as the reference stores it. */
-    char one[8];
-    bxr_store_f64(one, dt, 0, op->sc[0].f);
-    bxfx_load(&E.sv, E.rin, one, dt, 1, 1);
+    bxfx_load(&E.sv, E.rin, fill, dt, 1, 1);
     ew_scalar_input(&E, 2, E.rin);
+  }
+  if (bext_dtype_size(dt) == 2) {   /* halves: as 16-bit patterns */
+    E.raw2 = true;
+    if (op->code != BXR_OP_MASK_WHERE) memcpy(&E.sv, fill, 2);
   }
   bext_tensor *out = bxfx_output(op, 1);
   if (out) ew_run(&E, out, out->rank, out->shape);

@@ -156,6 +156,9 @@ struct bxfx_kernels {
   void (*pow_i64)(const int64_t *a, const int64_t *b, int64_t *o, size_t n, int mode);
   /* bool o[i] = a[i] OP b[i] (BXFX_BOP_*; not reads a only), contiguous. */
   void (*bop)(int op, const uint8_t *a, const uint8_t *b, uint8_t *o, size_t n);
+  /* o[i] = m[i] ? v[i] : t[i] (v[0] for all i when vs) as es-byte elements
+   * (1, 2, 4, 8), contiguous; o may equal t. */
+  void (*mask_sel)(size_t es, const void *t, const uint8_t *m, const void *v, void *o, size_t n, bool vs);
   /* i64 o[i] = a[i] / d (truncated) or, with rem, the floored a[i] % d,
    * bxk_div_i64 / bxk_rem_i64 for any d: a multiply by d's magic number. */
   void (*divs_i64)(const int64_t *a, int64_t d, int64_t *o, size_t n, bool rem);

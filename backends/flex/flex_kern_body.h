@@ -332,6 +332,61 @@ static void SFX(bop)(int op, const uint8_t *a, const uint8_t *b, uint8_t *o, siz
   default: for (size_t i = 0; i < n; i++) o[i] = !a[i]; break;
   }
 }
+/* mask_where / mask_fill at the element's own width: o[i] = m[i] ? v[i] :
+ * t[i] as bits (v[0] for every i when vs), the reference's byte copy of one
+ * side.  The general engine widened halves to f32 and i32 to i64 and
+ * narrowed back (three passes a block, and a NaN payload through bf16's
+ * rounding).  The W mask bytes of one 32-byte vector of T widen to lanes
+ * that are all ones where the byte is 0 (BXFX_MZ_<T>: one vpmovzx and a
+ * compare; GCC lowers the generic byte-to-dword conversion to scalar
+ * inserts), and both sides are read and blended, since a branch per
+ * element mispredicts on a random mask. */
+#ifdef BXFX_AVX
+#define BXFX_MZ_uint8_t(p) _mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)(const void *)(p)), _mm256_setzero_si256())
+#define BXFX_MZ_uint16_t(p) \
+  _mm256_cmpeq_epi16(_mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(p))), _mm256_setzero_si256())
+#define BXFX_MZ_uint32_t(p) \
+  _mm256_cmpeq_epi32(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)(p))), _mm256_setzero_si256())
+#define BXFX_MZ_uint64_t(p) ({ int32_t w_; memcpy(&w_, (p), 4); \
+  _mm256_cmpeq_epi64(_mm256_cvtepu8_epi64(_mm_cvtsi32_si128(w_)), _mm256_setzero_si256()); })
+#define BXFX_MZ(T, W, p) ((vt_)BXFX_MZ_##T(p))
+#else
+#define BXFX_MZ(T, W, p) ({ typedef uint8_t vm_ __attribute__((vector_size(W))); \
+  vm_ mb_; memcpy(&mb_, (p), sizeof mb_); (vt_)(__builtin_convertvector(mb_, vt_) == 0); })
+#endif
+#define BXFX_MSEL_DEF(T, W)                                                        \
+  static void SFX(msel_##T)(const T *t, const uint8_t *m, const T *v, T *o, size_t n, bool vs) { \
+    typedef T vt_ __attribute__((vector_size(32)));                                 \
+    size_t i = 0;                                                                   \
+    const vt_ vv = (vt_){ 0 } + v[0];                                               \
+    for (; i + W <= n; i += W) {                                                    \
+      vt_ x, y = vv, z = BXFX_MZ(T, W, m + i);                                      \
+      memcpy(&x, t + i, sizeof x);                                                  \
+      if (!vs) memcpy(&y, v + i, sizeof y);                                         \
+      x = (x & z) | (y & ~z);                                                       \
+      memcpy(o + i, &x, sizeof x);                                                  \
+    }                                                                               \
+    for (; i < n; i++) o[i] = m[i] ? v[vs ? 0 : i] : t[i];                          \
+  }
+BXFX_MSEL_DEF(uint8_t, 32)
+BXFX_MSEL_DEF(uint16_t, 16)
+BXFX_MSEL_DEF(uint32_t, 8)
+BXFX_MSEL_DEF(uint64_t, 4)
+#undef BXFX_MSEL_DEF
+#undef BXFX_MZ
+#undef BXFX_MZ_uint8_t
+#undef BXFX_MZ_uint16_t
+#undef BXFX_MZ_uint32_t
+#undef BXFX_MZ_uint64_t
+static void SFX(mask_sel)(size_t es, const void *t, const uint8_t *m, const void *v, void *o, size_t n, bool vs) {
+  switch (es) {
+  case 8: SFX(msel_uint64_t)(t, m, v, o, n, vs); break;
+  case 4: SFX(msel_uint32_t)(t, m, v, o, n, vs); break;
+  case 2: SFX(msel_uint16_t)(t, m, v, o, n, vs); break;
+  default: SFX(msel_uint8_t)(t, m, v, o, n, vs); break;
+  }
+}
+
 /* i64 x / d and floored x % d for one d (bxk_div_i64, bxk_rem_i64 for
  * every x): a multiply-high by d's magic number (bxfx_magic_i64) instead
  * of an idiv per element; the remainder is x - q*d with the divisor's-sign
@@ -1736,25 +1791,115 @@ BXFX_BIN_LIST(BXFX_BINH_BF16)
 #undef BXFX_BINH_BF16
 #undef BXFX_BINH_DEF
 
-/* Half comparisons fused likewise: 32 lanes widened and compared (exact:
- * the f32 comparison of the widened values), packed to 0/1 bytes as the
- * f32 kernels pack them.  XL(k)/YL(k) are the k-th 8 lanes of a side. */
-#define BXFX_CMPH_LOOP(XL, YL, OP)                                                   \
-  for (; i + 32 <= n; i += 32)                                                       \
-    BXFX_CMP_ST32(o + i, (v8i)(XL(0) OP YL(0)), (v8i)(XL(8) OP YL(8)),               \
-                  (v8i)(XL(16) OP YL(16)), (v8i)(XL(24) OP YL(24)))
-#define BXFX_CMPH_DEF(H, h, name, OP)                                                \
+/* Half comparisons in the 16-bit domain, no widening: a half's sign and
+ * magnitude bits map to an integer key that orders as the values do
+ * (-(x & 0x7fff) when the sign bit is set, so -0 and +0 meet at 0; with
+ * AVX2 one and and one vpsignw), 16 lanes a vector.  A lane whose
+ * magnitude is above the infinity's bits (NB) is a NaN and answers false,
+ * true for ne, as the f32 comparison of the widened values does
+ * (bxk_scalar.h compares the f32 values).  32 answers are packed at a
+ * time (one vpacksswb and a quadword permute). */
+typedef int16_t v16s __attribute__((vector_size(32)));
+/* P(a, b, z): the answer, or its negation where NEG is 1 (the store
+ * flips it: an andnot instead of an and), with z the NaN lanes.  The
+ * AVX2 forms are spelled out: GCC turned the generic (a > b) & ~z into a
+ * min, an equality and a blend. */
+#ifdef BXFX_AVX
+#define BXFX_HKEY(m, v) ((v16s)_mm256_sign_epi16((__m256i)(m), (__m256i)(v)))
+#define BXFX_VGT(a, b) ((v16s)_mm256_cmpgt_epi16((__m256i)(a), (__m256i)(b)))
+#define BXFX_VEQ(a, b) ((v16s)_mm256_cmpeq_epi16((__m256i)(a), (__m256i)(b)))
+#define BXFX_VANDN(z, c) ((v16s)_mm256_andnot_si256((__m256i)(z), (__m256i)(c)))
+#define BXFX_VMAX(a, b) ((v16s)_mm256_max_epi16((__m256i)(a), (__m256i)(b)))
+#define BXFX_CMP16_ST32(p, m0, m1, NEG) do {                                          \
+    __m256i b_ = _mm256_permute4x64_epi64(_mm256_packs_epi16((__m256i)(m0), (__m256i)(m1)), 0xd8); \
+    b_ = NEG ? _mm256_andnot_si256(b_, _mm256_set1_epi8(1)) : _mm256_and_si256(b_, _mm256_set1_epi8(1)); \
+    _mm256_storeu_si256((__m256i *)(void *)(p), b_);                                   \
+  } while (0)
+#else
+#define BXFX_HKEY(m, v) ({ v16s s_ = (v) >> 15; ((m) ^ s_) - s_; })
+#define BXFX_VGT(a, b) ((v16s)((a) > (b)))
+#define BXFX_VEQ(a, b) ((v16s)((a) == (b)))
+#define BXFX_VANDN(z, c) ((c) & ~(z))
+#define BXFX_VMAX(a, b) ({ v16s a_ = (a), b_ = (b); (a_ & (v16s)(a_ > b_)) | (b_ & ~(v16s)(a_ > b_)); })
+#define BXFX_CMP16_ST32(p, m0, m1, NEG) do {                                          \
+    typedef uint8_t v16b_ __attribute__((vector_size(16)));                           \
+    v16b_ r0_ = __builtin_convertvector(((m0) & 1) ^ (NEG), v16b_);                   \
+    v16b_ r1_ = __builtin_convertvector(((m1) & 1) ^ (NEG), v16b_);                   \
+    memcpy((p), &r0_, 16);                                                            \
+    memcpy((p) + 16, &r1_, 16);                                                       \
+  } while (0)
+#endif
+#define BXFX_HLD(p) ({ v16s l_; memcpy(&l_, (p), sizeof l_); l_; })
+#define BXFX_KOP_eq(a, b, z) BXFX_VANDN(z, BXFX_VEQ(a, b))
+#define BXFX_KOP_ne(a, b, z) BXFX_VANDN(z, BXFX_VEQ(a, b))
+#define BXFX_KOP_gt(a, b, z) BXFX_VANDN(z, BXFX_VGT(a, b))
+#define BXFX_KOP_le(a, b, z) (BXFX_VGT(a, b) | (z))
+#define BXFX_KOP_lt(a, b, z) BXFX_VANDN(z, BXFX_VGT(b, a))
+#define BXFX_KOP_ge(a, b, z) (BXFX_VGT(b, a) | (z))
+#define BXFX_KNEG_eq 0
+#define BXFX_KNEG_ne 1
+#define BXFX_KNEG_gt 0
+#define BXFX_KNEG_le 1
+#define BXFX_KNEG_lt 0
+#define BXFX_KNEG_ge 1
+/* Which half stands for a threshold: 1 the one at or below it (x > s,
+ * x <= s), 2 the one at or above (x >= s, x < s); swapped when s is on the
+ * left. */
+#define BXFX_KCLS_eq 0
+#define BXFX_KCLS_ne 0
+#define BXFX_KCLS_gt 1
+#define BXFX_KCLS_le 1
+#define BXFX_KCLS_ge 2
+#define BXFX_KCLS_lt 2
+/* The key of a half h that gives x OP s's answers as x OP h for every half
+ * x of type hk (cls as above), as f32_threshold does for f32: s's own key
+ * when s is a half; else the key of the half below s (cls 1) or above it
+ * (cls 2), one key step from the rounded s (keys of adjacent halves are
+ * adjacent integers, the two zeros one key).  True when the answers are
+ * those of a NaN: s is NaN, or eq/ne of an s no half equals. */
+static bool SFX(half_key)(int hk, float s, int cls, int16_t *key) {
+  if (s != s) return true;
+  uint16_t h = hk == BXFX_H_F16 ? bxk_f32_to_f16(s) : bxk_f32_to_bf16(s);
+  float hf = hk == BXFX_H_F16 ? bxk_f16_to_f32(h) : bxk_bf16_to_f32(h);
+  int k = h & 0x8000u ? -(int)(h & 0x7fffu) : (int)h;
+  if (hf != s) {
+    if (cls == 0) return true;
+    k += cls == 1 ? -(hf > s) : (hf < s);
+  }
+  *key = (int16_t)k;
+  return false;
+}
+#define BXFX_CMPH_DEF(H, h, NB, name, OP)                                            \
   static void SFX(cmph_##h##_##name)(const uint16_t *a, const uint16_t *b, float s,  \
                                      uint8_t *o, size_t n, int mode) {               \
     size_t i = 0;                                                                    \
-    const v8f sv = SFX(splat)(s);                                                    \
-    (void)sv;                                                                        \
+    const v16s nb = (v16s){ 0 } + NB;                                                \
     if (mode == BXFX_VV) {                                                           \
-      BXFX_CMPH_LOOP(BXFX_CMPH_A_##H, BXFX_CMPH_B_##H, OP);                          \
-    } else if (mode == BXFX_SV) {                                                    \
-      BXFX_CMPH_LOOP(BXFX_CMPH_S, BXFX_CMPH_B_##H, OP);                              \
-    } else {                                                                         \
-      BXFX_CMPH_LOOP(BXFX_CMPH_A_##H, BXFX_CMPH_S, OP);                              \
+      for (; i + 32 <= n; i += 32) {                                                 \
+        v16s x0 = BXFX_HLD(a + i), x1 = BXFX_HLD(a + i + 16);                        \
+        v16s y0 = BXFX_HLD(b + i), y1 = BXFX_HLD(b + i + 16);                        \
+        v16s mx0 = x0 & 0x7fff, mx1 = x1 & 0x7fff, my0 = y0 & 0x7fff, my1 = y1 & 0x7fff; \
+        v16s z0 = BXFX_VGT(BXFX_VMAX(mx0, my0), nb), z1 = BXFX_VGT(BXFX_VMAX(mx1, my1), nb); \
+        BXFX_CMP16_ST32(o + i, BXFX_KOP_##name(BXFX_HKEY(mx0, x0), BXFX_HKEY(my0, y0), z0), \
+                        BXFX_KOP_##name(BXFX_HKEY(mx1, x1), BXFX_HKEY(my1, y1), z1), BXFX_KNEG_##name); \
+      }                                                                              \
+    } else if (n >= 32) {                                                            \
+      const bool sv = mode == BXFX_SV;                                               \
+      int16_t k = 0;                                                                 \
+      const int cls = BXFX_KCLS_##name && sv ? 3 - BXFX_KCLS_##name : BXFX_KCLS_##name; \
+      const v16s zs = (v16s){ 0 } - (int16_t)SFX(half_key)(BXFX_H_##H, s, cls, &k);  \
+      const v16s ks = (v16s){ 0 } + k;                                               \
+      const uint16_t *p = sv ? b : a;                                                \
+      for (; i + 32 <= n; i += 32) {                                                 \
+        v16s x0 = BXFX_HLD(p + i), x1 = BXFX_HLD(p + i + 16);                        \
+        v16s m0 = x0 & 0x7fff, m1 = x1 & 0x7fff;                                     \
+        v16s z0 = BXFX_VGT(m0, nb) | zs, z1 = BXFX_VGT(m1, nb) | zs;                 \
+        v16s k0 = BXFX_HKEY(m0, x0), k1 = BXFX_HKEY(m1, x1);                         \
+        if (sv)                                                                      \
+          BXFX_CMP16_ST32(o + i, BXFX_KOP_##name(ks, k0, z0), BXFX_KOP_##name(ks, k1, z1), BXFX_KNEG_##name); \
+        else                                                                         \
+          BXFX_CMP16_ST32(o + i, BXFX_KOP_##name(k0, ks, z0), BXFX_KOP_##name(k1, ks, z1), BXFX_KNEG_##name); \
+      }                                                                              \
     }                                                                                \
     for (; i < n; i++) {                                                             \
       float x = mode == BXFX_SV ? s : bxk_##h##_to_f32(a[i]);                        \
@@ -1762,24 +1907,20 @@ BXFX_BIN_LIST(BXFX_BINH_BF16)
       o[i] = x OP y;                                                                 \
     }                                                                                \
   }
-#define BXFX_CMPH_S(k) sv
-#define BXFX_CMPH_A_F16(k) BXFX_F16_LD(a + i + (k))
-#define BXFX_CMPH_B_F16(k) BXFX_F16_LD(b + i + (k))
-#define BXFX_CMPH_A_BF16(k) BXFX_BF16_LD(a + i + (k))
-#define BXFX_CMPH_B_BF16(k) BXFX_BF16_LD(b + i + (k))
-#define BXFX_CMPH_F16(name, OP) BXFX_CMPH_DEF(F16, f16, name, OP)
-#define BXFX_CMPH_BF16(name, OP) BXFX_CMPH_DEF(BF16, bf16, name, OP)
+#define BXFX_CMPH_F16(name, OP) BXFX_CMPH_DEF(F16, f16, 0x7c00, name, OP)
+#define BXFX_CMPH_BF16(name, OP) BXFX_CMPH_DEF(BF16, bf16, 0x7f80, name, OP)
 BXFX_CMP_OPS(BXFX_CMPH_F16)
 BXFX_CMP_OPS(BXFX_CMPH_BF16)
 #undef BXFX_CMPH_F16
 #undef BXFX_CMPH_BF16
 #undef BXFX_CMPH_DEF
-#undef BXFX_CMPH_LOOP
-#undef BXFX_CMPH_S
-#undef BXFX_CMPH_A_F16
-#undef BXFX_CMPH_B_F16
-#undef BXFX_CMPH_A_BF16
-#undef BXFX_CMPH_B_BF16
+#undef BXFX_HKEY
+#undef BXFX_HLD
+#undef BXFX_CMP16_ST32
+#undef BXFX_VGT
+#undef BXFX_VEQ
+#undef BXFX_VANDN
+#undef BXFX_VMAX
 
 /* Half unary ops fused likewise (the lane-wise ones, BXFX_UN_EL_LIST):
  * o may equal a (in place). */
@@ -1984,6 +2125,7 @@ const struct bxfx_kernels VARIANT = {
   .un_i64 = SFX(un_i64),
   .pow_i64 = SFX(pow_i64),
   .bop = SFX(bop),
+  .mask_sel = SFX(mask_sel),
   .divs_i64 = SFX(divs_i64),
   .cmp_i32 = SFX(cmp_i32),
   .cmp_i64 = SFX(cmp_i64),

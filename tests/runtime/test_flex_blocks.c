@@ -1249,9 +1249,47 @@ Test(flex_blocks, fused_half_kernels_match_scalars) {
           }
 }
 
+/* mask_sel, both variants: every element width, a value array or one
+ * value, random bit patterns and masks with bytes other than 0 and 1
+ * (any nonzero byte selects, as the reference reads it), lengths around
+ * each width's vector, in place, against the byte copy of one side. */
+Test(flex_blocks, mask_sel_is_a_byte_select) {
+  enum { N = 300 };
+  static unsigned char t[N * 8], v[N * 8], o[N * 8 + 8], m[N];
+  uint64_t r = 7;
+  for (size_t i = 0; i < sizeof t; i++) {
+    r = r * 6364136223846793005ull + 1442695040888963407ull;
+    t[i] = (unsigned char)(r >> 33);
+    v[i] = (unsigned char)(r >> 45);
+  }
+  for (size_t i = 0; i < N; i++) m[i] = i % 3 == 0 ? 0 : (unsigned char)(t[i] | (i % 7 == 0 ? 0x80 : 1));
+  const struct bxfx_kernels *K[2] = { &bxfx_kern_avx2, &bxfx_kern_gen };
+  static const size_t lens[] = { 1, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 65, N };
+  for (int k = 0; k < 2; k++)
+    for (size_t es = 1; es <= 8; es *= 2)
+      for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++)
+        for (int vs = 0; vs < 3; vs++) {   /* 2: in place (o is t) */
+          const size_t n = lens[li];
+          static unsigned char tt[N * 8];
+          memcpy(tt, t, sizeof tt);
+          memset(o, 0xa5, sizeof o);
+          unsigned char *out = vs == 2 ? tt : o;
+          K[k]->mask_sel(es, tt, m, v, out, n, vs == 1);
+          for (size_t i = 0; i < n; i++) {
+            const unsigned char *want = m[i] ? v + (vs == 1 ? 0 : i * es) : t + i * es;
+            cr_assert(memcmp(out + i * es, want, es) == 0, "%s mask_sel es %zu vs %d n %zu [%zu]", K[k]->isa, es, vs,
+                      n, i);
+          }
+          if (vs != 2) cr_assert(o[n * es] == 0xa5, "mask_sel wrote past n = %zu", n);
+        }
+}
+
 /* The fused half comparisons (cmp_half), both kinds and variants, every
  * mode, all 2^16 patterns (NaN, signed zeros, infinities) at tail
- * lengths, against the f32 comparison of the widened values. */
+ * lengths, against the f32 comparison of the widened values; broadcast
+ * values s that are halves, that lie between two halves (the kernels
+ * compare keys of the half below or above), beyond the largest finite
+ * half (f16 65520 rounds to inf), below the least subnormal, and NaN. */
 Test(flex_blocks, fused_half_compares_match_scalars) {
   enum { N = 65536 + 5 };
   static uint16_t a[N], b[N];
@@ -1262,13 +1300,17 @@ Test(flex_blocks, fused_half_compares_match_scalars) {
   }
   const struct bxfx_kernels *K[2] = { &bxfx_kern_avx2, &bxfx_kern_gen };
   float (*widen[BXFX_H_COUNT])(uint16_t) = { [BXFX_H_F16] = bxk_f16_to_f32, [BXFX_H_BF16] = bxk_bf16_to_f32 };
-  static const size_t lens[] = { N, 1, 7, 8, 9, 15, 16, 17, 33 };
+  static const size_t lens[] = { N, 1, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 65 };
+  static const float ss[] = { 1.25f, NAN, 0.0f, -0.0f, INFINITY, -INFINITY, 1.0001f, -1.0001f, 0.1f, -0.1f,
+                              65504.0f, 65519.0f, 65520.0f, -65520.0f, 1e30f, -1e30f, FLT_MAX, -FLT_MAX,
+                              3.3961775e38f, 3e-8f, -3e-8f, 6e-8f, 1e-40f, -1e-45f, 5.9604645e-8f, 1.00390625f };
   for (int h = 0; h < BXFX_H_COUNT; h++)
     for (int v = 0; v < 2; v++)
       for (int op = 0; op < BXFX_CMP_COUNT; op++)
         for (int mode = 0; mode < 3; mode++)
-          for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++) {
-            const float s = li & 1 ? 1.25f : NAN;
+          for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++)
+          for (size_t si = 0; si < (mode == BXFX_VV ? 1 : sizeof ss / sizeof ss[0]); si++) {
+            const float s = ss[si];
             const size_t n = lens[li], off = n < N ? li * 4099 % 60000 : 0;
             memset(o, 0xa5, sizeof o);
             K[v]->cmp_half[h][op](a + off, b + off, s, o, n, mode);
@@ -1278,8 +1320,8 @@ Test(flex_blocks, fused_half_compares_match_scalars) {
               uint8_t want = op == BXFX_CMP_eq ? x == y : op == BXFX_CMP_ne ? x != y : op == BXFX_CMP_gt ? x > y
                            : op == BXFX_CMP_ge ? x >= y : op == BXFX_CMP_lt ? x < y : x <= y;
               if (o[i] != want) {
-                cr_expect_fail("%s cmp_half[%d] op %d mode %d n %zu [%zu]: %d, want %d", K[v]->isa, h, op, mode, n, i,
-                               o[i], want);
+                cr_expect_fail("%s cmp_half[%d] op %d mode %d s %g n %zu [%zu]: %d, want %d", K[v]->isa, h, op, mode,
+                               (double)s, n, i, o[i], want);
                 bad++;
               }
             }
@@ -1288,8 +1330,9 @@ Test(flex_blocks, fused_half_compares_match_scalars) {
 }
 
 /* Half comparisons through the engine: tensors (contiguous, broadcast
- * rows and columns) and scalars (exact in f32 or not: thresholds),
- * against the NdArray reference. */
+ * rows and columns on either side, column slices) and scalars (exact in
+ * f32 or not: thresholds; halves or not; past the halves' range), against
+ * the NdArray reference. */
 Test(flex_blocks, fused_half_compares_match_reference) {
   bext_tensor *(*const fn[])(bext_tensor *, bext_tensor *) = { bext_eq, bext_ne, bext_gt, bext_ge, bext_lt, bext_le };
   bext_tensor *(*const fs[])(bext_tensor *, double) = { bext_eq_scalar, bext_ne_scalar, bext_gt_scalar,
@@ -1300,15 +1343,28 @@ Test(flex_blocks, fused_half_compares_match_reference) {
   for (size_t di = 0; di < 2; di++)
     for (size_t si = 0; si < sizeof sides / sizeof sides[0]; si++)
       for (size_t f = 0; f < 6; f++) {
-        for (int form = 1; form < 4; form++) {
-          bext_tensor *na, *fa, *nb, *fb;
-          tw_operand(1, sides[si][0], sides[si][1], dts[di], (unsigned)(si * 3 + f), &na, &fa);
-          tw_operand(form, sides[si][0], sides[si][1], dts[di], (unsigned)(si * 3 + f + 1), &nb, &fb);
-          snprintf(what, sizeof what, "%s compare %zu %ldx%ld form %d", dts[di] == BEXT_F16 ? "f16" : "bf16", f,
-                   (long)sides[si][0], (long)sides[si][1], form);
-          tw_expect_same(fn[f](fa, fb), fn[f](na, nb), what);
-        }
-        static const double sc[] = { 0.5, 0.1, -3.0, 1e6, NAN };
+        for (int form = 1; form < 5; form++)
+          for (int swap = 0; swap < 2; swap++) {
+            bext_tensor *na, *fa, *nb, *fb;
+            const int64_t R = sides[si][0], C = sides[si][1];
+            tw_operand(1, R, C, dts[di], (unsigned)(si * 3 + f), &na, &fa);
+            if (form < 4) {
+              tw_operand(form, R, C, dts[di], (unsigned)(si * 3 + f + 1), &nb, &fb);
+            } else {   /* columns 2..C+1 of an R x (C + 3) tensor: rows apart */
+              tw_operand(1, R, C + 3, dts[di], (unsigned)(si * 3 + f + 1), &nb, &fb);
+              nb = bext_narrow(nb, 1, 2, C);
+              fb = bext_narrow(fb, 1, 2, C);
+            }
+            if (swap) {
+              bext_tensor *t = na; na = nb; nb = t;
+              t = fa; fa = fb; fb = t;
+            }
+            snprintf(what, sizeof what, "%s compare %zu %ldx%ld form %d%s", dts[di] == BEXT_F16 ? "f16" : "bf16", f,
+                     (long)R, (long)C, form, swap ? " swapped" : "");
+            tw_expect_same(fn[f](fa, fb), fn[f](na, nb), what);
+          }
+        static const double sc[] = { 0.5, 0.1, -3.0, 1e6, NAN, -0.0, 0.0, INFINITY, -INFINITY, 65504, 65520, -65519.5,
+                                     1e-8, -1e-8, 1.0000001, 15.5078125, -15.50390625, 3.4e38, 1e300, -1e300 };
         for (size_t k = 0; k < sizeof sc / sizeof sc[0]; k++) {
           bext_tensor *na, *fa;
           tw_operand(1, sides[si][0], sides[si][1], dts[di], (unsigned)(si + k), &na, &fa);

@@ -732,6 +732,140 @@ Test(flex_paths, mask_select_without_branches) {
       }
 }
 
+/* n elements of random bits in dt (every NaN payload, signalling ones
+ * included, for the float types; 0/1 for bool), the same on both devices. */
+static void random_bits(bext_dtype dt, int64_t n, unsigned seed, bext_tensor **flex, bext_tensor **nd) {
+  size_t es = bext_dtype_size(dt);
+  unsigned char *b = malloc(es * (size_t)(n ? n : 1));
+  uint64_t s = seed;
+  for (int64_t i = 0; i < n; i++) {
+    for (size_t k = 0; k < es; k++) {
+      s = s * 6364136223846793005ull + 1442695040888963407ull;
+      b[(size_t)i * es + k] = (unsigned char)(s >> 40);
+    }
+    if (dt == BEXT_BOOL) b[i] &= 1;
+  }
+  *flex = bext_from_data(b, dt, &n, 1, dev("flex"));
+  *nd = bext_from_data(b, dt, &n, 1, dev("ndarray"));
+  free(b);
+  cr_assert(*flex && *nd, "%s", bext_last_error());
+}
+
+/* got and want hold the same bytes, NaN payloads included. */
+static void same_bits(bext_tensor *got, bext_tensor *want, const char *what) {
+  cr_assert_not_null(got, "%s (flex): %s", what, bext_last_error());
+  cr_assert_not_null(want, "%s (ndarray): %s", what, bext_last_error());
+  cr_assert_eq(bext_dtype_of(got), bext_dtype_of(want), "%s: dtype", what);
+  size_t es = bext_dtype_size(bext_dtype_of(got)), bytes = (size_t)bext_numel(want) * es;
+  cr_assert_eq(bext_numel(got), bext_numel(want), "%s: size", what);
+  char *g = malloc(bytes + 1), *w = malloc(bytes + 1);
+  cr_assert(bext_read(got, g, bytes) && bext_read(want, w, bytes), "%s: read", what);
+  for (size_t i = 0; i < bytes; i += es)
+    if (memcmp(g + i, w + i, es)) {
+      unsigned long long gb = 0, wb = 0;
+      memcpy(&gb, g + i, es);
+      memcpy(&wb, w + i, es);
+      cr_assert_fail("%s: element %zu differs (bits %llx, want %llx)", what, i / es, gb, wb);
+    }
+  free(g);
+  free(w);
+  bext_release(got);
+  bext_release(want);
+}
+
+Test(flex_paths, mask_select_at_the_element_width) {
+  /* contiguous t, mask and value of one shape take mask_sel: a byte
+   * select at the element's width, so every bit pattern (NaN payloads,
+   * signalling NaNs of the halves) comes through as the reference copies
+   * it; lengths around each width's vector (32 bytes: 32 bool, 16 halves,
+   * 8 f32/i32, 4 f64/i64 lanes), threaded sizes, in place on a unique t,
+   * fill values each dtype stores in its own way; a strided t and a
+   * broadcast mask and value (the general engine, which moves halves as
+   * 16-bit patterns too) */
+  static const bext_dtype dts[] = { BEXT_F32, BEXT_F64, BEXT_F16, BEXT_BF16, BEXT_I32, BEXT_I64, BEXT_BOOL, BEXT_U8 };
+  static const int64_t lens[] = { 1, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 65, 300001 };
+  static const double fills[] = { -2.5, NAN, -0.0, 1e30, 3.0000001 };
+  for (size_t d = 0; d < sizeof dts / sizeof dts[0]; d++)
+    for (size_t l = 0; l < sizeof lens / sizeof lens[0]; l++)
+      for (int form = 0; form < 3 + 5 + 1; form++) {   /* 0-2 where, 3-7 fill, 8 where broadcast */
+        int64_t n = lens[l];
+        bext_tensor *t[2], *v[2], *m[2], *r[2];
+        random_bits(dts[d], form == 2 ? 2 * n : n, 11 + (unsigned)l, &t[0], &t[1]);
+        random_bits(dts[d], n, 12 + (unsigned)l, &v[0], &v[1]);
+        random_bits(BEXT_BOOL, n, 13 + (unsigned)l, &m[0], &m[1]);
+        for (int q = 0; q < 2; q++) {
+          if (form == 2) {   /* every other element: a strided t */
+            t[q] = bext_narrow(bext_reshape(t[q], (int64_t[]){ n, 2 }, 2), 1, 1, 1);
+            m[q] = bext_reshape(m[q], (int64_t[]){ n, 1 }, 2);
+            v[q] = bext_reshape(v[q], (int64_t[]){ n, 1 }, 2);
+          }
+          if (form == 8) {   /* the mask and value of element 0 for all: stride 0 */
+            m[q] = bext_expand(bext_narrow(m[q], 0, 0, 1), &n, 1);
+            v[q] = bext_expand(bext_narrow(v[q], 0, 0, 1), &n, 1);
+          }
+          if (form == 1) bext_retain(t[q]);   /* shared: a fresh output */
+          if (form < 3 || form == 8) r[q] = bext_mask_where(t[q], m[q], v[q]);
+          else {
+            bext_release(v[q]);
+            r[q] = bext_mask_fill(t[q], m[q], fills[form - 3]);
+          }
+        }
+        char what[96];
+        snprintf(what, sizeof what, "mask %s form %d of %s [%lld]", form < 3 || form == 8 ? "where" : "fill", form,
+                 bext_dtype_name(dts[d]), (long long)n);
+        same_bits(r[0], r[1], what);
+        if (form == 1) {
+          bext_release(t[0]);
+          bext_release(t[1]);
+        }
+      }
+}
+
+Test(flex_paths, float_comparisons_at_native_width) {
+  /* f32, f16 and bf16 comparisons of contiguous tensors and with scalars
+   * (one kernel call per pool chunk): edge values (NaN, infinities,
+   * signed zeros) and random bit patterns (every NaN payload, subnormals)
+   * on either side, scalars exact in the type, between two of its values,
+   * not f32 values, past the halves' range, NaN; lengths around the 8-,
+   * 16- and 32-lane steps and a threaded one */
+  static const bext_dtype dts[] = { BEXT_F32, BEXT_F16, BEXT_BF16, BEXT_F64 };
+  static const int64_t ns[] = { 1, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 65, 70001 };
+  static const double scal[] = { 0, -0.0, 1, -7.25, NAN, INFINITY, -INFINITY, 0.1, -0.1, 1.0001, 1.0000001,
+                                 65504, 65520, -65520, 1e-8, -1e-8, 1e-40, 3.4e38, 3.5e38, 1e300, -1e300 };
+  bext_tensor *(*const fn[])(bext_tensor *, bext_tensor *) = { bext_eq, bext_ne, bext_gt, bext_ge, bext_lt, bext_le };
+  bext_tensor *(*const fs[])(bext_tensor *, double) = { bext_eq_scalar, bext_ne_scalar, bext_gt_scalar,
+                                                        bext_ge_scalar, bext_lt_scalar, bext_le_scalar };
+  for (size_t d = 0; d < sizeof dts / sizeof dts[0]; d++)
+    for (size_t k = 0; k < sizeof ns / sizeof ns[0]; k++)
+      for (int bits = 0; bits < 2; bits++)
+        for (int op = 0; op < 6; op++)
+          for (size_t si = 0; si <= sizeof scal / sizeof scal[0]; si++) {
+            bext_tensor *a[2], *b[2], *r[2];
+            if (bits) {
+              random_bits(dts[d], ns[k], 21 + (unsigned)k, &a[0], &a[1]);
+              random_bits(dts[d], ns[k], 22 + (unsigned)k, &b[0], &b[1]);
+            } else {
+              const char *devs[2] = { "flex", "ndarray" };
+              for (int q = 0; q < 2; q++) {
+                a[q] = bext_cast(edgy(BEXT_F64, ns[k], 7, devs[q]), dts[d]);
+                b[q] = bext_cast(edgy(BEXT_F64, ns[k], 8, devs[q]), dts[d]);
+              }
+            }
+            /* si == 0: a tensor pair; else scalar si - 1 */
+            for (int q = 0; q < 2; q++) {
+              if (si == 0) r[q] = fn[op](a[q], b[q]);
+              else {
+                bext_release(b[q]);
+                r[q] = fs[op](a[q], scal[si - 1]);
+              }
+            }
+            char what[112];
+            snprintf(what, sizeof what, "compare %d of %s [%lld]%s, %s %g", op, bext_dtype_name(dts[d]),
+                     (long long)ns[k], bits ? " bits" : "", si ? "scalar" : "tensors", si ? scal[si - 1] : 0.0);
+            same(r[0], r[1], what);
+          }
+}
+
 /* got within ulps of want (relative, in units of the dtype's epsilon), a
  * NaN for a NaN, infinities and zeros exactly. */
 static void close_to(bext_tensor *got, bext_tensor *want, double ulps, const char *what) {
