@@ -855,7 +855,9 @@ static bool widened_scalar(struct bxr_op *op, bext_tensor **res) {
 
 /* i32 arithmetic, i64 unary ops, pow and division by a scalar, and
  * i32/i64/f64 comparisons on contiguous operands of the output's shape
- * (or one operand and a scalar) at their own width: the general engine
+ * (or one operand and a scalar), on a contiguous row broadcast against
+ * one (native_period), or on operands sharing one dense permuted layout
+ * (keeps_layout), at their own width: the general engine
  * widens i32 to i64 a block at a time and narrows the result back (three
  * passes), divides i64 by idiv per element, and runs its loops compiled
  * for the baseline ISA.  The values are the same: i32 wrapping ops are
@@ -870,29 +872,60 @@ struct native_job {
   int mode;
   const char *a, *b;
   char *o;
+  size_t pa, pb;            /* periods: output element i reads a[i % pa], b[i % pb] */
   int64_t lo, hi;           /* clamp bounds */
 };
-static void native_chunk(void *ctx, size_t b, size_t e) {
-  const struct native_job *J = ctx;
+/* n output elements from o[io] on, a read from a[ia], b from b[ib]. */
+static void native_run(const struct native_job *J, size_t ia, size_t ib, size_t io, size_t n) {
   const struct bxfx_kernels *K = bxfx_kern();
-  size_t n = e - b, bs = J->mode == BXFX_VS ? 0 : b;
+  size_t bs = J->mode == BXFX_VS ? 0 : ib;
   /* (unary kinds have no b: no pointer arithmetic on NULL) */
-  const int32_t *a32 = (const int32_t *)(const void *)J->a + b, *b32 = J->b ? (const int32_t *)(const void *)J->b + bs : NULL;
-  const int64_t *a64 = (const int64_t *)(const void *)J->a + b, *b64 = J->b ? (const int64_t *)(const void *)J->b + bs : NULL;
+  const int32_t *a32 = (const int32_t *)(const void *)J->a + ia, *b32 = J->b ? (const int32_t *)(const void *)J->b + bs : NULL;
+  const int64_t *a64 = (const int64_t *)(const void *)J->a + ia, *b64 = J->b ? (const int64_t *)(const void *)J->b + bs : NULL;
   switch (J->kind) {
-  case NK_BIN_I32: K->bin_i32(J->k, a32, b32, (int32_t *)(void *)J->o + b, n, J->mode); break;
-  case NK_UN_I32: K->un_i32(J->k, a32, (int32_t *)(void *)J->o + b, n, (int32_t)J->lo, (int32_t)J->hi); break;
-  case NK_UN_I64: K->un_i64(J->k, a64, (int64_t *)(void *)J->o + b, n, J->lo, J->hi); break;
-  case NK_DIVS_I64: K->divs_i64(a64, *b64, (int64_t *)(void *)J->o + b, n, J->k); break;
-  case NK_POW_I64: K->pow_i64(a64, b64, (int64_t *)(void *)J->o + b, n, J->mode); break;
-  case NK_BOOL: K->bop(J->k, (const uint8_t *)J->a + b, (const uint8_t *)J->b + bs, (uint8_t *)J->o + b, n); break;
-  case NK_CMP_I32: K->cmp_i32(J->k, a32, b32, (uint8_t *)J->o + b, n, J->mode); break;
-  case NK_CMP_I64: K->cmp_i64(J->k, a64, b64, (uint8_t *)J->o + b, n, J->mode); break;
+  case NK_BIN_I32: K->bin_i32(J->k, a32, b32, (int32_t *)(void *)J->o + io, n, J->mode); break;
+  case NK_UN_I32: K->un_i32(J->k, a32, (int32_t *)(void *)J->o + io, n, (int32_t)J->lo, (int32_t)J->hi); break;
+  case NK_UN_I64: K->un_i64(J->k, a64, (int64_t *)(void *)J->o + io, n, J->lo, J->hi); break;
+  case NK_DIVS_I64: K->divs_i64(a64, *b64, (int64_t *)(void *)J->o + io, n, J->k); break;
+  case NK_POW_I64: K->pow_i64(a64, b64, (int64_t *)(void *)J->o + io, n, J->mode); break;
+  case NK_BOOL: K->bop(J->k, (const uint8_t *)J->a + ia, (const uint8_t *)J->b + bs, (uint8_t *)J->o + io, n); break;
+  case NK_CMP_I32: K->cmp_i32(J->k, a32, b32, (uint8_t *)J->o + io, n, J->mode); break;
+  case NK_CMP_I64: K->cmp_i64(J->k, a64, b64, (uint8_t *)J->o + io, n, J->mode); break;
   case NK_CMP_F64:
-    K->cmp_f64(J->k, (const double *)(const void *)J->a + b, (const double *)(const void *)J->b + bs,
-               (uint8_t *)J->o + b, n, J->mode);
+    K->cmp_f64(J->k, (const double *)(const void *)J->a + ia, (const double *)(const void *)J->b + bs,
+               (uint8_t *)J->o + io, n, J->mode);
     break;
   }
+}
+/* A chunk in runs that no operand's period cuts: a row broadcast is one
+ * kernel call per row against the same row, not a per-element index. */
+static void native_chunk(void *ctx, size_t b, size_t e) {
+  const struct native_job *J = ctx;
+  for (size_t i = b; i < e;) {
+    size_t ia = i % J->pa, ib = i % J->pb, n = e - i;
+    if (J->pa - ia < n) n = J->pa - ia;
+    if (J->pb - ib < n) n = J->pb - ib;
+    native_run(J, ia, ib, i, n);
+    i += n;
+  }
+}
+
+/* The period of t as an operand of an op of output shape (rank, shape)
+ * read flat: numel(t) when t is contiguous and, leading 1s dropped, of
+ * out's trailing dims (out's shape itself, or a row broadcast such as
+ * [C] or [1, C] against [R, C]): output element i reads t's i % numel.
+ * 0 for other operands, and for periods too short to be worth a kernel
+ * call each (the general engine splats those). */
+static size_t native_period(const bext_tensor *t, int rank, const int64_t *shape) {
+  if (!bxr_is_contiguous(t)) return 0;
+  int d0 = 0;
+  while (d0 < t->rank && t->shape[d0] == 1) d0++;
+  const int m = t->rank - d0;
+  if (m > rank) return 0;
+  for (int j = 0; j < m; j++)
+    if (t->shape[d0 + j] != shape[rank - m + j]) return 0;
+  const int64_t p = bxr_numel(t->rank, t->shape), n = bxr_numel(rank, shape);
+  return p == n || p >= 64 ? (size_t)p : 0;
 }
 
 static bool fits_i32(double s) { return s == s && s >= -2147483648.0 && s <= 2147483647.0; }
@@ -913,14 +946,17 @@ static bool native_width(struct bxr_op *op, bext_tensor **res) {
   };
   const bext_tensor *a = op->in[0];
   const bext_dtype dt = a->dtype;
-  /* (op->same_shape false tells nothing, e.g. an op built without
-   * inference: compare) */
-  if (!bxr_is_contiguous(a)) return false;
-  for (int k = 0; k < op->n_in && !op->same_shape; k++)
-    if (!bxr_same_shape(op->in[k]->rank, op->in[k]->shape, op->out.rank, op->out.shape)) return false;
   const enum bxr_opcode code = base_op(op->code);
   const bool scalar = code != op->code;
-  struct native_job J = { .mode = scalar ? BXFX_VS : BXFX_VV, .a = bxr_data(a) };
+  const int64_t numel = bxr_numel(op->out.rank, op->out.shape);
+  if (numel == 0) return false;
+  /* Operands that share a dense permuted layout are read flat and the
+   * output takes that layout (keeps_layout: the general engine's and
+   * cast's rule); otherwise each must be contiguous with a period. */
+  const bool keep = keeps_layout(op, scalar ? 1 : op->n_in);
+  struct native_job J = { .mode = scalar ? BXFX_VS : BXFX_VV, .a = bxr_data(a), .pa = (size_t)numel,
+                          .pb = (size_t)numel };
+  if (!keep && !(J.pa = native_period(a, op->out.rank, op->out.shape))) return false;
   union { int32_t i; int64_t l; double d; } sv;
   if (dt == BEXT_BOOL) {   /* bool logic and bool ==, != (no scalar forms) */
     static const signed char bop[BXR_OP_COUNT] = {
@@ -975,15 +1011,19 @@ static bool native_width(struct bxr_op *op, bext_tensor **res) {
     J.b = (const char *)&sv;
   } else if (!unary) {
     const bext_tensor *b = op->in[1];
-    if (b->dtype != dt || !bxr_is_contiguous(b)) return false;
+    if (b->dtype != dt) return false;
+    if (!keep && !(J.pb = native_period(b, op->out.rank, op->out.shape))) return false;
+    /* one operand at least spans the output (a broadcast of both is
+     * the general engine's) */
+    if (J.pa != (size_t)numel && J.pb != (size_t)numel) return false;
     J.b = bxr_data(b);
   }
-  bext_tensor *out = bxfx_output(op, scalar ? 1 : op->n_in);
+  bext_tensor *out = keep ? output_like(op, a) : bxfx_output(op, scalar ? 1 : op->n_in);
   if (out) {
     J.o = bxr_data(out);
     const bool costly = J.kind == NK_DIVS_I64 || J.kind == NK_POW_I64 ||
                         (J.kind == NK_BIN_I32 && (J.k == BXFX_IOP_div || J.k == BXFX_IOP_rem || J.k == BXFX_IOP_pow));
-    bxr_pool_for((size_t)bxr_numel(out->rank, out->shape), costly ? 4 : 1, 64, native_chunk, &J);
+    bxr_pool_for((size_t)numel, costly ? 4 : 1, 64, native_chunk, &J);
   }
   *res = out;
   return true;
