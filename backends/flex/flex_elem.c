@@ -376,8 +376,8 @@ static void ew_chunk(void *ctx, size_t b, size_t e) {
  * output is walked in BXFX_TILE_R x BXFX_TILE_C tiles instead, row by row
  * through ew_block (the row walk's kernels): within a tile that input is
  * BXFX_TILE_C short runs of consecutive elements, read once into cache;
- * 4-byte operands are transposed into a tile buffer by 8x8 register
- * blocks, others gathered per row.  No full copy of the operand and no
+ * 4-, 2- and 1-byte operands are transposed into a tile buffer by 8x8
+ * register blocks, 8-byte ones gathered per row.  No full copy of the operand and no
  * second pass over memory.  Tiles, not rows, go to the pool's threads. */
 #define BXFX_TILE_R 32   /* rows: two lines of the transposed operand per column */
 #define BXFX_TILE_C 256  /* columns: long rows, so a block's fixed cost is spread */
@@ -395,9 +395,11 @@ static bool ew_tiled(const struct ew *E) {
   return strided;
 }
 
-/* Per-thread tile state: a strided 4-byte operand's tile, transposed
- * into row order by 8x8 register blocks (tile8_u32, as bext_contiguous
- * does), so its rows are read like a contiguous operand's. */
+/* Per-thread tile state: a strided 4-, 2- or 1-byte operand's tile,
+ * transposed into row order by 8x8 register blocks (tile8_u32/u16/u8, as
+ * bext_contiguous does), so its rows are read like a contiguous
+ * operand's (bool and half rows gathered byte by byte ran at 1-5% of
+ * copy bandwidth). */
 struct ew_tilebuf {
   _Alignas(32) uint32_t t[3][BXFX_TILE_R * BXFX_TILE_C];
 };
@@ -433,18 +435,27 @@ static void ew_tile_chunk(void *ctx, size_t b, size_t e) {
     const int64_t r0 = i * BXFX_TILE_R, c0 = j * BXFX_TILE_C;
     const int64_t h = r0 + BXFX_TILE_R < rows ? BXFX_TILE_R : rows - r0;
     const size_t n = (size_t)(c0 + BXFX_TILE_C < cols ? BXFX_TILE_C : cols - c0);
-    /* Full 8x8 blocks of a strided 4-byte operand are transposed into
-     * T.t[k] (row stride BXFX_TILE_C); ragged tiles are gathered per row. */
+    /* Full 8x8 blocks of a strided 4-, 2- or 1-byte operand are
+     * transposed into T.t[k] (row stride BXFX_TILE_C elements); ragged
+     * tiles and 8-byte operands are gathered per row. */
     bool tb[3] = { false, false, false };
     for (int k = 0; k < nin; k++) {
-      int64_t s1 = E->st[k][R - 1];
-      if (s1 == 0 || s1 == 1 || esz[k] != 4 || E->st[k][R - 2] != 1 || (h & 7) || (n & 7)) continue;
-      const uint32_t *src = (const uint32_t *)(const void *)E->src[k] + base[k] + r0 + c0 * s1;
+      const int64_t s1 = E->st[k][R - 1], es = (int64_t)esz[k];
+      if (s1 == 0 || s1 == 1 || es == 8 || E->st[k][R - 2] != 1 || (h & 7) || (n & 7)) continue;
+      const char *src = E->src[k] + (base[k] + r0 + c0 * s1) * es;
+      char *dst = (char *)T.t[k];
       for (size_t cb = 0; cb < n; cb += 8) {
         if (c0 + (int64_t)cb + BXFX_TILE_PF + 8 <= cols)
-          bxfx_prefetch_runs(src + ((int64_t)cb + BXFX_TILE_PF) * s1, s1 * 4, 8, h * 4);
-        for (int64_t rb = 0; rb < h; rb += 8)
-          K->tile8_u32(T.t[k] + rb * BXFX_TILE_C + (int64_t)cb, BXFX_TILE_C, src + rb + (int64_t)cb * s1, s1);
+          bxfx_prefetch_runs(src + ((int64_t)cb + BXFX_TILE_PF) * s1 * es, s1 * es, 8, h * es);
+        for (int64_t rb = 0; rb < h; rb += 8) {
+          char *d = dst + (rb * BXFX_TILE_C + (int64_t)cb) * es;
+          const char *q = src + (rb + (int64_t)cb * s1) * es;
+          switch (es) {
+          case 4: K->tile8_u32((uint32_t *)(void *)d, BXFX_TILE_C, (const uint32_t *)(const void *)q, s1); break;
+          case 2: K->tile8_u16((uint16_t *)(void *)d, BXFX_TILE_C, (const uint16_t *)(const void *)q, s1); break;
+          default: K->tile8_u8((uint8_t *)d, BXFX_TILE_C, (const uint8_t *)q, s1); break;
+          }
+        }
       }
       tb[k] = true;
     }
@@ -453,7 +464,7 @@ static void ew_tile_chunk(void *ctx, size_t b, size_t e) {
       int64_t ist[3];
       for (int k = 0; k < nin; k++) {
         if (tb[k]) {
-          in[k] = (const char *)(T.t[k] + (r - r0) * BXFX_TILE_C);
+          in[k] = (const char *)T.t[k] + (r - r0) * BXFX_TILE_C * (int64_t)esz[k];
           ist[k] = 1;
         } else {
           in[k] = E->src[k] + (base[k] + r * E->st[k][R - 2] + c0 * E->st[k][R - 1]) * (int64_t)esz[k];
