@@ -744,3 +744,27 @@ Test(flex_paths, f64_transcendentals_and_pow_in_lanes) {
       }
   }
 }
+
+Test(flex_paths, creation_fills_every_dtype) {
+  /* zeros, ones and full (wmemset for 4- and 2-byte patterns, memset for
+   * bytes, a loop for 8) on lengths around the vector widths and split
+   * across threads at odd element counts, values whose bytes differ
+   * (f16 1.5 is 0x3e00, i32 -3 is 0xfffffffd), against NdArray */
+  static const int64_t ns[] = { 1, 2, 3, 7, 8, 9, 31, 33, 65, 70001, 300007 };
+  static const bext_dtype dts[] = { BEXT_F32, BEXT_F64, BEXT_F16, BEXT_BF16, BEXT_I32, BEXT_I64, BEXT_BOOL, BEXT_U8 };
+  static const double vals[] = { -3, 1.5, 65504, -0.0, 1e-3 };
+  for (size_t k = 0; k < sizeof ns / sizeof ns[0]; k++)
+    for (size_t d = 0; d < sizeof dts / sizeof dts[0]; d++)
+      for (size_t w = 0; w < 2 + sizeof vals / sizeof vals[0]; w++) {
+        bext_tensor *r[2];
+        const char *devs[2] = { "flex", "ndarray" };
+        const int64_t sh[2] = { 1, ns[k] };
+        for (int v = 0; v < 2; v++)
+          r[v] = w == 0 ? bext_zeros(sh, 2, dts[d], dev(devs[v]))
+                 : w == 1 ? bext_ones(sh, 2, dts[d], dev(devs[v]))
+                          : bext_full(sh, 2, vals[w - 2], dts[d], dev(devs[v]));
+        char what[64];
+        snprintf(what, sizeof what, "fill %zu %s [%lld]", w, bext_dtype_name(dts[d]), (long long)ns[k]);
+        same(r[0], r[1], what);
+      }
+}
