@@ -912,6 +912,10 @@ static void native_run(const struct native_job *J, size_t ia, size_t ib, size_t 
  * kernel call per row against the same row, not a per-element index. */
 static void native_chunk(void *ctx, size_t b, size_t e) {
   const struct native_job *J = ctx;
+  if (J->pa >= e && J->pb >= e) {   /* no wrap (every same-shape op): no divisions */
+    native_run(J, b, b, b, e - b);
+    return;
+  }
   for (size_t i = b; i < e;) {
     size_t ia = i % J->pa, ib = i % J->pb, n = e - i;
     if (J->pa - ia < n) n = J->pa - ia;
@@ -927,8 +931,9 @@ static void native_chunk(void *ctx, size_t b, size_t e) {
  * [C] or [1, C] against [R, C]): output element i reads t's i % numel.
  * 0 for other operands, and for periods too short to be worth a kernel
  * call each (the general engine splats those). */
-static size_t native_period(const bext_tensor *t, int rank, const int64_t *shape) {
+static size_t native_period(const struct bxr_op *op, const bext_tensor *t, int rank, const int64_t *shape) {
   if (!bxr_is_contiguous(t)) return 0;
+  if (op->same_shape) return (size_t)bxr_numel(rank, shape);   /* inference found no broadcast */
   int d0 = 0;
   while (d0 < t->rank && t->shape[d0] == 1) d0++;
   const int m = t->rank - d0;
@@ -964,10 +969,10 @@ static bool native_width(struct bxr_op *op, bext_tensor **res) {
   /* Operands that share a dense permuted layout are read flat and the
    * output takes that layout (keeps_layout: the general engine's and
    * cast's rule); otherwise each must be contiguous with a period. */
-  const bool keep = keeps_layout(op, scalar ? 1 : op->n_in);
+  const bool keep = !bxr_is_contiguous(a) && keeps_layout(op, scalar ? 1 : op->n_in);
   struct native_job J = { .mode = scalar ? BXFX_VS : BXFX_VV, .a = bxr_data(a), .pa = (size_t)numel,
                           .pb = (size_t)numel };
-  if (!keep && !(J.pa = native_period(a, op->out.rank, op->out.shape))) return false;
+  if (!keep && !(J.pa = native_period(op, a, op->out.rank, op->out.shape))) return false;
   union { int32_t i; int64_t l; double d; } sv;
   if (dt == BEXT_BOOL) {   /* bool logic and bool ==, != (no scalar forms) */
     static const signed char bop[BXR_OP_COUNT] = {
@@ -1023,7 +1028,7 @@ static bool native_width(struct bxr_op *op, bext_tensor **res) {
   } else if (!unary) {
     const bext_tensor *b = op->in[1];
     if (b->dtype != dt) return false;
-    if (!keep && !(J.pb = native_period(b, op->out.rank, op->out.shape))) return false;
+    if (!keep && !(J.pb = native_period(op, b, op->out.rank, op->out.shape))) return false;
     /* one operand at least spans the output (a broadcast of both is
      * the general engine's) */
     if (J.pa != (size_t)numel && J.pb != (size_t)numel) return false;
