@@ -157,7 +157,9 @@ static void kernel(const struct ew *E, const void *const *in, const int *bc, voi
     case BXR_OP_ROUND: L1(double, double, bxk_round_f64(x));
     case BXR_OP_SIGN: L1(double, double, bxk_sign_f64(x));
     case BXR_OP_CLAMP: L1(double, double, x < pd0 ? pd0 : x > pd1 ? pd1 : x);
-    case BXR_OP_POWI: L1(double, double, pow(x, (double)pi0));
+    case BXR_OP_POWI:
+      if (pi0 >= -BXFX_POWI_MAX && pi0 <= BXFX_POWI_MAX) { K->powi_f64(in[0], out, n, (int)pi0); break; }
+      L1(double, double, pow(x, (double)pi0));
     default: BXR_ASSERT(!"flex: f64 op without kernel");
     }
     break;
@@ -1083,6 +1085,17 @@ __attribute__((noinline)) static bext_tensor *ew_general(struct bxr_op *op) {
        * as pow gives) instead of libmvec's powf; pow's last bits are
        * open (bxk_scalar.h), and powi keeps pow's special values
        * (x^0 = 1, signed zeros and infinities). */
+      E.op = BXR_OP_POWI;
+      E.i0 = (int64_t)s;
+      scalar = false;
+    }
+  }
+  if (scalar && E.rin == BXFX_R_F64 && E.op == BXR_OP_POW) {
+    /* f64 x^n with a small integer n: powi_f64 gives pow's own bits
+     * (double-double, pow where that could round otherwise), at a
+     * fraction of libmvec's pow per element. */
+    double s = op->sc[0].f;
+    if (s == floor(s) && fabs(s) <= BXFX_POWI_MAX) {
       E.op = BXR_OP_POWI;
       E.i0 = (int64_t)s;
       scalar = false;

@@ -175,6 +175,8 @@ struct bxfx_kernels {
   void (*binw_f32)(int op, const float *a, double s, float *o, size_t n);
   /* o[i] = x^e rounded to f32 from f64 lanes, |e| <= BXFX_POWI_MAX. */
   void (*powi_f32)(const float *a, float *o, size_t n, int e);
+  /* o[i] = pow(a[i], e), glibc's bits, |e| <= BXFX_POWI_MAX. */
+  void (*powi_f64)(const double *a, double *o, size_t n, int e);
   /* o[i] = bxk_rem_f32(a[i], b[i]) (floored), bit for bit, in f64 lanes
    * where the quotient is below 2^29, by bxk_rem_f32 elsewhere. */
   void (*rem_f32)(const float *a, const float *b, float *o, size_t n);
@@ -214,6 +216,12 @@ struct bxfx_kernels {
   void (*tile8_u32)(uint32_t *d, int64_t ds, const uint32_t *s, int64_t ss);
   void (*tile8_u16)(uint16_t *d, int64_t ds, const uint16_t *s, int64_t ss);
   void (*tile8_u8)(uint8_t *d, int64_t ds, const uint8_t *s, int64_t ss);
+  /* d[i] = s[n - 1 - i] for i < n, bits copied exactly: flip along
+   * the last dim (non-overlapping d and s). */
+  void (*rev_u8)(uint8_t *d, const uint8_t *s, size_t n);
+  void (*rev_u16)(uint16_t *d, const uint16_t *s, size_t n);
+  void (*rev_u32)(uint32_t *d, const uint32_t *s, size_t n);
+  void (*rev_u64)(uint64_t *d, const uint64_t *s, size_t n);
   /* arange: o[i] = start + (double)(i0 + i) * step (two roundings, never
    * fused), stored with the runtime's cast rules for the dtype. */
   void (*arange_f32)(float *o, size_t n, double start, double step, int64_t i0);
@@ -274,6 +282,8 @@ struct bxfx_kernels {
   /* base[pos[k]] = f16(f32(base[pos[k]]) + f32(v[k])) for k = 0..n-1 in
    * order (positions may repeat): scatter_add's f16 adds. */
   void (*add_at_f16)(uint16_t *base, const int64_t *pos, const uint16_t *v, size_t n);
+  /* The same for bf16 (8 positions at a time in lanes when they differ). */
+  void (*add_at_bf16)(uint16_t *base, const int64_t *pos, const uint16_t *v, size_t n);
   void (*bf16_to_f32)(const uint16_t *a, float *o, size_t n);
   void (*f32_to_bf16)(const float *a, uint16_t *o, size_t n);
   /* Half (BXFX_H_*) o[i] = a[i] OP b[i] (BXFX_BIN_*) computed in f32 and

@@ -627,6 +627,139 @@ static void SFX(powi_f32)(const float *a, float *o, size_t n, int e) {
   }
 }
 
+/* ---- f64 integer powers ------------------------------------------------ */
+/* f64 powi's reference is libm's pow(x, (double)e) per element, bit for
+ * bit (docs/runtime.md "Integer and bool"), and pow_scalar by an integer
+ * takes this kernel too.  glibc's pow (2.28+, the ARM routine) is within
+ * 0.54 ulp: its result is the rounding of a value within
+ *   0.011 + |e log|x|| * 1.5 * 2^-15 ulp
+ * of the true x^e (its ulperr_exp 0.511 and relerr_log 1.5 * 2^-68
+ * without FMA, the comment above its pow), so it returns the correctly
+ * rounded x^e whenever x^e lies farther than that from a midpoint
+ * between two doubles.  The AVX2 variant computes x^e in double-double
+ * (FMA two-products, the exponent's bits walked once, 1/x^|e| by one
+ * Newton step: relative error below 2^-98 for |e| <= 64), takes the
+ * rounded head h = round(h + l), and keeps it for a lane when both
+ * h + (l - M) and h + (l + M) round to h, M = c ulp(h) covering 1.5
+ * times glibc's distance (c = 0.02 for 2^-64 <= |h| <= 2^64, where
+ * |e log|x|| <= 44.4 and glibc's bound is 0.0131 ulp; 0.065 up to
+ * 2^+-960/1000, bound 0.0428) -- then the true x^e, and everything
+ * glibc's pow can round, rounds to h.  Lanes near a midpoint (~4% of
+ * random inputs), outside that range (overflow,
+ * subnormals, zeros), infinite or NaN take pow itself.  10^8 random
+ * inputs per exponent matched pow bit for bit (tests/runtime/
+ * test_flex_powi.c holds a smaller sample).  The baseline variant calls
+ * pow per element (without FMA the two-products cost more than pow). */
+#ifdef BXFX_AVX
+#define BXFX_DDMUL(h, l, bh, bl) do {                                          \
+    __m256d p_ = _mm256_mul_pd(h, bh), e_ = _mm256_fmsub_pd(h, bh, p_);      \
+    e_ = _mm256_fmadd_pd(h, bl, e_);                                         \
+    e_ = _mm256_fmadd_pd(l, bh, e_);                                         \
+    h = _mm256_add_pd(p_, e_);                                               \
+    l = _mm256_sub_pd(e_, _mm256_sub_pd(h, p_));                             \
+  } while (0)
+/* x^e for the lanes of V vectors x[] (m = |e| >= 1), side by side: the
+ * double-double steps are latency-bound chains.  The lanes whose result
+ * must come from pow get their bit set in the returned mask (4 a vector). */
+#define BXFX_POWI_V 2
+static inline int SFX(powi_f64v)(const __m256d *x, unsigned m, bool neg, __m256d *res) {
+  enum { V = BXFX_POWI_V };
+  const __m256d absm = _mm256_castsi256_pd(_mm256_set1_epi64x(INT64_MAX));
+  const __m256d expm = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7ff0000000000000ll));
+  const __m256d one = _mm256_set1_pd(1.0);
+  __m256d bh[V], bl[V], rh[V], rl[V];
+  for (int j = 0; j < V; j++) bh[j] = rh[j] = x[j], bl[j] = rl[j] = _mm256_setzero_pd();
+  bool have = false;
+  for (unsigned k = m;;) {
+    if (k & 1u) {
+      if (have)
+        for (int j = 0; j < V; j++) BXFX_DDMUL(rh[j], rl[j], bh[j], bl[j]);
+      else
+        for (int j = 0; j < V; j++) rh[j] = bh[j], rl[j] = bl[j];
+      have = true;
+    }
+    k >>= 1;
+    if (!k) break;
+    for (int j = 0; j < V; j++) BXFX_DDMUL(bh[j], bl[j], bh[j], bl[j]);
+  }
+  int bad = 0;
+  for (int j = 0; j < V; j++) {
+    /* |x^m| in [2^-960, 2^1000]: every partial power and its tail stay
+     * normal (x^m's FMA residuals exact), 1/x^m too; NaN fails here. */
+    __m256d ah = _mm256_and_pd(rh[j], absm);
+    __m256d ok = _mm256_and_pd(_mm256_cmp_pd(ah, _mm256_set1_pd(0x1p-960), _CMP_GE_OQ),
+                               _mm256_cmp_pd(ah, _mm256_set1_pd(0x1p1000), _CMP_LE_OQ));
+    if (neg) {   /* 1/(h + l) = y (1 + r) + O(r^2), r = 1 - y (h + l) */
+      const __m256d y = _mm256_div_pd(one, rh[j]);
+      __m256d r = _mm256_fnmadd_pd(y, rh[j], one);
+      r = _mm256_fnmadd_pd(y, rl[j], r);
+      const __m256d ql = _mm256_mul_pd(y, r);
+      rh[j] = _mm256_add_pd(y, ql);
+      rl[j] = _mm256_sub_pd(ql, _mm256_sub_pd(rh[j], y));
+      ah = _mm256_and_pd(rh[j], absm);
+    }
+    const __m256d near1 = _mm256_and_pd(_mm256_cmp_pd(ah, _mm256_set1_pd(0x1p-64), _CMP_GE_OQ),
+                                        _mm256_cmp_pd(ah, _mm256_set1_pd(0x1p64), _CMP_LE_OQ));
+    /* ulp(h): h's exponent bits (h >= 2^-1000 where it counts) times 2^-52 */
+    const __m256d ulp = _mm256_mul_pd(_mm256_and_pd(rh[j], expm), _mm256_set1_pd(0x1p-52));
+    const __m256d M = _mm256_mul_pd(ulp, _mm256_blendv_pd(_mm256_set1_pd(0.065), _mm256_set1_pd(0.02), near1));
+    const __m256d up = _mm256_add_pd(rh[j], _mm256_add_pd(rl[j], M));
+    const __m256d dn = _mm256_add_pd(rh[j], _mm256_sub_pd(rl[j], M));
+    ok = _mm256_and_pd(ok, _mm256_and_pd(_mm256_cmp_pd(up, rh[j], _CMP_EQ_OQ), _mm256_cmp_pd(dn, rh[j], _CMP_EQ_OQ)));
+    res[j] = rh[j];
+    bad |= (~_mm256_movemask_pd(ok) & 15) << (4 * j);
+  }
+  return bad;
+}
+#undef BXFX_DDMUL
+
+static void SFX(powi_f64)(const double *a, double *o, size_t n, int e) {
+  enum { W = 4 * BXFX_POWI_V, B = 64 };
+  const unsigned m = (unsigned)(e < 0 ? -e : e);
+  const bool neg = e < 0;
+  if (m == 0) {   /* pow(x, 0) is 1 for every x, NaN included */
+    for (size_t i = 0; i < n; i++) o[i] = 1;
+    return;
+  }
+  /* Blocks of 64: the lanes that need pow are collected in one mask and
+   * patched after the block (a branch per 8 lanes mispredicted on ~30%
+   * of them).  The inputs are kept in t: o may be a (in place). */
+  for (size_t i = 0; i < n; i += B) {
+    const size_t w = n - i < B ? n - i : B;
+    double t[B];
+    uint64_t bad = 0;
+    for (size_t g = 0; g < w; g += W) {
+      __m256d x[BXFX_POWI_V], y[BXFX_POWI_V];
+      if (g + W <= w) {
+        for (int j = 0; j < BXFX_POWI_V; j++) x[j] = _mm256_loadu_pd(a + i + g + 4 * j);
+      } else {   /* the tail, padded with 1 (1^e = 1 passes the check) */
+        double p[W];
+        for (size_t k = 0; k < W; k++) p[k] = g + k < w ? a[i + g + k] : 1.0;
+        for (int j = 0; j < BXFX_POWI_V; j++) x[j] = _mm256_loadu_pd(p + 4 * j);
+      }
+      for (int j = 0; j < BXFX_POWI_V; j++) _mm256_storeu_pd(t + g + 4 * j, x[j]);
+      bad |= (uint64_t)SFX(powi_f64v)(x, m, neg, y) << g;
+      if (g + W <= w) {
+        for (int j = 0; j < BXFX_POWI_V; j++) _mm256_storeu_pd(o + i + g + 4 * j, y[j]);
+      } else {
+        double r[W];
+        for (int j = 0; j < BXFX_POWI_V; j++) _mm256_storeu_pd(r + 4 * j, y[j]);
+        memcpy(o + i + g, r, (w - g) * sizeof *o);
+      }
+    }
+    if (w < B) bad &= (1ull << w) - 1;
+    for (; bad; bad &= bad - 1) {
+      const int k = __builtin_ctzll(bad);
+      o[i + (size_t)k] = pow(t[k], (double)e);
+    }
+  }
+}
+#else
+static void SFX(powi_f64)(const double *a, double *o, size_t n, int e) {
+  for (size_t i = 0; i < n; i++) o[i] = pow(a[i], (double)e);
+}
+#endif
+
 /* ---- floored remainder ------------------------------------------------- */
 /* rem of f32 as bxk_rem_f32 defines it (fmodf, then the divisor's sign),
  * in f64 lanes without fmod: t = a / b, q = floor(t), r = a - q * b.
@@ -1408,6 +1541,43 @@ static void SFX(f32_to_bf16)(const float *a, uint16_t *o, size_t n) {
   for (; i < n; i++) o[i] = bxk_f32_to_bf16(a[i]);
 }
 
+/* base[pos[k]] = bf16(f32(base[pos[k]]) + f32(v[k])) for k < n in order
+ * (positions may repeat): scatter_add's bf16 rule.  AVX2: 8 at a time
+ * when their 8 positions differ (the low 32 bits compared lane against
+ * lane by 4 rotations; random indices repeat within 8 rarely), the 8
+ * targets read into one vector, added and rounded in lanes
+ * (BXFX_BF16_ST) and written back: the bits of one at a time, as no two
+ * of them touch the same element.  A block with a repeat goes one at a
+ * time.  The scalar rule's ~25 instructions and its conversion chain
+ * per element made bf16 scatter_add 0.6-0.75x libtorch. */
+static void SFX(add_at_bf16)(uint16_t *base, const int64_t *pos, const uint16_t *v, size_t n) {
+  size_t k = 0;
+#ifdef BXFX_AVX
+  for (; k + 8 <= n; k += 8) {
+    const int64_t *q = pos + k;
+    v4q a, b;
+    memcpy(&a, q, sizeof a);
+    memcpy(&b, q + 4, sizeof b);
+    v8u p = __builtin_shufflevector((v8u)a, (v8u)b, 0, 2, 4, 6, 8, 10, 12, 14);
+    v8i c = (p == __builtin_shufflevector(p, p, 1, 2, 3, 4, 5, 6, 7, 0)) |
+            (p == __builtin_shufflevector(p, p, 2, 3, 4, 5, 6, 7, 0, 1)) |
+            (p == __builtin_shufflevector(p, p, 3, 4, 5, 6, 7, 0, 1, 2)) |
+            (p == __builtin_shufflevector(p, p, 4, 5, 6, 7, 0, 1, 2, 3));
+    if (!_mm256_testz_si256((__m256i)c, (__m256i)c)) {
+      for (int j = 0; j < 8; j++)
+        base[q[j]] = bxk_f32_to_bf16(bxk_bf16_to_f32(base[q[j]]) + bxk_bf16_to_f32(v[k + j]));
+      continue;
+    }
+    v8h h = { base[q[0]], base[q[1]], base[q[2]], base[q[3]], base[q[4]], base[q[5]], base[q[6]], base[q[7]] };
+    v8f x = (v8f)_mm256_slli_epi32(_mm256_cvtepu16_epi32((__m128i)h), 16) + BXFX_BF16_LD(v + k);
+    uint16_t r[8];
+    BXFX_BF16_ST(r, x);
+    for (int j = 0; j < 8; j++) base[q[j]] = r[j];
+  }
+#endif
+  for (; k < n; k++) base[pos[k]] = bxk_f32_to_bf16(bxk_bf16_to_f32(base[pos[k]]) + bxk_bf16_to_f32(v[k]));
+}
+
 /* Half binary ops fused (f16 and bf16, BXFX_H_*): each 8 lanes widened,
  * combined by the f32 expression and narrowed in registers.  The same
  * values as the f32 kernel between the two conversions (f32 arithmetic
@@ -1620,6 +1790,43 @@ BXFX_TILE8_DEF(tile8_u16, uint16_t, v8h)
 BXFX_TILE8_DEF(tile8_u8, uint8_t, v8b)
 #undef BXFX_TILE8_DEF
 
+/* d[i] = s[n - 1 - i] for i < n (flip along the last dim): 32 bytes a
+ * step, lanes reversed in registers (AVX2: vpshufb and vpermq for 1- and
+ * 2-byte lanes, vpermd/vpermq for 4 and 8), two vectors in flight, the
+ * tail element by element.  Lanes only move: bits copied exactly.  The
+ * strided element loop it replaces ran f16 and bool flips at 10-15% of
+ * copy bandwidth. */
+typedef uint8_t v32u8 __attribute__((vector_size(32)));
+typedef uint16_t v16u16 __attribute__((vector_size(32)));
+#define BXFX_REV_DEF(name, T, V, ...)                                                       \
+  static void SFX(name)(T *d, const T *s, size_t n) {                                       \
+    enum { W = 32 / sizeof(T) };                                                            \
+    size_t i = 0;                                                                           \
+    for (; i + 2 * W <= n; i += 2 * W) {                                                    \
+      V a, b;                                                                               \
+      memcpy(&a, s + n - i - W, sizeof a);                                                  \
+      memcpy(&b, s + n - i - 2 * W, sizeof b);                                              \
+      a = __builtin_shufflevector(a, a, __VA_ARGS__);                                       \
+      b = __builtin_shufflevector(b, b, __VA_ARGS__);                                       \
+      memcpy(d + i, &a, sizeof a);                                                          \
+      memcpy(d + i + W, &b, sizeof b);                                                      \
+    }                                                                                       \
+    if (i + W <= n) {                                                                       \
+      V a;                                                                                  \
+      memcpy(&a, s + n - i - W, sizeof a);                                                  \
+      a = __builtin_shufflevector(a, a, __VA_ARGS__);                                       \
+      memcpy(d + i, &a, sizeof a);                                                          \
+      i += W;                                                                               \
+    }                                                                                       \
+    for (; i < n; i++) d[i] = s[n - 1 - i];                                                 \
+  }
+BXFX_REV_DEF(rev_u8, uint8_t, v32u8, 31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18, 17, 16,
+             15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
+BXFX_REV_DEF(rev_u16, uint16_t, v16u16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
+BXFX_REV_DEF(rev_u32, uint32_t, v8u, 7, 6, 5, 4, 3, 2, 1, 0)
+BXFX_REV_DEF(rev_u64, uint64_t, v4q, 3, 2, 1, 0)
+#undef BXFX_REV_DEF
+
 #include "flex_kern_cast.h"
 
 const struct bxfx_kernels VARIANT = {
@@ -1662,6 +1869,7 @@ const struct bxfx_kernels VARIANT = {
   .cmp_f64 = SFX(cmp_f64),
   .binw_f32 = SFX(binw_f32),
   .powi_f32 = SFX(powi_f32),
+  .powi_f64 = SFX(powi_f64),
   .rem_f32 = SFX(rem_f32),
   .rem_f64 = SFX(rem_f64),
   .mm_i32 = SFX(mm_i32),
@@ -1688,6 +1896,10 @@ const struct bxfx_kernels VARIANT = {
   .tile8_u32 = SFX(tile8_u32),
   .tile8_u16 = SFX(tile8_u16),
   .tile8_u8 = SFX(tile8_u8),
+  .rev_u8 = SFX(rev_u8),
+  .rev_u16 = SFX(rev_u16),
+  .rev_u32 = SFX(rev_u32),
+  .rev_u64 = SFX(rev_u64),
   .arange_f32 = SFX(arange_f32),
   .arange_f64 = SFX(arange_f64),
   .arange_i32 = SFX(arange_i32),
@@ -1707,6 +1919,7 @@ const struct bxfx_kernels VARIANT = {
   .f16_to_f32 = SFX(f16_to_f32),
   .f32_to_f16 = SFX(f32_to_f16),
   .add_at_f16 = SFX(add_at_f16),
+  .add_at_bf16 = SFX(add_at_bf16),
   .bf16_to_f32 = SFX(bf16_to_f32),
   .f32_to_bf16 = SFX(f32_to_bf16),
   .bin_half = {

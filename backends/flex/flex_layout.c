@@ -20,6 +20,18 @@ struct copy_job {
   size_t es;
 };
 
+/* d[i] = s[n - 1 - i] for n elements of es bytes: a row flipped along
+ * the last dim, by the kernels' in-register reversal. */
+static void copy_rev(char *d, const char *s, size_t n, size_t es) {
+  const struct bxfx_kernels *K = bxfx_kern();
+  switch (es) {
+  case 1: K->rev_u8((uint8_t *)d, (const uint8_t *)s, n); break;
+  case 2: K->rev_u16((uint16_t *)(void *)d, (const uint16_t *)(const void *)s, n); break;
+  case 4: K->rev_u32((uint32_t *)(void *)d, (const uint32_t *)(const void *)s, n); break;
+  default: K->rev_u64((uint64_t *)(void *)d, (const uint64_t *)(const void *)s, n); break;
+  }
+}
+
 static void copy_rows(void *ctx, size_t b, size_t e) {
   const struct copy_job *J = ctx;
   const int R = J->rank;
@@ -37,6 +49,7 @@ static void copy_rows(void *ctx, size_t b, size_t e) {
     char *dp = J->dst + doff * es;
     const char *sp = J->src + soff * es;
     if (dsl == 1 && ssl == 1) { memcpy(dp, sp, (size_t)(L * es)); continue; }
+    if (dsl == 1 && ssl == -1) { copy_rev(dp, sp - (L - 1) * es, (size_t)L, (size_t)es); continue; }
     switch (es) {
     case 1: for (int64_t i = 0; i < L; i++) dp[i * dsl] = sp[i * ssl]; break;
     case 2: for (int64_t i = 0; i < L; i++) ((uint16_t *)dp)[i * dsl] = ((const uint16_t *)sp)[i * ssl]; break;
@@ -183,15 +196,19 @@ static void copy_tiles(void *ctx, size_t b, size_t e) {
 #undef BXFX_TILE_COPY
 #undef BXFX_TILE_STAGED
 
-/* Bytes [b, e) of one contiguous block. */
+/* Bytes [b, e) of one contiguous block, or of a reversed one (src the
+ * lowest address of the source; whole elements, as the split is by 4 KiB). */
 enum { BXFX_FLAT_MIN = 1 << 18 };
 struct flat_job {
   char *dst;
   const char *src;
+  size_t es, bytes;
+  bool rev;
 };
 static void copy_flat(void *ctx, size_t b, size_t e) {
   const struct flat_job *F = ctx;
-  memcpy(F->dst + b, F->src + b, e - b);
+  if (F->rev) copy_rev(F->dst + b, F->src + (F->bytes - e), (e - b) / F->es, F->es);
+  else memcpy(F->dst + b, F->src + b, e - b);
 }
 
 void bxfx_copy_strided(void *dst, const int64_t *dst_strides, const void *src,
@@ -229,9 +246,13 @@ void bxfx_copy_strided(void *dst, const int64_t *dst_strides, const void *src,
   size_t rows = 1;
   for (int d = 0; d < r - 1; d++) rows *= (size_t)J.shape[d];
   /* A few long unit-stride rows (a contiguous block: repeat_dim,
-   * slice_assign, cat along dim 0, the copies in front of in-place ops)
-   * would be one memcpy per thread at most: split each row instead. */
-  if (rows < 4 && J.ds[r - 1] == 1 && J.ss[r - 1] == 1 && (size_t)J.shape[r - 1] * esize >= BXFX_FLAT_MIN) {
+   * slice_assign, cat along dim 0, the copies in front of in-place ops;
+   * reversed: a flip of every dim) would be one memcpy per thread at
+   * most: split each row instead. */
+  if (rows < 4 && J.ds[r - 1] == 1 && (J.ss[r - 1] == 1 || J.ss[r - 1] == -1) &&
+      (size_t)J.shape[r - 1] * esize >= BXFX_FLAT_MIN) {
+    const bool rev = J.ss[r - 1] == -1;
+    const size_t bytes = (size_t)J.shape[r - 1] * esize;
     for (size_t row = 0; row < rows; row++) {
       int64_t doff = 0, soff = 0;
       size_t rem = row;
@@ -241,8 +262,9 @@ void bxfx_copy_strided(void *dst, const int64_t *dst_strides, const void *src,
         doff += i * J.ds[d];
         soff += i * J.ss[d];
       }
-      struct flat_job F = { J.dst + doff * (int64_t)esize, J.src + soff * (int64_t)esize };
-      bxr_pool_for((size_t)J.shape[r - 1] * esize, 1, 4096, copy_flat, &F);
+      const char *src = J.src + soff * (int64_t)esize;
+      struct flat_job F = { J.dst + doff * (int64_t)esize, rev ? src - (bytes - esize) : src, esize, bytes, rev };
+      bxr_pool_for(bytes, 1, 4096, copy_flat, &F);
     }
     return;
   }
@@ -310,9 +332,30 @@ static void random_chunk(void *ctx, size_t b, size_t e) {
   if (op->code == BXR_OP_RANDOM_UNIFORM)
     for (size_t i = b; i < e; i++)
       bxr_store_f64(J->dst, J->dt, (int64_t)i, p0 + (p1 - p0) * bxr_rng_uniform(seed, i));
-  else
-    for (size_t i = b; i < e; i++)
-      bxr_store_f64(J->dst, J->dt, (int64_t)i, p0 + p1 * bxr_rng_normal(seed, i));
+  else {
+    /* Normals a block at a time through the runtime's vectorized
+     * generator (the same values as bxr_rng_normal), then scaled and
+     * stored element by element as the other backends store them. */
+    double z[256];
+    for (size_t i = b; i < e; i += 256) {
+      size_t m = e - i < 256 ? e - i : 256;
+      bxr_rng_normal_block(seed, i, m, z);
+      if (J->dt == BEXT_F32)
+        for (size_t k = 0; k < m; k++) ((float *)(void *)J->dst)[i + k] = (float)(p0 + p1 * z[k]);
+      else if (J->dt == BEXT_F64)
+        for (size_t k = 0; k < m; k++) ((double *)(void *)J->dst)[i + k] = p0 + p1 * z[k];
+      else if (J->dt == BEXT_F16 || J->dt == BEXT_BF16) {
+        /* the store's rule (round to f32, then to the half) by the
+         * conversion kernels, bit for bit bxk_f32_to_f16/_bf16 */
+        float f[256];
+        for (size_t k = 0; k < m; k++) f[k] = (float)(p0 + p1 * z[k]);
+        uint16_t *o = (uint16_t *)(void *)J->dst + i;
+        if (J->dt == BEXT_F16) bxfx_kern()->f32_to_f16(f, o, m);
+        else bxfx_kern()->f32_to_bf16(f, o, m);
+      } else
+        for (size_t k = 0; k < m; k++) bxr_store_f64(J->dst, J->dt, (int64_t)(i + k), p0 + p1 * z[k]);
+    }
+  }
 }
 
 /* arange: element i is start + i * step stored by bxr_store_f64's rules;

@@ -1,6 +1,6 @@
 /* dtype.c — the dtype table's functions, f16/bf16 conversion (round to
  * nearest even, the rules of bxk_scalar.h), element load/store with
- * bext_cast's semantics, and the shared counter-based random generator. */
+ * bext_cast's semantics (the random generator is rng.c). */
 #include <math.h>
 #include <string.h>
 
@@ -112,23 +112,4 @@ void bxr_convert(void *dst, bext_dtype ddt, const void *src, bext_dtype sdt, int
   } else {
     for (int64_t i = 0; i < n; i++) bxr_store_i64(dst, ddt, i, bxr_load_i64(src, sdt, i));
   }
-}
-
-/* ------------------------------------------------------------------- rng */
-
-uint64_t bxr_rng_u64(uint64_t seed, uint64_t counter) {
-  uint64_t z = seed * 0x9E3779B97F4A7C15ull + counter + 1;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
-double bxr_rng_uniform(uint64_t seed, uint64_t i) {
-  return (double)(bxr_rng_u64(seed, i) >> 11) * (1.0 / 9007199254740992.0);
-}
-
-double bxr_rng_normal(uint64_t seed, uint64_t i) {
-  double u1 = 1.0 - bxr_rng_uniform(seed, 2 * i);
-  double u2 = bxr_rng_uniform(seed, 2 * i + 1);
-  return sqrt(-2.0 * log(u1)) * cos(6.283185307179586476925 * u2);
 }

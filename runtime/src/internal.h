@@ -171,10 +171,22 @@ BXR_FUNC int64_t bxr_f64_to_i64_sat(double v);
  *   uniform(seed, i) = top 53 bits of u64(seed, i) / 2^53, in [0, 1)
  *   normal(seed, i)  = Box-Muller: u1 = 1 - uniform(seed, 2i) in (0, 1],
  *                      u2 = uniform(seed, 2i+1); sqrt(-2 ln u1) cos(2 pi u2)
+ *                      in double, with rng.c's own log and cos (plain
+ *                      double arithmetic, within 2 ulp of glibc's; since
+ *                      2026-12 -- before, glibc's log and cos, so streams
+ *                      drawn earlier differ in the last bits)
  * Element values: lo + (hi - lo) * uniform, mean + std * normal, computed
  * in double, then stored with bxr_store_f64. */
 BXR_FUNC uint64_t bxr_rng_u64(uint64_t seed, uint64_t counter);
 BXR_FUNC double bxr_rng_uniform(uint64_t seed, uint64_t i);
 BXR_FUNC double bxr_rng_normal(uint64_t seed, uint64_t i);
+/* out[j] = bxr_rng_normal(seed, i0 + j) for j < n, vectorized (rng.c). */
+BXR_FUNC void bxr_rng_normal_block(uint64_t seed, uint64_t i0, size_t n, double *out);
+/* The same with one copy of the code: isa 0 baseline, 1 AVX2, 2 AVX-512;
+ * false (nothing written) where the CPU lacks it.  For the tests. */
+BXR_FUNC bool bxr_rng_normal_block_isa(int isa, uint64_t seed, uint64_t i0, size_t n, double *out);
+/* rng.c's log(u[k]) and cos(t[k]), k < n (u in [2^-53, 1], t in [0, 2 pi)),
+ * for the tests that hold them to libm's. */
+BXR_FUNC void bxr_rng_logcos(const double *u, const double *t, double *lg, double *cs, size_t n);
 
 #endif /* BXR_INTERNAL_H */

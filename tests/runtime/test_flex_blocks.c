@@ -455,6 +455,73 @@ Test(flex_blocks, add_at_f16_matches_scalar_rule) {
     }
 }
 
+/* add_at_bf16 of both variants (8 positions at a time in lanes when they
+ * differ, one at a time otherwise) against bxk_scalar.h's rule one add at
+ * a time: every bf16 pattern as a value (NaN and infinities rare, so the
+ * sums stay numbers), positions that rarely repeat within 8, positions in
+ * runs of 3 (every block has repeats), and repeats only between blocks
+ * (a block's 8 are a permutation, the next block touches the same 8);
+ * a count that is not a multiple of 8 (the tail). */
+Test(flex_blocks, add_at_bf16_matches_scalar_rule) {
+  const struct bxfx_kernels *K[2] = { &bxfx_kern_avx2, &bxfx_kern_gen };
+  enum { N = 65536, T = 4099 };
+  static uint16_t vals[N];
+  static int64_t pos[N];
+  static uint16_t want[T], got[T];
+  for (uint32_t h = 0; h < N; h++) {
+    vals[h] = (uint16_t)(h * 40503u);
+    if ((vals[h] & 0x7f80) == 0x7f80 && h % 97) vals[h] &= 0xbfff;
+  }
+  for (int v = 0; v < 2; v++)
+    for (int layout = 0; layout < 3; layout++)
+      for (int start = 0; start < 2; start++) {
+        const size_t n = N - 5;
+        for (uint32_t h = 0; h < N; h++)
+          pos[h] = layout == 0   ? (int64_t)((h * 7u + h / 5u) % T)
+                   : layout == 1 ? (int64_t)(h / 3 % T)
+                                 : (int64_t)((h / 16 * 8 + (h * 5) % 8) % T);
+        for (int t = 0; t < T; t++) want[t] = got[t] = (uint16_t)(start * 0x3f80u + (unsigned)t * 7u);
+        for (size_t h = 0; h < n; h++)
+          want[pos[h]] = bxk_f32_to_bf16(bxk_bf16_to_f32(want[pos[h]]) + bxk_bf16_to_f32(vals[h]));
+        K[v]->add_at_bf16(got, pos, vals, n);
+        int nans = 0;
+        for (int t = 0; t < T; t++) {
+          nans += (want[t] & 0x7fff) > 0x7f80;
+          bool nan = (want[t] & 0x7fff) > 0x7f80 && (got[t] & 0x7fff) > 0x7f80;
+          cr_expect(got[t] == want[t] || nan, "%s add_at_bf16 layout %d [%d] = %04x, want %04x", K[v]->isa, layout, t,
+                    got[t], want[t]);
+        }
+        cr_expect(nans < T / 4, "most sums should stay numbers (%d NaNs)", nans);
+      }
+}
+
+/* rev_u8/u16/u32/u64 of both variants reverse every length from 0 to 200
+ * (vector steps of 32 bytes, pairs of them, tails) bits and all, and
+ * write nothing past the end. */
+Test(flex_blocks, reversed_copies_of_both_variants) {
+  const struct bxfx_kernels *K[2] = { &bxfx_kern_avx2, &bxfx_kern_gen };
+  enum { M = 200 };
+  static uint64_t src[M], dst[M + 1];
+  for (int i = 0; i < M; i++) src[i] = 0x7ff8000000000001ull + (uint64_t)i * 0x0101010101010101ull;
+  for (int v = 0; v < 2; v++)
+    for (int es = 1; es <= 8; es *= 2)
+      for (int n = 0; n <= M; n++) {
+        memset(dst, 0xab, sizeof dst);
+        switch (es) {
+        case 1: K[v]->rev_u8((uint8_t *)dst, (const uint8_t *)src, (size_t)n); break;
+        case 2: K[v]->rev_u16((uint16_t *)dst, (const uint16_t *)src, (size_t)n); break;
+        case 4: K[v]->rev_u32((uint32_t *)dst, (const uint32_t *)src, (size_t)n); break;
+        default: K[v]->rev_u64(dst, src, (size_t)n); break;
+        }
+        const unsigned char *d = (const unsigned char *)dst, *s = (const unsigned char *)src;
+        for (int i = 0; i < n; i++)
+          cr_assert(!memcmp(d + i * es, s + (n - 1 - i) * es, (size_t)es), "%s rev of %d-byte elements, n %d, [%d]",
+                    K[v]->isa, es, n, i);
+        for (int b = n * es; b < n * es + 8; b++)
+          cr_assert_eq(d[b], 0xab, "%s rev of %d-byte elements, n %d wrote past the end", K[v]->isa, es, n);
+      }
+}
+
 /* The vector forms of max, min and relu and of the f32 -> i32 cast agree
  * lane for lane with the scalar functions of bxk_scalar.h they stand for,
  * on NaN, signed zeros and infinities, in every position of a vector and

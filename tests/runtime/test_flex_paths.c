@@ -174,8 +174,10 @@ static void index_case(int op, bext_dtype dt, bext_dtype idt, int64_t rows, int6
 
 Test(flex_paths, gather_scatter_select_assign) {
   static const bext_dtype dts[] = { BEXT_F32, BEXT_F64, BEXT_I32, BEXT_I64, BEXT_F16, BEXT_BF16, BEXT_BOOL };
+  /* rows of 15-17, 32, 63 and 65: the 8-lane bf16 adds' blocks and tails */
   static const int64_t sizes[][2] = { { 1, 1 }, { 3, 7 }, { 17, 9 }, { 300, 257 }, { 5, 20011 },
-                                      { 9, 8 }, { 20, 31 }, { 12, 33 } };
+                                      { 9, 8 }, { 20, 31 }, { 12, 33 }, { 5, 15 }, { 7, 16 },
+                                      { 4, 17 }, { 2, 32 }, { 3, 63 }, { 3, 65 } };
   for (int op = 0; op < 4; op++)
     for (size_t d = 0; d < sizeof dts / sizeof dts[0]; d++)
       for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
@@ -238,6 +240,55 @@ Test(flex_paths, long_contiguous_block_copies) {
     }
 }
 
+/* flip along every set of axes of 1-4 d tensors, bits compared with the
+ * reference: rows flipped along the last dim by the in-register reversal
+ * (lengths around the 32-byte vector's 32, 16, 8 and 4 lanes, then the
+ * element tail), outer axes as row copies, a long tensor flipped along
+ * all its axes as one reversed block split across the pool (sizes not a
+ * multiple of the 4 KiB split); contiguous, transposed and narrowed
+ * inputs; every dtype (bool from a comparison: both values). */
+static bext_tensor *flip_input(bext_dtype dt, int rank, const int64_t *shape, int layout, const char *devname) {
+  int64_t sh[4];
+  memcpy(sh, shape, sizeof(int64_t) * (size_t)rank);
+  if (layout == 1) sh[rank - 1] = shape[rank - 2], sh[rank - 2] = shape[rank - 1];
+  if (layout == 2) sh[rank - 1] += 3;
+  bext_tensor *t = dt == BEXT_BOOL ? bext_gt_scalar(data(BEXT_F32, rank, sh, 21, devname), 0.0)
+                                   : data(dt, rank, sh, 21, devname);
+  if (layout == 1) t = bext_swap_dims(t, rank - 2, rank - 1);
+  if (layout == 2) t = bext_narrow(t, rank - 1, 2, shape[rank - 1]);
+  cr_assert_not_null(t, "%s", bext_last_error());
+  return t;
+}
+
+Test(flex_paths, flip_every_axis) {
+  static const bext_dtype dts[] = { BEXT_F32, BEXT_F64, BEXT_I32, BEXT_I64, BEXT_F16, BEXT_BF16, BEXT_BOOL };
+  static const struct { int rank; int64_t shape[4]; } shapes[] = {
+    { 1, { 1 } },  { 1, { 7 } },  { 1, { 8 } },  { 1, { 9 } },  { 1, { 15 } },  { 1, { 16 } },
+    { 1, { 17 } }, { 1, { 31 } }, { 1, { 32 } }, { 1, { 33 } }, { 1, { 63 } },  { 1, { 65 } },
+    { 1, { 300007 } },            { 2, { 3, 33 } },            { 2, { 65, 17 } }, { 2, { 70, 64 } },
+    { 2, { 2, 150001 } },         { 3, { 3, 5, 31 } },         { 4, { 2, 3, 4, 65 } },
+  };
+  const char *devs[2] = { "flex", "ndarray" };
+  for (size_t d = 0; d < sizeof dts / sizeof dts[0]; d++)
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+      const int rank = shapes[s].rank;
+      for (int mask = 1; mask < 1 << rank; mask++)
+        for (int layout = 0; layout < 3; layout++) {
+          if (layout == 1 && rank < 2) continue;
+          int axes[4], n = 0;
+          for (int a = 0; a < rank; a++)
+            if (mask >> a & 1) axes[n++] = a;
+          bext_tensor *r[2];
+          for (int k = 0; k < 2; k++)
+            r[k] = bext_flip(flip_input(dts[d], rank, shapes[s].shape, layout, devs[k]), axes, n);
+          char what[128];
+          snprintf(what, sizeof what, "flip %s rank %d shape %zu axes mask %d, %s", bext_dtype_name(dts[d]), rank, s,
+                   mask, layout == 0 ? "contiguous" : layout == 1 ? "transposed" : "narrowed");
+          same(r[0], r[1], what);
+        }
+    }
+}
+
 Test(flex_paths, empty_index_tensors) {
   const char *devs[2] = { "flex", "ndarray" };
   bext_tensor *r[2];
@@ -259,6 +310,68 @@ Test(flex_paths, bad_index_named_by_position) {
     cr_assert_null(r);
     cr_assert(strstr(bext_last_error(), "at flat position 70001"), "%s", bext_last_error());
   }
+}
+
+/* gather and scatter_add check indices as they read them (into a fresh
+ * output; scatter_add in place scans them first; f16/bf16 scatters per
+ * block of positions, the other dtypes per element): a bad index, past the
+ * end or negative, first or later in flat order, in a first or a last
+ * row, of i32 or i64 indices read in place or transposed, of a small
+ * (inline) or a large (pooled) op, is still named with its flat position
+ * and value, and the op returns NULL.  With two bad indices the first in
+ * flat order is named, whichever row a thread met first. */
+static void bad_index_case(int op, bext_dtype dt, bext_dtype idt, int64_t rows, int64_t cols, int dim, bool trans, int64_t at,
+                           int64_t bad, int64_t at2, bool in_place) {
+  const int64_t shape[2] = { rows, cols };
+  int64_t n = rows * cols, bound = shape[dim];
+  int64_t *v = malloc(sizeof(int64_t) * (size_t)n);
+  for (int64_t i = 0; i < n; i++) v[i] = (i * 7 + 3) % bound;
+  /* the flat (row-major) position of the logical index tensor */
+  v[at] = bad;
+  if (at2 >= 0) v[at2] = bound + 5;
+  bext_tensor *ix;
+  if (trans) {   /* the same logical values from a transposed buffer */
+    int64_t *w = malloc(sizeof(int64_t) * (size_t)n);
+    for (int64_t r = 0; r < rows; r++)
+      for (int64_t c = 0; c < cols; c++) w[c * rows + r] = v[r * cols + c];
+    ix = bext_swap_dims(bext_from_data(w, BEXT_I64, (int64_t[]){ cols, rows }, 2, dev("flex")), 0, 1);
+    free(w);
+  } else {
+    ix = bext_from_data(v, BEXT_I64, shape, 2, dev("flex"));
+  }
+  ix = bext_cast(ix, idt);
+  if (trans) ix = bext_swap_dims(bext_contiguous(bext_swap_dims(ix, 0, 1)), 0, 1);   /* stays strided */
+  free(v);
+  bext_tensor *t = data(dt, 2, shape, 3, "flex");
+  bext_tensor *r = op == 0 ? bext_gather(in_place ? t : bext_retain(t), dim, ix)
+                           : bext_scatter_add(in_place ? t : bext_retain(t), dim, ix, data(dt, 2, shape, 4, "flex"));
+  char want[160];
+  snprintf(want, sizeof want, "index %lld (at flat position %lld) is out of range for dim %d of extent %lld",
+           (long long)bad, (long long)at, dim, (long long)bound);
+  cr_assert_null(r, "%s: a bad index at %lld was not reported", op ? "scatter_add" : "gather", (long long)at);
+  cr_assert(strstr(bext_last_error(), want), "%s %s, %s indices [%lld x %lld] dim %d%s%s: got '%s', want '%s'",
+            op ? "scatter_add" : "gather", bext_dtype_name(dt), bext_dtype_name(idt), (long long)rows, (long long)cols, dim,
+            trans ? ", transposed" : "", in_place ? ", in place" : "", bext_last_error(), want);
+  if (!in_place) bext_release(t);
+}
+
+Test(flex_paths, bad_indices_checked_as_read) {
+  static const int64_t sizes[][2] = { { 3, 7 }, { 300, 257 } };
+  static const bext_dtype dts[2][3] = { { BEXT_F32, BEXT_BOOL, BEXT_F16 }, { BEXT_F32, BEXT_BF16, BEXT_F16 } };
+  for (int op = 0; op < 2; op++)
+    for (int c = 0; c < 2 * 2 * 2 * 2 * 3; c++) {
+      const int s = c & 1, dim = c >> 1 & 1, tr = c >> 2 & 1, idt = c >> 3 & 1, d = c >> 4;
+      for (int in_place = 0; in_place < 1 + op; in_place++) {
+        const int64_t rows = sizes[s][0], cols = sizes[s][1], n = rows * cols;
+        const bext_dtype dt = dts[op][d], it = idt ? BEXT_I32 : BEXT_I64;
+        const int64_t bound = dim ? cols : rows;
+        /* past the end in the last row, negative in the first, then two
+         * bad ones: the earlier (in a row far from the later) named */
+        bad_index_case(op, dt, it, rows, cols, dim, tr, n - 2, bound, -1, in_place);
+        bad_index_case(op, dt, it, rows, cols, dim, tr, 1, -1, -1, in_place);
+        bad_index_case(op, dt, it, rows, cols, dim, tr, n / 3, -7, n - 1, in_place);
+      }
+    }
 }
 
 Test(flex_paths, integer_batched_matmul) {
