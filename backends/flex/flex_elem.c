@@ -188,14 +188,16 @@ static void kernel(const struct ew *E, const void *const *in, const int *bc, voi
     default: BXR_ASSERT(!"flex: int op without kernel");
     }
     break;
-  default: /* u8: bool logic and bool comparisons */
+  default: /* u8: bool logic and bool comparisons, by the byte kernels
+              * native_width runs (the variant's ISA; these loops compiled
+              * here were a third of a transposed bool op's time) */
     switch (E->op) {
-    case BXR_OP_AND: L2(uint8_t, uint8_t, x & y);
-    case BXR_OP_OR: L2(uint8_t, uint8_t, x | y);
-    case BXR_OP_XOR: L2(uint8_t, uint8_t, x ^ y);
-    case BXR_OP_NOT: L1(uint8_t, uint8_t, !x);
-    case BXR_OP_EQ: L2(uint8_t, uint8_t, x == y);
-    case BXR_OP_NE: L2(uint8_t, uint8_t, x != y);
+    case BXR_OP_AND: K->bop(BXFX_BOP_and, in[0], in[1], out, n); break;
+    case BXR_OP_OR: K->bop(BXFX_BOP_or, in[0], in[1], out, n); break;
+    case BXR_OP_XOR: K->bop(BXFX_BOP_xor, in[0], in[1], out, n); break;
+    case BXR_OP_NOT: K->bop(BXFX_BOP_not, in[0], in[0], out, n); break;
+    case BXR_OP_EQ: K->bop(BXFX_BOP_eq, in[0], in[1], out, n); break;
+    case BXR_OP_NE: K->bop(BXFX_BOP_ne, in[0], in[1], out, n); break;
     default: BXR_ASSERT(!"flex: bool op without kernel");
     }
     break;
@@ -398,9 +400,10 @@ static void ew_chunk(void *ctx, size_t b, size_t e) {
  * output is walked in BXFX_TILE_R x BXFX_TILE_C tiles instead, row by row
  * through ew_block (the row walk's kernels): within a tile that input is
  * BXFX_TILE_C short runs of consecutive elements, read once into cache;
- * 4-byte operands are transposed into a tile buffer by 8x8 register
- * blocks, others gathered per row.  No full copy of the operand and no
- * second pass over memory.  Tiles, not rows, go to the pool's threads. */
+ * 4-, 2- and 1-byte operands are transposed into a tile buffer by 8x8
+ * register blocks, 8-byte ones gathered per row.  No full copy of the
+ * operand and no second pass over memory.  Tiles, not rows, go to the
+ * pool's threads. */
 #define BXFX_TILE_R 32   /* rows: two lines of the transposed operand per column */
 #define BXFX_TILE_C 256  /* columns: long rows, so a block's fixed cost is spread */
 
@@ -417,9 +420,11 @@ static bool ew_tiled(const struct ew *E) {
   return strided;
 }
 
-/* Per-thread tile state: a strided 4-byte operand's tile, transposed
- * into row order by 8x8 register blocks (tile8_u32, as bext_contiguous
- * does), so its rows are read like a contiguous operand's. */
+/* Per-thread tile state: a strided 4-, 2- or 1-byte operand's tile,
+ * transposed into row order by 8x8 register blocks (tile8_u32/u16/u8, as
+ * bext_contiguous does), so its rows are read like a contiguous
+ * operand's (bool and half rows gathered byte by byte ran at 1-5% of
+ * copy bandwidth). */
 struct ew_tilebuf {
   _Alignas(32) uint32_t t[3][BXFX_TILE_R * BXFX_TILE_C];
 };
@@ -455,18 +460,27 @@ static void ew_tile_chunk(void *ctx, size_t b, size_t e) {
     const int64_t r0 = i * BXFX_TILE_R, c0 = j * BXFX_TILE_C;
     const int64_t h = r0 + BXFX_TILE_R < rows ? BXFX_TILE_R : rows - r0;
     const size_t n = (size_t)(c0 + BXFX_TILE_C < cols ? BXFX_TILE_C : cols - c0);
-    /* Full 8x8 blocks of a strided 4-byte operand are transposed into
-     * T.t[k] (row stride BXFX_TILE_C); ragged tiles are gathered per row. */
+    /* Full 8x8 blocks of a strided 4-, 2- or 1-byte operand are
+     * transposed into T.t[k] (row stride BXFX_TILE_C elements); ragged
+     * tiles and 8-byte operands are gathered per row. */
     bool tb[3] = { false, false, false };
     for (int k = 0; k < nin; k++) {
-      int64_t s1 = E->st[k][R - 1];
-      if (s1 == 0 || s1 == 1 || esz[k] != 4 || E->st[k][R - 2] != 1 || (h & 7) || (n & 7)) continue;
-      const uint32_t *src = (const uint32_t *)(const void *)E->src[k] + base[k] + r0 + c0 * s1;
+      const int64_t s1 = E->st[k][R - 1], es = (int64_t)esz[k];
+      if (s1 == 0 || s1 == 1 || es == 8 || E->st[k][R - 2] != 1 || (h & 7) || (n & 7)) continue;
+      const char *src = E->src[k] + (base[k] + r0 + c0 * s1) * es;
+      char *dst = (char *)T.t[k];
       for (size_t cb = 0; cb < n; cb += 8) {
         if (c0 + (int64_t)cb + BXFX_TILE_PF + 8 <= cols)
-          bxfx_prefetch_runs(src + ((int64_t)cb + BXFX_TILE_PF) * s1, s1 * 4, 8, h * 4);
-        for (int64_t rb = 0; rb < h; rb += 8)
-          K->tile8_u32(T.t[k] + rb * BXFX_TILE_C + (int64_t)cb, BXFX_TILE_C, src + rb + (int64_t)cb * s1, s1);
+          bxfx_prefetch_runs(src + ((int64_t)cb + BXFX_TILE_PF) * s1 * es, s1 * es, 8, h * es);
+        for (int64_t rb = 0; rb < h; rb += 8) {
+          char *d = dst + (rb * BXFX_TILE_C + (int64_t)cb) * es;
+          const char *q = src + (rb + (int64_t)cb * s1) * es;
+          switch (es) {
+          case 4: K->tile8_u32((uint32_t *)(void *)d, BXFX_TILE_C, (const uint32_t *)(const void *)q, s1); break;
+          case 2: K->tile8_u16((uint16_t *)(void *)d, BXFX_TILE_C, (const uint16_t *)(const void *)q, s1); break;
+          default: K->tile8_u8((uint8_t *)d, BXFX_TILE_C, (const uint8_t *)q, s1); break;
+          }
+        }
       }
       tb[k] = true;
     }
@@ -475,7 +489,7 @@ static void ew_tile_chunk(void *ctx, size_t b, size_t e) {
       int64_t ist[3];
       for (int k = 0; k < nin; k++) {
         if (tb[k]) {
-          in[k] = (const char *)(T.t[k] + (r - r0) * BXFX_TILE_C);
+          in[k] = (const char *)T.t[k] + (r - r0) * BXFX_TILE_C * (int64_t)esz[k];
           ist[k] = 1;
         } else {
           in[k] = E->src[k] + (base[k] + r * E->st[k][R - 2] + c0 * E->st[k][R - 1]) * (int64_t)esz[k];
@@ -877,13 +891,15 @@ static bool widened_scalar(struct bxr_op *op, bext_tensor **res) {
 
 /* i32 arithmetic, i64 unary ops, pow and division by a scalar, and
  * comparisons of every float and int type on contiguous operands of the
- * output's shape (or one operand and a scalar) at their own width: the
- * general engine widens i32 to i64 a block at a time and narrows the
- * result back (three passes), divides i64 by idiv per element, and runs
- * its loops compiled for the baseline ISA; f32 and half comparisons, which
- * it runs in the same kernels, paid its per-block setup every 512
- * elements (a third of the instructions of a compare with a scalar).
- * Their scalars are f32_threshold's.  The values are the same: i32 wrapping ops are
+ * output's shape (or one operand and a scalar), on a contiguous row
+ * broadcast against one (native_period), or on operands sharing one dense
+ * permuted layout (keeps_layout), at their own width: the general engine
+ * widens i32 to i64 a block at a time and narrows the result back (three
+ * passes), divides i64 by idiv per element, and runs its loops compiled
+ * for the baseline ISA; f32 and half comparisons, which it runs in the
+ * same kernels, paid its per-block setup every 512 elements (a third of
+ * the instructions of a compare with a scalar).  Their scalars are
+ * f32_threshold's.  The values are the same: i32 wrapping ops are
  * the i64 ones stored back to i32, for every i32 operand and for scalars
  * that are i32 values (others are left to the general engine, which
  * saturates them to i64 first); i64 scalars are saturated as it does;
@@ -898,39 +914,75 @@ struct native_job {
   float thr;                /* NK_CMP_F32 / NK_CMP_HALF with a scalar: f32_threshold's */
   const char *a, *b;
   char *o;
+  size_t pa, pb;            /* periods: output element i reads a[i % pa], b[i % pb] */
   int64_t lo, hi;           /* clamp bounds */
 };
-static void native_chunk(void *ctx, size_t b, size_t e) {
-  const struct native_job *J = ctx;
+/* n output elements from o[io] on, a read from a[ia], b from b[ib]. */
+static void native_run(const struct native_job *J, size_t ia, size_t ib, size_t io, size_t n) {
   const struct bxfx_kernels *K = bxfx_kern();
-  size_t n = e - b, bs = J->mode == BXFX_VS ? 0 : b;
+  size_t bs = J->mode == BXFX_VS ? 0 : ib;
   /* (unary kinds have no b: no pointer arithmetic on NULL) */
-  const int32_t *a32 = (const int32_t *)(const void *)J->a + b, *b32 = J->b ? (const int32_t *)(const void *)J->b + bs : NULL;
-  const int64_t *a64 = (const int64_t *)(const void *)J->a + b, *b64 = J->b ? (const int64_t *)(const void *)J->b + bs : NULL;
+  const int32_t *a32 = (const int32_t *)(const void *)J->a + ia, *b32 = J->b ? (const int32_t *)(const void *)J->b + bs : NULL;
+  const int64_t *a64 = (const int64_t *)(const void *)J->a + ia, *b64 = J->b ? (const int64_t *)(const void *)J->b + bs : NULL;
   switch (J->kind) {
-  case NK_BIN_I32: K->bin_i32(J->k, a32, b32, (int32_t *)(void *)J->o + b, n, J->mode); break;
-  case NK_UN_I32: K->un_i32(J->k, a32, (int32_t *)(void *)J->o + b, n, (int32_t)J->lo, (int32_t)J->hi); break;
-  case NK_UN_I64: K->un_i64(J->k, a64, (int64_t *)(void *)J->o + b, n, J->lo, J->hi); break;
-  case NK_DIVS_I64: K->divs_i64(a64, *b64, (int64_t *)(void *)J->o + b, n, J->k); break;
-  case NK_POW_I64: K->pow_i64(a64, b64, (int64_t *)(void *)J->o + b, n, J->mode); break;
-  case NK_BOOL: K->bop(J->k, (const uint8_t *)J->a + b, (const uint8_t *)J->b + bs, (uint8_t *)J->o + b, n); break;
-  case NK_CMP_I32: K->cmp_i32(J->k, a32, b32, (uint8_t *)J->o + b, n, J->mode); break;
-  case NK_CMP_I64: K->cmp_i64(J->k, a64, b64, (uint8_t *)J->o + b, n, J->mode); break;
+  case NK_BIN_I32: K->bin_i32(J->k, a32, b32, (int32_t *)(void *)J->o + io, n, J->mode); break;
+  case NK_UN_I32: K->un_i32(J->k, a32, (int32_t *)(void *)J->o + io, n, (int32_t)J->lo, (int32_t)J->hi); break;
+  case NK_UN_I64: K->un_i64(J->k, a64, (int64_t *)(void *)J->o + io, n, J->lo, J->hi); break;
+  case NK_DIVS_I64: K->divs_i64(a64, *b64, (int64_t *)(void *)J->o + io, n, J->k); break;
+  case NK_POW_I64: K->pow_i64(a64, b64, (int64_t *)(void *)J->o + io, n, J->mode); break;
+  case NK_BOOL: K->bop(J->k, (const uint8_t *)J->a + ia, (const uint8_t *)J->b + bs, (uint8_t *)J->o + io, n); break;
+  case NK_CMP_I32: K->cmp_i32(J->k, a32, b32, (uint8_t *)J->o + io, n, J->mode); break;
+  case NK_CMP_I64: K->cmp_i64(J->k, a64, b64, (uint8_t *)J->o + io, n, J->mode); break;
   case NK_CMP_F64:
-    K->cmp_f64(J->k, (const double *)(const void *)J->a + b, (const double *)(const void *)J->b + bs,
-               (uint8_t *)J->o + b, n, J->mode);
+    K->cmp_f64(J->k, (const double *)(const void *)J->a + ia, (const double *)(const void *)J->b + bs,
+               (uint8_t *)J->o + io, n, J->mode);
     break;
   case NK_CMP_F32:
-    K->cmp[J->k]((const float *)(const void *)J->a + b, J->mode == BXFX_VS ? &J->thr : (const float *)(const void *)J->b + b,
-                 (uint8_t *)J->o + b, n, J->mode);
+    K->cmp[J->k]((const float *)(const void *)J->a + ia, J->mode == BXFX_VS ? &J->thr : (const float *)(const void *)J->b + ib,
+                 (uint8_t *)J->o + io, n, J->mode);
     break;
   case NK_CMP_HALF: {
-    const uint16_t *ha = (const uint16_t *)(const void *)J->a + b;
-    K->cmp_half[J->hk][J->k](ha, J->mode == BXFX_VS ? ha : (const uint16_t *)(const void *)J->b + b, J->thr,
-                             (uint8_t *)J->o + b, n, J->mode);
+    const uint16_t *ha = (const uint16_t *)(const void *)J->a + ia;
+    K->cmp_half[J->hk][J->k](ha, J->mode == BXFX_VS ? ha : (const uint16_t *)(const void *)J->b + ib, J->thr,
+                             (uint8_t *)J->o + io, n, J->mode);
     break;
   }
   }
+}
+/* A chunk in runs that no operand's period cuts: a row broadcast is one
+ * kernel call per row against the same row, not a per-element index. */
+static void native_chunk(void *ctx, size_t b, size_t e) {
+  const struct native_job *J = ctx;
+  if (J->pa >= e && J->pb >= e) {   /* no wrap (every same-shape op): no divisions */
+    native_run(J, b, b, b, e - b);
+    return;
+  }
+  for (size_t i = b; i < e;) {
+    size_t ia = i % J->pa, ib = i % J->pb, n = e - i;
+    if (J->pa - ia < n) n = J->pa - ia;
+    if (J->pb - ib < n) n = J->pb - ib;
+    native_run(J, ia, ib, i, n);
+    i += n;
+  }
+}
+
+/* The period of t as an operand of an op of output shape (rank, shape)
+ * read flat: numel(t) when t is contiguous and, leading 1s dropped, of
+ * out's trailing dims (out's shape itself, or a row broadcast such as
+ * [C] or [1, C] against [R, C]): output element i reads t's i % numel.
+ * 0 for other operands, and for periods too short to be worth a kernel
+ * call each (the general engine splats those). */
+static size_t native_period(const struct bxr_op *op, const bext_tensor *t, int rank, const int64_t *shape) {
+  if (!bxr_is_contiguous(t)) return 0;
+  if (op->same_shape) return (size_t)bxr_numel(rank, shape);   /* inference found no broadcast */
+  int d0 = 0;
+  while (d0 < t->rank && t->shape[d0] == 1) d0++;
+  const int m = t->rank - d0;
+  if (m > rank) return 0;
+  for (int j = 0; j < m; j++)
+    if (t->shape[d0 + j] != shape[rank - m + j]) return 0;
+  const int64_t p = bxr_numel(t->rank, t->shape), n = bxr_numel(rank, shape);
+  return p == n || p >= 64 ? (size_t)p : 0;
 }
 
 static bool fits_i32(double s) { return s == s && s >= -2147483648.0 && s <= 2147483647.0; }
@@ -951,14 +1003,17 @@ static bool native_width(struct bxr_op *op, bext_tensor **res) {
   };
   const bext_tensor *a = op->in[0];
   const bext_dtype dt = a->dtype;
-  /* (op->same_shape false tells nothing, e.g. an op built without
-   * inference: compare) */
-  if (!bxr_is_contiguous(a)) return false;
-  for (int k = 0; k < op->n_in && !op->same_shape; k++)
-    if (!bxr_same_shape(op->in[k]->rank, op->in[k]->shape, op->out.rank, op->out.shape)) return false;
   const enum bxr_opcode code = base_op(op->code);
   const bool scalar = code != op->code;
-  struct native_job J = { .mode = scalar ? BXFX_VS : BXFX_VV, .a = bxr_data(a) };
+  const int64_t numel = bxr_numel(op->out.rank, op->out.shape);
+  if (numel == 0) return false;
+  /* Operands that share a dense permuted layout are read flat and the
+   * output takes that layout (keeps_layout: the general engine's and
+   * cast's rule); otherwise each must be contiguous with a period. */
+  const bool keep = !bxr_is_contiguous(a) && keeps_layout(op, scalar ? 1 : op->n_in);
+  struct native_job J = { .mode = scalar ? BXFX_VS : BXFX_VV, .a = bxr_data(a), .pa = (size_t)numel,
+                          .pb = (size_t)numel };
+  if (!keep && !(J.pa = native_period(op, a, op->out.rank, op->out.shape))) return false;
   union { int32_t i; int64_t l; double d; } sv;
   if (dt == BEXT_BOOL) {   /* bool logic and bool ==, != (no scalar forms) */
     static const signed char bop[BXR_OP_COUNT] = {
@@ -1016,15 +1071,19 @@ static bool native_width(struct bxr_op *op, bext_tensor **res) {
     J.b = (const char *)&sv;
   } else if (!unary) {
     const bext_tensor *b = op->in[1];
-    if (b->dtype != dt || !bxr_is_contiguous(b)) return false;
+    if (b->dtype != dt) return false;
+    if (!keep && !(J.pb = native_period(op, b, op->out.rank, op->out.shape))) return false;
+    /* one operand at least spans the output (a broadcast of both is
+     * the general engine's) */
+    if (J.pa != (size_t)numel && J.pb != (size_t)numel) return false;
     J.b = bxr_data(b);
   }
-  bext_tensor *out = bxfx_output(op, scalar ? 1 : op->n_in);
+  bext_tensor *out = keep ? output_like(op, a) : bxfx_output(op, scalar ? 1 : op->n_in);
   if (out) {
     J.o = bxr_data(out);
     const bool costly = J.kind == NK_DIVS_I64 || J.kind == NK_POW_I64 ||
                         (J.kind == NK_BIN_I32 && (J.k == BXFX_IOP_div || J.k == BXFX_IOP_rem || J.k == BXFX_IOP_pow));
-    bxr_pool_for((size_t)bxr_numel(out->rank, out->shape), costly ? 4 : 1, 64, native_chunk, &J);
+    bxr_pool_for((size_t)numel, costly ? 4 : 1, 64, native_chunk, &J);
   }
   *res = out;
   return true;

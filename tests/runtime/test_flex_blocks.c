@@ -1156,7 +1156,9 @@ static void tw_operand(int form, int64_t R, int64_t C, bext_dtype dt, unsigned s
 }
 
 Test(flex_blocks, transposed_tile_walk_matches_reference) {
-  const int64_t sides[][2] = { { 1, 1 }, { 3, 5 }, { 33, 65 }, { 100, 37 }, { 130, 257 } };
+  /* 130x257 and 64x264: full 32x256 tiles and 8-column ones (8x8
+   * register blocks of 4-, 2- and 1-byte operands), ragged edges beside */
+  const int64_t sides[][2] = { { 1, 1 }, { 3, 5 }, { 33, 65 }, { 100, 37 }, { 130, 257 }, { 64, 264 } };
   const bext_dtype dts[] = { BEXT_F32, BEXT_F64, BEXT_F16, BEXT_BF16, BEXT_I32, BEXT_I64, BEXT_BOOL };
   const bext_device *flex = dev_of("flex");
   char what[160];

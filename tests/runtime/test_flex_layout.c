@@ -52,9 +52,11 @@ static void *bytes_of(bext_tensor *t, size_t *size) {
   return p;
 }
 
-enum { UNARY_EXP, UNARY_NEG, SCALAR_MUL, SCALAR_ADD_INEXACT, CMP_GT, BIN_ADD, BIN_MAX, N_OPS };
-static const char *const op_name[N_OPS] = { "exp", "neg", "mul_scalar", "add_scalar(0.1)", "gt_scalar", "add",
-                                            "max" };
+/* N_OPS: the ops every float test runs; the bool ones after it. */
+enum { UNARY_EXP, UNARY_NEG, SCALAR_MUL, SCALAR_ADD_INEXACT, CMP_GT, BIN_ADD, BIN_MAX, N_OPS,
+       BOOL_NOT = N_OPS, BOOL_XOR, CMP_LT, N_ALL };
+static const char *const op_name[N_ALL] = { "exp", "neg", "mul_scalar", "add_scalar(0.1)", "gt_scalar", "add",
+                                            "max", "not", "xor", "lt" };
 
 static bext_tensor *apply(int op, bext_tensor *a, bext_tensor *b) {
   switch (op) {
@@ -64,6 +66,9 @@ static bext_tensor *apply(int op, bext_tensor *a, bext_tensor *b) {
   case SCALAR_ADD_INEXACT: return bext_add_scalar(a, 0.1);   /* f32 cannot hold it: the f64 path */
   case CMP_GT: return bext_gt_scalar(a, 1.5);
   case BIN_ADD: return bext_add(a, b);
+  case BOOL_NOT: return bext_not(a);
+  case BOOL_XOR: return bext_xor(a, b);
+  case CMP_LT: return bext_lt(a, b);
   default: return bext_max(a, b);
   }
 }
@@ -133,6 +138,36 @@ Test(flex_layout, integer_and_permuted_views) {
   check(BIN_MAX, p, q, true);
   bext_release(p);
   bext_release(q);
+}
+
+/* The ops that run at their own width (flex_elem.c, native_width) keep
+ * the layout by the same rule: i32 and i64 arithmetic, unary and
+ * comparisons, bool logic; a row broadcast against a transposed operand
+ * stays row-major. */
+Test(flex_layout, native_width_ops_keep_the_layout) {
+  bext_tensor *x = bext_transpose(matrix(45, 77, BEXT_I32, 11)), *y = bext_transpose(matrix(45, 77, BEXT_I32, 12));
+  check(BIN_ADD, x, y, true);   /* wrapping i32 sum */
+  check(BIN_MAX, x, y, true);
+  check(CMP_LT, x, y, true);
+  bext_tensor *x64 = bext_transpose(bext_cast(matrix(45, 77, BEXT_I32, 13), BEXT_I64));
+  bext_tensor *y64 = bext_transpose(bext_cast(matrix(45, 77, BEXT_I32, 14), BEXT_I64));
+  check(UNARY_NEG, x64, NULL, true);
+  check(SCALAR_MUL, x64, NULL, true);
+  check(CMP_LT, x64, y64, true);
+  bext_tensor *p = bext_transpose(bext_gt_scalar(matrix(45, 77, BEXT_I32, 15), 0));
+  bext_tensor *q = bext_transpose(bext_gt_scalar(matrix(45, 77, BEXT_I32, 16), 0));
+  cr_assert(p && q, "%s", bext_last_error());
+  check(BOOL_NOT, p, NULL, true);
+  check(BOOL_XOR, p, q, true);
+  bext_tensor *row = bext_gt_scalar(matrix(1, 45, BEXT_I32, 17), 0);
+  check(BOOL_XOR, p, row, false);
+  bext_release(x);
+  bext_release(y);
+  bext_release(x64);
+  bext_release(y64);
+  bext_release(p);
+  bext_release(q);
+  bext_release(row);
 }
 
 Test(flex_layout, other_layouts_stay_row_major) {

@@ -503,31 +503,47 @@ Test(flex_paths, native_width_ints_and_f64_comparisons) {
 
 Test(flex_paths, integer_ops_of_transposed_and_broadcast_operands) {
   /* the native-width ops' rows when an operand is a transposed view or
-   * broadcasts (those take the general engine or the tile walk): i32 and
-   * i64 division, rem and pow by tensors and scalars, unary ops,
-   * comparisons, on shapes around the vector width */
-  static const int64_t shp[][2] = { { 9, 33 }, { 40, 17 }, { 64, 256 } };
+   * broadcasts: a transposed operand among row-major ones takes the tile
+   * walk, rows shorter than 64 the general engine, longer rows of a row
+   * broadcast ([C] or [1, C], either side) the native kernels a row at a
+   * time, and operands sharing one transposed layout (numel >= 2048)
+   * the native kernels over the flat buffers: i32 and i64 division, rem
+   * and pow by tensors and scalars, unary ops, comparisons, on shapes
+   * around the vector width and one split across threads mid-row */
+  static const int64_t shp[][2] = { { 9, 33 }, { 40, 17 }, { 64, 256 }, { 3, 64 }, { 5, 65 }, { 33, 127 },
+                                    { 300, 229 } };
   static const bext_dtype dts[] = { BEXT_I32, BEXT_I64 };
+  const size_t nshp = sizeof shp / sizeof shp[0];
   for (size_t d = 0; d < 2; d++)
-    for (size_t q = 0; q < 3; q++)
-      for (int form = 0; form < 3; form++)
+    for (size_t q = 0; q < nshp; q++)
+      for (int form = 0; form < 6; form++)
         for (int which = 0; which <= 28; which++) {
           bext_tensor *r[2];
           const char *devs[2] = { "flex", "ndarray" };
           for (int v = 0; v < 2; v++) {
             const int64_t n = shp[q][0] * shp[q][1], tr[2] = { shp[q][1], shp[q][0] };
+            const int64_t row1[2] = { 1, shp[q][1] };
             bext_tensor *a = bext_reshape(edgy(dts[d], n, 3, devs[v]), tr, 2);
             a = bext_swap_dims(a, 0, 1);   /* [rows, cols], transposed */
             bext_tensor *b = bext_reshape(edgy(dts[d], n, 4, devs[v]), shp[q], 2);
-            if (form == 1) {   /* a row broadcast against a contiguous a */
+            if (form == 1 || form == 3 || form == 4) {   /* a row broadcast against a contiguous operand */
               bext_release(a);
               a = bext_reshape(edgy(dts[d], n, 5, devs[v]), shp[q], 2);
               bext_release(b);
               b = edgy(dts[d], shp[q][1], 6, devs[v]);
+              if (form == 4) b = bext_reshape(b, row1, 2);   /* as [1, C] */
+              if (form == 3) {   /* the row first */
+                bext_tensor *t = a;
+                a = b;
+                b = t;
+              }
             } else if (form == 2) {   /* the transposed operand second */
               bext_tensor *t = a;
               a = b;
               b = t;
+            } else if (form == 5) {   /* both transposed alike: the layout is kept */
+              bext_release(b);
+              b = bext_swap_dims(bext_reshape(edgy(dts[d], n, 7, devs[v]), tr, 2), 0, 1);
             }
             r[v] = native_op(which, a, b, which % 2 ? -7 : 4294967311.0);
           }
@@ -554,19 +570,25 @@ static bext_tensor *bools(int64_t n, unsigned seed, const char *devname) {
 
 Test(flex_paths, bool_ops_at_their_width) {
   /* and, or, xor, eq, ne, not of bool tensors: contiguous (the byte
-   * kernels) on lengths around the vector widths and threaded, and
-   * transposed or broadcast (the general engine) */
-  static const int64_t ns[] = { 1, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 70001 };
+   * kernels) on lengths around the vector widths and threaded;
+   * transposed among row-major (the tile walk); a row broadcast on
+   * either side (rows of 64 and more: the byte kernels a row at a time,
+   * shorter ones the general engine); both transposed alike (the byte
+   * kernels over the kept layout from 2048 elements on) */
+  static const int64_t ns[] = { 1, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129, 1000, 70001 };
   for (size_t k = 0; k < sizeof ns / sizeof ns[0]; k++)
-    for (int form = 0; form < 3; form++)
+    for (int form = 0; form < 5; form++)
       for (int which = 0; which < 6; which++) {
         bext_tensor *r[2];
         const char *devs[2] = { "flex", "ndarray" };
-        const int64_t n = ns[k], sh[2] = { 3, n }, tr[2] = { n, 3 };
+        const int64_t n = ns[k], sh[2] = { 3, n }, tr[2] = { n, 3 }, row1[2] = { 1, n };
         for (int v = 0; v < 2; v++) {
           bext_tensor *a = bools(3 * n, 7, devs[v]), *b = bools(3 * n, 8, devs[v]);
           if (form == 1) a = bext_swap_dims(bext_reshape(a, tr, 2), 0, 1), b = bext_reshape(b, sh, 2);
           if (form == 2) a = bext_reshape(a, sh, 2), bext_release(b), b = bools(n, 9, devs[v]);
+          if (form == 3) b = bext_reshape(b, sh, 2), bext_release(a), a = bext_reshape(bools(n, 9, devs[v]), row1, 2);
+          if (form == 4)
+            a = bext_swap_dims(bext_reshape(a, tr, 2), 0, 1), b = bext_swap_dims(bext_reshape(b, tr, 2), 0, 1);
           switch (which) {
           case 0: r[v] = bext_and(a, b); break;
           case 1: r[v] = bext_or(a, b); break;
@@ -968,4 +990,28 @@ Test(flex_paths, f64_transcendentals_and_pow_in_lanes) {
         close_to(r[0], r[1], 8, what);
       }
   }
+}
+
+Test(flex_paths, creation_fills_every_dtype) {
+  /* zeros, ones and full (wmemset for 4- and 2-byte patterns, memset for
+   * bytes, a loop for 8) on lengths around the vector widths and split
+   * across threads at odd element counts, values whose bytes differ
+   * (f16 1.5 is 0x3e00, i32 -3 is 0xfffffffd), against NdArray */
+  static const int64_t ns[] = { 1, 2, 3, 7, 8, 9, 31, 33, 65, 70001, 300007 };
+  static const bext_dtype dts[] = { BEXT_F32, BEXT_F64, BEXT_F16, BEXT_BF16, BEXT_I32, BEXT_I64, BEXT_BOOL, BEXT_U8 };
+  static const double vals[] = { -3, 1.5, 65504, -0.0, 1e-3 };
+  for (size_t k = 0; k < sizeof ns / sizeof ns[0]; k++)
+    for (size_t d = 0; d < sizeof dts / sizeof dts[0]; d++)
+      for (size_t w = 0; w < 2 + sizeof vals / sizeof vals[0]; w++) {
+        bext_tensor *r[2];
+        const char *devs[2] = { "flex", "ndarray" };
+        const int64_t sh[2] = { 1, ns[k] };
+        for (int v = 0; v < 2; v++)
+          r[v] = w == 0 ? bext_zeros(sh, 2, dts[d], dev(devs[v]))
+                 : w == 1 ? bext_ones(sh, 2, dts[d], dev(devs[v]))
+                          : bext_full(sh, 2, vals[w - 2], dts[d], dev(devs[v]));
+        char what[64];
+        snprintf(what, sizeof what, "fill %zu %s [%lld]", w, bext_dtype_name(dts[d]), (long long)ns[k]);
+        same(r[0], r[1], what);
+      }
 }
