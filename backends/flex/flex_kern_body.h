@@ -1588,17 +1588,42 @@ BXFX_CMP_OPS(BXFX_CMPH_BF16)
 
 /* Half unary ops fused likewise (the lane-wise ones, BXFX_UN_EL_LIST):
  * o may equal a (in place).  The exact ones (their result is a half
- * value, or NaN) narrow by BXFX_<H>_STX16. */
+ * value, or NaN: BXFX_EXACT_* 1) narrow by BXFX_<H>_STX16; bf16 abs, neg
+ * and relu (2) need no widening at all (BXFX_W16_*). */
 #define BXFX_EXACT_sqrt 0
 #define BXFX_EXACT_rsqrt 0
-#define BXFX_EXACT_neg 1
-#define BXFX_EXACT_abs 1
-#define BXFX_EXACT_relu 1
+#define BXFX_EXACT_neg 2
+#define BXFX_EXACT_abs 2
+#define BXFX_EXACT_relu 2
 #define BXFX_EXACT_recip 0
 #define BXFX_EXACT_floor 1
 #define BXFX_EXACT_ceil 1
 #define BXFX_EXACT_round 1
 #define BXFX_EXACT_sign 1
+/* bf16 abs, neg and relu on the 16-bit patterns (int16 lanes w), 16 a
+ * vector: the sign bit cleared or flipped, or the lane zeroed where it
+ * is below zero (-0 and NaN are not), then the quiet bit on NaN as
+ * bxk_f32_to_bf16 sets it on the widened result.  The bits of widen, f32
+ * op, narrow, with a third of the operations.  The others' entries are
+ * never used. */
+typedef int16_t v16s __attribute__((vector_size(32)));
+#define BXFX_W16_abs(w) ((w) & 0x7fff)
+#define BXFX_W16_neg(w) ((w) ^ -32768)
+#define BXFX_W16_relu(w) ((w) & ~(((w) > -32768) & ((w) < -127)))   /* -0 is -32768, -inf -128 */
+#define BXFX_W16_sqrt(w) (w)
+#define BXFX_W16_rsqrt(w) (w)
+#define BXFX_W16_recip(w) (w)
+#define BXFX_W16_floor(w) (w)
+#define BXFX_W16_ceil(w) (w)
+#define BXFX_W16_round(w) (w)
+#define BXFX_W16_sign(w) (w)
+#define BXFX_W16_LOOP_(name)                                                        \
+  for (; i + 16 <= n; i += 16) {                                                    \
+    v16s w_;                                                                        \
+    memcpy(&w_, a + i, sizeof w_);                                                  \
+    v16s r_ = BXFX_W16_##name(w_) | (((w_ & 0x7fff) > 0x7f80) & 0x40);             \
+    memcpy(o + i, &r_, sizeof r_);                                                  \
+  }
 #define BXFX_UNH_LOOP_(H, ST16, VEXPR)                                              \
   for (; i + 16 <= n; i += 16) {                                                    \
     v8f x0, x1, r0_, r1_;                                                           \
@@ -1612,7 +1637,9 @@ BXFX_CMP_OPS(BXFX_CMPH_BF16)
     size_t i = 0;                                                                   \
     v8f one = SFX(splat)(1.0f), zero = SFX(splat)(0.0f);                           \
     (void)one; (void)zero;                                                          \
-    if (BXFX_EXACT_##name) {                                                        \
+    if (BXFX_EXACT_##name == 2 && BXFX_H_##H == BXFX_H_BF16) {                      \
+      BXFX_W16_LOOP_(name)                                                          \
+    } else if (BXFX_EXACT_##name) {                                                 \
       BXFX_UNH_LOOP_(H, BXFX_##H##_STX16, VEXPR)                                    \
     } else {                                                                        \
       BXFX_UNH_LOOP_(H, BXFX_##H##_ST16, VEXPR)                                     \
@@ -1627,6 +1654,7 @@ BXFX_UN_EL_LIST(BXFX_UNH_BF16)
 #undef BXFX_UNH_F16
 #undef BXFX_UNH_BF16
 #undef BXFX_UNH_DEF
+#undef BXFX_W16_LOOP_
 
 /* clamp of a half operand (flex_kern.h clamp_half), the f32 rule of the
  * block passes (x < lo ? lo : x > hi ? hi : x, NaN passes) rounded to the
