@@ -1308,6 +1308,45 @@ Test(flex_blocks, fused_half_clamp_matches_scalars) {
           }
 }
 
+/* The fused half powi (powi_half), both kinds and variants, all 2^16
+ * patterns at tail lengths, out of place and in place, against the same
+ * variant's powi_f32 of the widened values rounded to the type (the
+ * block passes' bits). */
+Test(flex_blocks, fused_half_powi_matches_f32_kernel) {
+  enum { N = 65536 + 5 };
+  static uint16_t a[N], o[N + 1];   /* o[n]: a guard */
+  static float w[N];
+  for (uint32_t i = 0; i < N; i++) a[i] = (uint16_t)(i * 40503u + 11u);
+  static const int es[] = { 0, 1, 2, 3, 4, 5, 7, -1, -2, -3, 13, 64, -64 };
+  const struct bxfx_kernels *K[2] = { &bxfx_kern_avx2, &bxfx_kern_gen };
+  float (*widen[BXFX_H_COUNT])(uint16_t) = { [BXFX_H_F16] = bxk_f16_to_f32, [BXFX_H_BF16] = bxk_bf16_to_f32 };
+  uint16_t (*narrow[BXFX_H_COUNT])(float) = { [BXFX_H_F16] = bxk_f32_to_f16, [BXFX_H_BF16] = bxk_f32_to_bf16 };
+  static const size_t lens[] = { N, 1, 7, 8, 9, 15, 16, 17, 31, 33 };
+  for (int h = 0; h < BXFX_H_COUNT; h++)
+    for (int v = 0; v < 2; v++)
+      for (size_t ei = 0; ei < sizeof es / sizeof es[0]; ei++)
+        for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++)
+          for (int inplace = 0; inplace < 2; inplace++) {
+            const size_t n = lens[li], off = n < N ? li * 4099 % 60000 : 0;
+            memset(o, 0xa5, sizeof o);
+            if (inplace) memcpy(o, a + off, n * sizeof o[0]);
+            K[v]->powi_half[h](inplace ? o : a + off, o, n, es[ei]);
+            for (size_t i = 0; i < n; i++) w[i] = widen[h](a[off + i]);
+            K[v]->powi_f32(w, w, n, es[ei]);
+            int bad = 0;
+            for (size_t i = 0; i < n && bad < 3; i++) {
+              uint16_t want = narrow[h](w[i]);
+              if (o[i] != want) {
+                cr_expect_fail("%s powi_half[%s] ^%d n %zu%s [%zu] of %#x: %#x, f32 kernel %#x", K[v]->isa,
+                               h == BXFX_H_F16 ? "f16" : "bf16", es[ei], n, inplace ? " in place" : "", i, a[off + i],
+                               o[i], want);
+                bad++;
+              }
+            }
+            cr_expect(o[n] == 0xa5a5, "powi_half wrote past n = %zu", n);
+          }
+}
+
 /* Half unary ops through the engine (the fused kernel): contiguous
  * operands consumed (in place) or kept, transposed views, lengths around
  * the vector width, against the NdArray reference. */
@@ -1343,6 +1382,23 @@ Test(flex_blocks, fused_half_unary_ops_match_reference) {
                    cb[k][0], cb[k][1], (long)sides[si][0], (long)sides[si][1], form);
           tw_expect_same(bext_clamp(fa, cb[k][0], cb[k][1]), bext_clamp(na, cb[k][0], cb[k][1]), what);
         }
+  /* powi and pow_scalar by an integer (powi_half): pow's last bits are
+   * open against the reference, so against Flex's f32 path between casts */
+  static const int64_t pe[] = { 3, -2, 0, 13 };
+  for (size_t di = 0; di < 2; di++)
+    for (size_t si = 0; si < sizeof sides / sizeof sides[0]; si++)
+      for (size_t k = 0; k < sizeof pe / sizeof pe[0]; k++)
+        for (int form = 0; form < 2; form++)
+          for (int scalar = 0; scalar < 2; scalar++) {
+            bext_tensor *na, *fa;
+            tw_operand(form, sides[si][0], sides[si][1], dts[di], (unsigned)(si * 5 + k), &na, &fa);
+            bext_release(na);
+            bext_tensor *f32 = bext_cast(bext_retain(fa), BEXT_F32);
+            bext_tensor *want = bext_cast(scalar ? bext_pow_scalar(f32, (double)pe[k]) : bext_powi(f32, pe[k]), dts[di]);
+            snprintf(what, sizeof what, "%s %s %lld %ldx%ld form %d", dts[di] == BEXT_F16 ? "f16" : "bf16",
+                     scalar ? "pow_scalar" : "powi", (long long)pe[k], (long)sides[si][0], (long)sides[si][1], form);
+            tw_expect_same(scalar ? bext_pow_scalar(fa, (double)pe[k]) : bext_powi(fa, pe[k]), want, what);
+          }
   /* transcendentals: the last bits are open against the reference, so
    * against Flex's own f32 kernels between two casts */
   bext_tensor *(*const tr[])(bext_tensor *) = { bext_exp, bext_log,  bext_log1p, bext_sin,
