@@ -39,6 +39,8 @@ struct ew {
   signed char hk;                     /* BXFX_H_* of binh / cmph / unh */
   signed char unh;                    /* BXFX_UN_* + 1 of the fused half unary kernel, 0 none */
   bool raw2;                          /* mask op on a half: 16-bit patterns (ew_block_mask2) */
+  bool clamph;                        /* clamp of a half operand: the fused kernel (clamp_half) */
+  bool powih;                         /* powi (|i0| <= BXFX_POWI_MAX) of one: powi_half */
   enum bxr_opcode op;                 /* scalar forms mapped to binary ones */
   double p0, p1;                      /* clamp bounds (float reprs) */
   int64_t i0, i1;                     /* clamp bounds (int repr), powi exponent */
@@ -268,12 +270,15 @@ static bool ew_block_half(const struct ew *E, const char *const *in, const int64
   return true;
 }
 
-/* A unary op (but sigmoid) on a half operand read in place: the fused
- * kernel (un_half). */
+/* A unary op (but sigmoid), clamp or powi on a half operand read in
+ * place: the fused kernel (un_half, clamp_half, powi_half). */
 static bool ew_block_unh(const struct ew *E, const char *const *in, const int64_t *ist, size_t lin, size_t n) {
   if (ist[0] != 1) return false;
-  bxfx_kern()->un_half[E->hk][E->unh - 1](
-      (const uint16_t *)(const void *)in[0], (uint16_t *)(void *)(E->dst + lin * 2), n);
+  const uint16_t *a = (const uint16_t *)(const void *)in[0];
+  uint16_t *o = (uint16_t *)(void *)(E->dst + lin * 2);
+  if (E->clamph) bxfx_kern()->clamp_half[E->hk](a, o, n, (float)E->p0, (float)E->p1);
+  else if (E->powih) bxfx_kern()->powi_half[E->hk](a, o, n, (int)E->i0);
+  else bxfx_kern()->un_half[E->hk][E->unh - 1](a, o, n);
   return true;
 }
 
@@ -301,7 +306,7 @@ static void ew_block(const struct ew *E, struct ew_blk *B, const char *const *in
                      size_t n) {
   if (E->raw2) { ew_block_mask2(E, B, in, ist, lin, n); return; }
   if ((E->binh || E->cmph) && ew_block_half(E, in, ist, lin, n)) return;
-  if (E->unh && ew_block_unh(E, in, ist, lin, n)) return;
+  if ((E->unh || E->clamph || E->powih) && ew_block_unh(E, in, ist, lin, n)) return;
   const int nin = E->nin;
   const bool fast = is_fast_f32(E) || is_fast_cmp(E);
   const void *ip[3];
@@ -697,6 +702,7 @@ static void ew_run(struct ew *E, bext_tensor *out, int rank, const int64_t *shap
   /* The fused half kernels: operands of one half type h (the output's,
    * but for comparisons) or f32 (a scalar, or a threshold). */
   E->binh = E->cmph = E->unh = 0;
+  E->clamph = E->powih = false;
   const bext_dtype h = is_fast_cmp(E) ? (E->dt[0] == BEXT_F32 ? E->dt[1] : E->dt[0]) : E->odt;
   E->hk = h == BEXT_F16 ? BXFX_H_F16 : BXFX_H_BF16;
   const bool halves = (h == BEXT_F16 || h == BEXT_BF16) && (E->dt[0] == h || E->dt[1] == h) &&
@@ -722,6 +728,8 @@ static void ew_run(struct ew *E, bext_tensor *out, int rank, const int64_t *shap
       [BXR_OP_LOG1P] = BXFX_UN_log1p + 1, [BXR_OP_SIN] = BXFX_UN_sin + 1, [BXR_OP_COS] = BXFX_UN_cos + 1,
       [BXR_OP_TANH] = BXFX_UN_tanh + 1, [BXR_OP_ERF] = BXFX_UN_erf + 1 };
     E->unh = map[E->op];
+    E->clamph = E->op == BXR_OP_CLAMP;
+    E->powih = E->op == BXR_OP_POWI && E->i0 >= -BXFX_POWI_MAX && E->i0 <= BXFX_POWI_MAX;
   }
   if (ew_tiled(E)) {
     const int R = E->rank;

@@ -300,6 +300,12 @@ struct bxfx_kernels {
   /* Half o[i] = f(a[i]) (BXFX_UN_*) likewise, o may equal a; each value
    * the f32 kernel's (un) rounded to the half type.  NULL for sigmoid. */
   void (*un_half[BXFX_H_COUNT][BXFX_UN_COUNT])(const uint16_t *a, uint16_t *o, size_t n);
+  /* Half o[i] = a[i] < lo ? lo : a[i] > hi ? hi : a[i] in f32 (NaN passes,
+   * lo <= hi not required) rounded to the type likewise; o may equal a. */
+  void (*clamp_half[BXFX_H_COUNT])(const uint16_t *a, uint16_t *o, size_t n, float lo, float hi);
+  /* Half o[i] = powi_f32 of a[i] rounded to the type likewise, |e| <=
+   * BXFX_POWI_MAX; o may equal a. */
+  void (*powi_half[BXFX_H_COUNT])(const uint16_t *a, uint16_t *o, size_t n, int e);
   /* The rest with bext_cast's rules: f32 -> i32 NaN 0, truncate, saturate;
    * the others one rounding (or exact). */
   void (*f32_to_i32)(const float *a, int32_t *o, size_t n);

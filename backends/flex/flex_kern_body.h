@@ -632,25 +632,43 @@ static void SFX(binw_f32)(int op, const float *a, double s, float *o, size_t n) 
  * caller falls back to pow beyond); x^0 is 1 for every x, NaN included,
  * and negative powers are 1 / x^|e| (signed zeros give signed infinities,
  * like pow). */
+/* b^m in 4 f64 lanes of four vectors b0..b3 (overwritten), then 1 / that
+ * for e < 0, as r0..r3.  16 lanes a step, the exponent's bits walked once
+ * for all four vectors: one vector a step was a chain of dependent
+ * multiplies behind a branch per bit, ~2 cycles an element
+ * (pow_scalar(x, 3) ran at half the copy bandwidth); four chains side by
+ * side overlap.  Each lane's products are the same, in the same order.
+ * Needs m, e and one (1.0 lanes). */
+#define BXFX_POWI4_(b0, b1, b2, b3, r0, r1, r2, r3)                              \
+  do {                                                                          \
+    r0 = one, r1 = one, r2 = one, r3 = one;                                     \
+    for (unsigned k_ = m;;) {                                                   \
+      if (k_ & 1u) r0 *= b0, r1 *= b1, r2 *= b2, r3 *= b3;                      \
+      k_ >>= 1;                                                                 \
+      if (!k_) break;                                                           \
+      b0 *= b0, b1 *= b1, b2 *= b2, b3 *= b3;                                   \
+    }                                                                           \
+    if (e < 0) r0 = one / r0, r1 = one / r1, r2 = one / r2, r3 = one / r3;      \
+  } while (0)
+/* One lane of the same. */
+static inline float SFX(powi1)(double b, unsigned m, int e) {
+  double r = 1;
+  for (unsigned k = m;;) {
+    if (k & 1u) r *= b;
+    k >>= 1;
+    if (!k) break;
+    b *= b;
+  }
+  return (float)(e < 0 ? 1 / r : r);
+}
 static void SFX(powi_f32)(const float *a, float *o, size_t n, int e) {
   unsigned m = (unsigned)(e < 0 ? -e : e);
   const v4d one = { 1, 1, 1, 1 };
   size_t i = 0;
-  /* 16 lanes a step, the exponent's bits walked once for all four
-   * vectors: one vector a step was a chain of dependent multiplies behind
-   * a branch per bit, ~2 cycles an element (pow_scalar(x, 3) ran at half
-   * the copy bandwidth); four chains side by side overlap.  Each lane's
-   * products are the same, in the same order. */
   for (; i + 16 <= n; i += 16) {
     v4d b0 = SFX(ld4w)(a + i), b1 = SFX(ld4w)(a + i + 4), b2 = SFX(ld4w)(a + i + 8), b3 = SFX(ld4w)(a + i + 12);
-    v4d r0 = one, r1 = one, r2 = one, r3 = one;
-    for (unsigned k = m;;) {
-      if (k & 1u) r0 *= b0, r1 *= b1, r2 *= b2, r3 *= b3;
-      k >>= 1;
-      if (!k) break;
-      b0 *= b0, b1 *= b1, b2 *= b2, b3 *= b3;
-    }
-    if (e < 0) r0 = one / r0, r1 = one / r1, r2 = one / r2, r3 = one / r3;
+    v4d r0, r1, r2, r3;
+    BXFX_POWI4_(b0, b1, b2, b3, r0, r1, r2, r3);
     v4f f0 = __builtin_convertvector(r0, v4f), f1 = __builtin_convertvector(r1, v4f);
     v4f f2 = __builtin_convertvector(r2, v4f), f3 = __builtin_convertvector(r3, v4f);
     memcpy(o + i, &f0, sizeof f0);
@@ -670,16 +688,7 @@ static void SFX(powi_f32)(const float *a, float *o, size_t n, int e) {
     v4f f = __builtin_convertvector(r, v4f);
     memcpy(o + i, &f, sizeof f);
   }
-  for (; i < n; i++) {
-    double b = a[i], r = 1;
-    for (unsigned k = m;;) {
-      if (k & 1u) r *= b;
-      k >>= 1;
-      if (!k) break;
-      b *= b;
-    }
-    o[i] = (float)(e < 0 ? 1 / r : r);
-  }
+  for (; i < n; i++) o[i] = SFX(powi1)(a[i], m, e);
 }
 
 /* ---- f64 integer powers ------------------------------------------------ */
@@ -1700,19 +1709,75 @@ static void SFX(bf16_to_f32)(const uint16_t *a, float *o, size_t n) {
   for (; i + 8 <= n; i += 8) BXFX_ST(o + i, BXFX_BF16_LD(a + i));
   for (; i < n; i++) o[i] = bxk_bf16_to_f32(a[i]);
 }
+/* bxk_f32_to_bf16 on 8 lanes, the bf16 bits in each lane's low half: a
+ * NaN lane adds no rounding bias (the carry would change its payload, or
+ * its sign) and gets the quiet bit, so one unordered compare replaces the
+ * reference's second branch (9 operations; masking the two results was
+ * 12). */
+#define BXFX_BF16_RNE(v)                                                          \
+  ({                                                                              \
+    v8f f_ = (v);                                                                 \
+    v8u u_ = (v8u)f_, nan_ = (v8u)(f_ != f_);                                     \
+    ((u_ + ((0x7fffu + ((u_ >> 16) & 1u)) & ~nan_)) | (nan_ & 0x400000u)) >> 16;  \
+  })
+/* The same for lanes that hold bf16 values already (or NaN): what the
+ * exact ops give (abs, neg, relu, floor, ceil, round, sign, max and min
+ * of bf16 values, clamp to bf16 bounds).  Rounding such a value is
+ * truncation, so only the NaN rule is left. */
+#define BXFX_BF16_TRN(v)                                                          \
+  ({                                                                              \
+    v8f f_ = (v);                                                                 \
+    ((v8u)f_ | ((v8u)(f_ != f_) & 0x400000u)) >> 16;                              \
+  })
 #define BXFX_BF16_ST(p, v)                                                        \
   do {                                                                            \
-    const v8u absm_ = { 0x7fffffffu, 0x7fffffffu, 0x7fffffffu, 0x7fffffffu,      \
-                        0x7fffffffu, 0x7fffffffu, 0x7fffffffu, 0x7fffffffu };    \
-    v8u u_ = (v8u)(v);                                                            \
-    v8u nan_ = (v8u)((v8i)(u_ & absm_) > 0x7f800000); /* signed: no sign flip */ \
-    v8u r_ = (u_ + 0x7fffu + ((u_ >> 16) & 1u)) >> 16;                            \
-    r_ = (r_ & ~nan_) | (((u_ >> 16) | 0x40u) & nan_);                            \
-    v8h h_ = __builtin_convertvector(r_, v8h);                                    \
+    v8h h_ = __builtin_convertvector(BXFX_BF16_RNE(v), v8h);                      \
     memcpy((p), &h_, sizeof h_);                                                  \
   } while (0)
+/* 16 lanes at a time for the fused kernels.  With AVX2 they are loaded as
+ * words unpacked against zero (lanes 0-3 and 8-11 in one vector, 4-7 and
+ * 12-15 in the other: the 128-bit halves unpack apart), and vpackusdw of
+ * the two narrowed vectors puts them back in order with no permute (the
+ * 8-lane forms take a vpermq each way).  The lanes of a fused op do not
+ * interact, so their order inside does not matter.  ST16 rounds, STX16
+ * truncates (BXFX_BF16_TRN: exact results only). */
+#ifdef BXFX_AVX
+#define BXFX_BF16_LD16(p, lo, hi)                                                 \
+  do {                                                                            \
+    __m256i w_ = _mm256_loadu_si256((const __m256i *)(const void *)(p));          \
+    (lo) = (v8f)_mm256_unpacklo_epi16(_mm256_setzero_si256(), w_);                \
+    (hi) = (v8f)_mm256_unpackhi_epi16(_mm256_setzero_si256(), w_);                \
+  } while (0)
+#define BXFX_BF16_PK16_(p, NARROW, lo, hi)                                        \
+  _mm256_storeu_si256((__m256i *)(void *)(p),                                     \
+                      _mm256_packus_epi32((__m256i)NARROW(lo), (__m256i)NARROW(hi)))
+#else
+#define BXFX_BF16_LD16(p, lo, hi) do { (lo) = BXFX_BF16_LD(p); (hi) = BXFX_BF16_LD((p) + 8); } while (0)
+#define BXFX_BF16_PK16_(p, NARROW, lo, hi)                                        \
+  do {                                                                            \
+    v8h l_ = __builtin_convertvector(NARROW(lo), v8h);                            \
+    v8h h_ = __builtin_convertvector(NARROW(hi), v8h);                            \
+    memcpy((p), &l_, sizeof l_);                                                  \
+    memcpy((p) + 8, &h_, sizeof h_);                                              \
+  } while (0)
+#endif
+#define BXFX_BF16_ST16(p, lo, hi) BXFX_BF16_PK16_(p, BXFX_BF16_RNE, lo, hi)
+#define BXFX_BF16_STX16(p, lo, hi) BXFX_BF16_PK16_(p, BXFX_BF16_TRN, lo, hi)
+/* f16 takes its 16 lanes as two 8-lane conversions (F16C), which round
+ * any value right: the same bits as before, exact results or not. */
+#define BXFX_F16_LD16(p, lo, hi) do { (lo) = BXFX_F16_LD(p); (hi) = BXFX_F16_LD((p) + 8); } while (0)
+#define BXFX_F16_ST16(p, lo, hi) do { BXFX_F16_ST((p), lo); BXFX_F16_ST((p) + 8, hi); } while (0)
+#define BXFX_F16_STX16 BXFX_F16_ST16
 static void SFX(f32_to_bf16)(const float *a, uint16_t *o, size_t n) {
   size_t i = 0;
+#ifdef BXFX_AVX
+  /* in order: the pack interleaves the 128-bit halves, one vpermq */
+  for (; i + 16 <= n; i += 16)
+    _mm256_storeu_si256((__m256i *)(void *)(o + i),
+                        _mm256_permute4x64_epi64(_mm256_packus_epi32((__m256i)BXFX_BF16_RNE(SFX(ld)(a + i)),
+                                                                     (__m256i)BXFX_BF16_RNE(SFX(ld)(a + i + 8))),
+                                                 0xd8));
+#endif
   for (; i + 8 <= n; i += 8) BXFX_BF16_ST(o + i, SFX(ld)(a + i));
   for (; i < n; i++) o[i] = bxk_f32_to_bf16(a[i]);
 }
@@ -1754,28 +1819,66 @@ static void SFX(add_at_bf16)(uint16_t *base, const int64_t *pos, const uint16_t 
   for (; k < n; k++) base[pos[k]] = bxk_f32_to_bf16(bxk_bf16_to_f32(base[pos[k]]) + bxk_bf16_to_f32(v[k]));
 }
 
-/* Half binary ops fused (f16 and bf16, BXFX_H_*): each 8 lanes widened,
+/* Half binary ops fused (f16 and bf16, BXFX_H_*): each 16 lanes widened,
  * combined by the f32 expression and narrowed in registers.  The same
  * values as the f32 kernel between the two conversions (f32 arithmetic
  * rounded to the half type, bxk_scalar.h), in one pass instead of three
  * over L1 blocks.  s is the broadcast operand (a in BXFX_SV, b in
- * BXFX_VS) already as f32.  H names the BXFX_<H>_LD/ST pair, h the
- * scalar bxk_<h>_to_f32 / bxk_f32_to_<h>. */
+ * BXFX_VS) already as f32.  H names the BXFX_<H>_LD/ST pairs, h the
+ * scalar bxk_<h>_to_f32 / bxk_f32_to_<h>.  max and min of two half values
+ * (or of one and a scalar that is a half value) are half values: they
+ * narrow by BXFX_<H>_STX16 (BXFX_EXACT_*). */
+#define BXFX_EXACT_add 0
+#define BXFX_EXACT_sub 0
+#define BXFX_EXACT_mul 0
+#define BXFX_EXACT_div 0
+#define BXFX_EXACT_max 1
+#define BXFX_EXACT_min 1
+/* Two 8-lane halves x0/y0 and x1/y1 through the expression, stored. */
+#define BXFX_BINH_2_(ST16, name)                                                     \
+  do {                                                                               \
+    v8f r0_, r1_;                                                                    \
+    { v8f x = x0, y = y0; r0_ = BXFX_VEXPR_##name; }                                 \
+    { v8f x = x1, y = y1; r1_ = BXFX_VEXPR_##name; }                                 \
+    ST16(o + i, r0_, r1_);                                                           \
+  } while (0)
+#define BXFX_BINH_LOOPS_(H, ST16, name)                                              \
+  if (mode == BXFX_VV) {                                                             \
+    for (; i + 16 <= n; i += 16) {                                                   \
+      v8f x0, x1, y0, y1;                                                            \
+      BXFX_##H##_LD16(a + i, x0, x1);                                                \
+      BXFX_##H##_LD16(b + i, y0, y1);                                                \
+      BXFX_BINH_2_(ST16, name);                                                      \
+    }                                                                                \
+  } else if (mode == BXFX_SV) {                                                      \
+    const v8f x0 = SFX(splat)(s), x1 = x0;                                           \
+    for (; i + 16 <= n; i += 16) {                                                   \
+      v8f y0, y1;                                                                    \
+      BXFX_##H##_LD16(b + i, y0, y1);                                                \
+      BXFX_BINH_2_(ST16, name);                                                      \
+    }                                                                                \
+  } else {                                                                           \
+    const v8f y0 = SFX(splat)(s), y1 = y0;                                           \
+    for (; i + 16 <= n; i += 16) {                                                   \
+      v8f x0, x1;                                                                    \
+      BXFX_##H##_LD16(a + i, x0, x1);                                                \
+      BXFX_BINH_2_(ST16, name);                                                      \
+    }                                                                                \
+  }
 #define BXFX_BINH_DEF(H, h, name)                                                    \
   static void SFX(binh_##h##_##name)(const uint16_t *a, const uint16_t *b, float s,  \
                                      uint16_t *o, size_t n, int mode) {              \
     size_t i = 0;                                                                    \
-    if (mode == BXFX_VV) {                                                           \
-      for (; i + 8 <= n; i += 8) {                                                   \
-        v8f x = BXFX_##H##_LD(a + i), y = BXFX_##H##_LD(b + i);                      \
-        BXFX_##H##_ST(o + i, BXFX_VEXPR_##name);                                     \
-      }                                                                              \
-    } else if (mode == BXFX_SV) {                                                    \
-      v8f x = SFX(splat)(s);                                                         \
-      for (; i + 8 <= n; i += 8) { v8f y = BXFX_##H##_LD(b + i); BXFX_##H##_ST(o + i, BXFX_VEXPR_##name); } \
+    if (BXFX_EXACT_##name && (mode == BXFX_VV || bxk_round_##h(s) == s)) {           \
+      BXFX_BINH_LOOPS_(H, BXFX_##H##_STX16, name)                                    \
     } else {                                                                         \
-      v8f y = SFX(splat)(s);                                                         \
-      for (; i + 8 <= n; i += 8) { v8f x = BXFX_##H##_LD(a + i); BXFX_##H##_ST(o + i, BXFX_VEXPR_##name); } \
+      BXFX_BINH_LOOPS_(H, BXFX_##H##_ST16, name)                                     \
+    }                                                                                \
+    if (i + 8 <= n) {                                                                \
+      v8f x = mode == BXFX_SV ? SFX(splat)(s) : BXFX_##H##_LD(a + i);                \
+      v8f y = mode == BXFX_VS ? SFX(splat)(s) : BXFX_##H##_LD(b + i);                \
+      BXFX_##H##_ST(o + i, BXFX_VEXPR_##name);                                       \
+      i += 8;                                                                        \
     }                                                                                \
     for (; i < n; i++) {                                                             \
       float x = mode == BXFX_SV ? s : bxk_##h##_to_f32(a[i]);                        \
@@ -1790,6 +1893,8 @@ BXFX_BIN_LIST(BXFX_BINH_BF16)
 #undef BXFX_BINH_F16
 #undef BXFX_BINH_BF16
 #undef BXFX_BINH_DEF
+#undef BXFX_BINH_LOOPS_
+#undef BXFX_BINH_2_
 
 /* Half comparisons in the 16-bit domain, no widening: a half's sign and
  * magnitude bits map to an integer key that orders as the values do
@@ -1923,12 +2028,63 @@ BXFX_CMP_OPS(BXFX_CMPH_BF16)
 #undef BXFX_VMAX
 
 /* Half unary ops fused likewise (the lane-wise ones, BXFX_UN_EL_LIST):
- * o may equal a (in place). */
+ * o may equal a (in place).  The exact ones (their result is a half
+ * value, or NaN: BXFX_EXACT_* 1) narrow by BXFX_<H>_STX16; bf16 abs, neg
+ * and relu (2) need no widening at all (BXFX_W16_*). */
+#define BXFX_EXACT_sqrt 0
+#define BXFX_EXACT_rsqrt 0
+#define BXFX_EXACT_neg 2
+#define BXFX_EXACT_abs 2
+#define BXFX_EXACT_relu 2
+#define BXFX_EXACT_recip 0
+#define BXFX_EXACT_floor 1
+#define BXFX_EXACT_ceil 1
+#define BXFX_EXACT_round 1
+#define BXFX_EXACT_sign 1
+/* bf16 abs, neg and relu on the 16-bit patterns (int16 lanes w), 16 a
+ * vector: the sign bit cleared or flipped, or the lane zeroed where it
+ * is below zero (-0 and NaN are not), then the quiet bit on NaN as
+ * bxk_f32_to_bf16 sets it on the widened result.  The bits of widen, f32
+ * op, narrow, with a third of the operations.  The others' entries are
+ * never used. */
+typedef int16_t v16s __attribute__((vector_size(32)));
+#define BXFX_W16_abs(w) ((w) & 0x7fff)
+#define BXFX_W16_neg(w) ((w) ^ -32768)
+#define BXFX_W16_relu(w) ((w) & ~(((w) > -32768) & ((w) < -127)))   /* -0 is -32768, -inf -128 */
+#define BXFX_W16_sqrt(w) (w)
+#define BXFX_W16_rsqrt(w) (w)
+#define BXFX_W16_recip(w) (w)
+#define BXFX_W16_floor(w) (w)
+#define BXFX_W16_ceil(w) (w)
+#define BXFX_W16_round(w) (w)
+#define BXFX_W16_sign(w) (w)
+#define BXFX_W16_LOOP_(name)                                                        \
+  for (; i + 16 <= n; i += 16) {                                                    \
+    v16s w_;                                                                        \
+    memcpy(&w_, a + i, sizeof w_);                                                  \
+    v16s r_ = BXFX_W16_##name(w_) | (((w_ & 0x7fff) > 0x7f80) & 0x40);             \
+    memcpy(o + i, &r_, sizeof r_);                                                  \
+  }
+#define BXFX_UNH_LOOP_(H, ST16, VEXPR)                                              \
+  for (; i + 16 <= n; i += 16) {                                                    \
+    v8f x0, x1, r0_, r1_;                                                           \
+    BXFX_##H##_LD16(a + i, x0, x1);                                                 \
+    { v8f x = x0; r0_ = VEXPR; }                                                    \
+    { v8f x = x1; r1_ = VEXPR; }                                                    \
+    ST16(o + i, r0_, r1_);                                                          \
+  }
 #define BXFX_UNH_DEF(H, h, name, VEXPR, SEXPR)                                      \
   static void SFX(unh_##h##_##name)(const uint16_t *a, uint16_t *o, size_t n) {     \
     size_t i = 0;                                                                   \
     v8f one = SFX(splat)(1.0f), zero = SFX(splat)(0.0f);                           \
     (void)one; (void)zero;                                                          \
+    if (BXFX_EXACT_##name == 2 && BXFX_H_##H == BXFX_H_BF16) {                      \
+      BXFX_W16_LOOP_(name)                                                          \
+    } else if (BXFX_EXACT_##name) {                                                 \
+      BXFX_UNH_LOOP_(H, BXFX_##H##_STX16, VEXPR)                                    \
+    } else {                                                                        \
+      BXFX_UNH_LOOP_(H, BXFX_##H##_ST16, VEXPR)                                     \
+    }                                                                               \
     for (; i + 8 <= n; i += 8) { v8f x = BXFX_##H##_LD(a + i); BXFX_##H##_ST(o + i, VEXPR); } \
     for (; i < n; i++) { float x = bxk_##h##_to_f32(a[i]); o[i] = bxk_f32_to_##h(SEXPR); } \
   }
@@ -1939,6 +2095,84 @@ BXFX_UN_EL_LIST(BXFX_UNH_BF16)
 #undef BXFX_UNH_F16
 #undef BXFX_UNH_BF16
 #undef BXFX_UNH_DEF
+#undef BXFX_W16_LOOP_
+
+/* clamp of a half operand (flex_kern.h clamp_half), the f32 rule of the
+ * block passes (x < lo ? lo : x > hi ? hi : x, NaN passes) rounded to the
+ * type: exact, so truncated, when both bounds are half values. */
+#define BXFX_VCLAMP_ BXFX_SEL((v8i)(x < lov), lov, BXFX_SEL((v8i)(x > hiv), hiv, x))
+#define BXFX_CLAMPH_DEF(H, h)                                                       \
+  static void SFX(clamph_##h)(const uint16_t *a, uint16_t *o, size_t n, float lo, float hi) { \
+    size_t i = 0;                                                                   \
+    const v8f lov = SFX(splat)(lo), hiv = SFX(splat)(hi);                           \
+    if (bxk_round_##h(lo) == lo && bxk_round_##h(hi) == hi) {                       \
+      BXFX_UNH_LOOP_(H, BXFX_##H##_STX16, BXFX_VCLAMP_)                             \
+    } else {                                                                        \
+      BXFX_UNH_LOOP_(H, BXFX_##H##_ST16, BXFX_VCLAMP_)                              \
+    }                                                                               \
+    for (; i + 8 <= n; i += 8) { v8f x = BXFX_##H##_LD(a + i); BXFX_##H##_ST(o + i, BXFX_VCLAMP_); } \
+    for (; i < n; i++) {                                                            \
+      float x = bxk_##h##_to_f32(a[i]);                                             \
+      o[i] = bxk_f32_to_##h(x < lo ? lo : x > hi ? hi : x);                         \
+    }                                                                               \
+  }
+BXFX_CLAMPH_DEF(F16, f16)
+BXFX_CLAMPH_DEF(BF16, bf16)
+#undef BXFX_CLAMPH_DEF
+#undef BXFX_VCLAMP_
+#undef BXFX_UNH_LOOP_
+
+/* powi of a half operand (flex_kern.h powi_half): powi_f32's products of
+ * the widened lanes, rounded to f32 and then to the type, in one pass
+ * instead of three over L1 blocks.  W4D_ widens 8 f32 lanes to two f64
+ * vectors, N8F_ narrows two back to 8 f32 lanes. */
+#ifdef BXFX_AVX
+#define BXFX_W4D_(x, lo, hi)                                                        \
+  do {                                                                              \
+    lo = (v4d)_mm256_cvtps_pd(_mm256_castps256_ps128((__m256)(x)));                 \
+    hi = (v4d)_mm256_cvtps_pd(_mm256_extractf128_ps((__m256)(x), 1));               \
+  } while (0)
+#define BXFX_N8F_(lo, hi) \
+  ((v8f)_mm256_set_m128((__m128)__builtin_convertvector(hi, v4f), (__m128)__builtin_convertvector(lo, v4f)))
+#else
+#define BXFX_W4D_(x, lo, hi)                                                        \
+  do {                                                                              \
+    float t_[8];                                                                    \
+    memcpy(t_, &(x), sizeof t_);                                                    \
+    lo = SFX(ld4w)(t_);                                                             \
+    hi = SFX(ld4w)(t_ + 4);                                                         \
+  } while (0)
+#define BXFX_N8F_(lo, hi)                                                           \
+  ({                                                                                \
+    v4f l_ = __builtin_convertvector(lo, v4f), h_ = __builtin_convertvector(hi, v4f); \
+    float t_[8];                                                                    \
+    memcpy(t_, &l_, sizeof l_);                                                     \
+    memcpy(t_ + 4, &h_, sizeof h_);                                                 \
+    SFX(ld)(t_);                                                                    \
+  })
+#endif
+#define BXFX_POWIH_DEF(H, h)                                                        \
+  static void SFX(powih_##h)(const uint16_t *a, uint16_t *o, size_t n, int e) {     \
+    unsigned m = (unsigned)(e < 0 ? -e : e);                                        \
+    const v4d one = { 1, 1, 1, 1 };                                                 \
+    size_t i = 0;                                                                   \
+    for (; i + 16 <= n; i += 16) {                                                  \
+      v8f x0, x1;                                                                   \
+      v4d b0, b1, b2, b3, r0, r1, r2, r3;                                           \
+      BXFX_##H##_LD16(a + i, x0, x1);                                               \
+      BXFX_W4D_(x0, b0, b1);                                                        \
+      BXFX_W4D_(x1, b2, b3);                                                        \
+      BXFX_POWI4_(b0, b1, b2, b3, r0, r1, r2, r3);                                  \
+      BXFX_##H##_ST16(o + i, BXFX_N8F_(r0, r1), BXFX_N8F_(r2, r3));                 \
+    }                                                                               \
+    for (; i < n; i++) o[i] = bxk_f32_to_##h(SFX(powi1)(bxk_##h##_to_f32(a[i]), m, e)); \
+  }
+BXFX_POWIH_DEF(F16, f16)
+BXFX_POWIH_DEF(BF16, bf16)
+#undef BXFX_POWIH_DEF
+#undef BXFX_W4D_
+#undef BXFX_N8F_
+#undef BXFX_POWI4_
 
 /* The transcendentals fused the same way: full vectors through libmvec
  * (a padded tail too, as un_* does it: the lanes do not interact, so each
@@ -2213,6 +2447,8 @@ const struct bxfx_kernels VARIANT = {
 #undef X
 #undef Y
   },
+  .clamp_half = { [BXFX_H_F16] = SFX(clamph_f16), [BXFX_H_BF16] = SFX(clamph_bf16) },
+  .powi_half = { [BXFX_H_F16] = SFX(powih_f16), [BXFX_H_BF16] = SFX(powih_bf16) },
   .f32_to_i32 = SFX(f32_to_i32),
   .i32_to_f32 = SFX(i32_to_f32),
   .f32_to_f64 = SFX(f32_to_f64),

@@ -1428,6 +1428,119 @@ Test(flex_blocks, fused_half_unary_kernels_match_scalars) {
           }
 }
 
+/* f32_to_bf16 (the 16-lane pack, the 8-lane step and the scalar tail) on
+ * every top half with low halves at and around the rounding tie: NaN
+ * payloads whose rounding bias would carry into the payload or the sign,
+ * signalling NaNs, overflow to inf, subnormals. */
+Test(flex_blocks, f32_to_bf16_matches_scalar_on_every_top_half) {
+  static const uint32_t lows[] = { 0, 1, 0x7fff, 0x8000, 0x8001, 0xffff, 0x4321, 0xc0de };
+  enum { L = sizeof lows / sizeof lows[0], N = 65536 * L };
+  static float a[N];
+  static uint16_t o[N + 1];
+  for (uint32_t i = 0; i < N; i++) {
+    uint32_t u = ((i / L) << 16) | lows[(i * 7) % L];
+    memcpy(&a[i], &u, sizeof u);
+  }
+  const struct bxfx_kernels *K[2] = { &bxfx_kern_avx2, &bxfx_kern_gen };
+  static const size_t lens[] = { N, 1, 7, 8, 9, 15, 16, 17, 31, 33 };
+  for (int v = 0; v < 2; v++)
+    for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++) {
+      const size_t n = lens[li], off = n < N ? li * 40961 % (N - 64) : 0;
+      o[n] = 0xa5a5;
+      K[v]->f32_to_bf16(a + off, o, n);
+      int bad = 0;
+      for (size_t i = 0; i < n && bad < 3; i++) {
+        uint16_t want = bxk_f32_to_bf16(a[off + i]);
+        if (o[i] != want) {
+          uint32_t u;
+          memcpy(&u, &a[off + i], sizeof u);
+          cr_expect_fail("%s f32_to_bf16 n %zu [%zu] of %#x: %#x, scalar rule %#x", K[v]->isa, n, i, u, o[i], want);
+          bad++;
+        }
+      }
+      cr_expect(o[n] == 0xa5a5, "f32_to_bf16 wrote past n = %zu", n);
+    }
+}
+
+/* The fused half clamp (clamp_half), both kinds and variants, all 2^16
+ * patterns at tail lengths, out of place and in place, against the f32
+ * rule rounded to the type: bounds that are half values (the truncating
+ * path), ones that are not (rounding), lo > hi, a NaN bound, and one past
+ * f16's range. */
+Test(flex_blocks, fused_half_clamp_matches_scalars) {
+  enum { N = 65536 + 5 };
+  static uint16_t a[N], o[N + 1];   /* o[n]: a guard */
+  for (uint32_t i = 0; i < N; i++) a[i] = (uint16_t)(i * 40503u + 11u);
+  static const float bounds[][2] = { { 0.5f, 1.5f }, { -3.0f, 100.0f }, { 0.1f, 3.3f }, { 2.0f, -2.0f },
+                                     { NAN, 1.0f }, { -INFINITY, 1e5f }, { -1e-40f, 1e-40f } };
+  const struct bxfx_kernels *K[2] = { &bxfx_kern_avx2, &bxfx_kern_gen };
+  float (*widen[BXFX_H_COUNT])(uint16_t) = { [BXFX_H_F16] = bxk_f16_to_f32, [BXFX_H_BF16] = bxk_bf16_to_f32 };
+  uint16_t (*narrow[BXFX_H_COUNT])(float) = { [BXFX_H_F16] = bxk_f32_to_f16, [BXFX_H_BF16] = bxk_f32_to_bf16 };
+  static const size_t lens[] = { N, 1, 7, 8, 9, 15, 16, 17, 31, 33 };
+  for (int h = 0; h < BXFX_H_COUNT; h++)
+    for (int v = 0; v < 2; v++)
+      for (size_t bi = 0; bi < sizeof bounds / sizeof bounds[0]; bi++)
+        for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++)
+          for (int inplace = 0; inplace < 2; inplace++) {
+            const float lo = bounds[bi][0], hi = bounds[bi][1];
+            const size_t n = lens[li], off = n < N ? li * 4099 % 60000 : 0;
+            memset(o, 0xa5, sizeof o);
+            if (inplace) memcpy(o, a + off, n * sizeof o[0]);
+            K[v]->clamp_half[h](inplace ? o : a + off, o, n, lo, hi);
+            int bad = 0;
+            for (size_t i = 0; i < n && bad < 3; i++) {
+              float x = widen[h](a[off + i]);
+              uint16_t want = narrow[h](x < lo ? lo : x > hi ? hi : x);
+              if (o[i] != want) {
+                cr_expect_fail("%s clamp_half[%s] [%g, %g] n %zu%s [%zu] of %#x: %#x, scalar rule %#x", K[v]->isa,
+                               h == BXFX_H_F16 ? "f16" : "bf16", lo, hi, n, inplace ? " in place" : "", i, a[off + i],
+                               o[i], want);
+                bad++;
+              }
+            }
+            cr_expect(o[n] == 0xa5a5, "clamp_half wrote past n = %zu", n);
+          }
+}
+
+/* The fused half powi (powi_half), both kinds and variants, all 2^16
+ * patterns at tail lengths, out of place and in place, against the same
+ * variant's powi_f32 of the widened values rounded to the type (the
+ * block passes' bits). */
+Test(flex_blocks, fused_half_powi_matches_f32_kernel) {
+  enum { N = 65536 + 5 };
+  static uint16_t a[N], o[N + 1];   /* o[n]: a guard */
+  static float w[N];
+  for (uint32_t i = 0; i < N; i++) a[i] = (uint16_t)(i * 40503u + 11u);
+  static const int es[] = { 0, 1, 2, 3, 4, 5, 7, -1, -2, -3, 13, 64, -64 };
+  const struct bxfx_kernels *K[2] = { &bxfx_kern_avx2, &bxfx_kern_gen };
+  float (*widen[BXFX_H_COUNT])(uint16_t) = { [BXFX_H_F16] = bxk_f16_to_f32, [BXFX_H_BF16] = bxk_bf16_to_f32 };
+  uint16_t (*narrow[BXFX_H_COUNT])(float) = { [BXFX_H_F16] = bxk_f32_to_f16, [BXFX_H_BF16] = bxk_f32_to_bf16 };
+  static const size_t lens[] = { N, 1, 7, 8, 9, 15, 16, 17, 31, 33 };
+  for (int h = 0; h < BXFX_H_COUNT; h++)
+    for (int v = 0; v < 2; v++)
+      for (size_t ei = 0; ei < sizeof es / sizeof es[0]; ei++)
+        for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++)
+          for (int inplace = 0; inplace < 2; inplace++) {
+            const size_t n = lens[li], off = n < N ? li * 4099 % 60000 : 0;
+            memset(o, 0xa5, sizeof o);
+            if (inplace) memcpy(o, a + off, n * sizeof o[0]);
+            K[v]->powi_half[h](inplace ? o : a + off, o, n, es[ei]);
+            for (size_t i = 0; i < n; i++) w[i] = widen[h](a[off + i]);
+            K[v]->powi_f32(w, w, n, es[ei]);
+            int bad = 0;
+            for (size_t i = 0; i < n && bad < 3; i++) {
+              uint16_t want = narrow[h](w[i]);
+              if (o[i] != want) {
+                cr_expect_fail("%s powi_half[%s] ^%d n %zu%s [%zu] of %#x: %#x, f32 kernel %#x", K[v]->isa,
+                               h == BXFX_H_F16 ? "f16" : "bf16", es[ei], n, inplace ? " in place" : "", i, a[off + i],
+                               o[i], want);
+                bad++;
+              }
+            }
+            cr_expect(o[n] == 0xa5a5, "powi_half wrote past n = %zu", n);
+          }
+}
+
 /* Half unary ops through the engine (the fused kernel): contiguous
  * operands consumed (in place) or kept, transposed views, lengths around
  * the vector width, against the NdArray reference. */
@@ -1450,6 +1563,35 @@ Test(flex_blocks, fused_half_unary_ops_match_reference) {
                      (long)sides[si][0], (long)sides[si][1], form, keep ? " kept" : " consumed");
             tw_expect_same(fn[f](fa), fn[f](na), what);
             if (keep) bext_release(fa);
+          }
+  /* clamp (clamp_half): bounds that are half values and ones that are not */
+  static const double cb[][2] = { { -2.0, 3.0 }, { 0.1, 7.3 }, { -1e9, 0.3 } };
+  for (size_t di = 0; di < 2; di++)
+    for (size_t si = 0; si < sizeof sides / sizeof sides[0]; si++)
+      for (size_t k = 0; k < sizeof cb / sizeof cb[0]; k++)
+        for (int form = 0; form < 2; form++) {
+          bext_tensor *na, *fa;
+          tw_operand(form, sides[si][0], sides[si][1], dts[di], (unsigned)(si * 3 + k), &na, &fa);
+          snprintf(what, sizeof what, "%s clamp [%g, %g] %ldx%ld form %d", dts[di] == BEXT_F16 ? "f16" : "bf16",
+                   cb[k][0], cb[k][1], (long)sides[si][0], (long)sides[si][1], form);
+          tw_expect_same(bext_clamp(fa, cb[k][0], cb[k][1]), bext_clamp(na, cb[k][0], cb[k][1]), what);
+        }
+  /* powi and pow_scalar by an integer (powi_half): pow's last bits are
+   * open against the reference, so against Flex's f32 path between casts */
+  static const int64_t pe[] = { 3, -2, 0, 13 };
+  for (size_t di = 0; di < 2; di++)
+    for (size_t si = 0; si < sizeof sides / sizeof sides[0]; si++)
+      for (size_t k = 0; k < sizeof pe / sizeof pe[0]; k++)
+        for (int form = 0; form < 2; form++)
+          for (int scalar = 0; scalar < 2; scalar++) {
+            bext_tensor *na, *fa;
+            tw_operand(form, sides[si][0], sides[si][1], dts[di], (unsigned)(si * 5 + k), &na, &fa);
+            bext_release(na);
+            bext_tensor *f32 = bext_cast(bext_retain(fa), BEXT_F32);
+            bext_tensor *want = bext_cast(scalar ? bext_pow_scalar(f32, (double)pe[k]) : bext_powi(f32, pe[k]), dts[di]);
+            snprintf(what, sizeof what, "%s %s %lld %ldx%ld form %d", dts[di] == BEXT_F16 ? "f16" : "bf16",
+                     scalar ? "pow_scalar" : "powi", (long long)pe[k], (long)sides[si][0], (long)sides[si][1], form);
+            tw_expect_same(scalar ? bext_pow_scalar(fa, (double)pe[k]) : bext_powi(fa, pe[k]), want, what);
           }
   /* transcendentals: the last bits are open against the reference, so
    * against Flex's own f32 kernels between two casts */
