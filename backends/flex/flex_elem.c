@@ -654,14 +654,17 @@ static size_t ew_cost(const struct ew *E) {
 
 /* Whether E's kernel keeps up with memory, so that the lines a plain
  * store reads first are its cost.  Slower ones (transcendentals, pow,
- * rem, and by measurement sqrt, rsqrt, recip, div and f32 clamp) hide
- * that read behind their arithmetic, and their blocks staged through L1
- * and streamed out in a burst ran 5-20% slower (200 calls alternating
- * in one process, 4M f32). */
+ * rem, and by measurement sqrt, rsqrt, recip, div, f32 clamp and f64
+ * rounding) hide that read behind their arithmetic, and their blocks
+ * staged through L1 and streamed out in a burst ran 5-35% slower (200
+ * calls alternating in one process, and the matrix, 4M elements). */
 static bool ew_memory_bound(const struct ew *E) {
   switch (E->op) {
   case BXR_OP_SQRT: case BXR_OP_RSQRT: case BXR_OP_RECIP: case BXR_OP_DIV: return false;
   case BXR_OP_CLAMP: return E->rin != BXFX_R_F32;
+  /* f64 rounding is a libm call per element (the baseline ISA has no
+   * roundsd): 48-66% of copy bandwidth, slower streamed */
+  case BXR_OP_FLOOR: case BXR_OP_CEIL: case BXR_OP_ROUND: return E->rin == BXFX_R_F32;
   default: return ew_cost(E) == 1;
   }
 }
