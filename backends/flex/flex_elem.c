@@ -33,7 +33,7 @@ struct ew {
   int rin, rout;                      /* compute / output representations */
   int rank;
   int64_t shape[BEXT_MAX_RANK];
-  bool stream;                        /* huge output: non-temporal stores */
+  bool stream;                        /* output past bxfx_stream_min: blocks go out by stream_out */
   signed char binh;                   /* BXFX_BIN_* + 1 of the fused half kernel, 0 none */
   signed char cmph;                   /* BXFX_CMP_* + 1 of the fused half comparison, 0 none */
   signed char hk;                     /* BXFX_H_* of binh / cmph / unh */
@@ -89,7 +89,7 @@ static void kernel(const struct ew *E, const void *const *in, const int *bc, voi
                                [BXR_OP_MUL] = BXFX_BIN_mul, [BXR_OP_DIV] = BXFX_BIN_div,
                                [BXR_OP_MAX] = BXFX_BIN_max, [BXR_OP_MIN] = BXFX_BIN_min };
     int mode = bc[0] ? BXFX_SV : bc[1] ? BXFX_VS : BXFX_VV;
-    (E->stream ? K->bin_nt : K->bin)[map[E->op]](in[0], in[1], out, n, mode);
+    K->bin[map[E->op]](in[0], in[1], out, n, mode);
     return;
   }
   const float pf0 = (float)E->p0, pf1 = (float)E->p1;
@@ -346,11 +346,13 @@ static void ew_block(const struct ew *E, struct ew_blk *B, const char *const *in
   }
   char *dp = E->dst + lin * bext_dtype_size(E->odt);
   const bool onative = bxfx_is_native(E->odt, E->rout);
-  void *op = onative ? (void *)dp : (void *)B->obuf;
+  /* a streamed output (onative, ew_run) is computed in obuf, in L1 */
+  void *op = onative && !E->stream ? (void *)dp : (void *)B->obuf;
   if (E->op == BXR_OP_MASK_WHERE) kernel_where(E, ip, op, n);
   else if (E->op == BXR_OP_CAST) memcpy(op, ip[0], n * bxfx_repr_size(E->rout));
   else kernel(E, ip, bc, op, n);
   if (!onative) bxfx_store(dp, E->odt, B->obuf, E->rout, n);
+  else if (E->stream) bxfx_kern()->stream_out(dp, B->obuf, n * bext_dtype_size(E->odt));
 }
 
 static void ew_chunk(void *ctx, size_t b, size_t e) {
@@ -396,6 +398,7 @@ static void ew_chunk(void *ctx, size_t b, size_t e) {
       }
     }
   }
+  if (E->stream) bxfx_stream_fence();
 }
 
 /* ------------------------------------------------------------ tile walk */
@@ -509,6 +512,7 @@ static void ew_tile_chunk(void *ctx, size_t b, size_t e) {
       ew_block(E, &B, in, ist, (size_t)((o * rows + r) * cols + c0), n);
     }
   }
+  if (E->stream) bxfx_stream_fence();
 }
 
 /* Sets E's index space to out's shape with each input's broadcast strides,
@@ -689,6 +693,23 @@ static size_t ew_cost(const struct ew *E) {
   }
 }
 
+/* Whether E's kernel keeps up with memory, so that the lines a plain
+ * store reads first are its cost.  Slower ones (transcendentals, pow,
+ * rem, and by measurement sqrt, rsqrt, recip, div, f32 clamp and f64
+ * rounding) hide that read behind their arithmetic, and their blocks
+ * staged through L1 and streamed out in a burst ran 5-35% slower (200
+ * calls alternating in one process, and the matrix, 4M elements). */
+static bool ew_memory_bound(const struct ew *E) {
+  switch (E->op) {
+  case BXR_OP_SQRT: case BXR_OP_RSQRT: case BXR_OP_RECIP: case BXR_OP_DIV: return false;
+  case BXR_OP_CLAMP: return E->rin != BXFX_R_F32;
+  /* f64 rounding is a libm call per element (the baseline ISA has no
+   * roundsd): 48-66% of copy bandwidth, slower streamed */
+  case BXR_OP_FLOOR: case BXR_OP_CEIL: case BXR_OP_ROUND: return E->rin == BXFX_R_F32;
+  default: return ew_cost(E) == 1;
+  }
+}
+
 /* Runs E into out over the index space `shape` (out's own, or [numel]
  * when the layout is kept: out's buffer as a flat array). */
 static void ew_run(struct ew *E, bext_tensor *out, int rank, const int64_t *shape) {
@@ -697,8 +718,12 @@ static void ew_run(struct ew *E, bext_tensor *out, int rank, const int64_t *shap
   ew_shape(E, rank, shape);
   size_t n = (size_t)bxr_numel(rank, shape);
   if (n == 0) return;
-  /* Past ~32 MiB the output cannot stay cached anyway: stream it. */
-  E->stream = is_fast_f32(E) && bxfx_is_native(E->odt, E->rout) && n * sizeof(float) >= ((size_t)32 << 20);
+  /* An output too large to stay cached goes out by streaming stores;
+   * outputs the kernels do not write directly (narrowed to f16, bf16,
+   * i32 from a wider representation) keep their plain stores. */
+  E->stream = bxfx_is_native(E->odt, E->rout) && ew_memory_bound(E) && n * bext_dtype_size(E->odt) >= bxfx_stream_min();
+  for (int k = 0; k < E->nin; k++)
+    if (E->src[k] == E->dst) E->stream = false;   /* in place: its lines are read anyway */
   /* The fused half kernels: operands of one half type h (the output's,
    * but for comparisons) or f32 (a scalar, or a threshold). */
   E->binh = E->cmph = E->unh = 0;
@@ -862,6 +887,27 @@ static bool small_f32(struct bxr_op *op, bext_tensor **res) {
 
 static bext_tensor *ew_general(struct bxr_op *op);
 
+/* The jobs below write element i of their output at o + i*osz through
+ * part(ctx, b, e, o + b*osz).  A streamed output (past bxfx_stream_min)
+ * is computed BXFX_BLK elements at a time into an L1 buffer and copied
+ * out by stream_out, as ew_block does; the chunk fences at its end. */
+typedef void (*part_fn)(const void *ctx, size_t b, size_t e, char *o);
+static void staged(part_fn part, const void *ctx, char *o, size_t osz, bool stream, size_t b, size_t e) {
+  if (!stream) { part(ctx, b, e, o + b * osz); return; }
+  _Alignas(32) char buf[BXFX_BLK * 8];
+  const struct bxfx_kernels *K = bxfx_kern();
+  for (size_t s = b; s < e; s += BXFX_BLK) {
+    size_t m = e - s < BXFX_BLK ? e - s : BXFX_BLK;
+    part(ctx, s, s + m, buf);
+    K->stream_out(o + s * osz, buf, m * osz);
+  }
+  bxfx_stream_fence();
+}
+/* In place (o is an input) the lines are read anyway: nothing to skip. */
+static bool streams(const void *o, const void *a, const void *b, size_t n, size_t osz) {
+  return o != a && o != b && n * osz >= bxfx_stream_min();
+}
+
 /* f32 tensor op a scalar f32 cannot hold (x * 1e-3): the result is the
  * f64 operation rounded once to f32, so a widening kernel computes it in
  * f64 lanes straight from the f32 input, split across the pool.  The
@@ -869,13 +915,18 @@ static bext_tensor *ew_general(struct bxr_op *op);
  * block (widen, operate, narrow) at about half the bandwidth. */
 struct widen_job {
   int k;
+  bool stream;
   double s;
   const float *a;
   float *o;
 };
+static void widen_part(const void *ctx, size_t b, size_t e, char *o) {
+  const struct widen_job *J = ctx;
+  bxfx_kern()->binw_f32(J->k, J->a + b, J->s, (float *)(void *)o, e - b);
+}
 static void widen_chunk(void *ctx, size_t b, size_t e) {
   const struct widen_job *J = ctx;
-  bxfx_kern()->binw_f32(J->k, J->a + b, J->s, J->o + b, e - b);
+  staged(widen_part, J, (char *)J->o, sizeof(float), J->stream, b, e);
 }
 static bool widened_scalar(struct bxr_op *op, bext_tensor **res) {
   static const signed char wk[BXR_OP_COUNT] = {
@@ -887,11 +938,13 @@ static bool widened_scalar(struct bxr_op *op, bext_tensor **res) {
   if (k <= 0 || a->dtype != BEXT_F32 || op->out.dtype != BEXT_F32 || !bxr_is_contiguous(a)) return false;
   double s = op->sc[0].f;
   if ((double)(float)s == s) return false;  /* exact: the f32 kernels (NaN is unequal: here) */
-  struct widen_job J = { k - 1, s, f32_data(a), NULL };
+  struct widen_job J = { k - 1, false, s, f32_data(a), NULL };
   bext_tensor *out = bxfx_output(op, 1);
   if (out) {
+    size_t n = (size_t)bxr_numel(out->rank, out->shape);
     J.o = f32_data(out);
-    bxr_pool_for((size_t)bxr_numel(out->rank, out->shape), 2, 64, widen_chunk, &J);
+    J.stream = J.k != BXFX_BIN_div && streams(J.o, J.a, NULL, n, sizeof(float));
+    bxr_pool_for(n, 2, 64, widen_chunk, &J);
   }
   *res = out;
   return true;
@@ -920,58 +973,65 @@ struct native_job {
   int mode;
   int hk;                   /* NK_CMP_HALF: BXFX_H_* */
   float thr;                /* NK_CMP_F32 / NK_CMP_HALF with a scalar: f32_threshold's */
+  bool stream;              /* staged(): the output streams */
+  size_t osz;               /* output element bytes */
   const char *a, *b;
   char *o;
   size_t pa, pb;            /* periods: output element i reads a[i % pa], b[i % pb] */
   int64_t lo, hi;           /* clamp bounds */
 };
-/* n output elements from o[io] on, a read from a[ia], b from b[ib]. */
-static void native_run(const struct native_job *J, size_t ia, size_t ib, size_t io, size_t n) {
+/* n output elements into o, a read from a[ia], b from b[ib]. */
+static void native_run(const struct native_job *J, size_t ia, size_t ib, char *o, size_t n) {
   const struct bxfx_kernels *K = bxfx_kern();
   size_t bs = J->mode == BXFX_VS ? 0 : ib;
   /* (unary kinds have no b: no pointer arithmetic on NULL) */
   const int32_t *a32 = (const int32_t *)(const void *)J->a + ia, *b32 = J->b ? (const int32_t *)(const void *)J->b + bs : NULL;
   const int64_t *a64 = (const int64_t *)(const void *)J->a + ia, *b64 = J->b ? (const int64_t *)(const void *)J->b + bs : NULL;
   switch (J->kind) {
-  case NK_BIN_I32: K->bin_i32(J->k, a32, b32, (int32_t *)(void *)J->o + io, n, J->mode); break;
-  case NK_UN_I32: K->un_i32(J->k, a32, (int32_t *)(void *)J->o + io, n, (int32_t)J->lo, (int32_t)J->hi); break;
-  case NK_UN_I64: K->un_i64(J->k, a64, (int64_t *)(void *)J->o + io, n, J->lo, J->hi); break;
-  case NK_DIVS_I64: K->divs_i64(a64, *b64, (int64_t *)(void *)J->o + io, n, J->k); break;
-  case NK_POW_I64: K->pow_i64(a64, b64, (int64_t *)(void *)J->o + io, n, J->mode); break;
-  case NK_BOOL: K->bop(J->k, (const uint8_t *)J->a + ia, (const uint8_t *)J->b + bs, (uint8_t *)J->o + io, n); break;
-  case NK_CMP_I32: K->cmp_i32(J->k, a32, b32, (uint8_t *)J->o + io, n, J->mode); break;
-  case NK_CMP_I64: K->cmp_i64(J->k, a64, b64, (uint8_t *)J->o + io, n, J->mode); break;
+  case NK_BIN_I32: K->bin_i32(J->k, a32, b32, (int32_t *)(void *)o, n, J->mode); break;
+  case NK_UN_I32: K->un_i32(J->k, a32, (int32_t *)(void *)o, n, (int32_t)J->lo, (int32_t)J->hi); break;
+  case NK_UN_I64: K->un_i64(J->k, a64, (int64_t *)(void *)o, n, J->lo, J->hi); break;
+  case NK_DIVS_I64: K->divs_i64(a64, *b64, (int64_t *)(void *)o, n, J->k); break;
+  case NK_POW_I64: K->pow_i64(a64, b64, (int64_t *)(void *)o, n, J->mode); break;
+  case NK_BOOL: K->bop(J->k, (const uint8_t *)J->a + ia, (const uint8_t *)J->b + bs, (uint8_t *)o, n); break;
+  case NK_CMP_I32: K->cmp_i32(J->k, a32, b32, (uint8_t *)o, n, J->mode); break;
+  case NK_CMP_I64: K->cmp_i64(J->k, a64, b64, (uint8_t *)o, n, J->mode); break;
   case NK_CMP_F64:
     K->cmp_f64(J->k, (const double *)(const void *)J->a + ia, (const double *)(const void *)J->b + bs,
-               (uint8_t *)J->o + io, n, J->mode);
+               (uint8_t *)o, n, J->mode);
     break;
   case NK_CMP_F32:
     K->cmp[J->k]((const float *)(const void *)J->a + ia, J->mode == BXFX_VS ? &J->thr : (const float *)(const void *)J->b + ib,
-                 (uint8_t *)J->o + io, n, J->mode);
+                 (uint8_t *)o, n, J->mode);
     break;
   case NK_CMP_HALF: {
     const uint16_t *ha = (const uint16_t *)(const void *)J->a + ia;
     K->cmp_half[J->hk][J->k](ha, J->mode == BXFX_VS ? ha : (const uint16_t *)(const void *)J->b + ib, J->thr,
-                             (uint8_t *)J->o + io, n, J->mode);
+                             (uint8_t *)o, n, J->mode);
     break;
   }
   }
 }
-/* A chunk in runs that no operand's period cuts: a row broadcast is one
- * kernel call per row against the same row, not a per-element index. */
-static void native_chunk(void *ctx, size_t b, size_t e) {
+/* Output elements [b, e) into o, in runs that no operand's period cuts: a
+ * row broadcast is one kernel call per row against the same row, not a
+ * per-element index. */
+static void native_part(const void *ctx, size_t b, size_t e, char *o) {
   const struct native_job *J = ctx;
   if (J->pa >= e && J->pb >= e) {   /* no wrap (every same-shape op): no divisions */
-    native_run(J, b, b, b, e - b);
+    native_run(J, b, b, o, e - b);
     return;
   }
   for (size_t i = b; i < e;) {
     size_t ia = i % J->pa, ib = i % J->pb, n = e - i;
     if (J->pa - ia < n) n = J->pa - ia;
     if (J->pb - ib < n) n = J->pb - ib;
-    native_run(J, ia, ib, i, n);
+    native_run(J, ia, ib, o + (i - b) * J->osz, n);
     i += n;
   }
+}
+static void native_chunk(void *ctx, size_t b, size_t e) {
+  const struct native_job *J = ctx;
+  staged(native_part, J, J->o, J->osz, J->stream, b, e);
 }
 
 /* The period of t as an operand of an op of output shape (rank, shape)
@@ -1089,8 +1149,10 @@ static bool native_width(struct bxr_op *op, bext_tensor **res) {
   bext_tensor *out = keep ? output_like(op, a) : bxfx_output(op, scalar ? 1 : op->n_in);
   if (out) {
     J.o = bxr_data(out);
+    J.osz = bext_dtype_size(out->dtype);
     const bool costly = J.kind == NK_DIVS_I64 || J.kind == NK_POW_I64 ||
                         (J.kind == NK_BIN_I32 && (J.k == BXFX_IOP_div || J.k == BXFX_IOP_rem || J.k == BXFX_IOP_pow));
+    J.stream = !costly && streams(J.o, J.a, J.b, (size_t)numel, J.osz);   /* as ew_memory_bound */
     bxr_pool_for((size_t)numel, costly ? 4 : 1, 64, native_chunk, &J);
   }
   *res = out;

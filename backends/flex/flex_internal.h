@@ -58,6 +58,25 @@ static inline void bxfx_prefetch_runs(const void *p, int64_t stride, int64_t run
     for (int64_t x = 0; x < bytes; x += 64) __builtin_prefetch((const char *)p + q * stride + x, 0, 1);
 }
 
+/* Non-temporal outputs (kernels' stream_out): an output of at least
+ * bxfx_stream_min() bytes is computed a block at a time in L1 and copied
+ * out with streaming stores, skipping the read-for-ownership of lines it
+ * overwrites whole.  The default is half the last-level cache (sysfs,
+ * then 32 MiB); BEXT_FLEX_STREAM_MIN (bytes) overrides it, and
+ * bxfx_stream_set_min (tests: 0 streams everything, SIZE_MAX nothing)
+ * sets it and returns the previous value. */
+BXFX_FUNC size_t bxfx_stream_min(void);
+BXFX_FUNC size_t bxfx_stream_set_min(size_t bytes);
+
+/* Streaming stores are weakly ordered: each thread that issued them fences
+ * before its part of the work counts as done (the pool's join alone is
+ * not documented to order them). */
+static inline void bxfx_stream_fence(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_sfence();
+#endif
+}
+
 /* The output of op: input i reused in place when bxr_op_can_reuse allows
  * (taken from the descriptor), else a fresh contiguous tensor. */
 BXFX_FUNC bext_tensor *bxfx_output(struct bxr_op *op, int reuse_from);

@@ -140,9 +140,11 @@ typedef void (*bxfx_un_f32_fn)(const float *a, float *o, size_t n);
 struct bxfx_kernels {
   const char *isa;                           /* "avx2" or "generic" */
   bxfx_bin_f32_fn bin[BXFX_BIN_COUNT];
-  /* The same with non-temporal stores, for outputs much larger than the
-   * last-level cache (fences before returning). */
-  bxfx_bin_f32_fn bin_nt[BXFX_BIN_COUNT];
+  /* o[0..bytes) = s[0..bytes) with non-temporal stores where o is
+   * aligned (plain ones for its head and tail): a block computed in cache
+   * copied out to an output too large to stay there.  Unfenced: see
+   * bxfx_stream_fence (flex_internal.h). */
+  void (*stream_out)(void *o, const void *s, size_t bytes);
   bxfx_un_f32_fn un[BXFX_UN_COUNT];
   void (*cmp[BXFX_CMP_COUNT])(const float *a, const float *b, uint8_t *o, size_t n, int mode);
   /* i32 o[i] = a[i] OP b[i] (BXFX_IOP_*), mode BXFX_VV or BXFX_VS; unary

@@ -8,6 +8,9 @@
  * vector code at -O2 without relying on the auto-vectorizer's cost model. */
 #include <math.h>
 #include <string.h>
+#if defined(__SSE2__) && !defined(BXFX_AVX)
+#include <emmintrin.h>   /* the baseline's streaming stores (x86-64 has SSE2) */
+#endif
 
 typedef float v8f __attribute__((vector_size(32)));
 typedef int32_t v8i __attribute__((vector_size(32)));
@@ -94,34 +97,48 @@ static inline v8i SFX(splati)(int32_t x) { v8i v = { x, x, x, x, x, x, x, x }; r
 BXFX_BIN_LIST(BXFX_BIN_DEF)
 #undef BXFX_BIN_DEF
 
-/* Streaming variants for outputs far larger than the caches: non-temporal
- * stores skip the read-for-ownership of every output line (a third of an
- * add's memory traffic).  Only the AVX build has them; elsewhere the plain
- * kernels stand in. */
-#ifdef BXFX_AVX
-#define BXFX_LDX(i) (mode == BXFX_SV ? SFX(splat)(a[0]) : SFX(ld)(a + (i)))
-#define BXFX_LDY(i) (mode == BXFX_VS ? SFX(splat)(b[0]) : SFX(ld)(b + (i)))
-#define BXFX_BIN_NT_DEF(name)                                                        \
-  static void SFX(binnt_##name)(const float *a, const float *b, float *o, size_t n, \
-                                int mode) {                                          \
-    size_t i = 0;                                                                    \
-    size_t sa = mode == BXFX_SV ? 0 : 1, sb = mode == BXFX_VS ? 0 : 1;               \
-    for (; i < n && ((uintptr_t)(o + i) & 31u); i++) {                               \
-      float x = a[i * sa], y = b[i * sb];                                            \
-      o[i] = BXFX_SEXPR_##name;                                                      \
-    }                                                                                \
-    for (; i + 8 <= n; i += 8) {                                                     \
-      v8f x = BXFX_LDX(i), y = BXFX_LDY(i);                                          \
-      _mm256_stream_ps(o + i, (__m256)(BXFX_VEXPR_##name));                          \
-    }                                                                                \
-    for (; i < n; i++) { float x = a[i * sa], y = b[i * sb]; o[i] = BXFX_SEXPR_##name; } \
-    _mm_sfence(); /* order the weakly-ordered stores before anyone reads */         \
+/* ---- streaming copy-out ---------------------------------------------- */
+/* o[0..bytes) = s[0..bytes), non-temporal from o's first 32-byte boundary
+ * (plain stores before it and for the tail).  A kernel's block computed in
+ * L1 leaves for memory without the read-for-ownership of its lines: an
+ * out-of-place op on outputs larger than the last-level cache moves 2
+ * bytes per byte written instead of 3.  One copy-out for every kernel,
+ * not a streaming twin of each.  The caller fences (bxfx_stream_fence)
+ * before anyone reads o. */
+#if defined(BXFX_AVX)
+static void SFX(stream_out)(void *o, const void *s, size_t bytes) {
+  char *d = o;
+  const char *p = s;
+  size_t head = (size_t)(-(uintptr_t)d & 31u);
+  if (head > bytes) head = bytes;
+  memcpy(d, p, head);
+  d += head, p += head, bytes -= head;
+  for (; bytes >= 64; d += 64, p += 64, bytes -= 64) {
+    __m256i v0 = _mm256_loadu_si256((const __m256i *)(const void *)p);
+    __m256i v1 = _mm256_loadu_si256((const __m256i *)(const void *)(p + 32));
+    _mm256_stream_si256((__m256i *)(void *)d, v0);
+    _mm256_stream_si256((__m256i *)(void *)(d + 32), v1);
   }
-BXFX_BIN_LIST(BXFX_BIN_NT_DEF)
-#undef BXFX_BIN_NT_DEF
-#define BXFX_BIN_NT(n) SFX(binnt_##n)
+  if (bytes >= 32) {
+    _mm256_stream_si256((__m256i *)(void *)d, _mm256_loadu_si256((const __m256i *)(const void *)p));
+    d += 32, p += 32, bytes -= 32;
+  }
+  memcpy(d, p, bytes);
+}
+#elif defined(__SSE2__)
+static void SFX(stream_out)(void *o, const void *s, size_t bytes) {
+  char *d = o;
+  const char *p = s;
+  size_t head = (size_t)(-(uintptr_t)d & 15u);
+  if (head > bytes) head = bytes;
+  memcpy(d, p, head);
+  d += head, p += head, bytes -= head;
+  for (; bytes >= 16; d += 16, p += 16, bytes -= 16)
+    _mm_stream_si128((__m128i *)(void *)d, _mm_loadu_si128((const __m128i *)(const void *)p));
+  memcpy(d, p, bytes);
+}
 #else
-#define BXFX_BIN_NT(n) SFX(bin_##n)
+static void SFX(stream_out)(void *o, const void *s, size_t bytes) { memcpy(o, s, bytes); }
 #endif
 
 /* ---- comparisons ------------------------------------------------------- */
@@ -2332,11 +2349,7 @@ const struct bxfx_kernels VARIANT = {
     BXFX_BIN_LIST(X)
 #undef X
   },
-  .bin_nt = {
-#define X(n) [BXFX_BIN_##n] = BXFX_BIN_NT(n),
-    BXFX_BIN_LIST(X)
-#undef X
-  },
+  .stream_out = SFX(stream_out),
   .un = {
 #define X(n) [BXFX_UN_##n] = SFX(un_##n),
     BXFX_UN_LIST(X)
