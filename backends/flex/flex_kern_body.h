@@ -147,8 +147,9 @@ static void SFX(stream_out)(void *o, const void *s, size_t bytes) { memcpy(o, s,
  * elements).  Whole 32-byte (baseline: 16-byte) vectors from o's first
  * boundary, stored non-temporally when stream (no read-for-ownership of
  * the lines they overwrite; the caller fences), bytes before and after
- * it one at a time.  A plain loop of stores: the baseline's wmemset and
- * glibc's ERMS paths both ran slower than these stores for 32 MiB. */
+ * it one at a time.  Plain stores tied glibc's wmemset (AVX2, ERMS) and
+ * rep stosq on 16-128 MiB fills (2 threads, min of 100); flex_layout.c's
+ * fill_chunk says when to stream. */
 static void SFX(fill8)(void *o, size_t bytes, uint64_t pat, bool stream) {
   unsigned char *d = o;
   unsigned char pb[8];
