@@ -353,10 +353,9 @@ static void random_chunk(void *ctx, size_t b, size_t e) {
 /* arange: element i is start + i * step stored by bxr_store_f64's rules;
  * f32, f64, i32 and i64 through the kernels (the same conversions, in
  * lanes), i32, i64 and f32 by integer adds when arange_exact allows (f64
- * already runs at copy speed), the rest
- * element by element.  Never streamed: staged through L1 and streamed
- * out, 16 and 32 MiB aranges ran 2x slower than plain stores (see
- * fill_chunk). */
+ * already runs at copy speed), the rest element by element.  Never
+ * streamed: staged through L1 and streamed out, the matrix's 16 MiB f32
+ * arange ran up to 2x slower than with plain stores (see fill_chunk). */
 static void arange_chunk(void *ctx, size_t b, size_t e) {
   const struct fill_job *J = ctx;
   const struct bxfx_kernels *K = bxfx_kern();
