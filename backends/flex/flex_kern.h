@@ -317,6 +317,9 @@ struct bxfx_kernels {
   /* Half o[i] = a[i] < lo ? lo : a[i] > hi ? hi : a[i] in f32 (NaN passes,
    * lo <= hi not required) rounded to the type likewise; o may equal a. */
   void (*clamp_half[BXFX_H_COUNT])(const uint16_t *a, uint16_t *o, size_t n, float lo, float hi);
+  /* The same clamp of f32 (o may equal a): the general engine's f32
+   * clamp, which ran it as a scalar loop compiled for the baseline ISA. */
+  void (*clamp_f32)(const float *a, float *o, size_t n, float lo, float hi);
   /* Half o[i] = powi_f32 of a[i] rounded to the type likewise, |e| <=
    * BXFX_POWI_MAX; o may equal a. */
   void (*powi_half[BXFX_H_COUNT])(const uint16_t *a, uint16_t *o, size_t n, int e);

@@ -2182,6 +2182,18 @@ BXFX_UN_EL_LIST(BXFX_UNH_BF16)
 BXFX_CLAMPH_DEF(F16, f16)
 BXFX_CLAMPH_DEF(BF16, bf16)
 #undef BXFX_CLAMPH_DEF
+static void SFX(clamp_f32)(const float *a, float *o, size_t n, float lo, float hi) {
+  const v8f lov = SFX(splat)(lo), hiv = SFX(splat)(hi);
+  size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    v8f x = SFX(ld)(a + i), x2 = SFX(ld)(a + i + 8);
+    BXFX_ST(o + i, BXFX_VCLAMP_);
+    x = x2;
+    BXFX_ST(o + i + 8, BXFX_VCLAMP_);
+  }
+  for (; i + 8 <= n; i += 8) { v8f x = SFX(ld)(a + i); BXFX_ST(o + i, BXFX_VCLAMP_); }
+  for (; i < n; i++) o[i] = a[i] < lo ? lo : a[i] > hi ? hi : a[i];
+}
 #undef BXFX_VCLAMP_
 #undef BXFX_UNH_LOOP_
 
@@ -2557,6 +2569,7 @@ const struct bxfx_kernels VARIANT = {
 #undef Y
   },
   .clamp_half = { [BXFX_H_F16] = SFX(clamph_f16), [BXFX_H_BF16] = SFX(clamph_bf16) },
+  .clamp_f32 = SFX(clamp_f32),
   .powi_half = { [BXFX_H_F16] = SFX(powih_f16), [BXFX_H_BF16] = SFX(powih_bf16) },
   .f32_to_i32 = SFX(f32_to_i32),
   .i32_to_f32 = SFX(i32_to_f32),

@@ -1554,6 +1554,46 @@ Test(flex_blocks, fused_half_clamp_matches_scalars) {
           }
 }
 
+/* clamp_f32, both variants, on f32 bit patterns (NaNs with payloads,
+ * signed zeros, infinities, subnormals among them) at tail lengths, out
+ * of place and in place, bit for bit against the scalar rule, with the
+ * half test's bounds and signed-zero ones. */
+Test(flex_blocks, f32_clamp_matches_scalar_rule) {
+  enum { N = 4099 };
+  static uint32_t a[N], o[N + 1];   /* o[n]: a guard */
+  for (uint32_t i = 0; i < N; i++) a[i] = i * 2654435761u + 12345u;
+  static const float sp[] = { 0.0f, -0.0f, INFINITY, -INFINITY, NAN, -NAN, 1e-42f, -1e-42f, 1.0f, -2.0f, 1.5f };
+  for (size_t k = 0; k < sizeof sp / sizeof sp[0]; k++) memcpy(a + 3 * k, sp + k, sizeof(float));
+  static const float bounds[][2] = { { 0.5f, 1.5f }, { -3.0f, 100.0f }, { 2.0f, -2.0f }, { NAN, 1.0f },
+                                     { -1.0f, NAN }, { -INFINITY, 1e5f }, { -0.0f, 0.0f }, { 0.0f, -0.0f } };
+  const struct bxfx_kernels *K[2] = { &bxfx_kern_avx2, &bxfx_kern_gen };
+  static const size_t lens[] = { N, 1, 7, 8, 9, 15, 16, 17, 31, 33 };
+  for (int v = 0; v < 2; v++)
+    for (size_t bi = 0; bi < sizeof bounds / sizeof bounds[0]; bi++)
+      for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++)
+        for (int inplace = 0; inplace < 2; inplace++) {
+          const float lo = bounds[bi][0], hi = bounds[bi][1];
+          const size_t n = lens[li], off = n < N ? li * 397 % 4000 : 0;
+          memset(o, 0xa5, sizeof o);
+          if (inplace) memcpy(o, a + off, n * sizeof o[0]);
+          K[v]->clamp_f32((const float *)(const void *)(inplace ? o : a + off), (float *)(void *)o, n, lo, hi);
+          int bad = 0;
+          for (size_t i = 0; i < n && bad < 3; i++) {
+            float x, r;
+            memcpy(&x, a + off + i, sizeof x);
+            r = x < lo ? lo : x > hi ? hi : x;
+            uint32_t want;
+            memcpy(&want, &r, sizeof want);
+            if (o[i] != want) {
+              cr_expect_fail("%s clamp_f32 [%g, %g] n %zu%s [%zu] of %#x: %#x, scalar rule %#x", K[v]->isa, lo, hi, n,
+                             inplace ? " in place" : "", i, a[off + i], o[i], want);
+              bad++;
+            }
+          }
+          cr_expect(o[n] == 0xa5a5a5a5u, "clamp_f32 wrote past n = %zu", n);
+        }
+}
+
 /* The fused half powi (powi_half), both kinds and variants, all 2^16
  * patterns at tail lengths, out of place and in place, against the same
  * variant's powi_f32 of the widened values rounded to the type (the
