@@ -358,6 +358,8 @@ struct sel_job {
   const bext_tensor *t, *idx;
   bext_tensor *out;
   int dim;
+  size_t flat;              /* > 0: each slice is this many contiguous bytes on both sides */
+  bool stream;              /* flat slices into an output past bxfx_stream_min */
   int64_t shape[BEXT_MAX_RANK], os[BEXT_MAX_RANK];
 };
 
@@ -365,6 +367,16 @@ static void select_slices(void *ctx, size_t b, size_t e) {
   const struct sel_job *J = ctx;
   const bext_tensor *t = J->t;
   const int64_t es = (int64_t)bext_dtype_size(t->dtype);
+  if (J->stream) {   /* whole rows of a large output: no read of the lines they overwrite */
+    const struct bxfx_kernels *K = bxfx_kern();
+    for (size_t i = b; i < e; i++) {
+      int64_t v = index_at(J->idx, (int64_t)i * J->idx->strides[0]);
+      K->stream_out((char *)bxr_data(J->out) + i * J->flat, (const char *)bxr_data(t) + v * t->strides[J->dim] * es,
+                    J->flat);
+    }
+    bxfx_stream_fence();
+    return;
+  }
   for (size_t i = b; i < e; i++) {
     int64_t v = index_at(J->idx, (int64_t)i * J->idx->strides[0]);
     bxfx_copy_strided((char *)bxr_data(J->out) + (int64_t)i * J->os[J->dim] * es, J->os,
@@ -422,6 +434,12 @@ bext_tensor *bxfx_exec_index(struct bxr_op *op) {
     J.shape[dim] = 1;
     bxr_contiguous_strides(out->rank, out->shape, J.os);
     int64_t slice = bxr_numel(t->rank, J.shape);
+    /* A contiguous source whose dims before dim are 1s: slice v is
+     * `slice` elements from v * strides[dim], as output slice i is. */
+    bool lead1 = bxr_is_contiguous(t);
+    for (int d = 0; d < dim; d++) lead1 = lead1 && t->shape[d] == 1;
+    J.flat = lead1 ? (size_t)slice * bext_dtype_size(t->dtype) : 0;
+    J.stream = J.flat && (size_t)bxr_numel(out->rank, out->shape) * bext_dtype_size(t->dtype) >= bxfx_stream_min();
     /* Many slices: split them across the pool (each copy then runs
      * inline); a few large ones split inside bxfx_copy_strided. */
     if (idx->shape[0] >= 8) bxr_pool_for((size_t)idx->shape[0], (size_t)slice / 4 + 1, 1, select_slices, &J);
