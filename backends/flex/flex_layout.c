@@ -18,6 +18,7 @@ struct copy_job {
   int rank;                         /* coalesced; the last dim is the row */
   int64_t shape[BEXT_MAX_RANK], ds[BEXT_MAX_RANK], ss[BEXT_MAX_RANK];
   size_t es;
+  bool stream;                      /* unit-stride runs go out by stream_out */
 };
 
 /* d[i] = s[n - 1 - i] for n elements of es bytes: a row flipped along
@@ -48,7 +49,11 @@ static void copy_rows(void *ctx, size_t b, size_t e) {
     }
     char *dp = J->dst + doff * es;
     const char *sp = J->src + soff * es;
-    if (dsl == 1 && ssl == 1) { memcpy(dp, sp, (size_t)(L * es)); continue; }
+    if (dsl == 1 && ssl == 1) {
+      if (J->stream) bxfx_kern()->stream_out(dp, sp, (size_t)(L * es));
+      else memcpy(dp, sp, (size_t)(L * es));
+      continue;
+    }
     if (dsl == 1 && ssl == -1) { copy_rev(dp, sp - (L - 1) * es, (size_t)L, (size_t)es); continue; }
     switch (es) {
     case 1: for (int64_t i = 0; i < L; i++) dp[i * dsl] = sp[i * ssl]; break;
@@ -57,6 +62,7 @@ static void copy_rows(void *ctx, size_t b, size_t e) {
     default: for (int64_t i = 0; i < L; i++) ((uint64_t *)dp)[i * dsl] = ((const uint64_t *)sp)[i * ssl]; break;
     }
   }
+  if (J->stream) bxfx_stream_fence();
 }
 
 /* A transposing copy: the source is contiguous along dim p (ss[p] == 1),
@@ -203,11 +209,12 @@ struct flat_job {
   char *dst;
   const char *src;
   size_t es, bytes;
-  bool rev;
+  bool rev, stream;
 };
 static void copy_flat(void *ctx, size_t b, size_t e) {
   const struct flat_job *F = ctx;
   if (F->rev) copy_rev(F->dst + b, F->src + (F->bytes - e), (e - b) / F->es, F->es);
+  else if (F->stream) bxfx_kern()->stream_out(F->dst + b, F->src + b, e - b), bxfx_stream_fence();
   else memcpy(F->dst + b, F->src + b, e - b);
 }
 
@@ -231,6 +238,13 @@ void bxfx_copy_strided(void *dst, const int64_t *dst_strides, const void *src,
   }
   if (r == 0) { J.shape[0] = 1; J.ds[0] = J.ss[0] = 1; r = 1; }
   J.rank = r;
+  /* Unit-stride runs into an output past bxfx_stream_min stream, as the
+   * elementwise outputs do (glibc's memcpy stores plainly below 240 MiB
+   * here, reading each line it overwrites).  Reversed runs and strided
+   * element loops keep plain stores. */
+  size_t total = esize;
+  for (int d = 0; d < r; d++) total *= (size_t)J.shape[d];
+  J.stream = J.ds[r - 1] == 1 && J.ss[r - 1] == 1 && total >= bxfx_stream_min();
   /* a transpose: the source runs along some other dim than the last */
   if (r >= 2 && J.ss[r - 1] != 1 && J.shape[r - 1] >= BXFX_TILE) {
     for (int p = r - 2; p >= 0; p--) {
@@ -263,7 +277,8 @@ void bxfx_copy_strided(void *dst, const int64_t *dst_strides, const void *src,
         soff += i * J.ss[d];
       }
       const char *src = J.src + soff * (int64_t)esize;
-      struct flat_job F = { J.dst + doff * (int64_t)esize, rev ? src - (bytes - esize) : src, esize, bytes, rev };
+      struct flat_job F = { J.dst + doff * (int64_t)esize, rev ? src - (bytes - esize) : src, esize, bytes, rev,
+                            J.stream };
       bxr_pool_for(bytes, 1, 4096, copy_flat, &F);
     }
     return;

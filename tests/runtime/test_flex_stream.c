@@ -290,3 +290,53 @@ Test(flex_stream, select_streamed_equals_stored) {
         bext_release(r[1]);
       }
 }
+
+/* Layout copies streamed (threshold 0) and not: the same bytes.  Their
+ * unit-stride runs go out by stream_out: cat along either dim (rows of
+ * one part, then the other), repeat_dim, slice_assign (the copy of t,
+ * then the slice), contiguous of a narrow and of an expand; odd row
+ * lengths (unaligned runs), two threads' worth. */
+Test(flex_stream, layout_copies_streamed_equal_stored) {
+  static const bext_dtype dts[] = { BEXT_F32, BEXT_F64, BEXT_BF16, BEXT_I64, BEXT_BOOL };
+  static const int64_t cs[] = { 1, 7, 33, 1037 };
+  for (size_t d = 0; d < sizeof dts / sizeof dts[0]; d++)
+    for (size_t c = 0; c < sizeof cs / sizeof cs[0]; c++)
+      for (int which = 0; which < 6; which++) {
+        const int64_t R = 300, C = cs[c];
+        bext_tensor *r[2];
+        const size_t lim[2] = { SIZE_MAX, 0 };
+        for (int s = 0; s < 2; s++) {
+          size_t old = bxfx_stream_set_min(lim[s]);
+          bext_tensor *a = bext_reshape(values(dts[d], R * C, 5), (int64_t[]){ R, C }, 2);
+          bext_tensor *b = bext_reshape(values(dts[d], R * C, 6), (int64_t[]){ R, C }, 2);
+          cr_assert(a && b, "%s", bext_last_error());
+          bext_tensor *ab[2] = { a, b };
+          switch (which) {
+          case 0: r[s] = bext_cat(ab, 2, 0); break;
+          case 1: r[s] = bext_cat(ab, 2, 1); break;
+          case 2: bext_release(b); r[s] = bext_repeat_dim(a, 0, 3); break;
+          case 3:
+            r[s] = bext_slice_assign(a, (int64_t[]){ 7, 0 }, (int64_t[]){ 107, C }, 2,
+                                     bext_narrow(b, 0, 50, 100));
+            break;
+          case 4: bext_release(b); r[s] = bext_contiguous(bext_narrow(a, 0, 3, R - 5)); break;
+          default:
+            bext_release(b);
+            r[s] = bext_contiguous(bext_expand(bext_narrow(a, 0, 2, 1), (int64_t[]){ 4, R, C }, 3));
+            break;
+          }
+          bxfx_stream_set_min(old);
+          cr_assert_not_null(r[s], "layout %d %s: %s", which, bext_dtype_name(dts[d]), bext_last_error());
+        }
+        const size_t bytes = (size_t)bext_numel(r[0]) * bext_dtype_size(dts[d]);
+        cr_assert_eq(bext_numel(r[0]), bext_numel(r[1]));
+        char *g = malloc(bytes), *h = malloc(bytes);
+        cr_assert(bext_read(r[0], h, bytes) && bext_read(r[1], g, bytes));
+        cr_assert(!memcmp(g, h, bytes), "layout copy %d %s C %lld: streamed bytes differ", which,
+                  bext_dtype_name(dts[d]), (long long)C);
+        free(g);
+        free(h);
+        bext_release(r[0]);
+        bext_release(r[1]);
+      }
+}
