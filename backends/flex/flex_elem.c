@@ -703,9 +703,11 @@ static bool ew_memory_bound(const struct ew *E) {
   switch (E->op) {
   case BXR_OP_SQRT: case BXR_OP_RSQRT: case BXR_OP_RECIP: case BXR_OP_DIV: return false;
   case BXR_OP_CLAMP: return E->rin != BXFX_R_F32;
-  /* f64 rounding is a libm call per element (the baseline ISA has no
-   * roundsd): 48-66% of copy bandwidth, slower streamed */
-  case BXR_OP_FLOOR: case BXR_OP_CEIL: case BXR_OP_ROUND: return E->rin == BXFX_R_F32;
+  /* f64 rounding is vroundpd lanes in the AVX2 table, a libm call per
+   * element in the baseline one (no roundsd before SSE4.1): 48-66% of
+   * copy bandwidth there, slower streamed */
+  case BXR_OP_FLOOR: case BXR_OP_CEIL: case BXR_OP_ROUND:
+    return E->rin == BXFX_R_F32 || bxfx_kern() == &bxfx_kern_avx2;
   default: return ew_cost(E) == 1;
   }
 }
