@@ -118,7 +118,7 @@ static void kernel(const struct ew *E, const void *const *in, const int *bc, voi
     case BXR_OP_CEIL: K->un[BXFX_UN_ceil](in[0], out, n); break;
     case BXR_OP_ROUND: K->un[BXFX_UN_round](in[0], out, n); break;
     case BXR_OP_SIGN: K->un[BXFX_UN_sign](in[0], out, n); break;
-    case BXR_OP_CLAMP: L1(float, float, x < pf0 ? pf0 : x > pf1 ? pf1 : x);
+    case BXR_OP_CLAMP: K->clamp_f32(in[0], out, n, pf0, pf1); break;
     case BXR_OP_POWI:
       if (pi0 >= -BXFX_POWI_MAX && pi0 <= BXFX_POWI_MAX) { K->powi_f32(in[0], out, n, (int)pi0); break; }
       L1(float, float, (float)pow((double)x, (double)pi0));
@@ -695,14 +695,13 @@ static size_t ew_cost(const struct ew *E) {
 
 /* Whether E's kernel keeps up with memory, so that the lines a plain
  * store reads first are its cost.  Slower ones (transcendentals, pow,
- * rem, and by measurement sqrt, rsqrt, recip, div, f32 clamp and f64
- * rounding) hide that read behind their arithmetic, and their blocks
- * staged through L1 and streamed out in a burst ran 5-35% slower (200
+ * rem, and by measurement sqrt, rsqrt, recip, div and f64 rounding by
+ * libm) hide that read behind their arithmetic, and their blocks staged
+ * through L1 and streamed out in a burst ran 5-35% slower (200
  * calls alternating in one process, and the matrix, 4M elements). */
 static bool ew_memory_bound(const struct ew *E) {
   switch (E->op) {
   case BXR_OP_SQRT: case BXR_OP_RSQRT: case BXR_OP_RECIP: case BXR_OP_DIV: return false;
-  case BXR_OP_CLAMP: return E->rin != BXFX_R_F32;
   /* f64 rounding is vroundpd lanes in the AVX2 table, a libm call per
    * element in the baseline one (no roundsd before SSE4.1): 48-66% of
    * copy bandwidth there, slower streamed */

@@ -148,6 +148,10 @@ struct bxfx_kernels {
    * copied out to an output too large to stay there.  Unfenced: see
    * bxfx_stream_fence (flex_internal.h). */
   void (*stream_out)(void *o, const void *s, size_t bytes);
+  /* o[0..bytes) = pat repeated from o (byte j is byte j % 8 of pat: an
+   * element replicated to 8 bytes), streamed past the caches when stream
+   * (unfenced, as stream_out). */
+  void (*fill8)(void *o, size_t bytes, uint64_t pat, bool stream);
   bxfx_un_f32_fn un[BXFX_UN_COUNT];
   void (*cmp[BXFX_CMP_COUNT])(const float *a, const float *b, uint8_t *o, size_t n, int mode);
   /* i32 o[i] = a[i] OP b[i] (BXFX_IOP_*), mode BXFX_VV or BXFX_VS; unary
@@ -235,6 +239,14 @@ struct bxfx_kernels {
   void (*arange_f32)(float *o, size_t n, double start, double step, int64_t i0);
   void (*arange_f64)(double *o, size_t n, double start, double step, int64_t i0);
   void (*arange_i32)(int32_t *o, size_t n, double start, double step, int64_t i0);
+  void (*arange_i64)(int64_t *o, size_t n, double start, double step, int64_t i0);
+  /* The same aranges when start, step and every value and product are
+   * integers below 2^52 in magnitude, in the output's range: o[i] =
+   * start + (i0 + i) * step by integer adds (bit for bit the f64 rule;
+   * f32 rounds the integer once). */
+  void (*iota_i32)(int32_t *o, size_t n, int64_t start, int64_t step, int64_t i0);
+  void (*iota_i64)(int64_t *o, size_t n, int64_t start, int64_t step, int64_t i0);
+  void (*iota_f32)(float *o, size_t n, int64_t start, int64_t step, int64_t i0);   /* values in i32's range */
   void (*mulacc_f32)(double *acc, const float *x, size_t n);
   void (*mulacc_f64)(double *acc, const double *x, size_t n);
   /* Index (n >= 1) of the first NaN, else of the first max (flags has
@@ -308,6 +320,9 @@ struct bxfx_kernels {
   /* Half o[i] = a[i] < lo ? lo : a[i] > hi ? hi : a[i] in f32 (NaN passes,
    * lo <= hi not required) rounded to the type likewise; o may equal a. */
   void (*clamp_half[BXFX_H_COUNT])(const uint16_t *a, uint16_t *o, size_t n, float lo, float hi);
+  /* The same clamp of f32 (o may equal a): the general engine's f32
+   * clamp, which ran it as a scalar loop compiled for the baseline ISA. */
+  void (*clamp_f32)(const float *a, float *o, size_t n, float lo, float hi);
   /* Half o[i] = powi_f32 of a[i] rounded to the type likewise, |e| <=
    * BXFX_POWI_MAX; o may equal a. */
   void (*powi_half[BXFX_H_COUNT])(const uint16_t *a, uint16_t *o, size_t n, int e);

@@ -141,6 +141,52 @@ static void SFX(stream_out)(void *o, const void *s, size_t bytes) {
 static void SFX(stream_out)(void *o, const void *s, size_t bytes) { memcpy(o, s, bytes); }
 #endif
 
+/* ---- fills -------------------------------------------------------------- */
+/* o[0..bytes) = pat repeated from o: byte j is byte j % 8 of pat (an
+ * element of 1, 2, 4 or 8 bytes replicated to 8 fills any run of whole
+ * elements).  Whole 32-byte (baseline: 16-byte) vectors from o's first
+ * boundary, stored non-temporally when stream (no read-for-ownership of
+ * the lines they overwrite; the caller fences), bytes before and after
+ * it one at a time.  Plain stores tied glibc's wmemset (AVX2, ERMS) and
+ * rep stosq on 16-128 MiB fills (2 threads, min of 100); flex_layout.c's
+ * fill_chunk says when to stream. */
+static void SFX(fill8)(void *o, size_t bytes, uint64_t pat, bool stream) {
+  unsigned char *d = o;
+  unsigned char pb[8];
+  memcpy(pb, &pat, 8);
+#if defined(BXFX_AVX)
+  enum { W = 32 };
+#else
+  enum { W = 16 };
+#endif
+  size_t head = (size_t)(-(uintptr_t)d & (W - 1)), j = 0;
+  if (head > bytes) head = bytes;
+  for (; j < head; j++) d[j] = pb[j & 7];
+  /* the pattern as seen from the first whole vector */
+  unsigned char rb[W];
+  for (int k = 0; k < W; k++) rb[k] = pb[(head + (size_t)k) & 7];
+  /* four vectors an iteration: one store a loop ran 1.4x slower on a
+   * 16 MiB (cache-resident) fill */
+#define BXFX_FILL_LOOP(ST, T, V)                                                     \
+  for (; j + 4 * W <= bytes; j += 4 * W)                                             \
+    for (int k_ = 0; k_ < 4; k_++) ST((T *)(void *)(d + j + k_ * W), V);             \
+  for (; j + W <= bytes; j += W) ST((T *)(void *)(d + j), V);
+#if defined(BXFX_AVX)
+  const __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)rb);
+  if (stream) { BXFX_FILL_LOOP(_mm256_stream_si256, __m256i, v) }
+  else { BXFX_FILL_LOOP(_mm256_store_si256, __m256i, v) }
+#elif defined(__SSE2__)
+  const __m128i v = _mm_loadu_si128((const __m128i *)(const void *)rb);
+  if (stream) { BXFX_FILL_LOOP(_mm_stream_si128, __m128i, v) }
+  else { BXFX_FILL_LOOP(_mm_store_si128, __m128i, v) }
+#else
+  (void)stream;
+  for (; j + W <= bytes; j += W) memcpy(d + j, rb, W);
+#endif
+  for (; j < bytes; j++) d[j] = pb[j & 7];
+}
+#undef BXFX_FILL_LOOP
+
 /* ---- comparisons ------------------------------------------------------- */
 /* o[i] = a[i] OP b[i] as 0/1 bytes, with mode as for the binary kernels.
  * Lanes compare to all-ones masks; the low byte of each mask's "& 1" is
@@ -2186,6 +2232,18 @@ BXFX_UN_EL_LIST(BXFX_UNH_BF16)
 BXFX_CLAMPH_DEF(F16, f16)
 BXFX_CLAMPH_DEF(BF16, bf16)
 #undef BXFX_CLAMPH_DEF
+static void SFX(clamp_f32)(const float *a, float *o, size_t n, float lo, float hi) {
+  const v8f lov = SFX(splat)(lo), hiv = SFX(splat)(hi);
+  size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    v8f x = SFX(ld)(a + i), x2 = SFX(ld)(a + i + 8);
+    BXFX_ST(o + i, BXFX_VCLAMP_);
+    x = x2;
+    BXFX_ST(o + i + 8, BXFX_VCLAMP_);
+  }
+  for (; i + 8 <= n; i += 8) { v8f x = SFX(ld)(a + i); BXFX_ST(o + i, BXFX_VCLAMP_); }
+  for (; i < n; i++) o[i] = a[i] < lo ? lo : a[i] > hi ? hi : a[i];
+}
 #undef BXFX_VCLAMP_
 #undef BXFX_UNH_LOOP_
 
@@ -2318,8 +2376,53 @@ typedef int64_t v4m __attribute__((vector_size(32)));
   } while (0)
 BXFX_ARANGE_DEF(arange_i32, int32_t, BXFX_ARANGE_ST_I32, bxk_f64_to_i32(v))
 #undef BXFX_ARANGE_ST_I32
+/* i64 by bxk_f64_to_i64 lane by lane (AVX2 has no f64 -> i64 conversion):
+ * the general rule, for starts or steps that are not small integers. */
+#define BXFX_ARANGE_ST_I64 do { for (int k_ = 0; k_ < 4; k_++) o[i + k_] = bxk_f64_to_i64(v[k_]); } while (0)
+BXFX_ARANGE_DEF(arange_i64, int64_t, BXFX_ARANGE_ST_I64, bxk_f64_to_i64(v))
+#undef BXFX_ARANGE_ST_I64
 #undef BXFX_ARANGE_DEF
 #undef BXFX_NOFUSE
+/* Integer arange, o[i] = start + (i0 + i) * step, where the caller has
+ * shown every value and product exact in a double (|x| < 2^52) and in
+ * the output's range: then the f64 rule above gives exactly these
+ * integers, computed here by adds in integer lanes (modulo 2^64 or 2^32,
+ * exact since the true values fit).  Twice the lanes of the f64 rule's
+ * and no conversions: the i32 and i64 aranges become as fast as a fill. */
+static void SFX(iota_i64)(int64_t *o, size_t n, int64_t start, int64_t step, int64_t i0) {
+  const uint64_t s = (uint64_t)start + (uint64_t)i0 * (uint64_t)step, t = (uint64_t)step;
+  v4q v = { s, s + t, s + 2 * t, s + 3 * t }, v2 = v + 4 * t;
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    memcpy(o + i, &v, sizeof v);
+    memcpy(o + i + 4, &v2, sizeof v2);
+    v += 8 * t, v2 += 8 * t;
+  }
+  for (; i < n; i++) o[i] = (int64_t)(s + (uint64_t)i * t);
+}
+static void SFX(iota_i32)(int32_t *o, size_t n, int64_t start, int64_t step, int64_t i0) {
+  const uint32_t s = (uint32_t)((uint64_t)start + (uint64_t)i0 * (uint64_t)step), t = (uint32_t)step;
+  v8u v = { s, s + t, s + 2 * t, s + 3 * t, s + 4 * t, s + 5 * t, s + 6 * t, s + 7 * t };
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    memcpy(o + i, &v, sizeof v);
+    v += 8 * t;
+  }
+  for (; i < n; i++) o[i] = (int32_t)(s + (uint32_t)i * t);
+}
+/* f32 from the same i32 lanes (values in i32's range): one rounding of
+ * the exact integer, as (float) of the exact double is. */
+static void SFX(iota_f32)(float *o, size_t n, int64_t start, int64_t step, int64_t i0) {
+  const uint32_t s = (uint32_t)((uint64_t)start + (uint64_t)i0 * (uint64_t)step), t = (uint32_t)step;
+  v8u v = { s, s + t, s + 2 * t, s + 3 * t, s + 4 * t, s + 5 * t, s + 6 * t, s + 7 * t };
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    v8f f = __builtin_convertvector((v8i)v, v8f);
+    memcpy(o + i, &f, sizeof f);
+    v += 8 * t;
+  }
+  for (; i < n; i++) o[i] = (float)(int32_t)(s + (uint32_t)i * t);
+}
 
 /* ---- layout ------------------------------------------------------------ */
 /* An 8x8 block transposed: d[m*ds + k] = s[k*ss + m] (strides in
@@ -2400,6 +2503,7 @@ const struct bxfx_kernels VARIANT = {
 #undef X
   },
   .stream_out = SFX(stream_out),
+  .fill8 = SFX(fill8),
   .un = {
 #define X(n) [BXFX_UN_##n] = SFX(un_##n),
     BXFX_UN_LIST(X)
@@ -2463,6 +2567,10 @@ const struct bxfx_kernels VARIANT = {
   .arange_f32 = SFX(arange_f32),
   .arange_f64 = SFX(arange_f64),
   .arange_i32 = SFX(arange_i32),
+  .arange_i64 = SFX(arange_i64),
+  .iota_i32 = SFX(iota_i32),
+  .iota_f32 = SFX(iota_f32),
+  .iota_i64 = SFX(iota_i64),
   .mulacc_f32 = SFX(mulacc_f32),
   .mulacc_f64 = SFX(mulacc_f64),
   .extrow_f32 = SFX(extrow_f32),
@@ -2511,6 +2619,7 @@ const struct bxfx_kernels VARIANT = {
 #undef Y
   },
   .clamp_half = { [BXFX_H_F16] = SFX(clamph_f16), [BXFX_H_BF16] = SFX(clamph_bf16) },
+  .clamp_f32 = SFX(clamp_f32),
   .powi_half = { [BXFX_H_F16] = SFX(powih_f16), [BXFX_H_BF16] = SFX(powih_bf16) },
   .f32_to_i32 = SFX(f32_to_i32),
   .i32_to_f32 = SFX(i32_to_f32),

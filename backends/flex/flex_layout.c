@@ -6,8 +6,8 @@
  * bxfx_copy_strided: flip (a negative-stride read), reshape of an
  * incompatible layout, cat, repeat_dim and slice_assign (in place into
  * the owned tensor when it is uniquely held). */
+#include <math.h>
 #include <string.h>
-#include <wchar.h>
 
 #include "flex_internal.h"
 
@@ -284,44 +284,36 @@ static void copy_to_contig(const bext_tensor *t, void *dst) {
 struct fill_job {
   char *dst;
   size_t es;
-  char pat[8];
+  uint64_t pat;             /* fills: the element replicated to 8 bytes */
+  bool stream;              /* fills: zeros past bxfx_stream_min (fill_chunk) */
+  bool iota;                /* arange of exact integers (arange_exact) */
+  int64_t istart, istep;
   const struct bxr_op *op;
   bext_dtype dt;
 };
 
-/* 4- and 2-byte patterns go through wmemset (a 4-byte wchar_t here):
- * glibc's stores with the CPU's widest vectors and, for long runs, rep
- * stos, which writes whole lines without reading them first; the loop
- * below is compiled for the baseline ISA (16-byte stores, each line read
- * before it is written).  16 MiB on one thread: 0.29 -> 0.22 ms. */
-#define BXFX_WMEMSET (WCHAR_MAX == 0x7fffffff)
-
+/* Every width through fill8's 32-byte stores (the 4- and 2-byte fills
+ * went through glibc's wmemset, the 8-byte ones a scalar loop: all ran
+ * about as fast as these).  Streamed only for zeros past bxfx_stream_min:
+ * on the matrix's EPYC a streamed zero fill of 32 MiB took 0.40 ms
+ * against 0.8 ms stored, while streamed non-zero fills of 16 and 32 MiB
+ * (re-filled, so cached) ran 1.3-2.6x slower than plain stores and tied
+ * them at 64-128 MiB (two threads, tests/bench/matrix.c's sizes). */
 static void fill_chunk(void *ctx, size_t b, size_t e) {
   const struct fill_job *J = ctx;
-  char *d = J->dst + b * J->es;
-  size_t n = e - b;
-  uint16_t v2;
-  uint32_t v4;
-  memcpy(&v2, J->pat, 2);
-  memcpy(&v4, J->pat, 4);
-  switch (J->es) {
-  case 1: memset(d, J->pat[0], n); break;
-  case 2:
-    if (BXFX_WMEMSET && n >= 2) {   /* two elements a word, the ends aligned by hand */
-      uint16_t *p = (uint16_t *)(void *)d;
-      if ((uintptr_t)p & 2) *p++ = v2, n--;
-      wmemset((wchar_t *)(void *)p, (wchar_t)(v2 | (uint32_t)v2 << 16), n / 2);
-      if (n & 1) p[n - 1] = v2;
-      break;
-    }
-    for (size_t i = 0; i < n; i++) ((uint16_t *)(void *)d)[i] = v2;
-    break;
-  case 4:
-    if (BXFX_WMEMSET) wmemset((wchar_t *)(void *)d, (wchar_t)v4, n);
-    else for (size_t i = 0; i < n; i++) ((uint32_t *)(void *)d)[i] = v4;
-    break;
-  default: { uint64_t v; memcpy(&v, J->pat, 8); for (size_t i = 0; i < n; i++) ((uint64_t *)(void *)d)[i] = v; } break;
-  }
+  bxfx_kern()->fill8(J->dst + b * J->es, (e - b) * J->es, J->pat, J->stream);
+  if (J->stream) bxfx_stream_fence();
+}
+
+/* The fill pattern: one element stored by the reference's rule, repeated
+ * to 8 bytes. */
+static uint64_t fill_pattern(bext_dtype dt, size_t es, double v) {
+  unsigned char e[8] = { 0 }, p[8];
+  bxr_store_f64(e, dt, 0, v);
+  for (size_t k = 0; k < 8; k++) p[k] = e[k % es];
+  uint64_t r;
+  memcpy(&r, p, 8);
+  return r;
 }
 
 static void random_chunk(void *ctx, size_t b, size_t e) {
@@ -359,25 +351,50 @@ static void random_chunk(void *ctx, size_t b, size_t e) {
 }
 
 /* arange: element i is start + i * step stored by bxr_store_f64's rules;
- * f32, f64 and i32 through the kernels (the same conversions, in lanes),
- * i64 with its own loop, the rest element by element. */
+ * f32, f64, i32 and i64 through the kernels (the same conversions, in
+ * lanes), i32, i64 and f32 by integer adds when arange_exact allows (f64
+ * already runs at copy speed), the rest element by element.  Never
+ * streamed: staged through L1 and streamed out, the matrix's 16 MiB f32
+ * arange ran up to 2x slower than with plain stores (see fill_chunk). */
 static void arange_chunk(void *ctx, size_t b, size_t e) {
   const struct fill_job *J = ctx;
   const struct bxfx_kernels *K = bxfx_kern();
   const double start = J->op->sc[0].f, step = J->op->sc[2].f;
+  const size_t n = e - b;
   switch (J->dt) {
-  case BEXT_F32: K->arange_f32((float *)(void *)J->dst + b, e - b, start, step, (int64_t)b); break;
-  case BEXT_F64: K->arange_f64((double *)(void *)J->dst + b, e - b, start, step, (int64_t)b); break;
-  case BEXT_I32: K->arange_i32((int32_t *)(void *)J->dst + b, e - b, start, step, (int64_t)b); break;
-  case BEXT_I64: {
-    int64_t *o = (int64_t *)(void *)J->dst;
-    for (size_t i = b; i < e; i++) o[i] = bxk_f64_to_i64(start + (double)(int64_t)i * step);
+  case BEXT_F32:
+    if (J->iota) K->iota_f32((float *)(void *)J->dst + b, n, J->istart, J->istep, (int64_t)b);
+    else K->arange_f32((float *)(void *)J->dst + b, n, start, step, (int64_t)b);
     break;
-  }
+  case BEXT_F64: K->arange_f64((double *)(void *)J->dst + b, n, start, step, (int64_t)b); break;
+  case BEXT_I32:
+    if (J->iota) K->iota_i32((int32_t *)(void *)J->dst + b, n, J->istart, J->istep, (int64_t)b);
+    else K->arange_i32((int32_t *)(void *)J->dst + b, n, start, step, (int64_t)b);
+    break;
+  case BEXT_I64:
+    if (J->iota) K->iota_i64((int64_t *)(void *)J->dst + b, n, J->istart, J->istep, (int64_t)b);
+    else K->arange_i64((int64_t *)(void *)J->dst + b, n, start, step, (int64_t)b);
+    break;
   default:
     for (size_t i = b; i < e; i++) bxr_store_f64(J->dst, J->dt, (int64_t)i, start + (double)(int64_t)i * step);
     break;
   }
+}
+
+/* True when start + (double)i * step is an exact integer of magnitude
+ * below 2^52 for every i < n, and within [lo, hi]: start and step
+ * integers below 2^52, and both ends (the values are linear in i) and
+ * |step| * (n - 1) below 2^52.  Then each product and sum of the f64 rule
+ * is exact, its conversion exact, and integer adds give the same bits. */
+static bool arange_exact(double start, double step, size_t n, double lo, double hi) {
+  const double lim = 4503599627370496.0;   /* 2^52 */
+  if (!(fabs(start) < lim && fabs(step) < lim) || start != (double)(int64_t)start || step != (double)(int64_t)step)
+    return false;
+  double m = (double)(n - 1);
+  if (!(fabs(step) * m < lim)) return false;   /* rounding up never hides one at or past 2^52 */
+  int64_t last = (int64_t)start + (int64_t)step * (int64_t)(n - 1);   /* both below 2^52: exact */
+  double l = (double)last;
+  return fabs(l) < lim && start >= lo && start <= hi && l >= lo && l <= hi;
 }
 
 bext_tensor *bxfx_exec_create(struct bxr_op *op) {
@@ -394,12 +411,20 @@ bext_tensor *bxfx_exec_create(struct bxr_op *op) {
     break;
   case BXR_OP_ZEROS: case BXR_OP_ONES: case BXR_OP_FULL: {
     double v = op->code == BXR_OP_ZEROS ? 0.0 : op->code == BXR_OP_ONES ? 1.0 : op->sc[0].f;
-    bxr_store_f64(J.pat, out->dtype, 0, v);
+    J.pat = fill_pattern(out->dtype, J.es, v);
+    J.stream = J.pat == 0 && n * J.es >= bxfx_stream_min();
     bxr_pool_for(n, 1, 64, fill_chunk, &J);
     break;
   }
   case BXR_OP_ARANGE:
-    bxr_pool_for(n, 2, 64, arange_chunk, &J);
+    if (n && (J.dt == BEXT_I32 || J.dt == BEXT_I64 || J.dt == BEXT_F32)) {
+      /* f32 from i32 lanes: the values in i32's range */
+      double lo = J.dt == BEXT_I64 ? -9223372036854775808.0 : -2147483648.0;
+      double hi = J.dt == BEXT_I64 ? 9223372036854775807.0 : 2147483647.0;
+      J.iota = arange_exact(op->sc[0].f, op->sc[2].f, n, lo, hi);
+      if (J.iota) J.istart = (int64_t)op->sc[0].f, J.istep = (int64_t)op->sc[2].f;
+    }
+    bxr_pool_for(n, J.iota ? 1 : 2, 64, arange_chunk, &J);
     break;
   default: /* RANDOM_UNIFORM, RANDOM_NORMAL: counter-based, so threads agree */
     bxr_pool_for(n, 16, 64, random_chunk, &J);

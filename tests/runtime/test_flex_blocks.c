@@ -747,6 +747,65 @@ Test(flex_blocks, speed_matrix_kernel_variants_agree) {
     }
 }
 
+/* arange_i64 (bxk_f64_to_i64 per lane) and the integer aranges (iota_*,
+ * which flex_layout.c's arange_exact picks) against the f64 rule element
+ * by element: start + (double)i * step stored by bxk_f64_to_i64 /
+ * bxk_f64_to_i32 / (float), in both kernel tables, on lengths around the
+ * vector widths, chunk offsets i0, negative steps, and starts and steps
+ * near 2^52 (iota's bound), 2^53 and 2^63 (arange_i64 saturates).  The
+ * iota cases are those whose values are exact integers below 2^52 and
+ * (i32, f32) in i32's range, as arange_exact requires. */
+Test(flex_blocks, integer_arange_is_the_f64_rule) {
+  const struct bxfx_kernels *ks[2] = { &bxfx_kern_avx2, &bxfx_kern_gen };
+  enum { N = 70 };
+  static const size_t ns[] = { 0, 1, 3, 4, 5, 7, 8, 9, 16, 31, 33, 70 };
+  static const int64_t i0s[] = { 0, 1, 64, 1000003 };
+  /* exact: every value below 2^52 in magnitude (i32/f32 ones in range) */
+  static const int64_t ex[][2] = { { 0, 1 }, { -5, 3 }, { 100, -7 }, { 4503599627000000, -1 },
+                                   { -4503599627300000, 4 }, { 2147483000, 1 }, { -2147483648, 1 },
+                                   { 2147483647, -1 }, { 16777215, 1 }, { -16777219, -3 }, { 123456789, 12345 } };
+  /* general: fractional, near 2^53 and 2^63, saturating */
+  static const double gen[][2] = { { 0.5, 1.25 }, { -3.75, -0.5 }, { 9007199254740990.0, 1 },
+                                   { 9223372036854000000.0, 2048 }, { -9223372036854000000.0, -4096 },
+                                   { 9.2233720368547758e18, 1e17 }, { 1e300, -1e299 }, { -2.5e18, 3.3e16 } };
+  static int64_t l[N];
+  static int32_t w[N];
+  static float f[N];
+  for (int v = 0; v < 2; v++) {
+    if (v == 0 && bxfx_kern() != &bxfx_kern_avx2) continue;
+    const struct bxfx_kernels *K = ks[v];
+    for (size_t c = 0; c < sizeof gen / sizeof gen[0]; c++)
+      for (size_t a = 0; a < sizeof ns / sizeof ns[0]; a++)
+        for (size_t b = 0; b < sizeof i0s / sizeof i0s[0]; b++) {
+          K->arange_i64(l, ns[a], gen[c][0], gen[c][1], i0s[b]);
+          for (size_t i = 0; i < ns[a]; i++) {
+            double p = (double)(i0s[b] + (int64_t)i) * gen[c][1];
+            cr_assert_eq(l[i], bxk_f64_to_i64(gen[c][0] + p), "%s arange_i64(%g, %g) i0 %lld [%zu]", K->isa,
+                         gen[c][0], gen[c][1], (long long)i0s[b], i);
+          }
+        }
+    for (size_t c = 0; c < sizeof ex / sizeof ex[0]; c++)
+      for (size_t a = 0; a < sizeof ns / sizeof ns[0]; a++)
+        for (size_t b = 0; b < sizeof i0s / sizeof i0s[0]; b++) {
+          const int64_t s = ex[c][0], t = ex[c][1], i0 = i0s[b];
+          const int64_t last = s + t * (i0 + (int64_t)(ns[a] ? ns[a] - 1 : 0));
+          const bool in32 = s >= INT32_MIN && s <= INT32_MAX && last >= INT32_MIN && last <= INT32_MAX;
+          K->iota_i64(l, ns[a], s, t, i0);
+          if (in32) K->iota_i32(w, ns[a], s, t, i0), K->iota_f32(f, ns[a], s, t, i0);
+          for (size_t i = 0; i < ns[a]; i++) {
+            double x = (double)s + (double)(i0 + (int64_t)i) * (double)t;
+            cr_assert_eq(l[i], bxk_f64_to_i64(x), "%s iota_i64(%lld, %lld) i0 %lld [%zu]", K->isa, (long long)s,
+                         (long long)t, (long long)i0, i);
+            if (!in32) continue;
+            cr_assert_eq(w[i], bxk_f64_to_i32(x), "%s iota_i32(%lld, %lld) [%zu]", K->isa, (long long)s, (long long)t, i);
+            float want = (float)x;
+            cr_assert(!memcmp(&f[i], &want, 4), "%s iota_f32(%lld, %lld) [%zu]: %a, want %a", K->isa, (long long)s,
+                      (long long)t, i, (double)f[i], (double)want);
+          }
+        }
+  }
+}
+
 /* rem_f32 (f64 lanes, flex_kern_body.h) is bxk_rem_f32 bit for bit: signed
  * zeros (a zero takes a's sign), infinities and NaN in either operand,
  * zero divisors, subnormals, quotients near and past the 2^29 bound of
@@ -1588,6 +1647,46 @@ Test(flex_blocks, fused_half_clamp_matches_scalars) {
             }
             cr_expect(o[n] == 0xa5a5, "clamp_half wrote past n = %zu", n);
           }
+}
+
+/* clamp_f32, both variants, on f32 bit patterns (NaNs with payloads,
+ * signed zeros, infinities, subnormals among them) at tail lengths, out
+ * of place and in place, bit for bit against the scalar rule, with the
+ * half test's bounds and signed-zero ones. */
+Test(flex_blocks, f32_clamp_matches_scalar_rule) {
+  enum { N = 4099 };
+  static uint32_t a[N], o[N + 1];   /* o[n]: a guard */
+  for (uint32_t i = 0; i < N; i++) a[i] = i * 2654435761u + 12345u;
+  static const float sp[] = { 0.0f, -0.0f, INFINITY, -INFINITY, NAN, -NAN, 1e-42f, -1e-42f, 1.0f, -2.0f, 1.5f };
+  for (size_t k = 0; k < sizeof sp / sizeof sp[0]; k++) memcpy(a + 3 * k, sp + k, sizeof(float));
+  static const float bounds[][2] = { { 0.5f, 1.5f }, { -3.0f, 100.0f }, { 2.0f, -2.0f }, { NAN, 1.0f },
+                                     { -1.0f, NAN }, { -INFINITY, 1e5f }, { -0.0f, 0.0f }, { 0.0f, -0.0f } };
+  const struct bxfx_kernels *K[2] = { &bxfx_kern_avx2, &bxfx_kern_gen };
+  static const size_t lens[] = { N, 1, 7, 8, 9, 15, 16, 17, 31, 33 };
+  for (int v = 0; v < 2; v++)
+    for (size_t bi = 0; bi < sizeof bounds / sizeof bounds[0]; bi++)
+      for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++)
+        for (int inplace = 0; inplace < 2; inplace++) {
+          const float lo = bounds[bi][0], hi = bounds[bi][1];
+          const size_t n = lens[li], off = n < N ? li * 397 % 4000 : 0;
+          memset(o, 0xa5, sizeof o);
+          if (inplace) memcpy(o, a + off, n * sizeof o[0]);
+          K[v]->clamp_f32((const float *)(const void *)(inplace ? o : a + off), (float *)(void *)o, n, lo, hi);
+          int bad = 0;
+          for (size_t i = 0; i < n && bad < 3; i++) {
+            float x, r;
+            memcpy(&x, a + off + i, sizeof x);
+            r = x < lo ? lo : x > hi ? hi : x;
+            uint32_t want;
+            memcpy(&want, &r, sizeof want);
+            if (o[i] != want) {
+              cr_expect_fail("%s clamp_f32 [%g, %g] n %zu%s [%zu] of %#x: %#x, scalar rule %#x", K[v]->isa, lo, hi, n,
+                             inplace ? " in place" : "", i, a[off + i], o[i], want);
+              bad++;
+            }
+          }
+          cr_expect(o[n] == 0xa5a5a5a5u, "clamp_f32 wrote past n = %zu", n);
+        }
 }
 
 /* The fused half powi (powi_half), both kinds and variants, all 2^16

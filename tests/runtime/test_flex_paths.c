@@ -76,6 +76,16 @@ Test(flex_paths, arange) {
     { 0, 1, 1 },           { 0, 7, 1 },          { 0, 9, 1 },        { -3.25, 2.5, 0.37 },
     { 0.1, 30000.3, 0.3 }, { 5e5, -5e5, -0.7 },  { 0, 300001, 1 },   { 2147483000.5, 2147484000.0, 1.25 },
     { -2147484000.0, -2147483000.0, 0.5 },        { 1, 1, 1 },
+    /* integer starts and steps (the integer-lane path where every value
+     * is exact below 2^52 and in range; the f64 rule otherwise): vector
+     * edges, threaded, negative steps, i32's bounds reached and passed,
+     * f32 past 2^24 (rounds), starts near 2^52, 2^53 and 2^63 */
+    { 0, 31, 1 },          { 0, 33, 1 },         { 5, -300001, -3 }, { 2147483000, 2147483648.0, 1 },
+    { 2147483000, 2147483700.0, 1 },              { -2147483648.0, -2147483000.0, 1 },
+    { 16777200, 16777300, 1 },                    { -4503599627370000.0, -4503599627470007.0, -1 },
+    { 4503599627370400.0, 4503599627370500.0, 1 }, { 9007199254740000.0, 9007199254741000.0, 3 },
+    { 9223372036854000000.0, 9223372036854775807.0, 4096 }, { -9223372036854775808.0, -9223372036854000000.0, 8192 },
+    { 7, 300007 * 5 + 7, 5 },
   };
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
     for (size_t d = 0; d < sizeof dts / sizeof dts[0]; d++) {
@@ -1036,8 +1046,8 @@ Test(flex_paths, f64_unary_lanes_through_the_ops) {
 }
 
 Test(flex_paths, creation_fills_every_dtype) {
-  /* zeros, ones and full (wmemset for 4- and 2-byte patterns, memset for
-   * bytes, a loop for 8) on lengths around the vector widths and split
+  /* zeros, ones and full (one 32-byte store kernel, fill8, for every
+   * width; the streamed zeros are in test_flex_stream.c) on lengths around the vector widths and split
    * across threads at odd element counts, values whose bytes differ
    * (f16 1.5 is 0x3e00, i32 -3 is 0xfffffffd), against NdArray */
   static const int64_t ns[] = { 1, 2, 3, 7, 8, 9, 31, 33, 65, 70001, 300007 };

@@ -172,3 +172,62 @@ Test(flex_stream, streamed_outputs_equal_cached_ones) {
       check(dts[d], which, 2, 1024, 96);    /* tile walk, threaded */
     }
 }
+
+/* fill8 (zeros streamed past the threshold, other fills stored): every
+ * head alignment of o, lengths around both vector widths, streamed and
+ * not, against the pattern byte by byte, bytes outside untouched. */
+Test(flex_stream, fill8_every_head_and_tail) {
+  const struct bxfx_kernels *ks[2] = { &bxfx_kern_avx2, &bxfx_kern_gen };
+  static const uint64_t pats[] = { 0, 0x0123456789abcdefull, 0x3ff0000000000000ull, 0xfffffffdfffffffdull };
+  _Alignas(64) unsigned char dst[640], want[640];
+  for (int v = 0; v < 2; v++) {
+    if (v == 0 && bxfx_kern() != &bxfx_kern_avx2) continue;
+    for (size_t p = 0; p < sizeof pats / sizeof pats[0]; p++)
+      for (int stream = 0; stream < 2; stream++)
+        for (size_t off = 0; off < 64; off++)
+          for (size_t bytes = 0; bytes <= 300; bytes++) {
+            memset(dst, 0xa5, sizeof dst);
+            memset(want, 0xa5, sizeof want);
+            for (size_t j = 0; j < bytes; j++) want[off + j] = (unsigned char)(pats[p] >> (8 * (j % 8)));
+            ks[v]->fill8(dst + off, bytes, pats[p], stream);
+            bxfx_stream_fence();
+            cr_assert(!memcmp(dst, want, sizeof dst), "%s fill8 %llx: offset %zu, %zu bytes, stream %d", ks[v]->isa,
+                      (unsigned long long)pats[p], off, bytes, stream);
+          }
+  }
+}
+
+/* zeros, ones and full streamed (threshold 0: zero patterns stream) and
+ * not (SIZE_MAX): the same bytes, every dtype width, odd lengths, two
+ * threads' worth; -0.0 is not a zero pattern. */
+Test(flex_stream, fills_streamed_equal_stored) {
+  static const bext_dtype dts[] = { BEXT_F32, BEXT_F64, BEXT_F16, BEXT_BF16, BEXT_I32, BEXT_I64, BEXT_BOOL, BEXT_U8 };
+  static const int64_t ns[] = { 1, 7, 8, 9, 31, 33, 1037, 300007 };
+  static const double vals[] = { 0.0, -0.0, 1.0, -3.0 };
+  for (size_t d = 0; d < sizeof dts / sizeof dts[0]; d++)
+    for (size_t k = 0; k < sizeof ns / sizeof ns[0]; k++)
+      for (size_t w = 0; w < 5; w++) {
+        bext_tensor *r[2];
+        const size_t lim[2] = { SIZE_MAX, 0 };
+        for (int s = 0; s < 2; s++) {
+          size_t old = bxfx_stream_set_min(lim[s]);
+          r[s] = w == 4 ? bext_zeros(&ns[k], 1, dts[d], flex()) : bext_full(&ns[k], 1, vals[w], dts[d], flex());
+          bxfx_stream_set_min(old);
+          cr_assert_not_null(r[s], "%s", bext_last_error());
+        }
+        size_t es = bext_dtype_size(dts[d]), bytes = (size_t)ns[k] * es;
+        char *g = malloc(bytes), *h = malloc(bytes), e[8] = { 0 };
+        cr_assert(bext_read(r[1], g, bytes) && bext_read(r[0], h, bytes));
+        /* element 0 of the stored one is the reference's element: all equal it */
+        memcpy(e, h, es);
+        for (size_t i = 0; i < bytes; i += es)
+          cr_assert(!memcmp(g + i, e, es) && !memcmp(h + i, e, es), "fill %zu %s [%lld]: element %zu differs", w,
+                    bext_dtype_name(dts[d]), (long long)ns[k], i / es);
+        if (w == 0 || w == 4)
+          for (size_t i = 0; i < es; i++) cr_assert_eq(e[i], 0, "zeros %s", bext_dtype_name(dts[d]));
+        free(g);
+        free(h);
+        bext_release(r[0]);
+        bext_release(r[1]);
+      }
+}
