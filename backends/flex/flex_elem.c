@@ -144,20 +144,20 @@ static void kernel(const struct ew *E, const void *const *in, const int *bc, voi
     case BXR_OP_EXP: K->un_f64[BXFX_UND_exp](in[0], out, n); break;
     case BXR_OP_LOG: K->un_f64[BXFX_UND_log](in[0], out, n); break;
     case BXR_OP_LOG1P: K->un_f64[BXFX_UND_log1p](in[0], out, n); break;
-    case BXR_OP_SQRT: L1(double, double, sqrt(x));
-    case BXR_OP_RSQRT: L1(double, double, 1.0 / sqrt(x));
+    case BXR_OP_SQRT: K->un_f64[BXFX_UND_sqrt](in[0], out, n); break;
+    case BXR_OP_RSQRT: K->un_f64[BXFX_UND_rsqrt](in[0], out, n); break;
     case BXR_OP_SIN: K->un_f64[BXFX_UND_sin](in[0], out, n); break;
     case BXR_OP_COS: K->un_f64[BXFX_UND_cos](in[0], out, n); break;
     case BXR_OP_TANH: K->un_f64[BXFX_UND_tanh](in[0], out, n); break;
     case BXR_OP_ERF: K->un_f64[BXFX_UND_erf](in[0], out, n); break;
-    case BXR_OP_SIGMOID: L1(double, double, 1.0 / (1.0 + exp(-x)));
+    case BXR_OP_SIGMOID: K->un_f64[BXFX_UND_sigmoid](in[0], out, n); break;
     case BXR_OP_NEG: L1(double, double, -x);
     case BXR_OP_ABS: L1(double, double, fabs(x));
     case BXR_OP_RELU: L1(double, double, bxk_relu_f64(x));
-    case BXR_OP_RECIP: L1(double, double, 1.0 / x);
-    case BXR_OP_FLOOR: L1(double, double, floor(x));
-    case BXR_OP_CEIL: L1(double, double, ceil(x));
-    case BXR_OP_ROUND: L1(double, double, bxk_round_f64(x));
+    case BXR_OP_RECIP: K->un_f64[BXFX_UND_recip](in[0], out, n); break;
+    case BXR_OP_FLOOR: K->un_f64[BXFX_UND_floor](in[0], out, n); break;
+    case BXR_OP_CEIL: K->un_f64[BXFX_UND_ceil](in[0], out, n); break;
+    case BXR_OP_ROUND: K->un_f64[BXFX_UND_round](in[0], out, n); break;
     case BXR_OP_SIGN: L1(double, double, bxk_sign_f64(x));
     case BXR_OP_CLAMP: L1(double, double, x < pd0 ? pd0 : x > pd1 ? pd1 : x);
     case BXR_OP_POWI:
@@ -695,16 +695,18 @@ static size_t ew_cost(const struct ew *E) {
 
 /* Whether E's kernel keeps up with memory, so that the lines a plain
  * store reads first are its cost.  Slower ones (transcendentals, pow,
- * rem, and by measurement sqrt, rsqrt, recip, div and f64 rounding)
- * hide that read behind their arithmetic, and their blocks
- * staged through L1 and streamed out in a burst ran 5-35% slower (200
+ * rem, and by measurement sqrt, rsqrt, recip, div and f64 rounding by
+ * libm) hide that read behind their arithmetic, and their blocks staged
+ * through L1 and streamed out in a burst ran 5-35% slower (200
  * calls alternating in one process, and the matrix, 4M elements). */
 static bool ew_memory_bound(const struct ew *E) {
   switch (E->op) {
   case BXR_OP_SQRT: case BXR_OP_RSQRT: case BXR_OP_RECIP: case BXR_OP_DIV: return false;
-  /* f64 rounding is a libm call per element (the baseline ISA has no
-   * roundsd): 48-66% of copy bandwidth, slower streamed */
-  case BXR_OP_FLOOR: case BXR_OP_CEIL: case BXR_OP_ROUND: return E->rin == BXFX_R_F32;
+  /* f64 rounding is vroundpd lanes in the AVX2 table, a libm call per
+   * element in the baseline one (no roundsd before SSE4.1): 48-66% of
+   * copy bandwidth there, slower streamed */
+  case BXR_OP_FLOOR: case BXR_OP_CEIL: case BXR_OP_ROUND:
+    return E->rin == BXFX_R_F32 || bxfx_kern() == &bxfx_kern_avx2;
   default: return ew_cost(E) == 1;
   }
 }

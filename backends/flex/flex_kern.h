@@ -50,10 +50,13 @@ enum {
   BXFX_UN_COUNT
 };
 
-/* Unary f64 transcendentals (libmvec's 4-lane forms in the AVX2 table,
- * libm's in the generic one; their last bits are not part of the ops'
- * contract, bxk_scalar.h). */
-#define BXFX_UND_LIST(X) X(exp) X(log) X(log1p) X(sin) X(cos) X(tanh) X(erf)
+/* Unary f64 kernels o[i] = f(a[i]); o may equal a.  Transcendentals
+ * (exp .. erf, sigmoid) are libmvec's 4-lane forms in the AVX2 table,
+ * libm's in the generic one (their last bits are not part of the ops'
+ * contract, bxk_scalar.h); sqrt .. round are bit for bit bxk_scalar.h's
+ * rule, 4 lanes in the AVX2 table, scalar loops in the generic one. */
+#define BXFX_UND_LIST(X) X(exp) X(log) X(log1p) X(sin) X(cos) X(tanh) X(erf) \
+  X(sigmoid) X(sqrt) X(rsqrt) X(recip) X(floor) X(ceil) X(round)
 enum {
 #define X(n) BXFX_UND_##n,
   BXFX_UND_LIST(X)

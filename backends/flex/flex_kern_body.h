@@ -623,6 +623,56 @@ static void SFX(un_sigmoid)(const float *a, float *o, size_t n) {
   }
 }
 
+static void SFX(und_sigmoid)(const double *a, double *o, size_t n) {
+  /* un_sigmoid's formula and limits, through und_exp's lanes. */
+  for (size_t i = 0; i < n; i += 256) {
+    size_t m = n - i < 256 ? n - i : 256;
+    double t[256];
+    for (size_t j = 0; j < m; j++) t[j] = -a[i + j];
+    SFX(und_exp)(t, t, m);
+    for (size_t j = 0; j < m; j++) o[i + j] = 1.0 / (1.0 + t[j]);
+  }
+}
+
+/* f64 lane-wise unary ops: name, vector form (4 lanes x, constant one),
+ * scalar form (bxk_scalar.h's rule, also the tail's).  Each vector form
+ * gives the scalar form's bits: vsqrtpd and vdivpd round correctly as
+ * sqrt and / do, and vroundpd's modes are floor's, ceil's and
+ * nearbyint's (bxk_round_f64: the current mode) -- NaN payloads, -0.0,
+ * infinities and |x| >= 2^52 pass through as from libm; test_flex_paths.c
+ * checks each.  The baseline ISA has no vroundpd (libm per element), so
+ * its table keeps the scalar loop for all of them. */
+#define BXFX_UND_EL_LIST(X)                                                        \
+  X(sqrt, BXFX_VSQRTD(x), sqrt(x))                                                \
+  X(rsqrt, one / BXFX_VSQRTD(x), 1.0 / sqrt(x))                                   \
+  X(recip, one / x, 1.0 / x)                                                      \
+  X(floor, BXFX_VRNDD(x, _MM_FROUND_TO_NEG_INF), floor(x))                        \
+  X(ceil, BXFX_VRNDD(x, _MM_FROUND_TO_POS_INF), ceil(x))                          \
+  X(round, BXFX_VRNDD(x, _MM_FROUND_CUR_DIRECTION), bxk_round_f64(x))
+#ifdef BXFX_AVX
+#define BXFX_VSQRTD(x) ((v4d)_mm256_sqrt_pd((__m256d)(x)))
+#define BXFX_VRNDD(x, m) ((v4d)_mm256_round_pd((__m256d)(x), (m) | _MM_FROUND_NO_EXC))
+#define BXFX_UND_EL(name, VEXPR, SEXPR)                                            \
+  static void SFX(und_##name)(const double *a, double *o, size_t n) {            \
+    const v4d one = { 1, 1, 1, 1 };                                                \
+    (void)one;                                                                     \
+    size_t i = 0;                                                                  \
+    for (; i + 4 <= n; i += 4) {                                                   \
+      v4d x = SFX(ld4d)(a + i), r = VEXPR;                                         \
+      memcpy(o + i, &r, sizeof r);                                                 \
+    }                                                                              \
+    for (; i < n; i++) { double x = a[i]; o[i] = SEXPR; }                          \
+  }
+#else
+#define BXFX_UND_EL(name, VEXPR, SEXPR)                                            \
+  static void SFX(und_##name)(const double *a, double *o, size_t n) {            \
+    for (size_t i = 0; i < n; i++) { double x = a[i]; o[i] = SEXPR; }             \
+  }
+#endif
+BXFX_UND_EL_LIST(BXFX_UND_EL)
+#undef BXFX_UND_EL
+#undef BXFX_UND_EL_LIST
+
 /* Rounding: the AVX form rounds lanes with the same rule as floorf,
  * ceilf and nearbyintf (bxk_round_f32: the current mode, to nearest even
  * by default); the baseline form calls them lane by lane. */

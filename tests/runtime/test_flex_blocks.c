@@ -955,6 +955,101 @@ Test(flex_blocks, rem_f64_matches_scalar_rule) {
 #undef REM64_CHECK
 }
 
+/* The rule of f64 un_f64[op] for the lane-wise ops (bxk_scalar.h's). */
+static double und_rule(int op, double x) {
+  switch (op) {
+  case BXFX_UND_sqrt: return sqrt(x);
+  case BXFX_UND_rsqrt: return 1.0 / sqrt(x);
+  case BXFX_UND_recip: return 1.0 / x;
+  case BXFX_UND_floor: return floor(x);
+  case BXFX_UND_ceil: return ceil(x);
+  default: return bxk_round_f64(x);
+  }
+}
+
+/* got is want's bits; a signalling NaN may come out quieted or not: GCC
+ * inlines floor for the baseline ISA as an SSE2 sequence that passes it
+ * through, where libm's floor and vroundpd quiet it. */
+static bool same_f64_bits(uint64_t got, uint64_t want) {
+  const uint64_t q = 0x0008000000000000ull;
+  bool nan = (want & 0x7fffffffffffffffull) > 0x7ff0000000000000ull;
+  return got == want || (nan && (got | q) == (want | q));
+}
+
+static double f64_bits(uint64_t u) {
+  double d;
+  memcpy(&d, &u, 8);
+  return d;
+}
+
+/* f64 sqrt, rsqrt, recip, floor, ceil and round (un_f64: vsqrtpd, vdivpd,
+ * vroundpd in the AVX2 table) are the scalar rule bit for bit, NaN bits
+ * included (payloads, signs, sqrt(-1)'s default NaN; a signalling NaN
+ * quieted or passed through): halves and the largest double below a half
+ * (round to even, floor/ceil of +-0.49999999999999994), signed zeros,
+ * 2^52 - 0.5 and past 2^52 (already integers), subnormals, infinities,
+ * negatives under sqrt; every tail length from lane offsets 0-3, o[n]
+ * untouched, and in place.  sigmoid (libmvec's exp lanes) within 4 ulps,
+ * its limits (0, 1, NaN) exact. */
+Test(flex_blocks, f64_unary_lanes_match_scalar_rules) {
+  const double sp[] = { 0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 1.5, -1.5, 2.5, -2.5, 3.5, 0.49999999999999994,
+                        -0.49999999999999994, 0x1p52 - 0.5, -(0x1p52 - 0.5), 0x1p52 - 1.5, 0x1p52 + 1, -(0x1p52 + 1),
+                        0x1p53 + 2, 0x1p51 + 0.5, 1e300, -1e300, DBL_MAX, -DBL_MAX, 0x1p-1074, -0x1p-1074,
+                        0x1p-1022, 0x0.8p-1022, -0x0.fffffffffffffp-1022, 1e-300, INFINITY, -INFINITY, NAN, -NAN,
+                        f64_bits(0x7ff8000000000123ull), f64_bits(0xfff80000deadbeefull),
+                        f64_bits(0x7ff0000000000001ull), f64_bits(0xfff4000000000042ull), 4.0, 2.0, 0.1, -7.25, 710.0,
+                        -710.0, -800.0, 40.0 };
+  enum { NS = sizeof sp / sizeof sp[0], M = 4 * NS + 300 };
+  static double a[M + 4], o[M + 4], w[M + 4];
+  uint64_t s = 0x2545f4914f6cdd1dull;
+  for (int i = 0; i < M + 4; i++) {
+    s = s * 6364136223846793005ull + 1442695040888963407ull;
+    uint64_t r = s >> 20;
+    /* the specials at every lane position, then quarters and wide values */
+    a[i] = i < 4 * NS ? sp[(i * 5) % NS]
+           : r % 3 == 0 ? ((double)(r % 4001) - 2000) / 4
+                        : ldexp((r & 1 ? -1.0 : 1.0) * (1.0 + (double)(r >> 12) * 0x1p-40), (int)((r >> 2) % 140) - 70);
+  }
+  const struct bxfx_kernels *K[2] = { &bxfx_kern_avx2, &bxfx_kern_gen };
+  static const int ops[] = { BXFX_UND_sqrt, BXFX_UND_rsqrt, BXFX_UND_recip, BXFX_UND_floor, BXFX_UND_ceil,
+                             BXFX_UND_round };
+  for (int v = 0; v < 2; v++)
+    for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) {
+      const int op = ops[k];
+      for (int n = 0; n <= M; n = n < 40 ? n + 1 : n < M - 3 ? M - 3 : n + 1)
+        for (int off = 0; off < 4; off++) {
+          o[n] = 42.0;
+          K[v]->un_f64[op](a + off, o, (size_t)n);
+          for (int i = 0; i < n; i++) {
+            double r = und_rule(op, a[off + i]);
+            uint64_t gb, wb, xb;
+            memcpy(&gb, &o[i], 8), memcpy(&wb, &r, 8), memcpy(&xb, &a[off + i], 8);
+            cr_assert(same_f64_bits(gb, wb), "%s un_f64 %d (%a, bits %016llx) n=%d off=%d [%d]: %016llx, want %016llx",
+                      K[v]->isa, op,
+                      a[off + i], (unsigned long long)xb, n, off, i, (unsigned long long)gb, (unsigned long long)wb);
+          }
+          cr_assert_eq(o[n], 42.0, "%s un_f64 %d n=%d wrote past the end", K[v]->isa, op, n);
+        }
+      memcpy(w, a, sizeof w);
+      K[v]->un_f64[op](w, w, M);   /* in place */
+      for (int i = 0; i < M; i++) {
+        double r = und_rule(op, a[i]);
+        uint64_t gb, wb;
+        memcpy(&gb, &w[i], 8), memcpy(&wb, &r, 8);
+        cr_assert(same_f64_bits(gb, wb), "%s un_f64 %d in place (%a): %a, want %a", K[v]->isa, op, a[i], w[i], r);
+      }
+    }
+  for (int v = 0; v < 2; v++)
+    for (int n = 1; n <= M; n = n < 9 ? n + 1 : n < M ? M : M + 1) {
+      K[v]->un_f64[BXFX_UND_sigmoid](a, o, (size_t)n);
+      for (int i = 0; i < n; i++) {
+        double r = 1.0 / (1.0 + exp(-a[i]));
+        bool ok = isnan(r) ? isnan(o[i]) : (r == 0 || r == 1) ? o[i] == r : fabs(o[i] - r) <= 4 * 0x1p-52 * r;
+        cr_assert(ok, "%s sigmoid(%a) n=%d: %a, want %a", K[v]->isa, a[i], n, o[i], r);
+      }
+    }
+}
+
 /* i32 pow by one exponent (pow_scalar's blocked square-and-multiply) is
  * bxk_pow_i32 element for element, wrapping on overflow, for exponents
  * 0..33, a large one and negative ones (the scalar rule), at lengths

@@ -1002,6 +1002,49 @@ Test(flex_paths, f64_transcendentals_and_pow_in_lanes) {
   }
 }
 
+Test(flex_paths, f64_unary_lanes_through_the_ops) {
+  /* f64 sqrt, rsqrt, recip, floor, ceil, round (bit for bit) and sigmoid
+   * (within ulps; its limits exact) through the ops against NdArray:
+   * lengths around the 4-lane width and split across threads, contiguous
+   * and a transposed view (the tile walk); halves and the double below
+   * 0.5, signed zeros, 2^52 - 0.5 and past 2^52, subnormals, huge values,
+   * NaN, infinities, negatives (sqrt's NaN) */
+  static const double sp[] = { 0.0, -0.0, 0.5, -0.5, 1.5, 2.5, -2.5, 0.49999999999999994, -0.49999999999999994,
+                               0x1p52 - 0.5, 0x1p52 + 1, -(0x1p52 + 1), 1e300, -1e300, 0x1p-1074, 0x0.8p-1022,
+                               -0x1p-1060, NAN, -NAN, INFINITY, -INFINITY, -4.0, 1e-300 };
+  enum { NS = sizeof sp / sizeof sp[0] };
+  static const int64_t ns[] = { 1, 3, 4, 5, 7, 8, 9, 33, 1037, 70001 };
+  for (size_t k = 0; k < sizeof ns / sizeof ns[0]; k++)
+    for (int form = 0; form < 2; form++) {
+      const int64_t n = ns[k], m = form ? 3 * n : n;
+      double *v = malloc(sizeof(double) * (size_t)m);
+      for (int64_t i = 0; i < m; i++)
+        v[i] = i % 3 == 0 ? sp[(i / 3) % NS] : ((double)((i * 37) % 2001) - 1000) / 4 * (i % 7 == 1 ? 1e-3 : 1);
+      for (int which = 0; which < 7; which++) {
+        bext_tensor *r[2];
+        const char *devs[2] = { "flex", "ndarray" };
+        for (int q = 0; q < 2; q++) {
+          bext_tensor *x = bext_from_data(v, BEXT_F64, &m, 1, dev(devs[q]));
+          if (form) x = bext_swap_dims(bext_reshape(x, (int64_t[]){ 3, n }, 2), 0, 1);   /* [n, 3], transposed */
+          switch (which) {
+          case 0: r[q] = bext_sqrt(x); break;
+          case 1: r[q] = bext_rsqrt(x); break;
+          case 2: r[q] = bext_recip(x); break;
+          case 3: r[q] = bext_floor(x); break;
+          case 4: r[q] = bext_ceil(x); break;
+          case 5: r[q] = bext_round(x); break;
+          default: r[q] = bext_sigmoid(x); break;
+          }
+        }
+        char what[64];
+        snprintf(what, sizeof what, "f64 unary %d form %d [%lld]", which, form, (long long)n);
+        if (which == 6) close_to(r[0], r[1], 8, what);
+        else same(r[0], r[1], what);
+      }
+      free(v);
+    }
+}
+
 Test(flex_paths, creation_fills_every_dtype) {
   /* zeros, ones and full (one 32-byte store kernel, fill8, for every
    * width; the streamed zeros are in test_flex_stream.c) on lengths around the vector widths and split

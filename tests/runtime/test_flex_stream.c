@@ -71,7 +71,7 @@ static bext_tensor *values(bext_dtype dt, int64_t n, unsigned seed) {
   return t;
 }
 
-#define N_OPS 24
+#define N_OPS 25
 /* Op `which` on a and b (both consumed; b unused by unary and scalar ops). */
 static bext_tensor *op_of(int which, bext_tensor *a, bext_tensor *b) {
   if (which >= 8) bext_release(b);
@@ -99,14 +99,16 @@ static bext_tensor *op_of(int which, bext_tensor *a, bext_tensor *b) {
   case 20: return bext_clamp(a, -3, 100);
   case 21: return bext_sign(a);
   case 22: return bext_exp(a);
+  case 23: return bext_round(a);
   default: return bext_powi(a, 3);
   }
 }
 
-/* Ops the dtype has (ints: no sqrt/rsqrt/floor/ceil/exp/powi). */
+/* Ops the dtype has (ints: no sqrt/rsqrt/floor/ceil/exp/round/powi). */
 static bool has_op(bext_dtype dt, int which) {
   bool fp = dt == BEXT_F32 || dt == BEXT_F64;
-  return fp || !(which == 16 || which == 17 || which == 18 || which == 19 || which == 22 || which == 23);
+  return fp || !(which == 16 || which == 17 || which == 18 || which == 19 || which == 22 || which == 23 ||
+                which == 24);
 }
 
 /* Runs `which` twice on the same operands, streamed and not, and compares
