@@ -456,6 +456,7 @@ static void ew_tile_chunk(void *ctx, size_t b, size_t e) {
   static _Thread_local struct ew_tilebuf T;
   size_t esz[3];
   for (int k = 0; k < nin; k++) esz[k] = bext_dtype_size(E->dt[k]);
+  const size_t osz = bext_dtype_size(E->odt);
   for (size_t t = b; t < e; t++) {
     /* tile t: outer index o (over dims 0..R-3), tile row i, tile column j */
     int64_t j = (int64_t)t % tc, i = ((int64_t)t / tc) % tr, o = (int64_t)t / tc / tr;
@@ -509,7 +510,14 @@ static void ew_tile_chunk(void *ctx, size_t b, size_t e) {
             bxfx_prefetch_runs(in[k] + n * esz[k], 0, 1, (int64_t)(n * esz[k]));
         }
       }
-      ew_block(E, &B, in, ist, (size_t)((o * rows + r) * cols + c0), n);
+      const size_t lin = (size_t)((o * rows + r) * cols + c0);
+      /* this row's part of the next tile's output, as for the inputs:
+       * without it each 256-byte run of a bool output (1 KiB of f32)
+       * stalled the stores on its lines (a third of a comparison's
+       * time); streamed outputs skip the line reads altogether */
+      if (!E->stream && c0 + 2 * (int64_t)n <= cols)
+        bxfx_prefetchw_runs(E->dst + (lin + n) * osz, 0, 1, (int64_t)(n * osz));
+      ew_block(E, &B, in, ist, lin, n);
     }
   }
   if (E->stream) bxfx_stream_fence();

@@ -57,6 +57,13 @@ static inline void bxfx_prefetch_runs(const void *p, int64_t stride, int64_t run
   for (int64_t q = 0; q < runs; q++)
     for (int64_t x = 0; x < bytes; x += 64) __builtin_prefetch((const char *)p + q * stride + x, 0, 1);
 }
+/* The same for runs about to be written (an output's rows of a tile):
+ * a store to a line not in cache waits for the line, and short runs a
+ * row apart are as invisible to the prefetchers as the reads are. */
+static inline void bxfx_prefetchw_runs(void *p, int64_t stride, int64_t runs, int64_t bytes) {
+  for (int64_t q = 0; q < runs; q++)
+    for (int64_t x = 0; x < bytes; x += 64) __builtin_prefetch((char *)p + q * stride + x, 1, 1);
+}
 
 /* Non-temporal outputs (kernels' stream_out): an output of at least
  * bxfx_stream_min() bytes is computed a block at a time in L1 and copied

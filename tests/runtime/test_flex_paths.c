@@ -564,6 +564,52 @@ Test(flex_paths, integer_ops_of_transposed_and_broadcast_operands) {
         }
 }
 
+Test(flex_paths, f32_binary_ops_of_a_transposed_operand) {
+  /* f32 arithmetic and comparisons with a transposed operand among
+   * row-major ones: the tile walk, whose next tile's output rows are
+   * prefetched for writing once a row has 512 columns and more (the
+   * 1030- and 768-column shapes, bool and f32 outputs); ragged tiles
+   * (7, 33, 257, 229 and 1030 are no multiples of 8 or 256), the
+   * transposed operand on either side, NaN, infinities, signed zeros */
+  static const int64_t shp[][2] = { { 7, 1 }, { 7, 33 }, { 33, 257 }, { 257, 33 }, { 64, 256 },
+                                    { 40, 1030 }, { 300, 229 }, { 96, 768 } };
+  const size_t nshp = sizeof shp / sizeof shp[0];
+  for (size_t q = 0; q < nshp; q++)
+    for (int form = 0; form < 2; form++)
+      for (int which = 0; which < 12; which++) {
+        bext_tensor *r[2];
+        const char *devs[2] = { "flex", "ndarray" };
+        for (int v = 0; v < 2; v++) {
+          const int64_t n = shp[q][0] * shp[q][1], tr[2] = { shp[q][1], shp[q][0] };
+          bext_tensor *a = bext_swap_dims(bext_reshape(edgy(BEXT_F32, n, 11, devs[v]), tr, 2), 0, 1);
+          bext_tensor *b = bext_reshape(edgy(BEXT_F32, n, 12, devs[v]), shp[q], 2);
+          if (form) {   /* the transposed operand second */
+            bext_tensor *t = a;
+            a = b;
+            b = t;
+          }
+          switch (which) {
+          case 0: r[v] = bext_add(a, b); break;
+          case 1: r[v] = bext_sub(a, b); break;
+          case 2: r[v] = bext_mul(a, b); break;
+          case 3: r[v] = bext_div(a, b); break;
+          case 4: r[v] = bext_max(a, b); break;
+          case 5: r[v] = bext_min(a, b); break;
+          case 6: r[v] = bext_eq(a, b); break;
+          case 7: r[v] = bext_ne(a, b); break;
+          case 8: r[v] = bext_lt(a, b); break;
+          case 9: r[v] = bext_le(a, b); break;
+          case 10: r[v] = bext_gt(a, b); break;
+          default: r[v] = bext_ge(a, b); break;
+          }
+        }
+        char what[96];
+        snprintf(what, sizeof what, "f32 op %d [%lld x %lld] form %d", which, (long long)shp[q][0],
+                 (long long)shp[q][1], form);
+        same(r[0], r[1], what);
+      }
+}
+
 /* n bools (0/1 bytes) from a seed. */
 static bext_tensor *bools(int64_t n, unsigned seed, const char *devname) {
   uint8_t *v = malloc((size_t)(n ? n : 1));
