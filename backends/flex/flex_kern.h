@@ -228,6 +228,8 @@ struct bxfx_kernels {
   void (*tile8_u32)(uint32_t *d, int64_t ds, const uint32_t *s, int64_t ss);
   void (*tile8_u16)(uint16_t *d, int64_t ds, const uint16_t *s, int64_t ss);
   void (*tile8_u8)(uint8_t *d, int64_t ds, const uint8_t *s, int64_t ss);
+  /* the same for a 16x16 block of bytes (the tile walk's bool tiles) */
+  void (*tile16_u8)(uint8_t *d, int64_t ds, const uint8_t *s, int64_t ss);
   /* d[i] = s[n - 1 - i] for i < n, bits copied exactly: flip along
    * the last dim (non-overlapping d and s). */
   void (*rev_u8)(uint8_t *d, const uint8_t *s, size_t n);

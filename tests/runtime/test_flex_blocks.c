@@ -444,6 +444,26 @@ Test(flex_blocks, tile8_transposes_bits_exactly) {
   }
 }
 
+/* tile16_u8 (the tile walk's bool tiles, flex_elem.c) in both variants:
+ * every byte of a 16x16 block lands at its transposed place, and nothing
+ * outside the block is written (strides not multiples of 16). */
+Test(flex_blocks, tile16_u8_transposes_every_byte) {
+  enum { SS = 21, DS = 19 };
+  static uint8_t src[16 * SS], dst[2][17 * DS];
+  for (int i = 0; i < 16 * SS; i++) src[i] = (uint8_t)(i * 37 + 1);
+  const struct bxfx_kernels *K[2] = { &bxfx_kern_avx2, &bxfx_kern_gen };
+  for (int v = 0; v < 2; v++) {
+    memset(dst[v], 0xab, sizeof dst[v]);
+    K[v]->tile16_u8(dst[v], DS, src, SS);
+    for (int m = 0; m < 17; m++)
+      for (int k = 0; k < DS; k++) {
+        uint8_t want = m < 16 && k < 16 ? src[k * SS + m] : 0xabu;
+        cr_expect_eq(dst[v][m * DS + k], want, "%s tile16_u8 [%d][%d] = %02x, want %02x", K[v]->isa, m, k,
+                     dst[v][m * DS + k], want);
+      }
+  }
+}
+
 /* The block converters of both variants (F16C and shifts in the AVX2 one,
  * bit arithmetic in the generic one) against bxk_scalar.h's scalar rules,
  * bit for bit; f32 -> f16 NaNs too (F16C keeps a NaN's top payload bits

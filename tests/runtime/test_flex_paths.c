@@ -660,6 +660,43 @@ Test(flex_paths, bool_ops_at_their_width) {
       }
 }
 
+Test(flex_paths, bool_ops_of_a_transposed_operand_by_tiles) {
+  /* bool and, or, xor, eq, ne with a transposed operand among row-major
+   * ones on shapes whose tiles are transposed by 16x16 blocks (rows and
+   * columns multiples of 16), by 8x8 ones (24 rows, 40 columns) and
+   * gathered (ragged: 33, 257, 7), the transposed operand on either side,
+   * rows past 512 columns (the output prefetch) */
+  static const int64_t shp[][2] = { { 64, 256 }, { 32, 1040 }, { 48, 80 }, { 24, 512 }, { 64, 40 },
+                                    { 33, 257 }, { 257, 33 }, { 7, 1000 }, { 96, 768 } };
+  for (size_t q = 0; q < sizeof shp / sizeof shp[0]; q++)
+    for (int form = 0; form < 2; form++)
+      for (int which = 0; which < 5; which++) {
+        bext_tensor *r[2];
+        const char *devs[2] = { "flex", "ndarray" };
+        const int64_t n = shp[q][0] * shp[q][1], tr[2] = { shp[q][1], shp[q][0] };
+        for (int v = 0; v < 2; v++) {
+          bext_tensor *a = bext_swap_dims(bext_reshape(bools(n, 21, devs[v]), tr, 2), 0, 1);
+          bext_tensor *b = bext_reshape(bools(n, 22, devs[v]), shp[q], 2);
+          if (form) {
+            bext_tensor *t = a;
+            a = b;
+            b = t;
+          }
+          switch (which) {
+          case 0: r[v] = bext_and(a, b); break;
+          case 1: r[v] = bext_or(a, b); break;
+          case 2: r[v] = bext_xor(a, b); break;
+          case 3: r[v] = bext_eq(a, b); break;
+          default: r[v] = bext_ne(a, b); break;
+          }
+        }
+        char what[64];
+        snprintf(what, sizeof what, "bool op %d [%lld x %lld] form %d", which, (long long)shp[q][0],
+                 (long long)shp[q][1], form);
+        same(r[0], r[1], what);
+      }
+}
+
 Test(flex_paths, rounding_and_sign_in_lanes) {
   /* floor, ceil, round (half to even) and sign of f32 (f16 and bf16 run
    * the same f32 kernels): halves, signed zeros, NaN, infinities,
