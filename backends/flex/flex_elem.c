@@ -409,7 +409,8 @@ static void ew_chunk(void *ctx, size_t b, size_t e) {
  * through ew_block (the row walk's kernels): within a tile that input is
  * BXFX_TILE_C short runs of consecutive elements, read once into cache;
  * 4-, 2- and 1-byte operands are transposed into a tile buffer by 8x8
- * register blocks, 8-byte ones gathered per row.  No full copy of the
+ * register blocks (bytes by 16x16 ones where the tile allows), 8-byte
+ * ones gathered per row.  No full copy of the
  * operand and no second pass over memory.  Tiles, not rows, go to the
  * pool's threads. */
 #define BXFX_TILE_R 32   /* rows: two lines of the transposed operand per column */
