@@ -1541,7 +1541,7 @@ Test(flex_blocks, fused_half_unary_kernels_match_scalars) {
   const struct bxfx_kernels *K[2] = { &bxfx_kern_avx2, &bxfx_kern_gen };
   float (*widen[BXFX_H_COUNT])(uint16_t) = { [BXFX_H_F16] = bxk_f16_to_f32, [BXFX_H_BF16] = bxk_bf16_to_f32 };
   uint16_t (*narrow[BXFX_H_COUNT])(float) = { [BXFX_H_F16] = bxk_f32_to_f16, [BXFX_H_BF16] = bxk_f32_to_bf16 };
-  static const size_t lens[] = { N, 1, 7, 8, 9, 15, 16, 17, 33 };
+  static const size_t lens[] = { N, 1, 7, 8, 9, 15, 16, 17, 31, 33 };
   for (int h = 0; h < BXFX_H_COUNT; h++)
     for (int v = 0; v < 2; v++)
       for (size_t oi = 0; oi < sizeof ops / sizeof ops[0]; oi++)
