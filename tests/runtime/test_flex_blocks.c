@@ -1623,7 +1623,10 @@ Test(flex_blocks, fused_half_clamp_matches_scalars) {
   static uint16_t a[N], o[N + 1];   /* o[n]: a guard */
   for (uint32_t i = 0; i < N; i++) a[i] = (uint16_t)(i * 40503u + 11u);
   static const float bounds[][2] = { { 0.5f, 1.5f }, { -3.0f, 100.0f }, { 0.1f, 3.3f }, { 2.0f, -2.0f },
-                                     { NAN, 1.0f }, { -INFINITY, 1e5f }, { -1e-40f, 1e-40f } };
+                                     { NAN, 1.0f }, { -INFINITY, 1e5f }, { -1e-40f, 1e-40f },
+                                     /* zero bounds (-0 and +0 compare equal), infinities */
+                                     { -0.0f, 0.0f }, { 0.0f, -0.0f }, { 0.0f, 2.0f }, { -1.0f, -0.0f },
+                                     { -INFINITY, INFINITY }, { 6e-8f, 65504.0f } };
   const struct bxfx_kernels *K[2] = { &bxfx_kern_avx2, &bxfx_kern_gen };
   float (*widen[BXFX_H_COUNT])(uint16_t) = { [BXFX_H_F16] = bxk_f16_to_f32, [BXFX_H_BF16] = bxk_bf16_to_f32 };
   uint16_t (*narrow[BXFX_H_COUNT])(float) = { [BXFX_H_F16] = bxk_f32_to_f16, [BXFX_H_BF16] = bxk_f32_to_bf16 };
