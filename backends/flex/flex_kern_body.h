@@ -1365,6 +1365,14 @@ enum { BXFX_EXT_BLK = 2048 };
  * operations per 16 elements where widening to f32 took about 16. */
 typedef int16_t v16s __attribute__((vector_size(32)));
 #define BXFX_BF16_KEY(x) ((x) ^ (((x) >> 15) & 0x7fff))
+/* Either half type's patterns: +inf (|x| above it: NaN), the quiet bit
+ * the narrowing sets on a NaN, +1 (the 16-bit kernels below). */
+#define BXFX_W16_INF_F16 0x7c00
+#define BXFX_W16_Q_F16 0x0200
+#define BXFX_W16_ONE_F16 0x3c00
+#define BXFX_W16_INF_BF16 0x7f80
+#define BXFX_W16_Q_BF16 0x0040
+#define BXFX_W16_ONE_BF16 0x3f80
 #ifdef BXFX_AVX
 #define BXFX_V16_MAX(a, b) ((v16s)_mm256_max_epi16((__m256i)(a), (__m256i)(b)))
 #define BXFX_V16_MIN(a, b) ((v16s)_mm256_min_epi16((__m256i)(a), (__m256i)(b)))
@@ -1978,12 +1986,40 @@ static void SFX(add_at_bf16)(uint16_t *base, const int64_t *pos, const uint16_t 
       BXFX_BINH_2_(ST16, name);                                                      \
     }                                                                                \
   }
+/* max and min on the 16-bit patterns, 16 lanes a step, for operands
+ * that are half values (the scalar too): x where it is NaN, else where
+ * neither is NaN, they are not both zeros (the f32 compare is false on
+ * -0 vs +0) and the keys (BXFX_BF16_KEY, either type: ordered as the
+ * values) compare; y otherwise; then the narrowing's quiet bit on NaN.
+ * The bits of widen, f32 rule, narrow without F16C's two conversions. */
+#define BXFX_W16K_max(kx, ky) ((kx) > (ky))
+#define BXFX_W16K_min(kx, ky) ((kx) < (ky))
+#define BXFX_W16K_add(kx, ky) (kx)
+#define BXFX_W16K_sub(kx, ky) (kx)
+#define BXFX_W16K_mul(kx, ky) (kx)
+#define BXFX_W16K_div(kx, ky) (kx)
+#define BXFX_BINW16_(H, h, name)                                                     \
+  do {                                                                               \
+    const v16s sw_ = (v16s){ 0 } + (int16_t)bxk_f32_to_##h(s);                       \
+    for (; i + 16 <= n; i += 16) {                                                   \
+      v16s x_ = sw_, y_ = sw_;                                                       \
+      if (mode != BXFX_SV) memcpy(&x_, a + i, sizeof x_);                            \
+      if (mode != BXFX_VS) memcpy(&y_, b + i, sizeof y_);                            \
+      v16s mx_ = x_ & 0x7fff, my_ = y_ & 0x7fff;                                     \
+      v16s yn_ = my_ > BXFX_W16_INF_##H, z_ = (mx_ | my_) == 0;                      \
+      v16s f_ = (mx_ > BXFX_W16_INF_##H) |                                           \
+                (~(yn_ | z_) & BXFX_W16K_##name(BXFX_BF16_KEY(x_), BXFX_BF16_KEY(y_))); \
+      v16s r_ = (f_ & x_) | (~f_ & y_);                                              \
+      r_ |= ((r_ & 0x7fff) > BXFX_W16_INF_##H) & BXFX_W16_Q_##H;                     \
+      memcpy(o + i, &r_, sizeof r_);                                                 \
+    }                                                                                \
+  } while (0)
 #define BXFX_BINH_DEF(H, h, name)                                                    \
   static void SFX(binh_##h##_##name)(const uint16_t *a, const uint16_t *b, float s,  \
                                      uint16_t *o, size_t n, int mode) {              \
     size_t i = 0;                                                                    \
     if (BXFX_EXACT_##name && (mode == BXFX_VV || bxk_round_##h(s) == s)) {           \
-      BXFX_BINH_LOOPS_(H, BXFX_##H##_STX16, name)                                    \
+      BXFX_BINW16_(H, h, name);                                                      \
     } else {                                                                         \
       BXFX_BINH_LOOPS_(H, BXFX_##H##_ST16, name)                                     \
     }                                                                                \
@@ -2006,6 +2042,13 @@ BXFX_BIN_LIST(BXFX_BINH_BF16)
 #undef BXFX_BINH_F16
 #undef BXFX_BINH_BF16
 #undef BXFX_BINH_DEF
+#undef BXFX_BINW16_
+#undef BXFX_W16K_max
+#undef BXFX_W16K_min
+#undef BXFX_W16K_add
+#undef BXFX_W16K_sub
+#undef BXFX_W16K_mul
+#undef BXFX_W16K_div
 #undef BXFX_BINH_LOOPS_
 #undef BXFX_BINH_2_
 
@@ -2142,8 +2185,9 @@ BXFX_CMP_OPS(BXFX_CMPH_BF16)
 
 /* Half unary ops fused likewise (the lane-wise ones, BXFX_UN_EL_LIST):
  * o may equal a (in place).  The exact ones (their result is a half
- * value, or NaN: BXFX_EXACT_* 1) narrow by BXFX_<H>_STX16; bf16 abs, neg
- * and relu (2) need no widening at all (BXFX_W16_*). */
+ * value, or NaN: BXFX_EXACT_* 1) narrow by BXFX_<H>_STX16; abs, neg,
+ * relu and sign (2) need no widening at all (BXFX_W16_*), for either
+ * half type: F16C's two conversions cost more than the op itself. */
 #define BXFX_EXACT_sqrt 0
 #define BXFX_EXACT_rsqrt 0
 #define BXFX_EXACT_neg 2
@@ -2153,29 +2197,34 @@ BXFX_CMP_OPS(BXFX_CMPH_BF16)
 #define BXFX_EXACT_floor 1
 #define BXFX_EXACT_ceil 1
 #define BXFX_EXACT_round 1
-#define BXFX_EXACT_sign 1
-/* bf16 abs, neg and relu on the 16-bit patterns (int16 lanes w), 16 a
- * vector: the sign bit cleared or flipped, or the lane zeroed where it
- * is below zero (-0 and NaN are not), then the quiet bit on NaN as
- * bxk_f32_to_bf16 sets it on the widened result.  The bits of widen, f32
- * op, narrow, with a third of the operations.  The others' entries are
- * never used. */
+#define BXFX_EXACT_sign 2
+/* abs, neg, relu and sign on the 16-bit patterns (int16 lanes w), 16 a
+ * vector: the sign bit cleared or flipped; the lane zeroed where it is
+ * below zero (-0 and NaN are not: negative non-NaN patterns run from
+ * -32767 to -inf's, INF | 0x8000); +-1 (ONE with w's sign bit) where w is
+ * neither +-0 nor NaN.  Then the quiet bit Q on NaN, as the narrowing
+ * (bxk_f32_to_<h>, vcvtps2ph) sets it on the widened result.  The bits of
+ * widen, f32 op, narrow, with a third of the operations. The others'
+ * entries are never used. */
 typedef int16_t v16s __attribute__((vector_size(32)));
-#define BXFX_W16_abs(w) ((w) & 0x7fff)
-#define BXFX_W16_neg(w) ((w) ^ -32768)
-#define BXFX_W16_relu(w) ((w) & ~(((w) > -32768) & ((w) < -127)))   /* -0 is -32768, -inf -128 */
-#define BXFX_W16_sqrt(w) (w)
-#define BXFX_W16_rsqrt(w) (w)
-#define BXFX_W16_recip(w) (w)
-#define BXFX_W16_floor(w) (w)
-#define BXFX_W16_ceil(w) (w)
-#define BXFX_W16_round(w) (w)
-#define BXFX_W16_sign(w) (w)
-#define BXFX_W16_LOOP_(name)                                                        \
+#define BXFX_W16_abs(w, INF, ONE) ((w) & 0x7fff)
+#define BXFX_W16_neg(w, INF, ONE) ((w) ^ -32768)
+#define BXFX_W16_relu(w, INF, ONE) ((w) & ~(((w) > -32768) & ((w) <= (int16_t)(0x8000 | (INF)))))
+#define BXFX_W16_sign(w, INF, ONE)                                                  \
+  ({ v16s m_ = (w) & 0x7fff, f_ = (m_ > 0) & (m_ <= (INF));                         \
+     (f_ & (((w) & -32768) | (ONE))) | (~f_ & (w)); })
+#define BXFX_W16_sqrt(w, INF, ONE) (w)
+#define BXFX_W16_rsqrt(w, INF, ONE) (w)
+#define BXFX_W16_recip(w, INF, ONE) (w)
+#define BXFX_W16_floor(w, INF, ONE) (w)
+#define BXFX_W16_ceil(w, INF, ONE) (w)
+#define BXFX_W16_round(w, INF, ONE) (w)
+#define BXFX_W16_LOOP_(H, name)                                                     \
   for (; i + 16 <= n; i += 16) {                                                    \
     v16s w_;                                                                        \
     memcpy(&w_, a + i, sizeof w_);                                                  \
-    v16s r_ = BXFX_W16_##name(w_) | (((w_ & 0x7fff) > 0x7f80) & 0x40);             \
+    v16s r_ = BXFX_W16_##name(w_, BXFX_W16_INF_##H, BXFX_W16_ONE_##H) |             \
+              (((w_ & 0x7fff) > BXFX_W16_INF_##H) & BXFX_W16_Q_##H);                \
     memcpy(o + i, &r_, sizeof r_);                                                  \
   }
 #define BXFX_UNH_LOOP_(H, ST16, VEXPR)                                              \
@@ -2191,8 +2240,8 @@ typedef int16_t v16s __attribute__((vector_size(32)));
     size_t i = 0;                                                                   \
     v8f one = SFX(splat)(1.0f), zero = SFX(splat)(0.0f);                           \
     (void)one; (void)zero;                                                          \
-    if (BXFX_EXACT_##name == 2 && BXFX_H_##H == BXFX_H_BF16) {                      \
-      BXFX_W16_LOOP_(name)                                                          \
+    if (BXFX_EXACT_##name == 2) {                                                   \
+      BXFX_W16_LOOP_(H, name)                                                       \
     } else if (BXFX_EXACT_##name) {                                                 \
       BXFX_UNH_LOOP_(H, BXFX_##H##_STX16, VEXPR)                                    \
     } else {                                                                        \

@@ -605,11 +605,16 @@ static void measure(struct cell *c) {
   bxbt_prep *prep = bxbt_torch_prepare(g_ops[c->op].name, c->in, c->n_in, &c->p);
   if (!prep) snprintf(c->note, sizeof c->note, "%s", bxbt_torch_error());
 
+  /* Each side repeats for ~g_target_ns on its own: a count from the
+   * slower side left bext's f16 cells (libtorch 5-65x slower there) at
+   * one cold call per measurement, fresh output pages and all, where
+   * bf16's ran warm -- that, not the kernels, was f16's 41-66% of copy. */
   double tb = time_bext(c, in, 1), tt = prep ? bxbt_torch_run_ns(prep, 1) : 0;
-  double one = tb > tt ? tb : tt;
-  int iters = one > 0 ? (int)(g_target_ns / one) : 1;
+  int iters = tb > 0 ? (int)(g_target_ns / tb) : 1, titers = tt > 0 ? (int)(g_target_ns / tt) : 1;
   if (iters < 1) iters = 1;
   if (iters > 1000000) iters = 1000000;
+  if (titers < 1) titers = 1;
+  if (titers > 1000000) titers = 1000000;
   bool with_copy = !c->small && c->bytes > 0 && f != F_MATMUL && moves_bytes(c->op);
   size_t cbytes = (size_t)(c->bytes / 2);   /* memcpy reads n and writes n */
   int citers = iters;
@@ -623,7 +628,7 @@ static void measure(struct cell *c) {
     }
     c->bext_ns = min_d(c->bext_ns, b);
     if (prep) {
-      double t = bxbt_torch_run_ns(prep, iters);
+      double t = bxbt_torch_run_ns(prep, titers);
       if (t < 0) {
         snprintf(c->note, sizeof c->note, "%s", bxbt_torch_error());
         bxbt_torch_free(prep);

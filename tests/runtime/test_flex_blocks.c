@@ -1375,7 +1375,8 @@ Test(flex_blocks, transposed_tile_walk_matches_reference) {
  * variants, every mode, on all 2^16 patterns (NaN, infinities,
  * subnormals, results that overflow or fall to subnormals) against
  * bxk_scalar.h: widen, the f32 rule, round to the half type, bit for bit.
- * Lengths around the 8-lane width check the tails. */
+ * Lengths around the 8- and 16-lane widths check the tails, out of place
+ * and in place. */
 Test(flex_blocks, fused_half_kernels_match_scalars) {
   enum { N = 65536 + 5 };
   static uint16_t a[N], b[N], o[N + 1];   /* o[n]: a guard */
@@ -1386,18 +1387,21 @@ Test(flex_blocks, fused_half_kernels_match_scalars) {
   const struct bxfx_kernels *K[2] = { &bxfx_kern_avx2, &bxfx_kern_gen };
   float (*widen[BXFX_H_COUNT])(uint16_t) = { [BXFX_H_F16] = bxk_f16_to_f32, [BXFX_H_BF16] = bxk_bf16_to_f32 };
   uint16_t (*narrow[BXFX_H_COUNT])(float) = { [BXFX_H_F16] = bxk_f32_to_f16, [BXFX_H_BF16] = bxk_f32_to_bf16 };
-  static const size_t lens[] = { N, 1, 7, 8, 9, 15, 16, 17, 33 };
+  static const size_t lens[] = { N, 1, 7, 8, 9, 15, 16, 17, 31, 33 };
   for (int h = 0; h < BXFX_H_COUNT; h++)
     for (int v = 0; v < 2; v++)
       for (int op = 0; op < BXFX_BIN_COUNT; op++)
         for (int mode = 0; mode < 3; mode++)
-          for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++) {
-            /* the scalar: 1.25, or one that overflows f16 (f32 only) */
+          for (size_t li = 0; li < 2 * sizeof lens / sizeof lens[0]; li++) {
+            /* the scalar: 1.25, or one that overflows f16 (f32 only); the
+             * second round in place (o is the first operand or, SV, the second) */
+            const bool inplace = li >= sizeof lens / sizeof lens[0];
             const float s = li & 1 ? 1.25f : 1e5f;
-            const size_t n = lens[li], off = li * 4099 % 60000;   /* shorter runs start anywhere */
-            const uint16_t *x0 = a + (n < N ? off : 0), *y0 = b + (n < N ? off : 0);
+            const size_t n = lens[li % (sizeof lens / sizeof lens[0])], off = li * 4099 % 60000;
+            const uint16_t *x0 = a + (n < N ? off : 0), *y0 = b + (n < N ? off : 0);   /* shorter runs start anywhere */
             memset(o, 0xa5, sizeof o);
-            K[v]->bin_half[h][op](x0, y0, s, o, n, mode);
+            if (inplace) memcpy(o, mode == BXFX_SV ? y0 : x0, n * sizeof o[0]);
+            K[v]->bin_half[h][op](inplace && mode != BXFX_SV ? o : x0, inplace && mode == BXFX_SV ? o : y0, s, o, n, mode);
             int bad = 0;
             for (size_t i = 0; i < n && bad < 3; i++) {
               float x = mode == BXFX_SV ? s : widen[h](x0[i]), y = mode == BXFX_VS ? s : widen[h](y0[i]);
@@ -1561,7 +1565,7 @@ Test(flex_blocks, fused_half_unary_kernels_match_scalars) {
   const struct bxfx_kernels *K[2] = { &bxfx_kern_avx2, &bxfx_kern_gen };
   float (*widen[BXFX_H_COUNT])(uint16_t) = { [BXFX_H_F16] = bxk_f16_to_f32, [BXFX_H_BF16] = bxk_bf16_to_f32 };
   uint16_t (*narrow[BXFX_H_COUNT])(float) = { [BXFX_H_F16] = bxk_f32_to_f16, [BXFX_H_BF16] = bxk_f32_to_bf16 };
-  static const size_t lens[] = { N, 1, 7, 8, 9, 15, 16, 17, 33 };
+  static const size_t lens[] = { N, 1, 7, 8, 9, 15, 16, 17, 31, 33 };
   for (int h = 0; h < BXFX_H_COUNT; h++)
     for (int v = 0; v < 2; v++)
       for (size_t oi = 0; oi < sizeof ops / sizeof ops[0]; oi++)
@@ -1639,7 +1643,10 @@ Test(flex_blocks, fused_half_clamp_matches_scalars) {
   static uint16_t a[N], o[N + 1];   /* o[n]: a guard */
   for (uint32_t i = 0; i < N; i++) a[i] = (uint16_t)(i * 40503u + 11u);
   static const float bounds[][2] = { { 0.5f, 1.5f }, { -3.0f, 100.0f }, { 0.1f, 3.3f }, { 2.0f, -2.0f },
-                                     { NAN, 1.0f }, { -INFINITY, 1e5f }, { -1e-40f, 1e-40f } };
+                                     { NAN, 1.0f }, { -INFINITY, 1e5f }, { -1e-40f, 1e-40f },
+                                     /* zero bounds (-0 and +0 compare equal), infinities */
+                                     { -0.0f, 0.0f }, { 0.0f, -0.0f }, { 0.0f, 2.0f }, { -1.0f, -0.0f },
+                                     { -INFINITY, INFINITY }, { 6e-8f, 65504.0f } };
   const struct bxfx_kernels *K[2] = { &bxfx_kern_avx2, &bxfx_kern_gen };
   float (*widen[BXFX_H_COUNT])(uint16_t) = { [BXFX_H_F16] = bxk_f16_to_f32, [BXFX_H_BF16] = bxk_bf16_to_f32 };
   uint16_t (*narrow[BXFX_H_COUNT])(float) = { [BXFX_H_F16] = bxk_f32_to_f16, [BXFX_H_BF16] = bxk_f32_to_bf16 };
