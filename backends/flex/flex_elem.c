@@ -484,7 +484,7 @@ static void ew_tile_chunk(void *ctx, size_t b, size_t e) {
       const int64_t bw = es == 1 && !(h & 15) && !(n & 15) ? 16 : 8;
       for (size_t cb = 0; cb < n; cb += (size_t)bw) {
         if (c0 + (int64_t)cb + BXFX_TILE_PF + bw <= cols)
-          bxfx_prefetch_runs(src + ((int64_t)cb + BXFX_TILE_PF) * s1 * es, s1 * es, bw, h * es);
+          bxfx_prefetch_runs(src + ((int64_t)cb + BXFX_TILE_PF) * s1 * es, s1 * es, bw, h * es, false);
         for (int64_t rb = 0; rb < h; rb += bw) {
           char *d = dst + (rb * BXFX_TILE_C + (int64_t)cb) * es;
           const char *q = src + (rb + (int64_t)cb * s1) * es;
@@ -514,7 +514,7 @@ static void ew_tile_chunk(void *ctx, size_t b, size_t e) {
            * next: 32 interleaved 1 KiB runs are more streams than the
            * hardware prefetchers follow */
           if (ist[k] == 1 && c0 + 2 * (int64_t)n <= cols)
-            bxfx_prefetch_runs(in[k] + n * esz[k], 0, 1, (int64_t)(n * esz[k]));
+            bxfx_prefetch_runs(in[k] + n * esz[k], 0, 1, (int64_t)(n * esz[k]), false);
         }
       }
       const size_t lin = (size_t)((o * rows + r) * cols + c0);
@@ -523,7 +523,7 @@ static void ew_tile_chunk(void *ctx, size_t b, size_t e) {
        * stalled the stores on its lines (a third of a comparison's
        * time); streamed outputs skip the line reads altogether */
       if (!E->stream && c0 + 2 * (int64_t)n <= cols)
-        bxfx_prefetchw_runs(E->dst + (lin + n) * osz, 0, 1, (int64_t)(n * osz));
+        bxfx_prefetch_runs(E->dst + (lin + n) * osz, 0, 1, (int64_t)(n * osz), true);
       ew_block(E, &B, in, ist, lin, n);
     }
   }

@@ -52,17 +52,15 @@ BXFX_FUNC void bxfx_copy_strided(void *dst, const int64_t *dst_strides, const vo
  * row apart) into L2 ahead of use: `runs` runs of `bytes` bytes from p,
  * `stride` bytes apart.  The hardware prefetchers follow none of them,
  * so without this each run costs a full memory latency.  L2, not L1: with
- * a power-of-two row length every run maps to the same few L1 sets. */
-static inline void bxfx_prefetch_runs(const void *p, int64_t stride, int64_t runs, int64_t bytes) {
+ * a power-of-two row length every run maps to the same few L1 sets.
+ * write: the runs are about to be written (an output's rows of a tile):
+ * a store to a line not in cache waits for the line just as a load does. */
+static inline void bxfx_prefetch_runs(const void *p, int64_t stride, int64_t runs, int64_t bytes, bool write) {
   for (int64_t q = 0; q < runs; q++)
-    for (int64_t x = 0; x < bytes; x += 64) __builtin_prefetch((const char *)p + q * stride + x, 0, 1);
-}
-/* The same for runs about to be written (an output's rows of a tile):
- * a store to a line not in cache waits for the line, and short runs a
- * row apart are as invisible to the prefetchers as the reads are. */
-static inline void bxfx_prefetchw_runs(void *p, int64_t stride, int64_t runs, int64_t bytes) {
-  for (int64_t q = 0; q < runs; q++)
-    for (int64_t x = 0; x < bytes; x += 64) __builtin_prefetch((char *)p + q * stride + x, 1, 1);
+    for (int64_t x = 0; x < bytes; x += 64) {
+      if (write) __builtin_prefetch((const char *)p + q * stride + x, 1, 1);
+      else __builtin_prefetch((const char *)p + q * stride + x, 0, 1);
+    }
 }
 
 /* Non-temporal outputs (kernels' stream_out): an output of at least

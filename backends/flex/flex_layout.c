@@ -107,7 +107,7 @@ static _Thread_local _Alignas(32) uint64_t tile_stage[BXFX_TILE * BXFX_TILE];
       int64_t j1 = j0 + BXFX_TILE < L ? j0 + BXFX_TILE : L;                                       \
       if (j1 < L)                                                                                 \
         bxfx_prefetch_runs((const T *)sp + j1 * ssl + i0, ssl * (int64_t)sizeof(T),               \
-                           L - j1 < BXFX_TILE ? L - j1 : BXFX_TILE, (i1 - i0) * (int64_t)sizeof(T)); \
+                           L - j1 < BXFX_TILE ? L - j1 : BXFX_TILE, (i1 - i0) * (int64_t)sizeof(T), false); \
       for (int64_t j = j0; j < j1; j++) {                                                         \
         const T *s = (const T *)sp + j * ssl + i0;                                                \
         for (int64_t i = 0; i < i1 - i0; i++) buf[i * BXFX_TILE + (j - j0)] = s[i];               \
@@ -134,7 +134,7 @@ static _Thread_local _Alignas(32) uint64_t tile_stage[BXFX_TILE * BXFX_TILE];
       /* the next tile's source runs, while this one is transposed */                                   \
       if (j1 < L)                                                                                       \
         bxfx_prefetch_runs(S + j1 * ssl + i0, ssl * (int64_t)sizeof(T), L - j1 < BXFX_TILE ? L - j1 : BXFX_TILE, \
-                           (i1 - i0) * (int64_t)sizeof(T));                                             \
+                           (i1 - i0) * (int64_t)sizeof(T), false);                                      \
       if (i1 - i0 == BXFX_TILE && j1 - j0 == BXFX_TILE) {                                               \
         for (int64_t jb = 0; jb < BXFX_TILE; jb += 8)                                                   \
           for (int64_t ib = 0; ib < BXFX_TILE; ib += 8)                                                 \
