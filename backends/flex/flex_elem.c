@@ -734,10 +734,18 @@ static void ew_run(struct ew *E, bext_tensor *out, int rank, const int64_t *shap
   ew_shape(E, rank, shape);
   size_t n = (size_t)bxr_numel(rank, shape);
   if (n == 0) return;
-  /* An output too large to stay cached goes out by streaming stores;
-   * outputs the kernels do not write directly (narrowed to f16, bf16,
-   * i32 from a wider representation) keep their plain stores. */
-  E->stream = bxfx_is_native(E->odt, E->rout) && ew_memory_bound(E) && n * bext_dtype_size(E->odt) >= bxfx_stream_min();
+  /* An op whose operands and output do not stay cached writes by
+   * streaming stores; outputs the kernels do not write directly (narrowed
+   * to f16, bf16, i32 from a wider representation) keep their plain
+   * stores.  A broadcast operand counts its own bytes. */
+  size_t in = 0;
+  for (int k = 0; k < E->nin; k++) {
+    size_t m = bext_dtype_size(E->dt[k]);
+    for (int d = 0; d < E->rank; d++)
+      if (E->st[k][d]) m *= (size_t)E->shape[d];
+    in += m;
+  }
+  E->stream = bxfx_is_native(E->odt, E->rout) && ew_memory_bound(E) && bxfx_streams(n * bext_dtype_size(E->odt), in);
   for (int k = 0; k < E->nin; k++)
     if (E->src[k] == E->dst) E->stream = false;   /* in place: its lines are read anyway */
   /* The fused half kernels: operands of one half type h (the output's,
@@ -920,8 +928,8 @@ static void staged(part_fn part, const void *ctx, char *o, size_t osz, bool stre
   bxfx_stream_fence();
 }
 /* In place (o is an input) the lines are read anyway: nothing to skip. */
-static bool streams(const void *o, const void *a, const void *b, size_t n, size_t osz) {
-  return o != a && o != b && n * osz >= bxfx_stream_min();
+static bool streams(const void *o, const void *a, const void *b, size_t out, size_t in) {
+  return o != a && o != b && bxfx_streams(out, in);
 }
 
 /* f32 tensor op a scalar f32 cannot hold (x * 1e-3): the result is the
@@ -959,7 +967,7 @@ static bool widened_scalar(struct bxr_op *op, bext_tensor **res) {
   if (out) {
     size_t n = (size_t)bxr_numel(out->rank, out->shape);
     J.o = f32_data(out);
-    J.stream = J.k != BXFX_BIN_div && streams(J.o, J.a, NULL, n, sizeof(float));
+    J.stream = J.k != BXFX_BIN_div && streams(J.o, J.a, NULL, n * sizeof(float), n * sizeof(float));
     bxr_pool_for(n, 2, 64, widen_chunk, &J);
   }
   *res = out;
@@ -1168,7 +1176,9 @@ static bool native_width(struct bxr_op *op, bext_tensor **res) {
     J.osz = bext_dtype_size(out->dtype);
     const bool costly = J.kind == NK_DIVS_I64 || J.kind == NK_POW_I64 ||
                         (J.kind == NK_BIN_I32 && (J.k == BXFX_IOP_div || J.k == BXFX_IOP_rem || J.k == BXFX_IOP_pow));
-    J.stream = !costly && streams(J.o, J.a, J.b, (size_t)numel, J.osz);   /* as ew_memory_bound */
+    const size_t isz = bext_dtype_size(dt);
+    J.stream = !costly && streams(J.o, J.a, J.b, (size_t)numel * J.osz,   /* as ew_memory_bound */
+                                  J.pa * isz + (J.b && !scalar ? J.pb * isz : 0));
     bxr_pool_for((size_t)numel, costly ? 4 : 1, 64, native_chunk, &J);
   }
   *res = out;

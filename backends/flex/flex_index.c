@@ -439,7 +439,8 @@ bext_tensor *bxfx_exec_index(struct bxr_op *op) {
     bool lead1 = bxr_is_contiguous(t);
     for (int d = 0; d < dim; d++) lead1 = lead1 && t->shape[d] == 1;
     J.flat = lead1 ? (size_t)slice * bext_dtype_size(t->dtype) : 0;
-    J.stream = J.flat && (size_t)bxr_numel(out->rank, out->shape) * bext_dtype_size(t->dtype) >= bxfx_stream_min();
+    const size_t bytes = (size_t)bxr_numel(out->rank, out->shape) * bext_dtype_size(t->dtype);
+    J.stream = J.flat && bxfx_streams(bytes, bytes);   /* each row read once, as written */
     /* Many slices: split them across the pool (each copy then runs
      * inline); a few large ones split inside bxfx_copy_strided. */
     if (idx->shape[0] >= 8) bxr_pool_for((size_t)idx->shape[0], (size_t)slice / 4 + 1, 1, select_slices, &J);

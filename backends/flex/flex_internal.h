@@ -63,15 +63,19 @@ static inline void bxfx_prefetch_runs(const void *p, int64_t stride, int64_t run
     }
 }
 
-/* Non-temporal outputs (kernels' stream_out): an output of at least
- * bxfx_stream_min() bytes is computed a block at a time in L1 and copied
- * out with streaming stores, skipping the read-for-ownership of lines it
- * overwrites whole.  The default is half the last-level cache (sysfs,
- * then 32 MiB); BEXT_FLEX_STREAM_MIN (bytes) overrides it, and
- * bxfx_stream_set_min (tests: 0 streams everything, SIZE_MAX nothing)
- * sets it and returns the previous value. */
+/* Non-temporal outputs (kernels' stream_out): an op whose output and
+ * inputs together touch at least bxfx_stream_min() bytes computes its
+ * output a block at a time in L1 and copies it out with streaming
+ * stores, skipping the read-for-ownership of lines it overwrites whole.
+ * The default is the last-level cache (sysfs, then 32 MiB): below it the
+ * lines an op writes are still cached when the next call (or the next
+ * op) comes, and plain stores find them there.  BEXT_FLEX_STREAM_MIN
+ * (bytes) overrides it, and bxfx_stream_set_min (tests: 0 streams
+ * everything, SIZE_MAX nothing) sets it and returns the previous value. */
 BXFX_FUNC size_t bxfx_stream_min(void);
 BXFX_FUNC size_t bxfx_stream_set_min(size_t bytes);
+/* out bytes written, in bytes read (a broadcast operand's own size) */
+static inline bool bxfx_streams(size_t out, size_t in) { return out + in >= bxfx_stream_min(); }
 
 /* Streaming stores are weakly ordered: each thread that issued them fences
  * before its part of the work counts as done (the pool's join alone is

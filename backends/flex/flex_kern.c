@@ -55,7 +55,7 @@ size_t bxfx_stream_min(void) {
     return atomic_load_explicit(&stream_min, memory_order_relaxed);
   /* A benign race: every thread computes the same answer. */
   const char *e = getenv("BEXT_FLEX_STREAM_MIN");
-  size_t v = e && *e ? (size_t)strtoull(e, NULL, 0) : llc_bytes() / 2;
+  size_t v = e && *e ? (size_t)strtoull(e, NULL, 0) : llc_bytes();
   atomic_store_explicit(&stream_min, v, memory_order_relaxed);
   atomic_store_explicit(&stream_min_known, true, memory_order_release);
   return v;

@@ -238,13 +238,16 @@ void bxfx_copy_strided(void *dst, const int64_t *dst_strides, const void *src,
   }
   if (r == 0) { J.shape[0] = 1; J.ds[0] = J.ss[0] = 1; r = 1; }
   J.rank = r;
-  /* Unit-stride runs into an output past bxfx_stream_min stream, as the
-   * elementwise outputs do (glibc's memcpy stores plainly below 240 MiB
+  /* Unit-stride runs of a copy whose source and output together reach
+   * bxfx_stream_min stream, as the elementwise outputs do (glibc's memcpy stores plainly below 240 MiB
    * here, reading each line it overwrites).  Reversed runs and strided
    * element loops keep plain stores. */
-  size_t total = esize;
-  for (int d = 0; d < r; d++) total *= (size_t)J.shape[d];
-  J.stream = J.ds[r - 1] == 1 && J.ss[r - 1] == 1 && total >= bxfx_stream_min();
+  size_t total = esize, read = esize;   /* a broadcast source (expand) reads its own bytes */
+  for (int d = 0; d < r; d++) {
+    total *= (size_t)J.shape[d];
+    if (J.ss[d]) read *= (size_t)J.shape[d];
+  }
+  J.stream = J.ds[r - 1] == 1 && J.ss[r - 1] == 1 && bxfx_streams(total, read);
   /* a transpose: the source runs along some other dim than the last */
   if (r >= 2 && J.ss[r - 1] != 1 && J.shape[r - 1] >= BXFX_TILE) {
     for (int p = r - 2; p >= 0; p--) {
@@ -309,7 +312,7 @@ struct fill_job {
 
 /* Every width through fill8's 32-byte stores (the 4- and 2-byte fills
  * went through glibc's wmemset, the 8-byte ones a scalar loop: all ran
- * about as fast as these).  Streamed only for zeros past bxfx_stream_min:
+ * about as fast as these).  Streamed only for zeros of bxfx_stream_min bytes or more:
  * on the matrix's EPYC a streamed zero fill of 32 MiB took 0.40 ms
  * against 0.8 ms stored, while streamed non-zero fills of 16 and 32 MiB
  * (re-filled, so cached) ran 1.3-2.6x slower than plain stores and tied
@@ -427,7 +430,7 @@ bext_tensor *bxfx_exec_create(struct bxr_op *op) {
   case BXR_OP_ZEROS: case BXR_OP_ONES: case BXR_OP_FULL: {
     double v = op->code == BXR_OP_ZEROS ? 0.0 : op->code == BXR_OP_ONES ? 1.0 : op->sc[0].f;
     J.pat = fill_pattern(out->dtype, J.es, v);
-    J.stream = J.pat == 0 && n * J.es >= bxfx_stream_min();
+    J.stream = J.pat == 0 && bxfx_streams(n * J.es, 0);
     bxr_pool_for(n, 1, 64, fill_chunk, &J);
     break;
   }
