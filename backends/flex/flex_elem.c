@@ -1174,8 +1174,10 @@ static bool native_width(struct bxr_op *op, bext_tensor **res) {
   if (out) {
     J.o = bxr_data(out);
     J.osz = bext_dtype_size(out->dtype);
+    /* (i32 division by a scalar multiplies: divs_i32) */
     const bool costly = J.kind == NK_DIVS_I64 || J.kind == NK_POW_I64 ||
-                        (J.kind == NK_BIN_I32 && (J.k == BXFX_IOP_div || J.k == BXFX_IOP_rem || J.k == BXFX_IOP_pow));
+                        (J.kind == NK_BIN_I32 && (((J.k == BXFX_IOP_div || J.k == BXFX_IOP_rem) && !scalar) ||
+                                                  J.k == BXFX_IOP_pow));
     const size_t isz = bext_dtype_size(dt);
     J.stream = !costly && streams(J.o, J.a, J.b, (size_t)numel * J.osz,   /* as ew_memory_bound */
                                   J.pa * isz + (J.b && !scalar ? J.pb * isz : 0));

@@ -92,21 +92,24 @@ enum {
 };
 
 /* Signed division by an invariant d as a multiply-high and shifts
- * (Hacker's Delight 10-1, as libdivide does): for 2 <= |d| < 2^63,
- * bxfx_magic_div_i64(x, d, bxfx_magic_i64(d)) is x / d truncated, for
- * every x.  m is the least 2^(64+s) / |d| rounded up that makes the
- * quotient exact (the loop finds the smallest such s), negated for d < 0. */
+ * (Hacker's Delight 10-1, as libdivide does), for W = 32 or 64 bits: for
+ * 2 <= |d| < 2^(W-1), bxfx_magic_div_i64(x, d, bxfx_magic(d, 64)) and
+ * bxfx_magic_div_i32(x, d, bxfx_magic(d, 32)) are x / d truncated, for
+ * every x.  m is the least 2^(W+s) / |d| rounded up that makes the
+ * quotient exact (the loop finds the smallest such s), taken as a W-bit
+ * signed number and negated for d < 0.  The arithmetic is 64-bit for
+ * both widths: at W = 32 nothing wraps. */
 struct bxfx_magic {
   int64_t m;
   int s;
 };
-static inline struct bxfx_magic bxfx_magic_i64(int64_t d) {
-  const uint64_t two63 = 1ull << 63;
+static inline struct bxfx_magic bxfx_magic(int64_t d, int w) {
+  const uint64_t top = 1ull << (w - 1);
   const uint64_t ad = d < 0 ? 0 - (uint64_t)d : (uint64_t)d;
-  const uint64_t t = two63 + ((uint64_t)d >> 63);
+  const uint64_t t = top + (d < 0);
   const uint64_t anc = t - 1 - t % ad;   /* |nc|, the largest dividend with nc % d == d - 1 */
-  uint64_t q1 = two63 / anc, r1 = two63 - q1 * anc, q2 = two63 / ad, r2 = two63 - q2 * ad, delta;
-  int p = 63;
+  uint64_t q1 = top / anc, r1 = top - q1 * anc, q2 = top / ad, r2 = top - q2 * ad, delta;
+  int p = w - 1;
   do {
     p++;
     q1 *= 2; r1 *= 2;
@@ -115,8 +118,9 @@ static inline struct bxfx_magic bxfx_magic_i64(int64_t d) {
     if (r2 >= ad) { q2++; r2 -= ad; }
     delta = ad - r2;
   } while (q1 < delta || (q1 == delta && r1 == 0));
-  struct bxfx_magic mg = { (int64_t)(q2 + 1), p - 64 };
-  if (d < 0) mg.m = (int64_t)(0 - (uint64_t)mg.m);
+  uint64_t m = q2 + 1;
+  if (d < 0) m = 0 - m;
+  struct bxfx_magic mg = { w == 32 ? (int64_t)(int32_t)(uint32_t)m : (int64_t)m, p - w };
   return mg;
 }
 static inline int64_t bxfx_magic_div_i64(int64_t x, int64_t d, struct bxfx_magic mg) {
@@ -125,6 +129,13 @@ static inline int64_t bxfx_magic_div_i64(int64_t x, int64_t d, struct bxfx_magic
   else if (d < 0 && mg.m > 0) q = (int64_t)((uint64_t)q - (uint64_t)x);
   q >>= mg.s;   /* arithmetic (GCC and Clang define it) */
   return q + (int64_t)((uint64_t)q >> 63);
+}
+static inline int32_t bxfx_magic_div_i32(int32_t x, int32_t d, struct bxfx_magic mg) {
+  int32_t q = (int32_t)((x * mg.m) >> 32);
+  if (d > 0 && mg.m < 0) q = (int32_t)((uint32_t)q + (uint32_t)x);
+  else if (d < 0 && mg.m > 0) q = (int32_t)((uint32_t)q - (uint32_t)x);
+  q >>= mg.s;
+  return q + (int32_t)((uint32_t)q >> 31);
 }
 
 /* Bool ops on 0/1 bytes (bext.h's representation: every bool byte is 0

@@ -274,9 +274,63 @@ BXFX_CMP_OPS(BXFX_CMP_DEF)
  * divisor's-sign fix are exact in f64.  Divisors 0 and -1 are divided by
  * 1 meanwhile (no lane traps or overflows) and take the rule's answers
  * after: 0, and for division by -1 the wrapping negation.  vdivpd takes
- * four lanes at a time where idiv takes one. */
+ * four lanes at a time where idiv takes one.  One divisor for every
+ * element (BXFX_VS) takes divs_i32's multiply instead. */
+/* i32 x / d and floored x % d for one d (bxk_div_i32, bxk_rem_i32 for
+ * every x): the divisor's magic number (bxfx_magic) as a multiply-high
+ * of eight lanes (two vpmuldq, even and odd lanes), where the f64 lanes
+ * below divide four at a time and left div_scalar i32 at a quarter of
+ * copy bandwidth.  0, 1, -1 and INT32_MIN as divisors take their own
+ * rules, as in divs_i64. */
+static void SFX(divs_i32)(const int32_t *a, int32_t d, int32_t *o, size_t n, bool rem) {
+  if (d == 0 || (rem && (d == 1 || d == -1))) {
+    memset(o, 0, n * sizeof *o);
+    return;
+  }
+  if (d == 1 || d == -1 || d == INT32_MIN) {
+    for (size_t i = 0; i < n; i++) {
+      const int32_t x = a[i];
+      if (d == 1) o[i] = x;
+      else if (d == -1) o[i] = bxk_neg_i32(x);
+      else o[i] = rem ? bxk_rem_i32(x, d) : x == INT32_MIN;
+    }
+    return;
+  }
+  const struct bxfx_magic mg = bxfx_magic(d, 32);
+  size_t i = 0;
+#if defined(BXFX_AVX)
+  const __m256i M = _mm256_set1_epi32((int32_t)mg.m), D = _mm256_set1_epi32(d), z = _mm256_setzero_si256();
+  const __m256i addx = _mm256_set1_epi32(d > 0 && mg.m < 0 ? -1 : 0), subx = _mm256_set1_epi32(d < 0 && mg.m > 0 ? -1 : 0);
+  const __m128i sh = _mm_cvtsi32_si128(mg.s);
+  for (; i + 8 <= n; i += 8) {
+    const __m256i x = _mm256_loadu_si256((const __m256i *)(const void *)(a + i));
+    const __m256i ev = _mm256_srli_epi64(_mm256_mul_epi32(x, M), 32);
+    const __m256i od = _mm256_mul_epi32(_mm256_srli_epi64(x, 32), M);
+    __m256i q = _mm256_blend_epi32(ev, od, 0xAA);   /* the high halves, lane by lane */
+    q = _mm256_sub_epi32(_mm256_add_epi32(q, _mm256_and_si256(x, addx)), _mm256_and_si256(x, subx));
+    q = _mm256_sra_epi32(q, sh);
+    q = _mm256_add_epi32(q, _mm256_srli_epi32(q, 31));
+    if (rem) {   /* r + d where r != 0 and its sign is not d's */
+      const __m256i r = _mm256_sub_epi32(x, _mm256_mullo_epi32(q, D));
+      const __m256i fix = _mm256_andnot_si256(_mm256_cmpeq_epi32(r, z), _mm256_srai_epi32(_mm256_xor_si256(r, D), 31));
+      q = _mm256_add_epi32(r, _mm256_and_si256(fix, D));
+    }
+    _mm256_storeu_si256((__m256i *)(void *)(o + i), q);
+  }
+#endif
+  for (; i < n; i++) {
+    const int32_t x = a[i], q = bxfx_magic_div_i32(x, d, mg);
+    if (!rem) { o[i] = q; continue; }
+    const int32_t r = (int32_t)((uint32_t)x - (uint32_t)q * (uint32_t)d);
+    o[i] = r + (d & -(int32_t)((r != 0) & ((r ^ d) < 0)));
+  }
+}
 typedef uint32_t v4u __attribute__((vector_size(16)));
 static void SFX(divrem_i32)(const int32_t *a, const int32_t *b, int32_t *o, size_t n, int mode, bool rem) {
+  if (mode == BXFX_VS) {
+    SFX(divs_i32)(a, b[0], o, n, rem);
+    return;
+  }
   const v4d zero = { 0, 0, 0, 0 }, one = { 1, 1, 1, 1 }, mone = { -1, -1, -1, -1 };
   size_t i = 0;
   for (; i + 4 <= n; i += 4) {
@@ -451,7 +505,7 @@ static void SFX(mask_sel)(size_t es, const void *t, const uint8_t *m, const void
 }
 
 /* i64 x / d and floored x % d for one d (bxk_div_i64, bxk_rem_i64 for
- * every x): a multiply-high by d's magic number (bxfx_magic_i64) instead
+ * every x): a multiply-high by d's magic number (bxfx_magic) instead
  * of an idiv per element; the remainder is x - q*d with the divisor's-sign
  * fix.  0, 1, -1 and INT64_MIN as divisors take their own rules. */
 static void SFX(divs_i64)(const int64_t *a, int64_t d, int64_t *o, size_t n, bool rem) {
@@ -468,7 +522,7 @@ static void SFX(divs_i64)(const int64_t *a, int64_t d, int64_t *o, size_t n, boo
     }
     return;
   }
-  const struct bxfx_magic mg = bxfx_magic_i64(d);
+  const struct bxfx_magic mg = bxfx_magic(d, 64);
   for (size_t i = 0; i < n; i++) {
     const int64_t x = a[i];
     const int64_t q = bxfx_magic_div_i64(x, d, mg);

@@ -1093,26 +1093,34 @@ Test(flex_blocks, i32_pow_by_scalar_matches_scalar_rule) {
       }
 }
 
-/* i64 division and floored rem by one divisor (divs_i64, a multiply by
- * the divisor's magic number) are bxk_div_i64 / bxk_rem_i64 for every
- * dividend: divisors 0, +-1, powers of two, INT64_MIN/MAX, near-powers
- * and random ones, dividends at the extremes and random, at lengths
- * around the unrolling, in both variants, and in place. */
-Test(flex_blocks, i64_division_by_scalar_matches_scalar_rule) {
+/* i64 and i32 division and floored rem by one divisor (divs_i64,
+ * divs_i32: a multiply by the divisor's magic number) are bxk_div_* /
+ * bxk_rem_* for every dividend: divisors 0, +-1, powers of two, the
+ * type's MIN/MAX, near-powers and random ones, dividends at the extremes
+ * and random, at lengths around the vector width and the unrolling, in
+ * both variants, and in place.  i32 divisors are the i64 ones narrowed
+ * (random bits) after their own edge list. */
+Test(flex_blocks, division_by_scalar_matches_scalar_rule) {
   enum { N = 333 };
   static int64_t a[N + 1], o[N + 1], io[N];
+  static int32_t a32[N + 1], o32[N + 1], io32[N];
   static const int64_t edge[] = { 0, -1, 1, INT64_MAX, INT64_MIN, INT64_MIN + 1, 7, -7, INT32_MIN, (int64_t)1 << 62 };
+  static const int32_t edge32[] = { 0, -1, 1, INT32_MAX, INT32_MIN, INT32_MIN + 1, 7, -7, INT32_MAX - 1, 1 << 30 };
   uint64_t s = 12345;
   for (int i = 0; i < N; i++) {
     s = s * 6364136223846793005ull + 1442695040888963407ull;
     a[i] = i % 5 == 0 ? edge[(i / 5) % 10] : i % 5 == 1 ? (int64_t)(s >> 40) - (1 << 23) : (int64_t)s;
+    a32[i] = i % 5 == 0 ? edge32[(i / 5) % 10] : i % 5 == 1 ? (int32_t)(s >> 52) - (1 << 11) : (int32_t)(s >> 32);
   }
   int64_t ds[96] = { 0, 1, -1, 2, -2, 3, -3, 5, 7, -7, 10, 641, 6700417, INT64_MAX, INT64_MIN, INT64_MIN + 1,
                      INT64_MAX - 1, (int64_t)1 << 62, -((int64_t)1 << 62), (int64_t)1 << 32, ((int64_t)1 << 32) + 1,
                      ((int64_t)1 << 31) - 1, 1000000007, -1000000007 };
+  int32_t ds32[96] = { 0, 1, -1, 2, -2, 3, -3, 5, 7, -7, 10, 641, 65537, INT32_MAX, INT32_MIN, INT32_MIN + 1,
+                       INT32_MAX - 1, 1 << 30, -(1 << 30), 1 << 16, 46341, -46341, 1000000007, -1000000007 };
   for (int k = 24; k < 96; k++) {
     s = s * 6364136223846793005ull + 1442695040888963407ull;
     ds[k] = k % 3 == 0 ? (int64_t)s : k % 3 == 1 ? (int64_t)(s >> (s % 60)) : -(int64_t)(s >> 45);
+    ds32[k] = k % 3 == 0 ? (int32_t)(s >> 32) : k % 3 == 1 ? (int32_t)(s >> 32) >> (s % 30) : -(int32_t)(s >> 50);
   }
   const struct bxfx_kernels *K[2] = { &bxfx_kern_avx2, &bxfx_kern_gen };
   for (int v = 0; v < 2; v++)
@@ -1120,17 +1128,26 @@ Test(flex_blocks, i64_division_by_scalar_matches_scalar_rule) {
       for (int rem = 0; rem < 2; rem++)
         for (size_t n = 1; n <= N; n += n < 40 ? 1 : 97) {
           o[n] = 42;
+          o32[n] = 42;
           K[v]->divs_i64(a, ds[k], o, n, rem);
+          K[v]->bin_i32(rem ? BXFX_IOP_rem : BXFX_IOP_div, a32, &ds32[k], o32, n, BXFX_VS);
           for (size_t i = 0; i < n; i++) {
             const int64_t want = rem ? bxk_rem_i64(a[i], ds[k]) : bxk_div_i64(a[i], ds[k]);
             cr_assert_eq(o[i], want, "%s %s(%lld, %lld) = %lld, not %lld", K[v]->isa, rem ? "rem" : "div",
                          (long long)a[i], (long long)ds[k], (long long)o[i], (long long)want);
+            const int32_t want32 = rem ? bxk_rem_i32(a32[i], ds32[k]) : bxk_div_i32(a32[i], ds32[k]);
+            cr_assert_eq(o32[i], want32, "%s i32 %s(%d, %d) = %d, not %d", K[v]->isa, rem ? "rem" : "div",
+                         a32[i], ds32[k], o32[i], want32);
           }
           cr_assert_eq(o[n], 42, "%s n=%zu wrote past the end", K[v]->isa, n);
+          cr_assert_eq(o32[n], 42, "%s i32 n=%zu wrote past the end", K[v]->isa, n);
           if (n == N) {
             memcpy(io, a, sizeof io);
             K[v]->divs_i64(io, ds[k], io, n, rem);
             cr_assert(memcmp(io, o, sizeof io) == 0, "%s by %lld in place differs", K[v]->isa, (long long)ds[k]);
+            memcpy(io32, a32, sizeof io32);
+            K[v]->bin_i32(rem ? BXFX_IOP_rem : BXFX_IOP_div, io32, &ds32[k], io32, n, BXFX_VS);
+            cr_assert(memcmp(io32, o32, sizeof io32) == 0, "%s i32 by %d in place differs", K[v]->isa, ds32[k]);
           }
         }
 }
