@@ -78,6 +78,7 @@ struct tile_job {
   const struct copy_job *J;
   int p;
   int64_t bands;
+  bool stream;   /* whole tile rows go out by stream_out (bxfx_streams) */
 };
 
 #define BXFX_TILE_COPY(T)                                                             \
@@ -89,6 +90,9 @@ struct tile_job {
       for (int64_t j = j0; j < j1; j++) d[j * dsl] = s[j * ssl];                      \
     }                                                                                 \
   }
+
+/* memcpy through a pointer of stream_out's type (a plain-store tile) */
+static void memcpy_fn(void *d, const void *s, size_t n) { memcpy(d, s, n); }
 
 /* The staging buffer of a tile (per thread, not on the stack: a caller's
  * thread may have a small one). */
@@ -113,7 +117,7 @@ static _Thread_local _Alignas(32) uint64_t tile_stage[BXFX_TILE * BXFX_TILE];
         for (int64_t i = 0; i < i1 - i0; i++) buf[i * BXFX_TILE + (j - j0)] = s[i];               \
       }                                                                                           \
       for (int64_t i = i0; i < i1; i++)                                                           \
-        memcpy((T *)dp + i * dsp + j0, buf + (i - i0) * BXFX_TILE, sizeof(T) * (size_t)(j1 - j0)); \
+        stout((T *)dp + i * dsp + j0, buf + (i - i0) * BXFX_TILE, sizeof(T) * (size_t)(j1 - j0)); \
     }                                                                                             \
   }
 
@@ -125,7 +129,8 @@ static _Thread_local _Alignas(32) uint64_t tile_stage[BXFX_TILE * BXFX_TILE];
  * sets, and 8x8 blocks stored straight into the destination wrote each
  * line in parts, evicted (and fetched again) in between. */
 #define BXFX_TILE_COPY8(name, T, kern)                                                                  \
-  static void name(char *dp, int64_t dsp, const char *sp, int64_t ssl, int64_t i0, int64_t i1, int64_t L) { \
+  static void name(char *dp, int64_t dsp, const char *sp, int64_t ssl, int64_t i0, int64_t i1, int64_t L, \
+                   void (*stout)(void *, const void *, size_t)) {                                      \
     void (*const t8)(T *, int64_t, const T *, int64_t) = bxfx_kern()->kern;                             \
     T *D = (T *)(void *)dp, *buf = (T *)(void *)tile_stage;                                             \
     const T *S = (const T *)(const void *)sp;                                                           \
@@ -140,7 +145,7 @@ static _Thread_local _Alignas(32) uint64_t tile_stage[BXFX_TILE * BXFX_TILE];
           for (int64_t ib = 0; ib < BXFX_TILE; ib += 8)                                                 \
             t8(buf + ib * BXFX_TILE + jb, BXFX_TILE, S + (j0 + jb) * ssl + i0 + ib, ssl);               \
         for (int64_t m = 0; m < BXFX_TILE; m++)                                                         \
-          memcpy(D + (i0 + m) * dsp + j0, buf + m * BXFX_TILE, sizeof(T) * BXFX_TILE);                  \
+          stout(D + (i0 + m) * dsp + j0, buf + m * BXFX_TILE, sizeof(T) * BXFX_TILE);                  \
         continue;                                                                                       \
       }                                                                                                 \
       int64_t i = i0;                                                                                   \
@@ -165,6 +170,9 @@ static void copy_tiles(void *ctx, size_t b, size_t e) {
   const int R = J->rank, p = TJ->p;
   const int64_t L = J->shape[R - 1], dsl = J->ds[R - 1], ssl = J->ss[R - 1], dsp = J->ds[p];
   const int64_t es = (int64_t)J->es;
+  /* a tile's whole destination runs: streamed past bxfx_streams, as the
+   * unit-stride copies (the ragged edges keep plain stores) */
+  void (*const stout)(void *, const void *, size_t) = TJ->stream ? bxfx_kern()->stream_out : memcpy_fn;
   for (size_t task = b; task < e; task++) {
     size_t rem = task / (size_t)TJ->bands;
     int64_t i0 = (int64_t)(task % (size_t)TJ->bands) * BXFX_TILE;
@@ -181,15 +189,15 @@ static void copy_tiles(void *ctx, size_t b, size_t e) {
     const char *sp = J->src + soff * es;
     switch (es) {
     case 1:
-      if (dsl == 1) tile_copy_u8(dp, dsp, sp, ssl, i0, i1, L);
+      if (dsl == 1) tile_copy_u8(dp, dsp, sp, ssl, i0, i1, L, stout);
       else BXFX_TILE_COPY(uint8_t)
       break;
     case 2:
-      if (dsl == 1) tile_copy_u16(dp, dsp, sp, ssl, i0, i1, L);
+      if (dsl == 1) tile_copy_u16(dp, dsp, sp, ssl, i0, i1, L, stout);
       else BXFX_TILE_COPY(uint16_t)
       break;
     case 4:
-      if (dsl == 1) tile_copy_u32(dp, dsp, sp, ssl, i0, i1, L);
+      if (dsl == 1) tile_copy_u32(dp, dsp, sp, ssl, i0, i1, L, stout);
       else BXFX_TILE_COPY(uint32_t)
       break;
     default:
@@ -198,6 +206,7 @@ static void copy_tiles(void *ctx, size_t b, size_t e) {
       break;
     }
   }
+  if (TJ->stream) bxfx_stream_fence();
 }
 #undef BXFX_TILE_COPY
 #undef BXFX_TILE_STAGED
@@ -247,12 +256,13 @@ void bxfx_copy_strided(void *dst, const int64_t *dst_strides, const void *src,
     total *= (size_t)J.shape[d];
     if (J.ss[d]) read *= (size_t)J.shape[d];
   }
-  J.stream = J.ds[r - 1] == 1 && J.ss[r - 1] == 1 && bxfx_streams(total, read);
+  const bool big = bxfx_streams(total, read);
+  J.stream = J.ds[r - 1] == 1 && J.ss[r - 1] == 1 && big;
   /* a transpose: the source runs along some other dim than the last */
   if (r >= 2 && J.ss[r - 1] != 1 && J.shape[r - 1] >= BXFX_TILE) {
     for (int p = r - 2; p >= 0; p--) {
       if (J.ss[p] != 1 || J.shape[p] < BXFX_TILE) continue;
-      struct tile_job T = { .J = &J, .p = p, .bands = (J.shape[p] + BXFX_TILE - 1) / BXFX_TILE };
+      struct tile_job T = { .J = &J, .p = p, .bands = (J.shape[p] + BXFX_TILE - 1) / BXFX_TILE, .stream = big };
       size_t tasks = (size_t)T.bands;
       for (int d = 0; d < r - 1; d++)
         if (d != p) tasks *= (size_t)J.shape[d];

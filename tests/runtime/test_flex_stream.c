@@ -296,14 +296,15 @@ Test(flex_stream, select_streamed_equals_stored) {
 /* Layout copies streamed (threshold 0) and not: the same bytes.  Their
  * unit-stride runs go out by stream_out: cat along either dim (rows of
  * one part, then the other), repeat_dim, slice_assign (the copy of t,
- * then the slice), contiguous of a narrow and of an expand; odd row
+ * then the slice), contiguous of a narrow and of an expand; a transpose
+ * (whole tile rows streamed, full 64x64 tiles and ragged edges); odd row
  * lengths (unaligned runs), two threads' worth. */
 Test(flex_stream, layout_copies_streamed_equal_stored) {
   static const bext_dtype dts[] = { BEXT_F32, BEXT_F64, BEXT_BF16, BEXT_I64, BEXT_BOOL };
   static const int64_t cs[] = { 1, 7, 33, 1037 };
   for (size_t d = 0; d < sizeof dts / sizeof dts[0]; d++)
     for (size_t c = 0; c < sizeof cs / sizeof cs[0]; c++)
-      for (int which = 0; which < 6; which++) {
+      for (int which = 0; which < 7; which++) {
         const int64_t R = 300, C = cs[c];
         bext_tensor *r[2];
         const size_t lim[2] = { SIZE_MAX, 0 };
@@ -322,6 +323,7 @@ Test(flex_stream, layout_copies_streamed_equal_stored) {
                                      bext_narrow(b, 0, 50, 100));
             break;
           case 4: bext_release(b); r[s] = bext_contiguous(bext_narrow(a, 0, 3, R - 5)); break;
+          case 5: bext_release(b); r[s] = bext_contiguous(bext_swap_dims(a, 0, 1)); break;
           default:
             bext_release(b);
             r[s] = bext_contiguous(bext_expand(bext_narrow(a, 0, 2, 1), (int64_t[]){ 4, R, C }, 3));
