@@ -31,7 +31,11 @@
  * of the C copy's bandwidth.  "-": the row does not allow the dtype;
  * ".": the case runs on another dtype only.  Goals (issue 15): ratio >=
  * 1.0 everywhere, bw >= 80% on elementwise / copy-like rows; the cells
- * below goal are listed at the end, worst first.  Integer div/rem run on
+ * below goal are listed at the end, worst first, each copy-like cell
+ * under 80% with why (probe_in_cache, probe_transposed): "compute" when
+ * the same op on an in-cache input stays below 80% of the copy, else
+ * "memory", with the in-cache figures of bext and libtorch and, for a
+ * transposed input, what its copy alone reaches.  Integer div/rem run on
  * nonzero divisors and casts on in-range values, where libtorch's
  * semantics are bext's.
  *
@@ -41,7 +45,8 @@
  *
  * With --json, the file bext-bench wrote (a JSON array of its headline
  * rows) becomes {"rows": <that array, unchanged>, "matrix": [...],
- * "provenance": [...]}.  `make bench` runs it after bext-bench. */
+ * "provenance": [...]}; a matrix row's "why" is null, or the probes'
+ * figures (json_why).  `make bench` runs it after bext-bench. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdio.h>
@@ -1067,6 +1072,7 @@ int main(int argc, char **argv) {
   /* why, for the cells below the bandwidth goal (after the copy's best
    * time is known: that is what they are below) */
   int nwhy = 0;
+  double t_why = now_ns();
   for (int i = 0; i < g_ncells; i++) {
     struct cell *c = &g_cells[i];
     if (c->failed || !c->copy_like || c->copy_ns <= 0 || c->copy_ns / c->bext_ns >= 0.8) continue;
@@ -1076,7 +1082,7 @@ int main(int argc, char **argv) {
     probe_in_cache(c);
     probe_transposed(c);
   }
-  if (nwhy) printf("\n\n");
+  if (nwhy) printf("\n(%d cells probed in %.1f s)\n\n", nwhy, (now_ns() - t_why) / 1e9);
 
   printf("%-22s", "op / case");
   for (int k = 0; k < NCOLS; k++) printf("%13s", bext_dtype_name(g_cols[k]));
