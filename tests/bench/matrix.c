@@ -48,6 +48,7 @@
  * "provenance": [...]}; a matrix row's "why" is null, or the probes'
  * figures (json_why).  `make bench` runs it after bext-bench. */
 #define _GNU_SOURCE
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -240,9 +241,9 @@ struct cell {
   /* results */
   bool ran, failed;
   double bext_ns, torch_ns, copy_ns, bytes;   /* torch_ns < 0: n/a; copy_ns < 0: none */
-  /* why (probe_why): the op on an in-cache input, ns per call and bytes
-   * it moves; the transposed input's bext_contiguous alone (ns, the
-   * cell's size); negative: not measured */
+  /* why (the probes): the op on an in-cache input, ns per call and bytes
+   * it moves, and libtorch's; the transposed input's bext_contiguous
+   * alone (ns, the cell's size); negative: not measured */
   double cache_ns, cache_bytes, tcopy_ns, torch_cache_ns;
   char note[120];
 };
@@ -667,14 +668,12 @@ done:
  * the same run tell which, so the list at the end names a measured cause
  * instead of a guess.
  *
- * In cache: the same op, dtype and layout on PROBE_SIDE x PROBE_SIDE
- * elements (every SIDE of the cell's shapes scaled down), so inputs and
- * output stay in the L2 of the threads that run it and no output is
- * streamed; 64K elements reach BXR_POOL_MIN, so the pool splits the call
- * across the same threads as the large cell.  Its time, scaled by the
- * bytes moved to the cell's, is the cell's floor with memory free: when
- * even that is below 80% of the copy's bandwidth, the cell is
- * compute-bound.
+ * In cache: the same op, dtype and layout on a side x side input (every
+ * SIDE of the cell's shapes scaled down, side by probe_side), so inputs
+ * and output stay in the caches of the threads that run it and no output
+ * is streamed.  Its time, scaled by the bytes moved to the cell's, is the
+ * cell's floor with memory free: when even that is below 80% of the
+ * copy's bandwidth, the cell is compute-bound.
  *
  * Transposed read: for a cell whose first input is a transposed view,
  * bext_contiguous of that view alone at the cell's size, the part of the
@@ -682,35 +681,55 @@ done:
  * a dtype share that input, so each is given the best time of all their
  * probes (as the copy's time is the best of the run): one probe timed
  * against another process's burst would otherwise blame every T cell. */
-#define PROBE_SIDE 256
+
+/* The in-cache side: the cell's bytes per element at PROBE_BYTES in all
+ * (1 MiB a thread of 2: half the L2 of this machine's cores), at least
+ * 256, so that with 64K elements the pool splits the call across the
+ * same threads as the large cell (BXR_POOL_MIN).  A smaller call does
+ * not amortize the call's fixed cost: at 64K f32/f16 elements, erf came
+ * out 1.3x slower per byte in cache than from memory.  Even, for
+ * SIDE / 2 dims; a multiple of 32, for the transposed tiles' rows. */
+#define PROBE_BYTES ((double)(2 << 20))
+static int64_t probe_side(const struct cell *c) {
+  int64_t side = 32 * (int64_t)(sqrt(PROBE_BYTES * (double)NBIG / c->bytes) / 32);
+  return side < 256 ? 256 : side > SIDE ? SIDE : side;
+}
 
 static double probe_tcopy_ns[BEXT_DTYPE_COUNT];   /* best so far; 0: none yet */
 
-/* Best of PROBE_REPS (or g_reps, if more) measurements of the cell's
- * op, ~g_target_ns each: a probe is one side of one cell, so a few more
- * rounds than a cell's cost little and calm the machine's swings. */
-enum { PROBE_REPS = 5 };
+/* A probe takes the least of single calls, as many as fill ~g_target_ns
+ * (PROBE_MIN_CALLS to PROBE_MAX_CALLS).  An in-cache call lasts 20-300
+ * us: on a loaded machine a round of many of them nearly always holds
+ * one whose second thread waited out a scheduler slice, and the best of
+ * 5 such rounds moved erf f64's in-cache figure 39% <-> 94% between two
+ * runs.  The least single call is the op's cost on a quiet machine,
+ * which is what a floor is (a little below the average a cell takes). */
+enum { PROBE_MIN_CALLS = 5, PROBE_MAX_CALLS = 1000 };
+static int probe_calls(double one_ns) {
+  double k = one_ns > 0 ? g_target_ns / one_ns : PROBE_MIN_CALLS;
+  return k < PROBE_MIN_CALLS ? PROBE_MIN_CALLS : k > PROBE_MAX_CALLS ? PROBE_MAX_CALLS : (int)k;
+}
 static double best_bext_ns(const struct cell *c, bext_tensor **in) {
   double best = -1;
-  int iters = iters_for(time_bext(c, in, 1));
-  for (int rep = 0; rep < (g_reps > PROBE_REPS ? g_reps : PROBE_REPS); rep++) best = min_d(best, time_bext(c, in, iters));
+  for (int i = 0, n = probe_calls(time_bext(c, in, 1)); i < n; i++) best = min_d(best, time_bext(c, in, 1));
   return best;
 }
 
-static void scale_dims(int64_t *shape, int rank) {
+static void scale_dims(int64_t *shape, int rank, int64_t side) {
   for (int d = 0; d < rank; d++)
-    if (shape[d] == SIDE || shape[d] == SIDE / 2) shape[d] = shape[d] * PROBE_SIDE / SIDE;
+    if (shape[d] == SIDE || shape[d] == SIDE / 2) shape[d] = shape[d] * side / SIDE;
 }
 
 static void probe_in_cache(struct cell *c) {
-  static int64_t sel[PROBE_SIDE / 2];   /* select's indices, in range of the smaller dim */
+  static int64_t sel[SIDE / 2];   /* select's indices, in range of the smaller dim */
   struct cell s = *c;
   bext_tensor *in[3] = { NULL, NULL, NULL };
-  for (int i = 0; i < s.n_in; i++) scale_dims(s.in[i].shape, s.in[i].rank);
-  scale_dims(s.p.shape, s.p.rank);
-  if (s.op == BXR_OP_ARANGE) s.p.s1 = (double)PROBE_SIDE * PROBE_SIDE;
+  int64_t side = probe_side(c);
+  for (int i = 0; i < s.n_in; i++) scale_dims(s.in[i].shape, s.in[i].rank, side);
+  scale_dims(s.p.shape, s.p.rank, side);
+  if (s.op == BXR_OP_ARANGE) s.p.s1 = (double)(side * side);
   if (s.op == BXR_OP_SELECT || s.op == BXR_OP_SELECT_ASSIGN) {
-    for (int i = 0; i < PROBE_SIDE / 2; i++) sel[i] = indices(true)[i] % PROBE_SIDE;
+    for (int i = 0; i < side / 2; i++) sel[i] = indices(true)[i] % side;
     s.in[1].data = sel;
   }
   for (int i = 0; i < s.n_in; i++)
@@ -721,9 +740,8 @@ static void probe_in_cache(struct cell *c) {
    * kernel would do better in cache than bext's */
   bxbt_prep *prep = c->torch_ns > 0 && c->cache_ns > 0 ? bxbt_torch_prepare(g_ops[s.op].name, s.in, s.n_in, &s.p) : NULL;
   if (prep) {
-    int iters = iters_for(bxbt_torch_run_ns(prep, 1));
-    for (int rep = 0; rep < PROBE_REPS; rep++) {
-      double t = bxbt_torch_run_ns(prep, iters);
+    for (int i = 0, n = probe_calls(bxbt_torch_run_ns(prep, 1)); i < n; i++) {
+      double t = bxbt_torch_run_ns(prep, 1);
       if (t < 0) break;
       c->torch_cache_ns = min_d(c->torch_cache_ns, t);
     }
