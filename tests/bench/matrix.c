@@ -596,7 +596,8 @@ static double min_d(double a, double b) { return a < 0 || (b >= 0 && b < a) ? b 
  * slice reads its part of the input).  Negative when the op fails. */
 static double cell_bytes(const struct cell *c, bext_tensor **in) {
   double in_bytes = 0;
-  for (int i = 0; i < c->n_in; i++) in_bytes += (double)bext_numel(in[i]) * (double)bext_dtype_size(bext_dtype_of(in[i]));
+  for (int i = 0; i < c->n_in; i++)
+    in_bytes += (double)bext_numel(in[i]) * (double)bext_dtype_size(bext_dtype_of(in[i]));
   bext_tensor *r = bext_run(c, in);
   if (!r) return -1;
   double out_bytes = (double)bext_numel(r) * (double)bext_dtype_size(bext_dtype_of(r));
@@ -664,8 +665,8 @@ done:
 
 /* ------------------------------------------- why a cell is below goal */
 /* A copy-like cell below 80% of the copy's bandwidth is slow either in
- * its instructions or on its way to and from memory; two more timings in
- * the same run tell which, so the list at the end names a measured cause
+ * its instructions or on its way to and from memory; more timings in the
+ * same run tell which, so the list at the end names a measured cause
  * instead of a guess.
  *
  * In cache: the same op, dtype and layout on a side x side input (every
@@ -738,7 +739,8 @@ static void probe_in_cache(struct cell *c) {
   for (int i = 0; i < s.n_in; i++) bext_release(in[i]);
   /* libtorch on the same input, where the cell has a peer: whether its
    * kernel would do better in cache than bext's */
-  bxbt_prep *prep = c->torch_ns > 0 && c->cache_ns > 0 ? bxbt_torch_prepare(g_ops[s.op].name, s.in, s.n_in, &s.p) : NULL;
+  bxbt_prep *prep = NULL;
+  if (c->torch_ns > 0 && c->cache_ns > 0) prep = bxbt_torch_prepare(g_ops[s.op].name, s.in, s.n_in, &s.p);
   if (prep) {
     for (int i = 0, n = probe_calls(bxbt_torch_run_ns(prep, 1)); i < n; i++) {
       double t = bxbt_torch_run_ns(prep, 1);
@@ -824,8 +826,9 @@ static void cell_text(const struct cell *c, char *buf, size_t n) {
 static void why_text(const struct cell *c, char *buf, size_t n) {
   double cb = in_cache_bw(c), tb = tcopy_bw(c), tc = torch_in_cache_bw(c);
   int k = 0;
-  if (cb > 0 && tc > 0) k = snprintf(buf, n, "%s (cache %.0f%%, torch %.0f%%)", cb < 0.8 ? "compute" : "memory", 100 * cb, 100 * tc);
-  else if (cb > 0) k = snprintf(buf, n, "%s (cache %.0f%%)", cb < 0.8 ? "compute" : "memory", 100 * cb);
+  const char *verdict = cb < 0.8 ? "compute" : "memory";
+  if (cb > 0 && tc > 0) k = snprintf(buf, n, "%s (cache %.0f%%, torch %.0f%%)", verdict, 100 * cb, 100 * tc);
+  else if (cb > 0) k = snprintf(buf, n, "%s (cache %.0f%%)", verdict, 100 * cb);
   if (tb > 0 && k >= 0 && (size_t)k < n) snprintf(buf + k, n - (size_t)k, "%sT read %.0f%%", k ? ", " : "", 100 * tb);
 }
 
@@ -854,7 +857,8 @@ static void json_why(FILE *f, const struct cell *c) {
   if (c->torch_cache_ns > 0)
     fprintf(f, ", \"torch_in_cache_ns\": %.1f, \"torch_in_cache_bw\": %.4f", c->torch_cache_ns, torch_in_cache_bw(c));
   else fprintf(f, ", \"torch_in_cache_ns\": null, \"torch_in_cache_bw\": null");
-  if (c->tcopy_ns > 0) fprintf(f, ", \"transposed_copy_ns\": %.1f, \"transposed_copy_bw\": %.4f}", c->tcopy_ns, tcopy_bw(c));
+  if (c->tcopy_ns > 0)
+    fprintf(f, ", \"transposed_copy_ns\": %.1f, \"transposed_copy_bw\": %.4f}", c->tcopy_ns, tcopy_bw(c));
   else fprintf(f, ", \"transposed_copy_ns\": null, \"transposed_copy_bw\": null}");
 }
 
@@ -1155,7 +1159,8 @@ int main(int argc, char **argv) {
   qsort(below, (size_t)nb, sizeof *below, cmp_score);
   printf("\nbelow goal (%d of %d cells; worst first): op case dtype: ratio, bw, bext / libtorch / copy ms, why\n"
          "(why: compute = below 80%% of copy even in cache, memory = not; cache X%%: the op on an in-cache input,\n"
-         " scaled to the cell's bytes (torch: libtorch's op on it); T read Y%%: the transposed input's copy alone)\n", nb, g_ncells);
+         " scaled to the cell's bytes (torch: libtorch's op on it); T read Y%%: the transposed input's copy alone)\n",
+         nb, g_ncells);
   for (int i = 0; i < nb; i++) {
     const struct cell *c = below[i];
     char r[16] = "n/a", b[16] = "-", tn[16] = "-", cn[16] = "-";
