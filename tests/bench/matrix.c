@@ -31,7 +31,11 @@
  * of the C copy's bandwidth.  "-": the row does not allow the dtype;
  * ".": the case runs on another dtype only.  Goals (issue 15): ratio >=
  * 1.0 everywhere, bw >= 80% on elementwise / copy-like rows; the cells
- * below goal are listed at the end, worst first.  Integer div/rem run on
+ * below goal are listed at the end, worst first, each copy-like cell
+ * under 80% with why (probe_in_cache, probe_transposed): "compute" when
+ * the same op on an in-cache input stays below 80% of the copy, else
+ * "memory", with the in-cache figures of bext and libtorch and, for a
+ * transposed input, what its copy alone reaches.  Integer div/rem run on
  * nonzero divisors and casts on in-range values, where libtorch's
  * semantics are bext's.
  *
@@ -41,8 +45,10 @@
  *
  * With --json, the file bext-bench wrote (a JSON array of its headline
  * rows) becomes {"rows": <that array, unchanged>, "matrix": [...],
- * "provenance": [...]}.  `make bench` runs it after bext-bench. */
+ * "provenance": [...]}; a matrix row's "why" is null, or the probes'
+ * figures (json_why).  `make bench` runs it after bext-bench. */
 #define _GNU_SOURCE
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -235,6 +241,10 @@ struct cell {
   /* results */
   bool ran, failed;
   double bext_ns, torch_ns, copy_ns, bytes;   /* torch_ns < 0: n/a; copy_ns < 0: none */
+  /* why (the probes): the op on an in-cache input, ns per call and bytes
+   * it moves, and libtorch's; the transposed input's bext_contiguous
+   * alone (ns, the cell's size); negative: not measured */
+  double cache_ns, cache_bytes, tcopy_ns, torch_cache_ns;
   char note[120];
 };
 
@@ -277,7 +287,7 @@ static bool build_cell(struct cell *c, int op, enum family f, const char *label,
   c->op = op;
   c->label = label;
   c->dt = dt;
-  c->torch_ns = c->copy_ns = -1;
+  c->torch_ns = c->copy_ns = c->cache_ns = c->tcopy_ns = c->torch_cache_ns = -1;
   bxbt_params *p = &c->p;
   bool fl = bext_dtype_kind(dt) == BEXT_KIND_FLOAT;
   const char *name = g_ops[op].name;
@@ -581,26 +591,38 @@ static bext_tensor *bext_input(const bxbt_in *in) {
 
 static double min_d(double a, double b) { return a < 0 || (b >= 0 && b < a) ? b : a; }
 
+/* The bytes a copy of the cell's op moves, from its inputs and one
+ * result: what it reads and writes; a layout op reads what it writes (a
+ * slice reads its part of the input).  Negative when the op fails. */
+static double cell_bytes(const struct cell *c, bext_tensor **in) {
+  double in_bytes = 0;
+  for (int i = 0; i < c->n_in; i++)
+    in_bytes += (double)bext_numel(in[i]) * (double)bext_dtype_size(bext_dtype_of(in[i]));
+  bext_tensor *r = bext_run(c, in);
+  if (!r) return -1;
+  double out_bytes = (double)bext_numel(r) * (double)bext_dtype_size(bext_dtype_of(r));
+  bext_release(r);
+  return family_of(c->op) == F_LAYOUT && c->op != BXR_OP_SLICE_ASSIGN ? 2 * out_bytes : in_bytes + out_bytes;
+}
+
+/* Calls per measurement for a call of one_ns: ~g_target_ns in all. */
+static int iters_for(double one_ns) {
+  double k = one_ns > 0 ? g_target_ns / one_ns : 1;
+  return k < 1 ? 1 : k > 1000000 ? 1000000 : (int)k;
+}
+
 static void measure(struct cell *c) {
   bext_tensor *in[3] = { NULL, NULL, NULL };
-  double in_bytes = 0;
   c->ran = true;
-  for (int i = 0; i < c->n_in; i++) {
+  for (int i = 0; i < c->n_in; i++)
     if (!(in[i] = bext_input(&c->in[i]))) die("from_data");
-    in_bytes += (double)bext_numel(in[i]) * (double)bext_dtype_size(bext_dtype_of(in[i]));
-  }
-  bext_tensor *r = bext_run(c, in);
-  if (!r) {
+  if ((c->bytes = cell_bytes(c, in)) < 0) {
     c->failed = true;
+    c->bytes = 0;
     snprintf(c->note, sizeof c->note, "%s", bext_last_error());
     goto done;
   }
-  double out_bytes = (double)bext_numel(r) * (double)bext_dtype_size(bext_dtype_of(r));
-  bext_release(r);
   enum family f = family_of(c->op);
-  /* bytes a copy of this op moves: what it reads and writes; a layout op
-   * reads what it writes (a slice reads its part of the input) */
-  c->bytes = f == F_LAYOUT && c->op != BXR_OP_SLICE_ASSIGN ? 2 * out_bytes : in_bytes + out_bytes;
 
   bxbt_prep *prep = bxbt_torch_prepare(g_ops[c->op].name, c->in, c->n_in, &c->p);
   if (!prep) snprintf(c->note, sizeof c->note, "%s", bxbt_torch_error());
@@ -610,11 +632,7 @@ static void measure(struct cell *c) {
    * one cold call per measurement, fresh output pages and all, where
    * bf16's ran warm -- that, not the kernels, was f16's 41-66% of copy. */
   double tb = time_bext(c, in, 1), tt = prep ? bxbt_torch_run_ns(prep, 1) : 0;
-  int iters = tb > 0 ? (int)(g_target_ns / tb) : 1, titers = tt > 0 ? (int)(g_target_ns / tt) : 1;
-  if (iters < 1) iters = 1;
-  if (iters > 1000000) iters = 1000000;
-  if (titers < 1) titers = 1;
-  if (titers > 1000000) titers = 1000000;
+  int iters = iters_for(tb), titers = iters_for(tt);
   bool with_copy = !c->small && c->bytes > 0 && f != F_MATMUL && moves_bytes(c->op);
   size_t cbytes = (size_t)(c->bytes / 2);   /* memcpy reads n and writes n */
   int citers = iters;
@@ -644,6 +662,120 @@ static void measure(struct cell *c) {
 done:
   for (int i = 0; i < c->n_in; i++) bext_release(in[i]);
 }
+
+/* ------------------------------------------- why a cell is below goal */
+/* A copy-like cell below 80% of the copy's bandwidth is slow either in
+ * its instructions or on its way to and from memory; more timings in the
+ * same run tell which, so the list at the end names a measured cause
+ * instead of a guess.
+ *
+ * In cache: the same op, dtype and layout on a side x side input (every
+ * SIDE of the cell's shapes scaled down, side by probe_side), so inputs
+ * and output stay in the caches of the threads that run it and no output
+ * is streamed.  Its time, scaled by the bytes moved to the cell's, is the
+ * cell's floor with memory free: when even that is below 80% of the
+ * copy's bandwidth, the cell is compute-bound.
+ *
+ * Transposed read: for a cell whose first input is a transposed view,
+ * bext_contiguous of that view alone at the cell's size, the part of the
+ * cell a transposed read costs when nothing else is done.  The cells of
+ * a dtype share that input, so each is given the best time of all their
+ * probes (as the copy's time is the best of the run): one probe timed
+ * against another process's burst would otherwise blame every T cell. */
+
+/* The in-cache side: the cell's bytes per element at PROBE_BYTES in all
+ * (1 MiB a thread of 2: half the L2 of this machine's cores), at least
+ * 256, so that with 64K elements the pool splits the call across the
+ * same threads as the large cell (BXR_POOL_MIN).  A smaller call does
+ * not amortize the call's fixed cost: at 64K f32/f16 elements, erf came
+ * out 1.3x slower per byte in cache than from memory.  Even, for
+ * SIDE / 2 dims; a multiple of 32, for the transposed tiles' rows. */
+#define PROBE_BYTES ((double)(2 << 20))
+static int64_t probe_side(const struct cell *c) {
+  int64_t side = 32 * (int64_t)(sqrt(PROBE_BYTES * (double)NBIG / c->bytes) / 32);
+  return side < 256 ? 256 : side > SIDE ? SIDE : side;
+}
+
+static double probe_tcopy_ns[BEXT_DTYPE_COUNT];   /* best so far; 0: none yet */
+
+/* A probe takes the least of single calls, as many as fill ~g_target_ns
+ * (PROBE_MIN_CALLS to PROBE_MAX_CALLS).  An in-cache call lasts 20-300
+ * us: on a loaded machine a round of many of them nearly always holds
+ * one whose second thread waited out a scheduler slice, and the best of
+ * 5 such rounds moved erf f64's in-cache figure 39% <-> 94% between two
+ * runs.  The least single call is the op's cost on a quiet machine,
+ * which is what a floor is (a little below the average a cell takes). */
+enum { PROBE_MIN_CALLS = 5, PROBE_MAX_CALLS = 1000 };
+static int probe_calls(double one_ns) {
+  double k = one_ns > 0 ? g_target_ns / one_ns : PROBE_MIN_CALLS;
+  return k < PROBE_MIN_CALLS ? PROBE_MIN_CALLS : k > PROBE_MAX_CALLS ? PROBE_MAX_CALLS : (int)k;
+}
+static double best_bext_ns(const struct cell *c, bext_tensor **in) {
+  double best = -1;
+  for (int i = 0, n = probe_calls(time_bext(c, in, 1)); i < n; i++) best = min_d(best, time_bext(c, in, 1));
+  return best;
+}
+
+static void scale_dims(int64_t *shape, int rank, int64_t side) {
+  for (int d = 0; d < rank; d++)
+    if (shape[d] == SIDE || shape[d] == SIDE / 2) shape[d] = shape[d] * side / SIDE;
+}
+
+static void probe_in_cache(struct cell *c) {
+  static int64_t sel[SIDE / 2];   /* select's indices, in range of the smaller dim */
+  struct cell s = *c;
+  bext_tensor *in[3] = { NULL, NULL, NULL };
+  int64_t side = probe_side(c);
+  for (int i = 0; i < s.n_in; i++) scale_dims(s.in[i].shape, s.in[i].rank, side);
+  scale_dims(s.p.shape, s.p.rank, side);
+  if (s.op == BXR_OP_ARANGE) s.p.s1 = (double)(side * side);
+  if (s.op == BXR_OP_SELECT || s.op == BXR_OP_SELECT_ASSIGN) {
+    for (int i = 0; i < side / 2; i++) sel[i] = indices(true)[i] % side;
+    s.in[1].data = sel;
+  }
+  for (int i = 0; i < s.n_in; i++)
+    if (!(in[i] = bext_input(&s.in[i]))) die("from_data");
+  if ((c->cache_bytes = cell_bytes(&s, in)) > 0) c->cache_ns = best_bext_ns(&s, in);
+  for (int i = 0; i < s.n_in; i++) bext_release(in[i]);
+  /* libtorch on the same input, where the cell has a peer: whether its
+   * kernel would do better in cache than bext's */
+  bxbt_prep *prep = NULL;
+  if (c->torch_ns > 0 && c->cache_ns > 0) prep = bxbt_torch_prepare(g_ops[s.op].name, s.in, s.n_in, &s.p);
+  if (prep) {
+    for (int i = 0, n = probe_calls(bxbt_torch_run_ns(prep, 1)); i < n; i++) {
+      double t = bxbt_torch_run_ns(prep, 1);
+      if (t < 0) break;
+      c->torch_cache_ns = min_d(c->torch_cache_ns, t);
+    }
+    bxbt_torch_free(prep);
+  }
+}
+
+static void probe_transposed(struct cell *c) {
+  const bxbt_in *ti = &c->in[0];
+  if (c->n_in < 1 || !ti->transposed) return;
+  struct cell t = { .op = BXR_OP_SWAP_DIMS, .dt = (bext_dtype)ti->dtype, .n_in = 1 };
+  t.in[0] = *ti;
+  t.in[0].transposed = false;   /* bext_run's swap_dims makes the view */
+  t.p.ndims = 2, t.p.dims[0] = 0, t.p.dims[1] = 1;
+  bext_tensor *x = bext_input(&t.in[0]);
+  if (!x) die("from_data");
+  double ns = best_bext_ns(&t, &x);
+  bext_release(x);
+  if (ns > 0 && (!probe_tcopy_ns[ti->dtype] || ns < probe_tcopy_ns[ti->dtype])) probe_tcopy_ns[ti->dtype] = ns;
+  c->tcopy_ns = ns;
+}
+
+/* What the cell would reach with memory free, and with only its
+ * transposed read: fractions of the copy's bandwidth (negative: not
+ * measured). */
+static double in_cache_bw(const struct cell *c) {
+  return c->cache_ns > 0 ? c->copy_ns / (c->cache_ns * c->bytes / c->cache_bytes) : -1;
+}
+static double torch_in_cache_bw(const struct cell *c) {
+  return c->torch_cache_ns > 0 ? c->copy_ns / (c->torch_cache_ns * c->bytes / c->cache_bytes) : -1;
+}
+static double tcopy_bw(const struct cell *c) { return c->tcopy_ns > 0 ? c->copy_ns / c->tcopy_ns : -1; }
 
 /* Goals of one cell: ratio >= 1 when there is a peer; bw >= 0.8 on
  * copy-like cells.  A failed cell misses them. */
@@ -689,6 +821,17 @@ static void cell_text(const struct cell *c, char *buf, size_t n) {
   snprintf(buf, n, "%s%s%s", r, b, cell_ok(c) ? "" : "*");
 }
 
+/* The below-goal list's cause column: "compute"/"memory" by the
+ * in-cache rate, then the figures it rests on. */
+static void why_text(const struct cell *c, char *buf, size_t n) {
+  double cb = in_cache_bw(c), tb = tcopy_bw(c), tc = torch_in_cache_bw(c);
+  int k = 0;
+  const char *verdict = cb < 0.8 ? "compute" : "memory";
+  if (cb > 0 && tc > 0) k = snprintf(buf, n, "%s (cache %.0f%%, torch %.0f%%)", verdict, 100 * cb, 100 * tc);
+  else if (cb > 0) k = snprintf(buf, n, "%s (cache %.0f%%)", verdict, 100 * cb);
+  if (tb > 0 && k >= 0 && (size_t)k < n) snprintf(buf + k, n - (size_t)k, "%sT read %.0f%%", k ? ", " : "", 100 * tb);
+}
+
 static void json_str(FILE *f, const char *s) {
   fputc('"', f);
   for (; *s; s++) {
@@ -697,6 +840,26 @@ static void json_str(FILE *f, const char *s) {
     else fputc(*s, f);
   }
   fputc('"', f);
+}
+
+/* The cell's "why" member: null when not probed, else the probes'
+ * figures (bw fractions of the cell's copy, as "bw"; null: not taken). */
+static void json_why(FILE *f, const struct cell *c) {
+  if (c->cache_ns <= 0 && c->tcopy_ns <= 0) {
+    fprintf(f, ", \"why\": null");
+    return;
+  }
+  fprintf(f, ", \"why\": {");
+  if (c->cache_ns > 0)
+    fprintf(f, "\"in_cache_ns\": %.1f, \"in_cache_bytes\": %.0f, \"in_cache_bw\": %.4f, \"compute_bound\": %s",
+            c->cache_ns, c->cache_bytes, in_cache_bw(c), in_cache_bw(c) < 0.8 ? "true" : "false");
+  else fprintf(f, "\"in_cache_ns\": null, \"in_cache_bytes\": null, \"in_cache_bw\": null, \"compute_bound\": null");
+  if (c->torch_cache_ns > 0)
+    fprintf(f, ", \"torch_in_cache_ns\": %.1f, \"torch_in_cache_bw\": %.4f", c->torch_cache_ns, torch_in_cache_bw(c));
+  else fprintf(f, ", \"torch_in_cache_ns\": null, \"torch_in_cache_bw\": null");
+  if (c->tcopy_ns > 0)
+    fprintf(f, ", \"transposed_copy_ns\": %.1f, \"transposed_copy_bw\": %.4f}", c->tcopy_ns, tcopy_bw(c));
+  else fprintf(f, ", \"transposed_copy_ns\": null, \"transposed_copy_bw\": null}");
 }
 
 struct prov {
@@ -751,6 +914,7 @@ static int write_json(const char *path) {
     fprintf(f, "\"copy_like\": %s, \"goal_met\": %s, \"note\": ", c->copy_like ? "true" : "false",
             cell_ok(c) ? "true" : "false");
     json_str(f, c->note);
+    json_why(f, c);
     fputc('}', f);
   }
   for (int i = 0; i < g_nnocase; i++) {
@@ -927,6 +1091,23 @@ int main(int argc, char **argv) {
         c->copy_ns = min_d(c->copy_ns, g_cells[j].copy_ns);
   }
 
+  /* why, for the cells below the bandwidth goal (after the copy's best
+   * time is known: that is what they are below) */
+  int nwhy = 0;
+  double t_why = now_ns();
+  for (int i = 0; i < g_ncells; i++) {
+    struct cell *c = &g_cells[i];
+    if (c->failed || !c->copy_like || c->copy_ns <= 0 || c->copy_ns / c->bext_ns >= 0.8) continue;
+    if (!nwhy++) printf("why: ");
+    printf("%s ", g_ops[c->op].name);
+    fflush(stdout);
+    probe_in_cache(c);
+    probe_transposed(c);
+  }
+  for (int i = 0; i < g_ncells; i++)
+    if (g_cells[i].tcopy_ns > 0) g_cells[i].tcopy_ns = probe_tcopy_ns[g_cells[i].in[0].dtype];
+  if (nwhy) printf("\n(%d cells probed in %.1f s)\n\n", nwhy, (now_ns() - t_why) / 1e9);
+
   printf("%-22s", "op / case");
   for (int k = 0; k < NCOLS; k++) printf("%13s", bext_dtype_name(g_cols[k]));
   printf("\n");
@@ -976,7 +1157,10 @@ int main(int argc, char **argv) {
   for (int i = 0; i < g_ncells; i++)
     if (!cell_ok(&g_cells[i])) below[nb++] = &g_cells[i];
   qsort(below, (size_t)nb, sizeof *below, cmp_score);
-  printf("\nbelow goal (%d of %d cells; worst first): op case dtype: ratio, bw, bext / libtorch / copy ms\n", nb, g_ncells);
+  printf("\nbelow goal (%d of %d cells; worst first): op case dtype: ratio, bw, bext / libtorch / copy ms, why\n"
+         "(why: compute = below 80%% of copy even in cache, memory = not; cache X%%: the op on an in-cache input,\n"
+         " scaled to the cell's bytes (torch: libtorch's op on it); T read Y%%: the transposed input's copy alone)\n",
+         nb, g_ncells);
   for (int i = 0; i < nb; i++) {
     const struct cell *c = below[i];
     char r[16] = "n/a", b[16] = "-", tn[16] = "-", cn[16] = "-";
@@ -992,8 +1176,10 @@ int main(int argc, char **argv) {
       snprintf(b, sizeof b, "%.0f%%", 100 * c->copy_ns / c->bext_ns);
       snprintf(cn, sizeof cn, "%.3f", c->copy_ns / 1e6);
     }
-    printf("  %-14s %-10s %-5s %7s %5s   %9.3f / %9s / %7s\n", g_ops[c->op].name, c->label,
-           bext_dtype_name(c->dt), r, b, c->bext_ns / 1e6, tn, cn);
+    char why[64] = "";
+    why_text(c, why, sizeof why);
+    printf("  %-14s %-10s %-5s %7s %5s   %9.3f / %9s / %7s   %s\n", g_ops[c->op].name, c->label,
+           bext_dtype_name(c->dt), r, b, c->bext_ns / 1e6, tn, cn, why);
   }
   free(below);
   printf("\nsummary: %d cells; vs libtorch: %d of %d >= 1.0x (%d n/a); bandwidth (copy-like): %d of %d >= 80%%;"
