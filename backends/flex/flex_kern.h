@@ -241,6 +241,8 @@ struct bxfx_kernels {
   void (*tile8_u8)(uint8_t *d, int64_t ds, const uint8_t *s, int64_t ss);
   /* the same for a 16x16 block of bytes (the tile walk's bool tiles) */
   void (*tile16_u8)(uint8_t *d, int64_t ds, const uint8_t *s, int64_t ss);
+  /* and for a 4x4 block of 8-byte elements */
+  void (*tile4_u64)(uint64_t *d, int64_t ds, const uint64_t *s, int64_t ss);
   /* d[i] = s[n - 1 - i] for i < n, bits copied exactly: flip along
    * the last dim (non-overlapping d and s). */
   void (*rev_u8)(uint8_t *d, const uint8_t *s, size_t n);

@@ -444,6 +444,26 @@ Test(flex_blocks, tile8_transposes_bits_exactly) {
   }
 }
 
+/* tile4_u64 (8-byte transposed copies, flex_layout.c) in both variants:
+ * every element of a 4x4 block lands at its transposed place with its
+ * bits (f64 NaN payloads, i64), nothing outside the block is written. */
+Test(flex_blocks, tile4_u64_transposes_bits_exactly) {
+  enum { SS = 7, DS = 5 };
+  static uint64_t src[4 * SS], dst[2][5 * DS];
+  for (int i = 0; i < 4 * SS; i++) src[i] = 0x7ff8000000000001ull + (uint64_t)i * 0x0101010101010101ull;
+  const struct bxfx_kernels *K[2] = { &bxfx_kern_avx2, &bxfx_kern_gen };
+  for (int v = 0; v < 2; v++) {
+    memset(dst[v], 0xab, sizeof dst[v]);
+    K[v]->tile4_u64(dst[v], DS, src, SS);
+    for (int m = 0; m < 5; m++)
+      for (int k = 0; k < DS; k++) {
+        uint64_t want = m < 4 && k < 4 ? src[k * SS + m] : 0xababababababababull;
+        cr_expect_eq(dst[v][m * DS + k], want, "%s tile4_u64 [%d][%d] = %016llx, want %016llx", K[v]->isa, m, k,
+                     (unsigned long long)dst[v][m * DS + k], (unsigned long long)want);
+      }
+  }
+}
+
 /* tile16_u8 (the tile walk's bool tiles, flex_elem.c) in both variants:
  * every byte of a 16x16 block lands at its transposed place, and nothing
  * outside the block is written (strides not multiples of 16). */

@@ -191,21 +191,22 @@ Test(flex_layout, other_layouts_stay_row_major) {
   bext_release(t);
 }
 
-/* bext_contiguous of transposes whose sides are no multiple of the 8x8
- * blocks or the 64-wide tiles (full tiles staged in a buffer,
- * ragged ones copied straight), or exactly one tile, 4-, 2- and 1-byte
- * (register blocks: f32 with NaNs, i32, f16, bf16, bool, u8) and f64
- * (every tile staged):
+/* bext_contiguous of transposes whose sides are no multiple of the
+ * register blocks (16x16 bytes, 8x8 of 2 and 4 bytes, 4x4 of 8) or the
+ * 64-wide tiles (full tiles staged in a buffer, ragged ones by blocks and
+ * element by element), or exactly one tile, every element size (f32 with
+ * NaNs, i32, f16, bf16, bool, u8, f64, i64):
  * element (i, j) of the copy is (j, i) of the source, compared as bits. */
 Test(flex_layout, transposed_copies_put_every_element_in_place) {
   const int64_t sides[][2] = { { 67, 131 }, { 8, 8 }, { 33, 40 }, { 257, 9 }, { 64, 64 }, { 130, 200 }, { 200, 65 },
-                                { 40, 33 }, { 32, 71 }, { 128, 64 } };
-  const bext_dtype dts[] = { BEXT_F32, BEXT_I32, BEXT_F64, BEXT_BOOL, BEXT_F16, BEXT_BF16, BEXT_U8 };
+                                { 40, 33 }, { 32, 71 }, { 128, 64 }, { 65, 199 }, { 137, 73 }, { 192, 129 } };
+  const bext_dtype dts[] = { BEXT_F32, BEXT_I32, BEXT_F64, BEXT_I64, BEXT_BOOL, BEXT_F16, BEXT_BF16, BEXT_U8 };
   for (size_t si = 0; si < sizeof sides / sizeof sides[0]; si++)
     for (size_t di = 0; di < sizeof dts / sizeof dts[0]; di++) {
       const int64_t R = sides[si][0], C = sides[si][1];
       bext_dtype dt = dts[di];
-      bext_tensor *src = matrix(R, C, dt == BEXT_I32 ? BEXT_I32 : BEXT_F32, 10 + (unsigned)si);
+      const bool ints = dt == BEXT_I32 || dt == BEXT_I64;
+      bext_tensor *src = matrix(R, C, ints ? BEXT_I32 : BEXT_F32, 10 + (unsigned)si);
       if (dt != BEXT_F32 && dt != BEXT_I32) src = bext_cast(src, dt);
       cr_assert_not_null(src, "%s", bext_last_error());
       bext_tensor *c = bext_contiguous(bext_transpose(bext_retain(src)));
@@ -230,14 +231,16 @@ Test(flex_layout, transposed_copies_put_every_element_in_place) {
 }
 
 /* The same through views with an offset and a third dim, for every
- * element size the 8x8 blocks take (4, 2, 1) and one they do not (8): a
- * slice starting inside each of its last two dims, transposed, copied. */
-Test(flex_layout, transposed_copies_of_offset_3d_views) {
-  const bext_dtype dts[] = { BEXT_F16, BEXT_BF16, BEXT_U8, BEXT_BOOL, BEXT_I32, BEXT_F32, BEXT_F64 };
-  enum { B = 3, R = 70, C = 45, R0 = 3, R1 = 67, C0 = 2, C1 = 43 };
+ * element size (8, 4, 2, 1): a slice starting inside each of its last
+ * two dims, transposed, copied; 41 columns (under one tile: element by
+ * element) and 141 (two full tiles and a ragged one, rows 134 the same). */
+static void offset_3d_transpose(int64_t C, int64_t C1, int64_t R, int64_t R1) {
+  const bext_dtype dts[] = { BEXT_F16, BEXT_BF16, BEXT_U8, BEXT_BOOL, BEXT_I32, BEXT_F32, BEXT_F64, BEXT_I64 };
+  enum { B = 3, R0 = 3, C0 = 2 };
   for (size_t di = 0; di < sizeof dts / sizeof dts[0]; di++) {
     bext_dtype dt = dts[di];
-    bext_tensor *src = matrix(B * R, C, dt == BEXT_I32 ? BEXT_I32 : BEXT_F32, 40 + (unsigned)di);
+    const bool ints = dt == BEXT_I32 || dt == BEXT_I64;
+    bext_tensor *src = matrix(B * R, C, ints ? BEXT_I32 : BEXT_F32, 40 + (unsigned)di);
     if (dt != BEXT_F32 && dt != BEXT_I32) src = bext_cast(src, dt);
     src = bext_reshape(src, (int64_t[]){ B, R, C }, 3);
     cr_assert_not_null(src, "%s", bext_last_error());
@@ -264,4 +267,9 @@ Test(flex_layout, transposed_copies_of_offset_3d_views) {
     bext_release(src);
     bext_release(c);
   }
+}
+
+Test(flex_layout, transposed_copies_of_offset_3d_views) {
+  offset_3d_transpose(45, 43, 70, 67);
+  offset_3d_transpose(150, 143, 140, 137);
 }
