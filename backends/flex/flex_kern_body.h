@@ -276,6 +276,24 @@ BXFX_CMP_OPS(BXFX_CMP_DEF)
  * after: 0, and for division by -1 the wrapping negation.  vdivpd takes
  * four lanes at a time where idiv takes one.  One divisor for every
  * element (BXFX_VS) takes divs_i32's multiply instead. */
+/* The divisors a magic number does not serve (divs_i32, divs_i64): 0,
+ * +-1 and the type's MIN, by the scalar rules. */
+#define BXFX_DIVS_EDGES(T, S, MIN)                                                \
+  do {                                                                            \
+    if (d == 0 || (rem && (d == 1 || d == -1))) {                                 \
+      memset(o, 0, n * sizeof *o);                                                \
+      return;                                                                     \
+    }                                                                             \
+    if (d == 1 || d == -1 || d == MIN) {                                          \
+      for (size_t i = 0; i < n; i++) {                                            \
+        const T x = a[i];                                                         \
+        if (d == 1) o[i] = x;                                                     \
+        else if (d == -1) o[i] = bxk_neg_##S(x);                                  \
+        else o[i] = rem ? bxk_rem_##S(x, d) : x == MIN;                           \
+      }                                                                           \
+      return;                                                                     \
+    }                                                                             \
+  } while (0)
 /* i32 x / d and floored x % d for one d (bxk_div_i32, bxk_rem_i32 for
  * every x): the divisor's magic number (bxfx_magic) as a multiply-high
  * of eight lanes (two vpmuldq, even and odd lanes), where the f64 lanes
@@ -283,19 +301,7 @@ BXFX_CMP_OPS(BXFX_CMP_DEF)
  * copy bandwidth.  0, 1, -1 and INT32_MIN as divisors take their own
  * rules, as in divs_i64. */
 static void SFX(divs_i32)(const int32_t *a, int32_t d, int32_t *o, size_t n, bool rem) {
-  if (d == 0 || (rem && (d == 1 || d == -1))) {
-    memset(o, 0, n * sizeof *o);
-    return;
-  }
-  if (d == 1 || d == -1 || d == INT32_MIN) {
-    for (size_t i = 0; i < n; i++) {
-      const int32_t x = a[i];
-      if (d == 1) o[i] = x;
-      else if (d == -1) o[i] = bxk_neg_i32(x);
-      else o[i] = rem ? bxk_rem_i32(x, d) : x == INT32_MIN;
-    }
-    return;
-  }
+  BXFX_DIVS_EDGES(int32_t, i32, INT32_MIN);
   const struct bxfx_magic mg = bxfx_magic(d, 32);
   size_t i = 0;
 #if defined(BXFX_AVX)
@@ -509,19 +515,7 @@ static void SFX(mask_sel)(size_t es, const void *t, const uint8_t *m, const void
  * of an idiv per element; the remainder is x - q*d with the divisor's-sign
  * fix.  0, 1, -1 and INT64_MIN as divisors take their own rules. */
 static void SFX(divs_i64)(const int64_t *a, int64_t d, int64_t *o, size_t n, bool rem) {
-  if (d == 0 || (rem && (d == 1 || d == -1))) {
-    memset(o, 0, n * sizeof *o);
-    return;
-  }
-  if (d == 1 || d == -1 || d == INT64_MIN) {
-    for (size_t i = 0; i < n; i++) {
-      const int64_t x = a[i];
-      if (d == 1) o[i] = x;
-      else if (d == -1) o[i] = bxk_neg_i64(x);
-      else o[i] = rem ? bxk_rem_i64(x, d) : x == INT64_MIN;
-    }
-    return;
-  }
+  BXFX_DIVS_EDGES(int64_t, i64, INT64_MIN);
   const struct bxfx_magic mg = bxfx_magic(d, 64);
   for (size_t i = 0; i < n; i++) {
     const int64_t x = a[i];
@@ -533,6 +527,7 @@ static void SFX(divs_i64)(const int64_t *a, int64_t d, int64_t *o, size_t n, boo
     o[i] = r + (d & -(int64_t)((r != 0) & ((r ^ d) < 0)));
   }
 }
+#undef BXFX_DIVS_EDGES
 /* i32 comparisons in 8-lane vectors stored 32 answers at a time
  * (BXFX_CMP_ST32, as f32's): the compiler's own vectorization of the
  * plain loop masks and packs each answer twice over. */
