@@ -1347,6 +1347,7 @@ struct cast_job {
   char *dst;
   bext_dtype sdt, ddt;
   bool contig;
+  bool stream;   /* contiguous: blocks go out by stream_out (staged) */
 };
 
 /* One kernel call for the pairs that have one (bxr_convert's rule bit for
@@ -1439,12 +1440,18 @@ static bool cast_fast(char *dst, bext_dtype ddt, const char *src, bext_dtype sdt
   return true;
 }
 
+/* Contiguous elements [b, e) into o (the output's, or staged's L1 block). */
+static void cast_part(const void *ctx, size_t b, size_t e, char *o) {
+  const struct cast_job *J = ctx;
+  const char *src = J->src + b * bext_dtype_size(J->sdt);
+  if (!cast_fast(o, J->ddt, src, J->sdt, e - b)) bxr_convert(o, J->ddt, src, J->sdt, (int64_t)(e - b));
+}
+
 static void cast_chunk(void *ctx, size_t b, size_t e) {
   const struct cast_job *J = ctx;
   size_t ss = bext_dtype_size(J->sdt), ds = bext_dtype_size(J->ddt);
   if (J->contig) {
-    if (!cast_fast(J->dst + b * ds, J->ddt, J->src + b * ss, J->sdt, e - b))
-      bxr_convert(J->dst + b * ds, J->ddt, J->src + b * ss, J->sdt, (int64_t)(e - b));
+    staged(cast_part, J, J->dst, ds, J->stream, b, e);
     return;
   }
   _Alignas(8) char tmp[BXFX_BLK * 8];
@@ -1475,7 +1482,11 @@ bext_tensor *bxfx_exec_cast(struct bxr_op *op) {
                         .ddt = out->dtype, .contig = keep || bxr_is_contiguous(t) };
   bext_tensor *tmp = J.contig ? NULL : transposed_copy(t, &op->out);
   if (tmp) J.src = bxr_data(tmp), J.contig = true;
-  bxr_pool_for((size_t)bxr_numel(t->rank, t->shape), J.contig ? 2 : 8, 64, cast_chunk, &J);
+  /* as the elementwise outputs: once input and output fill the LLC,
+   * blocks cast in L1 go out by streaming stores */
+  const size_t n = (size_t)bxr_numel(t->rank, t->shape);
+  J.stream = J.contig && bxfx_streams(n * bext_dtype_size(J.ddt), n * bext_dtype_size(J.sdt));
+  bxr_pool_for(n, J.contig ? 2 : 8, 64, cast_chunk, &J);
   if (tmp) bext_release(tmp);
   return out;
 }
