@@ -267,15 +267,6 @@ BXFX_CMP_OPS(BXFX_CMP_DEF)
       for (size_t i = 0; i < n; i++) { const T x = a[i], y = b[i]; o[i] = (OT)(EXPR); } \
     }                                                                              \
   } while (0)
-/* i32 truncated division and floored rem (bxk_div_i32, bxk_rem_i32) in
- * f64 lanes: for i32 operands the f64 quotient truncates to the exact one
- * (its error |q| 2^-53 <= 2^-22/|b| stays below the 1/|b| gap between a
- * non-integer quotient and the next integer), and q*b, a - q*b and the
- * divisor's-sign fix are exact in f64.  Divisors 0 and -1 are divided by
- * 1 meanwhile (no lane traps or overflows) and take the rule's answers
- * after: 0, and for division by -1 the wrapping negation.  vdivpd takes
- * four lanes at a time where idiv takes one.  One divisor for every
- * element (BXFX_VS) takes divs_i32's multiply instead. */
 /* The divisors a magic number does not serve (divs_i32, divs_i64): 0,
  * +-1 and the type's MIN, by the scalar rules. */
 #define BXFX_DIVS_EDGES(T, S, MIN)                                                \
@@ -331,6 +322,15 @@ static void SFX(divs_i32)(const int32_t *a, int32_t d, int32_t *o, size_t n, boo
     o[i] = r + (d & -(int32_t)((r != 0) & ((r ^ d) < 0)));
   }
 }
+/* i32 truncated division and floored rem (bxk_div_i32, bxk_rem_i32) in
+ * f64 lanes: for i32 operands the f64 quotient truncates to the exact one
+ * (its error |q| 2^-53 <= 2^-22/|b| stays below the 1/|b| gap between a
+ * non-integer quotient and the next integer), and q*b, a - q*b and the
+ * divisor's-sign fix are exact in f64.  Divisors 0 and -1 are divided by
+ * 1 meanwhile (no lane traps or overflows) and take the rule's answers
+ * after: 0, and for division by -1 the wrapping negation.  vdivpd takes
+ * four lanes at a time where idiv takes one.  One divisor for every
+ * element (BXFX_VS) takes divs_i32's multiply instead. */
 typedef uint32_t v4u __attribute__((vector_size(16)));
 static void SFX(divrem_i32)(const int32_t *a, const int32_t *b, int32_t *o, size_t n, int mode, bool rem) {
   if (mode == BXFX_VS) {
