@@ -989,7 +989,7 @@ static bool widened_scalar(struct bxr_op *op, bext_tensor **res) {
  * that are i32 values (others are left to the general engine, which
  * saturates them to i64 first); i64 scalars are saturated as it does;
  * comparisons are exact at any width. */
-enum native_kind { NK_BIN_I32, NK_UN_I32, NK_CMP_I32, NK_CMP_I64, NK_CMP_F64, NK_CMP_F32, NK_CMP_HALF, NK_UN_I64,
+enum native_kind { NK_BIN_I32, NK_BIN_I64, NK_UN_I32, NK_CMP_I32, NK_CMP_I64, NK_CMP_F64, NK_CMP_F32, NK_CMP_HALF, NK_UN_I64,
                    NK_DIVS_I64, NK_BOOL, NK_POW_I64 };
 struct native_job {
   int k;                    /* kernel index (BXFX_IOP_*, BXFX_IUN_*, BXFX_CMP_*; NK_DIVS_I64: rem) */
@@ -1013,6 +1013,7 @@ static void native_run(const struct native_job *J, size_t ia, size_t ib, char *o
   const int64_t *a64 = (const int64_t *)(const void *)J->a + ia, *b64 = J->b ? (const int64_t *)(const void *)J->b + bs : NULL;
   switch (J->kind) {
   case NK_BIN_I32: K->bin_i32(J->k, a32, b32, (int32_t *)(void *)o, n, J->mode); break;
+  case NK_BIN_I64: K->bin_i64(J->k, a64, b64, (int64_t *)(void *)o, n, J->mode); break;
   case NK_UN_I32: K->un_i32(J->k, a32, (int32_t *)(void *)o, n, (int32_t)J->lo, (int32_t)J->hi); break;
   case NK_UN_I64: K->un_i64(J->k, a64, (int64_t *)(void *)o, n, J->lo, J->hi); break;
   case NK_DIVS_I64: K->divs_i64(a64, *b64, (int64_t *)(void *)o, n, J->k); break;
@@ -1135,6 +1136,12 @@ static bool native_width(struct bxr_op *op, bext_tensor **res) {
       if (!fits_i32(op->sc[0].f)) return false;
       sv.i = (int32_t)op->sc[0].f;
     }
+  } else if (dt == BEXT_I64 && op->out.dtype == BEXT_I64 &&
+             (code == BXR_OP_ADD || code == BXR_OP_SUB || code == BXR_OP_MUL || code == BXR_OP_MAX ||
+              code == BXR_OP_MIN)) {
+    J.k = iop[code] - 1;
+    J.kind = NK_BIN_I64;
+    if (scalar) sv.l = bxr_f64_to_i64_sat(op->sc[0].f);   /* as the general engine */
   } else if (dt == BEXT_I64 && code == BXR_OP_POW) {
     J.kind = NK_POW_I64;
     if (scalar) sv.l = bxr_f64_to_i64_sat(op->sc[0].f);   /* as the general engine */

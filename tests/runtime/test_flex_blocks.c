@@ -714,6 +714,23 @@ Test(flex_blocks, speed_matrix_kernel_variants_agree) {
         if (op == BXFX_IOP_pow) cr_expect_eq(io1[i], bxk_pow_i32(x, y), "pow(%d, %d)", x, y);
       }
     }
+  /* i64 binary ops (bin_i64): the scalar rule in both variants, wrapping
+   * products and the extremes among la/lb, both modes */
+  for (int op = 0; op < BXFX_IOP_COUNT; op++)
+    for (int mode = 0; mode < 3; mode += 2) {
+      static int64_t lo1[N], lo2[N];
+      bxfx_kern_avx2.bin_i64(op, la, lb, lo1, N, mode);
+      bxfx_kern_gen.bin_i64(op, la, lb, lo2, N, mode);
+      for (int i = 0; i < N; i++) {
+        const int64_t x = la[i], y = mode ? lb[0] : lb[i];
+        const int64_t want = op == BXFX_IOP_add ? bxk_add_i64(x, y) : op == BXFX_IOP_sub ? bxk_sub_i64(x, y)
+                           : op == BXFX_IOP_mul ? bxk_mul_i64(x, y) : op == BXFX_IOP_div ? bxk_div_i64(x, y)
+                           : op == BXFX_IOP_rem ? bxk_rem_i64(x, y) : op == BXFX_IOP_max ? bxk_max_i64(x, y)
+                           : op == BXFX_IOP_min ? bxk_min_i64(x, y) : bxk_pow_i64(x, y);
+        cr_assert_eq(lo1[i], want, "avx2 i64 op %d mode %d (%lld, %lld)", op, mode, (long long)x, (long long)y);
+        cr_assert_eq(lo2[i], want, "generic i64 op %d mode %d (%lld, %lld)", op, mode, (long long)x, (long long)y);
+      }
+    }
   for (int op = 0; op < BXFX_IUN_COUNT; op++) {
     bxfx_kern_avx2.un_i32(op, ia, io1, N, -50, 60);
     bxfx_kern_gen.un_i32(op, ia, io2, N, -50, 60);
