@@ -710,13 +710,19 @@ static size_t ew_cost(const struct ew *E) {
 
 /* Whether E's kernel keeps up with memory, so that the lines a plain
  * store reads first are its cost.  Slower ones (transcendentals, pow,
- * rem, and by measurement sqrt, rsqrt, recip, div and f64 rounding by
+ * rem, and by measurement sqrt, rsqrt, recip, f64 div and f64 rounding by
  * libm) hide that read behind their arithmetic, and their blocks staged
  * through L1 and streamed out in a burst ran 5-35% slower (200
- * calls alternating in one process, and the matrix, 4M elements). */
+ * calls alternating in one process, and the matrix, 4M elements; again
+ * on 2026-12-03 for f32 sqrt, recip and powi: 4M, 2 threads, min of 40
+ * rounds of 5 calls, 0.45 -> 0.51, 0.45 -> 0.59, 0.40 -> 0.59 ms).  f32
+ * div in vdivps lanes (0.12 ns an element in L1, one thread) keeps up:
+ * streamed, [2048, 2048] / [2048, 2048] 0.86 -> 0.63 ms and / [2048]
+ * 0.69 -> 0.59 ms (medians 1.01 -> 0.68, 0.79 -> 0.61). */
 static bool ew_memory_bound(const struct ew *E) {
   switch (E->op) {
-  case BXR_OP_SQRT: case BXR_OP_RSQRT: case BXR_OP_RECIP: case BXR_OP_DIV: return false;
+  case BXR_OP_DIV: return E->rin == BXFX_R_F32 && bxfx_kern() == &bxfx_kern_avx2;
+  case BXR_OP_SQRT: case BXR_OP_RSQRT: case BXR_OP_RECIP: return false;
   /* f64 rounding is vroundpd lanes in the AVX2 table, a libm call per
    * element in the baseline one (no roundsd before SSE4.1): 48-66% of
    * copy bandwidth there, slower streamed */
