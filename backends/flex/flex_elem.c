@@ -710,13 +710,19 @@ static size_t ew_cost(const struct ew *E) {
 
 /* Whether E's kernel keeps up with memory, so that the lines a plain
  * store reads first are its cost.  Slower ones (transcendentals, pow,
- * rem, and by measurement sqrt, rsqrt, recip, div and f64 rounding by
+ * rem, and by measurement sqrt, rsqrt, recip, f64 div and f64 rounding by
  * libm) hide that read behind their arithmetic, and their blocks staged
  * through L1 and streamed out in a burst ran 5-35% slower (200
- * calls alternating in one process, and the matrix, 4M elements). */
+ * calls alternating in one process, and the matrix, 4M elements; again
+ * on 2026-12-03 for f32 sqrt, recip and powi: 4M, 2 threads, min of 40
+ * rounds of 5 calls, 0.45 -> 0.51, 0.45 -> 0.59, 0.40 -> 0.59 ms).  f32
+ * div in vdivps lanes (0.12 ns an element in L1, one thread) keeps up:
+ * streamed, [2048, 2048] / [2048, 2048] 0.86 -> 0.63 ms and / [2048]
+ * 0.69 -> 0.59 ms (medians 1.01 -> 0.68, 0.79 -> 0.61). */
 static bool ew_memory_bound(const struct ew *E) {
   switch (E->op) {
-  case BXR_OP_SQRT: case BXR_OP_RSQRT: case BXR_OP_RECIP: case BXR_OP_DIV: return false;
+  case BXR_OP_DIV: return E->rin == BXFX_R_F32 && bxfx_kern() == &bxfx_kern_avx2;
+  case BXR_OP_SQRT: case BXR_OP_RSQRT: case BXR_OP_RECIP: return false;
   /* f64 rounding is vroundpd lanes in the AVX2 table, a libm call per
    * element in the baseline one (no roundsd before SSE4.1): 48-66% of
    * copy bandwidth there, slower streamed */
@@ -989,7 +995,7 @@ static bool widened_scalar(struct bxr_op *op, bext_tensor **res) {
  * that are i32 values (others are left to the general engine, which
  * saturates them to i64 first); i64 scalars are saturated as it does;
  * comparisons are exact at any width. */
-enum native_kind { NK_BIN_I32, NK_UN_I32, NK_CMP_I32, NK_CMP_I64, NK_CMP_F64, NK_CMP_F32, NK_CMP_HALF, NK_UN_I64,
+enum native_kind { NK_BIN_I32, NK_BIN_I64, NK_UN_I32, NK_CMP_I32, NK_CMP_I64, NK_CMP_F64, NK_CMP_F32, NK_CMP_HALF, NK_UN_I64,
                    NK_DIVS_I64, NK_BOOL, NK_POW_I64 };
 struct native_job {
   int k;                    /* kernel index (BXFX_IOP_*, BXFX_IUN_*, BXFX_CMP_*; NK_DIVS_I64: rem) */
@@ -1013,6 +1019,7 @@ static void native_run(const struct native_job *J, size_t ia, size_t ib, char *o
   const int64_t *a64 = (const int64_t *)(const void *)J->a + ia, *b64 = J->b ? (const int64_t *)(const void *)J->b + bs : NULL;
   switch (J->kind) {
   case NK_BIN_I32: K->bin_i32(J->k, a32, b32, (int32_t *)(void *)o, n, J->mode); break;
+  case NK_BIN_I64: K->bin_i64(J->k, a64, b64, (int64_t *)(void *)o, n, J->mode); break;
   case NK_UN_I32: K->un_i32(J->k, a32, (int32_t *)(void *)o, n, (int32_t)J->lo, (int32_t)J->hi); break;
   case NK_UN_I64: K->un_i64(J->k, a64, (int64_t *)(void *)o, n, J->lo, J->hi); break;
   case NK_DIVS_I64: K->divs_i64(a64, *b64, (int64_t *)(void *)o, n, J->k); break;
@@ -1135,6 +1142,12 @@ static bool native_width(struct bxr_op *op, bext_tensor **res) {
       if (!fits_i32(op->sc[0].f)) return false;
       sv.i = (int32_t)op->sc[0].f;
     }
+  } else if (dt == BEXT_I64 && op->out.dtype == BEXT_I64 &&
+             (code == BXR_OP_ADD || code == BXR_OP_SUB || code == BXR_OP_MUL || code == BXR_OP_MAX ||
+              code == BXR_OP_MIN)) {
+    J.k = iop[code] - 1;
+    J.kind = NK_BIN_I64;
+    if (scalar) sv.l = bxr_f64_to_i64_sat(op->sc[0].f);   /* as the general engine */
   } else if (dt == BEXT_I64 && code == BXR_OP_POW) {
     J.kind = NK_POW_I64;
     if (scalar) sv.l = bxr_f64_to_i64_sat(op->sc[0].f);   /* as the general engine */
@@ -1347,6 +1360,7 @@ struct cast_job {
   char *dst;
   bext_dtype sdt, ddt;
   bool contig;
+  bool stream;   /* contiguous: blocks go out by stream_out (staged) */
 };
 
 /* One kernel call for the pairs that have one (bxr_convert's rule bit for
@@ -1439,12 +1453,18 @@ static bool cast_fast(char *dst, bext_dtype ddt, const char *src, bext_dtype sdt
   return true;
 }
 
+/* Contiguous elements [b, e) into o (the output's, or staged's L1 block). */
+static void cast_part(const void *ctx, size_t b, size_t e, char *o) {
+  const struct cast_job *J = ctx;
+  const char *src = J->src + b * bext_dtype_size(J->sdt);
+  if (!cast_fast(o, J->ddt, src, J->sdt, e - b)) bxr_convert(o, J->ddt, src, J->sdt, (int64_t)(e - b));
+}
+
 static void cast_chunk(void *ctx, size_t b, size_t e) {
   const struct cast_job *J = ctx;
   size_t ss = bext_dtype_size(J->sdt), ds = bext_dtype_size(J->ddt);
   if (J->contig) {
-    if (!cast_fast(J->dst + b * ds, J->ddt, J->src + b * ss, J->sdt, e - b))
-      bxr_convert(J->dst + b * ds, J->ddt, J->src + b * ss, J->sdt, (int64_t)(e - b));
+    staged(cast_part, J, J->dst, ds, J->stream, b, e);
     return;
   }
   _Alignas(8) char tmp[BXFX_BLK * 8];
@@ -1475,7 +1495,11 @@ bext_tensor *bxfx_exec_cast(struct bxr_op *op) {
                         .ddt = out->dtype, .contig = keep || bxr_is_contiguous(t) };
   bext_tensor *tmp = J.contig ? NULL : transposed_copy(t, &op->out);
   if (tmp) J.src = bxr_data(tmp), J.contig = true;
-  bxr_pool_for((size_t)bxr_numel(t->rank, t->shape), J.contig ? 2 : 8, 64, cast_chunk, &J);
+  /* as the elementwise outputs: once input and output fill the LLC,
+   * blocks cast in L1 go out by streaming stores */
+  const size_t n = (size_t)bxr_numel(t->rank, t->shape);
+  J.stream = J.contig && bxfx_streams(n * bext_dtype_size(J.ddt), n * bext_dtype_size(J.sdt));
+  bxr_pool_for(n, J.contig ? 2 : 8, 64, cast_chunk, &J);
   if (tmp) bext_release(tmp);
   return out;
 }

@@ -169,6 +169,7 @@ struct bxfx_kernels {
    * i32 (BXFX_IUN_*; clamp to [lo, hi], lo <= hi not required: x < lo
    * first, as the reference tests). */
   void (*bin_i32)(int op, const int32_t *a, const int32_t *b, int32_t *o, size_t n, int mode);
+  void (*bin_i64)(int op, const int64_t *a, const int64_t *b, int64_t *o, size_t n, int mode);
   void (*un_i32)(int op, const int32_t *a, int32_t *o, size_t n, int32_t lo, int32_t hi);
   void (*un_i64)(int op, const int64_t *a, int64_t *o, size_t n, int64_t lo, int64_t hi);
   /* i64 o[i] = bxk_pow_i64(a[i], b[i]) (b[0] for BXFX_VS), the steps of

@@ -267,15 +267,24 @@ BXFX_CMP_OPS(BXFX_CMP_DEF)
       for (size_t i = 0; i < n; i++) { const T x = a[i], y = b[i]; o[i] = (OT)(EXPR); } \
     }                                                                              \
   } while (0)
-/* i32 truncated division and floored rem (bxk_div_i32, bxk_rem_i32) in
- * f64 lanes: for i32 operands the f64 quotient truncates to the exact one
- * (its error |q| 2^-53 <= 2^-22/|b| stays below the 1/|b| gap between a
- * non-integer quotient and the next integer), and q*b, a - q*b and the
- * divisor's-sign fix are exact in f64.  Divisors 0 and -1 are divided by
- * 1 meanwhile (no lane traps or overflows) and take the rule's answers
- * after: 0, and for division by -1 the wrapping negation.  vdivpd takes
- * four lanes at a time where idiv takes one.  One divisor for every
- * element (BXFX_VS) takes divs_i32's multiply instead. */
+/* The divisors a magic number does not serve (divs_i32, divs_i64): 0,
+ * +-1 and the type's MIN, by the scalar rules. */
+#define BXFX_DIVS_EDGES(T, S, MIN)                                                \
+  do {                                                                            \
+    if (d == 0 || (rem && (d == 1 || d == -1))) {                                 \
+      memset(o, 0, n * sizeof *o);                                                \
+      return;                                                                     \
+    }                                                                             \
+    if (d == 1 || d == -1 || d == MIN) {                                          \
+      for (size_t i = 0; i < n; i++) {                                            \
+        const T x = a[i];                                                         \
+        if (d == 1) o[i] = x;                                                     \
+        else if (d == -1) o[i] = bxk_neg_##S(x);                                  \
+        else o[i] = rem ? bxk_rem_##S(x, d) : x == MIN;                           \
+      }                                                                           \
+      return;                                                                     \
+    }                                                                             \
+  } while (0)
 /* i32 x / d and floored x % d for one d (bxk_div_i32, bxk_rem_i32 for
  * every x): the divisor's magic number (bxfx_magic) as a multiply-high
  * of eight lanes (two vpmuldq, even and odd lanes), where the f64 lanes
@@ -283,19 +292,7 @@ BXFX_CMP_OPS(BXFX_CMP_DEF)
  * copy bandwidth.  0, 1, -1 and INT32_MIN as divisors take their own
  * rules, as in divs_i64. */
 static void SFX(divs_i32)(const int32_t *a, int32_t d, int32_t *o, size_t n, bool rem) {
-  if (d == 0 || (rem && (d == 1 || d == -1))) {
-    memset(o, 0, n * sizeof *o);
-    return;
-  }
-  if (d == 1 || d == -1 || d == INT32_MIN) {
-    for (size_t i = 0; i < n; i++) {
-      const int32_t x = a[i];
-      if (d == 1) o[i] = x;
-      else if (d == -1) o[i] = bxk_neg_i32(x);
-      else o[i] = rem ? bxk_rem_i32(x, d) : x == INT32_MIN;
-    }
-    return;
-  }
+  BXFX_DIVS_EDGES(int32_t, i32, INT32_MIN);
   const struct bxfx_magic mg = bxfx_magic(d, 32);
   size_t i = 0;
 #if defined(BXFX_AVX)
@@ -325,6 +322,15 @@ static void SFX(divs_i32)(const int32_t *a, int32_t d, int32_t *o, size_t n, boo
     o[i] = r + (d & -(int32_t)((r != 0) & ((r ^ d) < 0)));
   }
 }
+/* i32 truncated division and floored rem (bxk_div_i32, bxk_rem_i32) in
+ * f64 lanes: for i32 operands the f64 quotient truncates to the exact one
+ * (its error |q| 2^-53 <= 2^-22/|b| stays below the 1/|b| gap between a
+ * non-integer quotient and the next integer), and q*b, a - q*b and the
+ * divisor's-sign fix are exact in f64.  Divisors 0 and -1 are divided by
+ * 1 meanwhile (no lane traps or overflows) and take the rule's answers
+ * after: 0, and for division by -1 the wrapping negation.  vdivpd takes
+ * four lanes at a time where idiv takes one.  One divisor for every
+ * element (BXFX_VS) takes divs_i32's multiply instead. */
 typedef uint32_t v4u __attribute__((vector_size(16)));
 static void SFX(divrem_i32)(const int32_t *a, const int32_t *b, int32_t *o, size_t n, int mode, bool rem) {
   if (mode == BXFX_VS) {
@@ -359,16 +365,48 @@ static void SFX(divrem_i32)(const int32_t *a, const int32_t *b, int32_t *o, size
     o[i] = rem ? bxk_rem_i32(a[i], y) : bxk_div_i32(a[i], y);
   }
 }
+/* By one exponent m >= 0 (pow_scalar): m's bits walked once per 4 vectors
+ * in registers, the same wrapping products.  The blocks below stage each
+ * lane through memory per step, which ran ~1.7 ns an element in L1 (i32 by 3,
+ * 22% of copy bandwidth on 2 threads). */
+#define BXFX_POW_INT_S_DEF(name, T, UT, VU, W, S)                                  \
+  static void SFX(name##_s)(const T *a, UT m, T *o, size_t n) {                    \
+    size_t i = 0;                                                                  \
+    for (; i + 4 * W <= n; i += 4 * W) {                                           \
+      VU x0, x1, x2, x3, r0 = (VU){ 0 } + 1u, r1 = r0, r2 = r0, r3 = r0;           \
+      memcpy(&x0, a + i, 32);                                                      \
+      memcpy(&x1, a + i + W, 32);                                                  \
+      memcpy(&x2, a + i + 2 * W, 32);                                              \
+      memcpy(&x3, a + i + 3 * W, 32);                                              \
+      for (UT k = m; k; k >>= 1) {                                                 \
+        if (k & 1u) r0 *= x0, r1 *= x1, r2 *= x2, r3 *= x3;                        \
+        if (k > 1u) x0 *= x0, x1 *= x1, x2 *= x2, x3 *= x3;                        \
+      }                                                                            \
+      memcpy(o + i, &r0, 32);                                                      \
+      memcpy(o + i + W, &r1, 32);                                                  \
+      memcpy(o + i + 2 * W, &r2, 32);                                              \
+      memcpy(o + i + 3 * W, &r3, 32);                                              \
+    }                                                                              \
+    for (; i < n; i++) o[i] = bxk_pow_##S(a[i], (T)m);                             \
+  }
+BXFX_POW_INT_S_DEF(pow_i32, int32_t, uint32_t, v8u, 8, i32)
+BXFX_POW_INT_S_DEF(pow_i64, int64_t, uint64_t, v4q, 4, i64)
+#undef BXFX_POW_INT_S_DEF
 /* Integer pow (bxk_pow_i32 / _i64) a block at a time: its square-and-multiply steps
  * taken for every lane at once, each step a loop the compiler vectorizes
  * (the per-element loop on the exponent does not), for as many steps as
  * the block's largest exponent has bits.  A lane multiplies by its base
  * where its exponent has the step's bit, by 1 elsewhere: the same
  * wrapping products (in another order, which wrapping multiplication
- * does not see).  Negative exponents take the scalar rule.  Reads a block
+ * does not see).  Negative exponents take the scalar rule; one exponent
+ * >= 0 for all (BXFX_VS) takes name_s.  Reads a block
  * before writing it, so o may be a or b. */
 #define BXFX_POW_INT_DEF(name, T, UT, VU, W, S)                                    \
   static void SFX(name)(const T *a, const T *b, T *o, size_t n, int mode) {         \
+    if (mode == BXFX_VS && b[0] >= 0) {                                            \
+      SFX(name##_s)(a, (UT)b[0], o, n);                                            \
+      return;                                                                      \
+    }                                                                              \
     enum { B = 256 };                                                              \
     _Alignas(32) T x0[B], e0[B];                                                   \
     _Alignas(32) UT e[B], base[B], r[B];   /* e: the exponent, 0 for negative ones */ \
@@ -417,6 +455,24 @@ static void SFX(bin_i32)(int op, const int32_t *a, const int32_t *b, int32_t *o,
   case BXFX_IOP_max: BXFX_TLOOP(int32_t, int32_t, bxk_max_i32(x, y)); break;
   case BXFX_IOP_min: BXFX_TLOOP(int32_t, int32_t, bxk_min_i32(x, y)); break;
   default: SFX(pow_i32)(a, b, o, n, mode); break;
+  }
+}
+/* i64 binary ops in the variant's ISA: under AVX2 the compiler
+ * vectorizes add/sub, max/min (vpcmpgtq) and the wrapping multiply
+ * (vpmuludq steps), which the general engine's loops, compiled for the
+ * baseline (no 64-bit vector compare or multiply), ran element by
+ * element: min_scalar i64 was compute bound at a third of copy
+ * bandwidth.  Division and rem by a tensor stay an idiv per element. */
+static void SFX(bin_i64)(int op, const int64_t *a, const int64_t *b, int64_t *o, size_t n, int mode) {
+  switch (op) {
+  case BXFX_IOP_add: BXFX_TLOOP(int64_t, int64_t, bxk_add_i64(x, y)); break;
+  case BXFX_IOP_sub: BXFX_TLOOP(int64_t, int64_t, bxk_sub_i64(x, y)); break;
+  case BXFX_IOP_mul: BXFX_TLOOP(int64_t, int64_t, bxk_mul_i64(x, y)); break;
+  case BXFX_IOP_div: BXFX_TLOOP(int64_t, int64_t, bxk_div_i64(x, y)); break;
+  case BXFX_IOP_rem: BXFX_TLOOP(int64_t, int64_t, bxk_rem_i64(x, y)); break;
+  case BXFX_IOP_max: BXFX_TLOOP(int64_t, int64_t, bxk_max_i64(x, y)); break;
+  case BXFX_IOP_min: BXFX_TLOOP(int64_t, int64_t, bxk_min_i64(x, y)); break;
+  default: SFX(pow_i64)(a, b, o, n, mode); break;
   }
 }
 /* Unary ints (BXFX_IUN_*), i32 and i64 alike: plain loops the compiler
@@ -509,19 +565,7 @@ static void SFX(mask_sel)(size_t es, const void *t, const uint8_t *m, const void
  * of an idiv per element; the remainder is x - q*d with the divisor's-sign
  * fix.  0, 1, -1 and INT64_MIN as divisors take their own rules. */
 static void SFX(divs_i64)(const int64_t *a, int64_t d, int64_t *o, size_t n, bool rem) {
-  if (d == 0 || (rem && (d == 1 || d == -1))) {
-    memset(o, 0, n * sizeof *o);
-    return;
-  }
-  if (d == 1 || d == -1 || d == INT64_MIN) {
-    for (size_t i = 0; i < n; i++) {
-      const int64_t x = a[i];
-      if (d == 1) o[i] = x;
-      else if (d == -1) o[i] = bxk_neg_i64(x);
-      else o[i] = rem ? bxk_rem_i64(x, d) : x == INT64_MIN;
-    }
-    return;
-  }
+  BXFX_DIVS_EDGES(int64_t, i64, INT64_MIN);
   const struct bxfx_magic mg = bxfx_magic(d, 64);
   for (size_t i = 0; i < n; i++) {
     const int64_t x = a[i];
@@ -533,6 +577,7 @@ static void SFX(divs_i64)(const int64_t *a, int64_t d, int64_t *o, size_t n, boo
     o[i] = r + (d & -(int64_t)((r != 0) & ((r ^ d) < 0)));
   }
 }
+#undef BXFX_DIVS_EDGES
 /* i32 comparisons in 8-lane vectors stored 32 answers at a time
  * (BXFX_CMP_ST32, as f32's): the compiler's own vectorization of the
  * plain loop masks and packs each answer twice over. */
@@ -2379,11 +2424,31 @@ static void SFX(clamp_f32)(const float *a, float *o, size_t n, float lo, float h
     SFX(ld)(t_);                                                                    \
   })
 #endif
+/* Exponents 0 .. 3 skip f64.  x^2 of an f32 is one rounding of the exact
+ * product in f32 and in f64 (48 bits) alike.  x^3 = x^2 * x: a half's x^2
+ * is exact in f32 (bf16 8 significant bits -> 16, f16 11 -> 22), so the
+ * f32 product is one rounding of the exact x^3, as f64's exact x^3 (24 or
+ * 33 bits) rounded to f32 is.  Out of range they agree too: an f32 x^2
+ * that overflows or loses bits to underflow (bf16 only) leaves |x^3| >=
+ * 2^192 or < 2^-189, inf or 0 with x's sign from f64 as well.  NaN lanes keep their payload
+ * through the multiplies and the narrowing quiets them, as before.  The
+ * f64 widening and narrowing were most of the kernel (0.27 of 0.34 ns an
+ * element in L1 for bf16 ^3 even at ^0): the matrix's powi and
+ * pow_scalar by 3 on bf16 were compute bound at 0.9x libtorch. */
 #define BXFX_POWIH_DEF(H, h)                                                        \
   static void SFX(powih_##h)(const uint16_t *a, uint16_t *o, size_t n, int e) {     \
     unsigned m = (unsigned)(e < 0 ? -e : e);                                        \
     const v4d one = { 1, 1, 1, 1 };                                                 \
     size_t i = 0;                                                                   \
+    if (e >= 0 && e <= 3)                                                           \
+      for (; i + 16 <= n; i += 16) {                                                \
+        v8f x0, x1, r0 = SFX(splat)(1.0f), r1 = r0;                                 \
+        BXFX_##H##_LD16(a + i, x0, x1);                                             \
+        if (e >= 1) r0 = x0, r1 = x1;                                               \
+        if (e >= 2) r0 *= x0, r1 *= x1;                                             \
+        if (e >= 3) r0 *= x0, r1 *= x1;                                             \
+        BXFX_##H##_ST16(o + i, r0, r1);                                             \
+      }                                                                             \
     for (; i + 16 <= n; i += 16) {                                                  \
       v8f x0, x1;                                                                   \
       v4d b0, b1, b2, b3, r0, r1, r2, r3;                                           \
@@ -2705,6 +2770,7 @@ const struct bxfx_kernels VARIANT = {
 #undef X
   },
   .bin_i32 = SFX(bin_i32),
+  .bin_i64 = SFX(bin_i64),
   .un_i32 = SFX(un_i32),
   .un_i64 = SFX(un_i64),
   .pow_i64 = SFX(pow_i64),

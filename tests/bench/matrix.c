@@ -751,9 +751,23 @@ static void probe_in_cache(struct cell *c) {
   }
 }
 
+/* An op that keeps its operand's layout (a unary op or cast of a dense
+ * permuted view: keeps_layout in flex_elem.c) reads it flat and
+ * transposes nothing: no transposed-read floor for it. */
+static bool keeps_layout(const struct cell *c) {
+  bext_tensor *in[3] = { NULL, NULL, NULL };
+  for (int i = 0; i < c->n_in; i++)
+    if (!(in[i] = bext_input(&c->in[i]))) die("from_data");
+  bext_tensor *r = bext_run(c, in);
+  bool kept = r && !bext_is_contiguous(r);
+  bext_release(r);
+  for (int i = 0; i < c->n_in; i++) bext_release(in[i]);
+  return kept;
+}
+
 static void probe_transposed(struct cell *c) {
   const bxbt_in *ti = &c->in[0];
-  if (c->n_in < 1 || !ti->transposed) return;
+  if (c->n_in < 1 || !ti->transposed || keeps_layout(c)) return;
   struct cell t = { .op = BXR_OP_SWAP_DIMS, .dt = (bext_dtype)ti->dtype, .n_in = 1 };
   t.in[0] = *ti;
   t.in[0].transposed = false;   /* bext_run's swap_dims makes the view */

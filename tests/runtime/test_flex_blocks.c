@@ -734,6 +734,23 @@ Test(flex_blocks, speed_matrix_kernel_variants_agree) {
         if (op == BXFX_IOP_pow) cr_expect_eq(io1[i], bxk_pow_i32(x, y), "pow(%d, %d)", x, y);
       }
     }
+  /* i64 binary ops (bin_i64): the scalar rule in both variants, wrapping
+   * products and the extremes among la/lb, both modes */
+  for (int op = 0; op < BXFX_IOP_COUNT; op++)
+    for (int mode = 0; mode < 3; mode += 2) {
+      static int64_t lo1[N], lo2[N];
+      bxfx_kern_avx2.bin_i64(op, la, lb, lo1, N, mode);
+      bxfx_kern_gen.bin_i64(op, la, lb, lo2, N, mode);
+      for (int i = 0; i < N; i++) {
+        const int64_t x = la[i], y = mode ? lb[0] : lb[i];
+        const int64_t want = op == BXFX_IOP_add ? bxk_add_i64(x, y) : op == BXFX_IOP_sub ? bxk_sub_i64(x, y)
+                           : op == BXFX_IOP_mul ? bxk_mul_i64(x, y) : op == BXFX_IOP_div ? bxk_div_i64(x, y)
+                           : op == BXFX_IOP_rem ? bxk_rem_i64(x, y) : op == BXFX_IOP_max ? bxk_max_i64(x, y)
+                           : op == BXFX_IOP_min ? bxk_min_i64(x, y) : bxk_pow_i64(x, y);
+        cr_assert_eq(lo1[i], want, "avx2 i64 op %d mode %d (%lld, %lld)", op, mode, (long long)x, (long long)y);
+        cr_assert_eq(lo2[i], want, "generic i64 op %d mode %d (%lld, %lld)", op, mode, (long long)x, (long long)y);
+      }
+    }
   for (int op = 0; op < BXFX_IUN_COUNT; op++) {
     bxfx_kern_avx2.un_i32(op, ia, io1, N, -50, 60);
     bxfx_kern_gen.un_i32(op, ia, io2, N, -50, 60);
@@ -1090,26 +1107,46 @@ Test(flex_blocks, f64_unary_lanes_match_scalar_rules) {
     }
 }
 
-/* i32 pow by one exponent (pow_scalar's blocked square-and-multiply) is
- * bxk_pow_i32 element for element, wrapping on overflow, for exponents
- * 0..33, a large one and negative ones (the scalar rule), at lengths
- * across the block and vector boundaries, and in place (o == a). */
+/* i32 pow by one exponent (pow_i32_s's products in registers, 32 lanes a
+ * step; negative exponents the blocked scalar rule) is bxk_pow_i32
+ * element for element, wrapping on overflow, for exponents 0..33, large
+ * ones and negative ones, at lengths across the 8- and 32-lane steps and
+ * the block, without writing past n, and in place (o == a). */
 Test(flex_blocks, i32_pow_by_scalar_matches_scalar_rule) {
   enum { N = 1037 };
-  static int32_t a[N], o[N], io[N];
+  static int32_t a[N], o[N + 1], io[N];
   static const int32_t edge[] = { 0, -1, 1, INT32_MAX, INT32_MIN, 2, -2, 3, 65535, -46341 };
   for (int i = 0; i < N; i++) a[i] = i % 7 == 0 ? edge[(i / 7) % 10] : (i * 37) % 201 - 100;
   const struct bxfx_kernels *K[2] = { &bxfx_kern_avx2, &bxfx_kern_gen };
-  static const int32_t es[] = { 0, 1, 2, 3, 4, 5, 7, 8, 13, 31, 32, 33, 1000001, -1, -2, -3, INT32_MIN };
+  static const int32_t es[] = { 0, 1, 2, 3, 4, 5, 7, 8, 13, 31, 32, 33, 1000001, INT32_MAX, -1, -2, -3, INT32_MIN };
+  static const size_t ns[] = { 1, 7, 8, 9, 31, 32, 33, 63, 64, 65, 255, 256, 257, N - 2, N - 1, N };
   for (int v = 0; v < 2; v++)
     for (size_t k = 0; k < sizeof es / sizeof es[0]; k++)
-      for (size_t n = N - 2; n <= N; n++) {   /* a block of 256 and a partial one; odd tails */
+      for (size_t q = 0; q < sizeof ns / sizeof ns[0]; q++) {
+        const size_t n = ns[q];
+        o[n] = 42;
         K[v]->bin_i32(BXFX_IOP_pow, a, &es[k], o, n, BXFX_VS);
         for (size_t i = 0; i < n; i++)
           cr_assert_eq(o[i], bxk_pow_i32(a[i], es[k]), "%s pow(%d, %d): %d", K[v]->isa, a[i], es[k], o[i]);
+        cr_assert_eq(o[n], 42, "%s pow by %d, n=%zu wrote past the end", K[v]->isa, es[k], n);
         memcpy(io, a, sizeof io);
         K[v]->bin_i32(BXFX_IOP_pow, io, &es[k], io, n, BXFX_VS);
         cr_assert(memcmp(io, o, n * sizeof *o) == 0, "%s pow by %d in place differs", K[v]->isa, es[k]);
+      }
+  /* i64 (pow_i64_s, 16 lanes a step): 64-bit bases, exponents past 2^32 */
+  static int64_t la[N], lo[N + 1];
+  for (int i = 0; i < N; i++) la[i] = i % 5 == 4 ? (int64_t)((uint64_t)(int64_t)a[i] * 4294967311u) : a[i];
+  static const int64_t les[] = { 0, 1, 2, 3, 5, 15, 16, 17, 63, 64, 65, (int64_t)1 << 40 | 3, INT64_MAX, -1, -2, INT64_MIN };
+  for (int v = 0; v < 2; v++)
+    for (size_t k = 0; k < sizeof les / sizeof les[0]; k++)
+      for (size_t q = 0; q < sizeof ns / sizeof ns[0]; q++) {
+        const size_t n = ns[q];
+        lo[n] = 42;
+        K[v]->pow_i64(la, &les[k], lo, n, BXFX_VS);
+        for (size_t i = 0; i < n; i++)
+          cr_assert_eq(lo[i], bxk_pow_i64(la[i], les[k]), "%s pow_i64(%lld, %lld)", K[v]->isa, (long long)la[i],
+                       (long long)les[k]);
+        cr_assert_eq(lo[n], 42, "%s i64 n=%zu wrote past the end", K[v]->isa, n);
       }
 }
 

@@ -71,7 +71,7 @@ static bext_tensor *values(bext_dtype dt, int64_t n, unsigned seed) {
   return t;
 }
 
-#define N_OPS 25
+#define N_OPS 31
 /* Op `which` on a and b (both consumed; b unused by unary and scalar ops). */
 static bext_tensor *op_of(int which, bext_tensor *a, bext_tensor *b) {
   if (which >= 8) bext_release(b);
@@ -100,7 +100,15 @@ static bext_tensor *op_of(int which, bext_tensor *a, bext_tensor *b) {
   case 21: return bext_sign(a);
   case 22: return bext_exp(a);
   case 23: return bext_round(a);
-  default: return bext_powi(a, 3);
+  case 24: return bext_powi(a, 3);
+  /* casts (contiguous ones stream their blocks; a transposed input keeps
+   * its layout) */
+  case 25: return bext_cast(a, BEXT_F32);
+  case 26: return bext_cast(a, BEXT_I32);
+  case 27: return bext_cast(a, BEXT_F64);
+  case 28: return bext_cast(a, BEXT_I64);
+  case 29: return bext_cast(a, BEXT_F16);
+  default: return bext_cast(a, BEXT_BOOL);
   }
 }
 
