@@ -108,7 +108,10 @@ static bext_tensor *lt_exec(struct bxr_op *op) {
      * empty reductions bext allows). */
     if (out && bxr_numel(out->rank, out->shape) > 0) {
       view_of(out, &c.out);
+      const bool gemm = op->code == BXR_OP_MATMUL;   /* ATen's gemm: OpenBLAS's threads */
+      const int blas = gemm ? bxr_blas_threads_begin() : 0;
       st = atomic_load(&shim)->run(&c, err, sizeof err);
+      if (gemm) bxr_blas_threads_end(blas);
     }
   }
   if (in != inbuf) bxr_free(in, inbytes);

@@ -315,6 +315,16 @@ BXR_FUNC int bxr_pool_set_threads(int n);
 /* Jobs actually split across threads since start (tests prove the
  * threaded path ran). */
 BXR_FUNC unsigned long bxr_pool_jobs_split(void);
+/* A call into a library that threads its own gemm through the process's
+ * one OpenBLAS (ATen's matmul, for libtorch:cpu) gets the pool's thread
+ * count for its duration: the pool's workers sleep while the caller
+ * waits on it, and with the pool's single-threaded setting ATen's
+ * 1024^2 matmul took twice its own time (bext-bench
+ * libtorch_matmul_1024, 0.50-0.53x).  begin returns the count to give
+ * back to end.  Process-wide: a Flex gemm on another thread meanwhile
+ * runs its panels with OpenBLAS threads of its own (correct, slower). */
+BXR_FUNC int bxr_blas_threads_begin(void);
+BXR_FUNC void bxr_blas_threads_end(int old);
 
 /* ------------------------------------------------------------ CPU kernels */
 /* kernel_prepare / kernel_launch for any host-memory CPU device

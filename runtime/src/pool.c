@@ -172,6 +172,25 @@ int bxr_pool_set_threads(int n) {
 
 unsigned long bxr_pool_jobs_split(void) { return atomic_load(&P.split); }
 
+int bxr_blas_threads_begin(void) {
+  pthread_once(&P.once, pool_init);
+#ifdef BXR_HAVE_OPENBLAS
+  int old = openblas_get_num_threads();
+  openblas_set_num_threads(atomic_load(&P.limit));
+  return old;
+#else
+  return 1;
+#endif
+}
+
+void bxr_blas_threads_end(int old) {
+#ifdef BXR_HAVE_OPENBLAS
+  openblas_set_num_threads(old);
+#else
+  (void)old;
+#endif
+}
+
 void bxr_pool_for(size_t n, size_t cost, size_t align, bxr_pool_task fn, void *ctx) {
   if (n == 0) return;
   if (align == 0) align = 1;

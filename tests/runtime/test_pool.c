@@ -2,9 +2,12 @@
  * in the backend-author header): every index exactly once, a forked child
  * runs inline, nested and small calls run inline, and through Flex, its
  * first user, threaded results equal serial ones bit for bit and
- * concurrent callers get exact values.  Runs with two pool threads even
- * on a one-core machine. */
+ * concurrent callers get exact values; OpenBLAS is single-threaded but
+ * for the scoped calls that ask for the pool's count.  Runs with two pool
+ * threads even on a one-core machine. */
+#define _GNU_SOURCE
 #include <criterion/criterion.h>
+#include <dlfcn.h>
 #include <math.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -169,4 +172,21 @@ Test(pool, huge_add_streams_correctly) {
   bext_release(a);
   bext_release(b);
   bext_release(c);
+}
+
+/* bxr_blas_threads_begin/end (libtorch:cpu's matmul): OpenBLAS gets the
+ * pool's thread count for one call and its single thread back after.
+ * Looked up at run time: a build without OpenBLAS (BEXT_GPU_CHECK) has
+ * no count to check, and says so. */
+Test(pool, blas_threads_scoped_to_one_call) {
+  int (*get)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "openblas_get_num_threads");
+  if (!get) cr_skip_test("no OpenBLAS in this process");
+  const int n = bxr_pool_threads();
+  cr_assert_eq(n, 2);
+  cr_assert_eq(get(), 1, "the pool keeps OpenBLAS single-threaded");
+  const int old = bxr_blas_threads_begin();
+  cr_assert_eq(old, 1);
+  cr_assert_eq(get(), n, "OpenBLAS %d threads inside the scoped call, not the pool's %d", get(), n);
+  bxr_blas_threads_end(old);
+  cr_assert_eq(get(), 1, "OpenBLAS keeps %d threads after the scoped call", get());
 }
