@@ -444,45 +444,33 @@ Test(flex_blocks, tile8_transposes_bits_exactly) {
   }
 }
 
-/* tile4_u64 (8-byte transposed copies, flex_layout.c) in both variants:
- * every element of a 4x4 block lands at its transposed place with its
- * bits (f64 NaN payloads, i64), nothing outside the block is written. */
-Test(flex_blocks, tile4_u64_transposes_bits_exactly) {
-  enum { SS = 7, DS = 5 };
-  static uint64_t src[4 * SS], dst[2][5 * DS];
-  for (int i = 0; i < 4 * SS; i++) src[i] = 0x7ff8000000000001ull + (uint64_t)i * 0x0101010101010101ull;
-  const struct bxfx_kernels *K[2] = { &bxfx_kern_avx2, &bxfx_kern_gen };
-  for (int v = 0; v < 2; v++) {
-    memset(dst[v], 0xab, sizeof dst[v]);
-    K[v]->tile4_u64(dst[v], DS, src, SS);
-    for (int m = 0; m < 5; m++)
-      for (int k = 0; k < DS; k++) {
-        uint64_t want = m < 4 && k < 4 ? src[k * SS + m] : 0xababababababababull;
-        cr_expect_eq(dst[v][m * DS + k], want, "%s tile4_u64 [%d][%d] = %016llx, want %016llx", K[v]->isa, m, k,
-                     (unsigned long long)dst[v][m * DS + k], (unsigned long long)want);
-      }
+/* One block-transpose kernel (B x B elements of T) in both variants:
+ * every element lands at its transposed place with its bits, and nothing
+ * outside the block is written (strides not multiples of B).  tile4_u64:
+ * the 8-byte transposed copies (flex_layout.c), f64 NaN payloads among
+ * the values; tile16_u8: the tile walk's bool tiles (flex_elem.c). */
+#define BLOCK_TRANSPOSE_TEST(name, kern, T, B, SS, DS, FILL)                                      \
+  Test(flex_blocks, name) {                                                                       \
+    static T src[B * SS], dst[2][(B + 1) * DS];                                                   \
+    for (int i = 0; i < B * SS; i++) src[i] = (T)(FILL);                                          \
+    T outside;                                                                                    \
+    memset(&outside, 0xab, sizeof outside);                                                       \
+    const struct bxfx_kernels *K[2] = { &bxfx_kern_avx2, &bxfx_kern_gen };                        \
+    for (int v = 0; v < 2; v++) {                                                                 \
+      memset(dst[v], 0xab, sizeof dst[v]);                                                        \
+      K[v]->kern(dst[v], DS, src, SS);                                                            \
+      for (int m = 0; m < B + 1; m++)                                                             \
+        for (int k = 0; k < DS; k++) {                                                            \
+          const T want = m < B && k < B ? src[k * SS + m] : outside;                              \
+          cr_expect_eq(dst[v][m * DS + k], want, "%s " #kern " [%d][%d] = %llx, want %llx", K[v]->isa, m, k, \
+                       (unsigned long long)dst[v][m * DS + k], (unsigned long long)want);         \
+        }                                                                                         \
+    }                                                                                             \
   }
-}
-
-/* tile16_u8 (the tile walk's bool tiles, flex_elem.c) in both variants:
- * every byte of a 16x16 block lands at its transposed place, and nothing
- * outside the block is written (strides not multiples of 16). */
-Test(flex_blocks, tile16_u8_transposes_every_byte) {
-  enum { SS = 21, DS = 19 };
-  static uint8_t src[16 * SS], dst[2][17 * DS];
-  for (int i = 0; i < 16 * SS; i++) src[i] = (uint8_t)(i * 37 + 1);
-  const struct bxfx_kernels *K[2] = { &bxfx_kern_avx2, &bxfx_kern_gen };
-  for (int v = 0; v < 2; v++) {
-    memset(dst[v], 0xab, sizeof dst[v]);
-    K[v]->tile16_u8(dst[v], DS, src, SS);
-    for (int m = 0; m < 17; m++)
-      for (int k = 0; k < DS; k++) {
-        uint8_t want = m < 16 && k < 16 ? src[k * SS + m] : 0xabu;
-        cr_expect_eq(dst[v][m * DS + k], want, "%s tile16_u8 [%d][%d] = %02x, want %02x", K[v]->isa, m, k,
-                     dst[v][m * DS + k], want);
-      }
-  }
-}
+BLOCK_TRANSPOSE_TEST(tile4_u64_transposes_bits_exactly, tile4_u64, uint64_t, 4, 7, 5,
+                     0x7ff8000000000001ull + (uint64_t)i * 0x0101010101010101ull)
+BLOCK_TRANSPOSE_TEST(tile16_u8_transposes_every_byte, tile16_u8, uint8_t, 16, 21, 19, i * 37 + 1)
+#undef BLOCK_TRANSPOSE_TEST
 
 /* The block converters of both variants (F16C and shifts in the AVX2 one,
  * bit arithmetic in the generic one) against bxk_scalar.h's scalar rules,
