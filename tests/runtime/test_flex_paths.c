@@ -624,6 +624,19 @@ static bext_tensor *bools(int64_t n, unsigned seed, const char *devname) {
   return t;
 }
 
+/* Bool op `which` (and, or, xor, eq, ne; 5: not of a) on a and b, both
+ * consumed. */
+static bext_tensor *bool_op(int which, bext_tensor *a, bext_tensor *b) {
+  switch (which) {
+  case 0: return bext_and(a, b);
+  case 1: return bext_or(a, b);
+  case 2: return bext_xor(a, b);
+  case 3: return bext_eq(a, b);
+  case 4: return bext_ne(a, b);
+  default: bext_release(b); return bext_not(a);
+  }
+}
+
 Test(flex_paths, bool_ops_at_their_width) {
   /* and, or, xor, eq, ne, not of bool tensors: contiguous (the byte
    * kernels) on lengths around the vector widths and threaded;
@@ -645,14 +658,7 @@ Test(flex_paths, bool_ops_at_their_width) {
           if (form == 3) b = bext_reshape(b, sh, 2), bext_release(a), a = bext_reshape(bools(n, 9, devs[v]), row1, 2);
           if (form == 4)
             a = bext_swap_dims(bext_reshape(a, tr, 2), 0, 1), b = bext_swap_dims(bext_reshape(b, tr, 2), 0, 1);
-          switch (which) {
-          case 0: r[v] = bext_and(a, b); break;
-          case 1: r[v] = bext_or(a, b); break;
-          case 2: r[v] = bext_xor(a, b); break;
-          case 3: r[v] = bext_eq(a, b); break;
-          case 4: r[v] = bext_ne(a, b); break;
-          default: bext_release(b); r[v] = bext_not(a); break;
-          }
+          r[v] = bool_op(which, a, b);
         }
         char what[64];
         snprintf(what, sizeof what, "bool op %d [%lld] form %d", which, (long long)n, form);
@@ -682,13 +688,7 @@ Test(flex_paths, bool_ops_of_a_transposed_operand_by_tiles) {
             a = b;
             b = t;
           }
-          switch (which) {
-          case 0: r[v] = bext_and(a, b); break;
-          case 1: r[v] = bext_or(a, b); break;
-          case 2: r[v] = bext_xor(a, b); break;
-          case 3: r[v] = bext_eq(a, b); break;
-          default: r[v] = bext_ne(a, b); break;
-          }
+          r[v] = bool_op(which, a, b);
         }
         char what[64];
         snprintf(what, sizeof what, "bool op %d [%lld x %lld] form %d", which, (long long)shp[q][0],
