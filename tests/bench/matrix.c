@@ -33,14 +33,17 @@
  * of the C copy's bandwidth.  "-": the row does not allow the dtype;
  * ".": the case runs on another dtype only.  Goals (issue 15): ratio >=
  * 1.0 everywhere, bw >= 80% on elementwise / copy-like rows; the cells
- * below goal are listed at the end, worst first, each copy-like cell
- * under 80% with why (probe_in_cache, probe_transposed): "compute" when
- * the same op on an in-cache input stays below 80% of the copy, "noise"
- * when it does not and the cell reaches 80% of the copy timed in its own
- * rounds, else "memory", with the in-cache figures of bext and libtorch
- * and, for an op that transposes its input, what that copy alone
- * reaches.  Integer div/rem run on nonzero divisors and casts on
- * in-range values, where libtorch's semantics are bext's.
+ * below goal are listed at the end, worst first, each with why
+ * (probe_in_cache, probe_transposed, why_verdict): under 80% of the
+ * copy, "compute" when the same op on an in-cache input stays below it,
+ * "noise" when it does not and the cell reaches 80% of the copy timed in
+ * its own rounds, else "memory"; only under 1.0x libtorch, "kernel" when
+ * libtorch's op is faster in cache too, "compute" when bext's op in
+ * cache is slower than libtorch's on the cell, "tie" when the cell is
+ * within 10% of libtorch at memory speed, else "memory"; with the in-cache
+ * figures of bext and libtorch and, for an op that transposes its input,
+ * what that copy alone reaches.  Integer div/rem run on nonzero divisors
+ * and casts on in-range values, where libtorch's semantics are bext's.
  *
  * Provenance: add, exp, sum_dim(0) and cast f32->f16 on a from_data
  * tensor vs the same op on a bext_random_uniform result and on another
@@ -750,6 +753,16 @@ static void probe_in_cache(struct cell *c) {
     for (int i = 0; i < side / 2; i++) sel[i] = indices(true)[i] % side;
     s.in[1].data = sel;
   }
+  /* ranges and indices of the cell's SIDE, scaled as its shapes */
+  if (s.op == BXR_OP_SLICE || s.op == BXR_OP_SLICE_ASSIGN)
+    for (int r = 0; r < s.p.nranges; r++) s.p.start[r] = s.p.start[r] * side / SIDE, s.p.end[r] = s.p.end[r] * side / SIDE;
+  if (s.op == BXR_OP_NARROW) s.p.i0 = s.p.i0 * side / SIDE, s.p.i1 = s.p.i1 * side / SIDE;
+  if (s.op == BXR_OP_GATHER || s.op == BXR_OP_SCATTER_ADD) {
+    static int64_t *gi;
+    if (!gi && !(gi = malloc(sizeof *gi * (size_t)NBIG))) die("malloc");
+    for (int64_t i = 0; i < side * side; i++) gi[i] = indices(false)[i] % side;
+    s.in[1].data = gi;
+  }
   for (int i = 0; i < s.n_in; i++)
     if (!(in[i] = bext_input(&s.in[i]))) die("from_data");
   if ((c->cache_bytes = cell_bytes(&s, in)) > 0) c->cache_ns = best_bext_ns(&s, in);
@@ -857,28 +870,54 @@ static double round_bw(const struct cell *c) {
   return c->round_copy_ns > 0 && c->bext_ns > 0 ? c->round_copy_ns / c->bext_ns : -1;
 }
 
-/* Why a probed cell is below the bandwidth goal: "compute" when even in
- * cache it is; else "noise" when it reaches 80% of the copy timed in its
- * own rounds (the run's best copy, its bar, came from a quieter minute
- * than any of them); else "memory".  NULL: not probed. */
+/* Why a probed cell is below goal.  Under 80% of the copy: "compute"
+ * when even in cache it is; else "noise" when it reaches 80% of the copy
+ * timed in its own rounds (the run's best copy, its bar, came from a
+ * quieter minute than any of them); else "memory".  Only under 1.0x
+ * libtorch: "kernel" when libtorch's op is faster on the in-cache input
+ * too; else "compute" when bext's in-cache time, scaled to the cell,
+ * is still above libtorch's time on the cell (libtorch's in-cache call
+ * can lose to its own full-size one: 2 MiB does not amortize its thread
+ * start); else "tie" when the cell is within 10% of libtorch and at 80%
+ * of its own rounds' copy (both sides at memory speed: what neither can
+ * beat); else "memory".  NULL: not probed. */
 static const char *why_verdict(const struct cell *c) {
-  double cb = in_cache_bw(c);
-  if (cb <= 0) return NULL;
-  return cb < 0.8 ? "compute" : round_bw(c) >= 0.8 ? "noise" : "memory";
+  if (c->cache_ns <= 0) return NULL;
+  if (c->copy_like && c->copy_ns > 0 && c->copy_ns / c->bext_ns < 0.8) {
+    double cb = in_cache_bw(c);
+    return cb < 0.8 ? "compute" : round_bw(c) >= 0.8 ? "noise" : "memory";
+  }
+  if (c->torch_cache_ns > 0 && c->torch_cache_ns < c->cache_ns) return "kernel";
+  if (c->torch_ns > 0 && c->cache_ns * c->bytes / c->cache_bytes > c->torch_ns) return "compute";
+  if (c->torch_ns > 0 && c->torch_ns / c->bext_ns >= 0.9 && round_bw(c) >= 0.8) return "tie";
+  return "memory";
 }
 
 /* The below-goal list's cause column: the verdict, then the figures it
- * rests on. */
+ * rests on (in-cache rates as fractions of the copy, or times where the
+ * cell has no copy). */
 static void why_text(const struct cell *c, char *buf, size_t n) {
-  double cb = in_cache_bw(c), tb = tcopy_bw(c), tc = torch_in_cache_bw(c), rb = round_bw(c);
-  const char *verdict = why_verdict(c);
-  int k = 0;
-  if (verdict && tc > 0) k = snprintf(buf, n, "%s (cache %.0f%%, torch %.0f%%", verdict, 100 * cb, 100 * tc);
-  else if (verdict) k = snprintf(buf, n, "%s (cache %.0f%%", verdict, 100 * cb);
-  if (verdict && cb >= 0.8 && rb > 0 && k >= 0 && (size_t)k < n)
-    k += snprintf(buf + k, n - (size_t)k, ", own copy %.0f%%", 100 * rb);
-  if (verdict && k >= 0 && (size_t)k < n) k += snprintf(buf + k, n - (size_t)k, ")");
-  if (tb > 0 && k >= 0 && (size_t)k < n) snprintf(buf + k, n - (size_t)k, "%sT read %.0f%%", k ? ", " : "", 100 * tb);
+  const char *v = why_verdict(c);
+  double cb = in_cache_bw(c), tc = torch_in_cache_bw(c), tb = tcopy_bw(c), rb = round_bw(c);
+  size_t k = 0;
+#define W(...)                                                \
+  do {                                                        \
+    if (k < n) {                                              \
+      int m = snprintf(buf + k, n - k, __VA_ARGS__);          \
+      if (m > 0) k += (size_t)m;                              \
+    }                                                         \
+  } while (0)
+  if (n) buf[0] = 0;
+  if (v) {
+    if (cb > 0) W("%s (cache %.0f%%", v, 100 * cb);
+    else W("%s (cache %.3f ms", v, c->cache_ns / 1e6);
+    if (tc > 0) W(", torch %.0f%%", 100 * tc);
+    else if (c->torch_cache_ns > 0) W(", torch %.3f ms", c->torch_cache_ns / 1e6);
+    if (rb > 0 && strcmp(v, "compute") && strcmp(v, "kernel")) W(", own copy %.0f%%", 100 * rb);
+    W(")");
+  }
+  if (tb > 0) W("%sT read %.0f%%", k ? ", " : "", 100 * tb);
+#undef W
 }
 
 static void json_str(FILE *f, const char *s) {
@@ -1200,7 +1239,7 @@ int main(int argc, char **argv) {
   double t_why = now_ns();
   for (int i = 0; i < g_ncells; i++) {
     struct cell *c = &g_cells[i];
-    if (c->failed || !c->copy_like || c->copy_ns <= 0 || c->copy_ns / c->bext_ns >= 0.8) continue;
+    if (c->failed || c->small || cell_ok(c)) continue;
     if (!nwhy++) printf("why: ");
     printf("%s ", g_ops[c->op].name);
     fflush(stdout);
@@ -1261,9 +1300,11 @@ int main(int argc, char **argv) {
     if (!cell_ok(&g_cells[i])) below[nb++] = &g_cells[i];
   qsort(below, (size_t)nb, sizeof *below, cmp_score);
   printf("\nbelow goal (%d of %d cells; worst first): op case dtype: ratio, bw, bext / libtorch / copy ms, why\n"
-         "(why: compute = below 80%% of copy even in cache; noise = not, and >= 80%% of the copy timed in its own\n"
-         " rounds (own copy); memory = neither; cache X%%: the op on an in-cache input, scaled to the cell's bytes\n"
-         " (torch: libtorch's op on it); T read Y%%: the transposed input's copy alone)\n",
+         "(why, under 80%% of copy: compute = even in cache; noise = not, and >= 80%% of the copy timed in its\n"
+         " own rounds (own copy); memory = neither.  Only under 1.0x: kernel = libtorch faster in cache too;\n"
+         " compute = bext in cache slower than libtorch on the cell; tie = within 10%% of libtorch at >= 80%% of\n"
+         " own copy; memory = none of these.  cache X%%: the op on an in-cache input, scaled to the cell's\n"
+         " bytes (torch: libtorch's op on it); T read Y%%: the transposed input's copy alone)\n",
          nb, g_ncells);
   for (int i = 0; i < nb; i++) {
     const struct cell *c = below[i];
@@ -1280,7 +1321,7 @@ int main(int argc, char **argv) {
       snprintf(b, sizeof b, "%.0f%%", 100 * c->copy_ns / c->bext_ns);
       snprintf(cn, sizeof cn, "%.3f", c->copy_ns / 1e6);
     }
-    char why[96] = "";
+    char why[112] = "";
     why_text(c, why, sizeof why);
     printf("  %-14s %-10s %-5s %7s %5s   %9.3f / %9s / %7s   %s\n", g_ops[c->op].name, c->label,
            bext_dtype_name(c->dt), r, b, c->bext_ns / 1e6, tn, cn, why);
