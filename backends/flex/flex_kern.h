@@ -298,6 +298,9 @@ struct bxfx_kernels {
   void (*mulrows_f64)(double *acc, const double *x, size_t stride, size_t rows, size_t n);
   void (*extrows_f32)(float *acc, const float *x, size_t stride, size_t rows, size_t n, int flags);
   void (*extrows_f64)(double *acc, const double *x, size_t stride, size_t rows, size_t n, int flags);
+  /* extrows_f32 on f16 / bf16 rows, widened exactly */
+  void (*extrows_f16)(float *acc, const uint16_t *x, size_t stride, size_t rows, size_t n, int flags);
+  void (*extrows_bf16)(float *acc, const uint16_t *x, size_t stride, size_t rows, size_t n, int flags);
   /* rowacc over a block of rows (row r at x + r*stride), acc in
    * registers across the block: the same bits. */
   void (*rowsacc_i32)(int op, int32_t *acc, const int32_t *x, size_t stride, size_t rows, size_t n);

@@ -421,7 +421,15 @@ static void rows_native(const struct red *R, const char *base, size_t n, void *a
     return;
   }
   _Alignas(32) float a[BXFX_BLK];
-  if (is_half(R->dt)) {   /* rows widened to f32: comparisons are exact in either width */
+  if (!ap && is_half(R->dt)) {   /* max/min: blocks widened in registers (extrows_f16/_bf16) */
+    void (*const ext)(float *, const uint16_t *, size_t, size_t, size_t, int) =
+        R->dt == BEXT_F16 ? Kn->extrows_f16 : Kn->extrows_bf16;
+    half_to_f32(R->dt, base, a, n);
+    for (int64_t k = 1; k < R->K; k += BXFX_ROWS_BLK) {
+      size_t rows = (size_t)(R->K - k < BXFX_ROWS_BLK ? R->K - k : BXFX_ROWS_BLK);
+      ext(a, (const uint16_t *)(const void *)(base + k * rowbytes), (size_t)R->inner, rows, n, flags);
+    }
+  } else if (is_half(R->dt)) {   /* rows widened to f32: comparisons are exact in either width */
     _Alignas(32) float h[BXFX_BLK];
     half_to_f32(R->dt, base, a, n);
     for (int64_t k = 1; k < R->K; k++) {

@@ -281,8 +281,9 @@ Test(flex_blocks, bf16_extremes_scan_the_patterns) {
       }
 }
 
-/* The row-block kernels (mulrows, extrows) are the row-by-row ones
- * (mulacc, extrow) with acc in registers, and the cumsum kernels the
+/* The row-block kernels (mulrows, extrows, and extrows_f16/_bf16 on
+ * widened rows) are the row-by-row ones (mulacc, extrow) with acc in
+ * registers, and the cumsum kernels the
  * sequential chains: in both variants, bit for bit, for widths around the
  * lanes and strips, with NaN, infinities, signed zeros, wrapping ints. */
 Test(flex_blocks, row_block_and_cumsum_kernels_match_row_by_row) {
@@ -292,6 +293,8 @@ Test(flex_blocks, row_block_and_cumsum_kernels_match_row_by_row) {
   static double d[(ROWS + 1) * W];
   static int32_t ia[(ROWS + 1) * W];
   static int64_t la[(ROWS + 1) * W];
+  static uint16_t ha[2][(ROWS + 1) * W];   /* f16, bf16 */
+  static float hw[2][(ROWS + 1) * W];      /* those widened */
   for (int i = 0; i < (ROWS + 1) * W; i++) {
     a[i] = 1.0f + (float)((i * 37) % 101 - 50) / 512.0f;
     if (i % 89 == 3) a[i] = NAN;
@@ -300,14 +303,32 @@ Test(flex_blocks, row_block_and_cumsum_kernels_match_row_by_row) {
     d[i] = (double)a[i] * 1.25;
     ia[i] = (int32_t)(uint32_t)((uint32_t)i * 2654435761u);
     la[i] = (int64_t)((uint64_t)i * 0x9e3779b97f4a7c15ull);
+    /* halves: a's values, and values apart in the low bits of the
+     * half (1 + k/1024 or k/128), where a widening that lost them
+     * would tie */
+    float h = i % 5 == 1 ? 1.0f + (float)(i % 1024) / 1024.0f : i % 5 == 2 ? (float)(i % 256) / 128.0f : a[i];
+    ha[0][i] = bxk_f32_to_f16(h);
+    ha[1][i] = bxk_f32_to_bf16(h);
+    hw[0][i] = bxk_f16_to_f32(ha[0][i]);
+    hw[1][i] = bxk_bf16_to_f32(ha[1][i]);
   }
   const struct bxfx_kernels *K[2] = { &bxfx_kern_avx2, &bxfx_kern_gen };
   for (int v = 0; v < 2; v++)
     for (size_t n = 0; n <= W; n += n < 34 ? 1 : 43)
       for (size_t rows = 1; rows <= ROWS; rows += rows < 3 ? 1 : 8) {
         double pg[W], pw[W], qg[W], qw[W], eg[W], ew[W];
-        float fg[W], fw[W];
+        float fg[W], fw[W], hg[2][W], hr[2][W];
         for (int flags = 0; flags <= BXFX_EXT_MAX; flags += BXFX_EXT_MAX) {
+          /* extrows_f16/_bf16: extrow_f32 on the widened rows */
+          for (int h = 0; h < 2; h++) {
+            for (size_t i = 0; i < n; i++) hg[h][i] = hr[h][i] = hw[h][i];
+            (h ? K[v]->extrows_bf16 : K[v]->extrows_f16)(hg[h], ha[h] + W, W, rows, n, flags);
+            for (size_t r = 1; r <= rows; r++) bxfx_kern_gen.extrow_f32(hr[h], NULL, hw[h] + r * W, n, (int64_t)r, flags);
+            for (size_t i = 0; i < n; i++)
+              cr_expect(memcmp(&hg[h][i], &hr[h][i], 4) == 0 || (isnan(hg[h][i]) && isnan(hr[h][i])),
+                        "%s extrows_%s flags %d n=%zu rows=%zu [%zu]: %a, want %a", K[v]->isa, h ? "bf16" : "f16", flags,
+                        n, rows, i, hg[h][i], hr[h][i]);
+          }
           for (size_t i = 0; i < n; i++) pg[i] = pw[i] = qg[i] = qw[i] = 1.0, fg[i] = fw[i] = a[i], eg[i] = ew[i] = d[i];
           K[v]->mulrows_f32(pg, a + W, W, rows, n);
           K[v]->mulrows_f64(qg, d + W, W, rows, n);
