@@ -810,6 +810,8 @@ static void probe_transposed(struct cell *c) {
   c->tcopy_ns = ns;
 }
 
+#define BW_GOAL 0.8   /* of the copy's bandwidth, on copy-like cells */
+
 /* What the cell would reach with memory free, and with only its
  * transposed read: fractions of the copy's bandwidth (negative: not
  * measured). */
@@ -821,19 +823,21 @@ static double torch_in_cache_bw(const struct cell *c) {
 }
 static double tcopy_bw(const struct cell *c) { return c->tcopy_ns > 0 ? c->copy_ns / c->tcopy_ns : -1; }
 
-/* Goals of one cell: ratio >= 1 when there is a peer; bw >= 0.8 on
- * copy-like cells.  A failed cell misses them. */
+/* Goals of one cell (issue 15): ratio >= 1 when there is a peer; bw >=
+ * BW_GOAL on copy-like cells.  A failed cell misses them. */
+static bool short_of_bw(const struct cell *c) {
+  return c->copy_like && c->copy_ns > 0 && c->copy_ns / c->bext_ns < BW_GOAL;
+}
 static bool cell_ok(const struct cell *c) {
   if (c->failed) return false;
   if (c->torch_ns > 0 && c->torch_ns / c->bext_ns < 1.0) return false;
-  if (c->copy_like && c->copy_ns > 0 && c->copy_ns / c->bext_ns < 0.8) return false;
-  return true;
+  return !short_of_bw(c);
 }
 static double cell_score(const struct cell *c) {   /* lower: worse */
   if (c->failed) return -1;
   double s = 1e9;
   if (c->torch_ns > 0) s = c->torch_ns / c->bext_ns;
-  if (c->copy_like && c->copy_ns > 0 && c->copy_ns / c->bext_ns / 0.8 < s) s = c->copy_ns / c->bext_ns / 0.8;
+  if (c->copy_like && c->copy_ns > 0 && c->copy_ns / c->bext_ns / BW_GOAL < s) s = c->copy_ns / c->bext_ns / BW_GOAL;
   return s;
 }
 
@@ -883,13 +887,13 @@ static double round_bw(const struct cell *c) {
  * beat); else "memory".  NULL: not probed. */
 static const char *why_verdict(const struct cell *c) {
   if (c->cache_ns <= 0) return NULL;
-  if (c->copy_like && c->copy_ns > 0 && c->copy_ns / c->bext_ns < 0.8) {
+  if (short_of_bw(c)) {
     double cb = in_cache_bw(c);
-    return cb < 0.8 ? "compute" : round_bw(c) >= 0.8 ? "noise" : "memory";
+    return cb < BW_GOAL ? "compute" : round_bw(c) >= BW_GOAL ? "noise" : "memory";
   }
   if (c->torch_cache_ns > 0 && c->torch_cache_ns < c->cache_ns) return "kernel";
   if (c->torch_ns > 0 && c->cache_ns * c->bytes / c->cache_bytes > c->torch_ns) return "compute";
-  if (c->torch_ns > 0 && c->torch_ns / c->bext_ns >= 0.9 && round_bw(c) >= 0.8) return "tie";
+  if (c->torch_ns > 0 && c->torch_ns / c->bext_ns >= 0.9 && round_bw(c) >= BW_GOAL) return "tie";
   return "memory";
 }
 
@@ -940,7 +944,7 @@ static void json_why(FILE *f, const struct cell *c) {
   fprintf(f, ", \"why\": {");
   if (c->cache_ns > 0)
     fprintf(f, "\"in_cache_ns\": %.1f, \"in_cache_bytes\": %.0f, \"in_cache_bw\": %.4f, \"compute_bound\": %s",
-            c->cache_ns, c->cache_bytes, in_cache_bw(c), in_cache_bw(c) < 0.8 ? "true" : "false");
+            c->cache_ns, c->cache_bytes, in_cache_bw(c), in_cache_bw(c) < BW_GOAL ? "true" : "false");
   else fprintf(f, "\"in_cache_ns\": null, \"in_cache_bytes\": null, \"in_cache_bw\": null, \"compute_bound\": null");
   if (c->torch_cache_ns > 0)
     fprintf(f, ", \"torch_in_cache_ns\": %.1f, \"torch_in_cache_bw\": %.4f", c->torch_cache_ns, torch_in_cache_bw(c));
@@ -1291,7 +1295,7 @@ int main(int argc, char **argv) {
     }
     if (c->copy_like && c->copy_ns > 0) {
       n_bw++;
-      n_bw_ok += c->copy_ns / c->bext_ns >= 0.8;
+      n_bw_ok += !short_of_bw(c);
     }
   }
   struct cell **below = malloc(sizeof *below * (size_t)(g_ncells + 1));
